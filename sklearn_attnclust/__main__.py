@@ -1,0 +1,254 @@
+"""Head-to-head comparison of the quantizers on an orthogonal mixture.
+
+Run ``python -m sklearn_attnclust --help`` (or ``sklearn-attnclust``) for the
+options.  For each seed, data are drawn with
+:func:`~sklearn_attnclust.datasets.make_orthogonal_mixture`, every estimator is
+fitted on them without labels, and the table reports the median over seeds of
+
+- the centroid distance of the unit-normalised ``cluster_centers_`` to the
+  true centroids (:func:`~sklearn_attnclust.metrics.centroid_distance`),
+- the adjusted Rand index of ``labels_`` against the true components,
+- the quantization risk ``-score(X)`` on the training data,
+- the fit time in milliseconds.
+"""
+
+import argparse
+import sys
+import time
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import adjusted_rand_score
+
+from .baselines import KMeansQuantizer, OptimalQuantizer, PCAQuantizer
+from .datasets import make_orthogonal_mixture
+from .metrics import centroid_distance
+
+__all__ = ["compare", "default_estimators", "format_table", "main"]
+
+COLUMNS = (
+    ("estimator", "estimator"),
+    ("centroid_distance", "centroid distance"),
+    ("adjusted_rand", "adjusted Rand"),
+    ("quantization_risk", "quantization risk"),
+    ("fit_time_ms", "fit time (ms)"),
+)
+
+
+def default_estimators(n_clusters, random_state=None, *, centers=None):
+    """The estimators of the head-to-head table, unfitted.
+
+    Parameters
+    ----------
+    n_clusters : int
+        Number of clusters.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the randomised estimators.
+    centers : array-like of shape (n_clusters, n_features), default=None
+        The true centroids, given to the oracle.  When None the oracle is
+        ``OptimalQuantizer()``, which must then be fitted with the labels.
+
+    Returns
+    -------
+    estimators : dict of str to estimator
+        Display name to unfitted estimator, in table order.
+    """
+    return {
+        "OptimalQuantizer (oracle)": OptimalQuantizer(centers=centers),
+        "KMeansQuantizer (n_init=1)": KMeansQuantizer(
+            n_clusters=n_clusters, n_init=1, random_state=random_state
+        ),
+        "PCAQuantizer": PCAQuantizer(n_clusters=n_clusters),
+    }
+
+
+def _unit_rows(A):
+    A = np.asarray(A, dtype=float)
+    norms = np.linalg.norm(A, axis=1, keepdims=True)
+    return A / np.where(norms > 0, norms, 1.0)
+
+
+def compare(
+    n_samples=20000,
+    n_features=10,
+    n_clusters=2,
+    sigma=0.3,
+    seeds=3,
+    *,
+    estimators=default_estimators,
+):
+    """Fit every estimator on mixtures drawn with several seeds.
+
+    Parameters
+    ----------
+    n_samples, n_features, n_clusters, sigma
+        Passed to :func:`~sklearn_attnclust.datasets.make_orthogonal_mixture`.
+    seeds : int or sequence of int, default=3
+        The seeds (an int ``s`` means ``range(s)``); each seeds both the data
+        and the estimators.
+    estimators : callable, default=default_estimators
+        Called as ``estimators(n_clusters, seed, centers=centers)`` for every
+        seed; returns a dict of display name to unfitted estimator.  Each is
+        fitted as ``fit(X)``, without labels.
+
+    Returns
+    -------
+    rows : list of dict
+        One dict per estimator, with keys ``"estimator"``,
+        ``"centroid_distance"``, ``"adjusted_rand"``, ``"quantization_risk"``
+        and ``"fit_time_ms"``; the numbers are medians over the seeds.
+
+    Examples
+    --------
+    >>> from sklearn_attnclust.__main__ import compare
+    >>> rows = compare(n_samples=500, n_features=5, seeds=1)
+    >>> [row["estimator"] for row in rows][0]
+    'OptimalQuantizer (oracle)'
+    >>> round(rows[0]["centroid_distance"], 6)
+    0.0
+    """
+    seed_list = list(range(seeds)) if np.isscalar(seeds) else list(seeds)
+    if not seed_list:
+        raise ValueError("seeds must hold at least one seed.")
+    results = {}
+    for seed in seed_list:
+        X, y, centers = make_orthogonal_mixture(
+            n_samples=n_samples,
+            n_features=n_features,
+            n_clusters=n_clusters,
+            sigma=sigma,
+            random_state=seed,
+        )
+        for name, estimator in estimators(n_clusters, seed, centers=centers).items():
+            estimator = clone(estimator)
+            start = time.perf_counter()
+            estimator.fit(X)
+            elapsed_ms = 1e3 * (time.perf_counter() - start)
+            record = results.setdefault(name, {key: [] for key, _ in COLUMNS[1:]})
+            record["centroid_distance"].append(
+                centroid_distance(_unit_rows(estimator.cluster_centers_), centers)
+            )
+            record["adjusted_rand"].append(adjusted_rand_score(y, estimator.labels_))
+            record["quantization_risk"].append(-estimator.score(X))
+            record["fit_time_ms"].append(elapsed_ms)
+    rows = []
+    for name, record in results.items():
+        row = {"estimator": name}
+        row.update({key: float(np.median(values)) for key, values in record.items()})
+        rows.append(row)
+    return rows
+
+
+def _format_value(key, value):
+    if key == "estimator":
+        return str(value)
+    if key == "fit_time_ms":
+        return f"{value:.1f}"
+    return f"{value:.4f}"
+
+
+def format_table(rows, fmt="text"):
+    """Render the rows of :func:`compare` as a text or Markdown table.
+
+    Parameters
+    ----------
+    rows : list of dict
+        As returned by :func:`compare`.
+    fmt : {"text", "markdown"}, default="text"
+        Plain aligned columns or a Markdown (GitHub) table.
+
+    Returns
+    -------
+    table : str
+    """
+    if fmt not in ("text", "markdown"):
+        raise ValueError(f"fmt must be 'text' or 'markdown', got {fmt!r}.")
+    header = [title for _, title in COLUMNS]
+    body = [[_format_value(key, row[key]) for key, _ in COLUMNS] for row in rows]
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(header) + " |"]
+        lines.append("|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|")
+        lines += ["| " + " | ".join(cells) + " |" for cells in body]
+        return "\n".join(lines)
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+
+    def line(cells):
+        first = cells[0].ljust(widths[0])
+        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
+        return "  ".join([first] + rest)
+
+    lines = [line(header), "  ".join("-" * w for w in widths)]
+    lines += [line(cells) for cells in body]
+    return "\n".join(lines)
+
+
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _non_negative_float(text):
+    value = float(text)
+    if not np.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return value
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="python -m sklearn_attnclust",
+        description=(
+            "Head-to-head table of the quantizers on a Gaussian mixture with "
+            "orthonormal centroids (medians over seeds)."
+        ),
+    )
+    parser.add_argument("--n-samples", type=_positive_int, default=20000)
+    parser.add_argument("--n-features", type=_positive_int, default=10)
+    parser.add_argument("--n-clusters", type=_positive_int, default=2)
+    parser.add_argument("--sigma", type=_non_negative_float, default=0.3)
+    parser.add_argument(
+        "--seeds", type=_positive_int, default=3, help="number of seeds (0..seeds-1)"
+    )
+    parser.add_argument("--format", choices=("text", "markdown"), default="text")
+    return parser
+
+
+def main(argv=None):
+    """Print the head-to-head table; return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        Command-line arguments; ``None`` means ``sys.argv[1:]``.
+
+    Returns
+    -------
+    status : int
+        ``0`` on success.
+    """
+    args = _parser().parse_args(argv)
+    if args.n_clusters > args.n_features:
+        _parser().error(
+            f"--n-clusters ({args.n_clusters}) must not exceed --n-features "
+            f"({args.n_features})"
+        )
+    rows = compare(
+        n_samples=args.n_samples,
+        n_features=args.n_features,
+        n_clusters=args.n_clusters,
+        sigma=args.sigma,
+        seeds=args.seeds,
+    )
+    print(
+        f"n_samples={args.n_samples} n_features={args.n_features} "
+        f"n_clusters={args.n_clusters} sigma={args.sigma} seeds={args.seeds} "
+        f"(medians over seeds)"
+    )
+    print(format_table(rows, fmt=args.format))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

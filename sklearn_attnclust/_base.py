@@ -1,0 +1,158 @@
+"""The shared quantizer interface and its validation helpers.
+
+Every estimator of the package is a *quantizer*: it learns ``K`` centroids
+(``cluster_centers_``), assigns each point to one of them (``predict``) and
+maps each point to a reconstruction in input space (``transform``, of shape
+``(n_samples, n_features)``).  ``score`` is minus the quantization risk of that
+reconstruction, so model selection (e.g. ``GridSearchCV``) works without
+labels.
+"""
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClusterMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+)
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .metrics import quantization_risk
+
+__all__ = ["BaseEmbedding", "BaseQuantizer"]
+
+
+def _check_nonzero_rows(X):
+    """Raise a ValueError if ``X`` has all-zero rows.
+
+    Used where every sample needs a direction ``x / ||x||``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    X : ndarray
+        The input, unchanged.
+    """
+    n_zero = int(np.count_nonzero(~np.any(X != 0, axis=1)))
+    if n_zero:
+        raise ValueError(
+            f"X has {n_zero} all-zero row(s) out of {X.shape[0]}; a zero row "
+            f"has no direction. Remove these rows or add an offset."
+        )
+    return X
+
+
+def _nearest_center(X, centers):
+    """Index of the nearest center (Euclidean) of each row of ``X``."""
+    # ||x - c||^2 = ||x||^2 - 2 <x, c> + ||c||^2; ||x||^2 does not change argmin.
+    sq_centers = np.einsum("ij,ij->i", centers, centers)
+    return np.argmin(sq_centers[None, :] - 2.0 * (X @ centers.T), axis=1)
+
+
+class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Base class of the layers that map inputs to inputs' space (not to be used directly).
+
+    Subclasses implement ``fit`` and ``transform``, whose output has the
+    shape of its input.  The base class provides ``score`` (minus the
+    quantization risk of ``transform``), ``fit_transform``,
+    ``get_feature_names_out`` (the input feature names, since the output has
+    the input's columns), ``set_output`` and the validation helpers.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    # -- validation helpers -------------------------------------------------
+    def _validate_input(self, X, reset, y=None):
+        """Validate ``X`` (and ``y`` when given) for ``fit`` or prediction.
+
+        A 2-D, finite, float64 or float32 array (other dtypes are converted
+        to float64).  ``reset=True`` (in ``fit``) records ``n_features_in_``
+        and ``feature_names_in_``; ``reset=False`` checks them.
+        """
+        kwargs = dict(
+            reset=reset,
+            dtype=[np.float64, np.float32],
+            ensure_2d=True,
+            ensure_all_finite=True,
+        )
+        if y is None:
+            return validate_data(self, X, **kwargs)
+        return validate_data(self, X, y, **kwargs)
+
+    def _check_n_clusters(self, n_samples, n_features, *, directions=True):
+        """Check ``self.n_clusters`` against the shape of the training data.
+
+        Parameters
+        ----------
+        n_samples, n_features : int
+            Shape of the training data.
+        directions : bool, default=True
+            Whether the centroids are orthonormal directions, so that at most
+            ``n_features`` of them exist.
+        """
+        n_clusters = self.n_clusters
+        if n_samples < n_clusters:
+            raise ValueError(
+                f"n_samples = {n_samples} should be >= n_clusters = {n_clusters}."
+            )
+        if directions and n_clusters > n_features:
+            raise ValueError(
+                f"n_clusters = {n_clusters} orthonormal directions do not fit in "
+                f"n_features = {n_features} dimension(s); n_clusters must be "
+                f"<= n_features."
+            )
+
+    # -- shared interface ---------------------------------------------------
+    def score(self, X, y=None):
+        """Minus the quantization risk of ``transform(X)``.
+
+        ``-mean_i ||x_i - transform(X)_i||^2``; higher is better.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        return -quantization_risk(X, self.transform(X))
+
+
+class BaseQuantizer(ClusterMixin, BaseEmbedding):
+    """Base class of the quantizers (not to be used directly).
+
+    Subclasses implement ``fit`` (setting ``cluster_centers_``, ``labels_``
+    and ``n_features_in_``), ``predict`` and ``transform``; the
+    reconstruction returned by ``transform`` has the shape of its input.  On
+    top of :class:`BaseEmbedding`, the base class provides ``fit_predict``.
+    """
+
+    def fit_predict(self, X, y=None, **kwargs):
+        """Fit the quantizer and return the cluster index of each sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,), default=None
+            Ignored by unsupervised quantizers.
+        **kwargs : dict
+            Passed to ``fit``.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        return self.fit(X, y, **kwargs).labels_

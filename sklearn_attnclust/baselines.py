@@ -1,0 +1,408 @@
+"""Baseline quantizers: the oracle, PCA directions and k-means."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.cluster import KMeans
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ._base import BaseQuantizer, _nearest_center
+
+__all__ = ["KMeansQuantizer", "OptimalQuantizer", "PCAQuantizer"]
+
+
+class _NearestCenterQuantizer(BaseQuantizer):
+    """A quantizer whose ``predict`` and ``transform`` use the nearest center.
+
+    It derives from :class:`BaseQuantizer` (rather than being a mixin) so that
+    its ``transform`` is wrapped by ``set_output``.
+    """
+
+    def predict(self, X):
+        """Index of the nearest centroid (Euclidean distance) of each sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Row indices into ``cluster_centers_``.
+        """
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        return _nearest_center(X, self.cluster_centers_.astype(X.dtype, copy=False))
+
+    def transform(self, X):
+        """Quantized reconstruction ``cluster_centers_[predict(X)]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data.
+
+        Returns
+        -------
+        X_hat : ndarray of shape (n_samples, n_features)
+            Each sample replaced by its centroid, in the dtype of ``X``.
+        """
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        centers = self.cluster_centers_.astype(X.dtype, copy=False)
+        return centers[_nearest_center(X, centers)]
+
+
+class OptimalQuantizer(_NearestCenterQuantizer):
+    """Oracle quantizer: map each sample to the nearest true centroid.
+
+    It is the reference the paper compares attention layers with: for a
+    mixture with well separated centroids its quantization risk is about
+    ``d * sigma**2``.
+
+    Parameters
+    ----------
+    centers : array-like of shape (n_clusters, n_features), default=None
+        The true centroids.  When ``None``, :meth:`fit` computes them as the
+        class means of the true labels ``y``, which are then required.
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The centroids (``centers``, or the class means).
+    classes_ : ndarray of shape (n_clusters,)
+        With ``centers=None``: the class of each row of ``cluster_centers_``
+        (sorted unique values of ``y``).  With given centers:
+        ``arange(n_clusters)``.
+    labels_ : ndarray of shape (n_samples,)
+        Index of the nearest centroid of each training sample.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :meth:`fit`, when ``X`` has string
+        feature names.
+
+    See Also
+    --------
+    KMeansQuantizer : Centroids estimated without labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_attnclust import OptimalQuantizer
+    >>> from sklearn_attnclust.datasets import make_orthogonal_mixture
+    >>> X, y, centers = make_orthogonal_mixture(
+    ...     n_samples=200, n_features=4, sigma=0.1, random_state=0)
+    >>> oracle = OptimalQuantizer(centers=centers).fit(X)
+    >>> bool(np.mean(oracle.labels_ == y) == 1.0)
+    True
+    >>> oracle.transform(X[:3]).shape
+    (3, 4)
+    >>> supervised = OptimalQuantizer().fit(X, y)  # class means of y
+    >>> supervised.cluster_centers_.shape
+    (2, 4)
+    """
+
+    _parameter_constraints: dict = {"centers": ["array-like", None]}
+
+    def __init__(self, centers=None):
+        self.centers = centers
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = self.centers is None
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Set the centroids: ``centers``, or the class means of ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,), default=None
+            True labels.  Required when ``centers`` is None, ignored otherwise.
+
+        Returns
+        -------
+        self : OptimalQuantizer
+            The fitted estimator.
+        """
+        if self.centers is None:
+            if y is None:
+                raise ValueError(
+                    f"{type(self).__name__} with centers=None requires y to be "
+                    f"passed, but the target y is None. Pass the true labels y "
+                    f"or set centers."
+                )
+            X, y = self._validate_input(X, reset=True, y=y)
+            self.classes_, inverse = np.unique(y, return_inverse=True)
+            inverse = inverse.ravel()
+            counts = np.bincount(inverse, minlength=len(self.classes_))
+            sums = np.zeros((len(self.classes_), X.shape[1]), dtype=X.dtype)
+            np.add.at(sums, inverse, X)
+            self.cluster_centers_ = sums / counts[:, None].astype(X.dtype)
+        else:
+            X = self._validate_input(X, reset=True)
+            centers = check_array(
+                self.centers, dtype=[np.float64, np.float32], input_name="centers"
+            )
+            if centers.shape[1] != X.shape[1]:
+                raise ValueError(
+                    f"centers have {centers.shape[1]} features but X has "
+                    f"{X.shape[1]} features; they must match."
+                )
+            self.cluster_centers_ = centers.astype(X.dtype, copy=True)
+            self.classes_ = np.arange(centers.shape[0])
+        self.labels_ = _nearest_center(X, self.cluster_centers_)
+        return self
+
+
+class PCAQuantizer(_NearestCenterQuantizer):
+    """Quantizer on the top principal directions of the uncentred data.
+
+    The centroids are the top ``n_clusters`` eigenvectors of the uncentred
+    second-moment matrix ``X.T @ X / n_samples`` (unit rows), each with its sign
+    chosen so that the mean projection of the training data on it is
+    non-negative.  A sample is assigned to the direction with the largest
+    projection ``argmax_h <x, u_h>``.
+
+    For a mixture with orthonormal centroids and equal weights the top
+    eigenvalues are equal, so PCA finds the centroids' subspace but not the
+    centroids within it: it is the baseline that only knows the subspace.
+
+    Parameters
+    ----------
+    n_clusters : int, default=2
+        Number of directions, ``1 <= n_clusters <= n_features``.
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The directions (orthonormal rows), by decreasing eigenvalue.
+    explained_variance_ : ndarray of shape (n_clusters,)
+        The corresponding eigenvalues of the second-moment matrix.
+    labels_ : ndarray of shape (n_samples,)
+        The direction of each training sample.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :meth:`fit`, when ``X`` has string
+        feature names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_attnclust import PCAQuantizer
+    >>> from sklearn_attnclust.datasets import make_orthogonal_mixture
+    >>> X, y, centers = make_orthogonal_mixture(
+    ...     n_samples=500, n_features=6, sigma=0.2, random_state=0)
+    >>> pca = PCAQuantizer(n_clusters=2).fit(X)
+    >>> U = pca.cluster_centers_
+    >>> np.allclose(U @ U.T, np.eye(2))
+    True
+    >>> pca.transform(X).shape
+    (500, 6)
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, n_clusters=2):
+        self.n_clusters = n_clusters
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Compute the top eigenvectors of the second-moment matrix.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PCAQuantizer
+            The fitted estimator.
+        """
+        X = self._validate_input(X, reset=True)
+        n_samples, n_features = X.shape
+        self._check_n_clusters(n_samples, n_features, directions=True)
+        second_moment = (X.T @ X) / n_samples
+        eigenvalues, eigenvectors = np.linalg.eigh(second_moment)
+        order = np.argsort(eigenvalues)[::-1][: self.n_clusters]
+        U = eigenvectors[:, order].T.astype(X.dtype, copy=True)
+        # Sign canonicalisation: mean projection >= 0; if it is (numerically)
+        # zero, make the largest-magnitude coordinate positive instead.
+        mean_projection = (X @ U.T).mean(axis=0)
+        scale = np.sqrt(np.mean(np.einsum("ij,ij->i", X, X))) + np.finfo(X.dtype).tiny
+        tie = np.abs(mean_projection) <= 1e3 * np.finfo(X.dtype).eps * scale
+        largest = U[np.arange(U.shape[0]), np.argmax(np.abs(U), axis=1)]
+        signs = np.where(tie, np.sign(largest), np.sign(mean_projection))
+        signs[signs == 0] = 1
+        self.cluster_centers_ = U * signs[:, None].astype(X.dtype)
+        self.explained_variance_ = eigenvalues[order]
+        self.labels_ = np.argmax(X @ self.cluster_centers_.T, axis=1)
+        return self
+
+    def predict(self, X):
+        """Index of the direction with the largest projection of each sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            ``argmax_h <x, cluster_centers_[h]>``.
+        """
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        return np.argmax(X @ self.cluster_centers_.astype(X.dtype).T, axis=1)
+
+    def transform(self, X):
+        """Quantized reconstruction ``cluster_centers_[predict(X)]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data.
+
+        Returns
+        -------
+        X_hat : ndarray of shape (n_samples, n_features)
+            Each sample replaced by its direction, in the dtype of ``X``.
+        """
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        centers = self.cluster_centers_.astype(X.dtype, copy=False)
+        return centers[np.argmax(X @ centers.T, axis=1)]
+
+
+class KMeansQuantizer(_NearestCenterQuantizer):
+    """k-means quantizer, a thin wrapper of :class:`sklearn.cluster.KMeans`.
+
+    Parameters
+    ----------
+    n_clusters : int, default=2
+        Number of centroids, at most the number of samples.
+    init : {"k-means++", "random"}, callable or array-like of shape \
+            (n_clusters, n_features), default="k-means++"
+        Initialisation, as in :class:`~sklearn.cluster.KMeans`.
+    n_init : "auto" or int, default="auto"
+        Number of runs with different seeds, as in
+        :class:`~sklearn.cluster.KMeans`.
+    max_iter : int, default=300
+        Maximum number of Lloyd (or Elkan) iterations per run.
+    tol : float, default=1e-4
+        Relative tolerance on the centroids' change.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the initialisation.
+    algorithm : {"lloyd", "elkan"}, default="lloyd"
+        The k-means algorithm.
+
+    Attributes
+    ----------
+    kmeans_ : sklearn.cluster.KMeans
+        The fitted k-means estimator.
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The centroids.
+    labels_ : ndarray of shape (n_samples,)
+        The centroid of each training sample.
+    inertia_ : float
+        Sum of squared distances of the samples to their centroid.
+    n_iter_ : int
+        Number of iterations of the best run.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :meth:`fit`, when ``X`` has string
+        feature names.
+
+    Examples
+    --------
+    >>> from sklearn.metrics import adjusted_rand_score
+    >>> from sklearn_attnclust import KMeansQuantizer
+    >>> from sklearn_attnclust.datasets import make_orthogonal_mixture
+    >>> from sklearn_attnclust.metrics import centroid_distance
+    >>> X, y, centers = make_orthogonal_mixture(
+    ...     n_samples=1000, n_features=5, sigma=0.2, random_state=0)
+    >>> km = KMeansQuantizer(n_clusters=2, random_state=0).fit(X)
+    >>> adjusted_rand_score(y, km.labels_)
+    1.0
+    >>> bool(centroid_distance(km.cluster_centers_, centers) < 0.1)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "init": [StrOptions({"k-means++", "random"}), callable, "array-like"],
+        "n_init": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "algorithm": [StrOptions({"lloyd", "elkan"})],
+    }
+
+    def __init__(
+        self,
+        n_clusters=2,
+        *,
+        init="k-means++",
+        n_init="auto",
+        max_iter=300,
+        tol=1e-4,
+        random_state=None,
+        algorithm="lloyd",
+    ):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.algorithm = algorithm
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Run k-means.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples, passed to :meth:`sklearn.cluster.KMeans.fit`.
+
+        Returns
+        -------
+        self : KMeansQuantizer
+            The fitted estimator.
+        """
+        X = self._validate_input(X, reset=True)
+        self._check_n_clusters(*X.shape, directions=False)
+        self.kmeans_ = KMeans(
+            n_clusters=self.n_clusters,
+            init=self.init,
+            n_init=self.n_init,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            random_state=self.random_state,
+            algorithm=self.algorithm,
+        ).fit(X, sample_weight=sample_weight)
+        self.cluster_centers_ = self.kmeans_.cluster_centers_
+        self.labels_ = self.kmeans_.labels_
+        self.inertia_ = self.kmeans_.inertia_
+        self.n_iter_ = self.kmeans_.n_iter_
+        return self

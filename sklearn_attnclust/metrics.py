@@ -1,0 +1,167 @@
+"""Metrics for quantizers: centroid recovery, quantization risk, variance."""
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+__all__ = ["centroid_distance", "conditional_variance", "quantization_risk"]
+
+
+def _as_finite_2d(a, name):
+    a = np.asarray(a, dtype=float)
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got {a.ndim} dimension(s).")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return a
+
+
+def centroid_distance(estimated, true):
+    """Distance between two sets of centroids, up to permutation and signs.
+
+    .. math::
+
+        \\min_{\\pi} \\sqrt{\\sum_h \\min_{s = \\pm 1}
+        \\lVert s\\, \\hat\\mu_{\\pi(h)} - \\mu_h \\rVert^2}
+
+    The minimum over permutations is solved exactly with
+    :func:`scipy.optimize.linear_sum_assignment` on the matrix of squared
+    distances, each minimised over the sign.  Signs are free because an
+    attention head and its negative define the same layer.
+
+    Parameters
+    ----------
+    estimated : array-like of shape (n_clusters, n_features)
+        Estimated centroids.
+    true : array-like of shape (n_clusters, n_features)
+        Reference centroids.
+
+    Returns
+    -------
+    distance : float
+        The distance, ``>= 0``; ``0`` if and only if the rows agree up to a
+        permutation and signs.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, the inputs are not 2-D or contain NaN or infinity.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_attnclust.metrics import centroid_distance
+    >>> true = np.eye(2)
+    >>> centroid_distance([[0.0, -1.0], [1.0, 0.0]], true)
+    0.0
+    >>> round(centroid_distance([[1.0, 0.0], [0.0, 0.0]], true), 6)
+    1.0
+    """
+    est = _as_finite_2d(estimated, "estimated")
+    ref = _as_finite_2d(true, "true")
+    if est.shape != ref.shape:
+        raise ValueError(
+            f"estimated and true must have the same shape (n_clusters, "
+            f"n_features), got {est.shape} and {ref.shape}."
+        )
+    if est.shape[0] == 0:
+        return 0.0
+    # ||s e - t||^2 = ||e||^2 + ||t||^2 - 2 s <e, t>, minimised by s = sign<e, t>.
+    sq_est = np.einsum("ij,ij->i", est, est)[:, None]
+    sq_ref = np.einsum("ij,ij->i", ref, ref)[None, :]
+    cost = sq_est + sq_ref - 2.0 * np.abs(est @ ref.T)
+    np.maximum(cost, 0.0, out=cost)
+    rows, cols = linear_sum_assignment(cost)
+    return float(np.sqrt(cost[rows, cols].sum()))
+
+
+def _check_paired(a, b, name_a, name_b):
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.ndim == 1:
+        a = a[:, None]
+    if b.ndim == 1:
+        b = b[:, None]
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"{name_a} and {name_b} must be 1-D or 2-D arrays.")
+    if a.shape != b.shape:
+        raise ValueError(
+            f"{name_a} and {name_b} must have the same shape, got {a.shape} and "
+            f"{b.shape}."
+        )
+    if a.shape[0] == 0:
+        raise ValueError(f"{name_a} must hold at least one sample.")
+    return a, b
+
+
+def quantization_risk(X, X_hat):
+    """Mean squared reconstruction error ``mean_i ||x_i - xhat_i||^2``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data.
+    X_hat : array-like of shape (n_samples, n_features)
+        Their reconstructions, e.g. ``quantizer.transform(X)``.
+
+    Returns
+    -------
+    risk : float
+        The risk, summed over features and averaged over samples.
+
+    Examples
+    --------
+    >>> from sklearn_attnclust.metrics import quantization_risk
+    >>> quantization_risk([[1.0, 0.0], [0.0, 2.0]], [[1.0, 1.0], [0.0, 0.0]])
+    2.5
+    """
+    a, b = _check_paired(X, X_hat, "X", "X_hat")
+    diff = a - b
+    return float(np.einsum("ij,ij->", diff, diff) / a.shape[0])
+
+
+def conditional_variance(X_embedded, labels):
+    """Within-class variance of an embedding, summed over dimensions.
+
+    ``mean_i ||e_i - m_{y_i}||^2`` where ``m_c`` is the mean of the embedded
+    points of class ``c``.  It measures how much of the spread the embedding
+    leaves within each cluster (``0`` for a perfect quantizer).
+
+    Parameters
+    ----------
+    X_embedded : array-like of shape (n_samples, n_features)
+        The embedded points, e.g. ``quantizer.transform(X)``.
+    labels : array-like of shape (n_samples,)
+        The class of each point (any hashable values).
+
+    Returns
+    -------
+    variance : float
+
+    Examples
+    --------
+    >>> from sklearn_attnclust.metrics import conditional_variance
+    >>> conditional_variance([[0.0], [2.0], [5.0], [5.0]], [0, 0, 1, 1])
+    0.5
+    """
+    E = np.asarray(X_embedded, dtype=float)
+    if E.ndim == 1:
+        E = E[:, None]
+    if E.ndim != 2:
+        raise ValueError("X_embedded must be a 1-D or 2-D array.")
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.shape[0] != E.shape[0]:
+        raise ValueError(
+            f"labels must be a 1-D array with one entry per row of X_embedded "
+            f"({E.shape[0]}), got shape {labels.shape}."
+        )
+    if E.shape[0] == 0:
+        raise ValueError("X_embedded must hold at least one sample.")
+    _, inverse = np.unique(labels, return_inverse=True)
+    inverse = inverse.ravel()
+    n_classes = inverse.max() + 1
+    counts = np.bincount(inverse, minlength=n_classes).astype(float)
+    sums = np.zeros((n_classes, E.shape[1]))
+    np.add.at(sums, inverse, E)
+    means = sums / counts[:, None]
+    diff = E - means[inverse]
+    return float(np.einsum("ij,ij->", diff, diff) / E.shape[0])

@@ -1,0 +1,208 @@
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import adjusted_rand_score
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_attnclust import KMeansQuantizer, OptimalQuantizer, PCAQuantizer
+from sklearn_attnclust._base import _check_nonzero_rows
+from sklearn_attnclust.datasets import make_orthogonal_mixture
+from sklearn_attnclust.metrics import centroid_distance
+
+_CLUSTERING_IN_2D = (
+    "check_clustering sets n_clusters=3 on 2-feature blobs; PCAQuantizer needs "
+    "n_clusters <= n_features orthonormal directions."
+)
+_NO_Y = (
+    "check_clustering calls fit(X) without y; OptimalQuantizer() (centers=None) "
+    "is supervised and needs the true labels."
+)
+_SAMPLE_WEIGHT = (
+    "KMeans sample_weight is not equivalent to removing/repeating samples "
+    "(k-means++ seeding differs); scikit-learn marks this check as expected to "
+    "fail for KMeans itself."
+)
+
+EXPECTED_FAILED_CHECKS = {
+    "OptimalQuantizer": {
+        "check_clustering": _NO_Y,
+    },
+    "PCAQuantizer": {
+        "check_clustering": _CLUSTERING_IN_2D,
+    },
+    "KMeansQuantizer": {
+        "check_sample_weight_equivalence_on_dense_data": _SAMPLE_WEIGHT,
+    },
+}
+
+
+def _expected_failed_checks(estimator):
+    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
+
+
+@parametrize_with_checks(
+    [OptimalQuantizer(), PCAQuantizer(), KMeansQuantizer(n_init=1)],
+    expected_failed_checks=_expected_failed_checks,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, centers = make_orthogonal_mixture(
+        n_samples=300, n_features=6, n_clusters=3, sigma=0.1, random_state=0
+    )
+    return X, y, centers
+
+
+def _estimators(centers):
+    return [
+        OptimalQuantizer(centers=centers),
+        PCAQuantizer(n_clusters=3),
+        KMeansQuantizer(n_clusters=3, n_init=1, random_state=0),
+    ]
+
+
+def test_fitted_attributes(data):
+    X, y, centers = data
+    for est in _estimators(centers):
+        est.fit(X)
+        assert est.cluster_centers_.shape == (3, 6)
+        assert est.labels_.shape == (300,)
+        assert est.n_features_in_ == 6
+        assert est.transform(X).shape == X.shape
+        np.testing.assert_array_equal(
+            est.transform(X), est.cluster_centers_[est.predict(X)]
+        )
+        np.testing.assert_array_equal(est.predict(X), est.labels_)
+        assert est.score(X) <= 0
+
+
+def test_clone_and_pickle_round_trip(data):
+    X, _, centers = data
+    for est in _estimators(centers):
+        fitted = clone(est).fit(X)
+        restored = pickle.loads(pickle.dumps(fitted))
+        np.testing.assert_array_equal(restored.predict(X), fitted.predict(X))
+        np.testing.assert_array_equal(restored.transform(X), fitted.transform(X))
+        unfitted = clone(fitted)
+        assert not hasattr(unfitted, "cluster_centers_")
+        assert repr(unfitted) == repr(est)
+
+
+def test_pipeline_with_scaler(data):
+    X, y, _ = data
+    pipe = make_pipeline(
+        StandardScaler(), KMeansQuantizer(n_clusters=3, n_init=3, random_state=0)
+    )
+    labels = pipe.fit_predict(X)
+    assert adjusted_rand_score(y, labels) == pytest.approx(1.0)
+    assert pipe.transform(X).shape == X.shape
+    assert np.isfinite(pipe.score(X))
+
+
+def test_grid_search_without_labels(data):
+    X, _, _ = data
+    search = GridSearchCV(
+        KMeansQuantizer(n_init=1, random_state=0),
+        {"n_clusters": [1, 2, 3]},
+        cv=3,
+    ).fit(X)
+    # More centroids never hurt the quantization risk.
+    assert search.best_params_ == {"n_clusters": 3}
+
+
+def test_oracle_recovers_labels():
+    X, y, centers = make_orthogonal_mixture(
+        n_samples=500, n_features=8, n_clusters=2, sigma=0.1, random_state=1
+    )
+    oracle = OptimalQuantizer(centers=centers).fit(X)
+    np.testing.assert_array_equal(oracle.labels_, y)
+    assert -oracle.score(X) == pytest.approx(8 * 0.1**2, rel=0.1)
+    supervised = OptimalQuantizer().fit(X, y)
+    np.testing.assert_array_equal(supervised.predict(X), y)
+    assert centroid_distance(supervised.cluster_centers_, centers) < 0.05
+
+
+def test_oracle_errors():
+    X = np.ones((4, 3))
+    with pytest.raises(ValueError, match="requires y"):
+        OptimalQuantizer().fit(X)
+    with pytest.raises(ValueError, match="centers have 2 features but X has 3"):
+        OptimalQuantizer(centers=np.eye(2)).fit(X)
+
+
+def test_pca_quantizer_directions(data):
+    X, _, centers = data
+    pca = PCAQuantizer(n_clusters=3).fit(X)
+    U = pca.cluster_centers_
+    np.testing.assert_allclose(U @ U.T, np.eye(3), atol=1e-12)
+    assert np.all((X @ U.T).mean(axis=0) >= 0)
+    # The directions span the centroids' subspace.
+    P = U.T @ U
+    np.testing.assert_allclose(centers @ P, centers, atol=0.05)
+    assert np.all(np.diff(pca.explained_variance_) <= 0)
+
+
+def test_n_clusters_errors():
+    X = np.random.RandomState(0).normal(size=(5, 2))
+    with pytest.raises(ValueError, match="n_clusters must be <= n_features"):
+        PCAQuantizer(n_clusters=3).fit(X)
+    with pytest.raises(ValueError, match="n_samples = 5 should be >= n_clusters = 6"):
+        KMeansQuantizer(n_clusters=6).fit(X)
+    # k-means needs no orthonormality: more clusters than features is fine.
+    KMeansQuantizer(n_clusters=3, n_init=1, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_input_rejected(bad):
+    X = np.random.RandomState(0).normal(size=(10, 3))
+    X[2, 1] = bad
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        PCAQuantizer().fit(X)
+
+
+def test_check_nonzero_rows():
+    X = np.eye(3)
+    assert _check_nonzero_rows(X) is X
+    X[[0, 2]] = 0
+    with pytest.raises(ValueError, match="2 all-zero row"):
+        _check_nonzero_rows(X)
+
+
+def test_float32_preserved(data):
+    X, _, centers = data
+    X32 = X.astype(np.float32)
+    for est in _estimators(centers):
+        est.fit(X32)
+        assert est.transform(X32).dtype == np.float32
+
+
+def test_feature_names_and_set_output(data):
+    pd = pytest.importorskip("pandas")
+    X, _, centers = data
+    columns = [f"f{i}" for i in range(X.shape[1])]
+    df = pd.DataFrame(X, columns=columns)
+    for est in _estimators(centers):
+        est.fit(df)
+        np.testing.assert_array_equal(est.feature_names_in_, columns)
+        np.testing.assert_array_equal(est.get_feature_names_out(), columns)
+        out = est.set_output(transform="pandas").transform(df)
+        assert list(out.columns) == columns
+        assert np.isfinite(est.score(df))
+
+
+def test_feature_names_out_without_pandas(data):
+    X, _, centers = data
+    for est in _estimators(centers):
+        est.fit(X)
+        np.testing.assert_array_equal(
+            est.get_feature_names_out(), [f"x{i}" for i in range(X.shape[1])]
+        )
+        assert not hasattr(est, "feature_names_in_")
