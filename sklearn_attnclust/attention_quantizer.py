@@ -1,0 +1,402 @@
+"""AttentionQuantizer: centroids as the heads of an attention layer."""
+
+import sys
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._attention import (
+    ContextStatistics,
+    attention_from_moments,
+    attention_risk,
+    typical_head_score,
+)
+from ._base import BaseQuantizer
+from ._init import check_start, init_heads
+from ._sphere import minimize_on_spheres
+
+__all__ = ["AttentionQuantizer"]
+
+
+class AttentionQuantizer(BaseQuantizer):
+    """Cluster by training the heads of an attention layer on the sphere.
+
+    Each of the ``n_clusters`` heads ``mu_h`` is a unit vector used as query
+    and key; values are the identity.  ``fit`` minimises the exact risk
+    ``E||x - A(x; context)||^2`` of the layer over contexts resampled from the
+    data, by gradient descent on the product of spheres, and the heads are
+    the cluster directions.  With ``attention="competitive"`` (default) each
+    head is weighted by a softmax, across heads, of its squared score, which
+    lets the heads tell the centroids apart; ``attention="linear"`` is the
+    paper's plain layer, whose risk depends on the heads only through the
+    subspace they span (see the theory page).
+
+    Read more in the :ref:`User Guide <user_guide>`.
+
+    Parameters
+    ----------
+    n_clusters : int, default=2
+        Number of heads, i.e. of clusters.  At most ``n_features``.
+
+    attention : {"competitive", "linear"}, default="competitive"
+        The layer: competitive heads (design notes, section 3) or the paper's
+        linear K-head layer (section 2), which is the competitive layer at
+        temperature 0.
+
+    temperature : float, default=2.0
+        Temperature of the competitive weights, relative to the data's
+        typical squared head score (the mean of the ``n_clusters`` largest
+        eigenvalues of the second moment), so that it is scale-free.
+        Ignored when ``attention="linear"``.
+
+    context_length : int or None, default=None
+        Length ``L`` of the training sequences (query included); None is the
+        limit ``L -> infinity``.  The risk is exact for every ``L``.
+
+    scale : "auto" or float, default="auto"
+        The output scale ``lambda``: profiled out at its risk-optimal value
+        (``"auto"``) or fixed.
+
+    alpha : float, default=0.0
+        Weight of the orthogonality penalty ``alpha sum_{h != k} <mu_h, mu_k>^2``,
+        relative to the data's mean squared norm.
+
+    init : {"k-means++", "random", "pca"} or array-like of shape (n_clusters, n_features), \
+            default="k-means++"
+        Starting heads: normalised data points seeded far apart
+        (``"k-means++"``), uniform on the sphere (``"random"``), the top
+        eigenvectors of the second moment (``"pca"``), or given rows (each is
+        normalised).
+
+    n_init : "auto" or int, default="auto"
+        Number of starts; the heads with the lowest risk are kept.
+        ``"auto"`` is 1 for a deterministic or seeded start (``"k-means++"``,
+        ``"pca"``, an array) and 5 for ``"random"``.
+
+    solver : {"riemannian", "projected"}, default="riemannian"
+        Step along the Riemannian gradient (radial part removed), or along the
+        Euclidean gradient, then renormalise each head.
+
+    learning_rate : float, default=1.0
+        First trial step of the backtracking line search, for the risk
+        relative to the data's mean squared norm.
+
+    max_iter : int, default=300
+        Maximum number of gradient steps per start.  ``0`` evaluates the start
+        as is (with the true centroids as ``init``: the oracle layer).
+
+    tol : float, default=1e-6
+        Stop when the Riemannian gradient norm of the relative risk is below
+        ``tol`` or a step lowers the relative risk by less than ``tol**2``.
+        For float32 input it is raised to the square root of float32's
+        machine epsilon.
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the starts.  Pass an int for reproducible results.
+
+    verbose : int, default=0
+        Print the risk at every step when positive.
+
+    Attributes
+    ----------
+    heads_ : ndarray of shape (n_clusters, n_features)
+        Unit heads, signed so that the data's mean projection on each is >= 0.
+
+    scale_ : float
+        Output scale of the fitted layer.
+
+    temperature_ : float
+        Absolute temperature ``beta`` used (0 for the linear layer).
+
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        Input-space centroids: each head times the mean score of the samples
+        assigned to it.
+
+    labels_ : ndarray of shape (n_samples,)
+        Label of each training sample (the head with the largest score).
+
+    second_moment_ : ndarray of shape (n_features, n_features)
+        Second moment of the training data, the context of :meth:`transform`.
+
+    risk_ : float
+        Final risk of the fitted layer (penalty excluded).
+
+    n_iter_ : int
+        Gradient steps of the kept start.
+
+    risk_curve_ : ndarray of shape (n_iter_ + 1,)
+        Risk (penalty included) at the start and after each step of the kept start.
+
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`, when ``X`` has string
+        feature names.
+
+    See Also
+    --------
+    InContextQuantizer : The parameter-free attention layer.
+    KMeansQuantizer : k-means with the same interface.
+
+    Notes
+    -----
+    One evaluation of the risk and its gradient costs ``O(n K d + n K^2 + K d^2)``
+    after one pass over the data; for the linear layer with
+    ``context_length=None`` it costs ``O(K d^2)``, independent of ``n``.
+
+    Examples
+    --------
+    >>> from sklearn_attnclust import AttentionQuantizer
+    >>> from sklearn_attnclust.datasets import make_orthogonal_mixture
+    >>> from sklearn_attnclust.metrics import centroid_distance
+    >>> X, y, centers = make_orthogonal_mixture(5000, 10, 2, sigma=0.3, random_state=0)
+    >>> aq = AttentionQuantizer(n_clusters=2, random_state=0).fit(X)
+    >>> bool(centroid_distance(aq.heads_, centers) < 0.05)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "attention": [StrOptions({"competitive", "linear"})],
+        "temperature": [Interval(Real, 0, None, closed="left")],
+        "context_length": [Interval(Integral, 1, None, closed="left"), None],
+        "scale": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "init": [StrOptions({"k-means++", "random", "pca"}), "array-like"],
+        "n_init": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"riemannian", "projected"})],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        n_clusters=2,
+        *,
+        attention="competitive",
+        temperature=2.0,
+        context_length=None,
+        scale="auto",
+        alpha=0.0,
+        init="k-means++",
+        n_init="auto",
+        solver="riemannian",
+        learning_rate=1.0,
+        max_iter=300,
+        tol=1e-6,
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_clusters = n_clusters
+        self.attention = attention
+        self.temperature = temperature
+        self.context_length = context_length
+        self.scale = scale
+        self.alpha = alpha
+        self.init = init
+        self.n_init = n_init
+        self.solver = solver
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------
+    def _starts(self, X, rng, second):
+        """Yield the starting heads, one per start."""
+        K, d = self.n_clusters, X.shape[1]
+        if isinstance(self.init, str):
+            n_init = self.n_init
+            if n_init == "auto":
+                n_init = 5 if self.init == "random" else 1
+            for _ in range(n_init):
+                M = init_heads(X, K, self.init, rng, second=second)
+                try:
+                    check_start(M, X)
+                except ValueError:
+                    # a seeded start fell on a degenerate set: repair it at random
+                    M = init_heads(X, K, "random", rng)
+                yield M
+            return
+        M = np.array(self.init, dtype=np.float64)
+        if M.ndim != 2 or M.shape != (K, d):
+            raise ValueError(
+                f"init array must have shape (n_clusters, n_features) = ({K}, {d}), "
+                f"got {M.shape}."
+            )
+        if not np.all(np.isfinite(M)):
+            raise ValueError("init array contains NaN or infinity.")
+        norms = np.linalg.norm(M, axis=1)
+        if np.any(norms == 0):
+            raise ValueError(
+                f"init array has all-zero row(s) {np.flatnonzero(norms == 0).tolist()}: "
+                "a head must be a direction."
+            )
+        M = M / norms[:, None]
+        check_start(M, X)
+        if self.n_init not in ("auto", 1):
+            warnings.warn(
+                "Explicit initial heads passed: performing only one init "
+                f"instead of n_init={self.n_init}.",
+                RuntimeWarning,
+            )
+        yield M
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Train the heads on ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        self : AttentionQuantizer
+            The fitted estimator.
+        """
+        X = self._validate_input(X, reset=True)
+        n, d = X.shape
+        self._check_n_clusters(n, d)
+        n_nonzero = int(np.count_nonzero(np.any(X != 0, axis=1)))
+        if n_nonzero < self.n_clusters:
+            raise ValueError(
+                f"X has {n_nonzero} non-zero row(s), fewer than n_clusters = "
+                f"{self.n_clusters}: all-zero rows have no direction to seed a head from."
+            )
+        rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
+
+        linear = self.attention == "linear"
+        L = self.context_length
+        stats = ContextStatistics.from_data(
+            X, keep_data=not (linear and L is None), need_fourth=L is not None
+        )
+        norm = stats.mean_sq_norm
+        beta = 0.0 if linear else self.temperature / typical_head_score(stats.second, self.n_clusters)
+        fixed_scale = None if self.scale == "auto" else float(self.scale)
+        alpha = self.alpha * norm  # relative to the data's mean squared norm
+        dtype = X.dtype
+        tol = self.tol if dtype == np.float64 else max(self.tol, float(np.sqrt(np.finfo(dtype).eps)))
+
+        def objective(M):
+            risk, _, grad = attention_risk(
+                M.astype(dtype, copy=False), stats, beta=beta, context_length=L,
+                scale=fixed_scale, alpha=alpha, return_grad=True,
+            )
+            return risk / norm, grad.astype(np.float64, copy=False) / norm
+
+        callback = None
+        if self.verbose:
+            def callback(it, value, gnorm, step):
+                print(
+                    f"Iteration {it}: risk {value * norm:.6g}, "
+                    f"gradient norm {gnorm:.3g}, step {step:.3g}",
+                    file=sys.stdout,
+                )
+
+        best = None
+        for M0 in self._starts(X, rng, stats.second):
+            res = minimize_on_spheres(
+                objective, M0, solver=self.solver, learning_rate=self.learning_rate,
+                max_iter=self.max_iter, tol=tol, callback=callback,
+            )
+            if not np.all(np.isfinite(res.heads)) or not np.isfinite(res.value):
+                continue
+            if best is None or res.value < best.value:
+                best = res
+        if best is None:
+            raise ValueError("The risk was not finite at any start; check the scale of X.")
+        if best.line_search_failed and best.grad_norms[-1] > tol:
+            warnings.warn(
+                "The line search found no decrease of the risk; the heads are the "
+                "last accepted iterate. Rescale X or lower learning_rate.",
+                ConvergenceWarning,
+            )
+        elif self.max_iter > 0 and not best.converged:
+            warnings.warn(
+                f"AttentionQuantizer did not converge in max_iter={self.max_iter} steps "
+                f"(Riemannian gradient norm {best.grad_norms[-1]:.3g} > tol={tol:.3g}). "
+                "Consider increasing max_iter.",
+                ConvergenceWarning,
+            )
+
+        heads = best.heads
+        signs = np.sign(stats.X.mean(axis=0) @ heads.T if stats.X is not None else X.mean(axis=0) @ heads.T)
+        signs[signs == 0] = 1.0
+        heads = (heads * signs[:, None]).astype(dtype)
+        risk, lam = attention_risk(heads, stats, beta=beta, context_length=L, scale=fixed_scale)
+
+        self.heads_ = heads
+        self.scale_ = float(lam)
+        self.temperature_ = float(beta)
+        self.second_moment_ = stats.second
+        self.risk_ = float(risk)
+        self.n_iter_ = int(best.n_iter)
+        self.risk_curve_ = np.asarray(best.values, dtype=np.float64) * norm
+        self.labels_ = self._assign(X)
+        self.cluster_centers_ = self._centers(X, self.labels_)
+        return self
+
+    def _centers(self, X, labels):
+        centers = np.zeros_like(self.heads_)
+        scores = X @ self.heads_.T
+        for h in range(self.n_clusters):
+            mask = labels == h
+            t = scores[mask, h].mean() if np.any(mask) else 0.0
+            centers[h] = t * self.heads_[h]
+        return centers
+
+    def _assign(self, X):
+        return np.argmax(X @ self.heads_.T, axis=1)
+
+    def predict(self, X):
+        """Label each sample with the head of largest score ``<x, mu_h>``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        return self._assign(X)
+
+    def transform(self, X):
+        """Apply the trained attention layer, the training data as context.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features)
+            ``scale_ * Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the
+            training data's second moment.
+        """
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        return attention_from_moments(
+            X,
+            self.second_moment_.astype(X.dtype, copy=False),
+            self.heads_.astype(X.dtype, copy=False),
+            self.scale_,
+            self.temperature_,
+        )

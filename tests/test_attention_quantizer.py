@@ -1,0 +1,291 @@
+"""AttentionQuantizer: behaviour, recovery of the centroids, scikit-learn integration."""
+
+import io
+import pickle
+import warnings
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from sklearn_attnclust import AttentionQuantizer, KMeansQuantizer
+from sklearn_attnclust._attention import ContextStatistics, attention_risk
+from sklearn_attnclust.datasets import make_orthogonal_mixture
+from sklearn_attnclust.metrics import centroid_distance
+
+
+@pytest.fixture(scope="module")
+def mixture():
+    return make_orthogonal_mixture(4000, 8, 2, sigma=0.3, random_state=0)
+
+
+def _reflection(centers):
+    u = centers[0] - centers[1]
+    return np.eye(centers.shape[1]) - np.outer(u, u)
+
+
+def test_fit_recovers_centroids_and_labels(mixture):
+    X, y, centers = mixture
+    aq = AttentionQuantizer(2, random_state=0).fit(X)
+    assert aq.heads_.shape == (2, 8) and aq.cluster_centers_.shape == (2, 8)
+    assert np.allclose(np.linalg.norm(aq.heads_, axis=1), 1.0)
+    assert centroid_distance(aq.heads_, centers) < 0.05
+    agreement = max(np.mean(aq.labels_ == y), np.mean(aq.labels_ != y))
+    assert agreement > 0.99
+    # input-space centres are close to the true (unit) centroids
+    assert centroid_distance(aq.cluster_centers_, centers) < 0.1
+    assert np.array_equal(aq.predict(X), aq.labels_)
+    assert np.array_equal(aq.fit_predict(X), aq.labels_)
+
+
+def test_heads_are_sign_canonical(mixture):
+    X, _, _ = mixture
+    aq = AttentionQuantizer(2, random_state=1).fit(X)
+    assert np.all(X.mean(axis=0) @ aq.heads_.T >= 0)
+    flipped = AttentionQuantizer(2, init=-aq.heads_, max_iter=0).fit(X)
+    assert np.allclose(flipped.heads_, aq.heads_)
+
+
+def test_risk_curve_decreases_and_matches_risk(mixture):
+    X, _, _ = mixture
+    aq = AttentionQuantizer(2, random_state=0).fit(X)
+    curve = aq.risk_curve_
+    assert curve.shape == (aq.n_iter_ + 1,)
+    assert np.all(np.diff(curve) <= 1e-12 * curve[0])
+    assert curve[-1] < curve[0]
+    assert np.isclose(curve[-1], aq.risk_, rtol=1e-10)
+    # the score of the training data is minus the L -> infinity risk
+    assert np.isclose(-aq.score(X), aq.risk_, rtol=1e-8)
+
+
+def test_max_iter_zero_evaluates_the_start(mixture):
+    X, _, centers = mixture
+    aq = AttentionQuantizer(2, attention="linear", init=centers, max_iter=0).fit(X)
+    signs = np.sign(np.sum(aq.heads_ * centers, axis=1))
+    assert np.allclose(aq.heads_ * signs[:, None], centers)
+    assert aq.n_iter_ == 0 and aq.risk_curve_.shape == (1,)
+    stats = ContextStatistics.from_data(X)
+    expected, lam = attention_risk(centers, stats)
+    assert np.isclose(aq.risk_, expected) and np.isclose(aq.scale_, lam)
+
+
+def test_transform_is_the_attention_embedding(mixture):
+    X, _, _ = mixture
+    aq = AttentionQuantizer(2, random_state=0).fit(X)
+    Z = aq.transform(X[:5])
+    M, beta = aq.heads_, aq.temperature_
+    a = X[:5] @ M.T
+    w = 2 * np.exp(beta * a**2) / np.exp(beta * a**2).sum(axis=1, keepdims=True)
+    expected = aq.scale_ * ((w * a) @ M) @ (X.T @ X / len(X))
+    assert np.allclose(Z, expected)
+    assert np.array_equal(aq.get_feature_names_out(), [f"x{i}" for i in range(8)])
+
+
+def test_linear_layer_is_temperature_zero(mixture):
+    X, _, centers = mixture
+    init = np.array([centers[0] + 0.3 * centers[1], centers[1]])
+    lin = AttentionQuantizer(2, attention="linear", init=init, max_iter=5).fit(X)
+    zero = AttentionQuantizer(2, temperature=0.0, init=init, max_iter=5).fit(X)
+    assert lin.temperature_ == 0.0
+    assert np.allclose(lin.heads_, zero.heads_) and np.isclose(lin.risk_, zero.risk_)
+
+
+@pytest.mark.parametrize("L", [1, 3, 10])
+def test_finite_context_length(mixture, L):
+    X, _, centers = mixture
+    aq = AttentionQuantizer(2, context_length=L, random_state=0).fit(X)
+    assert np.all(np.isfinite(aq.heads_))
+    assert aq.risk_curve_[-1] <= aq.risk_curve_[0]
+
+
+def test_projected_solver_and_penalty(mixture):
+    X, _, centers = mixture
+    aq = AttentionQuantizer(2, solver="projected", alpha=0.1, random_state=0).fit(X)
+    assert centroid_distance(aq.heads_, centers) < 0.05
+
+
+def test_n_init_keeps_the_best_start(mixture):
+    X, _, _ = mixture
+    runs = [
+        AttentionQuantizer(2, init="random", n_init=1, random_state=s).fit(X).risk_curve_[-1]
+        for s in range(3)
+    ]
+    best = AttentionQuantizer(2, init="random", n_init=4, random_state=0).fit(X)
+    assert best.risk_curve_[-1] <= max(runs)
+
+
+def test_convergence_warning_when_max_iter_reached(mixture):
+    X, _, _ = mixture
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        aq = AttentionQuantizer(2, max_iter=2, random_state=0).fit(X)
+    assert np.all(np.isfinite(aq.heads_))
+
+
+def test_no_warning_when_converged(mixture):
+    X, _, _ = mixture
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        AttentionQuantizer(2, random_state=0).fit(X)
+
+
+def test_verbose_prints_the_risk(mixture):
+    X, _, _ = mixture
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        AttentionQuantizer(2, max_iter=3, verbose=1, random_state=0).fit(X)
+    assert "Iteration 1: risk" in buf.getvalue()
+
+
+def test_degenerate_starts_are_rejected(mixture):
+    X, _, centers = mixture
+    with pytest.raises(ValueError, match="identical heads"):
+        AttentionQuantizer(2, init=np.vstack([centers[0], -centers[0]])).fit(X)
+    with pytest.raises(ValueError, match="shape"):
+        AttentionQuantizer(2, init=centers[:, :3]).fit(X)
+    with pytest.raises(ValueError, match="all-zero row"):
+        AttentionQuantizer(2, init=np.vstack([centers[0], np.zeros(8)])).fit(X)
+    Xz = X.copy()
+    Xz[:, -1] = 0.0
+    blind = np.zeros((2, 8))
+    blind[0, 0], blind[1, -1] = 1.0, 1.0
+    with pytest.raises(ValueError, match="orthogonal to every sample"):
+        AttentionQuantizer(2, init=blind).fit(Xz)
+
+
+def test_bad_input_messages():
+    X, _, _ = make_orthogonal_mixture(50, 4, 2, random_state=0)
+    with pytest.raises(ValueError, match="n_samples = 1 should be >= n_clusters = 2"):
+        AttentionQuantizer(2).fit(X[:1])
+    with pytest.raises(ValueError, match="n_features = 4"):
+        AttentionQuantizer(5).fit(X)
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        AttentionQuantizer(2).fit(Xn)
+    with pytest.raises(ValueError, match="non-zero row"):
+        AttentionQuantizer(2).fit(np.zeros((10, 4)))
+    aq = AttentionQuantizer(2, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        aq.predict(X[:, :3])
+    with pytest.raises(ValueError, match="temperature"):
+        AttentionQuantizer(2, temperature=-1.0).fit(X)
+
+
+def test_float32_is_kept():
+    X, _, centers = make_orthogonal_mixture(3000, 6, 2, random_state=0)
+    aq = AttentionQuantizer(2, random_state=0).fit(X.astype(np.float32))
+    assert aq.heads_.dtype == np.float32
+    assert aq.transform(X.astype(np.float32)).dtype == np.float32
+    assert centroid_distance(aq.heads_.astype(float), centers) < 0.06
+
+
+def test_clone_pickle_pipeline_and_grid_search(mixture):
+    X, y, _ = mixture
+    aq = AttentionQuantizer(2, random_state=0).fit(X)
+    fresh = clone(aq)
+    assert not hasattr(fresh, "heads_")
+    restored = pickle.loads(pickle.dumps(aq))
+    assert np.array_equal(restored.predict(X), aq.predict(X))
+    pipe = make_pipeline(FunctionTransformer(), AttentionQuantizer(2, random_state=0))
+    assert pipe.fit(X).predict(X).shape == (len(X),)
+    grid = GridSearchCV(
+        AttentionQuantizer(2, random_state=0),
+        {"alpha": [0.0, 0.1], "temperature": [1.0, 2.0]},
+        cv=2,
+    ).fit(X)
+    assert set(grid.best_params_) == {"alpha", "temperature"}
+    labelled = GridSearchCV(
+        AttentionQuantizer(2, random_state=0),
+        {"temperature": [0.0, 2.0]},
+        scoring="adjusted_rand_score",
+        cv=2,
+    ).fit(X, y)
+    # the competitive layer separates the clusters; the plain layer need not
+    assert labelled.best_params_ == {"temperature": 2.0}
+    assert labelled.best_score_ > 0.95
+
+
+def test_same_random_state_is_bit_identical(mixture):
+    X, _, _ = mixture
+    a = AttentionQuantizer(2, init="random", n_init=2, random_state=7).fit(X)
+    b = AttentionQuantizer(2, init="random", n_init=2, random_state=7).fit(X)
+    assert np.array_equal(a.heads_, b.heads_)
+
+
+# ---------------------------------------------------------------------------
+# The paper's layer: symmetric start converges, random start does not
+# ---------------------------------------------------------------------------
+def test_linear_layer_from_swap_symmetric_start_converges():
+    X, _, centers = make_orthogonal_mixture(5000, 10, 2, sigma=0.3, random_state=1)
+    S = _reflection(centers)
+    X = np.vstack([X, X @ S])  # the population is S-symmetric; make the sample so too
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        m = rng.normal(size=10)
+        m /= np.linalg.norm(m)
+        aq = AttentionQuantizer(
+            2, attention="linear", init=np.vstack([m, S @ m]), max_iter=1000
+        ).fit(X)
+        assert np.allclose(aq.heads_[1], S @ aq.heads_[0], atol=1e-8)
+        assert centroid_distance(aq.heads_, centers) <= 0.03
+
+
+def test_linear_layer_from_random_start_stops_anywhere_in_the_plane():
+    X, _, centers = make_orthogonal_mixture(5000, 10, 2, sigma=0.3, random_state=2)
+    distances, risks = [], []
+    for seed in range(6):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            aq = AttentionQuantizer(
+                2, attention="linear", init="random", n_init=1, random_state=seed, max_iter=400
+            ).fit(X)
+        # the heads reach the centroid plane ...
+        P = centers.T @ centers
+        assert np.linalg.norm(aq.heads_ - aq.heads_ @ P) < 0.05
+        distances.append(centroid_distance(aq.heads_, centers))
+        risks.append(aq.risk_)
+    # ... at the same risk, but at a rotation that depends on the start
+    assert np.ptp(risks) < 1e-3 * np.mean(risks)
+    assert max(distances) > 0.1
+
+
+# ---------------------------------------------------------------------------
+# What the issue asks of the defaults (random orientation, n = 20000, d = 10)
+# ---------------------------------------------------------------------------
+def _distances(K, sigma, seeds):
+    out = []
+    for seed in seeds:
+        X, _, centers = make_orthogonal_mixture(20000, 10, K, sigma=sigma, random_state=seed)
+        aq = AttentionQuantizer(K, random_state=seed).fit(X)
+        out.append(centroid_distance(aq.heads_, centers))
+    return np.array(out)
+
+
+@pytest.mark.slow
+def test_recovery_two_clusters():
+    d = _distances(2, 0.3, range(10))
+    assert np.sum(d <= 0.025) >= 9, d
+
+
+@pytest.mark.slow
+def test_recovery_three_clusters():
+    d = _distances(3, 0.3, range(10))
+    assert np.sum(d <= 0.04) >= 9, d
+
+
+@pytest.mark.slow
+def test_overlapping_clusters_no_worse_than_kmeans():
+    ours, theirs = [], []
+    for seed in range(10):
+        X, _, centers = make_orthogonal_mixture(20000, 10, 2, sigma=1.0, random_state=seed)
+        aq = AttentionQuantizer(2, random_state=seed).fit(X)
+        km = KMeansQuantizer(2, n_init=1, random_state=seed).fit(X)
+        unit = km.cluster_centers_ / np.linalg.norm(km.cluster_centers_, axis=1, keepdims=True)
+        ours.append(centroid_distance(aq.heads_, centers))
+        theirs.append(centroid_distance(unit, centers))
+    assert np.median(ours) <= np.median(theirs), (ours, theirs)
