@@ -1,6 +1,5 @@
 """AttentionQuantizer: centroids as the heads of an attention layer."""
 
-import sys
 import warnings
 from numbers import Integral, Real
 
@@ -11,15 +10,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._attention import (
-    ContextStatistics,
-    attention_from_moments,
-    attention_risk,
-    typical_head_score,
-)
+from ._attention import attention_from_moments
 from ._base import BaseQuantizer
+from ._fit import fit_heads
 from ._init import check_start, init_heads
-from ._sphere import minimize_on_spheres
 
 __all__ = ["AttentionQuantizer"]
 
@@ -279,74 +273,44 @@ class AttentionQuantizer(BaseQuantizer):
                 f"{self.n_clusters}: all-zero rows have no direction to seed a head from."
             )
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
-
-        linear = self.attention == "linear"
-        L = self.context_length
-        stats = ContextStatistics.from_data(
-            X, keep_data=not (linear and L is None), need_fourth=L is not None
+        result = fit_heads(
+            X,
+            lambda second: self._starts(X, rng, second),
+            attention=self.attention,
+            temperature=self.temperature,
+            context_length=self.context_length,
+            scale=None if self.scale == "auto" else float(self.scale),
+            alpha=self.alpha,
+            solver=self.solver,
+            learning_rate=self.learning_rate,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            verbose=self.verbose,
         )
-        norm = stats.mean_sq_norm
-        beta = 0.0 if linear else self.temperature / typical_head_score(stats.second, self.n_clusters)
-        fixed_scale = None if self.scale == "auto" else float(self.scale)
-        alpha = self.alpha * norm  # relative to the data's mean squared norm
-        dtype = X.dtype
-        tol = self.tol if dtype == np.float64 else max(self.tol, float(np.sqrt(np.finfo(dtype).eps)))
-
-        def objective(M):
-            risk, _, grad = attention_risk(
-                M.astype(dtype, copy=False), stats, beta=beta, context_length=L,
-                scale=fixed_scale, alpha=alpha, return_grad=True,
-            )
-            return risk / norm, grad.astype(np.float64, copy=False) / norm
-
-        callback = None
-        if self.verbose:
-            def callback(it, value, gnorm, step):
-                print(
-                    f"Iteration {it}: risk {value * norm:.6g}, "
-                    f"gradient norm {gnorm:.3g}, step {step:.3g}",
-                    file=sys.stdout,
-                )
-
-        best = None
-        for M0 in self._starts(X, rng, stats.second):
-            res = minimize_on_spheres(
-                objective, M0, solver=self.solver, learning_rate=self.learning_rate,
-                max_iter=self.max_iter, tol=tol, callback=callback,
-            )
-            if not np.all(np.isfinite(res.heads)) or not np.isfinite(res.value):
-                continue
-            if best is None or res.value < best.value:
-                best = res
-        if best is None:
-            raise ValueError("The risk was not finite at any start; check the scale of X.")
-        if best.line_search_failed and best.grad_norms[-1] > tol:
+        if result.line_search_failed and result.grad_norm > result.tol:
             warnings.warn(
                 "The line search found no decrease of the risk; the heads are the "
                 "last accepted iterate. Rescale X or lower learning_rate.",
                 ConvergenceWarning,
             )
-        elif self.max_iter > 0 and not best.converged:
+        elif self.max_iter > 0 and not result.converged:
             warnings.warn(
                 f"AttentionQuantizer did not converge in max_iter={self.max_iter} steps "
-                f"(Riemannian gradient norm {best.grad_norms[-1]:.3g} > tol={tol:.3g}). "
+                f"(Riemannian gradient norm {result.grad_norm:.3g} > tol={result.tol:.3g}). "
                 "Consider increasing max_iter.",
                 ConvergenceWarning,
             )
 
-        heads = best.heads
-        signs = np.sign(stats.X.mean(axis=0) @ heads.T if stats.X is not None else X.mean(axis=0) @ heads.T)
+        # sign-canonical heads: the data's mean projection on each is >= 0
+        signs = np.sign(X.mean(axis=0) @ result.heads.T)
         signs[signs == 0] = 1.0
-        heads = (heads * signs[:, None]).astype(dtype)
-        risk, lam = attention_risk(heads, stats, beta=beta, context_length=L, scale=fixed_scale)
-
-        self.heads_ = heads
-        self.scale_ = float(lam)
-        self.temperature_ = float(beta)
-        self.second_moment_ = stats.second
-        self.risk_ = float(risk)
-        self.n_iter_ = int(best.n_iter)
-        self.risk_curve_ = np.asarray(best.values, dtype=np.float64) * norm
+        self.heads_ = (result.heads * signs[:, None]).astype(X.dtype)
+        self.scale_ = result.scale
+        self.temperature_ = result.beta
+        self.second_moment_ = result.second
+        self.risk_ = result.risk
+        self.n_iter_ = result.n_iter
+        self.risk_curve_ = result.risk_curve
         self.labels_ = self._assign(X)
         self.cluster_centers_ = self._centers(X, self.labels_)
         return self
