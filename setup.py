@@ -41,10 +41,10 @@ setup(
         "scikit-learn>=1.6",
     ],
     extras_require={
-        "test": ["pytest", "hypothesis"],
+        "test": ["pytest", "hypothesis", "matplotlib"],
         "plot": ["matplotlib"],
         "dask": ["dask[array]", "distributed"],
-        "docs": ["sphinx", "numpydoc"],
+        "docs": ["sphinx", "myst-parser", "numpydoc"],
     },
     entry_points={
         "console_scripts": [

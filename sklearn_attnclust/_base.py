@@ -81,9 +81,26 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             ensure_2d=True,
             ensure_all_finite=True,
         )
-        if y is None:
-            return validate_data(self, X, **kwargs)
-        return validate_data(self, X, y, **kwargs)
+        # The finite check sums X: with both +inf and -inf that sum warns
+        # "invalid value" before the clear "contains infinity" ValueError.
+        with np.errstate(invalid="ignore", over="ignore"):
+            if y is None:
+                return validate_data(self, X, **kwargs)
+            return validate_data(self, X, y, **kwargs)
+
+    def _check_finite_output(self, out, X):
+        """Return ``out``; raise a ValueError if computing it from ``X`` overflowed.
+
+        Used by ``transform``, whose output has the dtype of ``X``: a model
+        fitted on large float64 data can overflow float32.
+        """
+        if not np.all(np.isfinite(out)):
+            raise ValueError(
+                f"{type(self).__name__}.transform overflowed: its output does not fit "
+                f"in {X.dtype} (largest |x| is {float(np.max(np.abs(X))):.3g}). "
+                f"Rescale X or pass float64 input."
+            )
+        return out
 
     def _check_n_clusters(self, n_samples, n_features, *, directions=True):
         """Check ``self.n_clusters`` against the shape of the training data.

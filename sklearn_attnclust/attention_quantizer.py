@@ -357,10 +357,12 @@ class AttentionQuantizer(BaseQuantizer):
         """
         check_is_fitted(self)
         X = self._validate_input(X, reset=False)
-        return attention_from_moments(
-            X,
-            self.second_moment_.astype(X.dtype, copy=False),
-            self.heads_.astype(X.dtype, copy=False),
-            self.scale_,
-            self.temperature_,
-        )
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = attention_from_moments(
+                X,
+                self.second_moment_.astype(X.dtype, copy=False),
+                self.heads_.astype(X.dtype, copy=False),
+                self.scale_,
+                self.temperature_,
+            )
+        return self._check_finite_output(out, X)

@@ -148,9 +148,10 @@ class OptimalQuantizer(_NearestCenterQuantizer):
             self.cluster_centers_ = sums / counts[:, None].astype(X.dtype)
         else:
             X = self._validate_input(X, reset=True)
-            centers = check_array(
-                self.centers, dtype=[np.float64, np.float32], input_name="centers"
-            )
+            with np.errstate(invalid="ignore", over="ignore"):  # see _validate_input
+                centers = check_array(
+                    self.centers, dtype=[np.float64, np.float32], input_name="centers"
+                )
             if centers.shape[1] != X.shape[1]:
                 raise ValueError(
                     f"centers have {centers.shape[1]} features but X has "

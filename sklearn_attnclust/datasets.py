@@ -10,9 +10,26 @@ tokens are exactly the centroids.
 import numbers
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.utils import check_random_state
 
 __all__ = ["make_orthogonal_mixture", "sample_sequences"]
+
+
+def _as_real(a, name):
+    """``a`` as a float64 array; a clear error for sparse, complex or non-numbers."""
+    if issparse(a):
+        raise TypeError(
+            f"{name} is a sparse matrix; sparse input is not supported. "
+            f"Convert it with {name}.toarray()."
+        )
+    arr = np.asarray(a)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} is complex; only real values are supported.")
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must hold real numbers: {exc}") from None
 
 
 def _check_int(value, name, minimum):
@@ -40,7 +57,7 @@ def _check_weights(weights, n_clusters):
     """
     if weights is None:
         return np.full(n_clusters, 1.0 / n_clusters)
-    w = np.asarray(weights, dtype=float)
+    w = _as_real(weights, "weights")
     if w.ndim != 1 or w.shape[0] != n_clusters:
         raise ValueError(
             f"weights must be a 1-D array of length n_clusters={n_clusters}, "
@@ -57,7 +74,7 @@ def _check_weights(weights, n_clusters):
 
 
 def _check_centers(centers):
-    c = np.asarray(centers, dtype=float)
+    c = _as_real(centers, "centers")
     if c.ndim != 2 or c.shape[0] < 1 or c.shape[1] < 1:
         raise ValueError(
             f"centers must be a 2-D array of shape (n_clusters, n_features) with "

@@ -157,13 +157,24 @@ class InContextQuantizer(BaseEmbedding):
                 rng = check_random_state(self.random_state)
                 context = X[rng.choice(n, size=self.context_size, replace=False)]
             self.context_ = context
-            self.temperature_ = float(
-                self.temperature / typical_head_score(second, self.n_clusters)
-            )
+            if not np.any(second):
+                # an all-zero context: every softmax weight is equal at any temperature
+                beta = 0.0
+            else:
+                typical = typical_head_score(second, self.n_clusters)
+                with np.errstate(over="ignore"):
+                    beta = self.temperature / typical
+                if typical <= np.finfo(second.dtype).tiny or not np.isfinite(beta):
+                    raise ValueError(
+                        "X is too small in scale for the softmax temperature (its "
+                        "second moment underflows); rescale X."
+                    )
+            self.temperature_ = float(beta)
 
         if self.scale == "auto":
             if self.attention == "linear":
-                self.scale_ = in_context_optimal_scale(second)
+                # tr S^3 under- or overflows float32 at scales far from 1
+                self.scale_ = in_context_optimal_scale(second.astype(np.float64))
             else:
                 out = self._embed(X, 1.0)
                 self.scale_ = optimal_scale(
@@ -205,4 +216,6 @@ class InContextQuantizer(BaseEmbedding):
         """
         check_is_fitted(self)
         X = self._validate_input(X, reset=False)
-        return self._embed(X, self.scale_)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._embed(X, self.scale_)
+        return self._check_finite_output(out, X)

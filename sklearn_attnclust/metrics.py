@@ -2,12 +2,29 @@
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
+from scipy.sparse import issparse
 
 __all__ = ["centroid_distance", "conditional_variance", "quantization_risk"]
 
 
+def _as_real(a, name):
+    """``a`` as a float64 array; a clear error for sparse, complex or non-numbers."""
+    if issparse(a):
+        raise TypeError(
+            f"{name} is a sparse matrix; sparse input is not supported. "
+            f"Convert it with {name}.toarray()."
+        )
+    arr = np.asarray(a)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} is complex; only real values are supported.")
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must hold real numbers: {exc}") from None
+
+
 def _as_finite_2d(a, name):
-    a = np.asarray(a, dtype=float)
+    a = _as_real(a, name)
     if a.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array, got {a.ndim} dimension(s).")
     if not np.all(np.isfinite(a)):
@@ -44,7 +61,10 @@ def centroid_distance(estimated, true):
     Raises
     ------
     ValueError
-        If the shapes differ, the inputs are not 2-D or contain NaN or infinity.
+        If the shapes differ, the inputs are not 2-D, are complex or contain NaN
+        or infinity.
+    TypeError
+        If an input is a sparse matrix.
 
     Examples
     --------
@@ -65,18 +85,20 @@ def centroid_distance(estimated, true):
         )
     if est.shape[0] == 0:
         return 0.0
-    # ||s e - t||^2 = ||e||^2 + ||t||^2 - 2 s <e, t>, minimised by s = sign<e, t>.
-    sq_est = np.einsum("ij,ij->i", est, est)[:, None]
-    sq_ref = np.einsum("ij,ij->i", ref, ref)[None, :]
-    cost = sq_est + sq_ref - 2.0 * np.abs(est @ ref.T)
-    np.maximum(cost, 0.0, out=cost)
+    # min_s ||s e - t||^2 from the differences themselves (not from
+    # ||e||^2 + ||t||^2 - 2|<e, t>|, which cancels: 1e-8 for identical sets).
+    minus = est[:, None, :] - ref[None, :, :]
+    plus = est[:, None, :] + ref[None, :, :]
+    cost = np.minimum(
+        np.einsum("ijk,ijk->ij", minus, minus), np.einsum("ijk,ijk->ij", plus, plus)
+    )
     rows, cols = linear_sum_assignment(cost)
     return float(np.sqrt(cost[rows, cols].sum()))
 
 
 def _check_paired(a, b, name_a, name_b):
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
+    a = _as_real(a, name_a)
+    b = _as_real(b, name_b)
     if a.ndim == 1:
         a = a[:, None]
     if b.ndim == 1:
@@ -90,6 +112,9 @@ def _check_paired(a, b, name_a, name_b):
         )
     if a.shape[0] == 0:
         raise ValueError(f"{name_a} must hold at least one sample.")
+    for arr, name in ((a, name_a), (b, name_b)):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains NaN or infinity.")
     return a, b
 
 
@@ -143,12 +168,18 @@ def conditional_variance(X_embedded, labels):
     >>> conditional_variance([[0.0], [2.0], [5.0], [5.0]], [0, 0, 1, 1])
     0.5
     """
-    E = np.asarray(X_embedded, dtype=float)
+    E = _as_real(X_embedded, "X_embedded")
     if E.ndim == 1:
         E = E[:, None]
     if E.ndim != 2:
         raise ValueError("X_embedded must be a 1-D or 2-D array.")
+    if not np.all(np.isfinite(E)):
+        raise ValueError("X_embedded contains NaN or infinity.")
+    if issparse(labels):
+        raise TypeError("labels is a sparse matrix; pass a 1-D array.")
     labels = np.asarray(labels)
+    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+        raise ValueError("labels contains NaN or infinity.")
     if labels.ndim != 1 or labels.shape[0] != E.shape[0]:
         raise ValueError(
             f"labels must be a 1-D array with one entry per row of X_embedded "
