@@ -41,7 +41,7 @@ setup(
         "scikit-learn>=1.6",
     ],
     extras_require={
-        "test": ["pytest", "hypothesis", "matplotlib"],
+        "test": ["pytest", "hypothesis", "matplotlib", "dask[array]", "distributed"],
         "plot": ["matplotlib"],
         "dask": ["dask[array]", "distributed"],
         "docs": ["sphinx", "myst-parser", "numpydoc"],

@@ -63,8 +63,6 @@ class ContextStatistics:
     ----------
     X : ndarray of shape (n, d) or None
         The queries (kept only when the risk needs a pass over the data).
-    SX : ndarray of shape (n, d) or None
-        ``X @ second``, precomputed once.
     sq_norms : ndarray of shape (n,) or None
         ``||x_i||^2``.
     second : ndarray of shape (d, d)
@@ -76,16 +74,30 @@ class ContextStatistics:
     mean_sq_norm : float
         ``trace(Sigma)``, the mean squared norm of the data.
     n_samples : int
+    chunk_size : int
+        Rows per chunk in the passes of :func:`attention_risk` over ``X``.
+
+    Notes
+    -----
+    ``X @ Sigma`` is not stored: the risk computes ``b = X (M Sigma)^T``
+    together with the scores ``a = X M^T`` in one product, chunk by chunk, so
+    the statistics hold no array of the size of ``X`` besides ``X`` itself.
+    The property :attr:`SX` computes it on demand.
     """
 
     X: object
-    SX: object
     sq_norms: object
     second: np.ndarray
     second_sq: np.ndarray
     fourth: object
     mean_sq_norm: float
     n_samples: int
+    chunk_size: int = 8192
+
+    @property
+    def SX(self):
+        """``X @ Sigma`` (computed on each access; None without ``X``)."""
+        return None if self.X is None else self.X @ self.second
 
     @classmethod
     def from_data(cls, X, *, keep_data=True, need_fourth=True, chunk_size=65536):
@@ -95,8 +107,8 @@ class ContextStatistics:
         ----------
         X : ndarray of shape (n, d)
         keep_data : bool
-            Keep ``X``, ``X @ Sigma`` and the squared norms, needed by the
-            competitive layer and by finite context lengths.
+            Keep ``X`` and the squared norms, needed by the competitive layer
+            and by finite context lengths.
         need_fourth : bool
             Compute the fourth-moment matrix ``C`` (finite context lengths).
         chunk_size : int
@@ -107,12 +119,13 @@ class ContextStatistics:
         dtype = X.dtype
         second = np.zeros((d, d), dtype=dtype)
         fourth = np.zeros((d, d), dtype=dtype) if need_fourth else None
-        sq_norms = np.empty(n, dtype=dtype)
+        sq_norms = np.empty(n, dtype=dtype) if (keep_data or need_fourth) else None
         for start in range(0, n, chunk_size):
             chunk = X[start : start + chunk_size]
             second += chunk.T @ chunk
-            norms = np.einsum("ij,ij->i", chunk, chunk)
-            sq_norms[start : start + chunk_size] = norms
+            if sq_norms is not None:
+                norms = np.einsum("ij,ij->i", chunk, chunk)
+                sq_norms[start : start + chunk_size] = norms
             if need_fourth:
                 fourth += (chunk * norms[:, None]).T @ chunk
         second /= n
@@ -130,14 +143,10 @@ class ContextStatistics:
     def from_moments(cls, second, *, fourth=None, n_samples, X=None, sq_norms=None):
         """Build the statistics from precomputed moments (e.g. streamed ones)."""
         second = 0.5 * (second + second.T)
-        SX = None
-        if X is not None:
-            SX = X @ second
-            if sq_norms is None:
-                sq_norms = np.einsum("ij,ij->i", X, X)
+        if X is not None and sq_norms is None:
+            sq_norms = np.einsum("ij,ij->i", X, X)
         return cls(
             X=X,
-            SX=SX,
             sq_norms=sq_norms,
             second=second,
             second_sq=second @ second,
@@ -264,51 +273,236 @@ def optimal_scale(B, Q):
     return float(B / Q)
 
 
-def _moment_terms(stats, M, beta, L):
-    """Per-sample terms of the resampled-context risk (see the module docstring)."""
-    X, SX, sq_norms = stats.X, stats.SX, stats.sq_norms
-    a, w, at = _weighted_scores(X, M, beta)
-    b = SX @ M.T
-    G2 = M @ stats.second_sq @ M.T
-    q = np.einsum("ik,ik->i", at, b)
-    at_G2 = at @ G2
-    s = np.einsum("ik,ik->i", at_G2, at)
-    terms = dict(a=a, w=w, at=at, b=b, q=q, s=s, at_G2=at_G2)
-    if L is not None:
-        GC = M @ stats.fourth @ M.T
-        at_GC = at @ GC
-        terms.update(
-            p=np.einsum("ik,ik->i", at, a),
-            r=np.einsum("ik,ik->i", at_GC, at),
-            at_GC=at_GC,
-        )
-    return terms
-
-
-def _scale_coefficients(terms, sq_norms, L):
-    """Per-sample ``B(x)`` and ``Q(x)``."""
-    q, s = terms["q"], terms["s"]
-    if L is None:
-        return q, s
-    p, r = terms["p"], terms["r"]
-    B = (p * sq_norms + (L - 1) * q) / L
-    Q = (p**2 * sq_norms + 2 * (L - 1) * p * q + (L - 1) * r + (L - 1) * (L - 2) * s)
-    return B, Q / L**2
-
-
 def _softmax_backward(g, a, w, beta):
     """Pull a gradient with respect to ``at = w * a`` back to one w.r.t. ``a``.
 
-    Excludes the direct dependence of ``at`` on ``a`` through the factor ``a``
-    (``w * g``), which is added here too: the result is ``J^T g`` with
-    ``J = d at / d a``.
+    Includes the direct dependence of ``at`` on ``a`` through the factor
+    ``a`` (``w * g``): the result is ``J^T g`` with ``J = d at / d a``.
+    The heads run along axis 0 (arrays of shape (K, n)); ``g`` may carry a
+    leading axis (several gradients pulled back at once).
     """
     out = w * g
     if beta != 0:
-        K = a.shape[1]
-        u = g * w * a
-        out += 2.0 * beta * a * (u - (w / K) * u.sum(axis=1, keepdims=True))
+        K = a.shape[0]
+        u = g * (w * a)
+        out += (2.0 * beta) * a * (u - (w / K) * u.sum(axis=-2, keepdims=True))
     return out
+
+
+def _coefficients(L, lam, p, q, sq):
+    """Derivatives of the per-sample risk terms with respect to ``(p, q, r, s)``.
+
+    Returns one channel per entry: with ``lam`` None the channels are ``B``
+    and ``Q`` (the gradient is combined as ``-2 lam dB + lam^2 dQ`` once the
+    profiled ``lam`` is known); with ``lam`` given, the single channel
+    ``-2 lam B + lam^2 Q``.  Each coefficient is a scalar or a per-sample array.
+    """
+    if L is None:
+        B = dict(cp=0.0, cq=1.0, cr=0.0, cs=0.0)
+        Q = dict(cp=0.0, cq=0.0, cr=0.0, cs=1.0)
+    else:
+        B = dict(cp=sq / L, cq=(L - 1) / L, cr=0.0, cs=0.0)
+        Q = dict(
+            cp=(2.0 * p * sq + 2.0 * (L - 1) * q) / L**2,
+            cq=2.0 * (L - 1) * p / L**2,
+            cr=(L - 1) / L**2,
+            cs=(L - 1) * (L - 2) / L**2,
+        )
+    if lam is None:
+        return [B, Q]
+    return [{k: -2.0 * lam * B[k] + lam**2 * Q[k] for k in B}]
+
+
+def _chunk_weights(a, beta):
+    """``w = K softmax(beta a^2)`` along axis 0 of a (K, n) array."""
+    K = a.shape[0]
+    if beta == 0:
+        return np.ones_like(a)
+    z = beta * (a * a)
+    z -= z.max(axis=0)
+    np.exp(z, out=z)
+    z *= K / z.sum(axis=0)
+    return z
+
+
+def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
+              need_grad=False, chunk_size=8192, sq_norms=None):
+    """Sums over the rows of ``X`` of ``B``, ``Q`` and of their gradients.
+
+    The building block of :func:`attention_risk`, exposed so that the sums
+    can be taken over chunks held elsewhere (e.g. the blocks of a dask array,
+    see ``_dask``) and added.  ``a = X M^T`` and ``b = X (M Sigma)^T`` come
+    from one product with the stacked ``[M; M Sigma]``; the gradient's
+    products with ``X`` are stacked likewise, so each chunk of rows costs two
+    products with ``X`` and elementwise work on arrays of the chunk's size.
+    The heads run along axis 0 of the temporaries, (K, chunk).
+
+    Parameters
+    ----------
+    M : ndarray of shape (K, d)
+    X : ndarray of shape (n, d)
+    second, second_sq, fourth : ndarray of shape (d, d)
+        ``Sigma``, ``Sigma^2`` and ``C`` of the whole data (``fourth`` only
+        for finite ``L``).
+    beta : float
+    L : int or None
+    lam : float or None
+        Fixed scale (one gradient channel) or None (two channels, ``B``
+        and ``Q``).
+    need_grad : bool
+    chunk_size : int
+    sq_norms : ndarray of shape (n,), optional
+        ``||x_i||^2`` (computed when needed and not given).
+
+    Returns
+    -------
+    B_sum, Q_sum : float
+    grads : list of ndarray of shape (K, d), or None
+        Per channel, the gradient of the channel's sum, float64.
+    """
+    n = X.shape[0]
+    K = M.shape[0]
+    dtype = X.dtype
+    M = M.astype(dtype, copy=False)
+    MS = M @ second.astype(dtype, copy=False)
+    PT = np.ascontiguousarray(np.concatenate([M, MS]))  # (2K, d)
+    G2 = M @ second_sq.astype(dtype, copy=False) @ M.T
+    G2 = 0.5 * (G2 + G2.T)
+    GC = None
+    if L is not None:
+        GC = M @ fourth.astype(dtype, copy=False) @ M.T
+        GC = 0.5 * (GC + GC.T)
+    B_sum = Q_sum = 0.0
+    acc = None  # stacked products with X, float64
+    AtA = np.zeros((K, K))
+    chunk = max(int(chunk_size), 1)
+    for start in range(0, n, chunk):
+        Xc = X[start : start + chunk]
+        AB = PT @ Xc.T  # (2K, c)
+        a, b = AB[:K], AB[K:]
+        w = _chunk_weights(a, beta)
+        at = w * a
+        AtA_c = at @ at.T
+        if L is None:
+            B_sum += float(np.vdot(at, b))
+            Q_sum += float(np.sum(G2 * AtA_c))
+            p = q = sq = at_GC = at_G2 = None
+        else:
+            sq = (sq_norms[start : start + chunk] if sq_norms is not None
+                  else np.einsum("ij,ij->i", Xc, Xc))
+            p = np.einsum("kc,kc->c", at, a)
+            q = np.einsum("kc,kc->c", at, b)
+            at_G2 = G2 @ at
+            at_GC = GC @ at
+            r = np.einsum("kc,kc->c", at_GC, at)
+            s = np.einsum("kc,kc->c", at_G2, at)
+            B_sum += float(np.sum(p * sq + (L - 1) * q, dtype=np.float64)) / L
+            Q_sum += float(np.sum(
+                p**2 * sq + 2 * (L - 1) * p * q + (L - 1) * r + (L - 1) * (L - 2) * s,
+                dtype=np.float64,
+            )) / L**2
+        AtA += AtA_c
+        if not need_grad:
+            continue
+        if at_G2 is None:
+            at_G2 = G2 @ at
+        channels = _coefficients(L, lam, p, q, sq)
+        g_at = []
+        for c in channels:
+            cq = c["cq"]
+            g = cq * b if np.ndim(cq) else (b if cq == 1.0 else cq * b)
+            if np.any(c["cs"]):
+                g = g + (2.0 * c["cs"]) * at_G2
+            if L is not None:
+                g = g + c["cp"] * a + (2.0 * c["cr"]) * at_GC
+            g_at.append(g)
+        g_a = _softmax_backward(np.stack(g_at), a, w, beta)
+        rows = []
+        shared_at = False
+        for k, c in enumerate(channels):
+            ga = g_a[k]
+            if L is not None:
+                ga = ga + c["cp"] * at  # p = <at, a> depends on a directly
+            rows.append(ga)
+            cq = c["cq"]
+            if np.ndim(cq):
+                rows.append(cq * at)
+            else:
+                shared_at = True
+        if shared_at:
+            rows.append(at)
+        stacked = np.concatenate(rows, axis=0)  # (rows, c)
+        part = (stacked @ Xc).astype(np.float64, copy=False)
+        acc = part if acc is None else acc + part
+    if not need_grad:
+        return B_sum, Q_sum, None
+    # the constant coefficients; per-sample ones (arrays here) were applied above
+    one = np.ones(1)
+    channels = _coefficients(L, lam, one, one, one)
+    M64 = M.astype(np.float64)
+    S64 = second.astype(np.float64)
+    MS2 = M64 @ second_sq.astype(np.float64)
+    MC = None if L is None else M64 @ fourth.astype(np.float64)
+    at_X = acc[-K:]  # the shared at^T X, when some channel has a constant cq
+    grads = []
+    row = 0
+    for c in channels:
+        grad = acc[row : row + K].copy()
+        row += K
+        cq = c["cq"]
+        if np.ndim(cq):
+            grad += acc[row : row + K] @ S64
+            row += K
+        elif cq:
+            grad += cq * (at_X @ S64)
+        if c["cs"]:
+            grad += 2.0 * c["cs"] * (AtA @ MS2)
+        if L is not None and c["cr"]:
+            grad += 2.0 * c["cr"] * (AtA @ MC)
+        grads.append(grad)
+    return B_sum, Q_sum, grads
+
+
+def _risk_pass(M, stats, beta, L, *, lam=None, need_grad=False, chunk_size=None):
+    """Means over the queries of ``B``, ``Q`` and of the channels' gradients.
+
+    Statistics that hold their data elsewhere (e.g. ``_dask``) provide their
+    own ``risk_sums(M, beta, L, lam=..., need_grad=...)``, a sum over chunks.
+    """
+    if hasattr(stats, "risk_sums"):
+        B, Q, grads = stats.risk_sums(M, beta, L, lam=lam, need_grad=need_grad)
+        n = stats.n_samples
+    else:
+        B, Q, grads = risk_sums(
+            M, stats.X, stats.second, stats.second_sq, stats.fourth, beta, L,
+            lam=lam, need_grad=need_grad, chunk_size=chunk_size or stats.chunk_size,
+            sq_norms=stats.sq_norms,
+        )
+        n = stats.X.shape[0]
+    if grads is not None:
+        grads = [g / n for g in grads]
+    return B / n, Q / n, grads
+
+
+def combine_risk(B, Q, grads, n, mean_sq_norm, M, *, scale=None, alpha=0.0,
+                 return_grad=False, dtype=np.float64):
+    """Risk, scale and gradient from the means ``B``, ``Q`` and the summed gradients.
+
+    Shared by :func:`attention_risk` and the chunked reductions of ``_dask``.
+    """
+    fixed = None if scale is None else float(scale)
+    lam = optimal_scale(B, Q) if fixed is None else fixed
+    risk = mean_sq_norm - 2.0 * lam * B + lam**2 * Q
+    pen = orthogonality_penalty(M, alpha, return_grad=return_grad)
+    if not return_grad:
+        return risk + pen, lam
+    pen, pen_grad = pen
+    if fixed is None:
+        grad = (-2.0 * lam) * grads[0] + lam**2 * grads[1]
+    else:
+        grad = grads[0]
+    grad = (grad / n).astype(dtype, copy=False) + pen_grad
+    return risk + pen, lam, grad
 
 
 def attention_risk(
@@ -320,6 +514,7 @@ def attention_risk(
     scale=None,
     alpha=0.0,
     return_grad=False,
+    chunk_size=None,
 ):
     """Exact risk of the K-head layer over resampled contexts, and its gradient.
 
@@ -341,6 +536,10 @@ def attention_risk(
         Weight of the orthogonality penalty.
     return_grad : bool, default=False
         Also return the Euclidean gradient with respect to ``M``.
+    chunk_size : int or None, default=None
+        Rows of ``stats.X`` per chunk of the pass over the data (None:
+        ``stats.chunk_size``).  The result does not depend on it beyond
+        rounding.
 
     Returns
     -------
@@ -351,6 +550,13 @@ def attention_risk(
     grad : ndarray of shape (K, d)
         Only when ``return_grad``.  With the scale profiled out, the gradient
         is that at the optimal scale held fixed (envelope theorem).
+
+    Notes
+    -----
+    The value alone costs one product ``X [M; M Sigma]^T`` and elementwise
+    work on (n, K) arrays; the gradient adds one product of a stacked
+    (n, 2K) or (n, 4K) matrix with ``X``.  The data are visited in chunks of
+    ``chunk_size`` rows, so the temporaries are of the chunk's size.
     """
     L = context_length
     if L is not None and L < 1:
@@ -363,46 +569,14 @@ def attention_risk(
         raise ValueError("This risk needs the data: build the statistics with keep_data=True.")
     if L is not None and stats.fourth is None:
         raise ValueError("A finite context length needs the fourth moment matrix.")
-
-    terms = _moment_terms(stats, M, beta, L)
-    B_i, Q_i = _scale_coefficients(terms, stats.sq_norms, L)
-    B, Q = float(np.mean(B_i)), float(np.mean(Q_i))
-    lam = optimal_scale(B, Q) if scale is None else float(scale)
-    risk = stats.mean_sq_norm - 2.0 * lam * B + lam**2 * Q
-    pen = orthogonality_penalty(M, alpha, return_grad=return_grad)
-    if not return_grad:
-        return risk + pen, lam
-    pen, pen_grad = pen
-
-    n = stats.X.shape[0]
-    # d f_i / d(p, q, r, s), f_i = -2 lam B_i + lam^2 Q_i
-    if L is None:
-        cq = -2.0 * lam
-        cp = cr = 0.0
-        cs = lam**2
-        cq = np.full(n, cq, dtype=stats.X.dtype)
-    else:
-        c2 = (lam / L) ** 2
-        p, q = terms["p"], terms["q"]
-        cp = -2.0 * lam * stats.sq_norms / L + c2 * (2.0 * p * stats.sq_norms + 2.0 * (L - 1) * q)
-        cq = -2.0 * lam * (L - 1) / L + c2 * 2.0 * (L - 1) * p
-        cr = c2 * (L - 1)
-        cs = c2 * (L - 1) * (L - 2)
-    a, w, at = terms["a"], terms["w"], terms["at"]
-    # gradient with respect to the weighted scores at (n, K)
-    g_at = cq[:, None] * terms["b"] + 2.0 * cs * terms["at_G2"]
-    if L is not None:
-        g_at = g_at + cp[:, None] * a + 2.0 * cr * terms["at_GC"]
-    g_a = _softmax_backward(g_at, a, w, beta)
-    if L is not None:
-        g_a = g_a + cp[:, None] * at  # p = <at, a> depends on a directly
-    AtA = at.T @ at
-    grad = g_a.T @ stats.X + (cq[:, None] * at).T @ stats.SX
-    grad = grad + 2.0 * cs * (AtA @ (M @ stats.second_sq))
-    if L is not None:
-        grad = grad + 2.0 * cr * (AtA @ (M @ stats.fourth))
-    grad = grad / n + pen_grad
-    return risk + pen, lam, grad
+    fixed = None if scale is None else float(scale)
+    B, Q, grads = _risk_pass(
+        M, stats, beta, L, lam=fixed, need_grad=return_grad, chunk_size=chunk_size
+    )
+    return combine_risk(
+        B, Q, grads, 1, stats.mean_sq_norm, M, scale=fixed,
+        alpha=alpha, return_grad=return_grad, dtype=stats.X.dtype,
+    )
 
 
 def linear_limit_risk(M, stats, *, scale=None, alpha=0.0, return_grad=False):

@@ -14,6 +14,14 @@ import numpy as np
 from ._attention import ContextStatistics, attention_risk, typical_head_score
 from ._sphere import minimize_on_spheres
 
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+    from contextlib import nullcontext
+
+    def threadpool_limits(*args, **kwargs):
+        return nullcontext()
+
 __all__ = ["HeadsFit", "fit_heads"]
 
 
@@ -32,6 +40,22 @@ class HeadsFit:
     line_search_failed: bool
     grad_norm: float
     tol: float
+    n_iter_coarse: int = 0
+    coarse_size: int = 0
+
+
+#: Fits on more than ``COARSE_FACTOR`` times the coarse sample size start on a sample.
+COARSE_FACTOR = 4
+
+
+def coarse_sample_size(n_samples, n_heads, n_features):
+    """Rows of the random sample of the coarse stage of :func:`fit_heads`.
+
+    About 2000 points per head, and at least ``8 d`` of them; the statistical
+    error of the coarse optimum is then well below the distance the fine
+    stage, on all the data, has to cover.
+    """
+    return int(max(2048 * max(int(n_heads), 1), 8 * int(n_features), 4096))
 
 
 def fit_heads(
@@ -48,6 +72,11 @@ def fit_heads(
     max_iter=300,
     tol=1e-6,
     verbose=0,
+    random_state=None,
+    coarse="auto",
+    chunk_size=8192,
+    n_heads=None,
+    stats=None,
 ):
     """Minimise the attention risk over the heads from several starts.
 
@@ -56,8 +85,9 @@ def fit_heads(
     X : ndarray of shape (n, d)
         Validated data (float64 or float32).
     make_starts : callable
-        ``make_starts(second) -> iterable of (K, d) unit starts``, given the
-        data's second moment.
+        ``make_starts(second, sample) -> iterable of (K, d) unit starts``,
+        given the data's second moment and the rows to seed from (the coarse
+        sample, or ``X``).
     attention : {"competitive", "linear"}
     temperature : float
         Relative to :func:`typical_head_score`; ignored for the linear layer.
@@ -68,38 +98,101 @@ def fit_heads(
         Orthogonality penalty, relative to the data's mean squared norm.
     solver, learning_rate, max_iter, tol :
         As in :func:`minimize_on_spheres`; ``tol`` is raised to the square
-        root of the machine epsilon for float32 data.
+        root of the machine epsilon for float32 data.  ``max_iter`` bounds
+        each stage.
     verbose : int
         Print the risk at each step when positive.
+    random_state : numpy.random.Generator or None
+        Draws the coarse sample (None: a fixed seed).
+    coarse : "auto" or bool
+        Coarse-to-fine: optimise from every start on a random sample of
+        :func:`coarse_sample_size` rows, keep the best start by its risk on
+        all the data, and polish it on all the data to ``tol``, so the result
+        is the full-data optimum.  ``"auto"`` does so when the risk needs a
+        pass over the data and ``n`` exceeds ``COARSE_FACTOR`` times the
+        sample size.
+    chunk_size : int
+        Rows per chunk in the passes over the data.
+    n_heads : int or None
+        Number of heads the starts have, to size the coarse sample (None:
+        ``d``, the largest possible).
+    stats : ContextStatistics-like, optional
+        Precomputed statistics of ``X`` (streamed moments, or the chunked
+        statistics of a dask array from ``_dask``); computed from ``X``
+        when None.  ``X`` is then only sampled (rows ``X[index]``).
 
     Returns
     -------
     HeadsFit
         The start of lowest (penalised) risk.  Heads are not yet signed.
+        ``n_iter`` and ``risk_curve`` are those of the full-data stage.
 
     Raises
     ------
     ValueError
         When the risk is not finite at any start.
     """
+    rms = 1.0
+    if stats is None and isinstance(X, np.ndarray):
+        # the fit is scale-free; far from unit scale the risk's sixth powers
+        # of x under- or overflow (in float32 above all), so fit X / rms
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            mean_sq = float(np.mean(np.einsum("ij,ij->i", X, X, dtype=np.float64)))
+        if np.isfinite(mean_sq) and mean_sq > 0 and not (1e-4 <= mean_sq <= 1e4):
+            rms = float(np.sqrt(mean_sq))
+            X = X / X.dtype.type(rms)
+    with threadpool_limits(limits=1, user_api="blas"):
+        # the skinny products (n, d) x (d, 2K) run several times faster on
+        # one BLAS thread than on several
+        result = _fit_heads(
+            X, make_starts, attention=attention, temperature=temperature,
+            context_length=context_length, scale=scale, alpha=alpha, solver=solver,
+            learning_rate=learning_rate, max_iter=max_iter, tol=tol, verbose=verbose,
+            random_state=random_state, coarse=coarse, chunk_size=chunk_size,
+            n_heads=n_heads, stats=stats,
+        )
+    if rms != 1.0:  # back to the scale of the input
+        c2 = rms**2
+        result.scale /= c2
+        result.beta /= c2
+        result.risk *= c2
+        result.risk_curve = result.risk_curve * c2
+        result.second = (result.second.astype(np.float64) * c2).astype(result.second.dtype)
+    return result
+
+
+def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale, alpha,
+               solver, learning_rate, max_iter, tol, verbose, random_state, coarse,
+               chunk_size, n_heads, stats):
     linear = attention == "linear"
     L = context_length
-    stats = ContextStatistics.from_data(
-        X, keep_data=not (linear and L is None), need_fourth=L is not None
-    )
+    needs_data = not (linear and L is None)
+    if stats is None:
+        stats = ContextStatistics.from_data(X, keep_data=needs_data, need_fourth=L is not None)
+        stats.chunk_size = chunk_size
+    n, d = X.shape
     norm = stats.mean_sq_norm
-    K_for_beta = None
-    beta = 0.0
     dtype = X.dtype
     tol = tol if dtype == np.float64 else max(tol, float(np.sqrt(np.finfo(dtype).eps)))
     abs_alpha = alpha * norm
+    rng = random_state if random_state is not None else np.random.default_rng(0)
 
-    def objective(M):
-        risk, _, grad = attention_risk(
-            M.astype(dtype, copy=False), stats, beta=beta, context_length=L,
-            scale=scale, alpha=abs_alpha, return_grad=True,
-        )
-        return risk / norm, grad.astype(np.float64, copy=False) / norm
+    def objectives(st, beta):
+        def objective(M):
+            risk, _, grad = attention_risk(
+                M.astype(dtype, copy=False), st, beta=beta, context_length=L,
+                scale=scale, alpha=abs_alpha, return_grad=True,
+            )
+            return risk / norm, grad.astype(np.float64, copy=False) / norm
+
+        def value(M):
+            risk, _ = attention_risk(
+                M.astype(dtype, copy=False), st, beta=beta, context_length=L,
+                scale=scale, alpha=abs_alpha,
+            )
+            return risk / norm
+
+        return objective, value
 
     callback = None
     if verbose:
@@ -110,20 +203,56 @@ def fit_heads(
                 file=sys.stdout,
             )
 
-    best = None
-    for M0 in make_starts(stats.second):
-        if K_for_beta is None:
-            K_for_beta = M0.shape[0]
-            if not linear:
-                beta = temperature / typical_head_score(stats.second, K_for_beta)
-        res = minimize_on_spheres(
+    def run(st, M0, stage_tol, cb):
+        objective, value = objectives(st, beta)
+        return minimize_on_spheres(
             objective, M0, solver=solver, learning_rate=learning_rate,
-            max_iter=max_iter, tol=tol, callback=callback,
+            max_iter=max_iter, tol=stage_tol, callback=cb, value_fun=value,
+            step_rule="lbfgs",
         )
+
+    # the coarse sample: the starts are seeded from it and first optimised on it
+    K_max = int(n_heads) if n_heads is not None else d
+    m = coarse_sample_size(n, K_max, d)
+    large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
+    use_coarse = needs_data and max_iter > 0 and large
+    sample, sample_stats = X, None
+    if large:  # the starts are seeded from a sample in any case
+        idx = np.sort(rng.choice(n, size=min(m, n), replace=False))
+        sample = np.asarray(X[idx])  # a dask array's sample is computed here
+    elif not isinstance(sample, np.ndarray):
+        sample = np.asarray(sample)  # a small dask array: seed from all of it
+    if use_coarse:
+        sample_stats = ContextStatistics.from_data(
+            sample, keep_data=True, need_fourth=L is not None
+        )
+        sample_stats.chunk_size = chunk_size
+
+    best = None
+    beta = 0.0
+    coarse_results = []
+    for M0 in make_starts(stats.second, sample):
+        if best is None and not coarse_results and not linear:
+            beta = temperature / typical_head_score(stats.second, M0.shape[0])
+        if use_coarse:
+            res = run(sample_stats, M0, max(tol, 1e-4), None)
+            if not np.all(np.isfinite(res.heads)) or not np.isfinite(res.value):
+                continue
+            v = objectives(stats, beta)[1](res.heads)
+            if np.isfinite(v):
+                coarse_results.append((v, res.heads, res.n_iter))
+            continue
+        res = run(stats, M0, tol, callback)
         if not np.all(np.isfinite(res.heads)) or not np.isfinite(res.value):
             continue
         if best is None or res.value < best.value:
             best = res
+    n_iter_coarse = 0
+    if use_coarse and coarse_results:
+        _, M1, n_iter_coarse = min(coarse_results, key=lambda t: t[0])
+        best = run(stats, M1, tol, callback)
+        if not np.all(np.isfinite(best.heads)) or not np.isfinite(best.value):
+            best = None
     if best is None:
         raise ValueError("The risk was not finite at any start; check the scale of X.")
     risk, lam = attention_risk(
@@ -141,4 +270,6 @@ def fit_heads(
         line_search_failed=bool(best.line_search_failed),
         grad_norm=float(best.grad_norms[-1]),
         tol=float(tol),
+        n_iter_coarse=int(n_iter_coarse),
+        coarse_size=int(sample_stats.n_samples) if use_coarse else 0,
     )

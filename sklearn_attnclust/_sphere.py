@@ -70,6 +70,9 @@ def minimize_on_spheres(
     armijo=1e-4,
     max_backtracks=40,
     callback=None,
+    value_fun=None,
+    step_rule="double",
+    memory=8,
 ):
     """Minimise ``fun`` over matrices with unit rows.
 
@@ -82,8 +85,7 @@ def minimize_on_spheres(
     solver : {"riemannian", "projected"}
         Search direction: the Riemannian gradient, or the Euclidean one.
     learning_rate : float
-        First trial step size; later trials start from twice the last
-        accepted step.
+        First trial step size.
     max_iter : int
         Maximum number of accepted steps.
     tol : float
@@ -95,6 +97,23 @@ def minimize_on_spheres(
         Halvings of the step before the line search gives up.
     callback : callable, optional
         ``callback(iteration, value, grad_norm, step_size)`` after each step.
+    value_fun : callable, optional
+        ``value_fun(M) -> value``, cheaper than ``fun``.  When given, the
+        trial steps after a rejected one are evaluated with it, and ``fun``
+        is called once at the accepted point.
+    step_rule : {"lbfgs", "bb", "double"}
+        Search direction and first trial step of each line search.
+        ``"lbfgs"`` (``"riemannian"`` solver only; the projected solver uses
+        ``"bb"``): a limited-memory BFGS direction built from the last
+        ``memory`` steps ``s`` and changes of the Riemannian gradient ``y``,
+        both projected on the current tangent spaces (vector transport by
+        projection), tried at step 1.  ``"bb"``: the gradient with the
+        Barzilai-Borwein step ``<s, s> / <s, y>``.  ``"double"``: the
+        gradient with twice the last accepted step.  All fall back to the
+        gradient when the direction is not one of descent, and every step
+        passes the Armijo test, so the objective decreases monotonically.
+    memory : int
+        Pairs kept by ``"lbfgs"``.
 
     Returns
     -------
@@ -102,29 +121,51 @@ def minimize_on_spheres(
     """
     if solver not in ("riemannian", "projected"):
         raise ValueError(f"solver must be 'riemannian' or 'projected', got {solver!r}.")
+    if step_rule not in ("lbfgs", "bb", "double"):
+        raise ValueError(f"step_rule must be 'lbfgs', 'bb' or 'double', got {step_rule!r}.")
+    if step_rule == "lbfgs" and solver != "riemannian":
+        step_rule = "bb"
+    pairs = []  # (s, y) of the last accepted steps, for "lbfgs"
     M = normalize_rows(np.array(M0, copy=True))
     value, grad = fun(M)
     rgrad = riemannian_gradient(M, grad)
     gnorm = float(np.linalg.norm(rgrad))
     result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
     step = float(learning_rate)
+    max_step = 1e6 * float(learning_rate)
+
+    def retract(trial, direction):
+        cand = M - trial * direction
+        norms = np.linalg.norm(cand, axis=1, keepdims=True)
+        if np.all(np.isfinite(norms)) and np.all(norms > 0):
+            return cand / norms
+        return None
+
     for it in range(1, max_iter + 1):
         if gnorm <= tol:
             result.converged = True
             break
         direction = rgrad if solver == "riemannian" else grad
+        trial = step
+        if step_rule == "lbfgs" and pairs:
+            lbfgs_dir = _two_loop(M, rgrad, pairs)
+            if float(np.sum(grad * lbfgs_dir)) > 0:
+                direction, trial = lbfgs_dir, 1.0
+            else:
+                pairs.clear()
         slope = float(np.sum(grad * direction))
         if slope <= 0:
             result.line_search_failed = True
             break
-        trial = step
         accepted = False
-        for _ in range(max_backtracks):
-            cand = M - trial * direction
-            norms = np.linalg.norm(cand, axis=1, keepdims=True)
-            if np.all(np.isfinite(norms)) and np.all(norms > 0):
-                cand = cand / norms
-                new_value, new_grad = fun(cand)
+        new_grad = None
+        for k in range(max_backtracks):
+            cand = retract(trial, direction)
+            if cand is not None:
+                if k == 0 or value_fun is None:
+                    new_value, new_grad = fun(cand)
+                else:
+                    new_value, new_grad = value_fun(cand), None
                 if np.isfinite(new_value) and new_value <= value - armijo * trial * slope:
                     accepted = True
                     break
@@ -132,16 +173,41 @@ def minimize_on_spheres(
         if not accepted:
             result.line_search_failed = True
             break
+        if new_grad is None:
+            new_value, new_grad = fun(cand)
         decrease = value - new_value
-        M, value, grad = cand, new_value, new_grad
-        rgrad = riemannian_gradient(M, grad)
+        new_rgrad = riemannian_gradient(cand, new_grad)
+        if step_rule == "lbfgs":
+            s_vec = riemannian_gradient(cand, cand - M)
+            y_vec = new_rgrad - riemannian_gradient(cand, rgrad)
+            sy = float(np.sum(s_vec * y_vec))
+            if sy > 1e-12 * float(np.linalg.norm(s_vec) * np.linalg.norm(y_vec)):
+                pairs.append((s_vec, y_vec))
+                if len(pairs) > memory:
+                    pairs.pop(0)
+            step = 2.0 * trial
+        elif step_rule == "bb":
+            # Barzilai-Borwein: s the step, y the change of the (projected) gradient
+            s_vec = cand - M
+            new_dir = new_rgrad if solver == "riemannian" else new_grad
+            y_vec = new_dir - riemannian_gradient(cand, direction)
+            sy = float(np.sum(s_vec * y_vec))
+            step = float(np.sum(s_vec * s_vec)) / sy if sy > 0 else 2.0 * trial
+            step = min(max(step, 1e-3 * trial), max_step)
+        else:
+            step = 2.0 * trial
+        moved = float(np.linalg.norm(cand - M))
+        M, value, grad, rgrad = cand, new_value, new_grad, new_rgrad
         gnorm = float(np.linalg.norm(rgrad))
         result.values.append(value)
         result.grad_norms.append(gnorm)
         result.n_iter = it
-        step = 2.0 * trial
         if callback is not None:
             callback(it, value, gnorm, trial)
+        if decrease <= 0 and moved <= 1e-12:
+            # an accepted step too small to move the heads: no progress possible
+            result.line_search_failed = True
+            break
         if decrease <= tol**2 * max(abs(value), np.finfo(float).tiny):
             result.converged = True
             break
@@ -149,3 +215,30 @@ def minimize_on_spheres(
         result.converged = gnorm <= tol
     result.heads, result.value, result.step_size = M, value, step
     return result
+
+
+def _two_loop(M, g, pairs):
+    """L-BFGS two-loop recursion: ``H g`` with the pairs projected at ``M``."""
+    proj = [(riemannian_gradient(M, s), riemannian_gradient(M, y)) for s, y in pairs]
+    q = g.copy()
+    alphas = []
+    for s, y in reversed(proj):
+        sy = float(np.sum(s * y))
+        if sy <= 0:
+            alphas.append(None)
+            continue
+        a = float(np.sum(s * q)) / sy
+        q -= a * y
+        alphas.append((a, sy))
+    s, y = proj[-1]
+    yy = float(np.sum(y * y))
+    sy = float(np.sum(s * y))
+    gamma = sy / yy if (yy > 0 and sy > 0) else 1.0
+    r = gamma * q
+    for (s, y), ent in zip(proj, reversed(alphas)):
+        if ent is None:
+            continue
+        a, sy = ent
+        b = float(np.sum(y * r)) / sy
+        r += (a - b) * s
+    return riemannian_gradient(M, r)

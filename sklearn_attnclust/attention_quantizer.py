@@ -11,8 +11,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._attention import attention_from_moments
+from ._attention import ContextStatistics
 from ._base import BaseQuantizer
-from ._fit import fit_heads
+from ._dask import DaskContextStatistics, is_dask_array
+from ._fit import coarse_sample_size, fit_heads
 from ._init import check_start, init_heads
 
 __all__ = ["AttentionQuantizer"]
@@ -144,6 +146,27 @@ class AttentionQuantizer(BaseQuantizer):
     One evaluation of the risk and its gradient costs ``O(n K d + n K^2 + K d^2)``
     after one pass over the data; for the linear layer with
     ``context_length=None`` it costs ``O(K d^2)``, independent of ``n``.
+    On large data (``n`` above four times about 2000 rows per head) ``fit``
+    seeds and optimises every start on a random sample first, then polishes
+    the best one on all the data (L-BFGS on the spheres), so the result is
+    the full-data optimum; ``max_iter`` bounds each stage, and ``n_iter_``
+    and ``risk_curve_`` describe the full-data stage.
+
+    :meth:`partial_fit` keeps the exact streamed moments of all the rows and
+    a uniform reservoir of at most 50000 rows as the queries of the risk.
+
+    ``fit`` also accepts a ``dask.array.Array`` (rows in chunks): the moments
+    and each iteration's risk and gradient are sums over the chunks computed
+    by dask, so the data are never gathered.  With a ``distributed.Client``
+    active, the chunks are processed on its cluster; to use a real cluster::
+
+        from distributed import Client
+        client = Client("tcp://scheduler-host:8786")  # the scheduler's address
+        X = dask.array.from_zarr("s3://bucket/data.zarr")  # or any dask array
+        AttentionQuantizer(8, random_state=0).fit(X)
+
+    Each iteration sends the heads and a few ``d x d`` moments to the workers
+    and gets back ``O(K d)`` numbers per chunk.
 
     Examples
     --------
@@ -263,6 +286,8 @@ class AttentionQuantizer(BaseQuantizer):
         self : AttentionQuantizer
             The fitted estimator.
         """
+        if is_dask_array(X):  # before the numpy validation, which would load it
+            return self._fit_dask(X)
         X = self._validate_input(X, reset=True)
         n, d = X.shape
         self._check_n_clusters(n, d)
@@ -275,7 +300,7 @@ class AttentionQuantizer(BaseQuantizer):
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
         result = fit_heads(
             X,
-            lambda second: self._starts(X, rng, second),
+            lambda second, sample: self._starts(sample, rng, second),
             attention=self.attention,
             temperature=self.temperature,
             context_length=self.context_length,
@@ -286,6 +311,8 @@ class AttentionQuantizer(BaseQuantizer):
             max_iter=self.max_iter,
             tol=self.tol,
             verbose=self.verbose,
+            random_state=rng,
+            n_heads=self.n_clusters,
         )
         if result.line_search_failed and result.grad_norm > result.tol:
             warnings.warn(
@@ -313,6 +340,158 @@ class AttentionQuantizer(BaseQuantizer):
         self.risk_curve_ = result.risk_curve
         self.labels_ = self._assign(X)
         self.cluster_centers_ = self._centers(X, self.labels_)
+        return self
+
+    #: Rows kept by :meth:`partial_fit` as the queries of the risk (a uniform
+    #: reservoir sample of the stream); the moments are those of all the rows.
+    _partial_fit_reservoir = 50_000
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """Update the heads with a chunk of data (for data that arrive in chunks).
+
+        The estimator keeps the exact streamed moments of every row seen (the
+        second moment, and the fourth for a finite ``context_length``), their
+        mean, and a uniform reservoir sample of at most 50000 rows.  Each call
+        adds the chunk and re-minimises the exact risk whose contexts have the
+        streamed moments and whose queries are the reservoir, warm-started
+        from the current heads (the first call seeds them as :meth:`fit`
+        does).  While fewer rows than the reservoir holds have been seen this
+        is exactly :meth:`fit` on the rows so far; afterwards the queries are
+        a uniform sample of the stream, so the heads match the batch fit to
+        the statistical accuracy of that sample.  Memory is bounded by the
+        reservoir, whatever the length of the stream.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            A chunk of training data.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        self : AttentionQuantizer
+        """
+        first = not hasattr(self, "_stream")
+        X = self._validate_input(X, reset=first)
+        n, d = X.shape
+        if first:
+            self._check_n_clusters(max(n, self.n_clusters), d)
+            seed = check_random_state(self.random_state).randint(2**31 - 1)
+            self._stream = dict(
+                rng=np.random.default_rng(seed), n=0, second=np.zeros((d, d)),
+                fourth=None if self.context_length is None else np.zeros((d, d)),
+                total=np.zeros(d), reservoir=np.empty((0, d), dtype=X.dtype),
+            )
+        s = self._stream
+        X64 = X.astype(np.float64, copy=False)
+        s["second"] += X64.T @ X64
+        s["total"] += X64.sum(axis=0)
+        if s["fourth"] is not None:
+            s["fourth"] += (X64 * np.einsum("ij,ij->i", X64, X64)[:, None]).T @ X64
+        # reservoir sampling (algorithm R), vectorised over the chunk
+        R = self._partial_fit_reservoir
+        res = s["reservoir"].astype(X.dtype, copy=False)
+        room = max(R - res.shape[0], 0)
+        res = np.vstack([res, X[:room]])
+        rest = X[room:]
+        if rest.shape[0]:
+            seen = s["n"] + room + np.arange(rest.shape[0])  # index of each row in the stream
+            j = (s["rng"].random(rest.shape[0]) * (seen + 1)).astype(np.int64)
+            keep = j < R
+            res[j[keep]] = rest[keep]  # later rows win, as in the sequential algorithm
+        s["reservoir"] = res
+        s["n"] += n
+        if s["n"] < self.n_clusters:
+            raise ValueError(
+                f"n_samples = {s['n']} should be >= n_clusters = {self.n_clusters}."
+            )
+        dtype = X.dtype
+        stats = ContextStatistics.from_moments(
+            (s["second"] / s["n"]).astype(dtype),
+            fourth=None if s["fourth"] is None else (s["fourth"] / s["n"]).astype(dtype),
+            n_samples=s["n"], X=res,
+        )
+        if first or not hasattr(self, "heads_"):
+            rng = s["rng"]
+
+            def make_starts(second, sample):
+                return self._starts(sample, rng, second)
+        else:
+            heads = self.heads_.astype(np.float64)
+
+            def make_starts(second, sample):
+                yield heads
+        result = fit_heads(
+            res, make_starts, attention=self.attention, temperature=self.temperature,
+            context_length=self.context_length,
+            scale=None if self.scale == "auto" else float(self.scale),
+            alpha=self.alpha, solver=self.solver, learning_rate=self.learning_rate,
+            max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
+            random_state=s["rng"], coarse=False, n_heads=self.n_clusters, stats=stats,
+        )
+        signs = np.sign((s["total"] / s["n"]) @ result.heads.T)
+        signs[signs == 0] = 1.0
+        self.heads_ = (result.heads * signs[:, None]).astype(dtype)
+        self.scale_ = result.scale
+        self.temperature_ = result.beta
+        self.second_moment_ = result.second
+        self.risk_ = result.risk
+        self.n_iter_ = result.n_iter
+        self.risk_curve_ = result.risk_curve
+        self.n_steps_ = getattr(self, "n_steps_", 0) + 1
+        self.labels_ = self._assign(X)
+        self.cluster_centers_ = self._centers(res, self._assign(res))
+        return self
+
+    def _fit_dask(self, X):
+        """:meth:`fit` on a ``dask.array``: the passes over the data run chunk by chunk.
+
+        See :mod:`._dask`.  ``labels_`` is computed (a numpy array).
+        """
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2-D dask array, got {X.ndim} dimension(s).")
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        n, d = X.shape
+        self.n_features_in_ = d
+        self._check_n_clusters(n, d)
+        stats = DaskContextStatistics.from_dask(X, need_fourth=self.context_length is not None)
+        import dask
+
+        finite = dask.compute(dask.array.isfinite(stats.X).all())[0]
+        if not finite:
+            raise ValueError("Input X contains NaN or infinity.")
+        rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
+        result = fit_heads(
+            stats.X,
+            lambda second, sample: self._starts(sample, rng, second),
+            attention=self.attention, temperature=self.temperature,
+            context_length=self.context_length,
+            scale=None if self.scale == "auto" else float(self.scale),
+            alpha=self.alpha, solver=self.solver, learning_rate=self.learning_rate,
+            max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
+            random_state=rng, n_heads=self.n_clusters, stats=stats,
+        )
+        if self.max_iter > 0 and not result.converged:
+            warnings.warn(
+                f"AttentionQuantizer did not converge in max_iter={self.max_iter} steps "
+                f"(Riemannian gradient norm {result.grad_norm:.3g} > tol={result.tol:.3g}). "
+                "Consider increasing max_iter.",
+                ConvergenceWarning,
+            )
+        signs = np.sign(stats.mean() @ result.heads.T)
+        signs[signs == 0] = 1.0
+        self.heads_ = (result.heads * signs[:, None]).astype(X.dtype)
+        self.scale_ = result.scale
+        self.temperature_ = result.beta
+        self.second_moment_ = result.second
+        self.risk_ = result.risk
+        self.n_iter_ = result.n_iter
+        self.risk_curve_ = result.risk_curve
+        self.labels_, means = stats.assign(self.heads_)
+        self.cluster_centers_ = means[:, None] * self.heads_
         return self
 
     def _centers(self, X, labels):

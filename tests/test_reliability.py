@@ -328,23 +328,12 @@ def test_float64_feature_scales_leave_heads_unchanged(c, kwargs, data):
 @pytest.mark.parametrize(
     "c",
     [
-        pytest.param(1e-8, marks=pytest.mark.xfail(strict=True, reason=(
-            "float32 underflow in _fit.py/_attention.py: the risk's x**6 terms (Q, at_G2) "
-            "underflow to 0, the profiled scale is 0, the gradient is 0, and fit "
-            "'converges' at step 0 with the start as heads and scale_ = 0 (no warning)"))),
-        pytest.param(1e-7, marks=pytest.mark.xfail(strict=True, reason=(
-            "float32 partial underflow in _attention.py: the x**6 terms lose their "
-            "precision and the heads stop far from those of the unscaled data"))),
+        1e-8,
+        1e-7,
         1e-5,
         1e4,
-        pytest.param(1e6, marks=pytest.mark.xfail(strict=True, reason=(
-            "float32 overflow in _attention.py (at @ G2 and AtA @ (M @ second_sq), "
-            "x**6 ~ 1e36 summed over samples): RuntimeWarning, the line search "
-            "rejects the non-finite trials and the heads stop elsewhere"))),
-        pytest.param(1e8, marks=pytest.mark.xfail(strict=True, reason=(
-            "float32 overflow in _attention.py: the ValueError 'The risk was not finite "
-            "at any start; check the scale of X.' (_fit.py) is clear, but it comes "
-            "after a flood of RuntimeWarnings (overflow in reduce/matmul)"))),
+        1e6,
+        1e8,
     ],
 )
 def test_float32_extreme_scales(c, data):
@@ -459,11 +448,7 @@ def test_degenerate_data_other_estimators(data):
     "learning_rate",
     [
         1e30,
-        pytest.param(1e-30, marks=pytest.mark.xfail(strict=True, reason=(
-            "_sphere.py: a first trial step of 1e-30 leaves the heads unchanged to "
-            "rounding, Armijo accepts it (value <= value - 1e-34 * slope), and the "
-            "relative decrease 0 <= tol**2 is taken as convergence: fit returns the "
-            "start, n_iter_ = 1, with no warning"))),
+        1e-30,
     ],
 )
 def test_failed_line_search_warns_instead_of_nan(learning_rate, data):

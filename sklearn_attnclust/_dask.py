@@ -1,0 +1,118 @@
+"""Reductions over the chunks of a dask array (design notes, section 7).
+
+The risk of :mod:`._attention` is a sum over the samples, so over the row
+blocks of a dask array: :class:`DaskContextStatistics` computes the moments
+with dask reductions, and its :meth:`~DaskContextStatistics.risk_sums` maps
+:func:`._attention.risk_sums` over the blocks and adds the results.  Every
+block of the data stays where it is (persisted on the workers); each
+iteration ships the heads (K x d) and a few (d x d) moments to the workers and
+gets back two numbers and one or two (K x d) gradients per block.  With a
+``distributed.Client`` active, ``dask.compute`` runs on its cluster, so the
+same code runs on a laptop or on a distributed cluster.
+
+This module imports dask lazily: the package does not depend on it.
+"""
+
+import numpy as np
+
+from ._attention import risk_sums
+
+__all__ = ["is_dask_array", "DaskContextStatistics"]
+
+
+def is_dask_array(X):
+    """Whether ``X`` is a ``dask.array.Array`` (without importing dask)."""
+    cls = type(X)
+    return cls.__name__ == "Array" and cls.__module__.startswith("dask.array")
+
+
+def _block_sums(block, M, second, second_sq, fourth, beta, L, lam, need_grad, chunk_size):
+    B, Q, grads = risk_sums(
+        M, block, second, second_sq, fourth, beta, L, lam=lam, need_grad=need_grad,
+        chunk_size=chunk_size,
+    )
+    return B, Q, grads
+
+
+def _add(parts):
+    B = sum(p[0] for p in parts)
+    Q = sum(p[1] for p in parts)
+    if parts[0][2] is None:
+        return B, Q, None
+    grads = [sum(p[2][k] for p in parts) for k in range(len(parts[0][2]))]
+    return B, Q, grads
+
+
+class DaskContextStatistics:
+    """The statistics of :class:`._attention.ContextStatistics` for a dask array.
+
+    Attributes
+    ----------
+    X : dask.array.Array of shape (n, d)
+        The data, persisted, chunked along rows only.
+    second, second_sq, fourth, mean_sq_norm, n_samples, chunk_size :
+        As in ``ContextStatistics`` (numpy arrays, computed once).
+    sq_norms : None
+        The squared norms are recomputed per block where needed.
+    """
+
+    def __init__(self, X, second, fourth, chunk_size=8192):
+        self.X = X
+        self.second = 0.5 * (second + second.T)
+        self.second_sq = self.second @ self.second
+        self.fourth = None if fourth is None else 0.5 * (fourth + fourth.T)
+        self.mean_sq_norm = float(np.trace(self.second))
+        self.n_samples = int(X.shape[0])
+        self.chunk_size = int(chunk_size)
+        self.sq_norms = None
+        self._blocks = None
+
+    @classmethod
+    def from_dask(cls, X, *, need_fourth=False, chunk_size=8192):
+        """Persist ``X`` (rows chunked, one column chunk) and reduce its moments."""
+        import dask
+
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        X = X.persist()
+        n = X.shape[0]
+        second = X.T @ X / n
+        if need_fourth:
+            norms = (X * X).sum(axis=1)
+            fourth = (X * norms[:, None]).T @ X / n
+            second, fourth = dask.compute(second, fourth)
+        else:
+            (second,), fourth = dask.compute(second), None
+        return cls(X, np.asarray(second), None if fourth is None else np.asarray(fourth),
+                   chunk_size=chunk_size)
+
+    def risk_sums(self, M, beta, L, *, lam=None, need_grad=False):
+        """:func:`._attention.risk_sums` over every block of ``X``, added."""
+        import dask
+
+        if self._blocks is None:
+            self._blocks = list(self.X.to_delayed().ravel())
+        part = dask.delayed(_block_sums, pure=True)
+        args = (np.asarray(M), self.second, self.second_sq, self.fourth, float(beta), L,
+                lam, bool(need_grad), self.chunk_size)
+        parts = [part(block, *args) for block in self._blocks]
+        total = dask.delayed(_add, pure=True)(parts)
+        return dask.compute(total)[0]
+
+    def mean(self):
+        """Mean of the rows (for the sign of the heads)."""
+        return np.asarray(self.X.mean(axis=0).compute())
+
+    def assign(self, heads):
+        """Head of largest score of every row, and per head the mean score of its rows."""
+        import dask
+
+        scores = self.X @ np.asarray(heads, dtype=self.X.dtype).T
+        labels = scores.argmax(axis=1)
+        K = heads.shape[0]
+        onehot = labels[:, None] == np.arange(K)[None, :]
+        sums = (scores * onehot).sum(axis=0)
+        counts = onehot.sum(axis=0)
+        labels, sums, counts = dask.compute(labels, sums, counts)
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+        return np.asarray(labels), means
