@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
 
+from .attention_quantizer import AttentionQuantizer
 from .baselines import KMeansQuantizer, OptimalQuantizer, PCAQuantizer
 from .datasets import make_orthogonal_mixture
 from .metrics import centroid_distance
@@ -55,6 +56,12 @@ def default_estimators(n_clusters, random_state=None, *, centers=None):
     """
     return {
         "OptimalQuantizer (oracle)": OptimalQuantizer(centers=centers),
+        "AttentionQuantizer": AttentionQuantizer(
+            n_clusters=n_clusters, random_state=random_state
+        ),
+        "AttentionQuantizer (linear)": AttentionQuantizer(
+            n_clusters=n_clusters, attention="linear", random_state=random_state
+        ),
         "KMeansQuantizer (n_init=1)": KMeansQuantizer(
             n_clusters=n_clusters, n_init=1, random_state=random_state
         ),
