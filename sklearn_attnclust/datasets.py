@@ -10,26 +10,11 @@ tokens are exactly the centroids.
 import numbers
 
 import numpy as np
-from scipy.sparse import issparse
 from sklearn.utils import check_random_state
 
+from .metrics import _as_real
+
 __all__ = ["make_orthogonal_mixture", "sample_sequences"]
-
-
-def _as_real(a, name):
-    """``a`` as a float64 array; a clear error for sparse, complex or non-numbers."""
-    if issparse(a):
-        raise TypeError(
-            f"{name} is a sparse matrix; sparse input is not supported. "
-            f"Convert it with {name}.toarray()."
-        )
-    arr = np.asarray(a)
-    if arr.dtype.kind == "c":
-        raise ValueError(f"{name} is complex; only real values are supported.")
-    try:
-        return arr.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must hold real numbers: {exc}") from None
 
 
 def _check_int(value, name, minimum):
