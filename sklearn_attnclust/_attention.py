@@ -29,6 +29,8 @@ with ``p = <x, vt>``, ``q = <Sigma x, vt>``, ``r = vt^T C vt``,
 For ``L -> infinity``, ``B = q`` and ``Q = s``.  No context is ever sampled.
 """
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -463,6 +465,46 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
     return B_sum, Q_sum, grads
 
 
+#: Threads over which a pass over large data is split (the sums are additive);
+#: numpy releases the GIL in its products and elementwise loops.
+N_THREADS = max(1, min(os.cpu_count() or 1, 4))
+_POOL = None
+
+
+def _threaded_risk_sums(M, stats, beta, L, *, lam, need_grad, chunk_size):
+    """:func:`risk_sums` over contiguous row blocks in threads, added in order.
+
+    The blocks and the order of the additions depend only on ``n`` and the
+    number of threads, so results are reproducible.
+    """
+    global _POOL
+    X, n = stats.X, stats.X.shape[0]
+    chunk = max(int(chunk_size), 1)
+    n_blocks = min(N_THREADS, n // (2 * chunk))
+    kwargs = dict(lam=lam, need_grad=need_grad, chunk_size=chunk)
+    if n_blocks < 2:
+        return risk_sums(M, X, stats.second, stats.second_sq, stats.fourth, beta, L,
+                         sq_norms=stats.sq_norms, **kwargs)
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=N_THREADS)
+    edges = np.linspace(0, n, n_blocks + 1).astype(int)
+    sq = stats.sq_norms
+    futures = [
+        _POOL.submit(
+            risk_sums, M, X[lo:hi], stats.second, stats.second_sq, stats.fourth, beta, L,
+            sq_norms=None if sq is None else sq[lo:hi], **kwargs,
+        )
+        for lo, hi in zip(edges[:-1], edges[1:])
+    ]
+    parts = [f.result() for f in futures]
+    B = sum(p[0] for p in parts)
+    Q = sum(p[1] for p in parts)
+    grads = None
+    if need_grad:
+        grads = [sum(p[2][c] for p in parts) for c in range(len(parts[0][2]))]
+    return B, Q, grads
+
+
 def _risk_pass(M, stats, beta, L, *, lam=None, need_grad=False, chunk_size=None):
     """Means over the queries of ``B``, ``Q`` and of the channels' gradients.
 
@@ -473,10 +515,9 @@ def _risk_pass(M, stats, beta, L, *, lam=None, need_grad=False, chunk_size=None)
         B, Q, grads = stats.risk_sums(M, beta, L, lam=lam, need_grad=need_grad)
         n = stats.n_samples
     else:
-        B, Q, grads = risk_sums(
-            M, stats.X, stats.second, stats.second_sq, stats.fourth, beta, L,
-            lam=lam, need_grad=need_grad, chunk_size=chunk_size or stats.chunk_size,
-            sq_norms=stats.sq_norms,
+        B, Q, grads = _threaded_risk_sums(
+            M, stats, beta, L, lam=lam, need_grad=need_grad,
+            chunk_size=chunk_size or stats.chunk_size,
         )
         n = stats.X.shape[0]
     if grads is not None:
