@@ -22,3 +22,15 @@ def test_bench_fit_smoke(tmp_path):
     for method in ("AttentionQuantizer", "KMeans(n_init=1)", "MiniBatchKMeans"):
         assert method in table
     assert "--smoke" in table  # the command that made it
+
+
+def test_bench_risk_smoke(tmp_path):
+    script = os.path.join(ROOT, "benchmarks", "bench_risk.py")
+    proc = subprocess.run(
+        [sys.executable, script, "--smoke", "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = (tmp_path / "bench_risk.md").read_text()
+    assert "linear, L -> inf: risk + gradient" in table
+    assert "| 20000 |" in table
