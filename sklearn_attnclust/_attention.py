@@ -485,12 +485,13 @@ def _threaded_risk_sums(M, stats, beta, L, *, lam, need_grad, chunk_size):
     if n_blocks < 2:
         return risk_sums(M, X, stats.second, stats.second_sq, stats.fourth, beta, L,
                          sq_norms=stats.sq_norms, **kwargs)
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=N_THREADS)
+    if _POOL is None or _POOL[0] != os.getpid():
+        # a pool inherited through fork has no live threads: make a new one
+        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=N_THREADS))
     edges = np.linspace(0, n, n_blocks + 1).astype(int)
     sq = stats.sq_norms
     futures = [
-        _POOL.submit(
+        _POOL[1].submit(
             risk_sums, M, X[lo:hi], stats.second, stats.second_sq, stats.fourth, beta, L,
             sq_norms=None if sq is None else sq[lo:hi], **kwargs,
         )

@@ -289,3 +289,26 @@ def test_overlapping_clusters_no_worse_than_kmeans():
         ours.append(centroid_distance(aq.heads_, centers))
         theirs.append(centroid_distance(unit, centers))
     assert np.median(ours) <= np.median(theirs), (ours, theirs)
+
+
+def _fit_in_child(X, queue):
+    queue.put(AttentionQuantizer(2, random_state=0).fit(X).heads_)
+
+
+@pytest.mark.skipif(
+    "fork" not in __import__("multiprocessing").get_all_start_methods(),
+    reason="needs the fork start method",
+)
+def test_threaded_passes_survive_fork():
+    # large enough for the passes over the data to run in threads
+    import multiprocessing
+
+    X, _, _ = make_orthogonal_mixture(40000, 4, 2, sigma=0.3, random_state=0)
+    parent = AttentionQuantizer(2, random_state=0).fit(X)
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_fit_in_child, args=(X, queue))
+    child.start()
+    heads = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert np.array_equal(heads, parent.heads_)
