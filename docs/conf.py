@@ -28,7 +28,7 @@ extensions = [
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "_static/*.md"]
 
 # MyST: $...$ and $$...$$ math, ::: fences, (label)= targets
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
