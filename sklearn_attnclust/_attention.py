@@ -174,16 +174,17 @@ def typical_head_score(second, n_heads):
 # --------------------------------------------------------------------------
 # Layers (forward passes)
 # --------------------------------------------------------------------------
-def competitive_weights(scores, beta):
-    """``w_h = K softmax_h(beta * scores_h**2)``, row-wise; all ones at beta = 0."""
+def competitive_weights(scores, beta, axis=-1):
+    """``w_h = K softmax_h(beta * scores_h**2)`` along ``axis`` (the heads); all ones at beta = 0."""
     scores = np.asarray(scores)
-    K = scores.shape[-1]
+    K = scores.shape[axis]
     if beta == 0:
         return np.ones_like(scores)
-    z = beta * scores**2
-    z -= z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return K * e / e.sum(axis=-1, keepdims=True)
+    z = beta * (scores * scores)
+    z -= z.max(axis=axis, keepdims=True)
+    np.exp(z, out=z)
+    z *= K / z.sum(axis=axis, keepdims=True)
+    return z
 
 
 def _weighted_scores(X, M, beta):
@@ -315,18 +316,6 @@ def _coefficients(L, lam, p, q, sq):
     return [{k: -2.0 * lam * B[k] + lam**2 * Q[k] for k in B}]
 
 
-def _chunk_weights(a, beta):
-    """``w = K softmax(beta a^2)`` along axis 0 of a (K, n) array."""
-    K = a.shape[0]
-    if beta == 0:
-        return np.ones_like(a)
-    z = beta * (a * a)
-    z -= z.max(axis=0)
-    np.exp(z, out=z)
-    z *= K / z.sum(axis=0)
-    return z
-
-
 def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
               need_grad=False, chunk_size=8192, sq_norms=None):
     """Sums over the rows of ``X`` of ``B``, ``Q`` and of their gradients.
@@ -382,7 +371,7 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
         Xc = X[start : start + chunk]
         AB = PT @ Xc.T  # (2K, c)
         a, b = AB[:K], AB[K:]
-        w = _chunk_weights(a, beta)
+        w = competitive_weights(a, beta, axis=0)
         at = w * a
         AtA_c = at @ at.T
         if L is None:
