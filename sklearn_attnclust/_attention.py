@@ -622,14 +622,18 @@ def linear_limit_risk(M, stats, *, scale=None, alpha=0.0, return_grad=False):
     G1, G2 = MS @ M.T, MS2 @ M.T
     B = float(np.trace(G2))
     Q = float(np.sum(G1 * G2))
-    lam = optimal_scale(B, Q) if scale is None else float(scale)
-    risk = stats.mean_sq_norm - 2.0 * lam * B + lam**2 * Q
-    pen = orthogonality_penalty(M, alpha, return_grad=return_grad)
-    if not return_grad:
-        return risk + pen, lam
-    pen, pen_grad = pen
-    grad = -4.0 * lam * MS2 + 2.0 * lam**2 * (G1 @ MS2 + G2 @ MS)
-    return risk + pen, lam, grad + pen_grad
+    grads = None
+    if return_grad:
+        dB, dQ = 2.0 * MS2, 2.0 * (G1 @ MS2 + G2 @ MS)
+        if scale is None:
+            grads = [dB, dQ]
+        else:
+            lam = float(scale)
+            grads = [-2.0 * lam * dB + lam**2 * dQ]
+    return combine_risk(
+        B, Q, grads, 1, stats.mean_sq_norm, M, scale=scale, alpha=alpha,
+        return_grad=return_grad, dtype=M.dtype,
+    )
 
 
 def riemannian_gradient(M, grad):
