@@ -486,12 +486,16 @@ def _threaded_risk_sums(M, stats, beta, L, *, lam, need_grad, chunk_size):
         )
         for lo, hi in zip(edges[:-1], edges[1:])
     ]
-    parts = [f.result() for f in futures]
+    return add_risk_sums([f.result() for f in futures])
+
+
+def add_risk_sums(parts):
+    """Add the ``(B_sum, Q_sum, grads)`` of :func:`risk_sums` over disjoint row blocks."""
     B = sum(p[0] for p in parts)
     Q = sum(p[1] for p in parts)
-    grads = None
-    if need_grad:
-        grads = [sum(p[2][c] for p in parts) for c in range(len(parts[0][2]))]
+    if parts[0][2] is None:
+        return B, Q, None
+    grads = [sum(p[2][c] for p in parts) for c in range(len(parts[0][2]))]
     return B, Q, grads
 
 

@@ -15,7 +15,7 @@ This module imports dask lazily: the package does not depend on it.
 
 import numpy as np
 
-from ._attention import risk_sums
+from ._attention import ContextStatistics, add_risk_sums, risk_sums
 
 __all__ = ["is_dask_array", "DaskContextStatistics"]
 
@@ -24,23 +24,6 @@ def is_dask_array(X):
     """Whether ``X`` is a ``dask.array.Array`` (without importing dask)."""
     cls = type(X)
     return cls.__name__ == "Array" and cls.__module__.startswith("dask.array")
-
-
-def _block_sums(block, M, second, second_sq, fourth, beta, L, lam, need_grad, chunk_size):
-    B, Q, grads = risk_sums(
-        M, block, second, second_sq, fourth, beta, L, lam=lam, need_grad=need_grad,
-        chunk_size=chunk_size,
-    )
-    return B, Q, grads
-
-
-def _add(parts):
-    B = sum(p[0] for p in parts)
-    Q = sum(p[1] for p in parts)
-    if parts[0][2] is None:
-        return B, Q, None
-    grads = [sum(p[2][k] for p in parts) for k in range(len(parts[0][2]))]
-    return B, Q, grads
 
 
 class DaskContextStatistics:
@@ -57,12 +40,13 @@ class DaskContextStatistics:
     """
 
     def __init__(self, X, second, fourth, chunk_size=8192):
+        moments = ContextStatistics.from_moments(second, fourth=fourth, n_samples=X.shape[0])
         self.X = X
-        self.second = 0.5 * (second + second.T)
-        self.second_sq = self.second @ self.second
-        self.fourth = None if fourth is None else 0.5 * (fourth + fourth.T)
-        self.mean_sq_norm = float(np.trace(self.second))
-        self.n_samples = int(X.shape[0])
+        self.second = moments.second
+        self.second_sq = moments.second_sq
+        self.fourth = moments.fourth
+        self.mean_sq_norm = moments.mean_sq_norm
+        self.n_samples = moments.n_samples
         self.chunk_size = int(chunk_size)
         self.sq_norms = None
         self._blocks = None
@@ -92,11 +76,12 @@ class DaskContextStatistics:
 
         if self._blocks is None:
             self._blocks = list(self.X.to_delayed().ravel())
-        part = dask.delayed(_block_sums, pure=True)
-        args = (np.asarray(M), self.second, self.second_sq, self.fourth, float(beta), L,
-                lam, bool(need_grad), self.chunk_size)
-        parts = [part(block, *args) for block in self._blocks]
-        total = dask.delayed(_add, pure=True)(parts)
+        part = dask.delayed(risk_sums, pure=True)
+        M = np.asarray(M)
+        moments = (self.second, self.second_sq, self.fourth, float(beta), L)
+        kwargs = dict(lam=lam, need_grad=bool(need_grad), chunk_size=self.chunk_size)
+        parts = [part(M, block, *moments, **kwargs) for block in self._blocks]
+        total = dask.delayed(add_risk_sums, pure=True)(parts)
         return dask.compute(total)[0]
 
     def mean(self):
