@@ -273,6 +273,53 @@ class AttentionQuantizer(BaseQuantizer):
             )
         yield M
 
+    def _rng(self):
+        """The generator of the starts and samples, seeded from ``random_state``."""
+        return np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
+
+    def _optimizer_params(self):
+        """The keyword arguments of :func:`._fit.fit_heads` that the parameters set."""
+        return dict(
+            attention=self.attention,
+            temperature=self.temperature,
+            context_length=self.context_length,
+            scale=None if self.scale == "auto" else float(self.scale),
+            alpha=self.alpha,
+            solver=self.solver,
+            learning_rate=self.learning_rate,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            verbose=self.verbose,
+            n_heads=self.n_clusters,
+        )
+
+    def _warn_if_not_converged(self, result):
+        if result.line_search_failed and result.grad_norm > result.tol:
+            warnings.warn(
+                "The line search found no decrease of the risk; the heads are the "
+                "last accepted iterate. Rescale X or lower learning_rate.",
+                ConvergenceWarning,
+            )
+        elif self.max_iter > 0 and not result.converged:
+            warnings.warn(
+                f"AttentionQuantizer did not converge in max_iter={self.max_iter} steps "
+                f"(Riemannian gradient norm {result.grad_norm:.3g} > tol={result.tol:.3g}). "
+                "Consider increasing max_iter.",
+                ConvergenceWarning,
+            )
+
+    def _set_layer(self, result, mean, dtype):
+        """Store the fitted layer, heads signed so that the mean projection is >= 0."""
+        signs = np.sign(mean @ result.heads.T)
+        signs[signs == 0] = 1.0
+        self.heads_ = (result.heads * signs[:, None]).astype(dtype)
+        self.scale_ = result.scale
+        self.temperature_ = result.beta
+        self.second_moment_ = result.second
+        self.risk_ = result.risk
+        self.n_iter_ = result.n_iter
+        self.risk_curve_ = result.risk_curve
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Train the heads on ``X``.
@@ -300,47 +347,15 @@ class AttentionQuantizer(BaseQuantizer):
                 f"X has {n_nonzero} non-zero row(s), fewer than n_clusters = "
                 f"{self.n_clusters}: all-zero rows have no direction to seed a head from."
             )
-        rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
+        rng = self._rng()
         result = fit_heads(
             X,
             lambda second, sample: self._starts(sample, rng, second),
-            attention=self.attention,
-            temperature=self.temperature,
-            context_length=self.context_length,
-            scale=None if self.scale == "auto" else float(self.scale),
-            alpha=self.alpha,
-            solver=self.solver,
-            learning_rate=self.learning_rate,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            verbose=self.verbose,
             random_state=rng,
-            n_heads=self.n_clusters,
+            **self._optimizer_params(),
         )
-        if result.line_search_failed and result.grad_norm > result.tol:
-            warnings.warn(
-                "The line search found no decrease of the risk; the heads are the "
-                "last accepted iterate. Rescale X or lower learning_rate.",
-                ConvergenceWarning,
-            )
-        elif self.max_iter > 0 and not result.converged:
-            warnings.warn(
-                f"AttentionQuantizer did not converge in max_iter={self.max_iter} steps "
-                f"(Riemannian gradient norm {result.grad_norm:.3g} > tol={result.tol:.3g}). "
-                "Consider increasing max_iter.",
-                ConvergenceWarning,
-            )
-
-        # sign-canonical heads: the data's mean projection on each is >= 0
-        signs = np.sign(X.mean(axis=0) @ result.heads.T)
-        signs[signs == 0] = 1.0
-        self.heads_ = (result.heads * signs[:, None]).astype(X.dtype)
-        self.scale_ = result.scale
-        self.temperature_ = result.beta
-        self.second_moment_ = result.second
-        self.risk_ = result.risk
-        self.n_iter_ = result.n_iter
-        self.risk_curve_ = result.risk_curve
+        self._warn_if_not_converged(result)
+        self._set_layer(result, X.mean(axis=0), X.dtype)
         scores = self._scores(X)
         self.labels_ = self._assign(X, scores)
         self.cluster_centers_ = self._centers(X, self.labels_, scores)
@@ -382,9 +397,8 @@ class AttentionQuantizer(BaseQuantizer):
         n, d = X.shape
         if first:
             self._check_n_clusters(max(n, self.n_clusters), d)
-            seed = check_random_state(self.random_state).randint(2**31 - 1)
             self._stream = dict(
-                rng=np.random.default_rng(seed), n=0, second=np.zeros((d, d)),
+                rng=self._rng(), n=0, second=np.zeros((d, d)),
                 fourth=None if self.context_length is None else np.zeros((d, d)),
                 total=np.zeros(d), reservoir=np.empty((0, d), dtype=X.dtype),
             )
@@ -428,22 +442,10 @@ class AttentionQuantizer(BaseQuantizer):
             def make_starts(second, sample):
                 yield heads
         result = fit_heads(
-            res, make_starts, attention=self.attention, temperature=self.temperature,
-            context_length=self.context_length,
-            scale=None if self.scale == "auto" else float(self.scale),
-            alpha=self.alpha, solver=self.solver, learning_rate=self.learning_rate,
-            max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
-            random_state=s["rng"], coarse=False, n_heads=self.n_clusters, stats=stats,
+            res, make_starts, random_state=s["rng"], coarse=False, stats=stats,
+            **self._optimizer_params(),
         )
-        signs = np.sign((s["total"] / s["n"]) @ result.heads.T)
-        signs[signs == 0] = 1.0
-        self.heads_ = (result.heads * signs[:, None]).astype(dtype)
-        self.scale_ = result.scale
-        self.temperature_ = result.beta
-        self.second_moment_ = result.second
-        self.risk_ = result.risk
-        self.n_iter_ = result.n_iter
-        self.risk_curve_ = result.risk_curve
+        self._set_layer(result, s["total"] / s["n"], dtype)
         self.n_steps_ = getattr(self, "n_steps_", 0) + 1
         self.labels_ = self._assign(X)
         self.cluster_centers_ = self._centers(res, self._assign(res))
@@ -467,33 +469,15 @@ class AttentionQuantizer(BaseQuantizer):
         finite = dask.compute(dask.array.isfinite(stats.X).all())[0]
         if not finite:
             raise ValueError("Input X contains NaN or infinity.")
-        rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
+        rng = self._rng()
         result = fit_heads(
             stats.X,
             lambda second, sample: self._starts(sample, rng, second),
-            attention=self.attention, temperature=self.temperature,
-            context_length=self.context_length,
-            scale=None if self.scale == "auto" else float(self.scale),
-            alpha=self.alpha, solver=self.solver, learning_rate=self.learning_rate,
-            max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
-            random_state=rng, n_heads=self.n_clusters, stats=stats,
+            random_state=rng, stats=stats,
+            **self._optimizer_params(),
         )
-        if self.max_iter > 0 and not result.converged:
-            warnings.warn(
-                f"AttentionQuantizer did not converge in max_iter={self.max_iter} steps "
-                f"(Riemannian gradient norm {result.grad_norm:.3g} > tol={result.tol:.3g}). "
-                "Consider increasing max_iter.",
-                ConvergenceWarning,
-            )
-        signs = np.sign(stats.mean() @ result.heads.T)
-        signs[signs == 0] = 1.0
-        self.heads_ = (result.heads * signs[:, None]).astype(X.dtype)
-        self.scale_ = result.scale
-        self.temperature_ = result.beta
-        self.second_moment_ = result.second
-        self.risk_ = result.risk
-        self.n_iter_ = result.n_iter
-        self.risk_curve_ = result.risk_curve
+        self._warn_if_not_converged(result)
+        self._set_layer(result, stats.mean(), X.dtype)
         self.labels_, means = stats.assign(self.heads_)
         self.cluster_centers_ = means[:, None] * self.heads_
         return self
