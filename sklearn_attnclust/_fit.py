@@ -10,17 +10,10 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
 from ._attention import ContextStatistics, attention_risk, typical_head_score
 from ._sphere import minimize_on_spheres
-
-try:
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-    from contextlib import nullcontext
-
-    def threadpool_limits(*args, **kwargs):
-        return nullcontext()
 
 __all__ = ["HeadsFit", "fit_heads"]
 

@@ -23,13 +23,17 @@ def _as_real(a, name):
         raise ValueError(f"{name} must hold real numbers: {exc}") from None
 
 
+def _check_finite(a, name):
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return a
+
+
 def _as_finite_2d(a, name):
     a = _as_real(a, name)
     if a.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array, got {a.ndim} dimension(s).")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or infinity.")
-    return a
+    return _check_finite(a, name)
 
 
 def centroid_distance(estimated, true):
@@ -112,10 +116,7 @@ def _check_paired(a, b, name_a, name_b):
         )
     if a.shape[0] == 0:
         raise ValueError(f"{name_a} must hold at least one sample.")
-    for arr, name in ((a, name_a), (b, name_b)):
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} contains NaN or infinity.")
-    return a, b
+    return _check_finite(a, name_a), _check_finite(b, name_b)
 
 
 def quantization_risk(X, X_hat):
@@ -173,13 +174,12 @@ def conditional_variance(X_embedded, labels):
         E = E[:, None]
     if E.ndim != 2:
         raise ValueError("X_embedded must be a 1-D or 2-D array.")
-    if not np.all(np.isfinite(E)):
-        raise ValueError("X_embedded contains NaN or infinity.")
+    _check_finite(E, "X_embedded")
     if issparse(labels):
         raise TypeError("labels is a sparse matrix; pass a 1-D array.")
     labels = np.asarray(labels)
-    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-        raise ValueError("labels contains NaN or infinity.")
+    if labels.dtype.kind == "f":
+        _check_finite(labels, "labels")
     if labels.ndim != 1 or labels.shape[0] != E.shape[0]:
         raise ValueError(
             f"labels must be a 1-D array with one entry per row of X_embedded "
