@@ -12,10 +12,19 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
-from ._attention import ContextStatistics, attention_risk, typical_head_score
+from ._attention import (
+    ContextStatistics,
+    LiftedStatistics,
+    attention_risk,
+    orthogonality_penalty,
+    lift_data,
+    lifted_context_values,
+    lifted_risk,
+    typical_head_score,
+)
 from ._sphere import minimize_on_spheres
 
-__all__ = ["HeadsFit", "fit_heads"]
+__all__ = ["HeadsFit", "fit_heads", "is_centred", "lift_geometry"]
 
 
 @dataclass
@@ -35,6 +44,71 @@ class HeadsFit:
     tol: float
     n_iter_coarse: int = 0
     coarse_size: int = 0
+    offset: object = None
+    height: float = 0.0
+    values: object = None
+
+
+#: Height of the lift, in units of the data's root mean squared distance to
+#: their mean (``height = LIFT_HEIGHT * sqrt(tr Cov)``).  At this height the
+#: lifted squared scores differ from minus squared distances to the heads'
+#: centres by a relative O(1 / LIFT_HEIGHT^2) = 1 % (see the theory page).
+LIFT_HEIGHT = 10.0
+
+
+#: ``is_centred`` holds when the mean lies within this many standard deviations
+#: of the origin along its own direction.
+CENTRED_TOLERANCE = 0.25
+
+
+def is_centred(X, tolerance=CENTRED_TOLERANCE, *, chunk_size=65536):
+    """Whether the data are centred: clusters cannot then be directions from the origin.
+
+    True when ``||m|| < tolerance * sd``, ``m`` the mean of the rows and
+    ``sd`` the standard deviation of their projections on ``m / ||m||``;
+    always so after ``StandardScaler``.  An orthonormal mixture of ``K``
+    equal clusters with noise ``sigma`` has ``||m|| / sd = 1 / (sigma sqrt(K))``.
+    """
+    n = X.shape[0]
+    mean = np.zeros(X.shape[1])
+    for start in range(0, n, chunk_size):
+        mean += X[start : start + chunk_size].sum(axis=0, dtype=np.float64)
+    mean /= n
+    norm = float(np.linalg.norm(mean))
+    if norm == 0.0:
+        return True
+    u = mean / norm
+    var = 0.0
+    for start in range(0, n, chunk_size):
+        proj = X[start : start + chunk_size].astype(np.float64) @ u - norm
+        var += float(proj @ proj)
+    sd = np.sqrt(var / n)
+    return bool(norm < tolerance * sd)
+
+
+def lift_geometry(X, n_heads, temperature, *, chunk_size=65536):
+    """Centre, lift height and absolute temperature of the lifted layer for ``X``.
+
+    The temperature is relative to the mean of the ``K - 1`` largest
+    eigenvalues of the covariance: the typical squared spread between ``K``
+    cluster centres, as the sphere layer's is relative to the typical squared
+    head score.
+    """
+    n, d = X.shape
+    total = np.zeros(d)
+    for start in range(0, n, chunk_size):
+        total += X[start : start + chunk_size].sum(axis=0, dtype=np.float64)
+    offset = total / n
+    cov = np.zeros((d, d))
+    for start in range(0, n, chunk_size):
+        Y = X[start : start + chunk_size].astype(np.float64) - offset
+        cov += Y.T @ Y
+    cov /= n
+    eig = np.linalg.eigvalsh(cov)[::-1]
+    height = LIFT_HEIGHT * float(np.sqrt(max(np.sum(eig), np.finfo(np.float64).tiny)))
+    spread = float(np.mean(eig[: max(int(n_heads) - 1, 1)]))
+    beta = temperature / max(spread, np.finfo(np.float64).tiny)
+    return offset, height, beta, cov
 
 
 #: Fits on more than ``COARSE_FACTOR`` times the coarse sample size start on a sample.
@@ -70,6 +144,7 @@ def fit_heads(
     chunk_size=8192,
     n_heads=None,
     stats=None,
+    lift=False,
 ):
     """Minimise the attention risk over the heads from several starts.
 
@@ -80,7 +155,9 @@ def fit_heads(
     make_starts : callable
         ``make_starts(second, sample) -> iterable of (K, d) unit starts``,
         given the data's second moment and the rows to seed from (the coarse
-        sample, or ``X``).
+        sample, or ``X``).  With ``lift``, ``make_starts(second, sample,
+        lift_point)``: lifted moment and rows, and the map ``lift_point`` of
+        input-space points (k, d) to unit lifted heads (k, d + 1).
     attention : {"competitive", "linear"}
     temperature : float
         Relative to :func:`typical_head_score`; ignored for the linear layer.
@@ -113,6 +190,13 @@ def fit_heads(
         Precomputed statistics of ``X`` (streamed moments, or the chunked
         statistics of a dask array from ``_dask``); computed from ``X``
         when None.  ``X`` is then only sampled (rows ``X[index]``).
+    lift : bool
+        Fit the lifted layer (``_attention``, the lifted section): the data
+        are centred on their mean and lifted by :data:`LIFT_HEIGHT` times
+        their root mean squared spread; the heads live in ``d + 1``
+        dimensions, ``make_starts`` receives the lifted second moment and
+        lifted rows, ``temperature`` is relative to the spread of
+        :func:`lift_geometry`.  Needs ``context_length=None`` and numpy ``X``.
 
     Returns
     -------
@@ -142,11 +226,15 @@ def fit_heads(
             context_length=context_length, scale=scale, alpha=alpha, solver=solver,
             learning_rate=learning_rate, max_iter=max_iter, tol=tol, verbose=verbose,
             random_state=random_state, coarse=coarse, chunk_size=chunk_size,
-            n_heads=n_heads, stats=stats,
+            n_heads=n_heads, stats=stats, lift=lift,
         )
     if rms != 1.0:  # back to the scale of the input
         c2 = rms**2
-        result.scale /= c2
+        if lift:  # the lifted layer's scale and values are dimensionless
+            result.offset = result.offset * rms
+            result.height *= rms
+        else:
+            result.scale /= c2
         result.beta /= c2
         result.risk *= c2
         result.risk_curve = result.risk_curve * c2
@@ -156,34 +244,57 @@ def fit_heads(
 
 def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale, alpha,
                solver, learning_rate, max_iter, tol, verbose, random_state, coarse,
-               chunk_size, n_heads, stats):
+               chunk_size, n_heads, stats, lift):
     linear = attention == "linear"
     L = context_length
-    needs_data = not (linear and L is None)
-    if stats is None:
-        stats = ContextStatistics.from_data(X, keep_data=needs_data, need_fourth=L is not None)
-        stats.chunk_size = chunk_size
+    needs_data = lift or not (linear and L is None)
     n, d = X.shape
-    norm = stats.mean_sq_norm
+    K_max = int(n_heads) if n_heads is not None else d
+    if lift:
+        offset, height, lift_beta, cov = lift_geometry(X, K_max, temperature)
+
+        def make_stats(rows):
+            return LiftedStatistics.from_data(rows, offset, height, chunk_size=chunk_size)
+
+        stats = make_stats(X)
+        norm = stats.variance  # the fit's unit: the data's spread, not the lift
+    else:
+        def make_stats(rows):
+            st = ContextStatistics.from_data(rows, keep_data=True, need_fourth=L is not None)
+            st.chunk_size = chunk_size
+            return st
+
+        if stats is None:
+            stats = ContextStatistics.from_data(
+                X, keep_data=needs_data, need_fourth=L is not None
+            )
+            stats.chunk_size = chunk_size
+        norm = stats.mean_sq_norm
     dtype = X.dtype
     tol = tol if dtype == np.float64 else max(tol, float(np.sqrt(np.finfo(dtype).eps)))
     abs_alpha = alpha * norm
     rng = random_state if random_state is not None else np.random.default_rng(0)
 
+    def risk_at(M, st, beta, return_grad=False):
+        """``(risk, scale[, grad])`` of the layer being fitted."""
+        if lift:
+            out = lifted_risk(M, st, beta=beta, scale=scale, return_grad=return_grad)
+            pen = orthogonality_penalty(M, abs_alpha, return_grad=return_grad)
+            if not return_grad:
+                return out[0] + pen, out[1]
+            return out[0] + pen[0], out[1], out[2] + pen[1]
+        return attention_risk(
+            M.astype(dtype, copy=False), st, beta=beta, context_length=L,
+            scale=scale, alpha=abs_alpha, return_grad=return_grad,
+        )
+
     def objectives(st, beta):
         def objective(M):
-            risk, _, grad = attention_risk(
-                M.astype(dtype, copy=False), st, beta=beta, context_length=L,
-                scale=scale, alpha=abs_alpha, return_grad=True,
-            )
+            risk, _, grad = risk_at(M, st, beta, return_grad=True)
             return risk / norm, grad.astype(np.float64, copy=False) / norm
 
         def value(M):
-            risk, _ = attention_risk(
-                M.astype(dtype, copy=False), st, beta=beta, context_length=L,
-                scale=scale, alpha=abs_alpha,
-            )
-            return risk / norm
+            return risk_at(M, st, beta)[0] / norm
 
         return objective, value
 
@@ -205,7 +316,6 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
         )
 
     # the coarse sample: the starts are seeded from it and first optimised on it
-    K_max = int(n_heads) if n_heads is not None else d
     m = coarse_sample_size(n, K_max, d)
     large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
     use_coarse = needs_data and max_iter > 0 and large
@@ -216,16 +326,30 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
     elif not isinstance(sample, np.ndarray):
         sample = np.asarray(sample)  # a small dask array: seed from all of it
     if use_coarse:
-        sample_stats = ContextStatistics.from_data(
-            sample, keep_data=True, need_fourth=L is not None
-        )
-        sample_stats.chunk_size = chunk_size
+        sample_stats = make_stats(sample)
+    if lift:  # the starts see the lifted geometry
+        sample = lift_data(sample, offset, height)
+        second = np.zeros((d + 1, d + 1))
+        second[:d, :d] = cov
+        second[d, d] = height**2
+    else:
+        second = stats.second
 
     best = None
     beta = 0.0
     coarse_results = []
-    for M0 in make_starts(stats.second, sample):
-        if best is None and not coarse_results and not linear:
+    if lift:
+        def lift_point(Z):
+            Zl = lift_data(np.asarray(Z, dtype=np.float64), offset, height)
+            return Zl / np.linalg.norm(Zl, axis=1, keepdims=True)
+
+        starts = make_starts(second, sample, lift_point)
+    else:
+        starts = make_starts(second, sample)
+    for M0 in starts:
+        if lift:
+            beta = lift_beta
+        elif best is None and not coarse_results and not linear:
             beta = temperature / typical_head_score(stats.second, M0.shape[0])
         if use_coarse:
             res = run(sample_stats, M0, max(tol, 1e-4), None)
@@ -248,14 +372,20 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
             best = None
     if best is None:
         raise ValueError("The risk was not finite at any start; check the scale of X.")
-    risk, lam = attention_risk(
-        best.heads.astype(dtype), stats, beta=beta, context_length=L, scale=scale
-    )
+    values = None
+    if lift:
+        risk, lam = lifted_risk(best.heads, stats, beta=beta, scale=scale)
+        values = lifted_context_values(best.heads, X, offset, height, beta,
+                                       chunk_size=chunk_size)
+    else:
+        risk, lam = attention_risk(
+            best.heads.astype(dtype), stats, beta=beta, context_length=L, scale=scale
+        )
     return HeadsFit(
         heads=best.heads,
         scale=float(lam),
         beta=float(beta),
-        second=stats.second,
+        second=cov if lift else stats.second,
         risk=float(risk),
         n_iter=int(best.n_iter),
         risk_curve=np.asarray(best.values, dtype=np.float64) * norm,
@@ -265,4 +395,7 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
         tol=float(tol),
         n_iter_coarse=int(n_iter_coarse),
         coarse_size=int(sample_stats.n_samples) if use_coarse else 0,
+        offset=offset if lift else None,
+        height=float(height) if lift else 0.0,
+        values=values,
     )

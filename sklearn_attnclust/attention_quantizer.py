@@ -11,11 +11,15 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from ._attention import attention_from_moments
-from ._attention import ContextStatistics
+from ._attention import (
+    ContextStatistics,
+    attention_from_moments,
+    lifted_attention,
+    lifted_scores,
+)
 from ._base import BaseQuantizer
 from ._dask import DaskContextStatistics, is_dask_array
-from ._fit import coarse_sample_size, fit_heads
+from ._fit import CENTRED_TOLERANCE, coarse_sample_size, fit_heads, is_centred
 from ._init import check_start, init_heads
 
 __all__ = ["AttentionQuantizer"]
@@ -34,6 +38,14 @@ class AttentionQuantizer(BaseQuantizer):
     paper's plain layer, whose risk depends on the heads only through the
     subspace they span (see the theory page).
 
+    Both layers read clusters as directions from the origin, the paper's
+    world of orthonormal centroids.  Data whose clusters sit around points
+    (standardised real features) are fitted with the *lifted* layer
+    (``lift``): the data are centred, a constant coordinate is appended, and
+    each head, a unit vector in ``n_features + 1`` dimensions, points at a
+    cluster centre; the competitive weights are then soft k-means
+    responsibilities, and the keys are normalised per head.
+
     Read more in the :ref:`User Guide <user_guide>`.
 
     Parameters
@@ -46,11 +58,14 @@ class AttentionQuantizer(BaseQuantizer):
         linear K-head layer (section 2), which is the competitive layer at
         temperature 0.
 
-    temperature : float, default=2.0
+    temperature : "auto" or float, default="auto"
         Temperature of the competitive weights, relative to the data's
         typical squared head score (the mean of the ``n_clusters`` largest
-        eigenvalues of the second moment), so that it is scale-free.
-        Ignored when ``attention="linear"``.
+        eigenvalues of the second moment), so that it is scale-free; for the
+        lifted layer, relative to the mean of the ``n_clusters - 1`` largest
+        eigenvalues of the covariance (the typical squared spread of the
+        cluster centres).  ``"auto"`` is 2 for the layers on the sphere and 8
+        for the lifted layer.  Ignored when ``attention="linear"``.
 
     context_length : int or None, default=None
         Length ``L`` of the training sequences (query included); None is the
@@ -59,6 +74,20 @@ class AttentionQuantizer(BaseQuantizer):
     scale : "auto" or float, default="auto"
         The output scale ``lambda``: profiled out at its risk-optimal value
         (``"auto"``) or fixed.
+
+    lift : "auto" or bool, default="auto"
+        Fit the lifted layer: centre the data on their mean, append the
+        constant coordinate ``10 sqrt(tr Cov)`` and train heads on the sphere
+        of ``R^(n_features + 1)``; each head points at the cluster centre
+        ``offset_ + lift_height_ * mu[:-1] / mu[-1]``.  ``"auto"`` lifts when
+        the data are centred (their mean lies within a quarter of a standard
+        deviation of the origin, along the mean's direction, as after
+        ``StandardScaler``), where clusters cannot be directions from the
+        origin, and keeps the paper's layer on the sphere otherwise (its
+        orthonormal mixtures sit at ``1 / (sigma sqrt(K))`` standard
+        deviations).  The lifted layer is competitive and uses
+        ``context_length=None``; ``"auto"`` never lifts for
+        ``attention="linear"`` or a finite ``context_length``.
 
     alpha : float, default=0.0
         Weight of the orthogonality penalty ``alpha sum_{h != k} <mu_h, mu_k>^2``,
@@ -69,7 +98,9 @@ class AttentionQuantizer(BaseQuantizer):
         Starting heads: normalised data points seeded far apart
         (``"k-means++"``), uniform on the sphere (``"random"``), the top
         eigenvectors of the second moment (``"pca"``), or given rows (each is
-        normalised).
+        normalised).  For the lifted layer the data points and the rows of
+        an array are points of input space, lifted to heads
+        ``(z - offset_, lift_height_)`` normalised.
 
     n_init : "auto" or int, default="auto"
         Number of starts; the heads with the lowest risk are kept.
@@ -104,8 +135,23 @@ class AttentionQuantizer(BaseQuantizer):
 
     Attributes
     ----------
-    heads_ : ndarray of shape (n_clusters, n_features)
-        Unit heads, signed so that the data's mean projection on each is >= 0.
+    heads_ : ndarray of shape (n_clusters, n_features) or (n_clusters, n_features + 1)
+        Unit heads, signed so that the data's mean projection on each is >= 0;
+        in the lifted space (one more coordinate) when ``lift_``.
+
+    lift_ : bool
+        Whether the lifted layer was fitted.
+
+    offset_ : ndarray of shape (n_features,) or None
+        Centre of the lift (the training mean); None without lift.
+
+    lift_height_ : float or None
+        The appended coordinate; None without lift.
+
+    context_values_ : ndarray of shape (n_clusters, n_features + 1) or None
+        What the training context returns for each head of the lifted
+        layer, ``G_h / N_h`` (the context of :meth:`transform`); None
+        without lift.
 
     scale_ : float
         Output scale of the fitted layer.
@@ -115,13 +161,14 @@ class AttentionQuantizer(BaseQuantizer):
 
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
         Input-space centroids: each head times the mean score of the samples
-        assigned to it.
+        assigned to it; for the lifted layer, the point each head points at.
 
     labels_ : ndarray of shape (n_samples,)
         Label of each training sample (the head with the largest score).
 
     second_moment_ : ndarray of shape (n_features, n_features)
-        Second moment of the training data, the context of :meth:`transform`.
+        Second moment of the training data, the context of :meth:`transform`
+        (the covariance for the lifted layer).
 
     risk_ : float
         Final risk of the fitted layer (penalty excluded).
@@ -185,9 +232,10 @@ class AttentionQuantizer(BaseQuantizer):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "attention": [StrOptions({"competitive", "linear"})],
-        "temperature": [Interval(Real, 0, None, closed="left")],
+        "temperature": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "context_length": [Interval(Integral, 1, None, closed="left"), None],
         "scale": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "lift": [StrOptions({"auto"}), "boolean"],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "init": [StrOptions({"k-means++", "random", "pca"}), "array-like"],
         "n_init": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
@@ -204,9 +252,10 @@ class AttentionQuantizer(BaseQuantizer):
         n_clusters=2,
         *,
         attention="competitive",
-        temperature=2.0,
+        temperature="auto",
         context_length=None,
         scale="auto",
+        lift="auto",
         alpha=0.0,
         init="k-means++",
         n_init="auto",
@@ -222,6 +271,7 @@ class AttentionQuantizer(BaseQuantizer):
         self.temperature = temperature
         self.context_length = context_length
         self.scale = scale
+        self.lift = lift
         self.alpha = alpha
         self.init = init
         self.n_init = n_init
@@ -233,8 +283,12 @@ class AttentionQuantizer(BaseQuantizer):
         self.verbose = verbose
 
     # ------------------------------------------------------------------
-    def _starts(self, X, rng, second):
-        """Yield the starting heads, one per start."""
+    def _starts(self, X, rng, second, lift_point=None):
+        """Yield the starting heads, one per start.
+
+        ``lift_point`` maps input-space points to lifted rows (the lifted
+        layer); ``X`` are then lifted rows.
+        """
         K, d = self.n_clusters, X.shape[1]
         if isinstance(self.init, str):
             n_init = self.n_init
@@ -250,13 +304,16 @@ class AttentionQuantizer(BaseQuantizer):
                 yield M
             return
         M = np.array(self.init, dtype=np.float64)
-        if M.ndim != 2 or M.shape != (K, d):
+        n_features = d - 1 if lift_point is not None else d
+        if M.ndim != 2 or M.shape != (K, n_features):
             raise ValueError(
-                f"init array must have shape (n_clusters, n_features) = ({K}, {d}), "
+                f"init array must have shape (n_clusters, n_features) = ({K}, {n_features}), "
                 f"got {M.shape}."
             )
         if not np.all(np.isfinite(M)):
             raise ValueError("init array contains NaN or infinity.")
+        if lift_point is not None:
+            M = lift_point(M)
         norms = np.linalg.norm(M, axis=1)
         if np.any(norms == 0):
             raise ValueError(
@@ -277,11 +334,30 @@ class AttentionQuantizer(BaseQuantizer):
         """The generator of the starts and samples, seeded from ``random_state``."""
         return np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
 
-    def _optimizer_params(self):
+    def _resolve_lift(self, X):
+        """Whether to fit the lifted layer on ``X`` (see ``lift``)."""
+        finite_or_linear = self.attention == "linear" or self.context_length is not None
+        if self.lift != "auto":
+            if self.lift and finite_or_linear:
+                raise ValueError(
+                    "lift=True needs attention='competitive' and context_length=None: "
+                    "the lifted layer is competitive, with keys normalised over the "
+                    "whole data, whose risk has a closed form only as L -> infinity."
+                )
+            return bool(self.lift)
+        if finite_or_linear:
+            return False
+        return is_centred(X)
+
+    def _optimizer_params(self, lift=False):
         """The keyword arguments of :func:`._fit.fit_heads` that the parameters set."""
+        temperature = self.temperature
+        if temperature == "auto":
+            temperature = 8.0 if lift else 2.0
         return dict(
+            lift=lift,
             attention=self.attention,
-            temperature=self.temperature,
+            temperature=temperature,
             context_length=self.context_length,
             scale=None if self.scale == "auto" else float(self.scale),
             alpha=self.alpha,
@@ -310,6 +386,15 @@ class AttentionQuantizer(BaseQuantizer):
 
     def _set_layer(self, result, mean, dtype):
         """Store the fitted layer, heads signed so that the mean projection is >= 0."""
+        self.lift_ = result.offset is not None
+        if self.lift_:
+            mean = np.zeros(result.heads.shape[1])
+            mean[-1] = 1.0  # the lifted data's mean is (0, ..., 0, height)
+            self.offset_ = result.offset.astype(dtype)
+            self.lift_height_ = float(result.height)
+            self.context_values_ = result.values.astype(dtype)
+        else:
+            self.offset_ = self.lift_height_ = self.context_values_ = None
         signs = np.sign(mean @ result.heads.T)
         signs[signs == 0] = 1.0
         self.heads_ = (result.heads * signs[:, None]).astype(dtype)
@@ -340,19 +425,15 @@ class AttentionQuantizer(BaseQuantizer):
             return self._fit_dask(X)
         X = self._validate_input(X, reset=True)
         n, d = X.shape
-        self._check_n_clusters(n, d)
-        n_nonzero = int(np.count_nonzero(np.any(X != 0, axis=1)))
-        if n_nonzero < self.n_clusters:
-            raise ValueError(
-                f"X has {n_nonzero} non-zero row(s), fewer than n_clusters = "
-                f"{self.n_clusters}: all-zero rows have no direction to seed a head from."
-            )
+        lift = self._resolve_lift(X)
+        self._check_n_clusters(n, d, directions=not lift)
+        self._check_seeds(X, lift)
         rng = self._rng()
         result = fit_heads(
             X,
-            lambda second, sample: self._starts(sample, rng, second),
+            lambda second, sample, *lift_point: self._starts(sample, rng, second, *lift_point),
             random_state=rng,
-            **self._optimizer_params(),
+            **self._optimizer_params(lift),
         )
         self._warn_if_not_converged(result)
         self._set_layer(result, X.mean(axis=0), X.dtype)
@@ -360,6 +441,23 @@ class AttentionQuantizer(BaseQuantizer):
         self.labels_ = self._assign(X, scores)
         self.cluster_centers_ = self._centers(X, self.labels_, scores)
         return self
+
+    def _check_seeds(self, X, lift):
+        """Enough distinct seeds for the heads: non-zero rows, or distinct rows if lifted."""
+        if lift and np.any(X[0] != 0):
+            if np.all(X == X[0]):
+                raise ValueError(
+                    f"All samples are identical (n_samples = {X.shape[0]}): there is "
+                    "no spread to place "
+                    f"n_clusters = {self.n_clusters} cluster centres in."
+                )
+            return
+        n_nonzero = int(np.count_nonzero(np.any(X != 0, axis=1)))
+        if n_nonzero < self.n_clusters:
+            raise ValueError(
+                f"X has {n_nonzero} non-zero row(s), fewer than n_clusters = "
+                f"{self.n_clusters}: all-zero rows have no direction to seed a head from."
+            )
 
     #: Rows kept by :meth:`partial_fit` as the queries of the risk (a uniform
     #: reservoir sample of the stream); the moments are those of all the rows.
@@ -381,6 +479,12 @@ class AttentionQuantizer(BaseQuantizer):
         the statistical accuracy of that sample.  Memory is bounded by the
         reservoir, whatever the length of the stream.
 
+        Whether to lift (``lift="auto"``) is decided on the first chunk.  The
+        lifted layer's context is the reservoir itself (its keys are
+        normalised over the context, which streamed moments cannot give):
+        the centre and the lift are the reservoir's, and later calls start
+        from the heads' current cluster centres.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -396,8 +500,10 @@ class AttentionQuantizer(BaseQuantizer):
         X = self._validate_input(X, reset=first)
         n, d = X.shape
         if first:
-            self._check_n_clusters(max(n, self.n_clusters), d)
+            lift = self._resolve_lift(X)
+            self._check_n_clusters(max(n, self.n_clusters), d, directions=not lift)
             self._stream = dict(
+                lift=lift,
                 rng=self._rng(), n=0, second=np.zeros((d, d)),
                 fourth=None if self.context_length is None else np.zeros((d, d)),
                 total=np.zeros(d), reservoir=np.empty((0, d), dtype=X.dtype),
@@ -426,16 +532,24 @@ class AttentionQuantizer(BaseQuantizer):
                 f"n_samples = {s['n']} should be >= n_clusters = {self.n_clusters}."
             )
         dtype = X.dtype
-        stats = ContextStatistics.from_moments(
-            (s["second"] / s["n"]).astype(dtype),
-            fourth=None if s["fourth"] is None else (s["fourth"] / s["n"]).astype(dtype),
-            n_samples=s["n"], X=res,
-        )
+        lift = s["lift"]
+        stats = None
+        if not lift:
+            stats = ContextStatistics.from_moments(
+                (s["second"] / s["n"]).astype(dtype),
+                fourth=None if s["fourth"] is None else (s["fourth"] / s["n"]).astype(dtype),
+                n_samples=s["n"], X=res,
+            )
         if first or not hasattr(self, "heads_"):
             rng = s["rng"]
 
-            def make_starts(second, sample):
-                return self._starts(sample, rng, second)
+            def make_starts(second, sample, *lift_point):
+                return self._starts(sample, rng, second, *lift_point)
+        elif lift:
+            centers = self.cluster_centers_.astype(np.float64)
+
+            def make_starts(second, sample, lift_point):
+                yield lift_point(centers)
         else:
             heads = self.heads_.astype(np.float64)
 
@@ -443,7 +557,7 @@ class AttentionQuantizer(BaseQuantizer):
                 yield heads
         result = fit_heads(
             res, make_starts, random_state=s["rng"], coarse=False, stats=stats,
-            **self._optimizer_params(),
+            **self._optimizer_params(lift),
         )
         self._set_layer(result, s["total"] / s["n"], dtype)
         self.n_steps_ = getattr(self, "n_steps_", 0) + 1
@@ -469,6 +583,12 @@ class AttentionQuantizer(BaseQuantizer):
         finite = dask.compute(dask.array.isfinite(stats.X).all())[0]
         if not finite:
             raise ValueError("Input X contains NaN or infinity.")
+        if self.lift is True or (self.lift == "auto" and self._resolve_lift_dask(stats)):
+            raise ValueError(
+                "The lifted layer is not available for dask arrays yet"
+                + (" (lift='auto' chose it: the data are centred)" if self.lift == "auto" else "")
+                + "; pass lift=False, or a numpy array."
+            )
         rng = self._rng()
         result = fit_heads(
             stats.X,
@@ -482,13 +602,42 @@ class AttentionQuantizer(BaseQuantizer):
         self.cluster_centers_ = means[:, None] * self.heads_
         return self
 
+    def _resolve_lift_dask(self, stats):
+        """``lift="auto"`` on a dask array, from its streamed moments (see :func:`is_centred`)."""
+        if self.attention == "linear" or self.context_length is not None:
+            return False
+        mean = np.asarray(stats.mean(), dtype=np.float64)
+        norm = float(np.linalg.norm(mean))
+        if norm == 0.0:
+            return True
+        u = mean / norm
+        var = float(u @ np.asarray(stats.second, dtype=np.float64) @ u) - norm**2
+        return bool(norm < CENTRED_TOLERANCE * np.sqrt(max(var, 0.0)))
+
     def _scores(self, X):
         # (n, d) x (d, K) is several times faster on one BLAS thread
         with threadpool_limits(limits=1, user_api="blas"):
+            if getattr(self, "lift_", False):
+                return lifted_scores(X, self.heads_, self.offset_, self.lift_height_)
             return X @ self.heads_.T.astype(X.dtype, copy=False)
 
     def _centers(self, X, labels, scores=None):
-        """Each head times the mean score of the samples assigned to it."""
+        """Each head times the mean score of the samples assigned to it.
+
+        For the lifted layer: the input-space point each head points at,
+        ``offset + height mu[:-1] / mu[-1]``; a head parallel to the lift
+        plane (``mu[-1]`` near 0) points at no finite point and gets the
+        mean of its samples (or the offset when it has none).
+        """
+        if getattr(self, "lift_", False):
+            M = self.heads_.astype(np.float64)
+            centers = np.tile(self.offset_.astype(np.float64), (self.n_clusters, 1))
+            for h in range(self.n_clusters):
+                if M[h, -1] > 1e-3:
+                    centers[h] += self.lift_height_ * M[h, :-1] / M[h, -1]
+                elif np.any(labels == h):
+                    centers[h] = X[labels == h].mean(axis=0)
+            return centers.astype(X.dtype)
         if scores is None:
             scores = self._scores(X)
         centers = np.zeros_like(self.heads_)
@@ -528,12 +677,20 @@ class AttentionQuantizer(BaseQuantizer):
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features)
-            ``scale_ * Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the
+            For the lifted layer, ``offset_`` plus the first ``n_features``
+            coordinates of ``scale_ * sum_h p_h(x) s_h(x) context_values_[h]``.
+            Otherwise ``scale_ * Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the
             training data's second moment.
         """
         check_is_fitted(self)
         X = self._validate_input(X, reset=False)
         with np.errstate(over="ignore", invalid="ignore"):
+            if self.lift_:
+                out = lifted_attention(
+                    X, self.heads_, self.context_values_, self.offset_,
+                    self.lift_height_, self.scale_, self.temperature_,
+                )
+                return self._check_finite_output(out, X)
             out = attention_from_moments(
                 X,
                 self.second_moment_.astype(X.dtype, copy=False),
