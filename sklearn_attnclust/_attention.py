@@ -855,6 +855,21 @@ def lifted_attention(X, M, values, offset, height, scale, beta):
     return out
 
 
+def lifted_assign(X, M, values, offset, height, scale):
+    """Label of each row: the head whose own output term reconstructs it best.
+
+    ``argmin_h ||x~ - lam s_h(x) H_h||^2`` with ``H = values``: each head's term
+    of the layer's output is a candidate reconstruction of the query, and the
+    label is the best one (the quantization the layer performs).
+    """
+    S = lifted_scores(X, M, offset, height)
+    SH = lifted_scores(X, values, offset, height)  # <x~, H_h>; rows of H need not be unit
+    H = np.asarray(values, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", H, H).astype(X.dtype)
+    cost = (scale * scale) * (S * S) * sq - (2.0 * scale) * S * SH
+    return np.argmin(cost, axis=1)
+
+
 def lifted_grad_sums(M, X, offset, height, beta, gGd, c0, gW2, gN, *, chunk_size=8192):
     """Second pass of the lifted gradient: ``sum_i dS_i x_i`` and ``sum_i dS_i``.
 

@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 from ._attention import (
     ContextStatistics,
     attention_from_moments,
+    lifted_assign,
     lifted_attention,
     lifted_scores,
 )
@@ -161,7 +162,8 @@ class AttentionQuantizer(BaseQuantizer):
 
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
         Input-space centroids: each head times the mean score of the samples
-        assigned to it; for the lifted layer, the point each head points at.
+        assigned to it; for the lifted layer, the point each head's context
+        value points at.
 
     labels_ : ndarray of shape (n_samples,)
         Label of each training sample (the head with the largest score).
@@ -624,13 +626,15 @@ class AttentionQuantizer(BaseQuantizer):
     def _centers(self, X, labels, scores=None):
         """Each head times the mean score of the samples assigned to it.
 
-        For the lifted layer: the input-space point each head points at,
-        ``offset + height mu[:-1] / mu[-1]``; a head parallel to the lift
-        plane (``mu[-1]`` near 0) points at no finite point and gets the
-        mean of its samples (or the offset when it has none).
+        For the lifted layer: the input-space point that each head's context
+        value ``H_h`` points at, ``offset + height H[:-1] / H[-1]``, which is
+        what the head's term of the output reconstructs and what the labels
+        compare; a value parallel to the lift plane (``H[-1]`` near 0)
+        points at no finite point and gets the mean of its samples (or the
+        offset when it has none).
         """
         if getattr(self, "lift_", False):
-            M = self.heads_.astype(np.float64)
+            M = self.context_values_.astype(np.float64)
             centers = np.tile(self.offset_.astype(np.float64), (self.n_clusters, 1))
             for h in range(self.n_clusters):
                 if M[h, -1] > 1e-3:
@@ -648,12 +652,19 @@ class AttentionQuantizer(BaseQuantizer):
         return centers
 
     def _assign(self, X, scores=None):
+        if getattr(self, "lift_", False):
+            with threadpool_limits(limits=1, user_api="blas"):
+                return lifted_assign(X, self.heads_, self.context_values_, self.offset_,
+                                     self.lift_height_, self.scale_)
         if scores is None:
             scores = self._scores(X)
         return np.argmax(scores, axis=1)
 
     def predict(self, X):
         """Label each sample with the head of largest score ``<x, mu_h>``.
+
+        For the lifted layer: the head whose term ``scale_ s_h(x) H_h`` of the
+        layer's output reconstructs the lifted sample best.
 
         Parameters
         ----------
