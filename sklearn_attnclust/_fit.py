@@ -50,10 +50,15 @@ class HeadsFit:
 
 
 #: Height of the lift, in units of the data's root mean squared distance to
-#: their mean (``height = LIFT_HEIGHT * sqrt(tr Cov)``).  At this height the
-#: lifted squared scores differ from minus squared distances to the heads'
-#: centres by a relative O(1 / LIFT_HEIGHT^2) = 1 % (see the theory page).
-LIFT_HEIGHT = 10.0
+#: their mean (``height = LIFT_HEIGHT * sqrt(tr Cov)``).  The squared scores
+#: differ from minus squared distances to the heads' centres by terms of
+#: relative size ``|z|^2 / height^2`` (the k-means limit is an infinite lift),
+#: while the risk's curvature in the direction of a head falls like
+#: ``1 / height^2`` (the normalised keys re-fit to the head's samples), which
+#: slows the descent.  Measured (ten seeds, standardised iris, wine, breast
+#: cancer and digits): heights 1 to 10 are within the seed noise of each
+#: other in adjusted Rand index; 3 was at KMeans's level on all four.
+LIFT_HEIGHT = 3.0
 
 
 #: ``is_centred`` holds when the mean lies within this many standard deviations

@@ -65,7 +65,7 @@ class AttentionQuantizer(BaseQuantizer):
         eigenvalues of the second moment), so that it is scale-free; for the
         lifted layer, relative to the mean of the ``n_clusters - 1`` largest
         eigenvalues of the covariance (the typical squared spread of the
-        cluster centres).  ``"auto"`` is 2 for the layers on the sphere and 8
+        cluster centres).  ``"auto"`` is 2 for the layers on the sphere and 4
         for the lifted layer.  Ignored when ``attention="linear"``.
 
     context_length : int or None, default=None
@@ -78,7 +78,7 @@ class AttentionQuantizer(BaseQuantizer):
 
     lift : "auto" or bool, default="auto"
         Fit the lifted layer: centre the data on their mean, append the
-        constant coordinate ``10 sqrt(tr Cov)`` and train heads on the sphere
+        constant coordinate ``3 sqrt(tr Cov)`` and train heads on the sphere
         of ``R^(n_features + 1)``; each head points at the cluster centre
         ``offset_ + lift_height_ * mu[:-1] / mu[-1]``.  ``"auto"`` lifts when
         the data are centred (their mean lies within a quarter of a standard
@@ -355,7 +355,7 @@ class AttentionQuantizer(BaseQuantizer):
         """The keyword arguments of :func:`._fit.fit_heads` that the parameters set."""
         temperature = self.temperature
         if temperature == "auto":
-            temperature = 8.0 if lift else 2.0
+            temperature = 4.0 if lift else 2.0
         return dict(
             lift=lift,
             attention=self.attention,
