@@ -5,17 +5,28 @@ import numpy as np
 __all__ = ["init_heads", "check_start"]
 
 
-def _unit_directions(X):
-    norms = np.linalg.norm(X, axis=1)
+def _kmeans_plus_plus(X, n_heads, rng):
+    """k-means++ seeding on directions with the sign-free distance ``1 - <u, mu>^2``.
+
+    ``u = x / ||x||`` over the non-zero rows of ``X``; the directions are never
+    stored (a copy of ``X``): ``<u, mu> = <x, mu> / ||x||``.  Zero rows are
+    never drawn.
+    """
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
     keep = norms > 0
-    return X[keep] / norms[keep, None]
+    inv = np.zeros_like(norms)
+    inv[keep] = 1.0 / norms[keep]
 
+    def unit(i):
+        return X[i].astype(np.float64) * inv[i]
 
-def _kmeans_plus_plus(U, n_heads, rng):
-    """k-means++ seeding on directions with the sign-free distance ``1 - <u, mu>^2``."""
-    n = U.shape[0]
-    heads = [U[rng.integers(n)]]
-    closest = 1.0 - (U @ heads[0]) ** 2
+    def cos2(mu):
+        return (X @ mu.astype(X.dtype)) ** 2 * inv**2
+
+    kept = np.flatnonzero(keep)
+    first = kept[rng.integers(kept.size)]
+    heads = [unit(first)]
+    closest = np.where(keep, 1.0 - cos2(heads[0]), 0.0)
     n_trials = 2 + int(np.log(n_heads))
     for _ in range(1, n_heads):
         closest = np.maximum(closest, 0.0)
@@ -23,10 +34,10 @@ def _kmeans_plus_plus(U, n_heads, rng):
         if total <= 0:  # every direction already taken: fill in at random
             break
         # greedy k-means++: draw a few candidates, keep the one that lowers the potential most
-        cand = rng.choice(n, size=n_trials, p=closest / total)
-        pots = [np.minimum(closest, 1.0 - (U @ U[c]) ** 2) for c in cand]
+        cand = rng.choice(X.shape[0], size=n_trials, p=closest / total)
+        pots = [np.minimum(closest, np.where(keep, 1.0 - cos2(unit(c)), 0.0)) for c in cand]
         best = int(np.argmin([p.sum() for p in pots]))
-        heads.append(U[cand[best]])
+        heads.append(unit(cand[best]))
         closest = pots[best]
     return np.array(heads)
 
@@ -61,10 +72,9 @@ def init_heads(X, n_heads, method, rng, *, second=None):
         _, vecs = np.linalg.eigh(second)
         return vecs[:, ::-1][:, :n_heads].T.copy()
     if method == "k-means++":
-        U = _unit_directions(X)
-        if U.shape[0] == 0:
+        if not np.any(X):
             raise ValueError("All samples are zero: there is no direction to seed heads from.")
-        M = _kmeans_plus_plus(U, n_heads, rng)
+        M = _kmeans_plus_plus(X, n_heads, rng)
         if M.shape[0] < n_heads:
             M = np.vstack([M, _random_heads(n_heads - M.shape[0], d, rng)])
         return M
