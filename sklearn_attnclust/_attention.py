@@ -276,20 +276,28 @@ def optimal_scale(B, Q):
     return float(B / Q)
 
 
-def _softmax_backward(g, a, w, beta):
-    """Pull a gradient with respect to ``at = w * a`` back to one w.r.t. ``a``.
+def _softmax_backward(g, a, w, at, beta):
+    """Pull gradients with respect to ``at = w * a`` back to ones w.r.t. ``a``, in place.
 
     Includes the direct dependence of ``at`` on ``a`` through the factor
-    ``a`` (``w * g``): the result is ``J^T g`` with ``J = d at / d a``.
-    The heads run along axis 0 (arrays of shape (K, n)); ``g`` may carry a
-    leading axis (several gradients pulled back at once).
+    ``a`` (``w * g``): each ``g[k]`` becomes ``J^T g[k]`` with
+    ``J = d at / d a``, i.e. ``w g + 2 beta (a at g - at <at, g>_h / K)``.
+    The heads run along axis 0 of each (K, n) ``g[k]``.
     """
-    out = w * g
-    if beta != 0:
-        K = a.shape[0]
-        u = g * (w * a)
-        out += (2.0 * beta) * a * (u - (w / K) * u.sum(axis=-2, keepdims=True))
-    return out
+    K = a.shape[0]
+    u = np.empty_like(at)
+    two_beta_a = (2.0 * beta) * a if beta != 0 else None
+    for gk in g:
+        if beta != 0:
+            np.multiply(gk, at, out=u)
+            total = u.sum(axis=0)  # <at, g> over the heads, per sample
+            u *= two_beta_a
+        gk *= w
+        if beta != 0:
+            gk += u
+            np.multiply(at, total * ((2.0 * beta) / K), out=u)
+            gk -= u
+    return g
 
 
 def _coefficients(L, lam, p, q, sq):
@@ -398,32 +406,38 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
         if at_G2 is None:
             at_G2 = G2 @ at
         channels = _coefficients(L, lam, p, q, sq)
-        g_at = []
-        for c in channels:
-            cq = c["cq"]
-            g = cq * b if np.ndim(cq) else (b if cq == 1.0 else cq * b)
-            if np.any(c["cs"]):
-                g = g + (2.0 * c["cs"]) * at_G2
-            if L is not None:
-                g = g + c["cp"] * a + (2.0 * c["cr"]) * at_GC
-            g_at.append(g)
-        g_a = _softmax_backward(np.stack(g_at), a, w, beta)
-        rows = []
-        shared_at = False
+        # one buffer holds the rows of the stacked product: per channel its
+        # gradient w.r.t. a, then (per-sample cq) cq * at; last the shared at
+        per_sample = [bool(np.ndim(c["cq"])) for c in channels]
+        shared_at = not all(per_sample)
+        buf = np.empty((len(channels) + sum(per_sample) + shared_at,) + at.shape, dtype=at.dtype)
+        slots = np.cumsum([0] + [1 + ps for ps in per_sample])[:-1]
+        contiguous = not any(per_sample)
+        # a view when the channels' rows are adjacent (constant cq, as at L = infinity)
+        grads_at = buf[: len(channels)] if contiguous else buf[slots]
         for k, c in enumerate(channels):
-            ga = g_a[k]
-            if L is not None:
-                ga = ga + c["cp"] * at  # p = <at, a> depends on a directly
-            rows.append(ga)
-            cq = c["cq"]
-            if np.ndim(cq):
-                rows.append(cq * at)
+            g = grads_at[k]
+            cq, cs = c["cq"], c["cs"]
+            if np.ndim(cq) or cq != 0:
+                np.multiply(b, cq, out=g)
             else:
-                shared_at = True
+                g.fill(0)
+            if np.any(cs):
+                g += (2.0 * cs) * at_G2
+            if L is not None:
+                g += c["cp"] * a
+                g += (2.0 * c["cr"]) * at_GC
+        _softmax_backward(grads_at, a, w, at, beta)
+        for k, c in enumerate(channels):
+            if L is not None:
+                grads_at[k] += c["cp"] * at  # p = <at, a> depends on a directly
+            if not contiguous:
+                buf[slots[k]] = grads_at[k]
+            if per_sample[k]:
+                np.multiply(at, c["cq"], out=buf[slots[k] + 1])
         if shared_at:
-            rows.append(at)
-        stacked = np.concatenate(rows, axis=0)  # (rows, c)
-        part = (stacked @ Xc).astype(np.float64, copy=False)
+            buf[-1] = at
+        part = (buf.reshape(-1, buf.shape[-1]) @ Xc).astype(np.float64, copy=False)
         acc = part if acc is None else acc + part
     if not need_grad:
         return B_sum, Q_sum, None

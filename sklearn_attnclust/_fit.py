@@ -67,19 +67,19 @@ LIFT_HEIGHT = 3.0
 CENTRED_TOLERANCE = 0.25
 
 
-def is_centred(X, tolerance=CENTRED_TOLERANCE, *, chunk_size=8192):
+def is_centred(X, tolerance=CENTRED_TOLERANCE, *, mean=None, chunk_size=8192):
     """Whether the data are centred: clusters cannot then be directions from the origin.
 
-    True when ``||m|| < tolerance * sd``, ``m`` the mean of the rows and
-    ``sd`` the standard deviation of their projections on ``m / ||m||``;
-    always so after ``StandardScaler``.  An orthonormal mixture of ``K``
-    equal clusters with noise ``sigma`` has ``||m|| / sd = 1 / (sigma sqrt(K))``.
+    True when ``||m|| < tolerance * sd``, ``m`` the mean of the rows (given,
+    or computed) and ``sd`` the standard deviation of their projections on
+    ``m / ||m||``; always so after ``StandardScaler``.  An orthonormal
+    mixture of ``K`` equal clusters with noise ``sigma`` has
+    ``||m|| / sd = 1 / (sigma sqrt(K))``.
     """
     n = X.shape[0]
-    mean = np.zeros(X.shape[1])
-    for start in range(0, n, chunk_size):
-        mean += X[start : start + chunk_size].sum(axis=0, dtype=np.float64)
-    mean /= n
+    if mean is None:
+        mean = X.mean(axis=0, dtype=np.float64)
+    mean = np.asarray(mean, dtype=np.float64)
     norm = float(np.linalg.norm(mean))
     if norm == 0.0:
         return True
@@ -310,13 +310,21 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
             scale=scale, alpha=abs_alpha, return_grad=return_grad,
         )
 
+    last = {}  # the last evaluation on the full data: heads, risk, scale
+
     def objectives(st, beta):
+        def evaluate(M, return_grad):
+            out = risk_at(M, st, beta, return_grad=return_grad)
+            if st is stats:
+                last.update(heads=np.array(M, copy=True), risk=out[0], scale=out[1])
+            return out
+
         def objective(M):
-            risk, _, grad = risk_at(M, st, beta, return_grad=True)
+            risk, _, grad = evaluate(M, True)
             return risk / norm, grad.astype(np.float64, copy=False) / norm
 
         def value(M):
-            return risk_at(M, st, beta)[0] / norm
+            return evaluate(M, False)[0] / norm
 
         return objective, value
 
@@ -329,12 +337,12 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
                 file=sys.stdout,
             )
 
-    def run(st, M0, stage_tol, cb):
+    def run(st, M0, stage_tol, cb, pairs=None):
         objective, value = objectives(st, beta)
         return minimize_on_spheres(
             objective, M0, solver=solver, learning_rate=learning_rate,
             max_iter=max_iter, tol=stage_tol, callback=cb, value_fun=value,
-            step_rule="lbfgs",
+            step_rule="lbfgs", pairs=pairs,
         )
 
     # the coarse sample: the starts are seeded from it and first optimised on it
@@ -379,7 +387,7 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
                 continue
             v = objectives(stats, beta)[1](res.heads)
             if np.isfinite(v):
-                coarse_results.append((v, res.heads, res.n_iter))
+                coarse_results.append((v, res.heads, res.n_iter, res.pairs))
             continue
         res = run(stats, M0, tol, callback)
         if not np.all(np.isfinite(res.heads)) or not np.isfinite(res.value):
@@ -388,21 +396,26 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
             best = res
     n_iter_coarse = 0
     if use_coarse and coarse_results:
-        _, M1, n_iter_coarse = min(coarse_results, key=lambda t: t[0])
-        best = run(stats, M1, tol, callback)
+        _, M1, n_iter_coarse, pairs = min(coarse_results, key=lambda t: t[0])
+        # the sample's curvature is the full data's up to sampling noise: the
+        # full-data stage starts with the coarse stage's L-BFGS memory
+        best = run(stats, M1, tol, callback, pairs=pairs)
         if not np.all(np.isfinite(best.heads)) or not np.isfinite(best.value):
             best = None
     if best is None:
         raise ValueError("The risk was not finite at any start; check the scale of X.")
     values = None
-    if lift:
+    if alpha == 0 and "heads" in last and np.array_equal(last["heads"], best.heads):
+        risk, lam = last["risk"], last["scale"]  # no penalty: the risk is known
+    elif lift:
         risk, lam = lifted_risk(best.heads, stats, beta=beta, scale=scale)
-        values = lifted_context_values(best.heads, X, offset, height, beta,
-                                       chunk_size=chunk_size)
     else:
         risk, lam = attention_risk(
             best.heads.astype(dtype), stats, beta=beta, context_length=L, scale=scale
         )
+    if lift:
+        values = lifted_context_values(best.heads, X, offset, height, beta,
+                                       chunk_size=chunk_size)
     return HeadsFit(
         heads=best.heads,
         scale=float(lam),

@@ -47,6 +47,8 @@ class SphereResult:
         True when no step size gave a decrease (the iterate is kept).
     step_size : float
         The last accepted step size (to warm-start a following stage).
+    pairs : list of (ndarray, ndarray)
+        The L-BFGS memory at ``heads`` (to warm-start a following stage).
     """
 
     heads: np.ndarray
@@ -57,6 +59,7 @@ class SphereResult:
     converged: bool = False
     line_search_failed: bool = False
     step_size: float = 1.0
+    pairs: list = field(default_factory=list)
 
 
 def minimize_on_spheres(
@@ -73,6 +76,7 @@ def minimize_on_spheres(
     value_fun=None,
     step_rule="double",
     memory=8,
+    pairs=None,
 ):
     """Minimise ``fun`` over matrices with unit rows.
 
@@ -114,6 +118,11 @@ def minimize_on_spheres(
         passes the Armijo test, so the objective decreases monotonically.
     memory : int
         Pairs kept by ``"lbfgs"``.
+    pairs : list of (ndarray, ndarray), optional
+        Initial L-BFGS memory: the ``pairs`` of an earlier run that ended at
+        ``M0`` on a nearby objective (the coarse stage of a coarse-to-fine
+        fit, whose curvature is that of the full objective up to sampling
+        noise), so that the first step is already a quasi-Newton step.
 
     Returns
     -------
@@ -125,7 +134,8 @@ def minimize_on_spheres(
         raise ValueError(f"step_rule must be 'lbfgs', 'bb' or 'double', got {step_rule!r}.")
     if step_rule == "lbfgs" and solver != "riemannian":
         step_rule = "bb"
-    pairs = []  # (s, y) of the last accepted steps, for "lbfgs"
+    # (s, y) of the last accepted steps, for "lbfgs"
+    pairs = list(pairs) if (pairs and step_rule == "lbfgs") else []
     M = normalize_rows(np.array(M0, copy=True))
     value, grad = fun(M)
     rgrad = riemannian_gradient(M, grad)
@@ -214,6 +224,7 @@ def minimize_on_spheres(
     else:
         result.converged = gnorm <= tol
     result.heads, result.value, result.step_size = M, value, step
+    result.pairs = pairs
     return result
 
 

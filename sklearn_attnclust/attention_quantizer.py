@@ -336,7 +336,7 @@ class AttentionQuantizer(BaseQuantizer):
         """The generator of the starts and samples, seeded from ``random_state``."""
         return np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
 
-    def _resolve_lift(self, X):
+    def _resolve_lift(self, X, mean=None):
         """Whether to fit the lifted layer on ``X`` (see ``lift``)."""
         finite_or_linear = self.attention == "linear" or self.context_length is not None
         if self.lift != "auto":
@@ -349,7 +349,7 @@ class AttentionQuantizer(BaseQuantizer):
             return bool(self.lift)
         if finite_or_linear:
             return False
-        return is_centred(X)
+        return is_centred(X, mean=mean)
 
     def _optimizer_params(self, lift=False):
         """The keyword arguments of :func:`._fit.fit_heads` that the parameters set."""
@@ -427,7 +427,8 @@ class AttentionQuantizer(BaseQuantizer):
             return self._fit_dask(X)
         X = self._validate_input(X, reset=True)
         n, d = X.shape
-        lift = self._resolve_lift(X)
+        mean = X.mean(axis=0, dtype=np.float64)
+        lift = self._resolve_lift(X, mean)
         self._check_n_clusters(n, d, directions=not lift)
         self._check_seeds(X, lift)
         rng = self._rng()
@@ -438,7 +439,7 @@ class AttentionQuantizer(BaseQuantizer):
             **self._optimizer_params(lift),
         )
         self._warn_if_not_converged(result)
-        self._set_layer(result, X.mean(axis=0), X.dtype)
+        self._set_layer(result, mean, X.dtype)
         scores = self._scores(X)
         self.labels_ = self._assign(X, scores)
         self.cluster_centers_ = self._centers(X, self.labels_, scores)
@@ -454,7 +455,10 @@ class AttentionQuantizer(BaseQuantizer):
                     f"n_clusters = {self.n_clusters} cluster centres in."
                 )
             return
-        n_nonzero = int(np.count_nonzero(np.any(X != 0, axis=1)))
+        head = X[: 4 * self.n_clusters]  # usually enough to show K non-zero rows
+        if np.count_nonzero(head.any(axis=1)) >= self.n_clusters:
+            return
+        n_nonzero = int(np.count_nonzero(X.any(axis=1)))
         if n_nonzero < self.n_clusters:
             raise ValueError(
                 f"X has {n_nonzero} non-zero row(s), fewer than n_clusters = "
@@ -644,12 +648,12 @@ class AttentionQuantizer(BaseQuantizer):
             return centers.astype(X.dtype)
         if scores is None:
             scores = self._scores(X)
-        centers = np.zeros_like(self.heads_)
-        for h in range(self.n_clusters):
-            mask = labels == h
-            t = scores[mask, h].mean() if np.any(mask) else 0.0
-            centers[h] = t * self.heads_[h]
-        return centers
+        # each head times the mean score of its samples, in one pass
+        own = scores[np.arange(X.shape[0]), labels].astype(np.float64)
+        counts = np.bincount(labels, minlength=self.n_clusters)
+        sums = np.bincount(labels, weights=own, minlength=self.n_clusters)
+        t = np.divide(sums, counts, out=np.zeros(self.n_clusters), where=counts > 0)
+        return (t[:, None] * self.heads_).astype(self.heads_.dtype)
 
     def _assign(self, X, scores=None):
         if getattr(self, "lift_", False):
