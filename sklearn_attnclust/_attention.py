@@ -761,6 +761,18 @@ class LiftedStatistics:
     def n_samples(self):
         return self.X.shape[0]
 
+    def sums(self, M, beta, *grad_args):
+        """:func:`lifted_sums` over ``X``, or :func:`lifted_grad_sums` given ``grad_args``.
+
+        Statistics that hold their rows elsewhere (``_dask``) provide the same
+        method, a sum over their blocks.
+        """
+        if grad_args:
+            return lifted_grad_sums(M, self.X, self.offset, self.height, beta, *grad_args,
+                                    chunk_size=self.chunk_size)
+        return lifted_sums(M, self.X, self.offset, self.height, beta,
+                           chunk_size=self.chunk_size)
+
     @classmethod
     def from_data(cls, X, offset, height, *, chunk_size=8192):
         """Statistics of ``X`` lifted at ``(offset, height)`` (one pass over ``X``)."""
@@ -840,12 +852,11 @@ def _lifted_keys(sums, n, offset, height, floor):
     return G, np.maximum(N, floor), W
 
 
-def lifted_context_values(M, X, offset, height, beta, *, chunk_size=8192):
-    """``H_h = G_h / N_h`` (K, d + 1): what the context returns for each head."""
+def lifted_context_values(M, stats, beta):
+    """``H_h = G_h / N_h`` (K, d + 1): what the context (``stats``) returns for each head."""
     M = np.asarray(M, dtype=np.float64)
-    n = X.shape[0]
-    sums = lifted_sums(M, X, offset, height, beta, chunk_size=chunk_size)
-    G, N, _ = _lifted_keys(sums, n, offset, height, _lifted_floor(height))
+    G, N, _ = _lifted_keys(stats.sums(M, beta), stats.n_samples, stats.offset,
+                           stats.height, _lifted_floor(stats.height))
     return G / N[:, None]
 
 
@@ -913,7 +924,7 @@ def lifted_grad_sums(M, X, offset, height, beta, gGd, c0, gW2, gN, *, chunk_size
     return acc_x, acc
 
 
-def lifted_risk(M, stats, *, beta, scale=None, return_grad=False, sums=None):
+def lifted_risk(M, stats, *, beta, scale=None, return_grad=False):
     """Risk of the lifted layer as ``L -> infinity``, and its Euclidean gradient.
 
     Parameters
@@ -921,16 +932,14 @@ def lifted_risk(M, stats, *, beta, scale=None, return_grad=False, sums=None):
     M : ndarray of shape (K, d + 1)
         Heads in the lifted space.
     stats : LiftedStatistics
+        Or any object with its attributes and its ``sums`` method (e.g. the
+        blocks of a dask array, ``_dask``).
     beta : float
         Absolute temperature of the competitive weights.
     scale : float or None
         Fixed ``lam``, or None to profile it out (envelope theorem for the
         gradient, as in :func:`attention_risk`).
     return_grad : bool
-    sums : callable, optional
-        ``sums(M) -> lifted_sums`` and ``sums(M, gGd, c0, gW2, gN) ->
-        lifted_grad_sums`` over data held elsewhere (e.g. dask blocks);
-        defaults to passes over ``stats.X``.
 
     Returns
     -------
@@ -938,13 +947,7 @@ def lifted_risk(M, stats, *, beta, scale=None, return_grad=False, sums=None):
     """
     M = np.asarray(M, dtype=np.float64)
     n, off, t = stats.n_samples, stats.offset, stats.height
-    if sums is None:
-        def sums(M, *grad_args):
-            if grad_args:
-                return lifted_grad_sums(M, stats.X, off, t, beta, *grad_args,
-                                        chunk_size=stats.chunk_size)
-            return lifted_sums(M, stats.X, off, t, beta, chunk_size=stats.chunk_size)
-    G, N, W = _lifted_keys(sums(M), n, off, t, _lifted_floor(t))
+    G, N, W = _lifted_keys(stats.sums(M, beta), n, off, t, _lifted_floor(t))
     H = G / N[:, None]
     HH = H @ H.T
     B = float(np.sum(G * H))
@@ -960,7 +963,7 @@ def lifted_risk(M, stats, *, beta, scale=None, return_grad=False, sums=None):
     gW2 = 2.0 * lam**2 * HH
     gGd = gG[:, :-1]
     c0 = t * gG[:, -1] - gGd @ off
-    acc_x, acc = sums(M, gGd, c0, gW2, gN)
+    acc_x, acc = stats.sums(M, beta, gGd, c0, gW2, gN)
     grad = np.empty_like(M)
     grad[:, :-1] = (acc_x - acc[:, None] * off[None, :]) / n
     grad[:, -1] = t * acc / n

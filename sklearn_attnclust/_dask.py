@@ -15,9 +15,16 @@ This module imports dask lazily: the package does not depend on it.
 
 import numpy as np
 
-from ._attention import ContextStatistics, add_risk_sums, risk_sums
+from ._attention import (
+    ContextStatistics,
+    add_risk_sums,
+    lifted_assign,
+    lifted_grad_sums,
+    lifted_sums,
+    risk_sums,
+)
 
-__all__ = ["is_dask_array", "DaskContextStatistics"]
+__all__ = ["is_dask_array", "DaskContextStatistics", "DaskLiftedStatistics"]
 
 
 def is_dask_array(X):
@@ -101,3 +108,56 @@ class DaskContextStatistics:
         labels, sums, counts = dask.compute(labels, sums, counts)
         means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
         return np.asarray(labels), means
+
+
+def _add_parts(parts):
+    """Elementwise sum of tuples of arrays (the per-block sums)."""
+    return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
+
+
+class DaskLiftedStatistics:
+    """The lifted layer's statistics (``_attention.LiftedStatistics``) for a dask array.
+
+    Built from :class:`DaskContextStatistics`: the centre is the mean, the
+    covariance follows from the second moment, and each pass of the lifted
+    risk (:meth:`sums`) maps :func:`._attention.lifted_sums` or
+    :func:`._attention.lifted_grad_sums` over the blocks and adds them.
+    """
+
+    def __init__(self, base, offset, cov, height):
+        self.X = base.X
+        self.offset = np.asarray(offset, dtype=np.float64)
+        self.cov = np.asarray(cov, dtype=np.float64)
+        self.height = float(height)
+        self.variance = float(np.trace(self.cov))
+        self.mean_sq_norm = self.variance + self.height**2
+        self.n_samples = base.n_samples
+        self.chunk_size = base.chunk_size
+        self._blocks = list(self.X.to_delayed().ravel())
+
+    @classmethod
+    def from_base(cls, base, height_rule):
+        """Centre on the mean of ``base.X``; ``height_rule(cov) -> height``."""
+        mean = base.mean().astype(np.float64)
+        cov = base.second.astype(np.float64) - np.outer(mean, mean)
+        cov = 0.5 * (cov + cov.T)
+        return cls(base, mean, cov, height_rule(cov))
+
+    def sums(self, M, beta, *grad_args):
+        """The lifted sums (or, given ``grad_args``, gradient sums) over all blocks."""
+        import dask
+
+        fun = lifted_grad_sums if grad_args else lifted_sums
+        part = dask.delayed(fun, pure=True)
+        M = np.asarray(M, dtype=np.float64)
+        parts = [part(M, block, self.offset, self.height, float(beta), *grad_args,
+                      chunk_size=self.chunk_size) for block in self._blocks]
+        return dask.compute(dask.delayed(_add_parts, pure=True)(parts))[0]
+
+    def assign(self, heads, values, scale):
+        """Labels of the rows by :func:`._attention.lifted_assign` (a numpy array)."""
+        labels = self.X.map_blocks(
+            lifted_assign, np.asarray(heads), np.asarray(values), self.offset, self.height,
+            float(scale), dtype=np.intp, drop_axis=1,
+        )
+        return np.asarray(labels.compute())

@@ -25,7 +25,7 @@ from ._attention import (
 )
 from ._sphere import minimize_on_spheres
 
-__all__ = ["HeadsFit", "fit_heads", "is_centred", "lift_geometry"]
+__all__ = ["HeadsFit", "fit_heads", "is_centred", "lift_geometry", "mean_and_covariance"]
 
 
 @dataclass
@@ -105,14 +105,8 @@ def default_chunk_size(n_samples, n_features, n_heads):
     return int(min(max(rows, 1024), 4096))
 
 
-def lift_geometry(X, n_heads, temperature, *, chunk_size=8192):
-    """Centre, lift height and absolute temperature of the lifted layer for ``X``.
-
-    The temperature is relative to the mean of the ``K - 1`` largest
-    eigenvalues of the covariance: the typical squared spread between ``K``
-    cluster centres, as the sphere layer's is relative to the typical squared
-    head score.
-    """
+def mean_and_covariance(X, *, chunk_size=8192):
+    """The mean (d,) and covariance (d, d) of the rows of ``X``, in float64 chunks."""
     n, d = X.shape
     total = np.zeros(d)
     for start in range(0, n, chunk_size):
@@ -122,12 +116,23 @@ def lift_geometry(X, n_heads, temperature, *, chunk_size=8192):
     for start in range(0, n, chunk_size):
         Y = X[start : start + chunk_size].astype(np.float64, copy=False) - offset
         cov += Y.T @ Y
-    cov /= n
+    return offset, cov / n
+
+
+def lift_geometry(cov, n_heads, temperature):
+    """Lift height and absolute temperature of the lifted layer, from the covariance.
+
+    The height is :data:`LIFT_HEIGHT` times the root mean squared spread.  The
+    temperature is relative to the mean of the ``K - 1`` largest eigenvalues
+    of the covariance: the typical squared spread between ``K`` cluster
+    centres, as the sphere layer's is relative to the typical squared head
+    score.
+    """
     eig = np.linalg.eigvalsh(cov)[::-1]
     height = LIFT_HEIGHT * float(np.sqrt(max(np.sum(eig), np.finfo(np.float64).tiny)))
     spread = float(np.mean(eig[: max(int(n_heads) - 1, 1)]))
     beta = temperature / max(spread, np.finfo(np.float64).tiny)
-    return offset, height, beta, cov
+    return height, beta
 
 
 #: Fits on more than ``COARSE_FACTOR`` times the coarse sample size start on a sample.
@@ -216,7 +221,9 @@ def fit_heads(
         their root mean squared spread; the heads live in ``d + 1``
         dimensions, ``make_starts`` receives the lifted second moment and
         lifted rows, ``temperature`` is relative to the spread of
-        :func:`lift_geometry`.  Needs ``context_length=None`` and numpy ``X``.
+        :func:`lift_geometry`.  Needs ``context_length=None``.  ``stats``, if
+        given, are lifted statistics (``offset``, ``height``, ``cov``,
+        ``variance`` and ``sums``, e.g. ``_dask.DaskLiftedStatistics``).
 
     Returns
     -------
@@ -273,12 +280,18 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
     if chunk_size is None:
         chunk_size = default_chunk_size(n, d, K_max)
     if lift:
-        offset, height, lift_beta, cov = lift_geometry(X, K_max, temperature)
+        if stats is None:
+            offset, cov = mean_and_covariance(X)
+            height, lift_beta = lift_geometry(cov, K_max, temperature)
+        else:  # precomputed lifted statistics (a dask array's blocks)
+            offset, cov, height = stats.offset, stats.cov, stats.height
+            lift_beta = lift_geometry(cov, K_max, temperature)[1]
 
         def make_stats(rows):
             return LiftedStatistics.from_data(rows, offset, height, chunk_size=chunk_size)
 
-        stats = make_stats(X)
+        if stats is None:
+            stats = make_stats(X)
         norm = stats.variance  # the fit's unit: the data's spread, not the lift
     else:
         def make_stats(rows):
@@ -414,8 +427,7 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
             best.heads.astype(dtype), stats, beta=beta, context_length=L, scale=scale
         )
     if lift:
-        values = lifted_context_values(best.heads, X, offset, height, beta,
-                                       chunk_size=chunk_size)
+        values = lifted_context_values(best.heads, stats, beta)
     return HeadsFit(
         heads=best.heads,
         scale=float(lam),

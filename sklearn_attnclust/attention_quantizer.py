@@ -19,8 +19,8 @@ from ._attention import (
     lifted_scores,
 )
 from ._base import BaseQuantizer
-from ._dask import DaskContextStatistics, is_dask_array
-from ._fit import CENTRED_TOLERANCE, coarse_sample_size, fit_heads, is_centred
+from ._dask import DaskContextStatistics, DaskLiftedStatistics, is_dask_array
+from ._fit import CENTRED_TOLERANCE, coarse_sample_size, fit_heads, is_centred, lift_geometry
 from ._init import check_start, init_heads
 
 __all__ = ["AttentionQuantizer"]
@@ -582,36 +582,41 @@ class AttentionQuantizer(BaseQuantizer):
             X = X.astype(np.float64)
         n, d = X.shape
         self.n_features_in_ = d
-        self._check_n_clusters(n, d)
+        self._check_n_clusters(n, d, directions=False)
         stats = DaskContextStatistics.from_dask(X, need_fourth=self.context_length is not None)
         import dask
 
         finite = dask.compute(dask.array.isfinite(stats.X).all())[0]
         if not finite:
             raise ValueError("Input X contains NaN or infinity.")
-        if self.lift is True or (self.lift == "auto" and self._resolve_lift_dask(stats)):
-            raise ValueError(
-                "The lifted layer is not available for dask arrays yet"
-                + (" (lift='auto' chose it: the data are centred)" if self.lift == "auto" else "")
-                + "; pass lift=False, or a numpy array."
+        lift = self._resolve_lift_dask(stats)
+        self._check_n_clusters(n, d, directions=not lift)
+        if lift:
+            stats = DaskLiftedStatistics.from_base(
+                stats, lambda cov: lift_geometry(cov, self.n_clusters, 1.0)[0]
             )
         rng = self._rng()
         result = fit_heads(
             stats.X,
-            lambda second, sample: self._starts(sample, rng, second),
+            lambda second, sample, *lift_point: self._starts(sample, rng, second, *lift_point),
             random_state=rng, stats=stats,
-            **self._optimizer_params(),
+            **self._optimizer_params(lift),
         )
         self._warn_if_not_converged(result)
+        if lift:
+            self._set_layer(result, None, X.dtype)
+            self.labels_ = stats.assign(self.heads_, self.context_values_, self.scale_)
+            self.cluster_centers_ = self._centers(None, self.labels_)
+            return self
         self._set_layer(result, stats.mean(), X.dtype)
         self.labels_, means = stats.assign(self.heads_)
         self.cluster_centers_ = means[:, None] * self.heads_
         return self
 
     def _resolve_lift_dask(self, stats):
-        """``lift="auto"`` on a dask array, from its streamed moments (see :func:`is_centred`)."""
-        if self.attention == "linear" or self.context_length is not None:
-            return False
+        """:meth:`_resolve_lift` for a dask array, from its moments (see :func:`is_centred`)."""
+        if self.lift != "auto" or self.attention == "linear" or self.context_length is not None:
+            return self._resolve_lift(None)
         mean = np.asarray(stats.mean(), dtype=np.float64)
         norm = float(np.linalg.norm(mean))
         if norm == 0.0:
@@ -643,9 +648,9 @@ class AttentionQuantizer(BaseQuantizer):
             for h in range(self.n_clusters):
                 if M[h, -1] > 1e-3:
                     centers[h] += self.lift_height_ * M[h, :-1] / M[h, -1]
-                elif np.any(labels == h):
+                elif X is not None and np.any(labels == h):
                     centers[h] = X[labels == h].mean(axis=0)
-            return centers.astype(X.dtype)
+            return centers.astype(self.heads_.dtype)
         if scores is None:
             scores = self._scores(X)
         # each head times the mean score of its samples, in one pass

@@ -58,3 +58,23 @@ def test_dask_fit_small_data_same_default_start(client):
     a = AttentionQuantizer(2, random_state=0).fit(X)
     b = AttentionQuantizer(2, random_state=0).fit(da.from_array(X, chunks=(1000, 8)))
     assert np.abs(a.heads_ - b.heads_).max() < 1e-8
+
+
+def test_dask_lifted_fit_equals_numpy_fit(client):
+    """Centred data: lift="auto" fits the lifted layer on the blocks as on numpy."""
+    from sklearn.datasets import make_blobs
+    from sklearn.preprocessing import StandardScaler
+
+    # n large enough for the coarse-to-fine path (a sample, then all the blocks)
+    X, _ = make_blobs([18000, 9000, 3000], n_features=5, cluster_std=0.6,
+                      center_box=(-6, 6), random_state=1)
+    X = StandardScaler().fit_transform(X)
+    a = AttentionQuantizer(3, random_state=0).fit(X)
+    b = AttentionQuantizer(3, random_state=0).fit(da.from_array(X, chunks=(5000, 5)))
+    assert a.lift_ and b.lift_ and a.heads_.shape == (3, 6)
+    assert np.abs(a.heads_ - b.heads_).max() < 1e-8
+    assert np.allclose(a.context_values_, b.context_values_, atol=1e-8)
+    assert np.isclose(a.risk_, b.risk_, rtol=1e-10)
+    assert np.array_equal(a.labels_, b.labels_)
+    assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-8)
+    assert np.array_equal(b.predict(X), a.labels_)
