@@ -815,6 +815,11 @@ def _lifted_weights(S, beta):
     return competitive_weights(S, beta, axis=1) / S.shape[1]
 
 
+def lifted_weights(X, M, offset, height, beta):
+    """Competitive weights ``p_h(x) = softmax_h(beta s_h(x)^2)`` of the lifted layer, (n, K)."""
+    return _lifted_weights(lifted_scores(X, M, offset, height), beta)
+
+
 def lifted_sums(M, X, offset, height, beta, *, chunk_size=8192):
     """Sums over the rows of ``X`` that define the lifted layer's keys.
 

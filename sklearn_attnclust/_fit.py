@@ -398,9 +398,7 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
             res = run(sample_stats, M0, max(tol, 1e-4), None)
             if not np.all(np.isfinite(res.heads)) or not np.isfinite(res.value):
                 continue
-            v = objectives(stats, beta)[1](res.heads)
-            if np.isfinite(v):
-                coarse_results.append((v, res.heads, res.n_iter, res.pairs))
+            coarse_results.append((res.heads, res.n_iter, res.pairs))
             continue
         res = run(stats, M0, tol, callback)
         if not np.all(np.isfinite(res.heads)) or not np.isfinite(res.value):
@@ -408,8 +406,14 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
         if best is None or res.value < best.value:
             best = res
     n_iter_coarse = 0
+    if use_coarse and len(coarse_results) > 1:
+        # several starts: keep the one of lowest risk on all the data
+        full_value = objectives(stats, beta)[1]
+        scored = [(full_value(r[0]), r) for r in coarse_results]
+        scored = [(v, r) for v, r in scored if np.isfinite(v)]
+        coarse_results = [min(scored, key=lambda t: t[0])[1]] if scored else []
     if use_coarse and coarse_results:
-        _, M1, n_iter_coarse, pairs = min(coarse_results, key=lambda t: t[0])
+        M1, n_iter_coarse, pairs = coarse_results[0]
         # the sample's curvature is the full data's up to sampling noise: the
         # full-data stage starts with the coarse stage's L-BFGS memory
         best = run(stats, M1, tol, callback, pairs=pairs)
