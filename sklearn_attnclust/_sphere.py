@@ -171,15 +171,18 @@ def minimize_on_spheres(
         new_grad = None
         for k in range(max_backtracks):
             cand = retract(trial, direction)
+            new_value = np.nan
             if cand is not None:
-                if k == 0 or value_fun is None:
+                # the first two trials with the gradient (the second, interpolated,
+                # is usually accepted), later ones with the value alone
+                if k <= 1 or value_fun is None:
                     new_value, new_grad = fun(cand)
                 else:
                     new_value, new_grad = value_fun(cand), None
                 if np.isfinite(new_value) and new_value <= value - armijo * trial * slope:
                     accepted = True
                     break
-            trial *= 0.5
+            trial = _backtrack(trial, value, slope, new_value)
         if not accepted:
             result.line_search_failed = True
             break
@@ -226,6 +229,16 @@ def minimize_on_spheres(
     result.heads, result.value, result.step_size = M, value, step
     result.pairs = pairs
     return result
+
+
+def _backtrack(trial, value, slope, new_value):
+    """Next trial step after a rejected one: the minimiser of the quadratic through
+    the value and slope at 0 and the value at ``trial``, kept in [0.1, 0.5] x trial."""
+    if np.isfinite(new_value):
+        curvature = new_value - value + slope * trial
+        if curvature > 0:
+            return min(max(slope * trial * trial / (2.0 * curvature), 0.1 * trial), 0.5 * trial)
+    return 0.5 * trial
 
 
 def _two_loop(M, g, pairs):
