@@ -25,7 +25,8 @@ from ._attention import (
 )
 from ._sphere import minimize_on_spheres
 
-__all__ = ["HeadsFit", "fit_heads", "is_centred", "lift_geometry", "mean_and_covariance"]
+__all__ = ["HeadsFit", "fit_heads", "is_centred", "lift_geometry", "mean_and_covariance",
+           "revive_dead_heads"]
 
 
 @dataclass
@@ -103,6 +104,41 @@ def default_chunk_size(n_samples, n_features, n_heads):
     """
     rows = int(n_samples) * int(n_features) // (50 * max(int(n_heads), 1) * N_THREADS)
     return int(min(max(rows, 1024), 4096))
+
+
+#: Rounds of :func:`revive_dead_heads` after a lifted fit.
+MAX_REVIVALS = 3
+
+
+def revive_dead_heads(M, stats, beta, rows):
+    """Re-seed the lifted heads that hold less than half a sample's share of the mass.
+
+    The share of head ``h`` is ``N_h / sum_k N_k`` (``N`` the key normalisers
+    of ``_attention.lifted_sums``, the competitive mass weighted by the squared
+    score).  Each dead head moves to the row of ``rows`` (lifted, e.g. the
+    coarse sample) farthest from the lines of the other heads, as k-means
+    relocates an empty cluster to a far point.
+
+    Returns
+    -------
+    ndarray of shape (K, d + 1) or None
+        The new heads, or None when no head is dead.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    N = stats.sums(M, beta)[2]
+    share = N / max(float(np.sum(N)), np.finfo(np.float64).tiny)
+    dead = share < 0.5 / stats.n_samples
+    if not np.any(dead) or np.all(dead):
+        return None
+    U = np.asarray(rows, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", U, U)
+    resid = np.min(sq[:, None] - (U @ M[~dead].T) ** 2, axis=1)
+    M = M.copy()
+    for h in np.flatnonzero(dead):
+        i = int(np.argmax(resid))
+        M[h] = U[i] / np.sqrt(sq[i])
+        resid = np.minimum(resid, sq - (U @ M[h]) ** 2)
+    return M
 
 
 def mean_and_covariance(X, *, chunk_size=8192):
@@ -358,6 +394,24 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
             step_rule="lbfgs", pairs=pairs,
         )
 
+    def revive(res):
+        """Re-seed dead lifted heads (:func:`revive_dead_heads`) and descend again.
+
+        A head that holds (almost) no sample has (almost) no gradient and would
+        stay dead; the re-seeded descent is kept when its risk is lower.
+        """
+        if not lift or max_iter == 0:
+            return res
+        for _ in range(MAX_REVIVALS):
+            M2 = revive_dead_heads(res.heads, stats, beta, sample)
+            if M2 is None:
+                break
+            again = run(stats, M2, tol, callback)
+            if not (np.all(np.isfinite(again.heads)) and again.value < res.value):
+                break
+            res = again
+        return res
+
     # the coarse sample: the starts are seeded from it and first optimised on it
     m = coarse_sample_size(n, K_max, d)
     large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
@@ -403,6 +457,7 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
         res = run(stats, M0, tol, callback)
         if not np.all(np.isfinite(res.heads)) or not np.isfinite(res.value):
             continue
+        res = revive(res)
         if best is None or res.value < best.value:
             best = res
     n_iter_coarse = 0
@@ -419,6 +474,8 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
         best = run(stats, M1, tol, callback, pairs=pairs)
         if not np.all(np.isfinite(best.heads)) or not np.isfinite(best.value):
             best = None
+        else:
+            best = revive(best)
     if best is None:
         raise ValueError("The risk was not finite at any start; check the scale of X.")
     values = None

@@ -217,3 +217,23 @@ def test_lifted_partial_fit_on_one_chunk_is_fit(clustered):
 def test_lifted_identical_rows_are_a_clear_error():
     with pytest.raises(ValueError, match="identical"):
         AttentionQuantizer(2, lift=True).fit(np.ones((10, 3)))
+
+
+def test_a_dead_head_is_revived(clustered):
+    """A head that holds no sample has no gradient; the fit re-seeds it and descends again."""
+    X, y = clustered
+    centres = np.stack([X[y == 0].mean(axis=0), X[y == 1].mean(axis=0), 40.0 * np.ones(4)])
+    aq = AttentionQuantizer(3, init=centres, random_state=0).fit(X)
+    assert np.all(np.bincount(aq.labels_, minlength=3) > 0)
+    assert adjusted_rand_score(y, aq.labels_) > 0.95
+    # without the revival the far head stays empty: one descent from the same start
+    from sklearn_attnclust import _fit
+
+    kept = _fit.MAX_REVIVALS
+    try:
+        _fit.MAX_REVIVALS = 0
+        stuck = AttentionQuantizer(3, init=centres, random_state=0).fit(X)
+    finally:
+        _fit.MAX_REVIVALS = kept
+    assert np.bincount(stuck.labels_, minlength=3).min() == 0
+    assert aq.risk_ < stuck.risk_
