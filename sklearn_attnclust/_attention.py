@@ -837,10 +837,12 @@ def lifted_sums(M, X, offset, height, beta, *, chunk_size=8192):
     All float64; additive over disjoint row blocks.
     """
     K, d = M.shape[0], X.shape[1]
-    A, b = _affine_heads(M, offset, height, X.dtype)
+    # float64 throughout: the lifted risk is a small difference of terms of the
+    # size of height^2, which float32 cannot resolve (chunks are cast one by one)
+    A, b = _affine_heads(M, offset, height, np.float64)
     Gx, g, N, W = np.zeros((K, d)), np.zeros(K), np.zeros(K), np.zeros((K, K))
     for start in range(0, X.shape[0], max(int(chunk_size), 1)):
-        Xc = X[start : start + chunk_size]
+        Xc = X[start : start + chunk_size].astype(np.float64, copy=False)
         S = Xc @ A.T + b
         U = _lifted_weights(S, beta) * S
         Gx += U.T @ Xc
@@ -907,13 +909,11 @@ def lifted_grad_sums(M, X, offset, height, beta, gGd, c0, gW2, gN, *, chunk_size
     (``gW2 = dR/dW + dR/dW^T``), per unit of ``1/n``; additive over row blocks.
     """
     K, d = M.shape[0], X.shape[1]
-    A, b = _affine_heads(M, offset, height, X.dtype)
-    dtype = X.dtype
-    gGd_T = gGd.T.astype(dtype)
-    c0, gW2, gN = c0.astype(dtype), gW2.astype(dtype), gN.astype(dtype)
+    A, b = _affine_heads(M, offset, height, np.float64)  # float64, as in lifted_sums
+    gGd_T = gGd.T
     acc_x, acc = np.zeros((K, d)), np.zeros(K)
     for start in range(0, X.shape[0], max(int(chunk_size), 1)):
-        Xc = X[start : start + chunk_size]
+        Xc = X[start : start + chunk_size].astype(np.float64, copy=False)
         S = Xc @ A.T + b
         P = _lifted_weights(S, beta)
         U = P * S

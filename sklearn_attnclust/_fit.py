@@ -342,7 +342,8 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
             stats.chunk_size = chunk_size
         norm = stats.mean_sq_norm
     dtype = X.dtype
-    tol = tol if dtype == np.float64 else max(tol, float(np.sqrt(np.finfo(dtype).eps)))
+    if dtype != np.float64 and not lift:  # the lifted passes run in float64 anyway
+        tol = max(tol, float(np.sqrt(np.finfo(dtype).eps)))
     abs_alpha = alpha * norm
     rng = random_state if random_state is not None else np.random.default_rng(0)
 
