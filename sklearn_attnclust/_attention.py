@@ -66,7 +66,7 @@ class ContextStatistics:
     X : ndarray of shape (n, d) or None
         The queries (kept only when the risk needs a pass over the data).
     sq_norms : ndarray of shape (n,) or None
-        ``||x_i||^2``.
+        ``||x_i||^2`` (only for finite context lengths; None otherwise).
     second : ndarray of shape (d, d)
         ``Sigma = X^T X / n``, the uncentred second moment.
     second_sq : ndarray of shape (d, d)
@@ -109,10 +109,11 @@ class ContextStatistics:
         ----------
         X : ndarray of shape (n, d)
         keep_data : bool
-            Keep ``X`` and the squared norms, needed by the competitive layer
-            and by finite context lengths.
+            Keep ``X``, needed by the competitive layer and by finite context
+            lengths.
         need_fourth : bool
-            Compute the fourth-moment matrix ``C`` (finite context lengths).
+            Compute the fourth-moment matrix ``C`` and the squared norms
+            (finite context lengths).
         chunk_size : int
             Rows per chunk, to bound temporary memory.
         """
@@ -121,7 +122,7 @@ class ContextStatistics:
         dtype = X.dtype
         second = np.zeros((d, d), dtype=dtype)
         fourth = np.zeros((d, d), dtype=dtype) if need_fourth else None
-        sq_norms = np.empty(n, dtype=dtype) if (keep_data or need_fourth) else None
+        sq_norms = np.empty(n, dtype=dtype) if need_fourth else None
         for start in range(0, n, chunk_size):
             chunk = X[start : start + chunk_size]
             second += chunk.T @ chunk
@@ -139,13 +140,22 @@ class ContextStatistics:
             n_samples=n,
             X=X if keep_data else None,
             sq_norms=sq_norms if keep_data else None,
+            need_sq_norms=need_fourth,
         )
 
     @classmethod
-    def from_moments(cls, second, *, fourth=None, n_samples, X=None, sq_norms=None):
-        """Build the statistics from precomputed moments (e.g. streamed ones)."""
+    def from_moments(cls, second, *, fourth=None, n_samples, X=None, sq_norms=None,
+                     need_sq_norms=None):
+        """Build the statistics from precomputed moments (e.g. streamed ones).
+
+        The squared norms of ``X`` (used at finite context lengths) are
+        computed when not given and ``need_sq_norms`` (default: whether
+        ``fourth`` is given).
+        """
         second = 0.5 * (second + second.T)
-        if X is not None and sq_norms is None:
+        if need_sq_norms is None:
+            need_sq_norms = fourth is not None
+        if X is not None and sq_norms is None and need_sq_norms:
             sq_norms = np.einsum("ij,ij->i", X, X)
         return cls(
             X=X,
