@@ -120,20 +120,24 @@ class ContextStatistics:
         X = np.asarray(X)
         n, d = X.shape
         dtype = X.dtype
-        second = np.zeros((d, d), dtype=dtype)
-        fourth = np.zeros((d, d), dtype=dtype) if need_fourth else None
         sq_norms = np.empty(n, dtype=dtype) if need_fourth else None
-        for start in range(0, n, chunk_size):
-            chunk = X[start : start + chunk_size]
-            second += chunk.T @ chunk
-            if sq_norms is not None:
-                norms = np.einsum("ij,ij->i", chunk, chunk)
-                sq_norms[start : start + chunk_size] = norms
-            if need_fourth:
-                fourth += (chunk * norms[:, None]).T @ chunk
-        second /= n
-        if need_fourth:
-            fourth /= n
+
+        def block(lo, hi):
+            second = np.zeros((d, d), dtype=dtype)
+            fourth = np.zeros((d, d), dtype=dtype) if need_fourth else None
+            for start in range(lo, hi, chunk_size):
+                stop = min(start + chunk_size, hi)
+                chunk = X[start:stop]
+                second += chunk.T @ chunk
+                if need_fourth:
+                    norms = np.einsum("ij,ij->i", chunk, chunk)
+                    sq_norms[start:stop] = norms
+                    fourth += (chunk * norms[:, None]).T @ chunk
+            return second, fourth
+
+        parts = map_row_blocks(block, n, 2 * chunk_size)
+        second = sum(p[0] for p in parts) / n
+        fourth = sum(p[1] for p in parts) / n if need_fourth else None
         return cls.from_moments(
             second,
             fourth=fourth,
@@ -484,33 +488,52 @@ N_THREADS = max(1, min(os.cpu_count() or 1, 4))
 _POOL = None
 
 
-def _threaded_risk_sums(M, stats, beta, L, *, lam, need_grad, chunk_size):
-    """:func:`risk_sums` over contiguous row blocks in threads, added in order.
+def map_row_blocks(fun, n, min_rows):
+    """``[fun(lo, hi) for each block]`` over contiguous row blocks of ``range(n)``, in threads.
 
-    The blocks and the order of the additions depend only on ``n`` and the
-    number of threads, so results are reproducible.
+    At most :data:`N_THREADS` blocks of at least ``min_rows`` rows each (one
+    block, in the calling thread, for small ``n``).  The blocks depend only on
+    ``n``, ``min_rows`` and the number of threads, and the results come back
+    in row order, so sums over them are reproducible.
     """
     global _POOL
-    X, n = stats.X, stats.X.shape[0]
-    chunk = max(int(chunk_size), 1)
-    n_blocks = min(N_THREADS, n // (2 * chunk))
-    kwargs = dict(lam=lam, need_grad=need_grad, chunk_size=chunk)
+    n_blocks = min(N_THREADS, n // max(int(min_rows), 1))
     if n_blocks < 2:
-        return risk_sums(M, X, stats.second, stats.second_sq, stats.fourth, beta, L,
-                         sq_norms=stats.sq_norms, **kwargs)
+        return [fun(0, n)]
     if _POOL is None or _POOL[0] != os.getpid():
         # a pool inherited through fork has no live threads: make a new one
         _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=N_THREADS))
     edges = np.linspace(0, n, n_blocks + 1).astype(int)
+    futures = [_POOL[1].submit(fun, lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
+    return [f.result() for f in futures]
+
+
+def _threaded_risk_sums(M, stats, beta, L, *, lam, need_grad, chunk_size):
+    """:func:`risk_sums` over contiguous row blocks in threads, added in order."""
+    X = stats.X
+    chunk = max(int(chunk_size), 1)
     sq = stats.sq_norms
-    futures = [
-        _POOL[1].submit(
-            risk_sums, M, X[lo:hi], stats.second, stats.second_sq, stats.fourth, beta, L,
-            sq_norms=None if sq is None else sq[lo:hi], **kwargs,
-        )
-        for lo, hi in zip(edges[:-1], edges[1:])
-    ]
-    return add_risk_sums([f.result() for f in futures])
+
+    def block(lo, hi):
+        return risk_sums(M, X[lo:hi], stats.second, stats.second_sq, stats.fourth, beta, L,
+                         sq_norms=None if sq is None else sq[lo:hi],
+                         lam=lam, need_grad=need_grad, chunk_size=chunk)
+
+    return add_risk_sums(map_row_blocks(block, X.shape[0], 2 * chunk))
+
+
+def head_scores(X, M):
+    """Scores ``X M^T`` (n, K) and the head of largest score of each row, in threads."""
+    M = np.asarray(M).astype(X.dtype, copy=False)
+    scores = np.empty((X.shape[0], M.shape[0]), dtype=X.dtype)
+    labels = np.empty(X.shape[0], dtype=np.intp)
+
+    def block(lo, hi):
+        np.matmul(X[lo:hi], M.T, out=scores[lo:hi])
+        labels[lo:hi] = np.argmax(scores[lo:hi], axis=1)
+
+    map_row_blocks(block, X.shape[0], 65536)
+    return scores, labels
 
 
 def add_risk_sums(parts):

@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 from ._attention import (
     ContextStatistics,
     attention_from_moments,
+    head_scores,
     lifted_assign,
     lifted_attention,
     lifted_scores,
@@ -440,8 +441,11 @@ class AttentionQuantizer(BaseQuantizer):
         )
         self._warn_if_not_converged(result)
         self._set_layer(result, mean, X.dtype)
-        scores = self._scores(X)
-        self.labels_ = self._assign(X, scores)
+        if self.lift_:
+            scores, self.labels_ = None, self._assign(X)
+        else:
+            with threadpool_limits(limits=1, user_api="blas"):
+                scores, self.labels_ = head_scores(X, self.heads_)
         self.cluster_centers_ = self._centers(X, self.labels_, scores)
         return self
 
@@ -630,7 +634,7 @@ class AttentionQuantizer(BaseQuantizer):
         with threadpool_limits(limits=1, user_api="blas"):
             if getattr(self, "lift_", False):
                 return lifted_scores(X, self.heads_, self.offset_, self.lift_height_)
-            return X @ self.heads_.T.astype(X.dtype, copy=False)
+            return head_scores(X, self.heads_)[0]
 
     def _centers(self, X, labels, scores=None):
         """Each head times the mean score of the samples assigned to it.
@@ -666,7 +670,8 @@ class AttentionQuantizer(BaseQuantizer):
                 return lifted_assign(X, self.heads_, self.context_values_, self.offset_,
                                      self.lift_height_, self.scale_)
         if scores is None:
-            scores = self._scores(X)
+            with threadpool_limits(limits=1, user_api="blas"):
+                return head_scores(X, self.heads_)[1]
         return np.argmax(scores, axis=1)
 
     def predict(self, X):
