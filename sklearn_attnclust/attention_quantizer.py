@@ -53,7 +53,9 @@ class AttentionQuantizer(BaseQuantizer):
     Parameters
     ----------
     n_clusters : int, default=2
-        Number of heads, i.e. of clusters.  At most ``n_features``.
+        Number of heads, i.e. of clusters.  At most ``n_features`` for the
+        layers on the sphere (orthonormal directions); any number for the
+        lifted layer.
 
     attention : {"competitive", "linear"}, default="competitive"
         The layer: competitive heads (design notes, section 3) or the paper's
