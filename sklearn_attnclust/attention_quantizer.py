@@ -21,7 +21,7 @@ from ._attention import (
 )
 from ._base import BaseQuantizer
 from ._dask import DaskContextStatistics, DaskLiftedStatistics, is_dask_array
-from ._fit import CENTRED_TOLERANCE, coarse_sample_size, fit_heads, is_centred, lift_geometry
+from ._fit import CENTRED_TOLERANCE, fit_heads, is_centred, lift_geometry
 from ._init import check_start, init_heads
 
 __all__ = ["AttentionQuantizer"]
