@@ -27,6 +27,11 @@ with ``p = <x, vt>``, ``q = <Sigma x, vt>``, ``r = vt^T C vt``,
     Q = (p^2 ||x||^2 + 2 (L-1) p q + (L-1) r + (L-1)(L-2) s) / L^2
 
 For ``L -> infinity``, ``B = q`` and ``Q = s``.  No context is ever sampled.
+
+The last section holds the lifted layer (``lifted_*``, theory section 11):
+the data centred and lifted by a constant coordinate, competitive heads in
+``d + 1`` dimensions with keys normalised per head, its exact risk as
+``L -> infinity`` and the gradient in two passes.
 """
 
 import os
@@ -51,6 +56,18 @@ __all__ = [
     "in_context_optimal_scale",
     "in_context_unbiased_scale",
     "optimal_scale",
+    "map_row_blocks",
+    "head_scores",
+    "LiftedStatistics",
+    "lift_data",
+    "lifted_scores",
+    "lifted_weights",
+    "lifted_sums",
+    "lifted_grad_sums",
+    "lifted_risk",
+    "lifted_context_values",
+    "lifted_assign",
+    "lifted_attention",
 ]
 
 
