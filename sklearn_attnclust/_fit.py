@@ -25,8 +25,8 @@ from ._attention import (
 )
 from ._sphere import minimize_on_spheres
 
-__all__ = ["HeadsFit", "fit_heads", "is_centred", "lift_geometry", "mean_and_covariance",
-           "revive_dead_heads"]
+__all__ = ["HeadsFit", "fit_heads", "is_centred", "is_centred_from_moments", "lift_geometry",
+           "mean_and_covariance", "revive_dead_heads"]
 
 
 @dataclass
@@ -89,8 +89,23 @@ def is_centred(X, tolerance=CENTRED_TOLERANCE, *, mean=None, chunk_size=8192):
     for start in range(0, n, chunk_size):
         proj = X[start : start + chunk_size].astype(np.float64, copy=False) @ u - norm
         var += float(proj @ proj)
-    sd = np.sqrt(var / n)
-    return bool(norm < tolerance * sd)
+    return _centred(norm, var / n, tolerance)
+
+
+def is_centred_from_moments(mean, second, tolerance=CENTRED_TOLERANCE):
+    """:func:`is_centred` from the mean and the uncentred second moment of the rows."""
+    mean = np.asarray(mean, dtype=np.float64)
+    norm = float(np.linalg.norm(mean))
+    if norm == 0.0:
+        return True
+    u = mean / norm
+    return _centred(norm, float(u @ np.asarray(second, dtype=np.float64) @ u) - norm**2,
+                    tolerance)
+
+
+def _centred(norm, var, tolerance):
+    """``||m|| < tolerance * sd``, ``var`` the variance of the rows along ``m``."""
+    return bool(norm < tolerance * np.sqrt(max(var, 0.0)))
 
 
 def default_chunk_size(n_samples, n_features, n_heads):
@@ -350,20 +365,21 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
         def make_stats(rows):
             return LiftedStatistics.from_data(rows, offset, height, chunk_size=chunk_size)
 
-        if stats is None:
-            stats = make_stats(X)
+        if stats is None:  # the spread about the mean is tr(cov): no pass needed
+            variance = float(np.trace(cov))
+            stats = LiftedStatistics(X=X, offset=offset, height=float(height),
+                                     mean_sq_norm=variance + float(height) ** 2,
+                                     variance=variance, chunk_size=chunk_size)
         norm = stats.variance  # the fit's unit: the data's spread, not the lift
     else:
-        def make_stats(rows):
-            st = ContextStatistics.from_data(rows, keep_data=True, need_fourth=L is not None)
+        def make_stats(rows, keep_data=True):
+            st = ContextStatistics.from_data(rows, keep_data=keep_data,
+                                             need_fourth=L is not None)
             st.chunk_size = chunk_size
             return st
 
         if stats is None:
-            stats = ContextStatistics.from_data(
-                X, keep_data=needs_data, need_fourth=L is not None
-            )
-            stats.chunk_size = chunk_size
+            stats = make_stats(X, keep_data=needs_data)
         norm = stats.mean_sq_norm
     dtype = X.dtype
     if dtype != np.float64 and not lift:  # the lifted passes run in float64 anyway

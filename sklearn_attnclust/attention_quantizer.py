@@ -17,11 +17,10 @@ from ._attention import (
     head_scores,
     lifted_assign,
     lifted_attention,
-    lifted_scores,
 )
 from ._base import BaseQuantizer
 from ._dask import DaskContextStatistics, DaskLiftedStatistics, is_dask_array
-from ._fit import CENTRED_TOLERANCE, fit_heads, is_centred, lift_geometry
+from ._fit import fit_heads, is_centred, is_centred_from_moments, lift_geometry
 from ._init import check_start, init_heads
 
 __all__ = ["AttentionQuantizer"]
@@ -522,7 +521,8 @@ class AttentionQuantizer(BaseQuantizer):
             )
         s = self._stream
         X64 = X.astype(np.float64, copy=False)
-        s["second"] += X64.T @ X64
+        if not s["lift"]:  # the lifted layer's context is the reservoir itself
+            s["second"] += X64.T @ X64
         s["total"] += X64.sum(axis=0)
         if s["fourth"] is not None:
             s["fourth"] += (X64 * np.einsum("ij,ij->i", X64, X64)[:, None]).T @ X64
@@ -623,19 +623,11 @@ class AttentionQuantizer(BaseQuantizer):
         """:meth:`_resolve_lift` for a dask array, from its moments (see :func:`is_centred`)."""
         if self.lift != "auto" or self.attention == "linear" or self.context_length is not None:
             return self._resolve_lift(None)
-        mean = np.asarray(stats.mean(), dtype=np.float64)
-        norm = float(np.linalg.norm(mean))
-        if norm == 0.0:
-            return True
-        u = mean / norm
-        var = float(u @ np.asarray(stats.second, dtype=np.float64) @ u) - norm**2
-        return bool(norm < CENTRED_TOLERANCE * np.sqrt(max(var, 0.0)))
+        return is_centred_from_moments(stats.mean(), stats.second)
 
     def _scores(self, X):
         # (n, d) x (d, K) is several times faster on one BLAS thread
         with threadpool_limits(limits=1, user_api="blas"):
-            if getattr(self, "lift_", False):
-                return lifted_scores(X, self.heads_, self.offset_, self.lift_height_)
             return head_scores(X, self.heads_)[0]
 
     def _centers(self, X, labels, scores=None):
