@@ -403,6 +403,9 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
         GC = M @ fourth.astype(dtype, copy=False) @ M.T
         GC = 0.5 * (GC + GC.T)
     B_sum = Q_sum = 0.0
+    # float64 sums over a chunk are exact enough; float32 ones (BLAS dot and
+    # products) are not, to the risk's relative 1e-8 that the line search needs
+    exact_sums = dtype == np.float64
     acc = None  # stacked products with X, float64
     AtA = np.zeros((K, K))
     chunk = max(int(chunk_size), 1)
@@ -414,9 +417,14 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
         at = w * a
         AtA_c = at @ at.T
         if L is None:
-            B_sum += float(np.vdot(at, b))
-            Q_sum += float(np.sum(G2 * AtA_c))
-            p = q = sq = at_GC = at_G2 = None
+            at_G2 = p = q = sq = at_GC = None
+            if exact_sums:
+                B_sum += float(np.vdot(at, b))
+                Q_sum += float(np.sum(G2 * AtA_c))
+            else:  # per-sample terms summed in float64: values exact to float32's rounding
+                at_G2 = G2 @ at
+                B_sum += float(np.einsum("kc,kc->c", at, b).sum(dtype=np.float64))
+                Q_sum += float(np.einsum("kc,kc->c", at, at_G2).sum(dtype=np.float64))
         else:
             sq = (sq_norms[start : start + chunk] if sq_norms is not None
                   else np.einsum("ij,ij->i", Xc, Xc))

@@ -13,6 +13,8 @@ same code runs on a laptop or on a distributed cluster.
 This module imports dask lazily: the package does not depend on it.
 """
 
+import copy
+
 import numpy as np
 
 from ._attention import (
@@ -56,7 +58,16 @@ class DaskContextStatistics:
         self.n_samples = moments.n_samples
         self.chunk_size = int(chunk_size)
         self.sq_norms = None
+        self.dtype = None  # the blocks' own dtype in the passes
         self._blocks = None
+
+    def astype(self, dtype, chunk_size=None):
+        """The same statistics, with the passes run on blocks cast to ``dtype``."""
+        other = copy.copy(self)
+        other.dtype = np.dtype(dtype)
+        if chunk_size is not None:
+            other.chunk_size = int(chunk_size)
+        return other
 
     @classmethod
     def from_dask(cls, X, *, need_fourth=False, chunk_size=8192):
@@ -83,11 +94,11 @@ class DaskContextStatistics:
 
         if self._blocks is None:
             self._blocks = list(self.X.to_delayed().ravel())
-        part = dask.delayed(risk_sums, pure=True)
+        part = dask.delayed(_block_risk_sums, pure=True)
         M = np.asarray(M)
         moments = (self.second, self.second_sq, self.fourth, float(beta), L)
         kwargs = dict(lam=lam, need_grad=bool(need_grad), chunk_size=self.chunk_size)
-        parts = [part(M, block, *moments, **kwargs) for block in self._blocks]
+        parts = [part(self.dtype, M, block, *moments, **kwargs) for block in self._blocks]
         total = dask.delayed(add_risk_sums, pure=True)(parts)
         return dask.compute(total)[0]
 
@@ -108,6 +119,13 @@ class DaskContextStatistics:
         labels, sums, counts = dask.compute(labels, sums, counts)
         means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
         return np.asarray(labels), means
+
+
+def _block_risk_sums(dtype, M, block, *args, **kwargs):
+    """:func:`._attention.risk_sums` over one block, cast to ``dtype`` first (unless None)."""
+    if dtype is not None:
+        block = block.astype(dtype, copy=False)
+    return risk_sums(M, block, *args, **kwargs)
 
 
 def _add_parts(parts):

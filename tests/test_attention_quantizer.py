@@ -1,5 +1,6 @@
 """AttentionQuantizer: behaviour, recovery of the centroids, scikit-learn integration."""
 
+import dataclasses
 import io
 import pickle
 import warnings
@@ -182,6 +183,57 @@ def test_float32_is_kept():
     assert aq.heads_.dtype == np.float32
     assert aq.transform(X.astype(np.float32)).dtype == np.float32
     assert centroid_distance(aq.heads_.astype(float), centers) < 0.06
+
+
+def test_float32_sums_give_float64_values():
+    # the float32 passes of a large float64 fit sum their per-sample terms in
+    # float64: the risk is that of the rounded rows, whatever the chunking (a
+    # float32 sum over a chunk would change with it in the 8th digit, noise
+    # that the line search near convergence cannot tell from a decrease)
+    from sklearn_attnclust._attention import riemannian_gradient, typical_head_score
+
+    X, _, _ = make_orthogonal_mixture(30000, 10, 3, sigma=0.3, random_state=1)
+    rng = np.random.default_rng(0)
+    M = X[rng.choice(len(X), 3, replace=False)]
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    st64 = ContextStatistics.from_data(X, need_fourth=False)
+    beta = 2.0 / typical_head_score(st64.second, 3)
+    r64, _, g64 = attention_risk(M, st64, beta=beta, context_length=None, return_grad=True)
+    values = []
+    for chunk in (1024, 16384):
+        # as the fit does: the float64 moments, the float32 rows
+        st32 = dataclasses.replace(st64, X=X.astype(np.float32), chunk_size=chunk)
+        r32, _, g32 = attention_risk(M.astype(np.float32), st32, beta=beta,
+                                     context_length=None, return_grad=True)
+        values.append(r32)
+        assert abs(r32 - r64) <= 2e-7 * abs(r64)
+        gap = np.linalg.norm(riemannian_gradient(M, g32 - g64)) / st64.mean_sq_norm
+        assert gap <= 1e-5
+    assert abs(values[0] - values[1]) <= 1e-10 * abs(r64)
+
+
+def test_mixed_precision_fit_is_the_float64_optimum(monkeypatch):
+    # n * d above _fit.MIXED_MIN_SIZE: the full-data stage runs its passes in
+    # float32; the heads must still be a float64 stationary point to tol, and
+    # the fit that of float64 passes throughout up to that tolerance
+    import sklearn_attnclust._fit as fit_module
+    from sklearn_attnclust._attention import riemannian_gradient
+
+    X, y, centers = make_orthogonal_mixture(80000, 8, 4, sigma=0.3, random_state=2)
+    assert X.size >= fit_module.MIXED_MIN_SIZE
+    mixed = AttentionQuantizer(4, random_state=0).fit(X)
+    assert mixed.heads_.dtype == np.float64
+    st = ContextStatistics.from_data(X, need_fourth=False)
+    risk, _, grad = attention_risk(mixed.heads_, st, beta=mixed.temperature_,
+                                   context_length=None, return_grad=True)
+    assert np.isclose(risk, mixed.risk_, rtol=1e-12)
+    gnorm = np.linalg.norm(riemannian_gradient(mixed.heads_, grad)) / st.mean_sq_norm
+    assert gnorm <= 1e-4
+    monkeypatch.setattr(fit_module, "MIXED_MIN_SIZE", np.inf)
+    plain = AttentionQuantizer(4, random_state=0).fit(X)
+    assert np.abs(mixed.heads_ - plain.heads_).max() < 1e-3
+    assert np.isclose(mixed.risk_, plain.risk_, rtol=1e-7)
+    assert np.mean(mixed.labels_ == plain.labels_) > 0.999
 
 
 def test_clone_pickle_pipeline_and_grid_search(mixture):

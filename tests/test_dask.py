@@ -53,6 +53,22 @@ def test_dask_fit_equals_numpy_fit(client, L):
     assert np.array_equal(b.predict(X), a.predict(X))
 
 
+def test_dask_fit_with_float32_passes_agrees_with_numpy(client):
+    # n * d above _fit.MIXED_MIN_SIZE: both fits run their full-data passes in
+    # float32, whose sums depend on the chunking at float32's rounding; both end
+    # at the float64 optimum to tol, so they agree to that tolerance
+    import sklearn_attnclust._fit as fit_module
+
+    X, _, _ = make_orthogonal_mixture(60000, 10, 2, sigma=0.3, random_state=0)
+    assert X.size >= fit_module.MIXED_MIN_SIZE
+    a = AttentionQuantizer(2, init="pca", random_state=0).fit(X)
+    b = AttentionQuantizer(2, init="pca", random_state=0).fit(
+        da.from_array(X, chunks=(14000, 10)))
+    assert np.abs(a.heads_ - b.heads_).max() < 1e-4
+    assert np.isclose(a.risk_, b.risk_, rtol=1e-8)
+    assert np.mean(a.labels_ == np.asarray(b.labels_)) > 0.9999
+
+
 def test_dask_fit_small_data_same_default_start(client):
     X, _, _ = make_orthogonal_mixture(4000, 8, 2, sigma=0.3, random_state=3)
     a = AttentionQuantizer(2, random_state=0).fit(X)
