@@ -10,7 +10,6 @@ import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
-from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
 from ._attention import (
     ContextStatistics,
@@ -21,6 +20,7 @@ from ._attention import (
     lift_data,
     lifted_context_values,
     lifted_risk,
+    one_blas_thread,
     typical_head_score,
 )
 from ._sphere import minimize_on_spheres
@@ -335,7 +335,7 @@ def fit_heads(
         if np.isfinite(mean_sq) and mean_sq > 0 and not (1e-4 <= mean_sq <= 1e4):
             rms = float(np.sqrt(mean_sq))
             X = X / X.dtype.type(rms)
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         # the skinny products (n, d) x (d, 2K) run several times faster on
         # one BLAS thread than on several
         result = _fit_heads(

@@ -9,7 +9,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
 from ._attention import (
     ContextStatistics,
@@ -17,6 +16,7 @@ from ._attention import (
     head_scores,
     lifted_assign,
     lifted_attention,
+    one_blas_thread,
 )
 from ._base import BaseQuantizer
 from ._dask import DaskContextStatistics, DaskLiftedStatistics, is_dask_array
@@ -445,7 +445,7 @@ class AttentionQuantizer(BaseQuantizer):
         if self.lift_:
             scores, self.labels_ = None, self._assign(X)
         else:
-            with threadpool_limits(limits=1, user_api="blas"):
+            with one_blas_thread():
                 scores, self.labels_ = head_scores(X, self.heads_)
         self.cluster_centers_ = self._centers(X, self.labels_, scores)
         return self
@@ -627,7 +627,7 @@ class AttentionQuantizer(BaseQuantizer):
 
     def _scores(self, X):
         # (n, d) x (d, K) is several times faster on one BLAS thread
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             return head_scores(X, self.heads_)[0]
 
     def _centers(self, X, labels, scores=None):
@@ -660,11 +660,11 @@ class AttentionQuantizer(BaseQuantizer):
 
     def _assign(self, X, scores=None):
         if getattr(self, "lift_", False):
-            with threadpool_limits(limits=1, user_api="blas"):
+            with one_blas_thread():
                 return lifted_assign(X, self.heads_, self.context_values_, self.offset_,
                                      self.lift_height_, self.scale_)
         if scores is None:
-            with threadpool_limits(limits=1, user_api="blas"):
+            with one_blas_thread():
                 return head_scores(X, self.heads_)[1]
         return np.argmax(scores, axis=1)
 
