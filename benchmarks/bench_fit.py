@@ -88,7 +88,7 @@ def _peak_memory(make, X):
     return peak
 
 
-def run(grid, *, repeat=3, sigma=0.3, memory=True, methods=None, log=print):
+def run(grid, *, repeat=5, sigma=0.3, memory=True, methods=None, log=print):
     """Run the grid; a list of row dicts, one per (n, d, K, method)."""
     methods = methods or list(METHODS)
     rows = []
@@ -176,13 +176,13 @@ def plot(rows, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny grid (< 20 s)")
-    parser.add_argument("--repeat", type=int, default=None, help="repetitions (default 3; 1 with --smoke)")
+    parser.add_argument("--repeat", type=int, default=None, help="repetitions (default 5; 1 with --smoke)")
     parser.add_argument("--sigma", type=float, default=0.3)
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
     parser.add_argument("--output-dir", default=os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
     grid = smoke_grid() if args.smoke else default_grid()
-    repeat = args.repeat or (1 if args.smoke else 3)
+    repeat = args.repeat or (1 if args.smoke else 5)
     rows = run(grid, repeat=repeat, sigma=args.sigma, memory=not args.no_memory)
     os.makedirs(args.output_dir, exist_ok=True)
     name = "bench_fit_smoke" if args.smoke else "bench_fit"
