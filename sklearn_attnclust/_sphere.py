@@ -75,7 +75,7 @@ def minimize_on_spheres(
     callback=None,
     value_fun=None,
     step_rule="double",
-    memory=16,
+    memory=8,
     pairs=None,
 ):
     """Minimise ``fun`` over matrices with unit rows.
@@ -117,9 +117,8 @@ def minimize_on_spheres(
         gradient when the direction is not one of descent, and every step
         passes the Armijo test, so the objective decreases monotonically.
     memory : int
-        Pairs kept by ``"lbfgs"``.  With 16, the full-data stage of the
-        benchmark's fit (n = 200000, d = 32, K = 8) takes 6 gradient
-        passes; with 8 it took 7.
+        Pairs kept by ``"lbfgs"``.  Each step costs ``O(memory K d)`` in
+        small array operations on top of the objective.
     pairs : list of (ndarray, ndarray), optional
         Initial L-BFGS memory: the ``pairs`` of an earlier run that ended at
         ``M0`` on a nearby objective (the coarse stage of a coarse-to-fine
