@@ -186,9 +186,8 @@ def lift_geometry(cov, n_heads, temperature):
     return height, beta
 
 
-#: Tolerance of the float32 start of a float64 full-data stage: that of a
-#: float32 fit, ``sqrt(eps)`` of float32 (the risk's values are exact to about
-#: ``eps`` in the float32 passes, whose sums run in float64).
+#: The smallest ``tol`` of a fit on float32 input, ``sqrt(eps)`` of float32:
+#: the relative decrease test compares ``tol**2`` with risks held in float32.
 FLOAT32_TOL = float(np.sqrt(np.finfo(np.float32).eps))
 
 
@@ -449,12 +448,12 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
                 file=sys.stdout,
             )
 
-    def run(st, M0, stage_tol, cb, pairs=None, memory=8):
+    def run(st, M0, stage_tol, cb, pairs=None, memory=8, steps=None):
         objective, value = objectives(st, beta)
         return minimize_on_spheres(
             objective, M0, solver=solver, learning_rate=learning_rate,
-            max_iter=max_iter, tol=stage_tol, callback=cb, value_fun=value,
-            step_rule="lbfgs", pairs=pairs, memory=memory,
+            max_iter=max_iter if steps is None else steps, tol=stage_tol, callback=cb,
+            value_fun=value, step_rule="lbfgs", pairs=pairs, memory=memory,
         )
 
     def revive(res):
@@ -561,7 +560,10 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
             # below tol); the risk is then evaluated once in float64, below
             best = first
         else:
-            best = run(stats, M1, tol, callback, pairs=pairs, memory=LARGE_FIT_MEMORY)
+            # the float32 and float64 steps share max_iter
+            steps = max_iter - (first.n_iter if first is not None else 0)
+            best = run(stats, M1, tol, callback, pairs=pairs, memory=LARGE_FIT_MEMORY,
+                       steps=steps)
             if first is not None:  # one curve: the float32 steps, then the float64 ones
                 best.values = first.values + best.values[1:]
                 best.grad_norms = first.grad_norms + best.grad_norms[1:]

@@ -229,6 +229,10 @@ def test_mixed_precision_fit_is_the_float64_optimum(monkeypatch):
     assert np.isclose(risk, mixed.risk_, rtol=1e-12)
     gnorm = np.linalg.norm(riemannian_gradient(mixed.heads_, grad)) / st.mean_sq_norm
     assert gnorm <= 1e-4
+    # the float32 and float64 steps share max_iter
+    with pytest.warns(ConvergenceWarning):
+        short = AttentionQuantizer(4, max_iter=2, random_state=0).fit(X)
+    assert short.n_iter_ == 2 and len(short.risk_curve_) == 3
     monkeypatch.setattr(fit_module, "MIXED_MIN_SIZE", np.inf)
     plain = AttentionQuantizer(4, random_state=0).fit(X)
     assert np.abs(mixed.heads_ - plain.heads_).max() < 1e-3
