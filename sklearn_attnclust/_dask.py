@@ -46,6 +46,9 @@ class DaskContextStatistics:
         As in ``ContextStatistics`` (numpy arrays, computed once).
     sq_norms : None
         The squared norms are recomputed per block where needed.
+    dtype : numpy.dtype or None
+        The dtype the blocks are cast to in the passes (:meth:`astype`; None:
+        their own).
     """
 
     def __init__(self, X, second, fourth, chunk_size=8192):

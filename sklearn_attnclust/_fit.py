@@ -2,8 +2,10 @@
 
 This is the strategy layer between the mathematics and the estimator: it
 builds the data statistics once, makes the temperature and the penalty
-scale-free, runs the optimiser from each start and keeps the best.  It knows
-nothing of scikit-learn.
+scale-free, runs the optimiser from each start and keeps the best.  On large
+data the starts are optimised on a sample first (coarse-to-fine), and large
+float64 fits run their passes in float32 until a float64 check (mixed
+precision, :data:`MIXED_MIN_SIZE`).  It knows nothing of scikit-learn.
 """
 
 import sys
