@@ -39,7 +39,7 @@ The passes over the rows run over row blocks in a thread pool
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
@@ -122,6 +122,19 @@ class ContextStatistics:
     def SX(self):
         """``X @ Sigma`` (computed on each access; None without ``X``)."""
         return None if self.X is None else self.X @ self.second
+
+    def astype(self, dtype, chunk_size=None):
+        """The same statistics, with the passes run on a copy of the rows in ``dtype``.
+
+        The moments keep their own dtype (the float32 passes of a float64 fit
+        are against the float64 moments).
+        """
+        return replace(
+            self,
+            X=None if self.X is None else self.X.astype(dtype),
+            sq_norms=None if self.sq_norms is None else self.sq_norms.astype(dtype),
+            chunk_size=self.chunk_size if chunk_size is None else int(chunk_size),
+        )
 
     @classmethod
     def from_data(cls, X, *, keep_data=True, need_fourth=True, chunk_size=65536):
@@ -426,7 +439,8 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
         a, b = AB[:K], AB[K:]
         w = competitive_weights(a, beta, axis=0)
         at = w * a
-        AtA_c = at @ at.T
+        # sum_i at_i at_i^T: the gradient's, and float64's Q at L = infinity
+        AtA_c = at @ at.T if (need_grad or (L is None and exact_sums)) else None
         if L is None:
             at_G2 = p = q = sq = at_GC = None
             if exact_sums:
@@ -450,9 +464,9 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
                 p**2 * sq + 2 * (L - 1) * p * q + (L - 1) * r + (L - 1) * (L - 2) * s,
                 dtype=np.float64,
             )) / L**2
-        AtA += AtA_c
         if not need_grad:
             continue
+        AtA += AtA_c
         if at_G2 is None:
             at_G2 = G2 @ at
         channels = _coefficients(L, lam, p, q, sq)

@@ -9,7 +9,7 @@ precision, :data:`MIXED_MIN_SIZE`).  It knows nothing of scikit-learn.
 """
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -488,20 +488,14 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
         sample = np.asarray(sample)  # a small dask array: seed from all of it
     # mixed precision: a large float64 fit runs its passes in float32 (at half
     # the cost: the values agree with float64 to about 1e-8, relatively, the
-    # sums being accumulated in float64) until the last, float64 stage
+    # sums being accumulated in float64) until the last, float64 stage; the
+    # float32 chunks hold as many bytes as the float64 ones
     mixed = (use_coarse and not lift and dtype == np.float64 and n * d >= MIXED_MIN_SIZE
-             and (isinstance(getattr(stats, "X", None), np.ndarray) or hasattr(stats, "astype")))
-
-    def as_float32(st):
-        if hasattr(st, "astype"):  # statistics whose data live elsewhere (_dask)
-            return st.astype(np.float32, chunk_size=2 * chunk_size)
-        sq = None if st.sq_norms is None else st.sq_norms.astype(np.float32)
-        return replace(st, X=st.X.astype(np.float32), sq_norms=sq, chunk_size=2 * chunk_size)
-
+             and hasattr(stats, "astype"))
     if use_coarse:
         sample_stats = make_stats(sample)
         if mixed:
-            sample_stats = as_float32(sample_stats)
+            sample_stats = sample_stats.astype(np.float32, chunk_size=2 * chunk_size)
     if lift:  # the starts see the lifted geometry
         sample = lift_data(sample, offset, height)
         second = np.zeros((d + 1, d + 1))
@@ -551,8 +545,8 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
         # full-data stage starts with the coarse stage's L-BFGS memory
         first = None
         if mixed:  # to tol in float32, then checked (and if need be finished) in float64
-            first = run(as_float32(stats), M1, tol, callback, pairs=pairs,
-                        memory=LARGE_FIT_MEMORY)
+            first = run(stats.astype(np.float32, chunk_size=2 * chunk_size), M1, tol,
+                        callback, pairs=pairs, memory=LARGE_FIT_MEMORY)
             if np.all(np.isfinite(first.heads)) and np.isfinite(first.value):
                 M1, pairs = first.heads, first.pairs
             else:

@@ -1,6 +1,5 @@
 """AttentionQuantizer: behaviour, recovery of the centroids, scikit-learn integration."""
 
-import dataclasses
 import io
 import pickle
 import warnings
@@ -202,7 +201,7 @@ def test_float32_sums_give_float64_values():
     values = []
     for chunk in (1024, 16384):
         # as the fit does: the float64 moments, the float32 rows
-        st32 = dataclasses.replace(st64, X=X.astype(np.float32), chunk_size=chunk)
+        st32 = st64.astype(np.float32, chunk_size=chunk)
         r32, _, g32 = attention_risk(M.astype(np.float32), st32, beta=beta,
                                      context_length=None, return_grad=True)
         values.append(r32)
