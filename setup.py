@@ -44,7 +44,9 @@ setup(
         "test": ["pytest", "hypothesis", "matplotlib", "dask[array]", "distributed"],
         "plot": ["matplotlib"],
         "dask": ["dask[array]", "distributed"],
-        "docs": ["sphinx", "myst-parser", "numpydoc"],
+        "docs": ["sphinx", "myst-parser", "numpydoc", "pydata-sphinx-theme>=0.15",
+                 "sphinx-gallery>=0.17", "sphinx-mathjax-offline", "matplotlib>=3.9",
+                 "selenium>=4.10"],
     },
     entry_points={
         "console_scripts": [

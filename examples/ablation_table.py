@@ -1,4 +1,5 @@
 """Ablations: which ingredients make the heads find the centroids.
+===============================================================
 
 On mixtures of two orthonormal centroids (d = 10, sigma = 0.3) and over several
 seeds, the distance of the fitted heads to the true centroids (median and

@@ -1,4 +1,5 @@
 """Choosing ``alpha`` and ``temperature`` with GridSearchCV in a Pipeline.
+=======================================================================
 
 ``make_pipeline(scaler, AttentionQuantizer(K))`` searched over the orthogonality
 penalty ``alpha`` and the relative temperature, with 3-fold cross-validation and

@@ -1,4 +1,5 @@
 """Head-to-head: the attention quantizer against the baselines, generated and real data.
+=====================================================================================
 
 Estimators, all unsupervised except the oracle:
 

@@ -1,4 +1,5 @@
 """Distance to the centroids over the iterations of gradient descent on the spheres.
+=================================================================================
 
 Two layers, each at sigma = 0.3 and sigma = 1 and over several seeds:
 

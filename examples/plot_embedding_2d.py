@@ -1,4 +1,5 @@
 """The two clouds in the centroid plane, before and after the attention layers.
+============================================================================
 
 Two orthonormal centroids in d = 10 (sigma = 0.3).  Every point is projected onto
 the plane of the true centroids (coordinates ``<x, mu*_1>`` and ``<x, mu*_2>``):

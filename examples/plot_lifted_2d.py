@@ -1,4 +1,5 @@
 """The lifted layer on standardised 2-D data: centres, the layer's output, its regions.
+====================================================================================
 
 Two data sets, both centred, so that ``AttentionQuantizer``'s default
 ``lift="auto"`` fits the lifted layer (docs/theory.md, section 11; the script

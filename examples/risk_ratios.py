@@ -1,4 +1,5 @@
 """Risk ratios against the optimal quantizer's d sigma^2, measured over closed forms.
+==================================================================================
 
 For two orthonormal centroids with equal weights and L -> infinity
 (docs/theory.md, sections 8.3 to 8.5), relative to ``d sigma^2`` (the risk of

@@ -1,4 +1,5 @@
 """Three orthonormal centroids, three competitive heads.
+=====================================================
 
 ``AttentionQuantizer(n_clusters=3)`` at its defaults (competitive layer,
 k-means++ start, L -> infinity) on mixtures of three orthonormal centroids in
