@@ -1,6 +1,6 @@
 """Attention layers, their exact risks over resampled contexts, and gradients.
 
-This module is the numerical core of the package (design notes, sections 2 to 4).
+This module is the numerical core of the package (theory, sections 2 to 4).
 It knows nothing of scikit-learn: every function takes plain numpy arrays.
 
 Notation
@@ -28,21 +28,16 @@ with ``p = <x, vt>``, ``q = <Sigma x, vt>``, ``r = vt^T C vt``,
 
 For ``L -> infinity``, ``B = q`` and ``Q = s``.  No context is ever sampled.
 
-The last section holds the lifted layer (``lifted_*``, theory section 11):
-the data centred and lifted by a constant coordinate, competitive heads in
-``d + 1`` dimensions with keys normalised per head, its exact risk as
-``L -> infinity`` and the gradient in two passes.
-
 The passes over the rows run over row blocks in a thread pool
-(``map_row_blocks``), under ``one_blas_thread``.
+(:func:`._blocks.map_row_blocks`), under :func:`._blocks.one_blas_thread`.
+The point layer (``geometry="point"``) is in :mod:`._point`.
 """
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
-from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+
+from ._blocks import map_row_blocks
 
 __all__ = [
     "ContextStatistics",
@@ -60,19 +55,7 @@ __all__ = [
     "in_context_optimal_scale",
     "in_context_unbiased_scale",
     "optimal_scale",
-    "map_row_blocks",
-    "one_blas_thread",
     "head_scores",
-    "LiftedStatistics",
-    "lift_data",
-    "lifted_scores",
-    "lifted_weights",
-    "lifted_sums",
-    "lifted_grad_sums",
-    "lifted_risk",
-    "lifted_context_values",
-    "lifted_assign",
-    "lifted_attention",
 ]
 
 
@@ -534,48 +517,6 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
     return B_sum, Q_sum, grads
 
 
-_BLAS = None
-
-
-def one_blas_thread():
-    """Context manager: BLAS on one thread (the skinny ``(n, d) x (d, K)`` products
-    run several times faster so than on OpenBLAS's threads).
-
-    The ``threadpoolctl`` controller is built once per process: building it
-    scans the loaded libraries, 2 to 3 ms with scikit-learn imported.
-    """
-    global _BLAS
-    if _BLAS is None or _BLAS[0] != os.getpid():
-        _BLAS = (os.getpid(), ThreadpoolController())
-    return _BLAS[1].limit(limits=1, user_api="blas")
-
-
-#: Threads over which a pass over large data is split (the sums are additive);
-#: numpy releases the GIL in its products and elementwise loops.
-N_THREADS = max(1, min(os.cpu_count() or 1, 4))
-_POOL = None
-
-
-def map_row_blocks(fun, n, min_rows):
-    """``[fun(lo, hi) for each block]`` over contiguous row blocks of ``range(n)``, in threads.
-
-    At most :data:`N_THREADS` blocks of at least ``min_rows`` rows each (one
-    block, in the calling thread, for small ``n``).  The blocks depend only on
-    ``n``, ``min_rows`` and the number of threads, and the results come back
-    in row order, so sums over them are reproducible.
-    """
-    global _POOL
-    n_blocks = min(N_THREADS, n // max(int(min_rows), 1))
-    if n_blocks < 2:
-        return [fun(0, n)]
-    if _POOL is None or _POOL[0] != os.getpid():
-        # a pool inherited through fork has no live threads: make a new one
-        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=N_THREADS))
-    edges = np.linspace(0, n, n_blocks + 1).astype(int)
-    futures = [_POOL[1].submit(fun, lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
-    return [f.result() for f in futures]
-
-
 def _threaded_risk_sums(M, stats, beta, L, *, lam, need_grad, chunk_size):
     """:func:`risk_sums` over contiguous row blocks in threads, added in order."""
     X = stats.X
@@ -807,270 +748,3 @@ def in_context_unbiased_scale(second, n_clusters):
     ``n_clusters`` largest eigenvalues of ``second``.
     """
     return 1.0 / typical_head_score(second, n_clusters)
-
-
-# --------------------------------------------------------------------------
-# The lifted layer: competitive heads with normalised keys, in d + 1 dimensions
-# --------------------------------------------------------------------------
-# Data off the orthonormal world (real features, standardised) have their
-# clusters around points, not along directions from the origin.  The lifted
-# layer centres the data on ``offset`` (their mean) and appends a constant
-# coordinate ``height``: ``x~ = (x - offset, height)``.  A head ``mu_h`` on the
-# sphere of R^{d+1} then points at the input-space point
-# ``offset + height * mu_h[:d] / mu_h[d]``, and the squared score
-# ``<x~, mu_h>^2`` is, up to terms common to all heads and O(1/height^2),
-# ``-|x - z_h|^2`` times a constant: competitive weights become soft k-means
-# responsibilities as the lift grows.  The keys are normalised per head so
-# that a head's output does not grow with the mass of its cluster:
-#
-#     s_h(x) = <x~, mu_h>,   p_h(x) = softmax_h(beta s_h(x)^2)
-#     G_h = mean_c p_h(c) s_h(c) c~,   N_h = mean_c p_h(c) s_h(c)^2
-#     A(x~) = lam sum_h p_h(x) s_h(x) G_h / N_h
-#
-# As L -> infinity the context is the data themselves.  With ``U = P * S``
-# (n, K) and ``W = U^T U / n`` the risk is ``T - 2 lam B + lam^2 Q`` with
-# ``T = mean ||x~||^2``, ``B = sum_h ||G_h||^2 / N_h`` and
-# ``Q = sum_hk W_hk <G_h, G_k> / (N_h N_k)``: one pass over the data gives
-# the value, a second one the gradient.
-@dataclass
-class LiftedStatistics:
-    """The data of the lifted layer: rows ``X``, the centre and the lift.
-
-    Attributes
-    ----------
-    X : ndarray of shape (n, d)
-        The queries, which are also the context.
-    offset : ndarray of shape (d,)
-        Centre subtracted before lifting (the mean of the data).
-    height : float
-        The constant appended coordinate.
-    mean_sq_norm : float
-        ``mean ||x~||^2 = mean ||x - offset||^2 + height^2``.
-    variance : float
-        ``mean ||x - offset||^2``, the unit of the fit's relative risk.
-    chunk_size : int
-    """
-
-    X: np.ndarray
-    offset: np.ndarray
-    height: float
-    mean_sq_norm: float
-    variance: float
-    chunk_size: int = 8192
-
-    @property
-    def n_samples(self):
-        return self.X.shape[0]
-
-    def sums(self, M, beta, *grad_args):
-        """:func:`lifted_sums` over ``X``, or :func:`lifted_grad_sums` given ``grad_args``.
-
-        Statistics that hold their rows elsewhere (``_dask``) provide the same
-        method, a sum over their blocks.
-        """
-        if grad_args:
-            return lifted_grad_sums(M, self.X, self.offset, self.height, beta, *grad_args,
-                                    chunk_size=self.chunk_size)
-        return lifted_sums(M, self.X, self.offset, self.height, beta,
-                           chunk_size=self.chunk_size)
-
-    @classmethod
-    def from_data(cls, X, offset, height, *, chunk_size=8192):
-        """Statistics of ``X`` lifted at ``(offset, height)`` (one pass over ``X``)."""
-        X = np.asarray(X)
-        offset = np.asarray(offset, dtype=np.float64)
-        total = 0.0
-        for start in range(0, X.shape[0], chunk_size):
-            Y = X[start : start + chunk_size] - offset.astype(X.dtype)
-            total += float(np.einsum("ij,ij->", Y, Y, dtype=np.float64))
-        variance = total / X.shape[0]
-        return cls(X=X, offset=offset, height=float(height),
-                   mean_sq_norm=variance + float(height) ** 2,
-                   variance=variance, chunk_size=chunk_size)
-
-
-def lift_data(X, offset, height):
-    """``x~ = (x - offset, height)`` for every row (an (n, d + 1) copy)."""
-    X = np.asarray(X)
-    out = np.empty((X.shape[0], X.shape[1] + 1), dtype=X.dtype)
-    out[:, :-1] = X - np.asarray(offset, dtype=X.dtype)
-    out[:, -1] = height
-    return out
-
-
-def _affine_heads(M, offset, height, dtype):
-    """``s = X A^T + b``: the lifted scores as an affine map of the raw rows."""
-    A = M[:, :-1]
-    b = height * M[:, -1] - A @ offset
-    return A.astype(dtype, copy=False), b.astype(dtype, copy=False)
-
-
-def lifted_scores(X, M, offset, height):
-    """Scores ``s_h(x) = <x~, mu_h>`` of the lifted layer, shape (n, K)."""
-    A, b = _affine_heads(np.asarray(M, dtype=np.float64), offset, height, X.dtype)
-    return X @ A.T + b
-
-
-def _lifted_weights(S, beta):
-    """``p = softmax_h(beta s_h^2)`` along axis 1 (the heads)."""
-    return competitive_weights(S, beta, axis=1) / S.shape[1]
-
-
-def lifted_weights(X, M, offset, height, beta):
-    """Competitive weights ``p_h(x) = softmax_h(beta s_h(x)^2)`` of the lifted layer, (n, K)."""
-    return _lifted_weights(lifted_scores(X, M, offset, height), beta)
-
-
-def lifted_sums(M, X, offset, height, beta, *, chunk_size=8192):
-    """Sums over the rows of ``X`` that define the lifted layer's keys.
-
-    Returns
-    -------
-    Gx : ndarray of shape (K, d)
-        ``sum_i p_h(x_i) s_h(x_i) x_i``.
-    g : ndarray of shape (K,)
-        ``sum_i p_h(x_i) s_h(x_i)``.
-    N : ndarray of shape (K,)
-        ``sum_i p_h(x_i) s_h(x_i)^2``.
-    W : ndarray of shape (K, K)
-        ``sum_i u_i u_i^T`` with ``u_i = p(x_i) * s(x_i)``.
-
-    All float64; additive over disjoint row blocks.
-    """
-    K, d = M.shape[0], X.shape[1]
-    # float64 throughout: the lifted risk is a small difference of terms of the
-    # size of height^2, which float32 cannot resolve (chunks are cast one by one)
-    A, b = _affine_heads(M, offset, height, np.float64)
-    Gx, g, N, W = np.zeros((K, d)), np.zeros(K), np.zeros(K), np.zeros((K, K))
-    for start in range(0, X.shape[0], max(int(chunk_size), 1)):
-        Xc = X[start : start + chunk_size].astype(np.float64, copy=False)
-        S = Xc @ A.T + b
-        U = _lifted_weights(S, beta) * S
-        Gx += U.T @ Xc
-        g += U.sum(axis=0, dtype=np.float64)
-        N += np.einsum("ik,ik->k", U, S, dtype=np.float64)
-        W += U.T @ U
-    return Gx, g, N, W
-
-
-def _lifted_keys(sums, n, offset, height, floor):
-    """``G`` (K, d + 1) and ``N`` (K,) from the sums of :func:`lifted_sums`."""
-    Gx, g, N, W = (s / n for s in sums)
-    G = np.concatenate([Gx - g[:, None] * offset[None, :], height * g[:, None]], axis=1)
-    return G, np.maximum(N, floor), W
-
-
-def lifted_context_values(M, stats, beta):
-    """``H_h = G_h / N_h`` (K, d + 1): what the context (``stats``) returns for each head."""
-    M = np.asarray(M, dtype=np.float64)
-    G, N, _ = _lifted_keys(stats.sums(M, beta), stats.n_samples, stats.offset,
-                           stats.height, _lifted_floor(stats.height))
-    return G / N[:, None]
-
-
-def _lifted_floor(height):
-    # a head that captures no mass has N_h -> 0 and G_h -> 0 alike; the floor
-    # keeps its (vanishing) contribution finite
-    return 1e-12 * max(float(height) ** 2, np.finfo(np.float64).tiny)
-
-
-def lifted_attention(X, M, values, offset, height, scale, beta):
-    """The lifted layer's output, mapped back to input space (shape (n, d)).
-
-    ``values`` are the context values :func:`lifted_context_values` of the
-    training data; the output is ``lam sum_h p_h(x) s_h(x) H_h`` without its
-    last (lift) coordinate, plus ``offset``.
-    """
-    S = lifted_scores(X, M, offset, height)
-    U = _lifted_weights(S, beta) * S
-    out = (scale * U) @ np.asarray(values, dtype=X.dtype)[:, :-1]
-    out += np.asarray(offset, dtype=X.dtype)
-    return out
-
-
-def lifted_assign(X, M, values, offset, height, scale):
-    """Label of each row: the head whose own output term reconstructs it best.
-
-    ``argmin_h ||x~ - lam s_h(x) H_h||^2`` with ``H = values``: each head's term
-    of the layer's output is a candidate reconstruction of the query, and the
-    label is the best one (the quantization the layer performs).
-    """
-    S = lifted_scores(X, M, offset, height)
-    SH = lifted_scores(X, values, offset, height)  # <x~, H_h>; rows of H need not be unit
-    H = np.asarray(values, dtype=np.float64)
-    sq = np.einsum("ij,ij->i", H, H).astype(X.dtype)
-    cost = (scale * scale) * (S * S) * sq - (2.0 * scale) * S * SH
-    return np.argmin(cost, axis=1)
-
-
-def lifted_grad_sums(M, X, offset, height, beta, gGd, c0, gW2, gN, *, chunk_size=8192):
-    """Second pass of the lifted gradient: ``sum_i dS_i x_i`` and ``sum_i dS_i``.
-
-    ``gGd`` (K, d) and ``c0`` (K,) give ``dR/dU_i = X_i gGd^T + c0 + U_i gW2 + gN S_i``
-    (``gW2 = dR/dW + dR/dW^T``), per unit of ``1/n``; additive over row blocks.
-    """
-    K, d = M.shape[0], X.shape[1]
-    A, b = _affine_heads(M, offset, height, np.float64)  # float64, as in lifted_sums
-    gGd_T = gGd.T
-    acc_x, acc = np.zeros((K, d)), np.zeros(K)
-    for start in range(0, X.shape[0], max(int(chunk_size), 1)):
-        Xc = X[start : start + chunk_size].astype(np.float64, copy=False)
-        S = Xc @ A.T + b
-        P = _lifted_weights(S, beta)
-        U = P * S
-        dU = Xc @ gGd_T
-        dU += c0
-        dU += U @ gW2
-        dU += gN * S
-        gP = dU * S
-        dz = P * (gP - np.sum(P * gP, axis=1, keepdims=True))
-        dS = gN * U + dU * P + (2.0 * beta) * dz * S
-        acc_x += dS.T @ Xc
-        acc += dS.sum(axis=0, dtype=np.float64)
-    return acc_x, acc
-
-
-def lifted_risk(M, stats, *, beta, scale=None, return_grad=False):
-    """Risk of the lifted layer as ``L -> infinity``, and its Euclidean gradient.
-
-    Parameters
-    ----------
-    M : ndarray of shape (K, d + 1)
-        Heads in the lifted space.
-    stats : LiftedStatistics
-        Or any object with its attributes and its ``sums`` method (e.g. the
-        blocks of a dask array, ``_dask``).
-    beta : float
-        Absolute temperature of the competitive weights.
-    scale : float or None
-        Fixed ``lam``, or None to profile it out (envelope theorem for the
-        gradient, as in :func:`attention_risk`).
-    return_grad : bool
-
-    Returns
-    -------
-    risk, scale[, grad]
-    """
-    M = np.asarray(M, dtype=np.float64)
-    n, off, t = stats.n_samples, stats.offset, stats.height
-    G, N, W = _lifted_keys(stats.sums(M, beta), n, off, t, _lifted_floor(t))
-    H = G / N[:, None]
-    HH = H @ H.T
-    B = float(np.sum(G * H))
-    Q = float(np.sum(W * HH))
-    lam = optimal_scale(B, Q) if scale is None else float(scale)
-    risk = stats.mean_sq_norm - 2.0 * lam * B + lam**2 * Q
-    if not return_grad:
-        return risk, lam
-    # derivatives of -2 lam B + lam^2 Q with respect to G, N and W
-    gH = 2.0 * (W @ H)
-    gG = (-4.0 * lam) * H + lam**2 * gH / N[:, None]
-    gN = (2.0 * lam) * np.sum(G * G, axis=1) / N**2 - lam**2 * np.sum(gH * H, axis=1) / N
-    gW2 = 2.0 * lam**2 * HH
-    gGd = gG[:, :-1]
-    c0 = t * gG[:, -1] - gGd @ off
-    acc_x, acc = stats.sums(M, beta, gGd, c0, gW2, gN)
-    grad = np.empty_like(M)
-    grad[:, :-1] = (acc_x - acc[:, None] * off[None, :]) / n
-    grad[:, -1] = t * acc / n
-    return risk, lam, grad

@@ -123,6 +123,8 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 f"n_clusters = {n_clusters} orthonormal directions do not fit in "
                 f"n_features = {n_features} dimension(s); n_clusters must be "
                 f"<= n_features."
+                + (" For clusters around points, use geometry='point'."
+                   if hasattr(self, "geometry") else "")
             )
 
     # -- shared interface ---------------------------------------------------
@@ -143,8 +145,8 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         score : float
         """
         check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        return -quantization_risk(X, self.transform(X))
+        Xv = self._validate_input(X, reset=False)
+        return -quantization_risk(Xv, self.transform(X))
 
 
 class BaseQuantizer(ClusterMixin, BaseEmbedding):

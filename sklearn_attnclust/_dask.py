@@ -17,16 +17,10 @@ import copy
 
 import numpy as np
 
-from ._attention import (
-    ContextStatistics,
-    add_risk_sums,
-    lifted_assign,
-    lifted_grad_sums,
-    lifted_sums,
-    risk_sums,
-)
+from ._attention import ContextStatistics, add_risk_sums, risk_sums
+from ._point import PointChart, block_sums, nearest_point
 
-__all__ = ["is_dask_array", "DaskContextStatistics", "DaskLiftedStatistics"]
+__all__ = ["is_dask_array", "DaskContextStatistics", "DaskPointStatistics"]
 
 
 def is_dask_array(X):
@@ -136,49 +130,71 @@ def _add_parts(parts):
     return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
 
 
-class DaskLiftedStatistics:
-    """The lifted layer's statistics (``_attention.LiftedStatistics``) for a dask array.
+def _block_point_sums(block, chart, Z, beta, need_grad, chunk_size):
+    """:func:`._point.block_sums` over one block, chunk by chunk."""
+    out = None
+    for a in range(0, block.shape[0], chunk_size):
+        part = block_sums(chart.scaled(block[a:a + chunk_size]), None, Z, beta, need_grad)
+        out = part if out is None else tuple(p + q for p, q in zip(out, part))
+    return out
 
-    Built from :class:`DaskContextStatistics`: the centre is the mean, the
-    covariance follows from the second moment, and each pass of the lifted
-    risk (:meth:`sums`) maps :func:`._attention.lifted_sums` or
-    :func:`._attention.lifted_grad_sums` over the blocks and adds them.
+
+def _block_labels(block, centers):
+    return nearest_point(block, centers)[0]
+
+
+class DaskPointStatistics:
+    """The point layer's statistics (:class:`._point.PointStatistics`) for a dask array.
+
+    The chart comes from dask reductions of the rows' moments (taken on the
+    rows over their largest magnitude, as :func:`._point.chart_from_data`
+    does); each pass of the risk (:meth:`sums`) maps
+    :func:`._point.block_sums` over the blocks and adds the results.
     """
 
-    def __init__(self, base, offset, cov, height):
-        self.X = base.X
-        self.offset = np.asarray(offset, dtype=np.float64)
-        self.cov = np.asarray(cov, dtype=np.float64)
-        self.height = float(height)
-        self.variance = float(np.trace(self.cov))
-        self.mean_sq_norm = self.variance + self.height**2
-        self.n_samples = base.n_samples
-        self.chunk_size = base.chunk_size
-        self._blocks = list(self.X.to_delayed().ravel())
+    def __init__(self, X, chart, cov, chunk_size=4096):
+        self.X, self.chart, self.cov = X, chart, cov
+        self.total_weight = float(X.shape[0])
+        self.chunk_size = int(chunk_size)
+        self._blocks = list(X.to_delayed().ravel())
+
+    @property
+    def n_samples(self):
+        return self.X.shape[0]
 
     @classmethod
-    def from_base(cls, base, height_rule):
-        """Centre on the mean of ``base.X``; ``height_rule(cov) -> height``."""
-        mean = base.mean().astype(np.float64)
-        cov = base.second.astype(np.float64) - np.outer(mean, mean)
-        cov = 0.5 * (cov + cov.T)
-        return cls(base, mean, cov, height_rule(cov))
-
-    def sums(self, M, beta, *grad_args):
-        """The lifted sums (or, given ``grad_args``, gradient sums) over all blocks."""
+    def from_dask(cls, X):
+        """Persist ``X`` (rows chunked, one column chunk) and reduce its chart."""
         import dask
 
-        fun = lifted_grad_sums if grad_args else lifted_sums
-        part = dask.delayed(fun, pure=True)
-        M = np.asarray(M, dtype=np.float64)
-        parts = [part(M, block, self.offset, self.height, float(beta), *grad_args,
-                      chunk_size=self.chunk_size) for block in self._blocks]
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        X = X.persist()
+        n, d = X.shape
+        a = float(abs(X).max().compute())
+        if a == 0.0:
+            return cls(X, PointChart(np.zeros(d), 0.0), np.zeros((d, d)))
+        Xs = X.astype(np.float64) / a
+        mean, second = dask.compute(Xs.mean(axis=0), Xs.T @ Xs / n)
+        cov = np.asarray(second) - np.outer(mean, mean)
+        cov = 0.5 * (cov + cov.T)
+        var = float(np.trace(cov))
+        if not var > 0.0:
+            return cls(X, PointChart(np.asarray(mean) * a, 0.0), np.zeros((d, d)))
+        return cls(X, PointChart(np.asarray(mean) * a, a * np.sqrt(var)), cov / var)
+
+    def sums(self, Z, beta, need_grad):
+        """:func:`._point.block_sums` over every block, added."""
+        import dask
+
+        part = dask.delayed(_block_point_sums, pure=True)
+        parts = [part(block, self.chart, np.asarray(Z), float(beta), bool(need_grad),
+                      self.chunk_size) for block in self._blocks]
         return dask.compute(dask.delayed(_add_parts, pure=True)(parts))[0]
 
-    def assign(self, heads, values, scale):
-        """Labels of the rows by :func:`._attention.lifted_assign` (a numpy array)."""
-        labels = self.X.map_blocks(
-            lifted_assign, np.asarray(heads), np.asarray(values), self.offset, self.height,
-            float(scale), dtype=np.intp, drop_axis=1,
-        )
+    @staticmethod
+    def map_labels(X, centers):
+        """The nearest centre of every row (a numpy array)."""
+        labels = X.map_blocks(_block_labels, np.asarray(centers, dtype=np.float64),
+                              dtype=np.intp, drop_axis=1)
         return np.asarray(labels.compute())

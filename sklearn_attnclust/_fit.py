@@ -15,20 +15,13 @@ import numpy as np
 
 from ._attention import (
     ContextStatistics,
-    LiftedStatistics,
-    N_THREADS,
     attention_risk,
-    orthogonality_penalty,
-    lift_data,
-    lifted_context_values,
-    lifted_risk,
-    one_blas_thread,
     typical_head_score,
 )
+from ._blocks import N_THREADS, one_blas_thread
 from ._sphere import minimize_on_spheres
 
-__all__ = ["HeadsFit", "fit_heads", "is_centred", "is_centred_from_moments", "lift_geometry",
-           "mean_and_covariance", "revive_dead_heads"]
+__all__ = ["HeadsFit", "fit_heads", "coarse_sample_size"]
 
 
 @dataclass
@@ -48,66 +41,6 @@ class HeadsFit:
     tol: float
     n_iter_coarse: int = 0
     coarse_size: int = 0
-    offset: object = None
-    height: float = 0.0
-    values: object = None
-
-
-#: Height of the lift, in units of the data's root mean squared distance to
-#: their mean (``height = LIFT_HEIGHT * sqrt(tr Cov)``).  The squared scores
-#: differ from minus squared distances to the heads' centres by terms of
-#: relative size ``|z|^2 / height^2`` (the k-means limit is an infinite lift),
-#: while the risk's curvature in the direction of a head falls like
-#: ``1 / height^2`` (the normalised keys re-fit to the head's samples), which
-#: slows the descent.  Measured (ten seeds, standardised iris, wine, breast
-#: cancer and digits): heights 1 to 10 are within the seed noise of each
-#: other in adjusted Rand index; 3 was at KMeans's level on all four.
-LIFT_HEIGHT = 3.0
-
-
-#: ``is_centred`` holds when the mean lies within this many standard deviations
-#: of the origin along its own direction.
-CENTRED_TOLERANCE = 0.25
-
-
-def is_centred(X, tolerance=CENTRED_TOLERANCE, *, mean=None, chunk_size=8192):
-    """Whether the data are centred: clusters cannot then be directions from the origin.
-
-    True when ``||m|| < tolerance * sd``, ``m`` the mean of the rows (given,
-    or computed) and ``sd`` the standard deviation of their projections on
-    ``m / ||m||``; always so after ``StandardScaler``.  An orthonormal
-    mixture of ``K`` equal clusters with noise ``sigma`` has
-    ``||m|| / sd = 1 / (sigma sqrt(K))``.
-    """
-    n = X.shape[0]
-    if mean is None:
-        mean = X.mean(axis=0, dtype=np.float64)
-    mean = np.asarray(mean, dtype=np.float64)
-    norm = float(np.linalg.norm(mean))
-    if norm == 0.0:
-        return True
-    u = mean / norm
-    var = 0.0
-    for start in range(0, n, chunk_size):
-        proj = X[start : start + chunk_size].astype(np.float64, copy=False) @ u - norm
-        var += float(proj @ proj)
-    return _centred(norm, var / n, tolerance)
-
-
-def is_centred_from_moments(mean, second, tolerance=CENTRED_TOLERANCE):
-    """:func:`is_centred` from the mean and the uncentred second moment of the rows."""
-    mean = np.asarray(mean, dtype=np.float64)
-    norm = float(np.linalg.norm(mean))
-    if norm == 0.0:
-        return True
-    u = mean / norm
-    return _centred(norm, float(u @ np.asarray(second, dtype=np.float64) @ u) - norm**2,
-                    tolerance)
-
-
-def _centred(norm, var, tolerance):
-    """``||m|| < tolerance * sd``, ``var`` the variance of the rows along ``m``."""
-    return bool(norm < tolerance * np.sqrt(max(var, 0.0)))
 
 
 def default_chunk_size(n_samples, n_features, n_heads):
@@ -121,71 +54,6 @@ def default_chunk_size(n_samples, n_features, n_heads):
     """
     rows = int(n_samples) * int(n_features) // (50 * max(int(n_heads), 1) * N_THREADS)
     return int(min(max(rows, 1024), 4096))
-
-
-#: Rounds of :func:`revive_dead_heads` after a lifted fit.
-MAX_REVIVALS = 3
-
-
-def revive_dead_heads(M, stats, beta, rows):
-    """Re-seed the lifted heads that hold less than half a sample's share of the mass.
-
-    The share of head ``h`` is ``N_h / sum_k N_k`` (``N`` the key normalisers
-    of ``_attention.lifted_sums``, the competitive mass weighted by the squared
-    score).  Each dead head moves to the row of ``rows`` (lifted, e.g. the
-    coarse sample) farthest from the lines of the other heads, as k-means
-    relocates an empty cluster to a far point.
-
-    Returns
-    -------
-    ndarray of shape (K, d + 1) or None
-        The new heads, or None when no head is dead.
-    """
-    M = np.asarray(M, dtype=np.float64)
-    N = stats.sums(M, beta)[2]
-    share = N / max(float(np.sum(N)), np.finfo(np.float64).tiny)
-    dead = share < 0.5 / stats.n_samples
-    if not np.any(dead) or np.all(dead):
-        return None
-    U = np.asarray(rows, dtype=np.float64)
-    sq = np.einsum("ij,ij->i", U, U)
-    resid = np.min(sq[:, None] - (U @ M[~dead].T) ** 2, axis=1)
-    M = M.copy()
-    for h in np.flatnonzero(dead):
-        i = int(np.argmax(resid))
-        M[h] = U[i] / np.sqrt(sq[i])
-        resid = np.minimum(resid, sq - (U @ M[h]) ** 2)
-    return M
-
-
-def mean_and_covariance(X, *, chunk_size=8192):
-    """The mean (d,) and covariance (d, d) of the rows of ``X``, in float64 chunks."""
-    n, d = X.shape
-    total = np.zeros(d)
-    for start in range(0, n, chunk_size):
-        total += X[start : start + chunk_size].sum(axis=0, dtype=np.float64)
-    offset = total / n
-    cov = np.zeros((d, d))
-    for start in range(0, n, chunk_size):
-        Y = X[start : start + chunk_size].astype(np.float64, copy=False) - offset
-        cov += Y.T @ Y
-    return offset, cov / n
-
-
-def lift_geometry(cov, n_heads, temperature):
-    """Lift height and absolute temperature of the lifted layer, from the covariance.
-
-    The height is :data:`LIFT_HEIGHT` times the root mean squared spread.  The
-    temperature is relative to the mean of the ``K - 1`` largest eigenvalues
-    of the covariance: the typical squared spread between ``K`` cluster
-    centres, as the sphere layer's is relative to the typical squared head
-    score.
-    """
-    eig = np.linalg.eigvalsh(cov)[::-1]
-    height = LIFT_HEIGHT * float(np.sqrt(max(np.sum(eig), np.finfo(np.float64).tiny)))
-    spread = float(np.mean(eig[: max(int(n_heads) - 1, 1)]))
-    beta = temperature / max(spread, np.finfo(np.float64).tiny)
-    return height, beta
 
 
 #: The smallest ``tol`` of a fit on float32 input, ``sqrt(eps)`` of float32:
@@ -266,7 +134,6 @@ def fit_heads(
     chunk_size=None,
     n_heads=None,
     stats=None,
-    lift=False,
 ):
     """Minimise the attention risk over the heads from several starts.
 
@@ -277,9 +144,7 @@ def fit_heads(
     make_starts : callable
         ``make_starts(second, sample) -> iterable of (K, d) unit starts``,
         given the data's second moment and the rows to seed from (the coarse
-        sample, or ``X``).  With ``lift``, ``make_starts(second, sample,
-        lift_point)``: lifted moment and rows, and the map ``lift_point`` of
-        input-space points (k, d) to unit lifted heads (k, d + 1).
+        sample, or ``X``).
     attention : {"competitive", "linear"}
     temperature : float
         Relative to :func:`typical_head_score`; ignored for the linear layer.
@@ -313,16 +178,6 @@ def fit_heads(
         Precomputed statistics of ``X`` (streamed moments, or the chunked
         statistics of a dask array from ``_dask``); computed from ``X``
         when None.  ``X`` is then only sampled (rows ``X[index]``).
-    lift : bool
-        Fit the lifted layer (``_attention``, the lifted section): the data
-        are centred on their mean and lifted by :data:`LIFT_HEIGHT` times
-        their root mean squared spread; the heads live in ``d + 1``
-        dimensions, ``make_starts`` receives the lifted second moment and
-        lifted rows, ``temperature`` is relative to the spread of
-        :func:`lift_geometry`.  Needs ``context_length=None``.  ``stats``, if
-        given, are lifted statistics (``offset``, ``height``, ``cov``,
-        ``variance`` and ``sums``, e.g. ``_dask.DaskLiftedStatistics``).
-
     Returns
     -------
     HeadsFit
@@ -351,15 +206,11 @@ def fit_heads(
             context_length=context_length, scale=scale, alpha=alpha, solver=solver,
             learning_rate=learning_rate, max_iter=max_iter, tol=tol, verbose=verbose,
             random_state=random_state, coarse=coarse, chunk_size=chunk_size,
-            n_heads=n_heads, stats=stats, lift=lift,
+            n_heads=n_heads, stats=stats,
         )
     if rms != 1.0:  # back to the scale of the input
         c2 = rms**2
-        if lift:  # the lifted layer's scale and values are dimensionless
-            result.offset = result.offset * rms
-            result.height *= rms
-        else:
-            result.scale /= c2
+        result.scale /= c2
         result.beta /= c2
         result.risk *= c2
         result.risk_curve = result.risk_curve * c2
@@ -369,55 +220,31 @@ def fit_heads(
 
 def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale, alpha,
                solver, learning_rate, max_iter, tol, verbose, random_state, coarse,
-               chunk_size, n_heads, stats, lift):
+               chunk_size, n_heads, stats):
     linear = attention == "linear"
     L = context_length
-    needs_data = lift or not (linear and L is None)
+    needs_data = not (linear and L is None)
     n, d = X.shape
     K_max = int(n_heads) if n_heads is not None else d
     if chunk_size is None:
         chunk_size = default_chunk_size(n, d, K_max)
-    if lift:
-        if stats is None:
-            offset, cov = mean_and_covariance(X)
-            height, lift_beta = lift_geometry(cov, K_max, temperature)
-        else:  # precomputed lifted statistics (a dask array's blocks)
-            offset, cov, height = stats.offset, stats.cov, stats.height
-            lift_beta = lift_geometry(cov, K_max, temperature)[1]
+    def make_stats(rows, keep_data=True):
+        st = ContextStatistics.from_data(rows, keep_data=keep_data,
+                                         need_fourth=L is not None)
+        st.chunk_size = chunk_size
+        return st
 
-        def make_stats(rows):
-            return LiftedStatistics.from_data(rows, offset, height, chunk_size=chunk_size)
-
-        if stats is None:  # the spread about the mean is tr(cov): no pass needed
-            variance = float(np.trace(cov))
-            stats = LiftedStatistics(X=X, offset=offset, height=float(height),
-                                     mean_sq_norm=variance + float(height) ** 2,
-                                     variance=variance, chunk_size=chunk_size)
-        norm = stats.variance  # the fit's unit: the data's spread, not the lift
-    else:
-        def make_stats(rows, keep_data=True):
-            st = ContextStatistics.from_data(rows, keep_data=keep_data,
-                                             need_fourth=L is not None)
-            st.chunk_size = chunk_size
-            return st
-
-        if stats is None:
-            stats = make_stats(X, keep_data=needs_data)
-        norm = stats.mean_sq_norm
+    if stats is None:
+        stats = make_stats(X, keep_data=needs_data)
+    norm = stats.mean_sq_norm
     dtype = X.dtype
-    if dtype != np.float64 and not lift:  # the lifted passes run in float64 anyway
+    if dtype != np.float64:
         tol = max(tol, FLOAT32_TOL)
     abs_alpha = alpha * norm
     rng = random_state if random_state is not None else np.random.default_rng(0)
 
     def risk_at(M, st, beta, return_grad=False):
         """``(risk, scale[, grad])`` of the layer being fitted."""
-        if lift:
-            out = lifted_risk(M, st, beta=beta, scale=scale, return_grad=return_grad)
-            pen = orthogonality_penalty(M, abs_alpha, return_grad=return_grad)
-            if not return_grad:
-                return out[0] + pen, out[1]
-            return out[0] + pen[0], out[1], out[2] + pen[1]
         return attention_risk(
             M.astype(dtype, copy=False), st, beta=beta, context_length=L,
             scale=scale, alpha=abs_alpha, return_grad=return_grad,
@@ -458,24 +285,6 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
             value_fun=value, step_rule="lbfgs", pairs=pairs, memory=memory,
         )
 
-    def revive(res):
-        """Re-seed dead lifted heads (:func:`revive_dead_heads`) and descend again.
-
-        A head that holds (almost) no sample has (almost) no gradient and would
-        stay dead; the re-seeded descent is kept when its risk is lower.
-        """
-        if not lift or max_iter == 0:
-            return res
-        for _ in range(MAX_REVIVALS):
-            M2 = revive_dead_heads(res.heads, stats, beta, sample)
-            if M2 is None:
-                break
-            again = run(stats, M2, tol, callback)
-            if not (np.all(np.isfinite(again.heads)) and again.value < res.value):
-                break
-            res = again
-        return res
-
     # the coarse sample: the starts are seeded from it and first optimised on it
     m = coarse_sample_size(n, K_max, d)
     large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
@@ -490,35 +299,19 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
     # the cost: the values agree with float64 to about 1e-8, relatively, the
     # sums being accumulated in float64) until the last, float64 stage; the
     # float32 chunks hold as many bytes as the float64 ones
-    mixed = (use_coarse and not lift and dtype == np.float64 and n * d >= MIXED_MIN_SIZE
+    mixed = (use_coarse and dtype == np.float64 and n * d >= MIXED_MIN_SIZE
              and hasattr(stats, "astype"))
     if use_coarse:
         sample_stats = make_stats(sample)
         if mixed:
             sample_stats = sample_stats.astype(np.float32, chunk_size=2 * chunk_size)
-    if lift:  # the starts see the lifted geometry
-        sample = lift_data(sample, offset, height)
-        second = np.zeros((d + 1, d + 1))
-        second[:d, :d] = cov
-        second[d, d] = height**2
-    else:
-        second = stats.second
+    second = stats.second
 
     best = None
     beta = 0.0
     coarse_results = []
-    if lift:
-        def lift_point(Z):
-            Zl = lift_data(np.asarray(Z, dtype=np.float64), offset, height)
-            return Zl / np.linalg.norm(Zl, axis=1, keepdims=True)
-
-        starts = make_starts(second, sample, lift_point)
-    else:
-        starts = make_starts(second, sample)
-    for M0 in starts:
-        if lift:
-            beta = lift_beta
-        elif best is None and not coarse_results and not linear:
+    for M0 in make_starts(second, sample):
+        if best is None and not coarse_results and not linear:
             beta = temperature / typical_head_score(stats.second, M0.shape[0])
         if use_coarse:
             res = run(sample_stats, M0, max(tol, COARSE_TOL), None, memory=LARGE_FIT_MEMORY)
@@ -529,7 +322,6 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
         res = run(stats, M0, tol, callback)
         if not np.all(np.isfinite(res.heads)) or not np.isfinite(res.value):
             continue
-        res = revive(res)
         if best is None or res.value < best.value:
             best = res
     n_iter_coarse = 0
@@ -566,26 +358,19 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
                 best.n_iter += first.n_iter
         if not np.all(np.isfinite(best.heads)) or not np.isfinite(best.value):
             best = None
-        else:
-            best = revive(best)
     if best is None:
         raise ValueError("The risk was not finite at any start; check the scale of X.")
-    values = None
     if alpha == 0 and "heads" in last and np.array_equal(last["heads"], best.heads):
         risk, lam = last["risk"], last["scale"]  # no penalty: the risk is known
-    elif lift:
-        risk, lam = lifted_risk(best.heads, stats, beta=beta, scale=scale)
     else:
         risk, lam = attention_risk(
             best.heads.astype(dtype), stats, beta=beta, context_length=L, scale=scale
         )
-    if lift:
-        values = lifted_context_values(best.heads, stats, beta)
     return HeadsFit(
         heads=best.heads,
         scale=float(lam),
         beta=float(beta),
-        second=cov if lift else stats.second,
+        second=stats.second,
         risk=float(risk),
         n_iter=int(best.n_iter),
         risk_curve=np.asarray(best.values, dtype=np.float64) * norm,
@@ -595,7 +380,4 @@ def _fit_heads(X, make_starts, *, attention, temperature, context_length, scale,
         tol=float(tol),
         n_iter_coarse=int(n_iter_coarse),
         coarse_size=int(sample_stats.n_samples) if use_coarse else 0,
-        offset=offset if lift else None,
-        height=float(height) if lift else 0.0,
-        values=values,
     )

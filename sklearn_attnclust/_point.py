@@ -1,0 +1,316 @@
+"""The point layer: heads on the sphere that point at cluster centres anywhere.
+
+Clusters around points (``geometry="point"``, theory section 12).  Each head
+is a unit vector ``mu_h = (u_h, c_h)`` of ``R^(d+1)`` with ``c_h > 0``; the
+central (gnomonic) chart maps it to the point
+
+    z_h = offset + spread * height * u_h / c_h
+
+where the plane at ``height`` above the data's centre is touched by the ray
+through ``mu_h``.  A sample ``x`` is read in the data's own units,
+``y = (x - offset) / spread`` (its rows then have unit mean squared spread),
+and attends to the heads by the competitive softmax
+
+    p_h(y) = softmax_h(-beta ||y - zs_h||^2)        zs_h = height u_h / c_h
+
+which, up to a per-sample constant, is ``softmax_h(2 beta <y, zs_h> - beta
+||zs_h||^2)``: query ``y``, key ``zs_h`` and a bias per head.  The layer's
+output is ``sum_h p_h(y) z_h``: the heads' points are its values.
+
+The risk is the layer's free energy over the queries (every sample), exact,
+with no context sampled:
+
+    R = (1 / W) sum_i w_i F(y_i),    F(y) = -(1 / beta) log sum_h exp(-beta ||y - zs_h||^2)
+      = sum_h p_h ||y - zs_h||^2 - H(p) / beta
+
+the attention-weighted squared error of the heads minus the temperature times
+the entropy of the weights.  Its gradient has no term from the weights'
+derivative:
+
+    dR/dzs_h = (2 / W) sum_i w_i p_h(y_i) (zs_h - y_i)
+
+so its stationary points are the self-consistent ones where every head's
+point is the attention-weighted mean of its context, ``zs_h = sum_i w_i p_ih
+y_i / sum_i w_i p_ih`` (the value the context would return for the head).  For
+separated clusters the weights are hard and that is the cluster mean,
+whatever the clusters' sizes and angles; as ``beta -> infinity`` the risk is
+the k-means objective ``E min_h ||y - zs_h||^2``.  The curvature along a head
+is its mass ``2 sum_i w_i p_ih / W``, bounded as ``beta`` grows (the weights'
+derivative cancels), so the descent stays well conditioned.
+
+Every pass is a sum over row blocks (:func:`block_sums`), run in threads by
+:func:`._blocks.sum_row_blocks` or over dask blocks by :mod:`._dask`.  This
+module knows nothing of scikit-learn.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._blocks import one_blas_thread, sum_row_blocks
+
+__all__ = ["PointChart", "PointStatistics", "block_sums", "point_risk", "point_weights",
+           "nearest_point", "chart_from_data", "mass_preconditioner", "LIFT_HEIGHT"]
+
+
+#: Height of the chart's plane above the data's centre, in units of the data's
+#: root mean squared spread.  A point at ``r`` spreads from the centre sits
+#: at ``atan(r / height)`` from the pole: the data's clusters stay well inside
+#: the open hemisphere, where the chart is smooth.
+LIFT_HEIGHT = 3.0
+
+#: Smallest last coordinate of a head: the chart's point is at most
+#: ``height / MIN_POLE`` spreads from the centre.  A step beyond is rejected.
+MIN_POLE = 1e-3
+
+
+@dataclass
+class PointChart:
+    """The chart between unit heads in ``R^(d+1)`` and points of ``R^d``.
+
+    Attributes
+    ----------
+    offset : ndarray of shape (d,)
+        The data's centre (weighted mean), in input units.
+    spread : float
+        The data's root mean squared distance to ``offset``, in input units.
+    height : float
+        The chart's plane above the centre, in units of ``spread``.
+    """
+
+    offset: np.ndarray
+    spread: float
+    height: float = LIFT_HEIGHT
+
+    def scaled(self, X):
+        """Rows in the data's units, ``(X - offset) / spread``, in float64."""
+        return (np.asarray(X, dtype=np.float64) - self.offset) * (1.0 / self.spread)
+
+    def scaled_points(self, M):
+        """The points ``height u / c`` of unit heads ``M = (u, c)``, in the data's units."""
+        M = np.asarray(M, dtype=np.float64)
+        return self.height * M[:, :-1] / M[:, -1:]
+
+    def points(self, M):
+        """The input-space points of unit heads ``M`` (K, d + 1)."""
+        return self.offset + self.spread * self.scaled_points(M)
+
+    def heads(self, Z):
+        """Unit heads (K, d + 1) of input-space points ``Z`` (K, d)."""
+        Y = self.scaled(Z)
+        H = np.hstack([Y, np.full((Y.shape[0], 1), self.height)])
+        return H / np.linalg.norm(H, axis=1, keepdims=True)
+
+    def pull_back(self, M, G):
+        """Gradient on the heads ``M`` of a gradient ``G`` on their scaled points."""
+        M = np.asarray(M, dtype=np.float64)
+        c = M[:, -1:]
+        gu = (self.height / c) * G
+        gc = -(self.height / c[:, 0] ** 2) * np.einsum("ij,ij->i", M[:, :-1], G)
+        return np.hstack([gu, gc[:, None]])
+
+
+def chart_from_data(X, sample_weight=None, *, chunk_size=8192):
+    """The chart of ``X``: its weighted mean, its spread, and its scaled covariance.
+
+    The moments are taken on ``X / max|X|`` so that data at extreme scales
+    (1e-200 or 1e200) neither under- nor overflow.
+
+    Returns
+    -------
+    chart : PointChart
+        ``spread`` is 0 when all the rows are equal.
+    cov : ndarray of shape (d, d)
+        Weighted covariance of the scaled rows (trace 1; zeros when
+        ``spread`` is 0).
+    """
+    n, d = X.shape
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    W = float(w.sum())
+    a = float(np.max(np.abs(X))) if n else 0.0
+    if a == 0.0:
+        return PointChart(np.zeros(d), 0.0), np.zeros((d, d))
+    total = np.zeros(d)
+    for lo in range(0, n, chunk_size):
+        total += w[lo:lo + chunk_size] @ (np.asarray(X[lo:lo + chunk_size], np.float64) / a)
+    mean = total / W
+    cov = np.zeros((d, d))
+    for lo in range(0, n, chunk_size):
+        Y = np.asarray(X[lo:lo + chunk_size], np.float64) / a - mean
+        cov += (Y * w[lo:lo + chunk_size, None]).T @ Y
+    cov /= W
+    var = float(np.trace(cov))
+    if not var > 0.0:
+        return PointChart(mean * a, 0.0), np.zeros((d, d))
+    return PointChart(mean * a, a * np.sqrt(var)), cov / var
+
+
+def absolute_temperature(cov, n_heads, temperature):
+    """``beta`` from the relative ``temperature``: over the mean of the ``K - 1``
+    largest eigenvalues of the scaled covariance (the typical squared spread
+    between ``K`` cluster centres; all of them for ``K = 1``)."""
+    eig = np.linalg.eigvalsh(cov)[::-1]
+    spread = float(np.mean(eig[: max(int(n_heads) - 1, 1)]))
+    return float(temperature) / max(spread, np.finfo(np.float64).tiny)
+
+
+def _logits(Y, Z, beta):
+    """``-beta ||y - z_h||^2`` (b, K), from ``||y||^2 - 2 <y, z> + ||z||^2``."""
+    D = Y @ (-2.0 * Z.T)
+    D += np.einsum("ij,ij->i", Z, Z)[None, :]
+    D += np.einsum("ij,ij->i", Y, Y)[:, None]
+    D *= -beta
+    return D
+
+
+def block_sums(Y, w, Z, beta, need_grad):
+    """The additive sums of one block of scaled rows.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (b, d), float64
+        Scaled rows.
+    w : ndarray of shape (b,) or None
+        Their weights (None: all one).
+    Z : ndarray of shape (K, d)
+        Scaled points of the heads.
+    beta : float
+    need_grad : bool
+
+    Returns
+    -------
+    tuple
+        ``(sum_i w_i F(y_i),)``, and with ``need_grad`` also the masses
+        ``sum_i w_i p_ih`` (K,) and the first moments ``sum_i w_i p_ih y_i``
+        (K, d).
+    """
+    logits = _logits(Y, Z, beta)
+    top = logits.max(axis=1)
+    logits -= top[:, None]
+    np.exp(logits, out=logits)
+    norm = logits.sum(axis=1)
+    lse = top + np.log(norm)
+    value = -float(lse.sum() if w is None else w @ lse) / beta
+    if not need_grad:
+        return (value,)
+    logits *= (1.0 / norm if w is None else w / norm)[:, None]
+    return value, logits.sum(axis=0), logits.T @ Y
+
+
+@dataclass
+class PointStatistics:
+    """The rows of a point-layer fit and the constants of its risk.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, d)
+        The rows, in input units (any float dtype; passes run in float64).
+    weights : ndarray of shape (n,) or None
+        Sample weights (None: all one).
+    chart : PointChart
+    total_weight : float
+    chunk_size : int
+        Rows per block of a pass.
+    """
+
+    X: np.ndarray
+    weights: object
+    chart: PointChart
+    total_weight: float
+    chunk_size: int = 4096
+
+    @classmethod
+    def from_data(cls, X, weights, chart, chunk_size=4096):
+        """The statistics of the rows ``X`` under ``chart``."""
+        W = float(X.shape[0] if weights is None else np.sum(weights))
+        return cls(X=X, weights=weights, chart=chart, total_weight=W, chunk_size=chunk_size)
+
+    @property
+    def n_samples(self):
+        return self.X.shape[0]
+
+    def sums(self, Z, beta, need_grad):
+        """:func:`block_sums` over all the rows, in threads, chunk by chunk."""
+        X, w, chart, chunk = self.X, self.weights, self.chart, self.chunk_size
+
+        def block(lo, hi):
+            out = None
+            for a in range(lo, hi, chunk):
+                b = min(a + chunk, hi)
+                part = block_sums(chart.scaled(X[a:b]), None if w is None else w[a:b],
+                                  Z, beta, need_grad)
+                out = part if out is None else tuple(p + q for p, q in zip(out, part))
+            return out
+
+        with one_blas_thread():
+            return sum_row_blocks(block, X.shape[0], 2 * chunk)
+
+
+def point_risk(M, stats, beta, return_grad=False):
+    """The risk ``R`` of unit heads ``M`` (K, d + 1); with ``return_grad``, also
+    its Euclidean gradient (K, d + 1) and the heads' masses ``sum_i w_i p_ih / W``.
+
+    ``stats`` provides ``chart``, ``total_weight`` and ``sums(Z, beta,
+    need_grad)`` (:class:`PointStatistics`, or its dask twin).  The risk is
+    in the data's units (squared spreads); heads whose last coordinate is
+    below :data:`MIN_POLE` have an infinite risk (their points are beyond the
+    data's reach), so a line search steps back from them.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    if np.any(M[:, -1] < MIN_POLE):
+        return (np.inf, np.full_like(M, np.nan), None) if return_grad else np.inf
+    chart = stats.chart
+    Z = chart.scaled_points(M)
+    out = stats.sums(Z, beta, return_grad)
+    W = stats.total_weight
+    risk = out[0] / W
+    if not return_grad:
+        return risk
+    G = (2.0 / W) * (out[1][:, None] * Z - out[2])
+    return risk, chart.pull_back(M, G), out[1] / W
+
+
+def mass_preconditioner(M, masses, height, floor):
+    """Per-head inverse curvature of the risk on the heads: ``c_h^2 / (2 height^2 m_h)``.
+
+    Along a head the risk's curvature in its scaled point is ``2 m_h`` (its
+    mass), and the chart stretches a head's tangent step by ``height / c_h``;
+    masses below ``floor`` are raised to it (an empty head gets a bounded
+    step).  A step ``-scales * gradient`` moves each point to the weighted
+    mean of its samples: the step of a k-means update, as a preconditioner.
+    """
+    c = np.asarray(M, dtype=np.float64)[:, -1]
+    return c**2 / (2.0 * height**2 * np.maximum(masses, floor))
+
+
+def point_weights(X, chart, Z, beta):
+    """The attention weights ``p_h(x)`` (n, K) of input rows ``X``; ``Z`` input-space points."""
+    with one_blas_thread():
+        P = _logits(chart.scaled(X), chart.scaled(Z), beta)
+        P -= P.max(axis=1, keepdims=True)
+        np.exp(P, out=P)
+        P /= P.sum(axis=1, keepdims=True)
+    return P
+
+
+def nearest_point(X, Z):
+    """Index of the nearest of the points ``Z`` to each row of ``X``, and the squared distance.
+
+    Computed as ``||x - z||^2`` on rows centred on the points' mean, in
+    float64, so that data far from the origin lose no digits.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    centre = Z.mean(axis=0)
+    Zc = Z - centre
+    labels = np.empty(X.shape[0], dtype=np.intp)
+    dist = np.empty(X.shape[0])
+    with one_blas_thread():
+        for lo in range(0, X.shape[0], 8192):
+            Y = np.asarray(X[lo:lo + 8192], dtype=np.float64) - centre
+            D = Y @ (-2.0 * Zc.T)
+            D += np.einsum("ij,ij->i", Zc, Zc)[None, :]
+            lab = np.argmin(D, axis=1)
+            labels[lo:lo + 8192] = lab
+            dist[lo:lo + 8192] = np.maximum(
+                D[np.arange(D.shape[0]), lab] + np.einsum("ij,ij->i", Y, Y), 0.0)
+    return labels, dist

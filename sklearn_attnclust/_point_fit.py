@@ -1,0 +1,244 @@
+"""Fitting the point layer: starts, restarts, coarse-to-fine, empty heads.
+
+The strategy between the point layer's mathematics (:mod:`._point`) and the
+estimator.  Each start is a set of input-space points, mapped to unit heads
+by the chart and descended by L-BFGS on the product of spheres
+(:func:`._sphere.minimize_on_spheres`) on the exact risk of every row.  On
+large data each start is first descended on a random sample and the best one
+polished on all the rows (with the sample's L-BFGS memory).  A head left
+with no samples is moved to the row farthest from the other heads' points
+and the descent resumed, as k-means relocates an empty cluster.  It knows
+nothing of scikit-learn.
+"""
+
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.cluster import kmeans_plusplus
+
+from ._fit import COARSE_FACTOR, COARSE_TOL, LARGE_FIT_MEMORY, coarse_sample_size
+from ._point import (
+    PointStatistics,
+    absolute_temperature,
+    chart_from_data,
+    mass_preconditioner,
+    nearest_point,
+    point_risk,
+)
+from ._sphere import minimize_on_spheres
+
+__all__ = ["PointFit", "fit_point_layer", "seed_points"]
+
+#: Rounds of empty-head relocation after a descent.
+MAX_RELOCATIONS = 3
+
+#: Rows per block of the passes.
+CHUNK_SIZE = 4096
+
+
+@dataclass
+class PointFit:
+    """Outcome of :func:`fit_point_layer` (the best start)."""
+
+    chart: object
+    beta: float
+    heads: np.ndarray
+    risk: float
+    n_iter: int
+    risk_curve: np.ndarray
+    converged: bool
+    line_search_failed: bool
+    grad_norm: float
+    tol: float
+    n_iter_coarse: int = 0
+
+
+def seed_points(X, weights, n_clusters, init, rng, chart):
+    """Input-space starting points (K, d) drawn from the rows ``X``.
+
+    ``init`` is ``"k-means++"`` (greedy k-means++ on the centred rows, with the
+    weights, drawn as KMeans draws them from the same ``rng``), ``"random"``
+    (distinct rows drawn with probabilities proportional to the weights), a
+    callable ``init(X, n_clusters, random_state)`` (as KMeans's) or an array
+    of shape (K, d).  ``rng`` is a ``numpy.random.RandomState``.
+    """
+    if isinstance(init, str) and init == "k-means++":
+        Z, _ = kmeans_plusplus(np.asarray(X, dtype=np.float64) - chart.offset, n_clusters,
+                               sample_weight=weights, random_state=rng)
+        return chart.offset + Z
+    if isinstance(init, str) and init == "random":
+        p = None if weights is None else weights / np.sum(weights)
+        idx = rng.choice(X.shape[0], size=n_clusters, replace=False, p=p)
+        return np.asarray(X[np.sort(idx)], dtype=np.float64)
+    if callable(init):
+        Z = init(X, n_clusters, rng)
+    else:
+        Z = init
+    return check_points(Z, n_clusters, X.shape[1])
+
+
+def check_points(Z, n_clusters, n_features):
+    """An array of starting points, checked: shape (K, d), finite."""
+    Z = np.array(Z, dtype=np.float64)
+    if Z.shape != (n_clusters, n_features):
+        raise ValueError(
+            f"init must have shape (n_clusters, n_features) = ({n_clusters}, "
+            f"{n_features}), got {Z.shape}."
+        )
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("init contains NaN or infinity.")
+    return Z
+
+
+def _empty_heads(stats, M, rows):
+    """Heads that are nearest to none of ``rows`` (hard counts zero)."""
+    labels, _ = nearest_point(rows, stats.chart.points(M))
+    counts = np.bincount(labels, minlength=M.shape[0])
+    return np.flatnonzero(counts == 0)
+
+
+def _relocate(stats, M, empty, rows):
+    """Move each empty head to the row farthest from its nearest point."""
+    Z = stats.chart.points(M)
+    keep = np.setdiff1d(np.arange(M.shape[0]), empty)
+    _, dist = nearest_point(rows, Z[keep])
+    for h in empty:
+        i = int(np.argmax(dist))
+        if dist[i] <= 0:
+            return None  # no row is off the other points: fewer distinct rows than heads
+        Z[h] = rows[i]
+        dist = np.minimum(dist, np.sum((np.asarray(rows, np.float64) - Z[h]) ** 2, axis=1))
+    return stats.chart.heads(Z)
+
+
+def fit_point_layer(X, weights, *, n_clusters, temperature, init, n_init, max_iter, tol,
+                    random_state, verbose=0, learning_rate=1.0, solver="riemannian",
+                    coarse="auto", stats=None, chart=None, cov=None):
+    """Fit the point layer to the rows ``X`` (with ``weights`` or None).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    weights : ndarray of shape (n,) or None
+    n_clusters : int
+    temperature : float
+        Relative to the spread between cluster centres
+        (:func:`._point.absolute_temperature`).
+    init : str, callable or ndarray
+        See :func:`seed_points`.
+    n_init : int
+        Starts (the one of lowest risk is kept).
+    max_iter, tol, learning_rate, solver :
+        As in :func:`._sphere.minimize_on_spheres`; ``max_iter`` bounds each stage.
+    random_state : numpy.random.RandomState
+        Seeds the starts (as KMeans's) and draws the coarse sample.
+    verbose : int
+    coarse : "auto" or bool
+        Descend every start on a sample of :func:`._fit.coarse_sample_size`
+        rows first (``"auto"``: when ``n`` is over ``COARSE_FACTOR`` times it).
+    stats, chart, cov : optional
+        Precomputed statistics (a dask array's, :mod:`._dask`), with the
+        chart and the scaled covariance they were built with.
+
+    Returns
+    -------
+    PointFit, or None when the rows have no spread (all equal).
+    """
+    n, d = X.shape
+    if chart is None:
+        chart, cov = chart_from_data(X, weights)
+    if chart.spread == 0.0:
+        return None
+    if stats is None:
+        stats = PointStatistics.from_data(X, weights, chart, CHUNK_SIZE)
+    beta = absolute_temperature(cov, n_clusters, temperature)
+    rng = random_state
+    m = coarse_sample_size(n, n_clusters, d)
+    large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
+    rows, row_w = X, weights
+    if large:
+        p = None if weights is None else weights / np.sum(weights)
+        idx = np.sort(rng.choice(n, size=min(m, n), replace=False, p=p))  # noqa
+        rows, row_w = np.asarray(X[idx]), None  # drawn by weight: the sample is unweighted
+    elif not isinstance(rows, np.ndarray):
+        rows = np.asarray(rows)
+    sample_stats = PointStatistics.from_data(rows, row_w, chart, CHUNK_SIZE) if large else None
+
+    def say(text):
+        if verbose:
+            print(text, file=sys.stdout)
+
+    def callback(it, value, gnorm, step):
+        say(f"Iteration {it}: risk {value:.6g}, gradient norm {gnorm:.3g}, step {step:.3g}")
+
+    def run(st, M0, stage_tol, pairs=None, steps=None, memory=8):
+        last = {}
+
+        def objective(M):
+            risk, grad, masses = point_risk(M, st, beta, return_grad=True)
+            last.update(M=M, masses=masses)
+            return risk, grad
+
+        def precondition(M):
+            masses = last["masses"] if last.get("M") is M else \
+                point_risk(M, st, beta, return_grad=True)[2]
+            return mass_preconditioner(M, masses, chart.height, 0.1 / n_clusters)
+
+        return minimize_on_spheres(
+            objective, M0, preconditioner=precondition,
+            solver=solver, learning_rate=learning_rate,
+            max_iter=max_iter if steps is None else steps, tol=stage_tol,
+            callback=callback if verbose > 1 or st is stats else None,
+            value_fun=lambda M: point_risk(M, st, beta), step_rule="lbfgs",
+            pairs=pairs, memory=memory,
+        )
+
+    def relocated(st, res, stage_tol, memory):
+        """Relocate empty heads and descend again while that lowers the risk."""
+        for _ in range(MAX_RELOCATIONS if max_iter > 0 else 0):
+            empty = _empty_heads(st, res.heads, rows)
+            if empty.size == 0:
+                break
+            M2 = _relocate(st, res.heads, empty, rows)
+            if M2 is None:
+                break
+            say(f"Relocating {empty.size} empty head(s)")
+            again = run(st, M2, stage_tol, memory=memory)
+            if not again.value < res.value:
+                break
+            res = again
+        return res
+
+    best, stage = None, stats if not large else sample_stats
+    stage_tol = tol if not large else max(tol, COARSE_TOL)
+    memory = 8 if not large else LARGE_FIT_MEMORY
+    for k in range(n_init):
+        say(f"Initialization {k}")
+        M0 = chart.heads(seed_points(rows, row_w, n_clusters, init, rng, chart))
+        res = run(stage, M0, stage_tol, memory=memory)
+        if not np.isfinite(res.value):
+            continue
+        res = relocated(stage, res, stage_tol, memory)
+        if best is None or res.value < best.value:
+            best = res
+    if best is None:
+        raise ValueError("The point layer's risk was not finite at any start; check X.")
+    n_iter_coarse = 0
+    if large and max_iter > 0:
+        if n_init > 1:
+            say("Full data")
+        n_iter_coarse = best.n_iter
+        best = run(stats, best.heads, tol, pairs=best.pairs, memory=LARGE_FIT_MEMORY)
+        best = relocated(stats, best, tol, LARGE_FIT_MEMORY)
+    if best.converged:
+        say(f"Converged at iteration {best.n_iter}: gradient norm {best.grad_norms[-1]:.3g}.")
+    risk = best.value if (stage is stats or (large and max_iter > 0)) \
+        else point_risk(best.heads, stats, beta)
+    return PointFit(
+        chart=chart, beta=beta, heads=best.heads, risk=float(risk) * chart.spread**2,
+        n_iter=int(best.n_iter),
+        risk_curve=np.asarray(best.values, dtype=np.float64) * chart.spread**2,
+        converged=bool(best.converged), line_search_failed=bool(best.line_search_failed),
+        grad_norm=float(best.grad_norms[-1]), tol=float(tol), n_iter_coarse=n_iter_coarse,
+    )
