@@ -8,8 +8,8 @@ scikit-learn.
 * Gallery: sphinx-gallery runs every script in ``examples/`` and builds
   ``auto_examples/`` (thumbnails, figures, downloadable scripts and notebooks).
   The scripts run with ``--small`` (seconds each); set ``SPHINX_GALLERY_FULL=1``
-  for the full sizes (a few minutes per script), or ``SPHINX_GALLERY_PLOT=0`` to
-  list the examples without running them.  See ``sphinxext/attnclust_gallery.py``.
+  for the full sizes (up to two minutes per script), or ``SPHINX_GALLERY_PLOT=0``
+  to list the examples without running them.  See ``sphinxext/attnclust_gallery.py``.
 * Maths: MathJax 3 is bundled by the ``sphinx-mathjax-offline`` package and copied
   into ``_static/mathjax``; no page loads anything from the network.
 * Cross-links: intersphinx to scikit-learn, NumPy, Dask and Python.  Each project's own
