@@ -3,8 +3,8 @@
 For every (n, d, K) of a grid, on the same ``make_orthogonal_mixture`` data
 (sigma 0.3 by default), fit
 
-- ``AttentionQuantizer`` (default settings: competitive heads, L -> infinity),
-- ``AttentionQuantizer(attention="linear")`` (``context_length=None``),
+- ``AttentionQuantizer(geometry="direction")`` (competitive heads, L -> infinity),
+- ``AttentionQuantizer(geometry="direction", attention="linear")`` (``context_length=None``),
 - ``KMeans(n_init=1)`` and ``MiniBatchKMeans(n_init=1)``,
 
 ``--repeat`` times each (interleaved, seeds 0, 1, ...), and report the median
@@ -44,9 +44,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MINIBATCH_MAX_N = 100_000
 
 METHODS = {
-    "AttentionQuantizer": lambda K, seed: AttentionQuantizer(K, random_state=seed),
+    "AttentionQuantizer": lambda K, seed: AttentionQuantizer(
+        K, geometry="direction", random_state=seed
+    ),
     "AttentionQuantizer(linear)": lambda K, seed: AttentionQuantizer(
-        K, attention="linear", random_state=seed
+        K, geometry="direction", attention="linear", random_state=seed
     ),
     "KMeans(n_init=1)": lambda K, seed: KMeans(K, n_init=1, random_state=seed),
     "MiniBatchKMeans": lambda K, seed: MiniBatchKMeans(K, n_init=1, random_state=seed),
