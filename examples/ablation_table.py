@@ -109,7 +109,8 @@ def main(argv=None):
             def run():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
-                    aq = AttentionQuantizer(2, max_iter=max_iter, **params).fit(data)
+                    aq = AttentionQuantizer(2, geometry="direction", max_iter=max_iter,
+                                            **params).fit(data)
                 return aq.heads_, aq.n_iter_
             return run
 

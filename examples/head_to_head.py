@@ -3,23 +3,29 @@
 
 Estimators, all unsupervised except the oracle:
 
-* ``AttentionQuantizer(n_clusters=K, random_state=seed)``, its defaults (so the
-  table follows any change of the defaults);
-* ``KMeansQuantizer(n_clusters=K, random_state=seed)`` (scikit-learn's KMeans);
-* scikit-learn's ``MiniBatchKMeans`` and ``GaussianMixture`` (diagonal covariances; full ones take 20 s on digits);
+* ``AttentionQuantizer(n_clusters=K, random_state=seed)``, its defaults
+  (``geometry="point"``; so the table follows any change of the defaults);
+* ``AttentionQuantizer(n_clusters=K, geometry="direction")``, the paper's
+  world of clusters as directions (only where ``K <= n_features``);
+* ``KMeansQuantizer(n_clusters=K, n_init=1, random_state=seed)``
+  (scikit-learn's KMeans, one k-means++ start as at its defaults);
+* scikit-learn's ``MiniBatchKMeans`` and ``GaussianMixture`` (diagonal
+  covariances; full ones take 20 s on digits);
 * ``PCAQuantizer(n_clusters=K)``;
 * the oracle ``OptimalQuantizer``: the true centroids on the generated data,
   the class means of the labels on the real data.
 
 Data sets: mixtures from ``make_orthogonal_mixture`` (d = 10, sigma = 0.3;
-equal weights and weights 3:1; K = 2 and K = 3), mixtures of two unit
-centroids at 60 degrees (not orthogonal; equal and 3:1 weights), and
-scikit-learn's bundled iris, wine, digits and breast cancer data after
-``StandardScaler``.
+K = 2 and 3; weights 3:1 and 9:1; and sigma = 1, where the clusters overlap),
+mixtures of two unit centroids at 60 degrees (not orthogonal; equal and 3:1
+weights); ``make_blobs`` as a k-means user brings them, raw: 2-D with 3 and 5
+clusters, 4 clusters far from the origin, and unequal sizes (1000 : 300 : 60)
+and spreads (1, 2, 0.5) in 5-D; and scikit-learn's bundled iris, wine, digits
+and breast cancer data, raw and after ``StandardScaler``.
 
 Columns (medians over seeds): adjusted Rand index against the true labels;
-centroid distance of the normalised centres to the true centroids (generated
-data only; up to permutation and sign); quantization risk
+centroid distance of the normalised centres to the true centroids (the
+orthogonal and 60-degree mixtures; up to permutation and sign); distortion
 ``mean ||x - c_{label(x)}||^2`` with each sample replaced by the centre of its
 cluster (like for like for every estimator); and the fit time.
 
@@ -32,7 +38,13 @@ import warnings
 
 import numpy as np
 from sklearn.cluster import MiniBatchKMeans
-from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_digits,
+    load_iris,
+    load_wine,
+    make_blobs,
+)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 from sklearn.mixture import GaussianMixture
@@ -49,8 +61,9 @@ from sklearn_attnclust import (
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance, quantization_risk
 
-ESTIMATORS = ("AttentionQuantizer", "KMeansQuantizer", "MiniBatchKMeans",
-              "GaussianMixture (diag)", "PCAQuantizer", "OptimalQuantizer (oracle)")
+ESTIMATORS = ("AttentionQuantizer", "AttentionQuantizer (direction)", "KMeansQuantizer",
+              "MiniBatchKMeans", "GaussianMixture (diag)", "PCAQuantizer",
+              "OptimalQuantizer (oracle)")
 
 
 def tilted_mixture(n, d, sigma, angle_deg, weights, seed):
@@ -70,33 +83,51 @@ def datasets(small, seed):
     """Yield (name, X, y, K, true centers or None)."""
     n = 2000 if small else 10000
     d = 10
-    X, y, c = make_orthogonal_mixture(n, d, 2, 0.3, random_state=seed)
-    yield "orthogonal, K=2, equal weights", X, y, 2, c
+
+    def orth(K, sigma=0.3, weights=None):
+        return make_orthogonal_mixture(n, d, K, sigma, weights=weights, random_state=seed)
+
+    yield ("orthogonal, K=2", *orth(2)[:2], 2, orth(2)[2])
     if not small:
-        X, y, c = make_orthogonal_mixture(n, d, 2, 0.3, weights=[3, 1], random_state=seed)
-        yield "orthogonal, K=2, weights 3:1", X, y, 2, c
-        X, y, c = make_orthogonal_mixture(n, d, 3, 0.3, random_state=seed)
-        yield "orthogonal, K=3, equal weights", X, y, 3, c
+        yield ("orthogonal, K=3", *orth(3)[:2], 3, orth(3)[2])
+        yield ("orthogonal, 3:1", *orth(2, weights=[3, 1])[:2], 2, orth(2, weights=[3, 1])[2])
+        yield ("orthogonal, 9:1", *orth(2, weights=[9, 1])[:2], 2, orth(2, weights=[9, 1])[2])
     X, y, c = tilted_mixture(n, d, 0.3, 60, [1, 1], seed)
-    yield "60 degrees, K=2, equal weights", X, y, 2, c
+    yield "60 degrees", X, y, 2, c
     if not small:
         X, y, c = tilted_mixture(n, d, 0.3, 60, [3, 1], seed)
-        yield "60 degrees, K=2, weights 3:1", X, y, 2, c
+        yield "60 degrees, 3:1", X, y, 2, c
+        yield ("orthogonal, sigma=1", *orth(2, sigma=1.0)[:2], 2, orth(2, sigma=1.0)[2])
+    m = 1500 if small else 6000
+    X, y = make_blobs(m, centers=3, n_features=2, random_state=seed)
+    yield "blobs 2-D, K=3 (raw)", X, y, 3, None
+    X, y = make_blobs(m, centers=5, n_features=2, random_state=seed)
+    yield "blobs 2-D, K=5 (raw)", X, y, 5, None
+    if not small:
+        X, y = make_blobs(m, centers=4, n_features=3, center_box=(40, 60), random_state=seed)
+        yield "blobs far from 0, K=4 (raw)", X, y, 4, None
+        X, y = make_blobs([1000, 300, 60], cluster_std=[1, 2, 0.5], n_features=5,
+                          random_state=seed)
+        yield "blobs 1000:300:60 (raw)", X, y, 3, None
     loaders = [("iris", load_iris)]
     if not small:
         loaders += [("wine", load_wine), ("digits", load_digits),
                     ("breast cancer", load_breast_cancer)]
     for name, load in loaders:
         data = load()
+        K = len(np.unique(data.target))
+        yield f"{name} (raw)", data.data.astype(float), data.target, K, None
         X = StandardScaler().fit_transform(data.data)
-        yield f"{name} (scaled)", X, data.target, len(np.unique(data.target)), None
+        yield f"{name} (scaled)", X, data.target, K, None
 
 
 def make(name, K, seed, centers):
     if name == "AttentionQuantizer":
         return AttentionQuantizer(n_clusters=K, random_state=seed)
+    if name == "AttentionQuantizer (direction)":
+        return AttentionQuantizer(n_clusters=K, geometry="direction", random_state=seed)
     if name == "KMeansQuantizer":
-        return KMeansQuantizer(n_clusters=K, random_state=seed)
+        return KMeansQuantizer(n_clusters=K, n_init=1, random_state=seed)
     if name == "MiniBatchKMeans":
         return MiniBatchKMeans(n_clusters=K, random_state=seed, n_init=3)
     if name.startswith("GaussianMixture"):
@@ -129,6 +160,11 @@ def run(small, seeds):
             if data_name not in order:
                 order.append(data_name)
             for name in ESTIMATORS:
+                rec = records.setdefault((data_name, name), dict(
+                    ari=[], dist=[], risk=[], ms=[], warned=0))
+                directions = name in ("AttentionQuantizer (direction)", "PCAQuantizer")
+                if directions and K > X.shape[1]:
+                    continue  # K directions do not fit in fewer dimensions
                 est = make(name, K, seed, centers)
                 start = time.perf_counter()
                 with warnings.catch_warnings(record=True) as caught:
@@ -139,8 +175,6 @@ def run(small, seeds):
                         est.fit(X)
                 seconds = time.perf_counter() - start
                 C, labels = centres_and_labels(est, X)
-                rec = records.setdefault((data_name, name), dict(
-                    ari=[], dist=[], risk=[], ms=[], warned=0))
                 rec["ari"].append(adjusted_rand_score(y, labels))
                 rec["dist"].append(np.nan if centers is None else
                                    centroid_distance(_common.unit_rows(C), centers))
@@ -158,12 +192,14 @@ def report(records, order, seeds, output_dir):
     for data_name in order:
         for name in ESTIMATORS:
             rec = records[(data_name, name)]
+            if not rec["ari"]:
+                continue
             rows.append({
                 "data": data_name,
                 "estimator": name + (" *" if rec["warned"] else ""),
                 "ARI": float(np.median(rec["ari"])),
                 "centroid distance": float(np.median(rec["dist"])),
-                "quantization risk": float(np.median(rec["risk"])),
+                "distortion": float(np.median(rec["risk"])),
                 "fit time (ms)": float(np.median(rec["ms"])),
             })
     _common.write_csv(rows, output_dir, "head_to_head.csv")
@@ -175,9 +211,10 @@ def report(records, order, seeds, output_dir):
         "with `python examples/head_to_head.py`.",
         "ARI: adjusted Rand index against the true labels. Centroid distance: "
         "normalised centres against the true centroids, up to permutation and sign "
-        "(generated data only). Quantization risk: mean squared distance of each "
-        "sample to the centre of its cluster. The oracle uses the true centroids "
-        "(generated data) or the class means of the labels (real data). "
+        "(the mixtures with known centroids). Distortion: mean squared distance of "
+        "each sample to the centre of its cluster. The oracle uses the true "
+        "centroids (mixtures) or the class means of the labels (blobs and real "
+        "data). The direction layers and PCA are left out where K > n_features. "
         "`*`: a ConvergenceWarning was raised in at least one fit.",
         "",
     ]
@@ -185,8 +222,7 @@ def report(records, order, seeds, output_dir):
         sel = [r for r in rows if r["data"] == data_name]
         lines.append(f"## {data_name}")
         lines.append("")
-        cols = ["estimator", "ARI", "centroid distance", "quantization risk",
-                "fit time (ms)"]
+        cols = ["estimator", "ARI", "centroid distance", "distortion", "fit time (ms)"]
         if all(not np.isfinite(r["centroid distance"]) for r in sel):
             cols.remove("centroid distance")
         lines.append(_common.markdown_table(sel, cols))
@@ -196,21 +232,29 @@ def report(records, order, seeds, output_dir):
 
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(11, 4.5))
+    fig, axes = plt.subplots(2, 1, figsize=(12, 9))
+    with_centres = [dn for dn in order
+                    if np.isfinite(np.median(records[(dn, ESTIMATORS[0])]["dist"]))]
+    panels = [(axes[0], order, "ari", "adjusted Rand index (median over seeds)"),
+              (axes[1], with_centres, "dist", "centroid distance (median, log scale)")]
     width = 0.8 / len(ESTIMATORS)
-    x = np.arange(len(order))
-    for i, name in enumerate(ESTIMATORS):
-        vals = [records[(dn, name)]["ari"] for dn in order]
-        ax.bar(x + (i - (len(ESTIMATORS) - 1) / 2) * width, [np.median(v) for v in vals],
-               width, label=name, color=f"C{i}")
-    ax.set_xticks(x)
-    ax.set_xticklabels(order, rotation=25, ha="right", fontsize=8)
-    ax.set_ylabel("adjusted Rand index (median over seeds)")
-    ax.set_ylim(min(0.0, ax.get_ylim()[0]), 1.05)
-    ax.axhline(0, color="k", lw=0.8)
-    ax.legend(fontsize=8, ncol=3, loc="lower left")
-    ax.set_title("Head-to-head: agreement of the clusters with the true labels")
-    ax.grid(True, axis="y", alpha=0.3)
+    for ax, names, key, label in panels:
+        x = np.arange(len(names))
+        for i, name in enumerate(ESTIMATORS):
+            vals = [np.median(records[(dn, name)][key]) if records[(dn, name)][key]
+                    else np.nan for dn in names]
+            ax.bar(x + (i - (len(ESTIMATORS) - 1) / 2) * width, vals, width, label=name,
+                   color=f"C{i}")
+        ax.set_xticks(x)
+        ax.set_xticklabels(names, rotation=25, ha="right", fontsize=8)
+        ax.set_ylabel(label)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylim(min(0.0, axes[0].get_ylim()[0]), 1.05)
+    axes[0].axhline(0, color="k", lw=0.8)
+    axes[0].legend(fontsize=8, ncol=4, loc="lower left")
+    axes[0].set_title("Head-to-head: agreement with the true labels, and distance "
+                      "of the centres to the true centroids")
+    axes[1].set_yscale("log")
     fig.tight_layout()
     _common.save_figure(fig, output_dir, "head_to_head.png")
 

@@ -6,7 +6,8 @@ the plane of the true centroids (coordinates ``<x, mu*_1>`` and ``<x, mu*_2>``):
 
 1. the inputs;
 2. their images under the trained competitive layer,
-   ``AttentionQuantizer(n_clusters=2).transform`` (the training data as context);
+   ``AttentionQuantizer(n_clusters=2, geometry="direction").transform`` (the
+   training data as context);
 3. their images under the parameter-free in-context layer at the unbiased scale,
    ``InContextQuantizer(scale="unbiased").transform``, which maps each cluster
    to its centroid on average (docs/theory.md, section 8.3).
@@ -32,7 +33,7 @@ def main(argv=None):
     args = _common.parse_args(__doc__.splitlines()[0], argv)
     n, d, sigma = (2000, 10, 0.3) if args.small else (10000, 10, 0.3)
     X, y, centers = make_orthogonal_mixture(n, d, 2, sigma=sigma, random_state=0)
-    aq = AttentionQuantizer(2, random_state=0).fit(X)
+    aq = AttentionQuantizer(2, geometry="direction", random_state=0).fit(X)
     ic = InContextQuantizer(scale="unbiased").fit(X)
     embeddings = {
         "inputs x": X,

@@ -63,7 +63,8 @@ def main(argv=None):
             base = d * sigma**2
             fitted = {
                 "oracle two-head layer": AttentionQuantizer(
-                    2, attention="linear", init=centers, max_iter=0).fit(X),
+                    2, geometry="direction", attention="linear", init=centers,
+                    max_iter=0).fit(X),
                 "in-context, unbiased scale": InContextQuantizer(
                     scale="unbiased").fit(X),
                 "in-context, optimal scale": InContextQuantizer(scale="auto").fit(X),

@@ -1,7 +1,7 @@
 """Three orthonormal centroids, three competitive heads.
 =====================================================
 
-``AttentionQuantizer(n_clusters=3)`` at its defaults (competitive layer,
+``AttentionQuantizer(n_clusters=3, geometry="direction")`` (competitive layer,
 k-means++ start, L -> infinity) on mixtures of three orthonormal centroids in
 d = 10, against k-means (``n_init=1``) and the PCA directions, for several noise
 levels and seeds: distance of the (normalised) centres to the true centroids
@@ -33,7 +33,7 @@ K = 3
 
 def estimators(seed):
     return {
-        "AttentionQuantizer": AttentionQuantizer(K, random_state=seed),
+        "AttentionQuantizer": AttentionQuantizer(K, geometry="direction", random_state=seed),
         "KMeansQuantizer (n_init=1)": KMeansQuantizer(K, n_init=1, random_state=seed),
         "PCAQuantizer": PCAQuantizer(K),
     }
@@ -99,7 +99,7 @@ def main(argv=None):
     # the plane through the centroids
     sigma = 0.3
     X, y, centers = make_orthogonal_mixture(n, d, K, sigma=sigma, random_state=0)
-    aq = AttentionQuantizer(K, random_state=0).fit(X)
+    aq = AttentionQuantizer(K, geometry="direction", random_state=0).fit(X)
     show = np.random.default_rng(0).permutation(n)[:3000]
     P = plane_coordinates(X[show], centers)
     fig, ax = plt.subplots(figsize=(6, 5.5))

@@ -1,14 +1,20 @@
-"""Head-to-head comparison of the quantizers on an orthogonal mixture.
+"""Head-to-head comparison of AttentionQuantizer and KMeans on a Gaussian mixture.
 
 Run ``python -m sklearn_attnclust --help`` (or ``sklearn-attnclust``) for the
 options.  For each seed, data are drawn with
-:func:`~sklearn_attnclust.datasets.make_orthogonal_mixture`, every estimator is
-fitted on them without labels, and the table reports the median over seeds of
+:func:`~sklearn_attnclust.datasets.make_orthogonal_mixture` (orthonormal
+centroids, with ``--weights`` for unequal clusters), every estimator is fitted
+on them without labels, and the table reports the median over seeds of
 
 - the centroid distance of the unit-normalised ``cluster_centers_`` to the
   true centroids (:func:`~sklearn_attnclust.metrics.centroid_distance`),
 - the adjusted Rand index of ``labels_`` against the true components,
-- the quantization risk ``-score(X)`` on the training data,
+- the distortion: the mean squared distance of each sample to the centre of
+  its cluster (``inertia_ / n`` for k-means),
+- the reconstruction error ``-score(X)``: the mean squared error of the
+  estimator's ``transform`` (for the attention layers, their soft output;
+  for the nearest-centre quantizers, the centre itself, so it equals the
+  distortion),
 - the fit time in milliseconds.
 """
 
@@ -31,7 +37,8 @@ COLUMNS = (
     ("estimator", "estimator"),
     ("centroid_distance", "centroid distance"),
     ("adjusted_rand", "adjusted Rand"),
-    ("quantization_risk", "quantization risk"),
+    ("distortion", "distortion"),
+    ("reconstruction_error", "reconstruction error"),
     ("fit_time_ms", "fit time (ms)"),
 )
 
@@ -59,8 +66,12 @@ def default_estimators(n_clusters, random_state=None, *, centers=None):
         "AttentionQuantizer": AttentionQuantizer(
             n_clusters=n_clusters, random_state=random_state
         ),
-        "AttentionQuantizer (linear)": AttentionQuantizer(
-            n_clusters=n_clusters, attention="linear", random_state=random_state
+        "AttentionQuantizer (direction)": AttentionQuantizer(
+            n_clusters=n_clusters, geometry="direction", random_state=random_state
+        ),
+        "AttentionQuantizer (direction, linear)": AttentionQuantizer(
+            n_clusters=n_clusters, geometry="direction", attention="linear",
+            random_state=random_state,
         ),
         "KMeansQuantizer (n_init=1)": KMeansQuantizer(
             n_clusters=n_clusters, n_init=1, random_state=random_state
@@ -82,13 +93,14 @@ def compare(
     sigma=0.3,
     seeds=3,
     *,
+    weights=None,
     estimators=default_estimators,
 ):
     """Fit every estimator on mixtures drawn with several seeds.
 
     Parameters
     ----------
-    n_samples, n_features, n_clusters, sigma
+    n_samples, n_features, n_clusters, sigma, weights
         Passed to :func:`~sklearn_attnclust.datasets.make_orthogonal_mixture`.
     seeds : int or sequence of int, default=3
         The seeds (an int ``s`` means ``range(s)``); each seeds both the data
@@ -102,8 +114,9 @@ def compare(
     -------
     rows : list of dict
         One dict per estimator, with keys ``"estimator"``,
-        ``"centroid_distance"``, ``"adjusted_rand"``, ``"quantization_risk"``
-        and ``"fit_time_ms"``; the numbers are medians over the seeds.
+        ``"centroid_distance"``, ``"adjusted_rand"``, ``"distortion"``,
+        ``"reconstruction_error"`` and ``"fit_time_ms"``; the numbers are
+        medians over the seeds.
 
     Examples
     --------
@@ -124,6 +137,7 @@ def compare(
             n_features=n_features,
             n_clusters=n_clusters,
             sigma=sigma,
+            weights=weights,
             random_state=seed,
         )
         for name, estimator in estimators(n_clusters, seed, centers=centers).items():
@@ -136,7 +150,9 @@ def compare(
                 centroid_distance(_unit_rows(estimator.cluster_centers_), centers)
             )
             record["adjusted_rand"].append(adjusted_rand_score(y, estimator.labels_))
-            record["quantization_risk"].append(-estimator.score(X))
+            diff = X - np.asarray(estimator.cluster_centers_)[estimator.labels_]
+            record["distortion"].append(float(np.mean(np.einsum("ij,ij->i", diff, diff))))
+            record["reconstruction_error"].append(-estimator.score(X))
             record["fit_time_ms"].append(elapsed_ms)
     rows = []
     for name, record in results.items():
@@ -203,12 +219,23 @@ def _non_negative_float(text):
     return value
 
 
+def _weights(text):
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be comma-separated numbers, got {text!r}")
+    if any(not np.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
+        raise argparse.ArgumentTypeError(f"must be non-negative with a positive sum, got {text}")
+    return values
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="python -m sklearn_attnclust",
         description=(
-            "Head-to-head table of the quantizers on a Gaussian mixture with "
-            "orthonormal centroids (medians over seeds)."
+            "Head-to-head table of AttentionQuantizer, KMeans and the other "
+            "quantizers on a Gaussian mixture with orthonormal centroids "
+            "(medians over seeds)."
         ),
     )
     parser.add_argument("--n-samples", type=_positive_int, default=20000)
@@ -217,6 +244,10 @@ def _parser():
     parser.add_argument("--sigma", type=_non_negative_float, default=0.3)
     parser.add_argument(
         "--seeds", type=_positive_int, default=3, help="number of seeds (0..seeds-1)"
+    )
+    parser.add_argument(
+        "--weights", type=_weights, default=None,
+        help="cluster weights, comma-separated (e.g. 3,1); default equal",
     )
     parser.add_argument("--format", choices=("text", "markdown"), default="text")
     return parser
@@ -239,7 +270,11 @@ def main(argv=None):
     if args.n_clusters > args.n_features:
         _parser().error(
             f"--n-clusters ({args.n_clusters}) must not exceed --n-features "
-            f"({args.n_features})"
+            f"({args.n_features}): the centroids are orthonormal"
+        )
+    if args.weights is not None and len(args.weights) != args.n_clusters:
+        _parser().error(
+            f"--weights has {len(args.weights)} values for --n-clusters {args.n_clusters}"
         )
     rows = compare(
         n_samples=args.n_samples,
@@ -247,11 +282,13 @@ def main(argv=None):
         n_clusters=args.n_clusters,
         sigma=args.sigma,
         seeds=args.seeds,
+        weights=args.weights,
     )
+    weights = "equal" if args.weights is None else ":".join(f"{w:g}" for w in args.weights)
     print(
         f"n_samples={args.n_samples} n_features={args.n_features} "
-        f"n_clusters={args.n_clusters} sigma={args.sigma} seeds={args.seeds} "
-        f"(medians over seeds)"
+        f"n_clusters={args.n_clusters} sigma={args.sigma} weights={weights} "
+        f"seeds={args.seeds} (medians over seeds)"
     )
     print(format_table(rows, fmt=args.format))
     return 0

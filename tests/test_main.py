@@ -22,9 +22,19 @@ def test_main_markdown(capsys):
     assert table[1].startswith("|:---")
 
 
+def test_main_weights(capsys):
+    assert main(["--n-samples", "400", "--n-features", "5", "--seeds", "1",
+                 "--weights", "3,1"]) == 0
+    assert "weights=3:1" in capsys.readouterr().out
+
+
 def test_main_rejects_bad_arguments():
     with pytest.raises(SystemExit):
         main(["--n-clusters", "5", "--n-features", "3"])
+    with pytest.raises(SystemExit):
+        main(["--weights", "3,1,1"])
+    with pytest.raises(SystemExit):
+        main(["--weights", "a,b"])
     with pytest.raises(SystemExit):
         main(["--seeds", "0"])
 
@@ -36,7 +46,14 @@ def test_compare_rows():
     oracle = rows[0]
     assert oracle["centroid_distance"] == pytest.approx(0.0, abs=1e-6)
     assert oracle["adjusted_rand"] == pytest.approx(1.0)
-    assert oracle["quantization_risk"] == pytest.approx(6 * 0.1**2, rel=0.15)
+    assert oracle["distortion"] == pytest.approx(6 * 0.1**2, rel=0.15)
+    # the nearest-centre quantizers reconstruct with the centre itself
+    assert oracle["reconstruction_error"] == pytest.approx(oracle["distortion"])
+    by_name = {row["estimator"]: row for row in rows}
+    # separated clusters: the point layer finds k-means's clustering
+    assert by_name["AttentionQuantizer"]["adjusted_rand"] == pytest.approx(1.0)
+    assert by_name["AttentionQuantizer"]["distortion"] == pytest.approx(
+        by_name["KMeansQuantizer (n_init=1)"]["distortion"], rel=1e-3)
     for row in rows:
         assert row["fit_time_ms"] >= 0
     text = format_table(rows)
