@@ -256,7 +256,9 @@ def test_oracle_through_the_estimator(d, sigma):
     from sklearn_attnclust.attention_quantizer import AttentionQuantizer
 
     X, _, centers = data(d, sigma, seed=1)
-    est = AttentionQuantizer(2, attention="linear", init=centers, max_iter=0).fit(X)
+    est = AttentionQuantizer(
+        2, geometry="direction", attention="linear", init=centers, max_iter=0
+    ).fit(X)
     stats = ContextStatistics.from_data(X, keep_data=False, need_fourth=False)
     risk, lam = linear_limit_risk(centers, stats)
     np.testing.assert_allclose(est.risk_, risk, rtol=1e-8)
