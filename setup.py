@@ -41,7 +41,8 @@ setup(
         "scikit-learn>=1.6",
     ],
     extras_require={
-        "test": ["pytest", "hypothesis", "matplotlib", "dask[array]", "distributed"],
+        "test": ["pytest", "hypothesis", "matplotlib", "dask[array]", "distributed",
+                 "pandas"],
         "plot": ["matplotlib"],
         "dask": ["dask[array]", "distributed"],
         "docs": ["sphinx", "myst-parser", "numpydoc", "pydata-sphinx-theme>=0.15",

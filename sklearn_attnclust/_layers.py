@@ -77,6 +77,12 @@ class Stream:
         self.n += X.shape[0]
 
 
+def _over(beta, spread):
+    """``beta / spread^2``, the temperature in input units (0 past float64's range)."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        return float(beta / spread / spread)
+
+
 def _warn_if_not_converged(fit, max_iter):
     if fit.line_search_failed and fit.grad_norm > fit.tol:
         warnings.warn(
@@ -122,7 +128,8 @@ class PointLayer:
                 "init='pca' seeds directions (geometry='direction'); for "
                 "geometry='point' use 'k-means++', 'random', a callable or an array."
             )
-        self.n_init = (10 if init == "random" else 1) if n_init == "auto" else n_init
+        random = isinstance(init, str) and init == "random"
+        self.n_init = (10 if random else 1) if n_init == "auto" else n_init
         if not isinstance(init, str) and not callable(init) and self.n_init != 1:
             warnings.warn(
                 "Explicit initial centres passed: performing only one init "
@@ -195,7 +202,7 @@ class PointLayer:
         return dict(
             heads_=heads.astype(dtype), cluster_centers_=self.centers.astype(dtype),
             offset_=chart.offset.astype(dtype), lift_height_=chart.height * chart.spread,
-            scale_=1.0, temperature_=self.beta / chart.spread**2 if chart.spread else np.inf,
+            scale_=1.0, temperature_=_over(self.beta, chart.spread) if chart.spread else np.inf,
             second_moment_=None,
             risk_=fit.risk if fit else 0.0, n_iter_=fit.n_iter if fit else 0,
             risk_curve_=fit.risk_curve if fit else np.zeros(1),

@@ -296,21 +296,25 @@ def point_weights(X, chart, Z, beta):
 def nearest_point(X, Z):
     """Index of the nearest of the points ``Z`` to each row of ``X``, and the squared distance.
 
-    Computed as ``||x - z||^2`` on rows centred on the points' mean, in
-    float64, so that data far from the origin lose no digits.
+    Computed as ``||x - z||^2`` on rows centred on the points' mean and scaled
+    by a power of two (exact) to the points' spread, in float64, so that data
+    far from the origin lose no digits and data at extreme scales neither
+    under- nor overflow.
     """
     Z = np.asarray(Z, dtype=np.float64)
     centre = Z.mean(axis=0)
-    Zc = Z - centre
+    size = float(np.max(np.abs(Z - centre))) if Z.shape[0] > 1 else 0.0
+    two = 2.0 ** -np.round(np.log2(size)) if size > 0 else 1.0
+    Zc = (Z - centre) * two
     labels = np.empty(X.shape[0], dtype=np.intp)
     dist = np.empty(X.shape[0])
-    with one_blas_thread():
+    with one_blas_thread(), np.errstate(over="ignore", under="ignore"):
         for lo in range(0, X.shape[0], 8192):
-            Y = np.asarray(X[lo:lo + 8192], dtype=np.float64) - centre
+            Y = (np.asarray(X[lo:lo + 8192], dtype=np.float64) - centre) * two
             D = Y @ (-2.0 * Zc.T)
             D += np.einsum("ij,ij->i", Zc, Zc)[None, :]
             lab = np.argmin(D, axis=1)
             labels[lo:lo + 8192] = lab
             dist[lo:lo + 8192] = np.maximum(
-                D[np.arange(D.shape[0]), lab] + np.einsum("ij,ij->i", Y, Y), 0.0)
+                D[np.arange(D.shape[0]), lab] + np.einsum("ij,ij->i", Y, Y), 0.0) / two / two
     return labels, dist

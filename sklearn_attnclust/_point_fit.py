@@ -64,9 +64,12 @@ def seed_points(X, weights, n_clusters, init, rng, chart):
     of shape (K, d).  ``rng`` is a ``numpy.random.RandomState``.
     """
     if isinstance(init, str) and init == "k-means++":
-        Z, _ = kmeans_plusplus(np.asarray(X, dtype=np.float64) - chart.offset, n_clusters,
-                               sample_weight=weights, random_state=rng)
-        return chart.offset + Z
+        # centred rows scaled by a power of two: exact, so the draws are KMeans's
+        # on its centred rows, and no squared distance under- or overflows
+        two = 2.0 ** -np.round(np.log2(chart.spread))
+        Z, _ = kmeans_plusplus((np.asarray(X, dtype=np.float64) - chart.offset) * two,
+                               n_clusters, sample_weight=weights, random_state=rng)
+        return chart.offset + Z / two
     if isinstance(init, str) and init == "random":
         p = None if weights is None else weights / np.sum(weights)
         idx = rng.choice(X.shape[0], size=n_clusters, replace=False, p=p)
@@ -235,10 +238,12 @@ def fit_point_layer(X, weights, *, n_clusters, temperature, init, n_init, max_it
         say(f"Converged at iteration {best.n_iter}: gradient norm {best.grad_norms[-1]:.3g}.")
     risk = best.value if (stage is stats or (large and max_iter > 0)) \
         else point_risk(best.heads, stats, beta)
+    with np.errstate(over="ignore"):  # squared input units may pass float64's range
+        unit = chart.spread**2
     return PointFit(
-        chart=chart, beta=beta, heads=best.heads, risk=float(risk) * chart.spread**2,
+        chart=chart, beta=beta, heads=best.heads, risk=float(risk) * unit,
         n_iter=int(best.n_iter),
-        risk_curve=np.asarray(best.values, dtype=np.float64) * chart.spread**2,
+        risk_curve=np.asarray(best.values, dtype=np.float64) * unit,
         converged=bool(best.converged), line_search_failed=bool(best.line_search_failed),
         grad_norm=float(best.grad_norms[-1]), tol=float(tol), n_iter_coarse=n_iter_coarse,
     )

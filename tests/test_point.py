@@ -1,0 +1,392 @@
+"""The point layer (geometry="point"): its mathematics, its fit, and the estimator on it."""
+
+import io
+import warnings
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans, kmeans_plusplus
+from sklearn.datasets import make_blobs
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import adjusted_rand_score
+
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust._point import (
+    PointChart,
+    PointStatistics,
+    absolute_temperature,
+    block_sums,
+    chart_from_data,
+    nearest_point,
+    point_risk,
+    point_weights,
+)
+from sklearn_attnclust._point_fit import fit_point_layer
+from sklearn_attnclust.datasets import make_orthogonal_mixture
+from sklearn_attnclust.metrics import centroid_distance
+
+
+def _unit(A):
+    return A / np.linalg.norm(A, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(900, centers=[[8, 3], [14, 9], [6, 12]], cluster_std=[1.0, 0.8, 0.5],
+                      random_state=1)
+    return X, y
+
+
+def _stats(X, w=None):
+    chart, cov = chart_from_data(X, w)
+    return PointStatistics.from_data(X, w, chart), cov
+
+
+# -- the mathematics --------------------------------------------------------------
+def test_chart_round_trip_and_pull_back():
+    rng = np.random.default_rng(0)
+    chart = PointChart(offset=rng.normal(size=3), spread=2.5, height=3.0)
+    Z = rng.normal(size=(4, 3)) * 5
+    M = chart.heads(Z)
+    assert np.allclose(np.linalg.norm(M, axis=1), 1.0)
+    assert np.allclose(chart.points(M), Z)
+    # the pull-back is the chain rule of scaled_points
+    G = rng.normal(size=(4, 3))
+    E = rng.normal(size=M.shape)
+    eps = 1e-6
+    fd = (np.sum(G * chart.scaled_points(M + eps * E))
+          - np.sum(G * chart.scaled_points(M - eps * E))) / (2 * eps)
+    assert np.isclose(np.sum(chart.pull_back(M, G) * E), fd, rtol=1e-6)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gradient_matches_finite_differences(weighted):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3)) + rng.choice([-3.0, 3.0], size=(400, 1))
+    w = rng.uniform(0.2, 3.0, size=400) if weighted else None
+    stats, cov = _stats(X, w)
+    beta = absolute_temperature(cov, 3, 4.0)
+    M = stats.chart.heads(X[[0, 1, 2]] + 0.3)
+    risk, grad, masses = point_risk(M, stats, beta, return_grad=True)
+    assert np.isclose(masses.sum(), 1.0)
+    for _ in range(3):
+        E = rng.normal(size=M.shape)
+        eps = 1e-6
+        fd = (point_risk(M + eps * E, stats, beta) - point_risk(M - eps * E, stats, beta))
+        assert np.isclose(np.sum(grad * E), fd / (2 * eps), rtol=1e-5, atol=1e-10)
+
+
+def test_risk_closed_form_on_two_dirac_points():
+    # samples exactly at +-a (equal weights), heads at +-a:
+    # F(y) = -(1/beta) log(1 + exp(-beta ||2a||^2)) for every sample
+    a = np.array([1.0, 0.5])
+    X = np.vstack([np.tile(a, (50, 1)), np.tile(-a, (50, 1))])
+    stats, cov = _stats(X)
+    beta = 0.7
+    M = stats.chart.heads(np.vstack([a, -a]))
+    s = stats.chart.spread
+    d2 = np.sum((2 * a / s) ** 2)
+    expected = -np.log1p(np.exp(-beta * d2)) / beta
+    assert np.isclose(point_risk(M, stats, beta), expected, rtol=1e-12)
+    # each head's weight on its own samples is p; the other cluster pulls its
+    # point inward: dR/dz_h = 2 (1 - p) z_h (scaled units), through the chart
+    _, grad, masses = point_risk(M, stats, beta, return_grad=True)
+    assert np.allclose(masses, 0.5)
+    p = 1.0 / (1.0 + np.exp(-beta * d2))
+    zs = stats.chart.scaled_points(M)
+    assert np.allclose(grad, stats.chart.pull_back(M, 2 * (1 - p) * zs), rtol=1e-12)
+
+
+def test_risk_tends_to_the_kmeans_objective():
+    X, _ = make_blobs(500, centers=4, random_state=0)
+    stats, cov = _stats(X)
+    Z = KMeans(4, n_init=1, random_state=0).fit(X).cluster_centers_
+    M = stats.chart.heads(Z)
+    zs = stats.chart.scaled(Z)
+    Y = stats.chart.scaled(X)
+    kmeans = np.mean(np.min(((Y[:, None, :] - zs[None]) ** 2).sum(axis=2), axis=1))
+    gaps = [abs(point_risk(M, stats, b) - kmeans) for b in (1.0, 10.0, 1e3, 1e5)]
+    assert gaps[-1] < 1e-8 * kmeans and all(np.diff(gaps) <= 0)
+
+
+def test_block_sums_add_over_blocks():
+    rng = np.random.default_rng(2)
+    Y = rng.normal(size=(300, 4))
+    w = rng.uniform(size=300)
+    Z = rng.normal(size=(3, 4))
+    whole = block_sums(Y, w, Z, 1.3, True)
+    parts = [block_sums(Y[a:a + 70], w[a:a + 70], Z, 1.3, True) for a in range(0, 300, 70)]
+    for k in range(3):
+        assert np.allclose(whole[k], sum(p[k] for p in parts), rtol=1e-12)
+
+
+def test_stationary_point_is_self_consistent(blobs):
+    # at the optimum every head's point is the attention-weighted mean of its samples
+    X, _ = blobs
+    aq = AttentionQuantizer(3, temperature=2.0, tol=1e-9, random_state=0).fit(X)
+    P = point_weights(X, aq.layer_.chart, aq.cluster_centers_, aq.layer_.beta)
+    values = (P.T @ X) / P.sum(axis=0)[:, None]
+    assert np.abs(values - aq.cluster_centers_).max() < 1e-6 * np.abs(X).max()
+
+
+# -- the estimator --------------------------------------------------------------
+def test_separated_blobs_of_unequal_size_and_spread(blobs):
+    X, y = blobs
+    aq = AttentionQuantizer(3, random_state=0).fit(X)
+    assert adjusted_rand_score(y, aq.labels_) == 1.0
+    means = np.vstack([X[y == k].mean(axis=0) for k in range(3)])
+    order = aq.predict(means)
+    assert sorted(order) == [0, 1, 2]
+    # separated clusters: the means, up to the exponentially small overlap of the weights
+    assert np.abs(aq.cluster_centers_[order] - means).max() < 1e-4
+    assert np.array_equal(aq.predict(aq.cluster_centers_), np.arange(3))
+    assert np.array_equal(aq.labels_, aq.predict(X))
+    d2 = ((X - aq.cluster_centers_[aq.labels_]) ** 2).sum()
+    assert np.isclose(aq.inertia_, d2)
+    assert aq.heads_.shape == (3, 3) and np.allclose(np.linalg.norm(aq.heads_, axis=1), 1)
+
+
+@pytest.mark.parametrize("init", ["k-means++", "random", "array", "callable"])
+def test_every_init_gives_the_same_partition(blobs, init):
+    X, y = blobs
+    starts = {"array": X[[0, 300, 600]],
+              "callable": lambda X, k, rs: kmeans_plusplus(X, k, random_state=rs)[0]}
+    aq = AttentionQuantizer(3, init=starts.get(init, init), random_state=0).fit(X)
+    assert adjusted_rand_score(y, aq.labels_) == 1.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_init_on_standardised_blobs(seed):
+    # a reproducer of a collapsed clustering of the previous layer
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_blobs(900, centers=3, n_features=2, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    aq = AttentionQuantizer(3, init="random", n_init=1, random_state=seed).fit(X)
+    assert np.bincount(aq.labels_, minlength=3).min() > 250
+    assert adjusted_rand_score(y, aq.labels_) > 0.95
+
+
+def test_more_clusters_than_features():
+    X, y = make_blobs(1500, centers=5, n_features=2, cluster_std=0.5, random_state=3)
+    aq = AttentionQuantizer(5, random_state=0).fit(X)
+    assert adjusted_rand_score(y, aq.labels_) > 0.99
+    assert np.array_equal(aq.predict(aq.cluster_centers_), np.arange(5))
+
+
+def test_same_start_as_kmeans_same_optimum():
+    X, _ = make_blobs(2000, centers=6, n_features=4, random_state=5)
+    for seed in range(3):
+        aq = AttentionQuantizer(6, random_state=seed).fit(X)
+        km = KMeans(6, n_init=1, random_state=seed).fit(X)
+        # the soft layer's optimum, a hair off k-means's hard one
+        assert aq.inertia_ <= km.inertia_ * (1 + 1e-5)
+
+
+@pytest.mark.parametrize("weights, angle", [([3, 1], 90), ([9, 1], 90), ([1, 1], 60)])
+def test_unequal_weights_and_angles_match_kmeans(weights, angle):
+    rng = np.random.default_rng(0)
+    d, n = 10, 8000
+    q, _ = np.linalg.qr(rng.standard_normal((d, 2)))
+    t = np.deg2rad(angle)
+    centers = np.vstack([q[:, 0], np.cos(t) * q[:, 0] + np.sin(t) * q[:, 1]])
+    y = rng.choice(2, size=n, p=np.array(weights) / sum(weights))
+    X = centers[y] + 0.3 * rng.standard_normal((n, d))
+    aq = AttentionQuantizer(2, random_state=0).fit(X)
+    km = KMeans(2, n_init=1, random_state=0).fit(X)
+    d_aq = centroid_distance(_unit(aq.cluster_centers_), centers)
+    d_km = centroid_distance(_unit(km.cluster_centers_), centers)
+    assert d_aq <= 1.25 * d_km
+    assert adjusted_rand_score(y, aq.labels_) >= adjusted_rand_score(y, km.labels_) - 0.01
+
+
+def test_orthonormal_mixture_near_the_oracle():
+    X, y, centers = make_orthogonal_mixture(20000, 10, 3, 0.3, random_state=4)
+    aq = AttentionQuantizer(3, random_state=0).fit(X)
+    oracle = np.vstack([X[y == k].mean(axis=0) for k in range(3)])
+    assert (centroid_distance(_unit(aq.cluster_centers_), centers)
+            <= 1.5 * centroid_distance(_unit(oracle), centers))
+
+
+def test_invariances(blobs):
+    X, _ = blobs
+    base = AttentionQuantizer(3, random_state=0).fit(X)
+    shift = np.array([100.0, -40.0])
+    moved = AttentionQuantizer(3, random_state=0).fit(X + shift)
+    assert np.array_equal(moved.labels_, base.labels_)
+    assert np.allclose(moved.cluster_centers_, base.cluster_centers_ + shift, atol=1e-6)
+    Q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(2, 2)))
+    turned = AttentionQuantizer(3, random_state=0).fit(X @ Q.T)
+    assert np.array_equal(turned.labels_, base.labels_)
+    assert np.allclose(turned.cluster_centers_, base.cluster_centers_ @ Q.T, atol=1e-6)
+    scaled = AttentionQuantizer(3, random_state=0).fit(X * 7.0)
+    assert np.array_equal(scaled.labels_, base.labels_)
+    assert np.allclose(scaled.cluster_centers_, 7.0 * base.cluster_centers_, rtol=1e-6)
+
+
+def test_row_order_and_weights_given_the_same_start(blobs):
+    X, _ = blobs
+    start = X[[0, 300, 600]] + 0.5
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(X.shape[0])
+    a = AttentionQuantizer(3, init=start, tol=1e-8).fit(X)
+    b = AttentionQuantizer(3, init=start, tol=1e-8).fit(X[perm])
+    assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-7)
+    # a weight w counts as w repeats of the row
+    w = rng.integers(0, 4, size=X.shape[0])
+    c = AttentionQuantizer(3, init=start, tol=1e-8).fit(X, sample_weight=w)
+    d = AttentionQuantizer(3, init=start, tol=1e-8).fit(np.repeat(X, w, axis=0))
+    assert np.allclose(c.cluster_centers_, d.cluster_centers_, atol=1e-6)
+    assert np.isclose(c.inertia_, d.inertia_, rtol=1e-8)
+
+
+def test_one_cluster_is_the_weighted_mean(blobs):
+    X, _ = blobs
+    w = np.random.default_rng(0).uniform(0.1, 2.0, size=X.shape[0])
+    aq = AttentionQuantizer(1).fit(X, sample_weight=w)
+    assert np.allclose(aq.cluster_centers_[0], np.average(X, axis=0, weights=w), atol=1e-6)
+
+
+def test_identical_rows():
+    X = np.tile([3.0, -2.0, 5.0], (50, 1))
+    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(1\)"):
+        aq = AttentionQuantizer(3).fit(X)
+    assert np.allclose(aq.cluster_centers_, X[0])
+    assert np.all(aq.predict(X) == 0) and aq.inertia_ == 0.0
+    assert np.allclose(aq.transform(X), X)
+
+
+def test_fewer_distinct_points_than_clusters():
+    X = np.repeat(np.array([[0.0, 0.0], [5.0, 1.0], [1.0, 7.0]]), 20, axis=0)
+    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(3\) found smaller "
+                                                r"than n_clusters \(4\)"):
+        aq = AttentionQuantizer(4, random_state=0).fit(X)
+    assert len(np.unique(aq.labels_)) == 3
+    assert aq.inertia_ < 1e-10
+    # the origin and rows in one direction are valid points
+    assert np.any(np.all(np.abs(aq.cluster_centers_) < 1e-6, axis=1))
+
+
+@pytest.mark.parametrize("factor", [1e-200, 1e200])
+def test_extreme_scales(blobs, factor):
+    X, y = blobs
+    aq = AttentionQuantizer(3, random_state=0).fit(X * factor)
+    assert adjusted_rand_score(y, aq.labels_) == 1.0
+    base = AttentionQuantizer(3, random_state=0).fit(X)
+    assert np.allclose(aq.cluster_centers_ / factor, base.cluster_centers_, rtol=1e-6)
+
+
+def test_float32_matches_float64(blobs):
+    X, _ = blobs
+    a = AttentionQuantizer(3, random_state=0).fit(X)
+    b = AttentionQuantizer(3, random_state=0).fit(X.astype(np.float32))
+    assert b.cluster_centers_.dtype == np.float32 and b.transform(X).dtype == np.float64
+    assert b.transform(X.astype(np.float32)).dtype == np.float32
+    assert np.abs(a.cluster_centers_ - b.cluster_centers_).max() < 1e-4
+
+
+def test_empty_head_is_relocated():
+    X, y = make_blobs(1000, centers=[[0, 0], [10, 0], [0, 10]], cluster_std=0.5,
+                      random_state=0)
+    start = np.array([[0.0, 0.0], [10.0, 0.0], [400.0, 400.0]])  # a head far from the data
+    aq = AttentionQuantizer(3, init=start).fit(X)
+    assert np.bincount(aq.labels_, minlength=3).min() > 300
+    assert adjusted_rand_score(y, aq.labels_) == 1.0
+
+
+def test_ten_separated_blobs_in_ten_dimensions():
+    X, y = make_blobs(2000, centers=10, n_features=10, cluster_std=0.3, random_state=0)
+    aq = AttentionQuantizer(10, random_state=0).fit(X)
+    km = KMeans(10, n_init=1, random_state=0).fit(X)
+    assert adjusted_rand_score(y, aq.labels_) >= adjusted_rand_score(y, km.labels_)
+    assert np.bincount(aq.labels_, minlength=10).min() > 0
+
+
+def test_oracle_layer_keeps_its_start():
+    X, y, centers = make_orthogonal_mixture(3000, 6, 2, 0.3, random_state=0)
+    aq = AttentionQuantizer(2, init=centers, max_iter=0).fit(X)
+    assert np.allclose(aq.cluster_centers_, centers) and aq.n_iter_ == 0
+
+
+@pytest.mark.parametrize("params", [dict(attention="linear"), dict(context_length=3),
+                                    dict(scale=2.0), dict(alpha=0.1), dict(init="pca")])
+def test_direction_only_parameters_are_refused(blobs, params):
+    with pytest.raises(ValueError, match="direction"):
+        AttentionQuantizer(3, **params).fit(blobs[0])
+
+
+def test_direction_geometry_names_the_point_geometry():
+    X, _ = make_blobs(300, centers=5, n_features=2, random_state=0)
+    with pytest.raises(ValueError, match="geometry='point'"):
+        AttentionQuantizer(5, geometry="direction").fit(X)
+
+
+def test_verbose_labels_the_starts(blobs):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        AttentionQuantizer(3, init="random", n_init=2, verbose=1, random_state=0).fit(blobs[0])
+    text = out.getvalue()
+    assert "Initialization 0" in text and "Initialization 1" in text
+    assert "Converged at iteration" in text
+
+
+def test_default_fit_converges_without_warning(blobs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        AttentionQuantizer(3, random_state=0).fit(blobs[0])
+
+
+def test_partial_fit_on_one_chunk_equals_fit(blobs):
+    X, _ = blobs
+    a = AttentionQuantizer(3, random_state=0).fit(X)
+    b = AttentionQuantizer(3, random_state=0).partial_fit(X)
+    assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-8)
+    # later chunks warm-start from the current centres
+    b.partial_fit(X[:100] + 0.01)
+    assert np.abs(b.cluster_centers_ - a.cluster_centers_).max() < 0.1
+
+
+def test_coarse_to_fine_reaches_the_full_data_optimum():
+    X, _ = make_blobs(40000, centers=3, n_features=4, random_state=2)
+    kw = dict(n_clusters=3, temperature=16.0, init="k-means++", n_init=1, max_iter=300,
+              tol=1e-7)
+    a = fit_point_layer(X, None, random_state=np.random.RandomState(0), coarse=True, **kw)
+    b = fit_point_layer(X, None, random_state=np.random.RandomState(0), coarse=False, **kw)
+    assert a.n_iter_coarse > 0
+    Za, Zb = a.chart.points(a.heads), b.chart.points(b.heads)
+    order = nearest_point(Za, Zb)[0]
+    assert sorted(order) == [0, 1, 2]
+    assert np.allclose(Za, Zb[order], atol=1e-5)
+
+
+def test_nearest_point_far_from_the_origin():
+    # rows at 1e8 with unit spreads: distances computed about the points' mean
+    rng = np.random.default_rng(0)
+    Z = 1e8 + np.array([[0.0, 0.0], [3.0, 0.0]])
+    X = Z[rng.integers(0, 2, 200)] + 0.1 * rng.normal(size=(200, 2))
+    labels, d2 = nearest_point(X, Z)
+    assert np.array_equal(labels, np.argmin(((X[:, None] - Z[None]) ** 2).sum(2), axis=1))
+    assert d2.max() < 0.2
+
+
+def test_score_keeps_feature_names(blobs):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(blobs[0], columns=["a", "b"])
+    aq = AttentionQuantizer(3, random_state=0).fit(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        aq.score(df)
+
+
+def test_dask_fit_equals_numpy_fit(blobs):
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, _ = blobs
+    with dask.config.set(scheduler="synchronous"):
+        a = AttentionQuantizer(3, random_state=0).fit(X)
+        b = AttentionQuantizer(3, random_state=0).fit(da.from_array(X, chunks=(250, 2)))
+    assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-8)
+    assert np.array_equal(a.labels_, np.asarray(b.labels_))
+    assert np.isclose(a.inertia_, b.inertia_) and np.isclose(a.risk_, b.risk_, rtol=1e-10)
