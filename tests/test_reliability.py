@@ -31,10 +31,13 @@ def data():
 
 
 def _estimators(centers=None):
-    """One instance of each public estimator (fast settings)."""
+    """One instance of each public estimator (fast settings), AttentionQuantizer
+    in both geometries."""
     return [
         AttentionQuantizer(2, random_state=0, max_iter=50),
-        AttentionQuantizer(2, attention="linear", context_length=3, random_state=0, max_iter=50),
+        AttentionQuantizer(2, geometry="direction", random_state=0, max_iter=50),
+        AttentionQuantizer(2, geometry="direction", attention="linear", context_length=3,
+                           random_state=0, max_iter=50),
         InContextQuantizer(),
         InContextQuantizer(attention="softmax", random_state=0),
         OptimalQuantizer(centers=centers),
@@ -45,7 +48,8 @@ def _estimators(centers=None):
 
 def _ids(estimators):
     return [
-        f"{type(e).__name__}-{getattr(e, 'attention', '')}{getattr(e, 'context_length', '') or ''}"
+        f"{type(e).__name__}-{getattr(e, 'geometry', '') + '-' if hasattr(e, 'geometry') else ''}"
+        f"{getattr(e, 'attention', '')}{getattr(e, 'context_length', '') or ''}"
         for e in estimators
     ]
 
@@ -116,8 +120,9 @@ def test_numeric_object_arrays_are_converted(data):
 
 @pytest.mark.parametrize(
     "est",
-    [AttentionQuantizer(3), InContextQuantizer(3), PCAQuantizer(3), KMeansQuantizer(3)],
-    ids=lambda e: type(e).__name__,
+    [AttentionQuantizer(3), AttentionQuantizer(3, geometry="direction"), InContextQuantizer(3),
+     PCAQuantizer(3), KMeansQuantizer(3)],
+    ids=lambda e: "-".join([type(e).__name__] + ([e.geometry] if hasattr(e, "geometry") else [])),
 )
 def test_fewer_samples_than_clusters(est, data):
     X, _, _ = data
@@ -126,7 +131,7 @@ def test_fewer_samples_than_clusters(est, data):
 
 
 @pytest.mark.parametrize(
-    "est", [AttentionQuantizer(6), InContextQuantizer(6), PCAQuantizer(6)],
+    "est", [AttentionQuantizer(6, geometry="direction"), InContextQuantizer(6), PCAQuantizer(6)],
     ids=lambda e: type(e).__name__,
 )
 def test_more_clusters_than_features(est, data):
@@ -139,10 +144,21 @@ def test_more_clusters_than_features(est, data):
         est.fit(X)
 
 
-def test_kmeans_allows_more_clusters_than_features(data):
+def test_direction_layer_suggests_the_point_geometry(data):
     X, _, _ = data
-    km = KMeansQuantizer(6, n_init=1, random_state=0).fit(X)
-    assert km.cluster_centers_.shape == (6, 5)
+    with pytest.raises(ValueError, match=r"n_clusters must be <= n_features\. For clusters "
+                       r"around points, use geometry='point'\.$"):
+        AttentionQuantizer(6, geometry="direction").fit(X)
+
+
+@pytest.mark.parametrize(
+    "est", [KMeansQuantizer(6, n_init=1, random_state=0), AttentionQuantizer(6, random_state=0)],
+    ids=lambda e: type(e).__name__,
+)
+def test_points_allow_more_clusters_than_features(est, data):
+    X, _, _ = data
+    est = _quiet_fit(est, X)
+    assert est.cluster_centers_.shape == (6, 5)
 
 
 def test_all_zero_rows_where_a_direction_is_needed(data):
@@ -152,22 +168,24 @@ def test_all_zero_rows_where_a_direction_is_needed(data):
     with pytest.raises(
         ValueError,
         match=r"X has 1 non-zero row\(s\), fewer than n_clusters = 2: all-zero rows "
-        r"have no direction to seed a head from\.",
+        r"have no direction to seed a head from \(geometry='point' clusters around points, "
+        r"the origin included\)\.",
     ):
-        AttentionQuantizer(2).fit(Z)
+        AttentionQuantizer(2, geometry="direction").fit(Z)
     with pytest.raises(ValueError, match="a head must be a direction"):
-        AttentionQuantizer(2, init=np.zeros((2, 5))).fit(X)
+        AttentionQuantizer(2, geometry="direction", init=np.zeros((2, 5))).fit(X)
     # a few zero rows among directions are fine
     Xz = X.copy()
     Xz[:5] = 0.0
-    aq = _quiet_fit(AttentionQuantizer(2, random_state=0), Xz)
+    aq = _quiet_fit(AttentionQuantizer(2, geometry="direction", random_state=0), Xz)
     assert np.allclose(np.linalg.norm(aq.heads_, axis=1), 1.0)
 
 
 def test_all_zero_data_is_fine_without_directions():
     Z = np.zeros((10, 3))
-    for est in [InContextQuantizer(), InContextQuantizer(attention="softmax"), PCAQuantizer(2)]:
-        est.fit(Z)
+    for est in [InContextQuantizer(), InContextQuantizer(attention="softmax"), PCAQuantizer(2),
+                AttentionQuantizer(2)]:  # geometry="point": the origin is a point
+        _quiet_fit(est, Z)
         out = est.transform(np.ones((4, 3)))
         assert np.all(np.isfinite(out))
 
@@ -190,11 +208,21 @@ _PARAMS = [
 ]
 
 
+@pytest.mark.parametrize("geometry", ["point", "direction"])
 @pytest.mark.parametrize("name, value, match", _PARAMS, ids=[f"{p}={v!r}" for p, v, _ in _PARAMS])
-def test_attention_quantizer_rejects_bad_parameters(name, value, match, data):
+def test_attention_quantizer_rejects_bad_parameters(name, value, match, geometry, data):
     X, _, _ = data
     with pytest.raises(ValueError, match=match):
-        AttentionQuantizer(**{name: value}).fit(X)
+        AttentionQuantizer(**{"geometry": geometry, name: value}).fit(X)
+
+
+@pytest.mark.parametrize("value", ["lifted", None, True])
+def test_attention_quantizer_rejects_bad_geometry(value, data):
+    X, _, _ = data
+    # sklearn's StrOptions lists the options sorted
+    with pytest.raises(ValueError, match=r"The 'geometry' parameter of AttentionQuantizer must "
+                       r"be a str among \{'direction', 'point'\}\. Got "):
+        AttentionQuantizer(geometry=value).fit(X)
 
 
 @pytest.mark.parametrize(
@@ -216,16 +244,18 @@ def test_other_estimators_reject_bad_parameters(est, match, data):
         est.fit(X, y)
 
 
-def test_bad_init_arrays(data):
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_bad_init_arrays(geometry, data):
     X, _, _ = data
     with pytest.raises(ValueError, match=r"init array must have shape \(n_clusters, n_features\) = \(2, 5\), got \(2, 5, 1\)\."):
-        AttentionQuantizer(2, init=np.ones((2, 5, 1))).fit(X)
+        AttentionQuantizer(2, geometry=geometry, init=np.ones((2, 5, 1))).fit(X)
     bad = np.eye(2, 5)
     bad[1, 1] = np.nan
     with pytest.raises(ValueError, match=r"init array contains NaN or infinity\."):
-        AttentionQuantizer(2, init=bad).fit(X)
-    with pytest.raises(ValueError, match="identical heads"):
-        AttentionQuantizer(2, init=np.ones((2, 5))).fit(X)
+        AttentionQuantizer(2, geometry=geometry, init=bad).fit(X)
+    if geometry == "direction":  # two heads on one line (points may coincide at a start)
+        with pytest.raises(ValueError, match="identical heads"):
+            AttentionQuantizer(2, geometry=geometry, init=np.ones((2, 5))).fit(X)
 
 
 def test_optimal_quantizer_bad_centers_and_labels(data):
@@ -316,8 +346,8 @@ def _assert_unit_heads(aq):
 @pytest.mark.parametrize("c", [1e-8, 1e-4, 1e4, 1e8])
 def test_float64_feature_scales_leave_heads_unchanged(c, kwargs, data):
     X, _, _ = data
-    ref = _quiet_fit(AttentionQuantizer(2, random_state=0, **kwargs), X)
-    aq = _quiet_fit(AttentionQuantizer(2, random_state=0, **kwargs), X * c)
+    ref = _quiet_fit(AttentionQuantizer(2, geometry="direction", random_state=0, **kwargs), X)
+    aq = _quiet_fit(AttentionQuantizer(2, geometry="direction", random_state=0, **kwargs), X * c)
     _assert_unit_heads(aq)
     assert np.allclose(aq.heads_, ref.heads_, atol=1e-6)
     assert np.isclose(aq.risk_, c**2 * ref.risk_, rtol=1e-6)
@@ -340,12 +370,13 @@ def test_float32_extreme_scales(c, data):
     """float32: finite unit heads equal to the unscaled ones, or a clear ValueError."""
     X, _, _ = data
     X32 = X.astype(np.float32)
-    ref = _quiet_fit(AttentionQuantizer(2, random_state=0), X32)
+    ref = _quiet_fit(AttentionQuantizer(2, geometry="direction", random_state=0), X32)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         warnings.simplefilter("ignore", ConvergenceWarning)
         try:
-            aq = AttentionQuantizer(2, random_state=0).fit((X * c).astype(np.float32))
+            aq = AttentionQuantizer(2, geometry="direction", random_state=0).fit(
+                (X * c).astype(np.float32))
         except ValueError as exc:
             assert "scale of X" in str(exc)
             return
@@ -362,10 +393,11 @@ def test_float32_input_keeps_float32(data):
         est = _quiet_fit(est, X32, np.zeros(len(X), dtype=int))
         out = est.transform(X32)
         assert out.dtype == np.float32 and np.all(np.isfinite(out))
-    aq = AttentionQuantizer(2, random_state=0).fit(X32)
-    ref = AttentionQuantizer(2, random_state=0).fit(X)
-    assert aq.heads_.dtype == np.float32
-    assert centroid_distance(aq.heads_, ref.heads_) < 2e-2  # tol is raised for float32
+    for geometry in ("point", "direction"):
+        aq = AttentionQuantizer(2, geometry=geometry, random_state=0).fit(X32)
+        ref = AttentionQuantizer(2, geometry=geometry, random_state=0).fit(X)
+        assert aq.heads_.dtype == np.float32 and aq.cluster_centers_.dtype == np.float32
+        assert centroid_distance(aq.heads_, ref.heads_) < 2e-2  # tol is raised for float32
 
 
 @pytest.mark.parametrize("c", [1e-8, 1e8])
@@ -391,7 +423,8 @@ def test_transform_overflow_is_a_clear_error(data):
     with pytest.raises(ValueError, match=r"InContextQuantizer.transform overflowed: its output "
                        r"does not fit in float32"):
         ic.transform((X * 1e15).astype(np.float32))
-    aq = AttentionQuantizer(2, random_state=0).fit(X * 1e15)
+    # the direction layer's output holds the second moment (squared input units)
+    aq = AttentionQuantizer(2, geometry="direction", random_state=0).fit(X * 1e15)
     with pytest.raises(ValueError, match=r"AttentionQuantizer.transform overflowed"):
         aq.transform((X * 1e15).astype(np.float32))
 
@@ -404,8 +437,14 @@ def test_softmax_temperature_on_tiny_data_is_a_clear_error(temperature):
     InContextQuantizer(attention="softmax").fit(X * 1e150)  # 1e-10 is fine
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"attention": "linear"}, {"context_length": 2},
-                                    {"solver": "projected"}, {"alpha": 1.0}])
+@pytest.mark.parametrize("kwargs", [{"geometry": "point"},
+                                    {"geometry": "point", "solver": "projected"},
+                                    {"geometry": "direction"},
+                                    {"geometry": "direction", "attention": "linear"},
+                                    {"geometry": "direction", "context_length": 2},
+                                    {"geometry": "direction", "solver": "projected"},
+                                    {"geometry": "direction", "alpha": 1.0}],
+                         ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
 def test_degenerate_data(kwargs, data):
     X, _, _ = data
     Xc = X.copy()
@@ -454,7 +493,8 @@ def test_degenerate_data_other_estimators(data):
 def test_failed_line_search_warns_instead_of_nan(learning_rate, data):
     X, _, _ = data
     with pytest.warns(ConvergenceWarning, match="The line search found no decrease of the risk"):
-        aq = AttentionQuantizer(2, random_state=0, learning_rate=learning_rate).fit(X)
+        aq = AttentionQuantizer(2, geometry="direction", random_state=0,
+                                learning_rate=learning_rate).fit(X)
     _assert_unit_heads(aq)
     assert np.all(np.isfinite(aq.risk_curve_))
 
@@ -464,7 +504,11 @@ def test_failed_line_search_warns_instead_of_nan(learning_rate, data):
 # --------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, {"init": "random"}, {"init": "random", "n_init": 3, "context_length": 3}, {"attention": "linear"}],
+    [{"geometry": "point"}, {"geometry": "point", "init": "random"},
+     {"geometry": "direction"}, {"geometry": "direction", "init": "random"},
+     {"geometry": "direction", "init": "random", "n_init": 3, "context_length": 3},
+     {"geometry": "direction", "attention": "linear"}],
+    ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()),
 )
 def test_same_random_state_gives_bit_identical_heads(kwargs, data):
     X, _, _ = data
