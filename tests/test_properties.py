@@ -104,7 +104,7 @@ def test_scaling_the_data_scales_the_optimal_risk_by_c_squared(seed, L, beta, lo
 def _fit(X, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return AttentionQuantizer(2, max_iter=80, **kwargs).fit(X)
+        return AttentionQuantizer(2, geometry="direction", max_iter=80, **kwargs).fit(X)
 
 
 @SLOW
