@@ -146,7 +146,8 @@ def _assert_finite(value, where):
 
 def _fitted_arrays(est):
     names = ["heads_", "cluster_centers_", "scale_", "temperature_", "risk_",
-             "second_moment_", "risk_curve_", "context_"]
+             "second_moment_", "risk_curve_", "context_", "inertia_", "offset_",
+             "lift_height_"]
     return {n: getattr(est, n) for n in names if getattr(est, n, None) is not None}
 
 
@@ -188,8 +189,10 @@ def _run_for_budget(case, seconds):
 # the estimators
 # --------------------------------------------------------------------------
 def _make_attention(rng):
+    geometry = ["point", "direction"][rng.integers(2)]
     params = dict(
         n_clusters=_random_scalar(rng, "int"),
+        geometry=geometry,
         attention=["competitive", "linear", "softmax"][rng.integers(3 if rng.random() < 0.1 else 2)],
         temperature=_random_scalar(rng, "float"),
         context_length=None if rng.random() < 0.5 else _random_scalar(rng, "int"),
@@ -203,6 +206,12 @@ def _make_attention(rng):
     )
     if rng.random() < 0.15:
         params["scale"] = _random_scalar(rng, "float")
+    if geometry == "point" and rng.random() < 0.9:
+        # mostly the point layer's own parameters, so that most cases fit it; the
+        # others test that the direction layers' parameters are rejected
+        params.update(attention="competitive", context_length=None, alpha=0.0, scale="auto")
+        if params["init"] == "pca":
+            params["init"] = "k-means++"
     return AttentionQuantizer(**params)
 
 
@@ -248,7 +257,7 @@ _MAKERS = {
 
 
 def _known_float32_scale_issue(est, X):
-    """float32 data far from unit scale, on which ``AttentionQuantizer.fit`` is known to fail.
+    """float32 data far from unit scale, on which the direction layers' fit is known to fail.
 
     The risk holds sixth powers of ``X`` and is computed in the input's dtype
     (``_fit.py`` / ``_attention.py``): it overflows float32 (RuntimeWarning,
@@ -256,7 +265,7 @@ def _known_float32_scale_issue(est, X):
     heads).  Pinned by the strict xfails of
     ``test_reliability.py::test_float32_extreme_scales``; skipped here.
     """
-    if not isinstance(est, AttentionQuantizer):
+    if not isinstance(est, AttentionQuantizer) or est.geometry != "direction":
         return False
     if not (isinstance(X, np.ndarray) and X.dtype == np.float32 and X.ndim == 2 and X.size):
         return False
