@@ -28,8 +28,8 @@ def test_risk_does_not_depend_on_the_chunk_size(L, beta, scale):
 
 def test_partial_fit_reaches_the_batch_solution():
     X, _, centers = make_orthogonal_mixture(20000, 10, 3, sigma=0.3, random_state=0)
-    batch = AttentionQuantizer(3, random_state=0).fit(X)
-    stream = AttentionQuantizer(3, random_state=0)
+    batch = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X)
+    stream = AttentionQuantizer(3, geometry="direction", random_state=0)
     for start in range(0, len(X), 2500):
         stream.partial_fit(X[start : start + 2500])
     # the batch fit's own statistical accuracy: its distance to the true centroids
@@ -44,20 +44,21 @@ def test_partial_fit_reaches_the_batch_solution():
 
 def test_partial_fit_past_the_reservoir_stays_within_statistical_accuracy():
     X, _, centers = make_orthogonal_mixture(24000, 8, 2, sigma=0.3, random_state=1)
-    batch = AttentionQuantizer(2, random_state=0).fit(X)
-    stream = AttentionQuantizer(2, random_state=0)
+    batch = AttentionQuantizer(2, geometry="direction", random_state=0).fit(X)
+    stream = AttentionQuantizer(2, geometry="direction", random_state=0)
     stream._partial_fit_reservoir = 6000  # a stream four times the reservoir
     for start in range(0, len(X), 3000):
         stream.partial_fit(X[start : start + 3000])
-    assert stream._stream["reservoir"].shape == (6000, 8)
+    assert stream._stream.rows.shape == (6000, 8) and stream._stream.n == len(X)
     own = centroid_distance(batch.heads_, centers)
     # a sample of a quarter of the data: about twice the batch's sampling error
     assert centroid_distance(stream.heads_, centers) < 2.0 * own + 0.01
     assert centroid_distance(stream.heads_, batch.heads_) < 2.0 * own
 
 
-def test_partial_fit_checks_features():
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_partial_fit_checks_features(geometry):
     X, _, _ = make_orthogonal_mixture(2000, 6, 2, random_state=0)
-    aq = AttentionQuantizer(2, random_state=0).partial_fit(X[:1000])
+    aq = AttentionQuantizer(2, geometry=geometry, random_state=0).partial_fit(X[:1000])
     with pytest.raises(ValueError, match="features"):
         aq.partial_fit(X[:10, :4])
