@@ -28,7 +28,7 @@ from ._init import check_start, init_heads
 from ._point import chart_from_data, nearest_point, point_weights
 from ._point_fit import check_points, fit_point_layer
 
-__all__ = ["DirectionLayer", "PointLayer", "Stream", "make_layer"]
+__all__ = ["DirectionLayer", "PointLayer", "Stream", "make_layer", "warn_distinct"]
 
 #: ``temperature="auto"``: relative temperature of each geometry.  Point: 16
 #: times the inverse spread between centres, where the weights are nearly
@@ -99,13 +99,13 @@ def _warn_if_not_converged(fit, max_iter):
         )
 
 
-def _warn_distinct(n_distinct, n_clusters):
+def warn_distinct(n_distinct, n_clusters):
     if n_distinct < n_clusters:
         warnings.warn(
             f"Number of distinct clusters ({n_distinct}) found smaller than "
             f"n_clusters ({n_clusters}). Possibly due to duplicate points in X.",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
 
 
@@ -149,7 +149,6 @@ class PointLayer:
             chart, _ = chart_from_data(X, w)
             self.centers = np.tile(chart.offset, (self.n_clusters, 1))
             self.chart, self.beta, self.heads = chart, np.inf, None
-            _warn_distinct(1, self.n_clusters)
             return self
         _warn_if_not_converged(fit, self.max_iter)
         self.chart, self.beta, self.heads = fit.chart, fit.beta, fit.heads
@@ -159,10 +158,7 @@ class PointLayer:
     def fit(self, X, w, rng):
         if not isinstance(self.init, str) and not callable(self.init):
             check_points(self.init, self.n_clusters, X.shape[1])
-        self._fit(X, w, rng)
-        labels = self.predict(X)
-        _warn_distinct(np.unique(labels).size, self.n_clusters)
-        return self
+        return self._fit(X, w, rng)
 
     def partial_fit(self, stream, rng):
         """Refit on the stream's reservoir, from the current centres after the first call."""
@@ -180,12 +176,13 @@ class PointLayer:
         return DaskPointStatistics.map_labels(X, self.centers)
 
     # -- read-outs ----------------------------------------------------------
-    def predict(self, X):
-        """The head whose point is nearest (the largest attention weight)."""
-        return nearest_point(X, self.centers)[0]
+    def assign(self, X):
+        """The head whose point is nearest (the largest attention weight), and
+        the squared distance to it, in one pass."""
+        return nearest_point(X, self.centers)
 
-    def sq_distances(self, X):
-        return nearest_point(X, self.centers)[1]
+    def predict(self, X):
+        return self.assign(X)[0]
 
     def transform(self, X):
         """The layer's output ``sum_h p_h(x) z_h``."""
@@ -343,10 +340,11 @@ class DirectionLayer:
         with one_blas_thread():
             return head_scores(X, self.heads)[1]
 
-    def sq_distances(self, X):
+    def assign(self, X):
+        """The head of largest score, and the squared distance to its centre."""
         labels = self.predict(X)
         diff = np.asarray(X, dtype=np.float64) - self.centers[labels]
-        return np.einsum("ij,ij->i", diff, diff)
+        return labels, np.einsum("ij,ij->i", diff, diff)
 
     def transform(self, X):
         """``scale * Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the second moment."""

@@ -47,10 +47,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._blocks import one_blas_thread, sum_row_blocks
+from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
 
 __all__ = ["PointChart", "PointStatistics", "block_sums", "point_risk", "point_weights",
-           "nearest_point", "chart_from_data", "mass_preconditioner", "LIFT_HEIGHT"]
+           "nearest_point", "chart_from_data", "mass_preconditioner", "lloyd_shift",
+           "LIFT_HEIGHT"]
 
 
 #: Height of the chart's plane above the data's centre, in units of the data's
@@ -58,6 +59,10 @@ __all__ = ["PointChart", "PointStatistics", "block_sums", "point_risk", "point_w
 #: at ``atan(r / height)`` from the pole: the data's clusters stay well inside
 #: the open hemisphere, where the chart is smooth.
 LIFT_HEIGHT = 3.0
+
+#: Largest data (``n * d`` entries, 8 MiB in float64) whose scaled rows a fit
+#: keeps, instead of scaling every chunk in every pass.
+CACHE_ENTRIES = 2**20
 
 #: Smallest last coordinate of a head: the chart's point is at most
 #: ``height / MIN_POLE`` spreads from the centre.  A step beyond is rejected.
@@ -113,8 +118,10 @@ class PointChart:
 def chart_from_data(X, sample_weight=None, *, chunk_size=8192):
     """The chart of ``X``: its weighted mean, its spread, and its scaled covariance.
 
-    The moments are taken on ``X / max|X|`` so that data at extreme scales
-    (1e-200 or 1e200) neither under- nor overflow.
+    One pass over row blocks in threads.  The moments are taken on ``(X - s)
+    / max|X|``, ``s`` the mean of the first rows, so that data at extreme
+    scales (1e-200 or 1e200) neither under- nor overflow and data far from
+    the origin keep their digits.
 
     Returns
     -------
@@ -125,24 +132,32 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=8192):
         ``spread`` is 0).
     """
     n, d = X.shape
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    W = float(w.sum())
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    W = float(n if w is None else w.sum())
     a = float(np.max(np.abs(X))) if n else 0.0
     if a == 0.0:
         return PointChart(np.zeros(d), 0.0), np.zeros((d, d))
-    total = np.zeros(d)
-    for lo in range(0, n, chunk_size):
-        total += w[lo:lo + chunk_size] @ (np.asarray(X[lo:lo + chunk_size], np.float64) / a)
+    shift = np.asarray(X[:1024], dtype=np.float64).mean(axis=0) / a
+
+    def block(lo, hi):
+        total, second = np.zeros(d), np.zeros((d, d))
+        for b in range(lo, hi, chunk_size):
+            Y = np.asarray(X[b:min(b + chunk_size, hi)], dtype=np.float64) / a - shift
+            Yw = Y if w is None else Y * w[b:b + Y.shape[0], None]
+            total += Yw.sum(axis=0)
+            second += Yw.T @ Y
+        return total, second
+
+    with one_blas_thread():
+        total, second = sum_row_blocks(block, n, 2 * chunk_size)
     mean = total / W
-    cov = np.zeros((d, d))
-    for lo in range(0, n, chunk_size):
-        Y = np.asarray(X[lo:lo + chunk_size], np.float64) / a - mean
-        cov += (Y * w[lo:lo + chunk_size, None]).T @ Y
-    cov /= W
+    cov = second / W - np.outer(mean, mean)
+    cov = 0.5 * (cov + cov.T)
     var = float(np.trace(cov))
-    if not var > 0.0:
-        return PointChart(mean * a, 0.0), np.zeros((d, d))
-    return PointChart(mean * a, a * np.sqrt(var)), cov / var
+    offset = (mean + shift) * a
+    if not var > 1e-24 * max(float(np.sum((mean + shift) ** 2)), 1.0):
+        return PointChart(offset, 0.0), np.zeros((d, d))
+    return PointChart(offset, a * np.sqrt(var)), cov / var
 
 
 def absolute_temperature(cov, n_heads, temperature):
@@ -211,6 +226,10 @@ class PointStatistics:
     total_weight : float
     chunk_size : int
         Rows per block of a pass.
+    scaled_rows : ndarray of shape (n, d) or None
+        The rows in the data's units, kept for small data (at most
+        :data:`CACHE_ENTRIES` entries) so that the passes skip the scaling;
+        large data are scaled chunk by chunk in each pass.
     """
 
     X: np.ndarray
@@ -218,12 +237,15 @@ class PointStatistics:
     chart: PointChart
     total_weight: float
     chunk_size: int = 4096
+    scaled_rows: object = None
 
     @classmethod
     def from_data(cls, X, weights, chart, chunk_size=4096):
         """The statistics of the rows ``X`` under ``chart``."""
         W = float(X.shape[0] if weights is None else np.sum(weights))
-        return cls(X=X, weights=weights, chart=chart, total_weight=W, chunk_size=chunk_size)
+        Y = chart.scaled(X) if X.shape[0] * X.shape[1] <= CACHE_ENTRIES else None
+        return cls(X=X, weights=weights, chart=chart, total_weight=W, chunk_size=chunk_size,
+                   scaled_rows=Y)
 
     @property
     def n_samples(self):
@@ -232,13 +254,14 @@ class PointStatistics:
     def sums(self, Z, beta, need_grad):
         """:func:`block_sums` over all the rows, in threads, chunk by chunk."""
         X, w, chart, chunk = self.X, self.weights, self.chart, self.chunk_size
+        Y = self.scaled_rows
 
         def block(lo, hi):
             out = None
             for a in range(lo, hi, chunk):
                 b = min(a + chunk, hi)
-                part = block_sums(chart.scaled(X[a:b]), None if w is None else w[a:b],
-                                  Z, beta, need_grad)
+                rows = chart.scaled(X[a:b]) if Y is None else Y[a:b]
+                part = block_sums(rows, None if w is None else w[a:b], Z, beta, need_grad)
                 out = part if out is None else tuple(p + q for p, q in zip(out, part))
             return out
 
@@ -270,6 +293,20 @@ def point_risk(M, stats, beta, return_grad=False):
     return risk, chart.pull_back(M, G), out[1] / W
 
 
+def lloyd_shift(M, rgrad, masses, height, floor):
+    """How far the heads are from stationary, in KMeans's units.
+
+    The mass-preconditioned step of each head moves its scaled point by about
+    ``c_h rgrad_h / (2 height m_h)`` (the shift a k-means update would make);
+    returned is ``d`` times the sum of their squares, which KMeans compares
+    with ``tol`` (its tolerance is ``tol`` times the mean variance of the
+    features, ``1 / d`` in the data's units).
+    """
+    M = np.asarray(M, dtype=np.float64)
+    shift = (M[:, -1] / (2.0 * height * np.maximum(masses, floor)))[:, None] * rgrad
+    return float((M.shape[1] - 1) * np.sum(shift * shift))
+
+
 def mass_preconditioner(M, masses, height, floor):
     """Per-head inverse curvature of the risk on the heads: ``c_h^2 / (2 height^2 m_h)``.
 
@@ -299,22 +336,29 @@ def nearest_point(X, Z):
     Computed as ``||x - z||^2`` on rows centred on the points' mean and scaled
     by a power of two (exact) to the points' spread, in float64, so that data
     far from the origin lose no digits and data at extreme scales neither
-    under- nor overflow.
+    under- nor overflow; over row blocks in threads.
     """
     Z = np.asarray(Z, dtype=np.float64)
     centre = Z.mean(axis=0)
     size = float(np.max(np.abs(Z - centre))) if Z.shape[0] > 1 else 0.0
     two = 2.0 ** -np.round(np.log2(size)) if size > 0 else 1.0
     Zc = (Z - centre) * two
+    sq = np.einsum("ij,ij->i", Zc, Zc)
     labels = np.empty(X.shape[0], dtype=np.intp)
     dist = np.empty(X.shape[0])
-    with one_blas_thread(), np.errstate(over="ignore", under="ignore"):
-        for lo in range(0, X.shape[0], 8192):
-            Y = (np.asarray(X[lo:lo + 8192], dtype=np.float64) - centre) * two
-            D = Y @ (-2.0 * Zc.T)
-            D += np.einsum("ij,ij->i", Zc, Zc)[None, :]
-            lab = np.argmin(D, axis=1)
-            labels[lo:lo + 8192] = lab
-            dist[lo:lo + 8192] = np.maximum(
-                D[np.arange(D.shape[0]), lab] + np.einsum("ij,ij->i", Y, Y), 0.0) / two / two
+
+    def block(lo, hi):
+        with np.errstate(over="ignore", under="ignore"):
+            for a in range(lo, hi, 4096):
+                b = min(a + 4096, hi)
+                Y = (np.asarray(X[a:b], dtype=np.float64) - centre) * two
+                D = Y @ (-2.0 * Zc.T)
+                D += sq
+                lab = np.argmin(D, axis=1)
+                labels[a:b] = lab
+                own = np.take_along_axis(D, lab[:, None], axis=1)[:, 0]
+                dist[a:b] = np.maximum(own + np.einsum("ij,ij->i", Y, Y), 0.0) / two / two
+
+    with one_blas_thread():
+        map_row_blocks(block, X.shape[0], 16384)
     return labels, dist

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.cluster import kmeans_plusplus
 
-from ._fit import COARSE_FACTOR, COARSE_TOL, LARGE_FIT_MEMORY, coarse_sample_size
+from ._blocks import one_blas_thread
+from ._fit import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
 from ._point import (
     PointStatistics,
     absolute_temperature,
     chart_from_data,
+    lloyd_shift,
     mass_preconditioner,
     nearest_point,
     point_risk,
@@ -32,6 +34,13 @@ __all__ = ["PointFit", "fit_point_layer", "seed_points"]
 
 #: Rounds of empty-head relocation after a descent.
 MAX_RELOCATIONS = 3
+
+#: Tolerance of the coarse stage (at least ``tol``): the sample's own
+#: resolution.  With about 2000 rows per head, the heads' points are off the
+#: full-data optimum by sampling noise whose squared shifts, in the units of
+#: :func:`._point.lloyd_shift`, are of order ``d K / 2000`` times the
+#: within-cluster share of the variance; solving the sample further buys nothing.
+COARSE_TOL = 1e-2
 
 #: Rows per block of the passes.
 CHUNK_SIZE = 4096
@@ -94,13 +103,6 @@ def check_points(Z, n_clusters, n_features):
     return Z
 
 
-def _empty_heads(stats, M, rows):
-    """Heads that are nearest to none of ``rows`` (hard counts zero)."""
-    labels, _ = nearest_point(rows, stats.chart.points(M))
-    counts = np.bincount(labels, minlength=M.shape[0])
-    return np.flatnonzero(counts == 0)
-
-
 def _relocate(stats, M, empty, rows):
     """Move each empty head to the row farthest from its nearest point."""
     Z = stats.chart.points(M)
@@ -115,7 +117,15 @@ def _relocate(stats, M, empty, rows):
     return stats.chart.heads(Z)
 
 
-def fit_point_layer(X, weights, *, n_clusters, temperature, init, n_init, max_iter, tol,
+def fit_point_layer(X, weights, **kwargs):
+    """:func:`_fit_point_layer` with BLAS on one thread (the skinny products of the
+    passes, and the small ``d x d`` ones, run faster so; the passes split the rows
+    over threads themselves)."""
+    with one_blas_thread():
+        return _fit_point_layer(X, weights, **kwargs)
+
+
+def _fit_point_layer(X, weights, *, n_clusters, temperature, init, n_init, max_iter, tol,
                     random_state, verbose=0, learning_rate=1.0, solver="riemannian",
                     coarse="auto", stats=None, chart=None, cov=None):
     """Fit the point layer to the rows ``X`` (with ``weights`` or None).
@@ -132,8 +142,14 @@ def fit_point_layer(X, weights, *, n_clusters, temperature, init, n_init, max_it
         See :func:`seed_points`.
     n_init : int
         Starts (the one of lowest risk is kept).
-    max_iter, tol, learning_rate, solver :
+    max_iter, learning_rate, solver :
         As in :func:`._sphere.minimize_on_spheres`; ``max_iter`` bounds each stage.
+    tol : float
+        Stop when the squared shifts that the heads' mass-preconditioned
+        steps would make (:func:`._point.lloyd_shift`) sum to less than ``tol``
+        times the mean variance of the features, as KMeans stops on its
+        centres' shift, or a step lowers the risk by less than ``tol**2``
+        relatively.
     random_state : numpy.random.RandomState
         Seeds the starts (as KMeans's) and draws the coarse sample.
     verbose : int
@@ -183,24 +199,33 @@ def fit_point_layer(X, weights, *, n_clusters, temperature, init, n_init, max_it
             last.update(M=M, masses=masses)
             return risk, grad
 
-        def precondition(M):
-            masses = last["masses"] if last.get("M") is M else \
-                point_risk(M, st, beta, return_grad=True)[2]
-            return mass_preconditioner(M, masses, chart.height, 0.1 / n_clusters)
+        def masses_at(M):
+            if last.get("M") is not M:
+                objective(M)
+            return last["masses"]
 
-        return minimize_on_spheres(
-            objective, M0, preconditioner=precondition,
+        def precondition(M):
+            return mass_preconditioner(M, masses_at(M), chart.height, floor)
+
+        def stationarity(M, rgrad):
+            return lloyd_shift(M, rgrad, masses_at(M), chart.height, floor)
+
+        res = minimize_on_spheres(
+            objective, M0, preconditioner=precondition, stationarity=stationarity,
             solver=solver, learning_rate=learning_rate,
             max_iter=max_iter if steps is None else steps, tol=stage_tol,
             callback=callback if verbose > 1 or st is stats else None,
             value_fun=lambda M: point_risk(M, st, beta), step_rule="lbfgs",
             pairs=pairs, memory=memory,
         )
+        # a head with less than half a row's weight is empty (masses at the heads)
+        res.empty = np.flatnonzero(masses_at(res.heads) * st.total_weight < 0.5)
+        return res
 
     def relocated(st, res, stage_tol, memory):
         """Relocate empty heads and descend again while that lowers the risk."""
         for _ in range(MAX_RELOCATIONS if max_iter > 0 else 0):
-            empty = _empty_heads(st, res.heads, rows)
+            empty = res.empty
             if empty.size == 0:
                 break
             M2 = _relocate(st, res.heads, empty, rows)
@@ -213,6 +238,7 @@ def fit_point_layer(X, weights, *, n_clusters, temperature, init, n_init, max_it
             res = again
         return res
 
+    floor = 0.1 / n_clusters  # the smallest mass the steps and the tolerance assume
     best, stage = None, stats if not large else sample_stats
     stage_tol = tol if not large else max(tol, COARSE_TOL)
     memory = 8 if not large else LARGE_FIT_MEMORY

@@ -10,7 +10,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._base import BaseQuantizer
 from ._dask import is_dask_array
-from ._layers import Stream, make_layer
+from ._layers import Stream, make_layer, warn_distinct
 
 __all__ = ["AttentionQuantizer"]
 
@@ -278,13 +278,12 @@ class AttentionQuantizer(BaseQuantizer):
                                directions=self.geometry == "direction")
         return make_layer(self.get_params())
 
-    def _store(self, layer, X, sample_weight, labels=None):
+    def _store(self, layer, X, sample_weight):
         """Keep the fitted layer and expose its attributes; label the rows ``X``."""
         self.layer_ = layer
         for name, value in layer.attributes(X.dtype).items():
             setattr(self, name, value)
-        self.labels_ = layer.predict(X) if labels is None else labels
-        d2 = layer.sq_distances(X)
+        self.labels_, d2 = layer.assign(X)
         self.inertia_ = float(d2.sum() if sample_weight is None else d2 @ sample_weight)
         return self
 
@@ -318,7 +317,9 @@ class AttentionQuantizer(BaseQuantizer):
         w = self._weights(sample_weight, X)
         layer = self._new_layer(*X.shape)
         layer.fit(X, w, layer.make_rng(self.random_state))
-        return self._store(layer, X, w)
+        self._store(layer, X, w)
+        warn_distinct(np.unique(self.labels_).size, self.n_clusters)
+        return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, sample_weight=None):
@@ -382,7 +383,7 @@ class AttentionQuantizer(BaseQuantizer):
         layer.fit_dask(X, layer.make_rng(self.random_state))
         self._store(layer, np.empty((0, X.shape[1]), X.dtype), None)
         self.labels_ = layer.labels_dask(X)
-        self.inertia_ = float(X.map_blocks(layer.sq_distances, dtype=np.float64,
+        self.inertia_ = float(X.map_blocks(lambda b: layer.assign(b)[1], dtype=np.float64,
                                            drop_axis=1).sum().compute())
         return self
 

@@ -133,7 +133,7 @@ def test_stationary_point_is_self_consistent(blobs):
 # -- the estimator --------------------------------------------------------------
 def test_separated_blobs_of_unequal_size_and_spread(blobs):
     X, y = blobs
-    aq = AttentionQuantizer(3, random_state=0).fit(X)
+    aq = AttentionQuantizer(3, tol=1e-10, random_state=0).fit(X)
     assert adjusted_rand_score(y, aq.labels_) == 1.0
     means = np.vstack([X[y == k].mean(axis=0) for k in range(3)])
     order = aq.predict(means)
@@ -350,7 +350,7 @@ def test_partial_fit_on_one_chunk_equals_fit(blobs):
 def test_coarse_to_fine_reaches_the_full_data_optimum():
     X, _ = make_blobs(40000, centers=3, n_features=4, random_state=2)
     kw = dict(n_clusters=3, temperature=16.0, init="k-means++", n_init=1, max_iter=300,
-              tol=1e-7)
+              tol=1e-12)
     a = fit_point_layer(X, None, random_state=np.random.RandomState(0), coarse=True, **kw)
     b = fit_point_layer(X, None, random_state=np.random.RandomState(0), coarse=False, **kw)
     assert a.n_iter_coarse > 0
