@@ -42,8 +42,10 @@ def test_dask_fit_equals_numpy_fit(client, L):
     X, _, _ = make_orthogonal_mixture(30000, 10, 2, sigma=0.3, random_state=0)
     Xd = da.from_array(X, chunks=(7000, 10))
     assert is_dask_array(Xd) and not is_dask_array(X)
-    a = AttentionQuantizer(2, init="pca", context_length=L, random_state=0).fit(X)
-    b = AttentionQuantizer(2, init="pca", context_length=L, random_state=0).fit(Xd)
+    a = AttentionQuantizer(2, geometry="direction", init="pca", context_length=L,
+                           random_state=0).fit(X)
+    b = AttentionQuantizer(2, geometry="direction", init="pca", context_length=L,
+                           random_state=0).fit(Xd)
     assert np.abs(a.heads_ - b.heads_).max() < 1e-8
     assert np.isclose(a.risk_, b.risk_, rtol=1e-10) and np.isclose(a.scale_, b.scale_)
     assert a.n_iter_ == b.n_iter_
@@ -61,23 +63,25 @@ def test_dask_fit_with_float32_passes_agrees_with_numpy(client):
 
     X, _, _ = make_orthogonal_mixture(60000, 10, 2, sigma=0.3, random_state=0)
     assert X.size >= fit_module.MIXED_MIN_SIZE
-    a = AttentionQuantizer(2, init="pca", random_state=0).fit(X)
-    b = AttentionQuantizer(2, init="pca", random_state=0).fit(
+    a = AttentionQuantizer(2, geometry="direction", init="pca", random_state=0).fit(X)
+    b = AttentionQuantizer(2, geometry="direction", init="pca", random_state=0).fit(
         da.from_array(X, chunks=(14000, 10)))
     assert np.abs(a.heads_ - b.heads_).max() < 1e-4
     assert np.isclose(a.risk_, b.risk_, rtol=1e-8)
     assert np.mean(a.labels_ == np.asarray(b.labels_)) > 0.9999
 
 
-def test_dask_fit_small_data_same_default_start(client):
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_dask_fit_small_data_same_default_start(client, geometry):
     X, _, _ = make_orthogonal_mixture(4000, 8, 2, sigma=0.3, random_state=3)
-    a = AttentionQuantizer(2, random_state=0).fit(X)
-    b = AttentionQuantizer(2, random_state=0).fit(da.from_array(X, chunks=(1000, 8)))
+    a = AttentionQuantizer(2, geometry=geometry, random_state=0).fit(X)
+    b = AttentionQuantizer(2, geometry=geometry, random_state=0).fit(
+        da.from_array(X, chunks=(1000, 8)))
     assert np.abs(a.heads_ - b.heads_).max() < 1e-8
 
 
-def test_dask_lifted_fit_equals_numpy_fit(client):
-    """Centred data: lift="auto" fits the lifted layer on the blocks as on numpy."""
+def test_dask_point_fit_equals_numpy_fit(client):
+    """The point layer on the blocks as on numpy, through the coarse-to-fine path."""
     from sklearn.datasets import make_blobs
     from sklearn.preprocessing import StandardScaler
 
@@ -87,10 +91,10 @@ def test_dask_lifted_fit_equals_numpy_fit(client):
     X = StandardScaler().fit_transform(X)
     a = AttentionQuantizer(3, random_state=0).fit(X)
     b = AttentionQuantizer(3, random_state=0).fit(da.from_array(X, chunks=(5000, 5)))
-    assert a.lift_ and b.lift_ and a.heads_.shape == (3, 6)
+    assert a.heads_.shape == (3, 6)
     assert np.abs(a.heads_ - b.heads_).max() < 1e-8
-    assert np.allclose(a.context_values_, b.context_values_, atol=1e-8)
     assert np.isclose(a.risk_, b.risk_, rtol=1e-10)
-    assert np.array_equal(a.labels_, b.labels_)
+    assert np.isclose(a.inertia_, b.inertia_, rtol=1e-10)
+    assert np.array_equal(a.labels_, np.asarray(b.labels_))
     assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-8)
     assert np.array_equal(b.predict(X), a.labels_)
