@@ -5,6 +5,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "sklearn_attnclust.attention_quantizer",  # the point layer's example (the default)
     "sklearn_attnclust.datasets",
     "sklearn_attnclust.metrics",
     "sklearn_attnclust.baselines",
