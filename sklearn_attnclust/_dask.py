@@ -155,6 +155,7 @@ class DaskPointStatistics:
     def __init__(self, X, chart, cov, chunk_size=4096):
         self.X, self.chart, self.cov = X, chart, cov
         self.total_weight = float(X.shape[0])
+        self.sq_total = self.total_weight  # the chart's rows have unit mean squared spread
         self.chunk_size = int(chunk_size)
         self._blocks = list(X.to_delayed().ravel())
 

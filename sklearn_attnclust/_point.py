@@ -170,12 +170,16 @@ def absolute_temperature(cov, n_heads, temperature):
 
 
 def _logits(Y, Z, beta):
-    """``-beta ||y - z_h||^2`` (b, K), from ``||y||^2 - 2 <y, z> + ||z||^2``."""
-    D = Y @ (-2.0 * Z.T)
-    D += np.einsum("ij,ij->i", Z, Z)[None, :]
-    D += np.einsum("ij,ij->i", Y, Y)[:, None]
-    D *= -beta
-    return D
+    """``2 beta <y, z_h> - beta ||z_h||^2`` (b, K): minus ``beta ||y - z_h||^2`` up to
+    the per-row ``beta ||y||^2``, which the softmax over heads does not see."""
+    L = Y @ ((2.0 * beta) * Z.T)
+    L -= beta * np.einsum("ij,ij->i", Z, Z)
+    return L
+
+
+def chunk_rows(n_features, n_heads):
+    """Rows per chunk of a pass: about 2^18 numbers in its widest temporary."""
+    return int(min(max(2**18 // max(int(n_features), int(n_heads), 1), 1024), 65536))
 
 
 def block_sums(Y, w, Z, beta, need_grad):
@@ -195,21 +199,28 @@ def block_sums(Y, w, Z, beta, need_grad):
     Returns
     -------
     tuple
-        ``(sum_i w_i F(y_i),)``, and with ``need_grad`` also the masses
-        ``sum_i w_i p_ih`` (K,) and the first moments ``sum_i w_i p_ih y_i``
-        (K, d).
+        ``(sum_i w_i G(y_i),)`` with ``G(y) = -(1/beta) log sum_h exp(2 beta <y,
+        z_h> - beta ||z_h||^2)``, so that ``F(y) = ||y||^2 + G(y)``; and with
+        ``need_grad`` also the masses ``sum_i w_i p_ih`` (K,) and the first
+        moments ``sum_i w_i p_ih y_i`` (K, d).
     """
     logits = _logits(Y, Z, beta)
     top = logits.max(axis=1)
     logits -= top[:, None]
     np.exp(logits, out=logits)
     norm = logits.sum(axis=1)
-    lse = top + np.log(norm)
+    lse = np.log(norm)
+    lse += top
     value = -float(lse.sum() if w is None else w @ lse) / beta
     if not need_grad:
         return (value,)
     logits *= (1.0 / norm if w is None else w / norm)[:, None]
     return value, logits.sum(axis=0), logits.T @ Y
+
+
+def _sq_sum(Y, w):
+    sq = np.einsum("ij,ij->i", Y, Y)
+    return float(sq.sum() if w is None else w @ sq)
 
 
 @dataclass
@@ -226,6 +237,9 @@ class PointStatistics:
     total_weight : float
     chunk_size : int
         Rows per block of a pass.
+    sq_total : float
+        ``sum_i w_i ||y_i||^2`` of the scaled rows (the part of the risk that
+        does not depend on the heads).
     scaled_rows : ndarray of shape (n, d) or None
         The rows in the data's units, kept for small data (at most
         :data:`CACHE_ENTRIES` entries) so that the passes skip the scaling;
@@ -236,16 +250,27 @@ class PointStatistics:
     weights: object
     chart: PointChart
     total_weight: float
+    sq_total: float
     chunk_size: int = 4096
     scaled_rows: object = None
 
     @classmethod
-    def from_data(cls, X, weights, chart, chunk_size=4096):
-        """The statistics of the rows ``X`` under ``chart``."""
-        W = float(X.shape[0] if weights is None else np.sum(weights))
-        Y = chart.scaled(X) if X.shape[0] * X.shape[1] <= CACHE_ENTRIES else None
-        return cls(X=X, weights=weights, chart=chart, total_weight=W, chunk_size=chunk_size,
-                   scaled_rows=Y)
+    def from_data(cls, X, weights, chart, chunk_size=None, sq_total=None):
+        """The statistics of the rows ``X`` under ``chart``.
+
+        ``sq_total`` is computed with a pass unless given (it is the total
+        weight for the rows the chart was made from).
+        """
+        n, d = X.shape
+        W = float(n if weights is None else np.sum(weights))
+        Y = chart.scaled(X) if n * d <= CACHE_ENTRIES else None
+        if sq_total is None:
+            sq_total = float(sum_row_blocks(
+                lambda lo, hi: (_sq_sum(chart.scaled(X[lo:hi]) if Y is None else Y[lo:hi],
+                                        None if weights is None else weights[lo:hi]),),
+                n, 65536)[0])
+        return cls(X=X, weights=weights, chart=chart, total_weight=W, sq_total=sq_total,
+                   chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y)
 
     @property
     def n_samples(self):
@@ -286,7 +311,7 @@ def point_risk(M, stats, beta, return_grad=False):
     Z = chart.scaled_points(M)
     out = stats.sums(Z, beta, return_grad)
     W = stats.total_weight
-    risk = out[0] / W
+    risk = (stats.sq_total + out[0]) / W
     if not return_grad:
         return risk
     G = (2.0 / W) * (out[1][:, None] * Z - out[2])
@@ -323,7 +348,7 @@ def mass_preconditioner(M, masses, height, floor):
 def point_weights(X, chart, Z, beta):
     """The attention weights ``p_h(x)`` (n, K) of input rows ``X``; ``Z`` input-space points."""
     with one_blas_thread():
-        P = _logits(chart.scaled(X), chart.scaled(Z), beta)
+        P = _logits(chart.scaled(X), chart.scaled(Z), beta)  # softmax rows: no ||y||^2
         P -= P.max(axis=1, keepdims=True)
         np.exp(P, out=P)
         P /= P.sum(axis=1, keepdims=True)

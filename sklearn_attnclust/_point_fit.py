@@ -23,6 +23,7 @@ from ._point import (
     PointStatistics,
     absolute_temperature,
     chart_from_data,
+    chunk_rows,
     lloyd_shift,
     mass_preconditioner,
     nearest_point,
@@ -41,10 +42,6 @@ MAX_RELOCATIONS = 3
 #: :func:`._point.lloyd_shift`, are of order ``d K / 2000`` times the
 #: within-cluster share of the variance; solving the sample further buys nothing.
 COARSE_TOL = 1e-2
-
-#: Rows per block of the passes.
-CHUNK_SIZE = 4096
-
 
 @dataclass
 class PointFit:
@@ -170,19 +167,27 @@ def _fit_point_layer(X, weights, *, n_clusters, temperature, init, n_init, max_i
     if chart.spread == 0.0:
         return None
     if stats is None:
-        stats = PointStatistics.from_data(X, weights, chart, CHUNK_SIZE)
+        # the chart's rows: their scaled squared norms sum to the total weight
+        W = float(n if weights is None else np.sum(weights))
+        stats = PointStatistics.from_data(X, weights, chart, chunk_rows(d, n_clusters),
+                                          sq_total=W)
     beta = absolute_temperature(cov, n_clusters, temperature)
     rng = random_state
     m = coarse_sample_size(n, n_clusters, d)
     large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
     rows, row_w = X, weights
     if large:
-        p = None if weights is None else weights / np.sum(weights)
-        idx = np.sort(rng.choice(n, size=min(m, n), replace=False, p=p))  # noqa
+        # drawn with replacement, in O(m) (the rows are distinct but for a few,
+        # as m << n), or by weight
+        if weights is None:
+            idx = np.unique(rng.randint(0, n, size=m))
+        else:
+            idx = np.unique(rng.choice(n, size=m, p=weights / np.sum(weights)))
         rows, row_w = np.asarray(X[idx]), None  # drawn by weight: the sample is unweighted
     elif not isinstance(rows, np.ndarray):
         rows = np.asarray(rows)
-    sample_stats = PointStatistics.from_data(rows, row_w, chart, CHUNK_SIZE) if large else None
+    sample_stats = (PointStatistics.from_data(rows, row_w, chart, chunk_rows(d, n_clusters))
+                    if large else None)
 
     def say(text):
         if verbose:

@@ -318,7 +318,8 @@ class AttentionQuantizer(BaseQuantizer):
         layer = self._new_layer(*X.shape)
         layer.fit(X, w, layer.make_rng(self.random_state))
         self._store(layer, X, w)
-        warn_distinct(np.unique(self.labels_).size, self.n_clusters)
+        warn_distinct(np.count_nonzero(np.bincount(self.labels_, minlength=self.n_clusters)),
+                      self.n_clusters)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
