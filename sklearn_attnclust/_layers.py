@@ -8,7 +8,7 @@ estimator holds one fitted layer in ``layer_`` and never branches on the
 geometry.
 
 - :class:`PointLayer` (``geometry="point"``): heads whose central chart
-  points at cluster centres anywhere (:mod:`._point`, :mod:`._point_fit`).
+  points at cluster centres anywhere (:mod:`._point`, fitted by :mod:`._strategy`).
 - :class:`DirectionLayer` (``geometry="direction"``): the paper's heads on the
   sphere, clusters as directions from the origin, linear or competitive
   (:mod:`._attention`, :mod:`._fit`).
@@ -25,8 +25,8 @@ from ._blocks import one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
 from ._fit import fit_heads
 from ._init import check_start, init_heads
-from ._point import chart_from_data, nearest_point, point_weights
-from ._point_fit import check_points, fit_point_layer
+from ._point import PointMaths, chart_from_data, check_points, nearest_point, point_weights
+from ._strategy import fit_layer
 
 __all__ = ["DirectionLayer", "PointLayer", "Stream", "make_layer", "warn_distinct"]
 
@@ -110,7 +110,7 @@ def warn_distinct(n_distinct, n_clusters):
 
 
 class PointLayer:
-    """Clusters around points: the layer of :mod:`._point`, fitted by :mod:`._point_fit`."""
+    """Clusters around points: the layer of :mod:`._point`, fitted by :mod:`._strategy`."""
 
     geometry = "point"
 
@@ -138,21 +138,25 @@ class PointLayer:
             self.n_init = 1
         self.options = dict(verbose=verbose, learning_rate=learning_rate, solver=solver)
 
-    def _fit(self, X, w, rng, *, init=None, n_init=None, **kwargs):
-        self.fit_ = fit = fit_point_layer(
-            X, w, n_clusters=self.n_clusters, temperature=self.temperature,
-            init=self.init if init is None else init,
-            n_init=self.n_init if n_init is None else n_init,
-            max_iter=self.max_iter, tol=self.tol, random_state=rng, **self.options, **kwargs,
-        )
-        if fit is None:  # no spread: every row is the same point
-            chart, _ = chart_from_data(X, w)
+    def _fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
+        if chart is None:
+            chart, cov = chart_from_data(X, w)
+        self.chart, self.fit_ = chart, None
+        if chart.spread == 0.0:  # no spread: every row is the same point
             self.centers = np.tile(chart.offset, (self.n_clusters, 1))
-            self.chart, self.beta, self.heads = chart, np.inf, None
+            self.beta, self.heads = np.inf, None
             return self
+        maths = PointMaths(self.n_clusters, self.temperature, chart, cov)
+        if stats is None:  # the chart's rows: their scaled squared norms sum to their weight
+            stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
+        self.fit_ = fit = fit_layer(
+            maths, X, w, stats, init=self.init if init is None else init,
+            n_init=self.n_init if n_init is None else n_init, max_iter=self.max_iter,
+            tol=self.tol, random_state=rng, **self.options,
+        )
         _warn_if_not_converged(fit, self.max_iter)
-        self.chart, self.beta, self.heads = fit.chart, fit.beta, fit.heads
-        self.centers = fit.chart.points(fit.heads)
+        self.beta, self.heads = maths.beta, fit.heads
+        self.centers = chart.points(fit.heads)
         return self
 
     def fit(self, X, w, rng):
@@ -199,7 +203,7 @@ class PointLayer:
         return dict(
             heads_=heads.astype(dtype), cluster_centers_=self.centers.astype(dtype),
             offset_=chart.offset.astype(dtype), lift_height_=chart.height * chart.spread,
-            scale_=1.0, temperature_=_over(self.beta, chart.spread) if chart.spread else np.inf,
+            scale_=1.0, temperature_=_over(self.beta, chart.spread) if chart.spread else 0.0,
             second_moment_=None,
             risk_=fit.risk if fit else 0.0, n_iter_=fit.n_iter if fit else 0,
             risk_curve_=fit.risk_curve if fit else np.zeros(1),
@@ -391,4 +395,9 @@ def make_layer(params):
                 "output scale and no orthogonality penalty."
             )
         p.pop(name)
+    if p["temperature"] != "auto" and not p["temperature"] > 0:
+        raise ValueError(
+            "temperature must be > 0 for geometry='point': at 0 every head has the same "
+            "weight everywhere and all the points merge at the data's mean."
+        )
     return PointLayer(**p)

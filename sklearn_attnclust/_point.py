@@ -46,12 +46,13 @@ module knows nothing of scikit-learn.
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.cluster import kmeans_plusplus
 
 from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
 
-__all__ = ["PointChart", "PointStatistics", "block_sums", "point_risk", "point_weights",
-           "nearest_point", "chart_from_data", "mass_preconditioner", "lloyd_shift",
-           "LIFT_HEIGHT"]
+__all__ = ["LIFT_HEIGHT", "PointChart", "PointMaths", "PointStatistics", "block_sums",
+           "chart_from_data", "check_points", "lloyd_shift", "mass_preconditioner",
+           "nearest_point", "point_risk", "point_weights"]
 
 
 #: Height of the chart's plane above the data's centre, in units of the data's
@@ -59,6 +60,13 @@ __all__ = ["PointChart", "PointStatistics", "block_sums", "point_risk", "point_w
 #: at ``atan(r / height)`` from the pole: the data's clusters stay well inside
 #: the open hemisphere, where the chart is smooth.
 LIFT_HEIGHT = 3.0
+
+#: Tolerance of the coarse stage (at least ``tol``): the sample's own
+#: resolution.  With about 2000 rows per head, the heads' points are off the
+#: full-data optimum by sampling noise whose squared shifts, in the units of
+#: :func:`lloyd_shift`, are of order ``d K / 2000`` times the within-cluster
+#: share of the variance; solving the sample further buys nothing.
+COARSE_TOL = 1e-2
 
 #: Largest data (``n * d`` entries, 8 MiB in float64) whose scaled rows a fit
 #: keeps, instead of scaling every chunk in every pass.
@@ -387,3 +395,88 @@ def nearest_point(X, Z):
     with one_blas_thread():
         map_row_blocks(block, X.shape[0], 16384)
     return labels, dist
+
+
+def check_points(Z, n_clusters, n_features):
+    """An array of starting points, checked: shape (K, d), finite."""
+    Z = np.array(Z, dtype=np.float64)
+    if Z.shape != (n_clusters, n_features):
+        raise ValueError(
+            f"init array must have shape (n_clusters, n_features) = ({n_clusters}, "
+            f"{n_features}), got {Z.shape}."
+        )
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("init array contains NaN or infinity.")
+    return Z
+
+
+class PointMaths:
+    """The point layer's mathematics, for the fit strategy of :mod:`._strategy`.
+
+    Built from the chart of the data and the scaled covariance
+    (:func:`chart_from_data`); see :mod:`._strategy` for the interface.
+    """
+
+    coarse_tol = COARSE_TOL
+
+    def __init__(self, n_clusters, temperature, chart, cov):
+        self.n_clusters, self.chart = int(n_clusters), chart
+        self.beta = absolute_temperature(cov, n_clusters, temperature)
+        self.floor = 0.1 / self.n_clusters  # the smallest mass the steps assume
+        with np.errstate(over="ignore"):
+            self.unit = chart.spread**2
+
+    def statistics(self, rows, weights, sq_total=None):
+        return PointStatistics.from_data(rows, weights, self.chart,
+                                         chunk_rows(rows.shape[1], self.n_clusters),
+                                         sq_total=sq_total)
+
+    def seed_points(self, X, weights, init, rng):
+        """Input-space starting points (K, d) drawn from the rows ``X``.
+
+        ``init`` is ``"k-means++"`` (greedy k-means++ on the centred rows, with
+        the weights, drawn as KMeans draws them from the same ``rng``: the rows
+        are scaled by a power of two, which is exact, so that no squared
+        distance under- or overflows), ``"random"`` (distinct rows drawn with
+        probabilities proportional to the weights), a callable ``init(X,
+        n_clusters, random_state)`` (as KMeans's) or an array of shape (K, d).
+        ``rng`` is a ``numpy.random.RandomState``.
+        """
+        chart, K = self.chart, self.n_clusters
+        if isinstance(init, str) and init == "k-means++":
+            two = 2.0 ** -np.round(np.log2(chart.spread))
+            Z, _ = kmeans_plusplus((np.asarray(X, dtype=np.float64) - chart.offset) * two, K,
+                                   sample_weight=weights, random_state=rng)
+            return chart.offset + Z / two
+        if isinstance(init, str) and init == "random":
+            p = None if weights is None else weights / np.sum(weights)
+            idx = rng.choice(X.shape[0], size=K, replace=False, p=p)
+            return np.asarray(X[np.sort(idx)], dtype=np.float64)
+        Z = init(X, K, rng) if callable(init) else init
+        return check_points(Z, K, X.shape[1])
+
+    def starts(self, rows, weights, init, rng):
+        return self.chart.heads(self.seed_points(rows, weights, init, rng))
+
+    def risk(self, M, stats, return_grad=False):
+        return point_risk(M, stats, self.beta, return_grad=return_grad)
+
+    def preconditioner(self, M, masses):
+        return mass_preconditioner(M, masses, self.chart.height, self.floor)
+
+    def stationarity(self, M, rgrad, masses):
+        return lloyd_shift(M, rgrad, masses, self.chart.height, self.floor)
+
+    def relocate(self, M, empty, rows):
+        """Move each empty head to the row farthest from its nearest point (None
+        when no row is off the other points: fewer distinct rows than heads)."""
+        Z = self.chart.points(M)
+        keep = np.setdiff1d(np.arange(M.shape[0]), empty)
+        _, dist = nearest_point(rows, Z[keep])
+        for h in empty:
+            i = int(np.argmax(dist))
+            if dist[i] <= 0:
+                return None
+            Z[h] = rows[i]
+            dist = np.minimum(dist, nearest_point(rows, Z[h:h + 1])[1])
+        return self.chart.heads(Z)

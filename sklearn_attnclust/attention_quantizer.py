@@ -155,7 +155,8 @@ class AttentionQuantizer(BaseQuantizer):
 
     temperature_ : float
         Absolute temperature ``beta`` used (0 for the linear layer; in
-        inverse squared input units for ``"point"``).
+        inverse squared input units for ``"point"``, and 0 when all the rows
+        are equal, where no head competes).
 
     second_moment_ : ndarray of shape (n_features, n_features) or None
         ``"direction"``: the training data's second moment, the context of

@@ -22,7 +22,8 @@ from sklearn_attnclust._point import (
     point_risk,
     point_weights,
 )
-from sklearn_attnclust._point_fit import fit_point_layer
+from sklearn_attnclust._point import PointMaths
+from sklearn_attnclust._strategy import fit_layer
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
 
@@ -316,6 +317,11 @@ def test_direction_only_parameters_are_refused(blobs, params):
         AttentionQuantizer(3, **params).fit(blobs[0])
 
 
+def test_zero_temperature_is_refused(blobs):
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        AttentionQuantizer(3, temperature=0.0).fit(blobs[0])
+
+
 def test_direction_geometry_names_the_point_geometry():
     X, _ = make_blobs(300, centers=5, n_features=2, random_state=0)
     with pytest.raises(ValueError, match="geometry='point'"):
@@ -349,12 +355,16 @@ def test_partial_fit_on_one_chunk_equals_fit(blobs):
 
 def test_coarse_to_fine_reaches_the_full_data_optimum():
     X, _ = make_blobs(40000, centers=3, n_features=4, random_state=2)
-    kw = dict(n_clusters=3, temperature=16.0, init="k-means++", n_init=1, max_iter=300,
-              tol=1e-12)
-    a = fit_point_layer(X, None, random_state=np.random.RandomState(0), coarse=True, **kw)
-    b = fit_point_layer(X, None, random_state=np.random.RandomState(0), coarse=False, **kw)
-    assert a.n_iter_coarse > 0
-    Za, Zb = a.chart.points(a.heads), b.chart.points(b.heads)
+    chart, cov = chart_from_data(X)
+    maths = PointMaths(3, 16.0, chart, cov)
+    stats = maths.statistics(X, None)
+    kw = dict(init="k-means++", n_init=1, max_iter=300, tol=1e-12)
+    a = fit_layer(maths, X, None, stats, random_state=np.random.RandomState(0), coarse=True, **kw)
+    b = fit_layer(maths, X, None, stats, random_state=np.random.RandomState(0), coarse=False,
+                  **kw)
+    assert a.n_iter_coarse > 0 and b.n_iter_coarse == 0
+    assert np.isclose(stats.sq_total, X.shape[0])  # the chart's rows have unit mean square
+    Za, Zb = chart.points(a.heads), chart.points(b.heads)
     order = nearest_point(Za, Zb)[0]
     assert sorted(order) == [0, 1, 2]
     assert np.allclose(Za, Zb[order], atol=1e-5)
