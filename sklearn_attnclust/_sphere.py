@@ -130,7 +130,7 @@ def minimize_on_spheres(
         fit, whose curvature is that of the full objective up to sampling
         noise), so that the first step is already a quasi-Newton step.
     preconditioner : callable, optional
-        ``preconditioner(M) -> (K,)`` positive scales, one per head: the
+        ``preconditioner(M) -> (K,)`` positive scales (or None), one per head: the
         inverse of each head's curvature at ``M``, the initial inverse
         Hessian of ``"lbfgs"`` (in place of the scalar of the last pair).
         With it, the first step, and any step after the memory is cleared,
@@ -174,7 +174,9 @@ def minimize_on_spheres(
             break
         direction = rgrad if solver == "riemannian" else grad
         trial = step
-        scales = None if preconditioner is None else preconditioner(M)[:, None]
+        scales = None if preconditioner is None else preconditioner(M)
+        if scales is not None:
+            scales = np.asarray(scales)[:, None]
         if step_rule == "lbfgs" and pairs:
             lbfgs_dir = _two_loop(M, rgrad, pairs, scales)
             if float(np.sum(grad * lbfgs_dir)) > 0:

@@ -54,6 +54,17 @@ class AttentionQuantizer(BaseQuantizer):
         (see above and the user guide's "Choosing the geometry").  Never
         chosen from the data.
 
+    risk : {"auto", "reconstruction", "free-energy"}, default="auto"
+        What ``fit`` minimises.  ``"reconstruction"``: the paper's risk, the
+        expected error of the layer's reconstruction of a token from its
+        context (``geometry="direction"`` only).  ``"free-energy"``: the
+        layer's free energy ``-(1/beta) E log sum_h exp(beta s_h(x))`` over the
+        samples, whose stationary heads are the attention-weighted means of
+        their samples (the point layer's risk; for ``"direction"`` it handles
+        unequal cluster weights and non-orthogonal directions, theory section
+        13).  ``"auto"``: ``"free-energy"`` for ``"point"``,
+        ``"reconstruction"`` for ``"direction"``.
+
     attention : {"competitive", "linear"}, default="competitive"
         The direction layer: competitive heads or the paper's linear layer
         (the competitive layer at temperature 0).  The point layer is
@@ -221,6 +232,7 @@ class AttentionQuantizer(BaseQuantizer):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "geometry": [StrOptions({"point", "direction"})],
+        "risk": [StrOptions({"auto", "reconstruction", "free-energy"})],
         "attention": [StrOptions({"competitive", "linear"})],
         "temperature": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "context_length": [Interval(Integral, 1, None, closed="left"), None],
@@ -241,6 +253,7 @@ class AttentionQuantizer(BaseQuantizer):
         n_clusters=8,
         *,
         geometry="point",
+        risk="auto",
         attention="competitive",
         temperature="auto",
         context_length=None,
@@ -257,6 +270,7 @@ class AttentionQuantizer(BaseQuantizer):
     ):
         self.n_clusters = n_clusters
         self.geometry = geometry
+        self.risk = risk
         self.attention = attention
         self.temperature = temperature
         self.context_length = context_length

@@ -24,6 +24,9 @@ _SEEDING = (
 def _expected_failed_checks(estimator):
     if not isinstance(estimator, AttentionQuantizer):
         return {}
+    if estimator.geometry == "direction" and estimator.risk == "free-energy":
+        return {"check_clustering": _CLUSTERING_IN_2D,
+                "check_sample_weight_equivalence_on_dense_data": _SEEDING}
     if estimator.geometry == "direction":
         return {
             "check_clustering": _CLUSTERING_IN_2D,
@@ -40,6 +43,7 @@ def _expected_failed_checks(estimator):
         AttentionQuantizer(2, geometry="direction", random_state=0),
         AttentionQuantizer(2, geometry="direction", attention="linear", init="random",
                            random_state=0),
+        AttentionQuantizer(2, geometry="direction", risk="free-energy", random_state=0),
         AttentionQuantizer(2, geometry="direction", context_length=3, solver="projected",
                            random_state=0),
         InContextQuantizer(),

@@ -1,0 +1,245 @@
+"""Directions from the origin, up to sign, trained on the free energy of competitive attention.
+
+``geometry="direction", risk="free-energy"`` (theory, section 13).  The heads
+are unit vectors ``mu_h`` of ``R^d``, each its own query and key; a sample
+``y = x / s`` (``s`` the rows' root mean squared norm) attends to them by the
+competitive softmax of its squared scores, ``p_h(y) = softmax_h(beta <y,
+mu_h>^2)``, the weights of the paper's competitive layer (theory, section 3),
+and the layer outputs the weighted projections ``sum_h p_h <x, mu_h> mu_h``.
+The risk is the layer's free energy over the queries (every sample), exact:
+
+    R = (1 / W) sum_i w_i F(y_i),    F(y) = -(1 / beta) log sum_h exp(beta <y, mu_h>^2)
+
+whose Euclidean gradient ``-(2 / W) sum_i w_i p_h(y_i) <y_i, mu_h> y_i`` has no
+term from the weights' derivative: at a stationary point every head is the top
+eigenvector of its attention-weighted second moment ``sum_i w_i p_ih y_i
+y_i^T``.  For separated directions the weights are hard, and that is the
+direction of the cluster, whatever the clusters' weights and angles (the
+reconstruction risk of the paper's layer mixes every cluster in its keys and
+tilts the heads, theory section 11).
+
+Every pass is a sum over row blocks (:func:`block_sums`), run in threads;
+the fit strategy is :mod:`._strategy`.  This module knows nothing of
+scikit-learn.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.cluster import kmeans_plusplus
+
+from ._attention import typical_head_score
+from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
+from ._init import check_start, init_heads
+from ._point import CACHE_ENTRIES, check_points, chunk_rows
+
+__all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
+           "largest_score"]
+
+#: Tolerance of the coarse stage (on the Riemannian gradient of the relative
+#: risk, as the reconstruction risk's coarse stage).
+COARSE_TOL = 1e-3
+
+
+def axis_moments(X, sample_weight=None, *, chunk_size=8192):
+    """The rows' root mean squared norm ``s`` and their second moment in units of
+    ``s`` (trace 1), in one threaded pass over ``X / max|X|`` (no under- or
+    overflow at extreme scales).  ``s`` is 0 when every row is zero."""
+    n, d = X.shape
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    W = float(n if w is None else w.sum())
+    a = float(np.max(np.abs(X))) if n else 0.0
+    if a == 0.0:
+        return 0.0, np.zeros((d, d))
+
+    def block(lo, hi):
+        second = np.zeros((d, d))
+        for b in range(lo, hi, chunk_size):
+            Y = np.asarray(X[b:min(b + chunk_size, hi)], dtype=np.float64) / a
+            second += (Y if w is None else Y * w[b:b + Y.shape[0], None]).T @ Y
+        return (second,)
+
+    with one_blas_thread():
+        (second,) = sum_row_blocks(block, n, 2 * chunk_size)
+    second /= W
+    tr = float(np.trace(second))
+    return a * np.sqrt(tr), second / tr
+
+
+def block_sums(Y, w, M, beta, need_grad):
+    """The additive sums of one block of scaled rows ``Y`` at unit heads ``M``.
+
+    Returns ``(sum_i w_i F(y_i),)``, and with ``need_grad`` also the masses
+    ``sum_i w_i p_ih`` (K,) and ``sum_i w_i p_ih <y_i, mu_h> y_i`` (K, d).
+    """
+    A = Y @ M.T
+    L = A * A
+    L *= beta
+    top = L.max(axis=1)
+    L -= top[:, None]
+    np.exp(L, out=L)
+    norm = L.sum(axis=1)
+    lse = np.log(norm)
+    lse += top
+    value = -float(lse.sum() if w is None else w @ lse) / beta
+    if not need_grad:
+        return (value,)
+    L *= (1.0 / norm if w is None else w / norm)[:, None]
+    masses = L.sum(axis=0)
+    L *= A
+    return value, masses, L.T @ Y
+
+
+@dataclass
+class AxisStatistics:
+    """The rows of a direction free-energy fit: ``X`` (input units), weights, the
+    scale ``s``, the total weight, the chunk size, and the scaled rows for
+    small data."""
+
+    X: np.ndarray
+    weights: object
+    scale: float
+    total_weight: float
+    chunk_size: int = 4096
+    scaled_rows: object = None
+
+    @classmethod
+    def from_data(cls, X, weights, scale, chunk_size=None):
+        n, d = X.shape
+        W = float(n if weights is None else np.sum(weights))
+        Y = np.asarray(X, dtype=np.float64) / scale if n * d <= CACHE_ENTRIES else None
+        return cls(X=X, weights=weights, scale=float(scale), total_weight=W,
+                   chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y)
+
+    def sums(self, M, beta, need_grad):
+        """:func:`block_sums` over all the rows, in threads, chunk by chunk."""
+        X, w, chunk, Y, inv = self.X, self.weights, self.chunk_size, self.scaled_rows, \
+            1.0 / self.scale
+
+        def block(lo, hi):
+            out = None
+            for a in range(lo, hi, chunk):
+                b = min(a + chunk, hi)
+                rows = np.asarray(X[a:b], dtype=np.float64) * inv if Y is None else Y[a:b]
+                part = block_sums(rows, None if w is None else w[a:b], M, beta, need_grad)
+                out = part if out is None else tuple(p + q for p, q in zip(out, part))
+            return out
+
+        with one_blas_thread():
+            return sum_row_blocks(block, X.shape[0], 2 * chunk)
+
+
+class AxisMaths:
+    """The direction free-energy layer's mathematics, for :mod:`._strategy`."""
+
+    coarse_tol = COARSE_TOL
+
+    def __init__(self, n_clusters, temperature, scale, second):
+        self.n_clusters, self.scale, self.second = int(n_clusters), float(scale), second
+        # relative to the typical squared head score, as the reconstruction layer
+        self.beta = float(temperature) / typical_head_score(second, n_clusters)
+        with np.errstate(over="ignore"):
+            self.unit = self.scale**2
+
+    def statistics(self, rows, weights):
+        return AxisStatistics.from_data(rows, weights, self.scale,
+                                        chunk_rows(rows.shape[1], self.n_clusters))
+
+    def starts(self, rows, weights, init, rng):
+        """Unit heads: k-means++ on directions (sign-free), random, PCA, a callable or an array."""
+        Y = np.asarray(rows, dtype=np.float64) / self.scale
+        gen = np.random.default_rng(rng.randint(2**31 - 1))
+        K = self.n_clusters
+        if isinstance(init, str) and init == "k-means++":
+            # KMeans's seeds (the same draws from the same rng) on the scaled rows,
+            # as directions
+            Z, _ = kmeans_plusplus(Y, K, sample_weight=weights, random_state=rng)
+            norms = np.linalg.norm(Z, axis=1, keepdims=True)
+            M = Z / np.where(norms > 0, norms, 1.0)
+            try:
+                check_start(M, Y)
+                return M
+            except ValueError:
+                init = "random"
+        if isinstance(init, str):
+            M = init_heads(Y, K, init, gen, second=self.second)
+            try:
+                check_start(M, Y)
+            except ValueError:  # a seeded start fell on a degenerate set: repair it
+                M = init_heads(Y, K, "random", gen)
+            return M
+        M = check_points(init(rows, K, rng) if callable(init) else init, K, Y.shape[1])
+        norms = np.linalg.norm(M, axis=1)
+        if np.any(norms == 0):
+            raise ValueError(
+                f"init array has all-zero row(s) {np.flatnonzero(norms == 0).tolist()}: "
+                "a head must be a direction (geometry='point' takes any points)."
+            )
+        M = M / norms[:, None]
+        check_start(M, Y)
+        return M
+
+    def risk(self, M, stats, return_grad=False):
+        M = np.asarray(M, dtype=np.float64)
+        out = stats.sums(M, self.beta, return_grad)
+        W = stats.total_weight
+        if not return_grad:
+            return out[0] / W
+        return out[0] / W, (-2.0 / W) * out[2], out[1] / W
+
+    def preconditioner(self, M, masses):
+        return None
+
+    def stationarity(self, M, rgrad, masses):
+        return float(np.linalg.norm(rgrad))
+
+    def relocate(self, M, empty, rows):
+        """Move each empty head to the row farthest from the other heads' lines."""
+        Y = np.asarray(rows, dtype=np.float64) / self.scale
+        M = np.array(M, copy=True)
+        keep = np.setdiff1d(np.arange(M.shape[0]), empty)
+        sq = np.einsum("ij,ij->i", Y, Y)
+        resid = sq - ((Y @ M[keep].T) ** 2).max(axis=1) if keep.size else sq
+        for h in empty:
+            i = int(np.argmax(resid))
+            if resid[i] <= 1e-12 * max(float(sq.max()), np.finfo(float).tiny):
+                return None
+            M[h] = Y[i] / np.sqrt(sq[i])
+            resid = np.minimum(resid, sq - (Y @ M[h]) ** 2)
+        return M
+
+
+def axis_weights(X, M, beta, scale):
+    """The attention weights (n, K) and the scores ``<x, mu_h>`` (n, K) of input rows."""
+    with one_blas_thread():
+        A = np.asarray(X, dtype=np.float64) @ np.asarray(M, dtype=np.float64).T
+        P = (A / scale) ** 2 * beta
+        P -= P.max(axis=1, keepdims=True)
+        np.exp(P, out=P)
+        P /= P.sum(axis=1, keepdims=True)
+    return P, A
+
+
+def largest_score(X, M):
+    """The head of largest score ``<x, mu_h>`` of each row, and that score.
+
+    The heads are signed so that the data's mean projection on each is
+    positive, and, as for the reconstruction layers, a sample belongs to the
+    head it projects on most (the largest weight among the heads it is on the
+    positive side of)."""
+    M = np.asarray(M, dtype=np.float64)
+    labels = np.empty(X.shape[0], dtype=np.intp)
+    scores = np.empty(X.shape[0])
+
+    def block(lo, hi):
+        for a in range(lo, hi, 8192):
+            b = min(a + 8192, hi)
+            A = np.asarray(X[a:b], dtype=np.float64) @ M.T
+            lab = np.argmax(A, axis=1)
+            labels[a:b] = lab
+            scores[a:b] = np.take_along_axis(A, lab[:, None], axis=1)[:, 0]
+
+    with one_blas_thread():
+        map_row_blocks(block, X.shape[0], 16384)
+    return labels, scores
+

@@ -1,0 +1,148 @@
+"""The direction layer trained on its free energy (geometry="direction", risk="free-energy")."""
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+from sklearn.metrics import adjusted_rand_score
+
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust._axes import AxisMaths, axis_moments, block_sums
+from sklearn_attnclust.datasets import make_orthogonal_mixture
+from sklearn_attnclust.metrics import centroid_distance
+
+
+def _unit(A):
+    return A / np.linalg.norm(A, axis=1, keepdims=True)
+
+
+def _tilted(n, d, sigma, angle, weights, seed):
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal((d, 2)))
+    t = np.deg2rad(angle)
+    centers = np.vstack([q[:, 0], np.cos(t) * q[:, 0] + np.sin(t) * q[:, 1]])
+    y = rng.choice(2, size=n, p=np.asarray(weights, float) / np.sum(weights))
+    return centers[y] + sigma * rng.standard_normal((n, d)), y, centers
+
+
+def AxisQuantizer(*args, **kwargs):
+    return AttentionQuantizer(*args, geometry="direction", risk="free-energy", **kwargs)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gradient_matches_finite_differences(weighted):
+    rng = np.random.default_rng(0)
+    X, _, _ = make_orthogonal_mixture(500, 6, 3, 0.4, random_state=0)
+    w = rng.uniform(0.2, 2.0, size=500) if weighted else None
+    scale, second = axis_moments(X, w)
+    maths = AxisMaths(3, 4.0, scale, second)
+    stats = maths.statistics(X, w)
+    M = _unit(rng.normal(size=(3, 6)))
+    risk, grad, masses = maths.risk(M, stats, return_grad=True)
+    assert np.isclose(masses.sum(), 1.0)
+    for _ in range(3):
+        E = rng.normal(size=M.shape)
+        eps = 1e-6
+        fd = (maths.risk(M + eps * E, stats) - maths.risk(M - eps * E, stats)) / (2 * eps)
+        assert np.isclose(np.sum(grad * E), fd, rtol=1e-5, atol=1e-10)
+
+
+def test_risk_closed_form_and_bounds():
+    # F(y) = -(1/beta) log sum_h exp(beta a_h^2) lies in [-max a^2 - log K / beta, -max a^2]
+    rng = np.random.default_rng(1)
+    Y = rng.normal(size=(200, 4))
+    M = _unit(rng.normal(size=(3, 4)))
+    for beta in (0.5, 5.0):
+        (value,) = block_sums(Y, None, M, beta, False)
+        A2 = (Y @ M.T) ** 2
+        expected = -np.sum(np.log(np.exp(beta * A2).sum(axis=1))) / beta
+        assert np.isclose(value, expected, rtol=1e-12)
+        top = A2.max(axis=1).sum()
+        assert -top - 200 * np.log(3) / beta <= value <= -top
+
+
+def test_stationary_heads_are_top_eigenvectors():
+    X, _, _ = make_orthogonal_mixture(4000, 8, 2, 0.5, weights=[2, 1], random_state=2)
+    aq = AxisQuantizer(2, tol=1e-10, random_state=0).fit(X)
+    M = aq.heads_.astype(float)
+    maths = aq.layer_.maths
+    A = X @ M.T
+    L = maths.beta * (A / maths.scale) ** 2
+    P = np.exp(L - L.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    for h in range(2):
+        C = (X * P[:, h:h + 1]).T @ X
+        top = np.linalg.eigh(C)[1][:, -1]
+        assert abs(abs(top @ M[h]) - 1.0) < 1e-8
+
+
+@pytest.mark.parametrize("weights, angle", [([3, 1], 90), ([1, 1], 60), ([3, 1], 60)])
+def test_unequal_weights_and_angles(weights, angle):
+    X, y, centers = _tilted(20000, 10, 0.3, angle, weights, 0)
+    aq = AxisQuantizer(2, random_state=0).fit(X)
+    km = KMeans(2, n_init=1, random_state=0).fit(X)
+    d_aq = centroid_distance(_unit(aq.cluster_centers_), centers)
+    d_km = centroid_distance(_unit(km.cluster_centers_), centers)
+    assert d_aq <= 1.25 * d_km
+    assert adjusted_rand_score(y, aq.labels_) >= adjusted_rand_score(y, km.labels_) - 0.01
+    # the reconstruction risk of the paper's layer is biased there
+    rec = AttentionQuantizer(2, geometry="direction", random_state=0).fit(X)
+    assert centroid_distance(_unit(rec.cluster_centers_), centers) > 0.3
+
+
+def test_overlapping_directions_beat_kmeans():
+    X, y, centers = make_orthogonal_mixture(20000, 10, 2, 1.0, random_state=0)
+    aq = AxisQuantizer(2, random_state=0).fit(X)
+    km = KMeans(2, n_init=1, random_state=0).fit(X)
+    assert (centroid_distance(aq.heads_, centers)
+            <= 0.6 * centroid_distance(_unit(km.cluster_centers_), centers))
+
+
+def test_invariances():
+    X, y, _ = make_orthogonal_mixture(3000, 6, 2, 0.3, random_state=3)
+    base = AxisQuantizer(2, random_state=0).fit(X)
+    Q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(6, 6)))
+    turned = AxisQuantizer(2, random_state=0).fit(X @ Q.T)
+    assert np.array_equal(turned.labels_, base.labels_)
+    assert np.allclose(turned.heads_, base.heads_ @ Q.T, atol=1e-6)
+    scaled = AxisQuantizer(2, random_state=0).fit(X * 1e-3)
+    assert np.allclose(scaled.heads_, base.heads_, atol=1e-6)
+    # the risk sees each row up to sign
+    flip = np.where(np.arange(3000) % 3 == 0, -1.0, 1.0)[:, None]
+    start = base.heads_ + 0.05
+    a = AxisQuantizer(2, init=start, tol=1e-9).fit(X)
+    b = AxisQuantizer(2, init=start, tol=1e-9).fit(X * flip)
+    assert np.isclose(a.risk_, b.risk_, rtol=1e-9)
+    assert centroid_distance(a.heads_, b.heads_) < 1e-6
+
+
+def test_weights_are_repeats():
+    X, _, _ = make_orthogonal_mixture(2000, 5, 2, 0.3, weights=[2, 1], random_state=4)
+    w = np.random.default_rng(0).integers(0, 4, size=2000)
+    start = np.eye(2, 5) + 0.1
+    a = AxisQuantizer(2, init=start, tol=1e-9).fit(X, sample_weight=w)
+    b = AxisQuantizer(2, init=start, tol=1e-9).fit(np.repeat(X, w, axis=0))
+    assert np.allclose(a.heads_, b.heads_, atol=1e-7)
+
+
+def test_estimator_read_outs_and_partial_fit():
+    X, y, centers = make_orthogonal_mixture(6000, 8, 3, 0.3, random_state=5)
+    aq = AxisQuantizer(3, random_state=0).fit(X)
+    assert aq.heads_.shape == (3, 8) and aq.transform(X).shape == X.shape
+    assert np.array_equal(aq.labels_, aq.predict(X))
+    assert adjusted_rand_score(y, aq.labels_) > 0.9
+    b = AxisQuantizer(3, random_state=0).partial_fit(X)
+    assert np.allclose(b.heads_, aq.heads_, atol=1e-8)
+
+
+@pytest.mark.parametrize("params", [dict(attention="linear"), dict(context_length=4),
+                                    dict(alpha=0.5), dict(scale=1.0)])
+def test_reconstruction_only_parameters_are_refused(params):
+    X, _, _ = make_orthogonal_mixture(300, 5, 2, 0.3, random_state=0)
+    with pytest.raises(ValueError, match="reconstruction risk"):
+        AxisQuantizer(2, **params).fit(X)
+
+
+def test_point_geometry_has_no_reconstruction_risk():
+    X, _, _ = make_orthogonal_mixture(300, 5, 2, 0.3, random_state=0)
+    with pytest.raises(ValueError, match="risk='reconstruction'"):
+        AttentionQuantizer(2, risk="reconstruction").fit(X)
