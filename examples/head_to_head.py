@@ -6,7 +6,8 @@ Estimators, all unsupervised except the oracle:
 * ``AttentionQuantizer(n_clusters=K, random_state=seed)``, its defaults
   (``geometry="point"``; so the table follows any change of the defaults);
 * ``AttentionQuantizer(n_clusters=K, geometry="direction")``, the paper's
-  world of clusters as directions (only where ``K <= n_features``);
+  world of clusters as directions, and the same with ``risk="free-energy"``
+  (only where ``K <= n_features``);
 * ``KMeansQuantizer(n_clusters=K, n_init=1, random_state=seed)``
   (scikit-learn's KMeans, one k-means++ start as at its defaults);
 * scikit-learn's ``MiniBatchKMeans`` and ``GaussianMixture`` (diagonal
@@ -61,7 +62,8 @@ from sklearn_attnclust import (
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance, quantization_risk
 
-ESTIMATORS = ("AttentionQuantizer", "AttentionQuantizer (direction)", "KMeansQuantizer",
+ESTIMATORS = ("AttentionQuantizer", "AttentionQuantizer (direction)",
+              "AttentionQuantizer (direction, free energy)", "KMeansQuantizer",
               "MiniBatchKMeans", "GaussianMixture (diag)", "PCAQuantizer",
               "OptimalQuantizer (oracle)")
 
@@ -126,6 +128,9 @@ def make(name, K, seed, centers):
         return AttentionQuantizer(n_clusters=K, random_state=seed)
     if name == "AttentionQuantizer (direction)":
         return AttentionQuantizer(n_clusters=K, geometry="direction", random_state=seed)
+    if name == "AttentionQuantizer (direction, free energy)":
+        return AttentionQuantizer(n_clusters=K, geometry="direction", risk="free-energy",
+                                  random_state=seed)
     if name == "KMeansQuantizer":
         return KMeansQuantizer(n_clusters=K, n_init=1, random_state=seed)
     if name == "MiniBatchKMeans":
@@ -162,7 +167,7 @@ def run(small, seeds):
             for name in ESTIMATORS:
                 rec = records.setdefault((data_name, name), dict(
                     ari=[], dist=[], risk=[], ms=[], warned=0))
-                directions = name in ("AttentionQuantizer (direction)", "PCAQuantizer")
+                directions = "direction" in name or name == "PCAQuantizer"
                 if directions and K > X.shape[1]:
                     continue  # K directions do not fit in fewer dimensions
                 est = make(name, K, seed, centers)
