@@ -1,24 +1,25 @@
 """Time AttentionQuantizer.fit against scikit-learn's KMeans in one process.
 
-For every (n, d, K) of a grid, on the same ``make_orthogonal_mixture`` data
-(sigma 0.3 by default), fit
-
-- ``AttentionQuantizer(geometry="direction")`` (competitive heads, L -> infinity),
-- ``AttentionQuantizer(geometry="direction", attention="linear")`` (``context_length=None``),
-- ``KMeans(n_init=1)`` and ``MiniBatchKMeans(n_init=1)``,
-
-``--repeat`` times each (interleaved, seeds 0, 1, ...), and report the median
-fit time, the ratio to KMeans, the peak memory of one extra fit traced with
-``tracemalloc`` (as a multiple of the input array's size) and the quality:
-centroid distance of the unit centroids to the true ones, and the adjusted
-Rand index of the labels.  Writes ``bench_fit.md`` (and ``bench_fit.png``, fit
-time against n, when matplotlib is present) into ``--output-dir``
-(default ``benchmarks/results``).
+Cases (the targets of the speed issue): the standard small sets after
+``StandardScaler`` (iris, wine, breast cancer, digits), ``make_blobs`` at
+1e4 x 16 (K = 4) and at 1e6 x 2 (K = 3, standardised), the orthonormal
+mixture at 2e5 x 32 (K = 8, sigma 0.3) and, with ``--large``, 1e7 x 32 in
+float32 (K = 8).  For each case the methods are fitted ``--repeat`` times,
+interleaved (seeds 0, 1, ...; KMeans and the attention layers get the same
+seed, so the same k-means++ start), and the table reports medians: fit time,
+its ratio to ``KMeans(n_init=1)`` in the same run with the spread (min to max
+of the per-repetition ratios), the steps (``n_iter_``), the fit time in bare
+passes (``X @ M.T`` with K columns, on one BLAS thread, timed on the same
+data), the peak memory of one extra fit traced with ``tracemalloc`` (as a
+multiple of the input's size), the adjusted Rand index and, for the
+mixture, the centroid distance of the unit centres to the true centroids.
+``*`` marks a case where a fit raised a ConvergenceWarning.
 
 Usage::
 
-    python benchmarks/bench_fit.py            # the default grid, a few minutes
-    python benchmarks/bench_fit.py --smoke    # a tiny grid, < 20 s (CI)
+    python benchmarks/bench_fit.py            # the default cases, a few minutes
+    python benchmarks/bench_fit.py --large    # also 1e7 x 32 float32 (several minutes more)
+    python benchmarks/bench_fit.py --smoke    # tiny cases, < 20 s (CI)
 """
 
 import argparse
@@ -31,8 +32,17 @@ import warnings
 
 import numpy as np
 from sklearn.cluster import KMeans, MiniBatchKMeans
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_digits,
+    load_iris,
+    load_wine,
+    make_blobs,
+)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.datasets import make_orthogonal_mixture
@@ -40,31 +50,55 @@ from sklearn_attnclust.metrics import centroid_distance
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-#: MiniBatchKMeans is timed up to this n only (it is the slowest here; see README).
-MINIBATCH_MAX_N = 100_000
-
 METHODS = {
-    "AttentionQuantizer": lambda K, seed: AttentionQuantizer(
-        K, geometry="direction", random_state=seed
-    ),
-    "AttentionQuantizer(linear)": lambda K, seed: AttentionQuantizer(
-        K, geometry="direction", attention="linear", random_state=seed
-    ),
+    "AttentionQuantizer": lambda K, seed: AttentionQuantizer(K, random_state=seed),
+    "AttentionQuantizer(direction)": lambda K, seed: AttentionQuantizer(
+        K, geometry="direction", random_state=seed),
     "KMeans(n_init=1)": lambda K, seed: KMeans(K, n_init=1, random_state=seed),
     "MiniBatchKMeans": lambda K, seed: MiniBatchKMeans(K, n_init=1, random_state=seed),
 }
 
 
-def default_grid():
-    """(n, d, K, repeat): scaling in n at d=32, K=8; in d at n=1e5; in K at n=1e5, d=64."""
-    grid = [(n, 32, 8) for n in (10_000, 30_000, 100_000, 200_000, 1_000_000)]
-    grid += [(100_000, d, 8) for d in (8, 128, 256)]
-    grid += [(100_000, 64, K) for K in (2, 32)]
-    return grid
+def _standardised(load):
+    data = load()
+    return StandardScaler().fit_transform(data.data), data.target, None
 
 
-def smoke_grid():
-    return [(10_000, 8, 2), (20_000, 16, 4)]
+def cases(smoke=False, large=False):
+    """(name, make_data, K, methods): make_data() -> X, y, true centres or None."""
+    if smoke:
+        return [
+            ("iris (scaled)", lambda: _standardised(load_iris), 3,
+             ["AttentionQuantizer", "KMeans(n_init=1)", "MiniBatchKMeans"]),
+            ("orthonormal 2e4 x 16, K=4", lambda: make_orthogonal_mixture(
+                20000, 16, 4, 0.3, random_state=0), 4,
+             ["AttentionQuantizer", "AttentionQuantizer(direction)", "KMeans(n_init=1)"]),
+        ]
+    small = ["AttentionQuantizer", "KMeans(n_init=1)", "MiniBatchKMeans"]
+    out = [(f"{name} (scaled)", (lambda load=load: _standardised(load)), K, small)
+           for name, load, K in [("iris", load_iris, 3), ("wine", load_wine, 3),
+                                 ("breast cancer", load_breast_cancer, 2),
+                                 ("digits", load_digits, 10)]]
+    out.append(("blobs 1e4 x 16, K=4", lambda: (*make_blobs(
+        10000, centers=4, n_features=16, random_state=0), None), 4, small))
+
+    def blobs_1e6():
+        X, y = make_blobs(1_000_000, centers=3, n_features=2, random_state=0)
+        return StandardScaler().fit_transform(X), y, None
+
+    out.append(("blobs 1e6 x 2, K=3 (scaled)", blobs_1e6, 3,
+                ["AttentionQuantizer", "KMeans(n_init=1)"]))
+    out.append(("orthonormal 2e5 x 32, K=8", lambda: make_orthogonal_mixture(
+        200_000, 32, 8, 0.3, random_state=0), 8,
+        ["AttentionQuantizer", "AttentionQuantizer(direction)", "KMeans(n_init=1)"]))
+    if large:
+        def big():
+            X, y, c = make_orthogonal_mixture(10_000_000, 32, 8, 0.3, random_state=0)
+            return X.astype(np.float32), y, c
+
+        out.append(("orthonormal 1e7 x 32 float32, K=8", big, 8,
+                    ["AttentionQuantizer", "KMeans(n_init=1)"]))
+    return out
 
 
 def _unit(centers):
@@ -73,11 +107,13 @@ def _unit(centers):
 
 
 def _fit(make, X):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
         start = time.perf_counter()
         est = make.fit(X)
-        return est, time.perf_counter() - start
+        elapsed = time.perf_counter() - start
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return est, elapsed, warned
 
 
 def _peak_memory(make, X):
@@ -90,39 +126,54 @@ def _peak_memory(make, X):
     return peak
 
 
-def run(grid, *, repeat=5, sigma=0.3, memory=True, methods=None, log=print):
-    """Run the grid; a list of row dicts, one per (n, d, K, method)."""
-    methods = methods or list(METHODS)
+def bare_pass(X, K, repeat=5):
+    """Median time of ``X @ M.T`` with ``K`` columns, on one BLAS thread."""
+    M = np.random.default_rng(0).normal(size=(K, X.shape[1])).astype(X.dtype)
+    times = []
+    with threadpool_limits(limits=1, user_api="blas"):
+        for _ in range(repeat):
+            start = time.perf_counter()
+            X @ M.T
+            times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def run(case_list, *, repeat=5, memory=True, log=print):
+    """Run the cases; a list of row dicts, one per (case, method)."""
     rows = []
-    for n, d, K in grid:
-        X, y, centers = make_orthogonal_mixture(n, d, K, sigma=sigma, random_state=0)
-        reps = repeat if n < 1_000_000 else max(1, min(repeat, 2))
-        times = {m: [] for m in methods}
-        quality = {m: [] for m in methods}
+    for name, make_data, K, methods in case_list:
+        X, y, centers = make_data()
+        reps = repeat if X.size < 10**8 else max(1, min(repeat, 3))
+        fits = {m: [] for m in methods}
         for seed in range(reps):
             for m in methods:  # interleaved, so that a slow spell hits every method
-                if m == "MiniBatchKMeans" and n > MINIBATCH_MAX_N:
-                    continue
-                est, t = _fit(METHODS[m](K, seed), X)
-                times[m].append(t)
-                heads = est.heads_ if hasattr(est, "heads_") else est.cluster_centers_
-                quality[m].append(
-                    (centroid_distance(_unit(heads), centers),
-                     adjusted_rand_score(y, est.labels_))
-                )
-        t_km = float(np.median(times["KMeans(n_init=1)"])) if "KMeans(n_init=1)" in times else np.nan
+                est, t, warned = _fit(METHODS[m](K, seed), X)
+                fits[m].append(dict(
+                    time=t, warned=warned, n_iter=int(getattr(est, "n_iter_", 0)),
+                    ari=adjusted_rand_score(y, est.labels_),
+                    cdist=np.nan if centers is None else
+                    centroid_distance(_unit(est.cluster_centers_), centers)))
+        bare = bare_pass(X, K)
+        base = [f["time"] for f in fits["KMeans(n_init=1)"]]
         for m in methods:
-            if not times[m]:
-                continue
-            t = float(np.median(times[m]))
-            peak = _peak_memory(METHODS[m](K, 0), X) if memory else np.nan
-            cd = float(np.median([q[0] for q in quality[m]]))
-            ari = float(np.median([q[1] for q in quality[m]]))
-            row = dict(n=n, d=d, K=K, method=m, time=t, ratio=t / t_km, reps=reps,
-                       peak=peak / X.nbytes, cdist=cd, ari=ari)
+            times = [f["time"] for f in fits[m]]
+            ratios = np.array(times) / np.array(base)
+            peak = _peak_memory(METHODS[m](K, 0), X) / X.nbytes if memory else np.nan
+            row = dict(
+                case=name, n=X.shape[0], d=X.shape[1], K=K, method=m, reps=reps,
+                time=float(np.median(times)), ratio=float(np.median(ratios)),
+                ratio_lo=float(ratios.min()), ratio_hi=float(ratios.max()),
+                n_iter=float(np.median([f["n_iter"] for f in fits[m]])),
+                passes=float(np.median(times)) / bare, peak=peak,
+                ari=float(np.median([f["ari"] for f in fits[m]])),
+                cdist=float(np.median([f["cdist"] for f in fits[m]])),
+                warned=any(f["warned"] for f in fits[m]),
+            )
             rows.append(row)
-            log(f"n={n:>8} d={d:>4} K={K:>3} {m:<27} {t:8.3f} s  x{row['ratio']:6.2f} "
-                f"peak {row['peak']:5.2f} X  cdist {cd:.4f}  ARI {ari:.4f}")
+            log(f"{name:<36} {m:<30} {row['time']:8.3f} s  x{row['ratio']:5.2f} "
+                f"({row['ratio_lo']:.2f}-{row['ratio_hi']:.2f})  steps {row['n_iter']:5.1f}  "
+                f"{row['passes']:7.1f} passes  peak {row['peak']:5.2f} X  ARI {row['ari']:.4f}"
+                f"  cdist {row['cdist']:.4f}" + ("  *" if row["warned"] else ""))
     return rows
 
 
@@ -133,19 +184,22 @@ def markdown(rows, command):
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, numpy {np.__version__}.",
         "",
-        "| n | d | K | method | fit time (s, median) | / KMeans | peak memory (x input) "
-        "| centroid distance | ARI |",
-        "|---:|---:|---:|:---|---:|---:|---:|---:|---:|",
+        "| case | method | fit time (s) | / KMeans (spread) | steps | bare passes "
+        "| peak memory (x input) | ARI | centroid distance |",
+        "|:---|:---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+        cd = "" if not np.isfinite(r["cdist"]) else f"{r['cdist']:.4f}"
         lines.append(
-            f"| {r['n']} | {r['d']} | {r['K']} | {r['method']} | {r['time']:.3f} | "
-            f"{r['ratio']:.2f} | {r['peak']:.2f} | {r['cdist']:.4f} | {r['ari']:.4f} |"
+            f"| {r['case']} | {r['method']}{' *' if r['warned'] else ''} | {r['time']:.4f} | "
+            f"{r['ratio']:.2f} ({r['ratio_lo']:.2f}-{r['ratio_hi']:.2f}) | {r['n_iter']:.0f} | "
+            f"{r['passes']:.1f} | {r['peak']:.2f} | {r['ari']:.4f} | {cd} |"
         )
     return "\n".join(lines) + "\n"
 
 
 def plot(rows, path):
+    """Bars of the ratio to KMeans per case, with the spread over repetitions."""
     try:
         import matplotlib
 
@@ -153,22 +207,19 @@ def plot(rows, path):
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    # the scaling-in-n series: the most common (d, K)
-    pairs = {}
-    for r in rows:
-        pairs.setdefault((r["d"], r["K"]), set()).add(r["n"])
-    (d, K), ns = max(pairs.items(), key=lambda kv: len(kv[1]))
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for m in dict.fromkeys(r["method"] for r in rows):
-        pts = sorted((r["n"], r["time"]) for r in rows
-                     if r["method"] == m and r["d"] == d and r["K"] == K)
-        if pts:
-            ax.loglog(*zip(*pts), marker="o", label=m)
-    ax.set_xlabel("n (samples)")
-    ax.set_ylabel("fit time (s)")
-    ax.set_title(f"fit time vs n (d = {d}, K = {K})")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
+    sel = [r for r in rows if r["method"] == "AttentionQuantizer"]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    x = np.arange(len(sel))
+    ratios = np.array([r["ratio"] for r in sel])
+    err = np.array([[r["ratio"] - r["ratio_lo"] for r in sel],
+                    [r["ratio_hi"] - r["ratio"] for r in sel]])
+    ax.bar(x, ratios, yerr=err, capsize=3, color="C0")
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(x)
+    ax.set_xticklabels([r["case"] for r in sel], rotation=25, ha="right", fontsize=8)
+    ax.set_ylabel("fit time / KMeans(n_init=1) (median, min-max)")
+    ax.set_title("AttentionQuantizer at its defaults against KMeans, same run")
+    ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -177,18 +228,19 @@ def plot(rows, path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny grid (< 20 s)")
-    parser.add_argument("--repeat", type=int, default=None, help="repetitions (default 5; 1 with --smoke)")
-    parser.add_argument("--sigma", type=float, default=0.3)
+    parser.add_argument("--smoke", action="store_true", help="tiny cases (< 20 s)")
+    parser.add_argument("--large", action="store_true", help="also 1e7 x 32 float32")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="repetitions (default 5; 1 with --smoke)")
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
     parser.add_argument("--output-dir", default=os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
-    grid = smoke_grid() if args.smoke else default_grid()
     repeat = args.repeat or (1 if args.smoke else 5)
-    rows = run(grid, repeat=repeat, sigma=args.sigma, memory=not args.no_memory)
+    rows = run(cases(args.smoke, args.large), repeat=repeat, memory=not args.no_memory)
     os.makedirs(args.output_dir, exist_ok=True)
     name = "bench_fit_smoke" if args.smoke else "bench_fit"
-    command = "python benchmarks/bench_fit.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python benchmarks/bench_fit.py " + " ".join(
+        argv if argv is not None else sys.argv[1:])
     md_path = os.path.join(args.output_dir, name + ".md")
     with open(md_path, "w", encoding="utf-8") as f:
         f.write(markdown(rows, command.strip()))

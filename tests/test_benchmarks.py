@@ -18,7 +18,7 @@ def test_bench_fit_smoke(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = (tmp_path / "bench_fit_smoke.md").read_text()
-    assert "| n | d | K | method |" in table
+    assert "| case | method | fit time (s) | / KMeans (spread) | steps |" in table
     for method in ("AttentionQuantizer", "KMeans(n_init=1)", "MiniBatchKMeans"):
         assert method in table
     assert "--smoke" in table  # the command that made it
