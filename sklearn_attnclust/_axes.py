@@ -30,7 +30,8 @@ from sklearn.cluster import kmeans_plusplus
 
 from ._attention import typical_head_score
 from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
-from ._init import check_start, init_heads
+from ._free_energy import free_energy_sums
+from ._init import check_start, init_heads, unit_start
 from ._point import CACHE_ENTRIES, check_points, chunk_rows
 
 __all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
@@ -75,19 +76,12 @@ def block_sums(Y, w, M, beta, need_grad):
     A = Y @ M.T
     L = A * A
     L *= beta
-    top = L.max(axis=1)
-    L -= top[:, None]
-    np.exp(L, out=L)
-    norm = L.sum(axis=1)
-    lse = np.log(norm)
-    lse += top
-    value = -float(lse.sum() if w is None else w @ lse) / beta
+    value, P = free_energy_sums(L, w, beta, need_grad)
     if not need_grad:
         return (value,)
-    L *= (1.0 / norm if w is None else w / norm)[:, None]
-    masses = L.sum(axis=0)
-    L *= A
-    return value, masses, L.T @ Y
+    masses = P.sum(axis=0)
+    P *= A
+    return value, masses, P.T @ Y
 
 
 @dataclass
@@ -168,16 +162,8 @@ class AxisMaths:
             except ValueError:  # a seeded start fell on a degenerate set: repair it
                 M = init_heads(Y, K, "random", gen)
             return M
-        M = check_points(init(rows, K, rng) if callable(init) else init, K, Y.shape[1])
-        norms = np.linalg.norm(M, axis=1)
-        if np.any(norms == 0):
-            raise ValueError(
-                f"init array has all-zero row(s) {np.flatnonzero(norms == 0).tolist()}: "
-                "a head must be a direction (geometry='point' takes any points)."
-            )
-        M = M / norms[:, None]
-        check_start(M, Y)
-        return M
+        return unit_start(check_points(init(rows, K, rng) if callable(init) else init,
+                                       K, Y.shape[1]), Y)
 
     def risk(self, M, stats, return_grad=False):
         M = np.asarray(M, dtype=np.float64)

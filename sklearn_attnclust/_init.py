@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["init_heads", "check_start"]
+__all__ = ["check_start", "init_heads", "unit_start"]
 
 
 def _kmeans_plus_plus(X, n_heads, rng):
@@ -109,3 +109,23 @@ def check_start(M, X):
             f"init head(s) {blind.tolist()} are orthogonal to every sample; their "
             "gradient is zero and they cannot move."
         )
+
+
+def unit_start(M, X):
+    """Given starting heads (K, d): each row normalised, and the start checked.
+
+    Raises
+    ------
+    ValueError
+        For an all-zero row (a head must be a direction), or a start that
+        :func:`check_start` rejects.
+    """
+    norms = np.linalg.norm(M, axis=1)
+    if np.any(norms == 0):
+        raise ValueError(
+            f"init array has all-zero row(s) {np.flatnonzero(norms == 0).tolist()}: "
+            "a head must be a direction (geometry='point' takes any points)."
+        )
+    M = M / norms[:, None]
+    check_start(M, X)
+    return M

@@ -24,7 +24,7 @@ from ._attention import ContextStatistics, attention_from_moments, head_scores
 from ._blocks import one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
 from ._fit import fit_heads
-from ._init import check_start, init_heads
+from ._init import check_start, init_heads, unit_start
 from ._axes import AxisMaths, axis_moments, axis_weights, largest_score
 from ._point import PointMaths, chart_from_data, check_points, nearest_point, point_weights
 from ._strategy import fit_layer
@@ -88,6 +88,20 @@ def _over(beta, spread):
         return float(beta / spread / spread)
 
 
+def _n_starts(init, n_init, n_random):
+    """The number of starts: ``n_init``, or for ``"auto"`` 1 (``n_random`` for
+    ``init="random"``); an explicit array gives one start, with KMeans's warning."""
+    random = isinstance(init, str) and init == "random"
+    n = (n_random if random else 1) if n_init == "auto" else n_init
+    if not isinstance(init, str) and not callable(init) and n != 1:
+        warnings.warn(
+            "Explicit initial centres passed: performing only one init "
+            f"instead of n_init={n_init}.", RuntimeWarning,
+        )
+        n = 1
+    return n
+
+
 def _warn_if_not_converged(fit, max_iter):
     if fit.line_search_failed and fit.grad_norm > fit.tol:
         warnings.warn(
@@ -133,15 +147,8 @@ class PointLayer:
                 "init='pca' seeds directions (geometry='direction'); for "
                 "geometry='point' use 'k-means++', 'random', a callable or an array."
             )
-        random = isinstance(init, str) and init == "random"
-        self.n_init = (10 if random else 1) if n_init == "auto" else n_init
-        if not isinstance(init, str) and not callable(init) and self.n_init != 1:
-            warnings.warn(
-                "Explicit initial centres passed: performing only one init "
-                f"instead of n_init={n_init}.", RuntimeWarning,
-            )
-            self.n_init = 1
-        self.options = dict(verbose=verbose, learning_rate=learning_rate, solver=solver)
+        self.n_init = _n_starts(init, n_init, 10)
+        self.options = {"verbose": verbose, "learning_rate": learning_rate, "solver": solver}
 
     def _fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
         if chart is None:
@@ -267,16 +274,7 @@ class DirectionLayer:
         yield M
 
     def _unit_start(self, M, X):
-        M = check_points(M, self.n_clusters, X.shape[1])
-        norms = np.linalg.norm(M, axis=1)
-        if np.any(norms == 0):
-            raise ValueError(
-                f"init array has all-zero row(s) {np.flatnonzero(norms == 0).tolist()}: "
-                "a head must be a direction (geometry='point' takes any points)."
-            )
-        M = M / norms[:, None]
-        check_start(M, X)
-        return M
+        return unit_start(check_points(M, self.n_clusters, X.shape[1]), X)
 
     def _store(self, result, mean, dtype):
         """Keep the fitted layer, heads signed so that the mean projection is >= 0."""
@@ -384,14 +382,7 @@ class AxisLayer:
         self.n_clusters, self.init, self.max_iter, self.tol = n_clusters, init, max_iter, tol
         self.temperature = (AUTO_TEMPERATURE["direction, free-energy"] if temperature == "auto"
                             else temperature)
-        random = isinstance(init, str) and init == "random"
-        self.n_init = (5 if random else 1) if n_init == "auto" else n_init
-        if not isinstance(init, str) and not callable(init) and self.n_init != 1:
-            warnings.warn(
-                "Explicit initial heads passed: performing only one init "
-                f"instead of n_init={n_init}.", RuntimeWarning,
-            )
-            self.n_init = 1
+        self.n_init = _n_starts(init, n_init, 5)
         self.options = {"verbose": verbose, "learning_rate": learning_rate, "solver": solver}
 
     def _fit(self, X, w, rng, *, init=None, n_init=None):

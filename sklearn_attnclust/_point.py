@@ -49,6 +49,7 @@ import numpy as np
 from sklearn.cluster import kmeans_plusplus
 
 from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
+from ._free_energy import free_energy_sums
 
 __all__ = ["LIFT_HEIGHT", "PointChart", "PointMaths", "PointStatistics", "block_sums",
            "chart_from_data", "check_points", "lloyd_shift", "mass_preconditioner",
@@ -212,18 +213,10 @@ def block_sums(Y, w, Z, beta, need_grad):
         ``need_grad`` also the masses ``sum_i w_i p_ih`` (K,) and the first
         moments ``sum_i w_i p_ih y_i`` (K, d).
     """
-    logits = _logits(Y, Z, beta)
-    top = logits.max(axis=1)
-    logits -= top[:, None]
-    np.exp(logits, out=logits)
-    norm = logits.sum(axis=1)
-    lse = np.log(norm)
-    lse += top
-    value = -float(lse.sum() if w is None else w @ lse) / beta
+    value, P = free_energy_sums(_logits(Y, Z, beta), w, beta, need_grad)
     if not need_grad:
         return (value,)
-    logits *= (1.0 / norm if w is None else w / norm)[:, None]
-    return value, logits.sum(axis=0), logits.T @ Y
+    return value, P.sum(axis=0), P.T @ Y
 
 
 def _sq_sum(Y, w):

@@ -8,13 +8,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._attention import (
+from ._attention import optimal_scale, typical_head_score
+from ._in_context import (
     in_context_attention,
     in_context_from_moments,
     in_context_optimal_scale,
     in_context_unbiased_scale,
-    optimal_scale,
-    typical_head_score,
 )
 from ._base import BaseEmbedding
 
