@@ -143,7 +143,7 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=8192):
     n, d = X.shape
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = float(n if w is None else w.sum())
-    a = float(np.max(np.abs(X))) if n else 0.0
+    a = max(float(X.max()), -float(X.min())) if n else 0.0  # no copy of X
     if a == 0.0:
         return PointChart(np.zeros(d), 0.0), np.zeros((d, d))
     shift = np.asarray(X[:1024], dtype=np.float64).mean(axis=0) / a
