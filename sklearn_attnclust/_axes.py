@@ -73,15 +73,15 @@ def block_sums(Y, w, M, beta, need_grad):
     Returns ``(sum_i w_i F(y_i),)``, and with ``need_grad`` also the masses
     ``sum_i w_i p_ih`` (K,) and ``sum_i w_i p_ih <y_i, mu_h> y_i`` (K, d).
     """
-    A = Y @ M.T
+    A = M @ Y.T  # heads by rows (see _free_energy)
     L = A * A
     L *= beta
     value, P = free_energy_sums(L, w, beta, need_grad)
     if not need_grad:
         return (value,)
-    masses = P.sum(axis=0)
+    masses = P.sum(axis=1)
     P *= A
-    return value, masses, P.T @ Y
+    return value, masses, P @ Y
 
 
 @dataclass

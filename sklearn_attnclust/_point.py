@@ -213,10 +213,12 @@ def block_sums(Y, w, Z, beta, need_grad):
         ``need_grad`` also the masses ``sum_i w_i p_ih`` (K,) and the first
         moments ``sum_i w_i p_ih y_i`` (K, d).
     """
-    value, P = free_energy_sums(_logits(Y, Z, beta), w, beta, need_grad)
+    L = ((2.0 * beta) * Z) @ Y.T  # heads by rows (see _free_energy)
+    L -= (beta * np.einsum("ij,ij->i", Z, Z))[:, None]
+    value, P = free_energy_sums(L, w, beta, need_grad)
     if not need_grad:
         return (value,)
-    return value, P.sum(axis=0), P.T @ Y
+    return value, P.sum(axis=1), P @ Y
 
 
 def _sq_sum(Y, w):
