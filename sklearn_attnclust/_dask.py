@@ -1,4 +1,4 @@
-"""Reductions over the chunks of a dask array (design notes, section 7).
+"""Reductions over the chunks of a dask array (theory, section 12.4; the layers and their passes).
 
 The risk of :mod:`._attention` is a sum over the samples, so over the row
 blocks of a dask array: :class:`DaskContextStatistics` computes the moments

@@ -1,6 +1,6 @@
 """Synthetic data: Gaussian mixtures with orthonormal centroids.
 
-The data model (design notes, section 1): a token ``x`` in ``R^d`` is drawn as
+The data model (theory, section 1): a token ``x`` in ``R^d`` is drawn as
 ``x = centers[z] + sigma * xi`` with ``z`` a cluster index drawn with
 probabilities ``weights`` (equal by default) and ``xi ~ N(0, I_d)``.  The
 centroids are orthonormal.  ``sigma = 0`` gives the "Dirac mixture", whose
