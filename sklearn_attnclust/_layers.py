@@ -90,8 +90,9 @@ def _over(beta, spread):
 
 def _n_starts(init, n_init, n_random):
     """The number of starts: ``n_init``, or for ``"auto"`` 1 (``n_random`` for
-    ``init="random"``); an explicit array gives one start, with KMeans's warning."""
-    random = isinstance(init, str) and init == "random"
+    ``init="random"`` or a callable, as KMeans's); an explicit array gives one
+    start, with KMeans's warning."""
+    random = (isinstance(init, str) and init == "random") or callable(init)
     n = (n_random if random else 1) if n_init == "auto" else n_init
     if not isinstance(init, str) and not callable(init) and n != 1:
         warnings.warn(
@@ -102,8 +103,13 @@ def _n_starts(init, n_init, n_random):
     return n
 
 
+#: A failed line search at a stationarity below this is the optimum to machine
+#: precision (with ``tol=0``), not a failure.
+MACHINE_STATIONARITY = 1e-10
+
+
 def _warn_if_not_converged(fit, max_iter):
-    if fit.line_search_failed and fit.grad_norm > fit.tol:
+    if fit.line_search_failed and fit.grad_norm > max(fit.tol, MACHINE_STATIONARITY):
         warnings.warn(
             "The line search found no decrease of the risk; the heads are the "
             "last accepted iterate. Rescale X or lower learning_rate.",
@@ -328,7 +334,8 @@ class DirectionLayer:
         return self
 
     def labels_dask(self, X):
-        return self.labels
+        """The head of largest score of every row: a dask array with ``X``'s row chunks (lazy)."""
+        return X.map_blocks(self.predict, dtype=np.intp, drop_axis=1)
 
     # -- read-outs ----------------------------------------------------------
     def _centers(self, X, labels, scores=None):

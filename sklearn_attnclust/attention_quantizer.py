@@ -106,7 +106,8 @@ class AttentionQuantizer(BaseQuantizer):
 
     n_init : "auto" or int, default="auto"
         Number of starts; the one of lowest risk is kept.  ``"auto"``: 1,
-        but 10 (``"point"``) or 5 (``"direction"``) for ``init="random"``.
+        but 10 (``"point"``) or 5 (``"direction"``) for ``init="random"`` or a
+        callable, as KMeans's.
 
     solver : {"riemannian", "projected"}, default="riemannian"
         Direction of the steps: the Riemannian gradient (radial part
@@ -383,24 +384,31 @@ class AttentionQuantizer(BaseQuantizer):
         return self._store(layer, X, w)
 
     def _fit_dask(self, X, sample_weight):
-        """:meth:`fit` on a ``dask.array``: the passes over the data run chunk by chunk."""
+        """:meth:`fit` on a ``dask.array``: the passes over the data run chunk by chunk.
+
+        The rows are never gathered: ``labels_`` is a lazy dask array with
+        ``X``'s row chunks, and ``inertia_`` comes from the fit's last pass.
+        """
+        from ._dask import check_rows, dask_fit, sum_rows
+
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported with a dask array X.")
-        if X.ndim != 2:
-            raise ValueError(f"Expected a 2-D dask array, got {X.ndim} dimension(s).")
-        if X.dtype not in (np.float32, np.float64):
-            X = X.astype(np.float64)
-        import dask.array as da
-
-        if not bool(da.isfinite(X).all().compute()):
-            raise ValueError("Input X contains NaN or infinity.")
+        X = check_rows(X)
         self.n_features_in_ = X.shape[1]
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         layer = self._new_layer(*X.shape)
-        layer.fit_dask(X, layer.make_rng(self.random_state))
+        rng = layer.make_rng(self.random_state)
+        with dask_fit(rng, self.n_clusters) as record:  # the finiteness is checked there
+            layer.fit_dask(X, rng)
         self._store(layer, np.empty((0, X.shape[1]), X.dtype), None)
         self.labels_ = layer.labels_dask(X)
-        self.inertia_ = float(X.map_blocks(lambda b: layer.assign(b)[1], dtype=np.float64,
-                                           drop_axis=1).sum().compute())
+        hard = record.hard_assignment(layer.centers)
+        if hard is None:  # one reduction: the squared distances to the assigned centres
+            self.inertia_ = sum_rows(X, lambda b: layer.assign(b)[1])
+        else:
+            self.inertia_ = hard[0]
+            warn_distinct(np.count_nonzero(hard[1]), self.n_clusters)
         return self
 
     def predict(self, X):
@@ -416,8 +424,14 @@ class AttentionQuantizer(BaseQuantizer):
         Returns
         -------
         labels : ndarray of shape (n_samples,)
+            A dask array with ``X``'s row chunks (lazy) for a dask array ``X``.
         """
         check_is_fitted(self)
+        if is_dask_array(X):
+            from ._dask import check_rows, map_rows
+
+            X = check_rows(X, self.n_features_in_, type(self).__name__)
+            return map_rows(X, self.layer_.predict, rows_out=False)
         return self.layer_.predict(self._validate_input(X, reset=False))
 
     def transform(self, X):
@@ -433,8 +447,42 @@ class AttentionQuantizer(BaseQuantizer):
             ``"point"``: ``sum_h p_h(x) cluster_centers_[h]``, the attention
             weights times the heads' points.  ``"direction"``: ``scale_ *
             Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the training
-            data's second moment.
+            data's second moment.  A dask array with ``X``'s chunks (lazy)
+            for a dask array ``X``.
         """
         check_is_fitted(self)
+        if is_dask_array(X):
+            from ._dask import check_rows, map_rows
+
+            X = check_rows(X, self.n_features_in_, type(self).__name__)
+            return map_rows(X, self.layer_.transform, rows_out=True)
         X = self._validate_input(X, reset=False)
         return self._check_finite_output(self.layer_.transform(X), X)
+
+    def score(self, X, y=None):
+        """Minus the quantization risk of ``transform(X)``.
+
+        ``-mean_i ||x_i - transform(X)_i||^2``; higher is better.  For a dask
+        array ``X``, one reduction over its blocks.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or dask array
+            Data.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        if is_dask_array(X):
+            import functools
+
+            from ._dask import check_rows, sq_error, sum_rows
+
+            check_is_fitted(self)
+            X = check_rows(X, self.n_features_in_, type(self).__name__)
+            total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
+            return -total / X.shape[0]
+        return super().score(X, y)

@@ -57,7 +57,7 @@ class InContextQuantizer(BaseEmbedding):
         largest eigenvalues of the second moment (scale-free).  Ignored by the
         linear layer.
 
-    context_size : int or None, default=None
+    context_length : int or None, default=None
         Number of training samples kept as the context of the softmax layer
         (drawn without replacement); None keeps all of them.  The linear layer
         needs only the second moment of the whole training set.
@@ -106,7 +106,7 @@ class InContextQuantizer(BaseEmbedding):
         "attention": [StrOptions({"linear", "softmax"})],
         "scale": [StrOptions({"auto", "unbiased"}), Interval(Real, 0, None, closed="neither")],
         "temperature": [Interval(Real, 0, None, closed="left")],
-        "context_size": [Interval(Integral, 1, None, closed="left"), None],
+        "context_length": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
@@ -117,14 +117,14 @@ class InContextQuantizer(BaseEmbedding):
         attention="linear",
         scale="auto",
         temperature=1.0,
-        context_size=None,
+        context_length=None,
         random_state=None,
     ):
         self.n_clusters = n_clusters
         self.attention = attention
         self.scale = scale
         self.temperature = temperature
-        self.context_size = context_size
+        self.context_length = context_length
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -152,9 +152,9 @@ class InContextQuantizer(BaseEmbedding):
         self.temperature_ = 0.0
         if self.attention == "softmax":
             context = X
-            if self.context_size is not None and self.context_size < n:
+            if self.context_length is not None and self.context_length < n:
                 rng = check_random_state(self.random_state)
-                context = X[rng.choice(n, size=self.context_size, replace=False)]
+                context = X[rng.choice(n, size=self.context_length, replace=False)]
             self.context_ = context
             if not np.any(second):
                 # an all-zero context: every softmax weight is equal at any temperature

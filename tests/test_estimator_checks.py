@@ -47,7 +47,7 @@ def _expected_failed_checks(estimator):
         AttentionQuantizer(2, geometry="direction", context_length=3, solver="projected",
                            random_state=0),
         InContextQuantizer(),
-        InContextQuantizer(attention="softmax", context_size=50, random_state=0),
+        InContextQuantizer(attention="softmax", context_length=50, random_state=0),
     ],
     expected_failed_checks=_expected_failed_checks,
 )

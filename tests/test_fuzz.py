@@ -221,7 +221,7 @@ def _make_in_context(rng):
         attention=["linear", "softmax"][rng.integers(2)],
         scale=["auto", "unbiased", _random_scalar(rng, "float")][rng.integers(3)],
         temperature=_random_scalar(rng, "float"),
-        context_size=None if rng.random() < 0.6 else _random_scalar(rng, "int"),
+        context_length=None if rng.random() < 0.6 else _random_scalar(rng, "int"),
         random_state=int(rng.integers(1000)),
     )
 
