@@ -1,32 +1,187 @@
-"""Reductions over the chunks of a dask array (theory, section 12.4; the layers and their passes).
+"""Reductions over the chunks of a dask array (design notes, section 7).
 
-The risk of :mod:`._attention` is a sum over the samples, so over the row
-blocks of a dask array: :class:`DaskContextStatistics` computes the moments
-with dask reductions, and its :meth:`~DaskContextStatistics.risk_sums` maps
-:func:`._attention.risk_sums` over the blocks and adds the results.  Every
-block of the data stays where it is (persisted on the workers); each
-iteration ships the heads (K x d) and a few (d x d) moments to the workers and
-gets back two numbers and one or two (K x d) gradients per block.  With a
-``distributed.Client`` active, ``dask.compute`` runs on its cluster, so the
-same code runs on a laptop or on a distributed cluster.
+The risks of the layers are sums over the samples, so over the row blocks of a
+dask array.  Every block of the data stays where it is (persisted on the
+workers); a pass ships the heads (K x d) and a few small arrays to the workers,
+reduces the per-block sums on the cluster and brings back one small tuple:
+
+- :class:`DaskPointStatistics` (``geometry="point"``): one graph reduces the
+  chart's moments, checks that the rows are finite and gathers the fit's coarse
+  sample; each evaluation of the risk is then one graph of one task per worker
+  (over the blocks it holds, read in place) and one sum.  The evaluations also
+  return the hard assignment's squared distances and counts, so that the fit's
+  last one gives ``inertia_`` without another pass.
+- :class:`DaskContextStatistics` (``geometry="direction"``, the reconstruction
+  risk): the moments by one dask reduction, and :func:`._attention.risk_sums`
+  over the blocks, added, per evaluation.
+
+With a ``distributed.Client`` active, ``dask.compute`` runs on its cluster, so
+the same code runs on a laptop (dask's threads) or on a distributed cluster.
+:func:`map_rows` and :func:`sum_rows` are the lazy read-outs of a fitted layer
+(``predict``, ``transform``, ``labels_``: dask arrays with the input's row
+chunks; ``score``: one reduction).
 
 This module imports dask lazily: the package does not depend on it.
 """
 
+import contextlib
+import contextvars
 import copy
+import functools
 
 import numpy as np
 
 from ._attention import ContextStatistics, add_risk_sums, risk_sums
 from ._point import PointChart, block_sums, nearest_point
 
-__all__ = ["is_dask_array", "DaskContextStatistics", "DaskPointStatistics"]
+__all__ = ["DaskContextStatistics", "DaskPointStatistics", "check_rows", "dask_fit",
+           "is_dask_array", "map_rows", "sum_rows"]
+
+NOT_FINITE = "Input X contains NaN or infinity."
+
+#: Rows per chunk of a pass over a block: ``PASS_CELLS / K``, within
+#: ``PASS_ROWS``.  distributed's workers run with ``MALLOC_TRIM_THRESHOLD_=65536``,
+#: under which every temporary of 128 KiB or more is mapped and unmapped afresh
+#: (measured: passes 3 to 5 times slower than in the client with chunks of 8192
+#: rows); the scaled rows go to a buffer reused over the chunks, and the
+#: ``(K, chunk)`` temporaries of :func:`._point.block_sums` stay near that size
+#: (measured under that setting, 10^5 rows, d = 32: K = 4, 12 ms at 4096 rows
+#: against 14 at 8192; K = 16, 23 ms at 512 to 1024 rows against 30 at 8192).
+PASS_CELLS, PASS_ROWS = 16384, (512, 4096)
 
 
 def is_dask_array(X):
     """Whether ``X`` is a ``dask.array.Array`` (without importing dask)."""
     cls = type(X)
     return cls.__name__ == "Array" and cls.__module__.startswith("dask.array")
+
+
+# -- the blocks of a persisted array -------------------------------------------
+def _is_persisted(X):
+    """Whether every block of ``X`` is a future of a distributed cluster (nothing to compute)."""
+    graph = X.__dask_graph__()
+    if len(graph) != X.npartitions:
+        return False
+    try:
+        from distributed import futures_of
+    except ImportError:  # pragma: no cover - dask without distributed
+        return False
+    return len(futures_of(X)) == X.npartitions
+
+
+def persist_rows(X):
+    """``X`` with one column chunk, persisted (unless its blocks already are)."""
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    return X if _is_persisted(X) else X.persist()
+
+
+#: Largest share of a worker's memory limit that the blocks of one task of a
+#: pass may hold: a task needs all its blocks in memory at once, spilled ones
+#: too (measured: 320 MB on two workers of 300 MB, one task per worker was
+#: killed; an eighth of the limit per task runs).
+GROUP_MEMORY = 1 / 8
+
+
+def _row_groups(X):
+    """The delayed blocks of ``X`` (persisted), grouped by the worker that holds them.
+
+    One task per group then reads its blocks in place, a group holding at most
+    :data:`GROUP_MEMORY` of its worker's memory limit; without a distributed
+    cluster (or for blocks not yet in memory) every block is a group.  A group
+    keeps its blocks in order; the sums' rounding depends on the grouping (the
+    same on the same cluster).
+    """
+    blocks = list(X.to_delayed().ravel())
+    where, limits = {}, {}
+    try:
+        from distributed import futures_of, get_client
+
+        futures = futures_of(X)
+        if len(futures) == len(blocks):
+            client = get_client()
+            who = client.who_has(futures)
+            where = {key: min(workers) for key, workers in who.items() if workers}
+            limits = {w: info.get("memory_limit") or 0
+                      for w, info in client.scheduler_info()["workers"].items()}
+    except (ImportError, ValueError):  # no distributed client
+        pass
+    nbytes = [rows * X.shape[1] * X.dtype.itemsize for rows in X.chunks[0]]  # one column chunk
+    groups, filling = [], {}
+    for i, block in enumerate(blocks):
+        worker = where.get(block.key)
+        if worker is None:
+            groups.append([block])
+            continue
+        cap = GROUP_MEMORY * limits.get(worker, 0) or np.inf
+        group = filling.get(worker)
+        if group is None or group[1] + nbytes[i] > cap:
+            group = filling[worker] = [[], 0]
+            groups.append(group[0])
+        group[0].append(block)
+        group[1] += nbytes[i]
+    return groups
+
+
+def _add_parts(parts):
+    """Elementwise sum of tuples of arrays (the per-group sums)."""
+    return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
+
+
+def _reduce(fun, groups, *args, add=_add_parts):
+    """``fun(*args, *blocks)`` per group, added on the cluster (``add``): one ``dask.compute``."""
+    import dask
+
+    part = dask.delayed(fun, pure=True)
+    parts = [part(*args, *group) for group in groups]
+    return dask.compute(dask.delayed(add, pure=True)(parts))[0]
+
+
+# -- what a dask fit leaves for the estimator ----------------------------------
+_FIT = contextvars.ContextVar("sklearn_attnclust_dask_fit", default=None)
+
+
+class DaskFit:
+    """The record of one dask fit (see :func:`dask_fit`).
+
+    ``rng`` and ``n_clusters`` let the point statistics gather the coarse
+    sample the fit strategy will draw (``_strategy._sample``) with the
+    moments, in the same graph; a different draw is gathered when asked, so a
+    wrong guess costs a graph, never a result.  The statistics record the hard
+    assignment of every evaluation, by the centres evaluated.
+    """
+
+    def __init__(self, rng, n_clusters):
+        self.rng, self.n_clusters = rng, int(n_clusters)
+        self.stats = None
+
+    def sample_index(self, n, d):
+        """The rows the fit strategy samples (all of them for small data)."""
+        from ._fit import COARSE_FACTOR, coarse_sample_size
+
+        m = coarse_sample_size(n, self.n_clusters, d)
+        if not n > COARSE_FACTOR * m:
+            return None
+        if not isinstance(self.rng, np.random.RandomState):
+            return False
+        return np.unique(copy.deepcopy(self.rng).randint(0, n, size=m))
+
+    def hard_assignment(self, centers):
+        """``(inertia, counts)`` of the evaluation at ``centers`` (float64), or None."""
+        if self.stats is None:
+            return None
+        return self.stats.hard.get(np.asarray(centers, dtype=np.float64).tobytes())
+
+
+@contextlib.contextmanager
+def dask_fit(rng, n_clusters):
+    """Context of a dask fit: yields the :class:`DaskFit` its statistics fill."""
+    record = DaskFit(rng, n_clusters)
+    token = _FIT.set(record)
+    try:
+        yield record
+    finally:
+        _FIT.reset(token)
 
 
 class DaskContextStatistics:
@@ -45,7 +200,7 @@ class DaskContextStatistics:
         their own).
     """
 
-    def __init__(self, X, second, fourth, chunk_size=8192):
+    def __init__(self, X, second, fourth, chunk_size=8192, mean=None):
         moments = ContextStatistics.from_moments(second, fourth=fourth, n_samples=X.shape[0])
         self.X = X
         self.second = moments.second
@@ -56,7 +211,8 @@ class DaskContextStatistics:
         self.chunk_size = int(chunk_size)
         self.sq_norms = None
         self.dtype = None  # the blocks' own dtype in the passes
-        self._blocks = None
+        self._mean = mean
+        self._groups = None
 
     def astype(self, dtype, chunk_size=None):
         """The same statistics, with the passes run on blocks cast to ``dtype``."""
@@ -68,134 +224,382 @@ class DaskContextStatistics:
 
     @classmethod
     def from_dask(cls, X, *, need_fourth=False, chunk_size=8192):
-        """Persist ``X`` (rows chunked, one column chunk) and reduce its moments."""
-        import dask
+        """Persist ``X`` (rows chunked, one column chunk) and reduce its moments.
 
-        if X.numblocks[1] != 1:
-            X = X.rechunk({1: -1})
-        X = X.persist()
+        One graph: the second (and fourth) moment, the mean, and whether the
+        rows are finite (a ``ValueError`` if not).
+        """
+        import dask
+        import dask.array as da
+
+        X = persist_rows(X)
         n = X.shape[0]
-        second = X.T @ X / n
+        todo = [da.isfinite(X).all(), X.T @ X / n, X.mean(axis=0)]
         if need_fourth:
             norms = (X * X).sum(axis=1)
-            fourth = (X * norms[:, None]).T @ X / n
-            second, fourth = dask.compute(second, fourth)
-        else:
-            (second,), fourth = dask.compute(second), None
-        return cls(X, np.asarray(second), None if fourth is None else np.asarray(fourth),
-                   chunk_size=chunk_size)
+            todo.append((X * norms[:, None]).T @ X / n)
+        out = dask.compute(*todo)
+        if not bool(out[0]):
+            raise ValueError(NOT_FINITE)
+        fourth = np.asarray(out[3]) if need_fourth else None
+        return cls(X, np.asarray(out[1]), fourth, chunk_size=chunk_size,
+                   mean=np.asarray(out[2], dtype=np.float64))
 
     def risk_sums(self, M, beta, L, *, lam=None, need_grad=False):
-        """:func:`._attention.risk_sums` over every block of ``X``, added."""
-        import dask
-
-        if self._blocks is None:
-            self._blocks = list(self.X.to_delayed().ravel())
-        part = dask.delayed(_block_risk_sums, pure=True)
-        M = np.asarray(M)
+        """:func:`._attention.risk_sums` over every block of ``X``, added (one graph)."""
+        if self._groups is None:
+            self._groups = _row_groups(self.X)
         moments = (self.second, self.second_sq, self.fourth, float(beta), L)
         kwargs = dict(lam=lam, need_grad=bool(need_grad), chunk_size=self.chunk_size)
-        parts = [part(self.dtype, M, block, *moments, **kwargs) for block in self._blocks]
-        total = dask.delayed(add_risk_sums, pure=True)(parts)
-        return dask.compute(total)[0]
+        return _reduce(functools.partial(_group_risk_sums, kwargs=kwargs), self._groups,
+                       self.dtype, np.asarray(M), moments, add=add_risk_sums)
 
     def mean(self):
         """Mean of the rows (for the sign of the heads)."""
-        return np.asarray(self.X.mean(axis=0).compute())
+        if self._mean is None:
+            self._mean = np.asarray(self.X.mean(axis=0).compute(), dtype=np.float64)
+        return self._mean
 
     def assign(self, heads):
-        """Head of largest score of every row, and per head the mean score of its rows."""
+        """Head of largest score of every row (lazy, a dask array), and per head
+        the mean score of its rows (one reduction; the labels are not gathered)."""
         import dask
 
         scores = self.X @ np.asarray(heads, dtype=self.X.dtype).T
         labels = scores.argmax(axis=1)
         K = heads.shape[0]
         onehot = labels[:, None] == np.arange(K)[None, :]
-        sums = (scores * onehot).sum(axis=0)
-        counts = onehot.sum(axis=0)
-        labels, sums, counts = dask.compute(labels, sums, counts)
+        sums, counts = dask.compute((scores * onehot).sum(axis=0), onehot.sum(axis=0))
         means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
-        return np.asarray(labels), means
+        return labels, means
 
 
-def _block_risk_sums(dtype, M, block, *args, **kwargs):
-    """:func:`._attention.risk_sums` over one block, cast to ``dtype`` first (unless None)."""
-    if dtype is not None:
-        block = block.astype(dtype, copy=False)
-    return risk_sums(M, block, *args, **kwargs)
+def _group_risk_sums(dtype, M, moments, *blocks, kwargs):
+    """:func:`._attention.risk_sums` over the blocks of one group, cast to ``dtype``
+    first (unless None), added."""
+    parts = []
+    for block in blocks:
+        if dtype is not None:
+            block = block.astype(dtype, copy=False)
+        parts.append(risk_sums(M, block, *moments, **kwargs))
+    return add_risk_sums(parts)
 
 
-def _add_parts(parts):
-    """Elementwise sum of tuples of arrays (the per-block sums)."""
-    return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
+# -- the point layer ------------------------------------------------------------
+def _block_moments(block, position, take):
+    """Per block: its size, largest magnitude ``a``, mean and centred second
+    moment of ``block / a`` (as :func:`._point.chart_from_data` takes them,
+    about the mean of the first rows), and its rows ``take`` as
+    ``[(position, rows)]`` (empty when ``take`` is None)."""
+    n, d = block.shape
+    rows = [] if take is None else [(position, np.asarray(block[take]))]
+    a = float(max(np.max(block), -np.min(block))) if n else 0.0
+    if not np.isfinite(a):
+        return n, a, np.zeros(d), np.zeros((d, d)), rows
+    if a == 0.0:
+        return n, a, np.zeros(d), np.zeros((d, d)), rows
+    shift = np.asarray(block[:1024], dtype=np.float64).mean(axis=0) / a
+    total, second = np.zeros(d), np.zeros((d, d))
+    chunk = PASS_ROWS[1]
+    buf = np.empty((min(chunk, n), d))  # reused: see PASS_CELLS
+    for b in range(0, n, chunk):
+        Y = buf[:min(chunk, n - b)]
+        np.divide(block[b:b + chunk], a, out=Y)
+        Y -= shift
+        total += Y.sum(axis=0)
+        second += Y.T @ Y
+    mean = total / n
+    return n, a, shift + mean, second - n * np.outer(mean, mean), rows
 
 
-def _block_point_sums(block, chart, Z, beta, need_grad, chunk_size):
-    """:func:`._point.block_sums` over one block, chunk by chunk."""
-    out = None
-    for a in range(0, block.shape[0], chunk_size):
-        part = block_sums(chart.scaled(block[a:a + chunk_size]), None, Z, beta, need_grad)
-        out = part if out is None else tuple(p + q for p, q in zip(out, part))
-    return out
+def _group_moments(positions, takes, *blocks):
+    """The moments of a group of blocks, combined (:func:`_combine_moments`)."""
+    return _combine_moments([_block_moments(b, i, t)
+                             for b, i, t in zip(blocks, positions, takes)])
+
+
+def _combine_moments(parts):
+    """Moments of several parts, each ``(n, a, mean, M2, rows)``, in the units of
+    the largest ``a`` (Chan et al.'s pairwise update; the rows' lists joined)."""
+    a = max(p[1] for p in parts)
+    n = sum(p[0] for p in parts)
+    d = parts[0][2].shape[0]
+    rows = [r for p in parts for r in p[4]]
+    if not np.isfinite(a) or a == 0.0 or n == 0:
+        return n, a, np.zeros(d), np.zeros((d, d)), rows
+    scaled = [(p[0], p[2] * (p[1] / a), p[3] * (p[1] / a) ** 2) for p in parts if p[0]]
+    mean = sum(nb * mb for nb, mb, _ in scaled) / n
+    M2 = np.zeros((d, d))
+    for nb, mb, S in scaled:
+        dm = mb - mean
+        M2 += S + nb * np.outer(dm, dm)
+    return n, a, mean, M2, rows
+
+
+def _add_moments(parts):
+    """The groups' moments combined, the gathered rows in the blocks' order."""
+    n, a, mean, M2, rows = _combine_moments(parts)
+    rows = [r for _, r in sorted(rows, key=lambda r: r[0])]
+    return n, a, mean, M2, np.concatenate(rows) if rows else None
+
+
+def _group_point_sums(chart, Z, beta, need_grad, chunk, *blocks):
+    """:func:`._point.block_sums` over the blocks of one group, chunk by chunk,
+    followed by the hard assignment's sum of squared distances (in the chart's
+    units: ``||y||^2 + min_h (||z_h||^2 - 2 <y, z_h>)``) and the rows nearest to
+    each head (a row at equal distance from two heads counts for both)."""
+    K, d = Z.shape
+    out, hard, counts = None, 0.0, np.zeros(K, dtype=np.int64)
+    D = -2.0 * Z
+    zz = np.einsum("ij,ij->i", Z, Z)[:, None]
+    inv = 1.0 / chart.spread
+    buf, dbuf = np.empty((chunk, d)), np.empty((K, chunk))  # reused: see PASS_CELLS
+    for block in blocks:
+        for a in range(0, block.shape[0], chunk):
+            Y = buf[:min(chunk, block.shape[0] - a)]
+            np.subtract(block[a:a + chunk], chart.offset, out=Y)  # chart.scaled, in place
+            Y *= inv
+            part = block_sums(Y, None, Z, beta, need_grad)
+            out = part if out is None else tuple(p + q for p, q in zip(out, part))
+            dist = np.matmul(D, Y.T, out=dbuf[:, :Y.shape[0]])  # heads by rows
+            dist += zz
+            low = dist.min(axis=0)
+            hard += float(low.sum()) + float(np.vdot(Y, Y))
+            counts += np.count_nonzero(dist == low, axis=1)
+    return out + (max(hard, 0.0), counts)
+
+
+class _Rows:
+    """The rows of a persisted dask array, as the fit strategy reads them.
+
+    ``shape`` and ``dtype``; ``rows[index]`` and ``np.asarray(rows)`` gather the
+    rows asked (one graph of one task per block), or return the rows gathered
+    with the moments when they are those (the coarse sample, or all the rows
+    of small data).
+    """
+
+    ndim = 2
+
+    def __init__(self, array, index=None, rows=None):
+        self.array, self._index, self._rows = array, index, rows
+        self.shape, self.dtype = array.shape, array.dtype
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, index):
+        if not (isinstance(index, np.ndarray) and index.ndim == 1 and index.dtype.kind in "iu"):
+            return np.asarray(self.array[index])
+        if self._rows is not None and self._index is not None and \
+                np.array_equal(index, self._index):
+            return self._rows
+        return take_rows(self.array, index)
+
+    def __array__(self, dtype=None, copy=None):
+        if self._rows is not None and self._index is None:
+            rows = self._rows
+        else:
+            rows = np.asarray(self.array.compute())
+        return rows if dtype is None else rows.astype(dtype, copy=False)
+
+
+def _block_offsets(X):
+    return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+
+
+def _local_takes(X, index):
+    """``index`` (sorted or not) split into each block's local row indices (or None)."""
+    edges = _block_offsets(X)
+    index = np.asarray(index, dtype=np.int64)
+    where = np.searchsorted(edges, index, side="right") - 1
+    takes = []
+    for b in range(X.numblocks[0]):
+        mine = where == b
+        takes.append(index[mine] - edges[b] if mine.any() else None)
+    return takes, where
+
+
+def take_rows(X, index):
+    """``X[index]`` (rows) as a numpy array: one task per block that holds some."""
+    import dask
+
+    index = np.asarray(index, dtype=np.int64)
+    takes, where = _local_takes(X, index)
+    blocks = list(X.to_delayed().ravel())
+    pick = dask.delayed(lambda block, take: np.asarray(block[take]), pure=True)
+    parts = dask.compute(*[pick(blocks[b], takes[b]) for b in range(len(blocks))
+                           if takes[b] is not None])
+    out = np.concatenate(parts) if parts else np.empty((0, X.shape[1]), X.dtype)
+    order = np.argsort(where, kind="stable")  # the blocks' rows came back in block order
+    result = np.empty_like(out)
+    result[order] = out
+    return result
+
+
+class DaskPointStatistics:
+    """The point layer's statistics (:class:`._point.PointStatistics`) for a dask array.
+
+    :meth:`from_dask` reduces the chart's moments (on the rows over their
+    largest magnitude, as :func:`._point.chart_from_data` does), checks the
+    rows are finite and gathers the coarse sample, in one graph; each pass of
+    the risk (:meth:`sums`) maps :func:`._point.block_sums` over the blocks,
+    one task per worker, and adds the results on the cluster: one graph.
+
+    Attributes
+    ----------
+    array : dask.array.Array
+        The data, persisted, one column chunk.
+    X : _Rows
+        The rows as the fit strategy reads them (shape, sampled rows).
+    chart, cov, total_weight, sq_total, chunk_size :
+        As in ``PointStatistics``.
+    n_passes : int
+        Passes over the blocks so far (each one graph).
+    hard : dict
+        ``(inertia, counts)`` of the hard assignment of each evaluation, keyed
+        by the evaluated centres' bytes (input units; see :class:`DaskFit`).
+    """
+
+    def __init__(self, X, chart, cov, chunk_size=None, rows=None):
+        self.array, self.chart, self.cov = X, chart, cov
+        self.X = rows if rows is not None else _Rows(X)
+        self.total_weight = float(X.shape[0])
+        self.sq_total = self.total_weight  # the chart's rows have unit mean squared spread
+        self.chunk_size = chunk_size
+        self.n_passes = 1
+        self.hard = {}
+        self._groups = None
+
+    @property
+    def n_samples(self):
+        return self.array.shape[0]
+
+    @classmethod
+    def from_dask(cls, X):
+        """Persist ``X`` (rows chunked, one column chunk) and reduce its chart, in one graph.
+
+        Raises a ``ValueError`` if a row is not finite.
+        """
+        X = persist_rows(X)
+        n, d = X.shape
+        record = _FIT.get()
+        index = record.sample_index(n, d) if record is not None else False
+        if index is None:  # small data: the strategy reads all the rows
+            takes = [slice(None)] * X.numblocks[0]
+        elif index is False:
+            takes = [None] * X.numblocks[0]
+        else:
+            takes = _local_takes(X, index)[0]
+        import dask
+
+        groups = _row_groups(X)
+        position = {block.key: i for i, block in enumerate(X.to_delayed().ravel())}
+        parts = [dask.delayed(_group_moments, pure=True)(
+            [position[b.key] for b in group], [takes[position[b.key]] for b in group], *group)
+            for group in groups]
+        n, a, mean, M2, rows = dask.compute(dask.delayed(_add_moments, pure=True)(parts))[0]
+        if not np.isfinite(a):
+            raise ValueError(NOT_FINITE)
+        # the gathered rows: all of them (small data) or the strategy's sample
+        view = _Rows(X, None if index is None else index, None if index is False else rows)
+        if a == 0.0:
+            stats = cls(X, PointChart(np.zeros(d), 0.0), np.zeros((d, d)), rows=view)
+        else:
+            cov = M2 / n
+            cov = 0.5 * (cov + cov.T)
+            var = float(np.trace(cov))
+            offset = mean * a
+            if not var > 1e-24 * max(float(np.sum(mean**2)), 1.0):
+                stats = cls(X, PointChart(offset, 0.0), np.zeros((d, d)), rows=view)
+            else:
+                stats = cls(X, PointChart(offset, a * np.sqrt(var)), cov / var, rows=view)
+        if len(groups) < X.numblocks[0]:  # else the blocks were not in memory yet
+            stats._groups = groups
+        if record is not None:
+            record.stats = stats
+        return stats
+
+    def sums(self, Z, beta, need_grad):
+        """:func:`._point.block_sums` over every block, added: one graph."""
+        Z = np.asarray(Z, dtype=np.float64)
+        if self._groups is None:
+            self._groups = _row_groups(self.array)
+        chunk = self.chunk_size or int(np.clip(PASS_CELLS // Z.shape[0], *PASS_ROWS))
+        out = _reduce(_group_point_sums, self._groups, self.chart, Z, float(beta),
+                      bool(need_grad), chunk)
+        self.n_passes += 1
+        chart = self.chart
+        centers = chart.offset + chart.spread * Z  # as PointChart.points computes them
+        with np.errstate(over="ignore"):
+            self.hard[centers.tobytes()] = (float(out[-2]) * chart.spread**2, out[-1])
+        return out[:-2]
+
+    @staticmethod
+    def map_labels(X, centers):
+        """The nearest centre of every row: a dask array with ``X``'s row chunks (lazy)."""
+        return X.map_blocks(_block_labels, np.asarray(centers, dtype=np.float64),
+                            dtype=np.intp, drop_axis=1)
 
 
 def _block_labels(block, centers):
     return nearest_point(block, centers)[0]
 
 
-class DaskPointStatistics:
-    """The point layer's statistics (:class:`._point.PointStatistics`) for a dask array.
+# -- lazy read-outs ---------------------------------------------------------------
+def check_rows(X, n_features=None, name="AttentionQuantizer"):
+    """A dask array as the estimator reads it, lazily: 2-D, float32 or float64
+    (other dtypes cast to float64), one column chunk.  Finiteness is checked
+    block by block when the result is computed (:func:`map_rows`)."""
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D dask array, got {X.ndim} dimension(s).")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but {name} is expecting "
+                         f"{n_features} features as input.")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    return X
 
-    The chart comes from dask reductions of the rows' moments (taken on the
-    rows over their largest magnitude, as :func:`._point.chart_from_data`
-    does); each pass of the risk (:meth:`sums`) maps
-    :func:`._point.block_sums` over the blocks and adds the results.
+
+def _finite_block(block, fun, check_output):
+    if not np.all(np.isfinite(block)):
+        raise ValueError(NOT_FINITE)
+    out = fun(block)
+    if check_output and not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"AttentionQuantizer.transform overflowed: its output does not fit in "
+            f"{block.dtype} (largest |x| of the block is {float(np.max(np.abs(block))):.3g}). "
+            "Rescale X or pass float64 input."
+        )
+    return out
+
+
+def map_rows(X, fun, *, rows_out):
+    """``fun`` over every row block of ``X``, lazily: a dask array with ``X``'s row chunks.
+
+    ``rows_out``: ``fun`` returns rows of ``X``'s shape and dtype (``transform``),
+    else one label per row (``predict``).  A block that is not finite raises a
+    ``ValueError`` when computed.
     """
+    if rows_out:
+        return X.map_blocks(_finite_block, fun, True, dtype=X.dtype)
+    return X.map_blocks(_finite_block, fun, False, dtype=np.intp, drop_axis=1)
 
-    def __init__(self, X, chart, cov, chunk_size=4096):
-        self.X, self.chart, self.cov = X, chart, cov
-        self.total_weight = float(X.shape[0])
-        self.sq_total = self.total_weight  # the chart's rows have unit mean squared spread
-        self.chunk_size = int(chunk_size)
-        self._blocks = list(X.to_delayed().ravel())
 
-    @property
-    def n_samples(self):
-        return self.X.shape[0]
+def sq_error(block, transform):
+    """``sum_i ||x_i - transform(x_i)||^2`` over one block (checked as :func:`map_rows` does)."""
+    out = _finite_block(block, transform, True)
+    diff = np.asarray(block, dtype=np.float64) - np.asarray(out, dtype=np.float64)
+    return np.einsum("ij,ij->", diff, diff)
 
-    @classmethod
-    def from_dask(cls, X):
-        """Persist ``X`` (rows chunked, one column chunk) and reduce its chart."""
-        import dask
 
-        if X.numblocks[1] != 1:
-            X = X.rechunk({1: -1})
-        X = X.persist()
-        n, d = X.shape
-        a = float(abs(X).max().compute())
-        if a == 0.0:
-            return cls(X, PointChart(np.zeros(d), 0.0), np.zeros((d, d)))
-        Xs = X.astype(np.float64) / a
-        mean, second = dask.compute(Xs.mean(axis=0), Xs.T @ Xs / n)
-        cov = np.asarray(second) - np.outer(mean, mean)
-        cov = 0.5 * (cov + cov.T)
-        var = float(np.trace(cov))
-        if not var > 0.0:
-            return cls(X, PointChart(np.asarray(mean) * a, 0.0), np.zeros((d, d)))
-        return cls(X, PointChart(np.asarray(mean) * a, a * np.sqrt(var)), cov / var)
+def _block_total(block, fun):
+    return np.array([float(np.sum(fun(block)))])
 
-    def sums(self, Z, beta, need_grad):
-        """:func:`._point.block_sums` over every block, added."""
-        import dask
 
-        part = dask.delayed(_block_point_sums, pure=True)
-        parts = [part(block, self.chart, np.asarray(Z), float(beta), bool(need_grad),
-                      self.chunk_size) for block in self._blocks]
-        return dask.compute(dask.delayed(_add_parts, pure=True)(parts))[0]
-
-    @staticmethod
-    def map_labels(X, centers):
-        """The nearest centre of every row (a numpy array)."""
-        labels = X.map_blocks(_block_labels, np.asarray(centers, dtype=np.float64),
-                              dtype=np.intp, drop_axis=1)
-        return np.asarray(labels.compute())
+def sum_rows(X, fun):
+    """The sum of ``fun(block)`` over the row blocks of ``X``: one reduction, a float."""
+    parts = X.map_blocks(_block_total, fun, dtype=np.float64, drop_axis=1,
+                         chunks=((1,) * X.numblocks[0],))
+    return float(parts.sum().compute())

@@ -12,14 +12,62 @@ from sklearn_attnclust._dask import DaskContextStatistics, is_dask_array  # noqa
 from sklearn_attnclust.datasets import make_orthogonal_mixture  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
+@pytest.fixture(scope="module", params=["threads", "processes"])
+def client(request):
+    """A two-worker LocalCluster: threads in this process, or two worker processes."""
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
-        host="127.0.0.1", dashboard_address=None,
+        n_workers=2, threads_per_worker=1, processes=request.param == "processes",
+        protocol="tcp", host="127.0.0.1", dashboard_address=None,
     )
     with cluster, distributed.Client(cluster) as c:
         yield c
+
+
+class GraphLog:
+    """A scheduler plugin: the graphs submitted, and the bytes of the results
+    the client asked for (what it gathers)."""
+
+    def __init__(self, scheduler):
+        from distributed.diagnostics.plugin import SchedulerPlugin
+
+        log = self
+
+        class Plugin(SchedulerPlugin):
+            name = "attnclust-graph-log"
+
+            def update_graph(self, scheduler, *, keys, tasks, **kwargs):
+                log.graphs.append((set(keys), list(tasks)))
+                log.wanted |= set(keys)
+
+            def transition(self, key, start, finish, *args, **kwargs):
+                if finish == "memory" and key in log.wanted:
+                    log.gathered += scheduler.tasks[key].nbytes
+
+        self.graphs, self.wanted, self.gathered = [], set(), 0
+        self.scheduler = scheduler
+        scheduler.add_plugin(Plugin())
+
+    def names(self, i):
+        """Task names of graph ``i`` (the prefix of their keys)."""
+        return {(k[0] if isinstance(k, tuple) else k).rsplit("-", 1)[0]
+                for k in self.graphs[i][1]}
+
+    def reset(self):
+        self.graphs, self.wanted, self.gathered = [], set(), 0
+
+
+@pytest.fixture
+def graph_log(client):
+    scheduler = client.cluster.scheduler
+    log = GraphLog(scheduler)
+    yield log
+    scheduler.remove_plugin(name="attnclust-graph-log")
+
+
+def _blobs(n, d, K, seed=0):
+    from sklearn.datasets import make_blobs
+
+    return make_blobs(n, n_features=d, centers=K, random_state=seed)[0]
 
 
 @pytest.mark.parametrize("L", [None, 3])
@@ -98,3 +146,125 @@ def test_dask_point_fit_equals_numpy_fit(client):
     assert np.array_equal(a.labels_, np.asarray(b.labels_))
     assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-8)
     assert np.array_equal(b.predict(X), a.labels_)
+
+
+def test_point_fit_few_graphs_reduced_on_the_cluster(client, graph_log):
+    """One graph for the moments, the finiteness and the coarse sample, then one
+    per evaluation of the risk; each brings back one reduced result, and the
+    rows are never gathered (the sample only)."""
+    X = _blobs(100000, 8, 4)
+    Xd = da.from_array(X, chunks=(12500, 8)).persist()
+    distributed.wait(Xd)
+    graph_log.reset()
+    b = AttentionQuantizer(4, random_state=0).fit(Xd)
+    graphs = graph_log.graphs
+    assert 2 <= len(graphs) <= 15
+    assert all(len(keys) == 1 for keys, _ in graphs)  # one result per graph
+    assert "_add_moments" in graph_log.names(0)
+    # every later graph is one evaluation (the sample came with the moments, the
+    # inertia with the last evaluation)
+    assert all("_group_point_sums" in graph_log.names(i) for i in range(1, len(graphs)))
+    assert graph_log.gathered < 0.1 * X.nbytes  # the sample, and small sums
+    a = AttentionQuantizer(4, random_state=0).fit(X)
+    assert np.abs(a.heads_ - b.heads_).max() < 1e-8
+    assert np.isclose(a.inertia_, b.inertia_, rtol=1e-10)
+    assert np.isclose(a.risk_, b.risk_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_read_outs_are_lazy(client, graph_log, geometry):
+    X = _blobs(40000, 6, 3, seed=1)
+    if geometry == "direction":
+        X = np.abs(X)
+    Xd = da.from_array(X, chunks=(7000, 6)).persist()
+    distributed.wait(Xd)
+    b = AttentionQuantizer(3, geometry=geometry, random_state=0)
+    labels = b.fit_predict(Xd)
+    a = b  # its numpy read-outs
+    graph_log.reset()
+    outputs = {"labels_": b.labels_, "fit_predict": labels, "predict": b.predict(Xd),
+               "transform": b.transform(Xd)}
+    assert graph_log.graphs == []  # nothing computed, nothing gathered
+    for name, out in outputs.items():
+        assert is_dask_array(out), name
+        assert out.chunks[0] == Xd.chunks[0], name
+    assert outputs["transform"].shape == X.shape and outputs["transform"].dtype == X.dtype
+    assert np.array_equal(outputs["labels_"].compute(), a.predict(X))
+    assert np.array_equal(outputs["predict"].compute(), a.predict(X))
+    assert np.allclose(outputs["transform"].compute(), a.transform(X), rtol=1e-10,
+                       atol=1e-10)
+    graph_log.reset()
+    score = b.score(Xd)
+    assert len(graph_log.graphs) == 1 and isinstance(score, float)
+    assert graph_log.gathered < 1024
+    assert np.isclose(score, a.score(X), rtol=1e-10)
+
+
+def test_lazy_read_outs_check_their_input(client):
+    X = _blobs(5000, 4, 2)
+    aq = AttentionQuantizer(2, random_state=0).fit(X)
+    bad = X.copy()
+    bad[4321, 2] = np.nan
+    out = aq.predict(da.from_array(bad, chunks=(1000, 4)))  # lazy: raises when computed
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        out.compute()
+    with pytest.raises(ValueError, match="4 features"):
+        aq.predict(da.from_array(X[:, :3], chunks=(1000, 3)))
+    # other dtypes and column chunks, as numpy input
+    Xi = da.from_array(np.round(X).astype(np.int64), chunks=(1000, 2))
+    assert np.array_equal(aq.predict(Xi).compute(), aq.predict(np.round(X)))
+
+
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_dask_fit_refuses_non_finite_rows(client, geometry):
+    X = np.abs(_blobs(40000, 5, 2))
+    X[31000, 1] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        AttentionQuantizer(2, geometry=geometry, random_state=0).fit(
+            da.from_array(X, chunks=(10000, 5)))
+
+
+def test_dask_direction_free_energy_refused(client):
+    X = np.abs(_blobs(2000, 4, 2))
+    with pytest.raises(ValueError, match="dask"):
+        AttentionQuantizer(2, geometry="direction", risk="free-energy").fit(
+            da.from_array(X, chunks=(500, 4)))
+
+
+def test_dask_point_fit_float32(client):
+    X = _blobs(60000, 8, 4, seed=2).astype(np.float32)
+    a = AttentionQuantizer(4, random_state=0).fit(X)
+    b = AttentionQuantizer(4, random_state=0).fit(da.from_array(X, chunks=(15000, 8)))
+    assert b.cluster_centers_.dtype == np.float32 and b.labels_.dtype == np.intp
+    assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-5)
+    assert np.mean(a.labels_ == b.labels_.compute()) > 0.9999
+
+
+@pytest.mark.slow
+def test_dask_fit_on_data_larger_than_a_worker_memory():
+    """320 MB of rows, made on the workers, on two workers of 300 MB each: the
+    fit persists them (spilling to disk) and reads every block where it is."""
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, memory_limit="300MB",
+        dashboard_address=":0", silence_logs=50,
+    )
+    with cluster, distributed.Client(cluster) as c:
+        d, K, n_blocks = 16, 4, 32
+        rows = 320 * 2**20 // (8 * d) // n_blocks
+
+        def blobs(block_id=None):
+            rng = np.random.default_rng(block_id[0])
+            centres = np.random.default_rng(0).normal(scale=4.0, size=(K, d))
+            return centres[rng.integers(0, K, rows)] + rng.normal(size=(rows, d))
+
+        X = da.map_blocks(blobs, chunks=((rows,) * n_blocks, (d,)), dtype=np.float64,
+                          meta=np.empty((0, d)))
+        assert X.nbytes > 300e6
+        workers = set(c.scheduler_info()["workers"])
+        aq = AttentionQuantizer(K, random_state=0).fit(X)
+        assert set(c.scheduler_info()["workers"]) == workers  # no worker died
+        assert np.all(np.isfinite(aq.cluster_centers_)) and np.isfinite(aq.inertia_)
+        centres = np.random.default_rng(0).normal(scale=4.0, size=(K, d))
+        dist = np.linalg.norm(aq.cluster_centers_[:, None] - centres[None], axis=2)
+        assert np.all(dist.min(axis=0) < 0.05)
+        assert is_dask_array(aq.labels_) and aq.labels_.chunks[0] == X.chunks[0]
