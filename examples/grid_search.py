@@ -23,9 +23,11 @@ the clustering.
 What it shows: on the mixture the unsupervised score prefers temperature 0
 (the linear layer), whose risk is lower even though it does not separate the
 clusters (docs/theory.md, section 6.2), while the labelled score prefers a
-positive temperature; on wine the unsupervised score prefers the softest
-layer, whose averaged output reconstructs best.  The unsupervised score is a
-criterion for the reconstruction, not for the clustering.
+positive temperature.  On wine the point layer's unsupervised score has an
+optimum inside the grid (too soft a layer merges its centres, too hard a one
+reconstructs the samples between clusters worse), and there the two scores
+agree.  The unsupervised score is a criterion for the reconstruction, not for
+the clustering.
 
 Run: ``python examples/grid_search.py [--small] [--output-dir DIR]``.
 Writes ``grid_search.png``, ``grid_search.csv`` and ``grid_search.md``.

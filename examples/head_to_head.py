@@ -203,7 +203,10 @@ def report(records, order, seeds, output_dir):
                 "data": data_name,
                 "estimator": name + (" *" if rec["warned"] else ""),
                 "ARI": float(np.median(rec["ari"])),
+                "ARI range": f"{np.min(rec['ari']):.3f}-{np.max(rec['ari']):.3f}",
                 "centroid distance": float(np.median(rec["dist"])),
+                "distance range": ("" if not np.all(np.isfinite(rec["dist"])) else
+                                   f"{np.min(rec['dist']):.3f}-{np.max(rec['dist']):.3f}"),
                 "distortion": float(np.median(rec["risk"])),
                 "fit time (ms)": float(np.median(rec["ms"])),
             })
@@ -220,6 +223,7 @@ def report(records, order, seeds, output_dir):
         "each sample to the centre of its cluster. The oracle uses the true "
         "centroids (mixtures) or the class means of the labels (blobs and real "
         "data). The direction layers and PCA are left out where K > n_features. "
+        "Ranges: the smallest and largest value over the seeds. "
         "`*`: a ConvergenceWarning was raised in at least one fit.",
         "",
     ]
@@ -227,9 +231,11 @@ def report(records, order, seeds, output_dir):
         sel = [r for r in rows if r["data"] == data_name]
         lines.append(f"## {data_name}")
         lines.append("")
-        cols = ["estimator", "ARI", "centroid distance", "distortion", "fit time (ms)"]
+        cols = ["estimator", "ARI", "ARI range", "centroid distance", "distance range",
+                "distortion", "fit time (ms)"]
         if all(not np.isfinite(r["centroid distance"]) for r in sel):
             cols.remove("centroid distance")
+            cols.remove("distance range")
         lines.append(_common.markdown_table(sel, cols))
     text = "\n".join(lines)
     _common.write_markdown(text, output_dir, "head_to_head.md")
@@ -246,6 +252,8 @@ def report(records, order, seeds, output_dir):
     for ax, names, key, label in panels:
         x = np.arange(len(names))
         for i, name in enumerate(ESTIMATORS):
+            if key == "dist" and name.startswith("Optimal"):
+                continue  # the true centroids: distance 0, off a log scale
             vals = [np.median(records[(dn, name)][key]) if records[(dn, name)][key]
                     else np.nan for dn in names]
             ax.bar(x + (i - (len(ESTIMATORS) - 1) / 2) * width, vals, width, label=name,
