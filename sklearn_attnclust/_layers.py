@@ -21,12 +21,18 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ._attention import ContextStatistics, attention_from_moments, head_scores
+from ._axes import AxisMaths, axis_moments, axis_weights, largest_score
 from ._blocks import one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
 from ._fit import fit_heads
 from ._init import check_start, init_heads, unit_start
-from ._axes import AxisMaths, axis_moments, axis_weights, largest_score
-from ._point import PointMaths, chart_from_data, check_points, nearest_point, point_weights
+from ._point import (
+    PointMaths,
+    chart_from_data,
+    check_points,
+    nearest_point,
+    point_weights,
+)
 from ._strategy import fit_layer
 
 __all__ = ["AxisLayer", "DirectionLayer", "PointLayer", "Stream", "make_layer",

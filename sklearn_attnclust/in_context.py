@@ -9,13 +9,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._attention import optimal_scale, typical_head_score
+from ._base import BaseEmbedding
 from ._in_context import (
     in_context_attention,
     in_context_from_moments,
     in_context_optimal_scale,
     in_context_unbiased_scale,
 )
-from ._base import BaseEmbedding
 
 __all__ = ["InContextQuantizer"]
 
