@@ -140,10 +140,14 @@ def warn_distinct(n_distinct, n_clusters):
         )
 
 
-class PointLayer:
-    """Clusters around points: the layer of :mod:`._point`, fitted by :mod:`._strategy`."""
+class _FreeEnergyLayer:
+    """What the free-energy layers share: their parameters, the descent through
+    :func:`._strategy.fit_layer`, and the warm-started ``partial_fit``.
 
-    geometry = "point"
+    Subclasses set ``auto_temperature`` (a key of :data:`AUTO_TEMPERATURE`),
+    ``n_random`` (the starts of ``n_init="auto"`` for random or callable
+    starts), ``_fit`` and ``_warm_start`` (the current fit as an ``init``).
+    """
 
     @staticmethod
     def make_rng(random_state):
@@ -153,14 +157,45 @@ class PointLayer:
     def __init__(self, *, n_clusters, temperature, init, n_init, max_iter, tol, verbose,
                  learning_rate, solver):
         self.n_clusters, self.init, self.max_iter, self.tol = n_clusters, init, max_iter, tol
-        self.temperature = AUTO_TEMPERATURE["point"] if temperature == "auto" else temperature
+        self.temperature = (AUTO_TEMPERATURE[self.auto_temperature] if temperature == "auto"
+                            else temperature)
+        self.n_init = _n_starts(init, n_init, self.n_random)
+        self.options = {"verbose": verbose, "learning_rate": learning_rate, "solver": solver}
+
+    def _descend(self, maths, X, w, stats, rng, init, n_init):
+        """:func:`._strategy.fit_layer` with this layer's starts and options."""
+        fit = fit_layer(
+            maths, X, w, stats, init=self.init if init is None else init,
+            n_init=self.n_init if n_init is None else n_init, max_iter=self.max_iter,
+            tol=self.tol, random_state=rng, **self.options,
+        )
+        _warn_if_not_converged(fit, self.max_iter)
+        return fit
+
+    def partial_fit(self, stream, rng):
+        """Refit on the stream's reservoir, from the current fit after the first call."""
+        start = self._warm_start()
+        if start is None:
+            return self._fit(stream.rows, stream.weights, rng)
+        return self._fit(stream.rows, stream.weights, rng, init=start, n_init=1)
+
+
+class PointLayer(_FreeEnergyLayer):
+    """Clusters around points: the layer of :mod:`._point`, fitted by :mod:`._strategy`."""
+
+    geometry = "point"
+    auto_temperature, n_random = "point", 10
+
+    def __init__(self, *, init, **params):
         if isinstance(init, str) and init == "pca":
             raise ValueError(
                 "init='pca' seeds directions (geometry='direction'); for "
                 "geometry='point' use 'k-means++', 'random', a callable or an array."
             )
-        self.n_init = _n_starts(init, n_init, 10)
-        self.options = {"verbose": verbose, "learning_rate": learning_rate, "solver": solver}
+        super().__init__(init=init, **params)
+
+    def _warm_start(self):
+        return getattr(self, "centers", None)
 
     def _fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
         if chart is None:
@@ -173,12 +208,7 @@ class PointLayer:
         maths = PointMaths(self.n_clusters, self.temperature, chart, cov)
         if stats is None:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
-        self.fit_ = fit = fit_layer(
-            maths, X, w, stats, init=self.init if init is None else init,
-            n_init=self.n_init if n_init is None else n_init, max_iter=self.max_iter,
-            tol=self.tol, random_state=rng, **self.options,
-        )
-        _warn_if_not_converged(fit, self.max_iter)
+        self.fit_ = fit = self._descend(maths, X, w, stats, rng, init, n_init)
         self.beta, self.heads = maths.beta, fit.heads
         self.centers = chart.points(fit.heads)
         return self
@@ -187,13 +217,6 @@ class PointLayer:
         if not isinstance(self.init, str) and not callable(self.init):
             check_points(self.init, self.n_clusters, X.shape[1])
         return self._fit(X, w, rng)
-
-    def partial_fit(self, stream, rng):
-        """Refit on the stream's reservoir, from the current centres after the first call."""
-        start = getattr(self, "centers", None)
-        if start is None:
-            return self._fit(stream.rows, stream.weights, rng)
-        return self._fit(stream.rows, stream.weights, rng, init=start, n_init=1)
 
     def fit_dask(self, X, rng):
         stats = DaskPointStatistics.from_dask(X)
@@ -291,9 +314,7 @@ class DirectionLayer:
     def _store(self, result, mean, dtype):
         """Keep the fitted layer, heads signed so that the mean projection is >= 0."""
         _warn_if_not_converged(result, self.max_iter)
-        signs = np.sign(mean @ result.heads.T)
-        signs[signs == 0] = 1.0
-        self.heads = (result.heads * signs[:, None]).astype(dtype)
+        self.heads = _signed(result.heads, mean).astype(dtype)
         self.result = result
 
     def _run(self, X, rng, make_starts=None, **kwargs):
@@ -350,10 +371,7 @@ class DirectionLayer:
             with one_blas_thread():
                 scores = head_scores(X, self.heads)[0]
         own = scores[np.arange(X.shape[0]), labels].astype(np.float64)
-        counts = np.bincount(labels, minlength=self.n_clusters)
-        sums = np.bincount(labels, weights=own, minlength=self.n_clusters)
-        t = np.divide(sums, counts, out=np.zeros(self.n_clusters), where=counts > 0)
-        return (t[:, None] * self.heads).astype(self.heads.dtype)
+        return _score_centres(self.heads, labels, own).astype(self.heads.dtype)
 
     def predict(self, X):
         """The head of largest score ``<x, mu_h>``."""
@@ -362,9 +380,7 @@ class DirectionLayer:
 
     def assign(self, X):
         """The head of largest score, and the squared distance to its centre."""
-        labels = self.predict(X)
-        diff = np.asarray(X, dtype=np.float64) - self.centers[labels]
-        return labels, np.einsum("ij,ij->i", diff, diff)
+        return _assign_to_centres(X, self.predict(X), self.centers)
 
     def transform(self, X):
         """``scale * Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the second moment."""
@@ -384,52 +400,29 @@ class DirectionLayer:
         )
 
 
-class AxisLayer:
+class AxisLayer(_FreeEnergyLayer):
     """Clusters as directions, trained on the free energy: the layer of :mod:`._axes`."""
 
     geometry = "direction"
-    make_rng = staticmethod(check_random_state)
+    auto_temperature, n_random = "direction, free-energy", 5
 
-    def __init__(self, *, n_clusters, temperature, init, n_init, max_iter, tol, verbose,
-                 learning_rate, solver):
-        self.n_clusters, self.init, self.max_iter, self.tol = n_clusters, init, max_iter, tol
-        self.temperature = (AUTO_TEMPERATURE["direction, free-energy"] if temperature == "auto"
-                            else temperature)
-        self.n_init = _n_starts(init, n_init, 5)
-        self.options = {"verbose": verbose, "learning_rate": learning_rate, "solver": solver}
+    def _warm_start(self):
+        return getattr(self, "heads", None)
 
     def _fit(self, X, w, rng, *, init=None, n_init=None):
         _check_seeds(X, self.n_clusters)
         scale, second = axis_moments(X, w)
         maths = AxisMaths(self.n_clusters, self.temperature, scale, second)
-        fit = fit_layer(
-            maths, X, w, maths.statistics(X, w), init=self.init if init is None else init,
-            n_init=self.n_init if n_init is None else n_init, max_iter=self.max_iter,
-            tol=self.tol, random_state=rng, **self.options,
-        )
-        _warn_if_not_converged(fit, self.max_iter)
+        fit = self._descend(maths, X, w, maths.statistics(X, w), rng, init, n_init)
         mean = np.average(np.asarray(X, dtype=np.float64), axis=0, weights=w)
-        signs = np.sign(mean @ fit.heads.T)
-        signs[signs == 0] = 1.0
         self.fit_, self.maths = fit, maths
-        self.heads = fit.heads * signs[:, None]
+        self.heads = _signed(fit.heads, mean)
         labels, scores = largest_score(X, self.heads)
-        wl = np.ones(X.shape[0]) if w is None else w
-        mass = np.bincount(labels, weights=wl, minlength=self.n_clusters)
-        t = np.bincount(labels, weights=wl * scores, minlength=self.n_clusters)
-        self.centers = np.divide(t, mass, out=np.zeros(self.n_clusters), where=mass > 0)[:, None] \
-            * self.heads
+        self.centers = _score_centres(self.heads, labels, scores, w)
         return self
 
     def fit(self, X, w, rng):
         return self._fit(X, w, rng)
-
-    def partial_fit(self, stream, rng):
-        """Refit on the stream's reservoir, from the current heads after the first call."""
-        start = getattr(self, "heads", None)
-        if start is None:
-            return self._fit(stream.rows, stream.weights, rng)
-        return self._fit(stream.rows, stream.weights, rng, init=start, n_init=1)
 
     def fit_dask(self, X, rng):
         raise ValueError(
@@ -442,9 +435,8 @@ class AxisLayer:
         return largest_score(X, self.heads)[0]
 
     def assign(self, X):
-        labels = self.predict(X)
-        diff = np.asarray(X, dtype=np.float64) - self.centers[labels]
-        return labels, np.einsum("ij,ij->i", diff, diff)
+        """The head of largest score, and the squared distance to its centre."""
+        return _assign_to_centres(X, self.predict(X), self.centers)
 
     def transform(self, X):
         """The layer's output ``sum_h p_h(x) <x, mu_h> mu_h``."""
@@ -460,6 +452,28 @@ class AxisLayer:
             "second_moment_": maths.second * maths.unit,
             "risk_": fit.risk, "n_iter_": fit.n_iter, "risk_curve_": fit.risk_curve,
         }
+
+
+def _signed(heads, mean):
+    """The heads signed so that the data's mean projection on each is >= 0."""
+    signs = np.sign(mean @ heads.T)
+    signs[signs == 0] = 1.0
+    return heads * signs[:, None]
+
+
+def _score_centres(heads, labels, scores, weights=None):
+    """Each head times the (weighted) mean score of the rows assigned to it (0 if none)."""
+    K = heads.shape[0]
+    mass = np.bincount(labels, weights=weights, minlength=K)
+    sums = np.bincount(labels, weights=scores if weights is None else weights * scores,
+                       minlength=K)
+    return np.divide(sums, mass, out=np.zeros(K), where=mass > 0)[:, None] * heads
+
+
+def _assign_to_centres(X, labels, centers):
+    """``labels`` and the squared distance of each row to its centre."""
+    diff = np.asarray(X, dtype=np.float64) - centers[labels]
+    return labels, np.einsum("ij,ij->i", diff, diff)
 
 
 def _check_seeds(X, n_clusters):
