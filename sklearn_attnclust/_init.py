@@ -1,19 +1,101 @@
-"""Starting heads on the product of spheres."""
+"""Starting heads on the product of spheres, and the order seeds are drawn in."""
 
 import numpy as np
 
-__all__ = ["check_start", "init_heads", "unit_start"]
+__all__ = ["canonical_order", "check_start", "draw_distinct_rows", "init_heads", "unit_start"]
 
 
-def _kmeans_plus_plus(X, n_heads, rng):
+def canonical_order(X, center=None):
+    """A permutation of the rows that depends on their values only.
+
+    The rows sorted by their squared distance to ``center`` (the origin when
+    None), ties broken lexicographically.  Seeds drawn by inverse-CDF sampling
+    (k-means++, weighted draws) over the rows in this order depend on the
+    weighted set of rows alone: not on the order they come in, and a row of
+    integer weight ``w`` is drawn exactly as its ``w`` repeats are (they are
+    adjacent here and span the same mass).  With ``center`` the weighted mean,
+    the order, and so the seeds, are also unchanged when the data are
+    translated, rotated, reflected or scaled (the keys change by rounding only,
+    which reorders rows only where two distances agree to about 1e-16).  One
+    sort of the distances; a lexicographic sort only when two are equal.
+    """
+    X = np.asarray(X)
+    if X.shape[0] < 2:
+        return np.arange(X.shape[0])
+    D = X.astype(np.float64) if center is None else X - np.asarray(center, dtype=np.float64)
+    top = float(np.max(np.abs(D)))
+    if top > 0:  # a power of two, exact: no square under- or overflows
+        D *= 2.0 ** -np.round(np.log2(top))
+    D *= D
+    key = D.sum(axis=1)  # pairwise sums by index: equal rows give equal keys
+    order = np.argsort(key, kind="stable")
+    ranked = key[order]
+    if np.all(ranked[1:] != ranked[:-1]):
+        return order
+    # np.lexsort's last key is its primary one: the distance, then the features in turn
+    return np.lexsort(tuple(X.T[::-1]) + (key,))
+
+
+def draw_distinct_rows(X, size, rng, sample_weight=None, center=None):
+    """``size`` distinct rows of ``X`` drawn without replacement by weight.
+
+    A distinct point's chance is proportional to its total weight (over its
+    copies, if ``X`` repeats it); the draws are by inverse CDF over the points in
+    :func:`canonical_order`, so they depend on the weighted set of points only.
+    When ``X`` holds fewer distinct points of positive weight than ``size``, all
+    of them are drawn and the rest repeat them.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    size : int
+    rng : numpy.random.RandomState
+    sample_weight : ndarray of shape (n,), optional
+    center : ndarray of shape (d,), optional
+        Of :func:`canonical_order`.
+
+    Returns
+    -------
+    ndarray of shape (size, d)
+        The rows, in the order drawn.
+    """
+    order = canonical_order(X, center)
+    Xs = np.asarray(X)[order]
+    w = (np.ones(Xs.shape[0]) if sample_weight is None
+         else np.asarray(sample_weight, dtype=np.float64)[order])
+    new_point = np.ones(Xs.shape[0], dtype=bool)
+    new_point[1:] = np.any(Xs[1:] != Xs[:-1], axis=1)
+    first = np.flatnonzero(new_point)
+    mass = np.add.reduceat(w, first) if first.size else np.zeros(0)
+    picked = []
+    for _ in range(size):
+        cdf = np.cumsum(mass)
+        if not cdf.size or cdf[-1] <= 0:
+            break
+        j = min(int(np.searchsorted(cdf, rng.uniform() * cdf[-1], side="right")), cdf.size - 1)
+        picked.append(j)
+        mass[j] = 0.0
+    if not picked:
+        raise ValueError("No sample has a positive weight: there is nothing to draw from.")
+    picked = np.resize(np.array(picked), size)
+    return Xs[first[picked]]
+
+
+def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
     """k-means++ seeding on directions with the sign-free distance ``1 - <u, mu>^2``.
 
     ``u = x / ||x||`` over the non-zero rows of ``X``; the directions are never
-    stored (a copy of ``X``): ``<u, mu> = <x, mu> / ||x||``.  Zero rows are
-    never drawn.
+    stored (a copy of ``X``): ``<u, mu> = <x, mu> / ||x||``.  Zero rows and rows
+    of zero weight are never drawn.  Rows are drawn with probability
+    proportional to their weight (times the potential), by inverse CDF in
+    :func:`canonical_order`, so the seeds depend on the weighted set of rows only.
     """
+    order = canonical_order(X)
+    X = X[order]
+    w = (np.ones(X.shape[0]) if sample_weight is None
+         else np.asarray(sample_weight, dtype=np.float64)[order])
     norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
-    keep = norms > 0
+    keep = (norms > 0) & (w > 0)
     inv = np.zeros_like(norms)
     inv[keep] = 1.0 / norms[keep]
 
@@ -23,20 +105,23 @@ def _kmeans_plus_plus(X, n_heads, rng):
     def cos2(mu):
         return (X @ mu.astype(X.dtype)) ** 2 * inv**2
 
-    kept = np.flatnonzero(keep)
-    first = kept[rng.integers(kept.size)]
-    heads = [unit(first)]
+    def draw(mass, size):
+        """Rows drawn with probabilities ``mass / sum(mass)`` (inverse CDF)."""
+        cdf = np.cumsum(mass)
+        return np.minimum(np.searchsorted(cdf, rng.random(size) * cdf[-1], side="right"),
+                          X.shape[0] - 1)
+
+    heads = [unit(int(draw(np.where(keep, w, 0.0), 1)[0]))]
     closest = np.where(keep, 1.0 - cos2(heads[0]), 0.0)
     n_trials = 2 + int(np.log(n_heads))
     for _ in range(1, n_heads):
         closest = np.maximum(closest, 0.0)
-        total = closest.sum()
-        if total <= 0:  # every direction already taken: fill in at random
+        if not np.any(closest * w > 0):  # every direction already taken: fill in at random
             break
         # greedy k-means++: draw a few candidates, keep the one that lowers the potential most
-        cand = rng.choice(X.shape[0], size=n_trials, p=closest / total)
+        cand = draw(closest * w, n_trials)
         pots = [np.minimum(closest, np.where(keep, 1.0 - cos2(unit(c)), 0.0)) for c in cand]
-        best = int(np.argmin([p.sum() for p in pots]))
+        best = int(np.argmin([p @ w for p in pots]))
         heads.append(unit(cand[best]))
         closest = pots[best]
     return np.array(heads)
@@ -47,7 +132,7 @@ def _random_heads(n_heads, n_features, rng):
     return M / np.linalg.norm(M, axis=1, keepdims=True)
 
 
-def init_heads(X, n_heads, method, rng, *, second=None):
+def init_heads(X, n_heads, method, rng, *, second=None, sample_weight=None):
     """Unit starting heads of shape (n_heads, d).
 
     Parameters
@@ -62,6 +147,9 @@ def init_heads(X, n_heads, method, rng, *, second=None):
     rng : numpy.random.Generator
     second : ndarray of shape (d, d), optional
         Second moment, for ``"pca"``.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights of the ``"k-means++"`` draws (a weight ``w`` draws as ``w``
+        repeats of the row).
     """
     d = X.shape[1]
     if method == "random":
@@ -74,7 +162,7 @@ def init_heads(X, n_heads, method, rng, *, second=None):
     if method == "k-means++":
         if not np.any(X):
             raise ValueError("All samples are zero: there is no direction to seed heads from.")
-        M = _kmeans_plus_plus(X, n_heads, rng)
+        M = _kmeans_plus_plus(X, n_heads, rng, sample_weight)
         if M.shape[0] < n_heads:
             M = np.vstack([M, _random_heads(n_heads - M.shape[0], d, rng)])
         return M

@@ -50,6 +50,7 @@ from sklearn.cluster import kmeans_plusplus
 
 from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
 from ._free_energy import free_energy_sums
+from ._init import canonical_order, draw_distinct_rows
 
 __all__ = ["LIFT_HEIGHT", "PointChart", "PointMaths", "PointStatistics", "block_sums",
            "chart_from_data", "check_points", "lloyd_shift", "mass_preconditioner",
@@ -429,24 +430,30 @@ class PointMaths:
     def seed_points(self, X, weights, init, rng):
         """Input-space starting points (K, d) drawn from the rows ``X``.
 
-        ``init`` is ``"k-means++"`` (greedy k-means++ on the centred rows, with
-        the weights, drawn as KMeans draws them from the same ``rng``: the rows
-        are scaled by a power of two, which is exact, so that no squared
-        distance under- or overflows), ``"random"`` (distinct rows drawn with
-        probabilities proportional to the weights), a callable ``init(X,
-        n_clusters, random_state)`` (as KMeans's) or an array of shape (K, d).
-        ``rng`` is a ``numpy.random.RandomState``.
+        ``init`` is ``"k-means++"`` (scikit-learn's greedy k-means++ on the
+        centred rows, with the weights; the rows are scaled by a power of two,
+        which is exact, so that no squared distance under- or overflows),
+        ``"random"`` (distinct points drawn without replacement, with
+        probabilities proportional to their weights), a callable ``init(X, n_clusters, random_state)`` (as
+        KMeans's) or an array of shape (K, d).  ``rng`` is a
+        ``numpy.random.RandomState``.  Both draws run over the rows in
+        :func:`._init.canonical_order` about the chart's offset (the weighted
+        mean), so the seeds depend on the weighted set of rows only: not on
+        their order, and a weight ``w`` draws as ``w`` repeats; they are
+        KMeans's draws on the rows in that order.
         """
         chart, K = self.chart, self.n_clusters
         if isinstance(init, str) and init == "k-means++":
+            order = canonical_order(X, chart.offset)
             two = 2.0 ** -np.round(np.log2(chart.spread))
-            Z, _ = kmeans_plusplus((np.asarray(X, dtype=np.float64) - chart.offset) * two, K,
-                                   sample_weight=weights, random_state=rng)
+            Z = np.array(np.asarray(X)[order], dtype=np.float64)
+            Z -= chart.offset
+            Z *= two
+            Z, _ = kmeans_plusplus(Z, K, random_state=rng,
+                                   sample_weight=None if weights is None else weights[order])
             return chart.offset + Z / two
         if isinstance(init, str) and init == "random":
-            p = None if weights is None else weights / np.sum(weights)
-            idx = rng.choice(X.shape[0], size=K, replace=False, p=p)
-            return np.asarray(X[np.sort(idx)], dtype=np.float64)
+            return draw_distinct_rows(X, K, rng, weights, chart.offset).astype(np.float64)
         Z = init(X, K, rng) if callable(init) else init
         return check_points(Z, K, X.shape[1])
 

@@ -14,26 +14,18 @@ _UNWEIGHTED = (
 )
 
 
-_SEEDING = (
-    "as for scikit-learn's KMeans, whose k-means++ draws this estimator shares: "
-    "the seeds drawn from weighted rows differ from those drawn from repeated "
-    "rows; from the same start the fit is equivalent (tests/test_point.py)."
-)
-
-
 def _expected_failed_checks(estimator):
     if not isinstance(estimator, AttentionQuantizer):
         return {}
     if estimator.geometry == "direction" and estimator.risk == "free-energy":
-        return {"check_clustering": _CLUSTERING_IN_2D,
-                "check_sample_weight_equivalence_on_dense_data": _SEEDING}
+        return {"check_clustering": _CLUSTERING_IN_2D}
     if estimator.geometry == "direction":
         return {
             "check_clustering": _CLUSTERING_IN_2D,
             "check_sample_weight_equivalence_on_dense_data": _UNWEIGHTED,
             "check_sample_weights_not_overwritten": _UNWEIGHTED,
         }
-    return {"check_sample_weight_equivalence_on_dense_data": _SEEDING}
+    return {}
 
 
 @parametrize_with_checks(

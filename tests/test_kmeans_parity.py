@@ -72,6 +72,7 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust import _blocks
+from sklearn_attnclust._init import canonical_order
 
 # non centred, sparse centres (as in scikit-learn's module)
 centers = np.array(
@@ -174,17 +175,47 @@ def _blobs(name, seed):
     return Xb, 5
 
 
+def _kmeans_in_seeding_order(X, **params):
+    """KMeans fitted on the rows of ``X`` in AttentionQuantizer's seeding order,
+    where the same ``random_state`` draws the same k-means++ seeds; ``labels_``
+    put back in the order of ``X``."""
+    order = canonical_order(X, X.mean(axis=0))
+    km = KMeans(**params).fit(X[order])
+    labels = np.empty_like(km.labels_)
+    labels[order] = km.labels_
+    km.labels_ = labels
+    return km
+
+
+def test_seeds_do_not_depend_on_row_order_or_repeats(global_random_seed):
+    # AttentionQuantizer draws KMeans's k-means++ seeds over the rows in a
+    # canonical order: shuffled rows, or integer weights in place of repeats,
+    # give the same seeds (KMeans's own draws depend on the order).
+    rng = np.random.RandomState(global_random_seed)
+    w = rng.randint(0, 4, size=X.shape[0])
+    seeds = [
+        AQ(n_clusters=n_clusters, max_iter=0, random_state=0).fit(Xs, sample_weight=ws)
+        .cluster_centers_
+        for Xs, ws in [(X, None), (X[rng.permutation(X.shape[0])], None),
+                       (X, w), (np.repeat(X, w, axis=0), None)]
+    ]
+    assert_allclose(seeds[1], seeds[0], rtol=1e-12)
+    assert_allclose(seeds[3], seeds[2], rtol=1e-12)
+    assert not np.allclose(seeds[2], seeds[0])  # the weights do change the draws
+
+
 @pytest.mark.parametrize("data", ["3-blobs-5d", "5-blobs-10d"])
 def test_results_match_kmeans_on_blobs(data, global_random_seed):
     # From test_kmeans_elkan_results (blobs): two implementations started from
     # the same centres reach the same clustering.  Here AttentionQuantizer and
-    # KMeans with the same random_state (the same k-means++ seeds), on
-    # separated blobs.
+    # KMeans with the same random_state (the same k-means++ seeds, KMeans
+    # given the rows in the seeding order), on separated blobs.
     # With tol=1e-8 the descent stops within about 1e-4 of the means (data
     # of scale 10) and 1e-8 of the inertia, relatively.
     Xb, k = _blobs(data, global_random_seed)
 
-    km = KMeans(n_clusters=k, random_state=global_random_seed, n_init=1, tol=1e-8).fit(Xb)
+    km = _kmeans_in_seeding_order(Xb, n_clusters=k, random_state=global_random_seed,
+                                  n_init=1, tol=1e-8)
     est = AQ(n_clusters=k, random_state=global_random_seed, n_init=1, tol=1e-8).fit(Xb)
 
     assert_array_equal(est.labels_, km.labels_)
@@ -200,7 +231,8 @@ def test_packed_blobs_match_kmeans(global_random_seed):
     # relatively, the centres up to 1e-2 off, over seeds 0 to 7 and 42); at a
     # temperature where the borders are hard it is KMeans's to 1e-6.
     Xb, k = _blobs("5-blobs-2d", global_random_seed)
-    km = KMeans(n_clusters=k, random_state=global_random_seed, n_init=1, tol=1e-8).fit(Xb)
+    km = _kmeans_in_seeding_order(Xb, n_clusters=k, random_state=global_random_seed,
+                                  n_init=1, tol=1e-8)
     est = AQ(n_clusters=k, random_state=global_random_seed, n_init=1, tol=1e-8).fit(Xb)
     assert np.mean(est.labels_ == km.labels_) >= 0.99  # border samples may differ
     assert est.inertia_ == pytest.approx(km.inertia_, rel=1e-4)
@@ -637,7 +669,7 @@ def test_wrong_params(param, match):
 def test_kmeans_plusplus_output(dtype, global_random_seed):
     # From test_kmeans_plusplus_output: the k-means++ starts (max_iter=0 keeps
     # the start) are rows of the data, inside its bounds, and are KMeans's
-    # seeds for the same random_state.
+    # seeds for the same random_state on the rows in the seeding order.
     data = X.astype(dtype)
     est = AQ(n_clusters=n_clusters, init="k-means++", max_iter=0,
              random_state=global_random_seed).fit(data)
@@ -654,7 +686,8 @@ def test_kmeans_plusplus_output(dtype, global_random_seed):
     assert_allclose(seeds, data[indices], rtol=rtol, atol=rtol)
 
     # and they are KMeans's seeds
-    expected, _ = kmeans_plusplus(data, n_clusters, random_state=global_random_seed)
+    order = canonical_order(data, est.offset_.astype(np.float64))
+    expected, _ = kmeans_plusplus(data[order], n_clusters, random_state=global_random_seed)
     assert_allclose(seeds, expected, rtol=rtol, atol=rtol)
 
 

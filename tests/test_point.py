@@ -124,8 +124,9 @@ def test_block_sums_add_over_blocks():
 
 def test_stationary_point_is_self_consistent(blobs):
     # at the optimum every head's point is the attention-weighted mean of its samples
+    # (``tol`` bounds a squared shift, as KMeans's: 1e-13 leaves shifts near 1e-7)
     X, _ = blobs
-    aq = AttentionQuantizer(3, temperature=2.0, tol=1e-9, random_state=0).fit(X)
+    aq = AttentionQuantizer(3, temperature=2.0, tol=1e-13, random_state=0).fit(X)
     P = point_weights(X, aq.layer_.chart, aq.cluster_centers_, aq.layer_.beta)
     values = (P.T @ X) / P.sum(axis=0)[:, None]
     assert np.abs(values - aq.cluster_centers_).max() < 1e-6 * np.abs(X).max()
@@ -157,14 +158,23 @@ def test_every_init_gives_the_same_partition(blobs, init):
     assert adjusted_rand_score(y, aq.labels_) == 1.0
 
 
-@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("seed", range(10))
 def test_random_init_on_standardised_blobs(seed):
     # a reproducer of a collapsed clustering of the previous layer
     from sklearn.preprocessing import StandardScaler
 
     X, y = make_blobs(900, centers=3, n_features=2, random_state=1)
     X = StandardScaler().fit_transform(X)
+    # one random start: where KMeans from that start goes (two seeds in one
+    # blob leave a local optimum for both, on 4 of these 10 seeds, where the
+    # soft border inside the split blob moves a few samples)
     aq = AttentionQuantizer(3, init="random", n_init=1, random_state=seed).fit(X)
+    start = AttentionQuantizer(3, init="random", n_init=1, max_iter=0,
+                               random_state=seed).fit(X).cluster_centers_
+    km = KMeans(3, init=start, n_init=1).fit(X)
+    assert adjusted_rand_score(km.labels_, aq.labels_) > 0.98
+    # the default number of random starts finds the blobs
+    aq = AttentionQuantizer(3, init="random", random_state=seed).fit(X)
     assert np.bincount(aq.labels_, minlength=3).min() > 250
     assert adjusted_rand_score(y, aq.labels_) > 0.95
 
@@ -180,9 +190,11 @@ def test_same_start_as_kmeans_same_optimum():
     X, _ = make_blobs(2000, centers=6, n_features=4, random_state=5)
     for seed in range(3):
         aq = AttentionQuantizer(6, random_state=seed).fit(X)
-        km = KMeans(6, n_init=1, random_state=seed).fit(X)
-        # the soft layer's optimum, a hair off k-means's hard one
-        assert aq.inertia_ <= km.inertia_ * (1 + 1e-5)
+        start = AttentionQuantizer(6, max_iter=0, random_state=seed).fit(X).cluster_centers_
+        km = KMeans(6, init=start, n_init=1).fit(X)
+        # the soft layer's optimum, a hair off k-means's hard one (these blobs
+        # touch: the soft borders cost up to 1e-4 of the inertia, docs/theory.md)
+        assert aq.inertia_ <= km.inertia_ * (1 + 1e-4)
 
 
 @pytest.mark.parametrize("weights, angle", [([3, 1], 90), ([9, 1], 90), ([1, 1], 60)])

@@ -1,0 +1,83 @@
+"""The seeding order and the weighted draws of ``_init``."""
+
+import numpy as np
+import pytest
+from scipy.stats import ortho_group
+
+from sklearn_attnclust._init import _kmeans_plus_plus, canonical_order, draw_distinct_rows
+
+
+@pytest.fixture
+def rows():
+    return np.random.default_rng(0).normal(size=(200, 5)) * [1, 2, 3, 4, 5] + 7.0
+
+
+def test_canonical_order_depends_on_the_values_only(rows):
+    order = canonical_order(rows, rows.mean(axis=0))
+    perm = np.random.default_rng(1).permutation(rows.shape[0])
+    shuffled = rows[perm]
+    np.testing.assert_array_equal(shuffled[canonical_order(shuffled, rows.mean(axis=0))],
+                                  rows[order])
+
+
+def test_canonical_order_is_invariant_under_similarity_maps(rows):
+    # about the mean: translated, rotated, reflected and scaled data sort alike
+    R = ortho_group.rvs(5, random_state=2)
+    moved = 3.0 * (rows - 7.0) @ R - 11.0
+    np.testing.assert_array_equal(canonical_order(moved, moved.mean(axis=0)),
+                                  canonical_order(rows, rows.mean(axis=0)))
+
+
+@pytest.mark.parametrize("factor", [1e-200, 1.0, 1e200])
+def test_canonical_order_at_extreme_scales(rows, factor):
+    np.testing.assert_array_equal(canonical_order(rows * factor, rows.mean(axis=0) * factor),
+                                  canonical_order(rows, rows.mean(axis=0)))
+
+
+def test_equal_rows_are_adjacent_and_ties_are_broken_by_value():
+    # the four points of a square about its centre are at one distance
+    square = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+    X = np.vstack([square, square[[2, 0]], [[0.0, 0.0]]])
+    ranked = X[canonical_order(X, np.zeros(2))]
+    np.testing.assert_array_equal(
+        ranked, [[0, 0], [-1, 0], [-1, 0], [0, -1], [0, 1], [1, 0], [1, 0]])
+
+
+def test_distinct_draws_weigh_repeats_as_weights():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(12, 3))
+    w = rng.integers(0, 4, size=12)
+    drawn = draw_distinct_rows(X, 5, np.random.RandomState(0), w)
+    again = draw_distinct_rows(np.repeat(X, w, axis=0)[::-1], 5, np.random.RandomState(0))
+    np.testing.assert_array_equal(drawn, again)
+    assert np.unique(drawn, axis=0).shape[0] == 5  # distinct points
+    assert not np.any(np.all(drawn[:, None] == X[w == 0][None], axis=2))  # weight 0: never
+
+
+def test_distinct_draws_frequencies_follow_the_weights():
+    X = np.arange(3.0)[:, None]
+    w = np.array([1.0, 2.0, 7.0])
+    rs = np.random.RandomState(0)
+    first = np.array([draw_distinct_rows(X, 1, rs, w)[0, 0] for _ in range(4000)])
+    freq = np.bincount(first.astype(int), minlength=3) / first.size
+    np.testing.assert_allclose(freq, w / w.sum(), atol=0.03)
+
+
+def test_distinct_draws_repeat_when_points_run_out():
+    X = np.array([[0.0, 1.0], [0.0, 1.0], [2.0, 0.0]])
+    drawn = draw_distinct_rows(X, 4, np.random.RandomState(0))
+    assert {tuple(r) for r in drawn} == {(0.0, 1.0), (2.0, 0.0)}
+    with pytest.raises(ValueError, match="positive weight"):
+        draw_distinct_rows(X, 2, np.random.RandomState(0), np.zeros(3))
+
+
+def test_direction_seeds_weigh_repeats_as_weights():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 6))
+    w = rng.integers(0, 3, size=40)
+    a = _kmeans_plus_plus(X, 4, np.random.default_rng(0), w)
+    b = _kmeans_plus_plus(np.repeat(X, w, axis=0), 4, np.random.default_rng(0))
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    c = _kmeans_plus_plus(X[::-1], 4, np.random.default_rng(0))
+    np.testing.assert_allclose(_kmeans_plus_plus(X, 4, np.random.default_rng(0)), c,
+                               rtol=1e-12)
