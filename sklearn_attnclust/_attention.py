@@ -28,9 +28,12 @@ with ``p = <x, vt>``, ``q = <Sigma x, vt>``, ``r = vt^T C vt``,
 
 For ``L -> infinity``, ``B = q`` and ``Q = s``.  No context is ever sampled.
 
-The passes over the rows run over row blocks in a thread pool
+The per-row sums of ``B``, ``Q`` and their gradients, weighted by the sample
+weights, are the kernel :func:`._reconstruction.risk_sums`; the passes over
+the rows run it over row blocks in a thread pool
 (:func:`._blocks.map_row_blocks`), under :func:`._blocks.one_blas_thread`.
-The point layer (``geometry="point"``) is in :mod:`._point`.
+The layer's mathematics for the fit strategy is :mod:`._direction`; the point
+layer (``geometry="point"``) is in :mod:`._point`.
 """
 
 from dataclasses import dataclass, replace
@@ -38,20 +41,22 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ._blocks import map_row_blocks
+from ._reconstruction import add_risk_sums, competitive_weights, risk_sums
+from ._sphere import riemannian_gradient
 
 __all__ = [
     "ContextStatistics",
-    "competitive_weights",
     "attention",
     "attention_from_moments",
-    "sequence_attention",
     "attention_risk",
+    "competitive_weights",
+    "head_scores",
     "linear_limit_risk",
+    "optimal_scale",
     "orthogonality_penalty",
     "riemannian_gradient",
+    "sequence_attention",
     "typical_head_score",
-    "optimal_scale",
-    "head_scores",
 ]
 
 
@@ -69,16 +74,20 @@ class ContextStatistics:
     sq_norms : ndarray of shape (n,) or None
         ``||x_i||^2`` (only for finite context lengths; None otherwise).
     second : ndarray of shape (d, d)
-        ``Sigma = X^T X / n``, the uncentred second moment.
+        ``Sigma = sum_i w_i x_i x_i^T / W``, the uncentred second moment
+        (``w_i`` the sample weights, ``W`` their sum; all one without weights).
     second_sq : ndarray of shape (d, d)
         ``Sigma @ Sigma``.
     fourth : ndarray of shape (d, d) or None
-        ``C = (1/n) sum ||x||^2 x x^T`` (only for finite context lengths).
+        ``C = (1/W) sum_i w_i ||x_i||^2 x_i x_i^T`` (only for finite context lengths).
     mean_sq_norm : float
-        ``trace(Sigma)``, the mean squared norm of the data.
+        ``trace(Sigma)``, the (weighted) mean squared norm of the data.
     n_samples : int
     chunk_size : int
         Rows per chunk in the passes of :func:`attention_risk` over ``X``.
+    weights : ndarray of shape (n,) or None
+        The queries' weights (a weight ``w`` counts as ``w`` repeats of the
+        row; see :mod:`._reconstruction`), or None for all one.
 
     Notes
     -----
@@ -96,6 +105,28 @@ class ContextStatistics:
     mean_sq_norm: float
     n_samples: int
     chunk_size: int = 8192
+    weights: object = None
+
+    @property
+    def total_weight(self):
+        """The queries' total weight: the risk is the sum over them divided by it."""
+        if self.weights is not None:
+            return float(np.sum(self.weights))
+        return float(self.n_samples if self.X is None else self.X.shape[0])
+
+    def risk_sums(self, M, beta, L, *, lam=None, need_grad=False, chunk_size=None):
+        """:func:`._reconstruction.risk_sums` over contiguous row blocks of ``X`` in
+        threads, added in order (``chunk_size`` rows per chunk; None: ``self.chunk_size``)."""
+        X, sq, w = self.X, self.sq_norms, self.weights
+        chunk = max(int(chunk_size or self.chunk_size), 1)
+
+        def block(lo, hi):
+            return risk_sums(M, X[lo:hi], self.second, self.second_sq, self.fourth, beta, L,
+                             sq_norms=None if sq is None else sq[lo:hi], lam=lam,
+                             need_grad=need_grad, chunk_size=chunk,
+                             weights=None if w is None else w[lo:hi])
+
+        return add_risk_sums(map_row_blocks(block, X.shape[0], 2 * chunk))
 
     @property
     def SX(self):
@@ -116,7 +147,8 @@ class ContextStatistics:
         )
 
     @classmethod
-    def from_data(cls, X, *, keep_data=True, need_fourth=True, chunk_size=65536):
+    def from_data(cls, X, *, keep_data=True, need_fourth=True, chunk_size=65536,
+                  weights=None):
         """Compute the statistics in one pass over ``X`` (in chunks of rows).
 
         Parameters
@@ -130,11 +162,14 @@ class ContextStatistics:
             (finite context lengths).
         chunk_size : int
             Rows per chunk, to bound temporary memory.
+        weights : ndarray of shape (n,), optional
+            Sample weights: the moments are the weighted means.
         """
         X = np.asarray(X)
         n, d = X.shape
         dtype = X.dtype
         sq_norms = np.empty(n, dtype=dtype) if need_fourth else None
+        w = None if weights is None else np.asarray(weights, dtype=np.float64)
 
         def block(lo, hi):
             second = np.zeros((d, d), dtype=dtype)
@@ -142,16 +177,19 @@ class ContextStatistics:
             for start in range(lo, hi, chunk_size):
                 stop = min(start + chunk_size, hi)
                 chunk = X[start:stop]
-                second += chunk.T @ chunk
+                wc = None if w is None else w[start:stop, None].astype(dtype)
+                second += (chunk if wc is None else chunk * wc).T @ chunk
                 if need_fourth:
                     norms = np.einsum("ij,ij->i", chunk, chunk)
                     sq_norms[start:stop] = norms
-                    fourth += (chunk * norms[:, None]).T @ chunk
+                    scaled = chunk * norms[:, None]
+                    fourth += (scaled if wc is None else scaled * wc).T @ chunk
             return second, fourth
 
         parts = map_row_blocks(block, n, 2 * chunk_size)
-        second = sum(p[0] for p in parts) / n
-        fourth = sum(p[1] for p in parts) / n if need_fourth else None
+        total = n if w is None else float(w.sum())
+        second = sum(p[0] for p in parts) / total
+        fourth = sum(p[1] for p in parts) / total if need_fourth else None
         return cls.from_moments(
             second,
             fourth=fourth,
@@ -159,16 +197,18 @@ class ContextStatistics:
             X=X if keep_data else None,
             sq_norms=sq_norms if keep_data else None,
             need_sq_norms=need_fourth,
+            weights=w if keep_data else None,
         )
 
     @classmethod
     def from_moments(cls, second, *, fourth=None, n_samples, X=None, sq_norms=None,
-                     need_sq_norms=None):
+                     need_sq_norms=None, weights=None):
         """Build the statistics from precomputed moments (e.g. streamed ones).
 
         The squared norms of ``X`` (used at finite context lengths) are
         computed when not given and ``need_sq_norms`` (default: whether
-        ``fourth`` is given).
+        ``fourth`` is given).  ``weights`` are the weights of the queries
+        ``X`` (None: all one); the moments are weighted as they are.
         """
         second = 0.5 * (second + second.T)
         if need_sq_norms is None:
@@ -183,6 +223,7 @@ class ContextStatistics:
             fourth=None if fourth is None else 0.5 * (fourth + fourth.T),
             mean_sq_norm=float(np.trace(second)),
             n_samples=int(n_samples),
+            weights=None if weights is None else np.asarray(weights, dtype=np.float64),
         )
 
 
@@ -202,19 +243,6 @@ def typical_head_score(second, n_heads):
 # --------------------------------------------------------------------------
 # Layers (forward passes)
 # --------------------------------------------------------------------------
-def competitive_weights(scores, beta, axis=-1):
-    """``w_h = K softmax_h(beta * scores_h**2)`` along ``axis`` (the heads); all ones at beta = 0."""
-    scores = np.asarray(scores)
-    K = scores.shape[axis]
-    if beta == 0:
-        return np.ones_like(scores)
-    z = beta * (scores * scores)
-    z -= z.max(axis=axis, keepdims=True)
-    np.exp(z, out=z)
-    z *= K / z.sum(axis=axis, keepdims=True)
-    return z
-
-
 def _weighted_scores(X, M, beta):
     a = X @ M.T
     w = competitive_weights(a, beta)
@@ -304,229 +332,6 @@ def optimal_scale(B, Q):
     return float(B / Q)
 
 
-def _softmax_backward(g, a, w, at, beta):
-    """Pull gradients with respect to ``at = w * a`` back to ones w.r.t. ``a``, in place.
-
-    Includes the direct dependence of ``at`` on ``a`` through the factor
-    ``a`` (``w * g``): each ``g[k]`` becomes ``J^T g[k]`` with
-    ``J = d at / d a``, i.e. ``w g + 2 beta at (a g - <at, g>_h / K)``.
-    ``g`` is (channels, K, n), the heads along axis 1; all channels are
-    pulled back at once.
-    """
-    K = a.shape[0]
-    if beta == 0:
-        g *= w
-        return g
-    u = g * at
-    total = u.sum(axis=1, keepdims=True)  # <at, g> over the heads, per channel and sample
-    total *= 1.0 / K
-    np.multiply(g, a, out=u)
-    u -= total
-    u *= (2.0 * beta) * at
-    g *= w
-    g += u
-    return g
-
-
-def _coefficients(L, lam, p, q, sq):
-    """Derivatives of the per-sample risk terms with respect to ``(p, q, r, s)``.
-
-    Returns one channel per entry: with ``lam`` None the channels are ``B``
-    and ``Q`` (the gradient is combined as ``-2 lam dB + lam^2 dQ`` once the
-    profiled ``lam`` is known); with ``lam`` given, the single channel
-    ``-2 lam B + lam^2 Q``.  Each coefficient is a scalar or a per-sample array.
-    """
-    if L is None:
-        B = dict(cp=0.0, cq=1.0, cr=0.0, cs=0.0)
-        Q = dict(cp=0.0, cq=0.0, cr=0.0, cs=1.0)
-    else:
-        B = dict(cp=sq / L, cq=(L - 1) / L, cr=0.0, cs=0.0)
-        Q = dict(
-            cp=(2.0 * p * sq + 2.0 * (L - 1) * q) / L**2,
-            cq=2.0 * (L - 1) * p / L**2,
-            cr=(L - 1) / L**2,
-            cs=(L - 1) * (L - 2) / L**2,
-        )
-    if lam is None:
-        return [B, Q]
-    return [{k: -2.0 * lam * B[k] + lam**2 * Q[k] for k in B}]
-
-
-def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
-              need_grad=False, chunk_size=8192, sq_norms=None):
-    """Sums over the rows of ``X`` of ``B``, ``Q`` and of their gradients.
-
-    The building block of :func:`attention_risk`, exposed so that the sums
-    can be taken over chunks held elsewhere (e.g. the blocks of a dask array,
-    see ``_dask``) and added.  ``a = X M^T`` and ``b = X (M Sigma)^T`` come
-    from one product with the stacked ``[M; M Sigma]``; the gradient's
-    products with ``X`` are stacked likewise, so each chunk of rows costs two
-    products with ``X`` and elementwise work on arrays of the chunk's size.
-    The heads run along axis 0 of the temporaries, (K, chunk).
-
-    Parameters
-    ----------
-    M : ndarray of shape (K, d)
-    X : ndarray of shape (n, d)
-    second, second_sq, fourth : ndarray of shape (d, d)
-        ``Sigma``, ``Sigma^2`` and ``C`` of the whole data (``fourth`` only
-        for finite ``L``).
-    beta : float
-    L : int or None
-    lam : float or None
-        Fixed scale (one gradient channel) or None (two channels, ``B``
-        and ``Q``).
-    need_grad : bool
-    chunk_size : int
-    sq_norms : ndarray of shape (n,), optional
-        ``||x_i||^2`` (computed when needed and not given).
-
-    Returns
-    -------
-    B_sum, Q_sum : float
-    grads : list of ndarray of shape (K, d), or None
-        Per channel, the gradient of the channel's sum, float64.
-
-    Notes
-    -----
-    For float32 ``X`` the per-sample terms of ``B`` and ``Q`` are summed in
-    float64, so the sums do not depend on the chunking beyond float32's
-    rounding of each term (relatively about 1e-8 in the risk).
-    """
-    n = X.shape[0]
-    K = M.shape[0]
-    dtype = X.dtype
-    M = M.astype(dtype, copy=False)
-    MS = M @ second.astype(dtype, copy=False)
-    PT = np.ascontiguousarray(np.concatenate([M, MS]))  # (2K, d)
-    G2 = M @ second_sq.astype(dtype, copy=False) @ M.T
-    G2 = 0.5 * (G2 + G2.T)
-    GC = None
-    if L is not None:
-        GC = M @ fourth.astype(dtype, copy=False) @ M.T
-        GC = 0.5 * (GC + GC.T)
-    B_sum = Q_sum = 0.0
-    # float64 sums over a chunk are exact enough; float32 ones (BLAS dot and
-    # products) are not, to the risk's relative 1e-8 that the line search needs
-    exact_sums = dtype == np.float64
-    acc = None  # stacked products with X, float64
-    AtA = np.zeros((K, K))
-    chunk = max(int(chunk_size), 1)
-    for start in range(0, n, chunk):
-        Xc = X[start : start + chunk]
-        AB = PT @ Xc.T  # (2K, c)
-        a, b = AB[:K], AB[K:]
-        w = competitive_weights(a, beta, axis=0)
-        at = w * a
-        # sum_i at_i at_i^T: the gradient's, and float64's Q at L = infinity
-        AtA_c = at @ at.T if (need_grad or (L is None and exact_sums)) else None
-        if L is None:
-            at_G2 = p = q = sq = at_GC = None
-            if exact_sums:
-                B_sum += float(np.vdot(at, b))
-                Q_sum += float(np.sum(G2 * AtA_c))
-            else:  # per-sample terms summed in float64: values exact to float32's rounding
-                at_G2 = G2 @ at
-                B_sum += float(np.einsum("kc,kc->c", at, b).sum(dtype=np.float64))
-                Q_sum += float(np.einsum("kc,kc->c", at, at_G2).sum(dtype=np.float64))
-        else:
-            sq = (sq_norms[start : start + chunk] if sq_norms is not None
-                  else np.einsum("ij,ij->i", Xc, Xc))
-            p = np.einsum("kc,kc->c", at, a)
-            q = np.einsum("kc,kc->c", at, b)
-            at_G2 = G2 @ at
-            at_GC = GC @ at
-            r = np.einsum("kc,kc->c", at_GC, at)
-            s = np.einsum("kc,kc->c", at_G2, at)
-            B_sum += float(np.sum(p * sq + (L - 1) * q, dtype=np.float64)) / L
-            Q_sum += float(np.sum(
-                p**2 * sq + 2 * (L - 1) * p * q + (L - 1) * r + (L - 1) * (L - 2) * s,
-                dtype=np.float64,
-            )) / L**2
-        if not need_grad:
-            continue
-        AtA += AtA_c
-        if at_G2 is None:
-            at_G2 = G2 @ at
-        channels = _coefficients(L, lam, p, q, sq)
-        # one buffer holds the rows of the stacked product: per channel its
-        # gradient w.r.t. a, then (per-sample cq) cq * at; last the shared at
-        per_sample = [bool(np.ndim(c["cq"])) for c in channels]
-        shared_at = not all(per_sample)
-        buf = np.empty((len(channels) + sum(per_sample) + shared_at,) + at.shape, dtype=at.dtype)
-        slots = np.cumsum([0] + [1 + ps for ps in per_sample])[:-1]
-        contiguous = not any(per_sample)
-        # a view when the channels' rows are adjacent (constant cq, as at L = infinity)
-        grads_at = buf[: len(channels)] if contiguous else buf[slots]
-        for k, c in enumerate(channels):
-            g = grads_at[k]
-            cq, cs = c["cq"], c["cs"]
-            if np.ndim(cq) or cq != 0:
-                np.multiply(b, cq, out=g)
-                if np.any(cs):
-                    g += (2.0 * cs) * at_G2
-            elif np.any(cs):
-                np.multiply(at_G2, 2.0 * cs, out=g)
-            else:
-                g.fill(0)
-            if L is not None:
-                g += c["cp"] * a
-                g += (2.0 * c["cr"]) * at_GC
-        _softmax_backward(grads_at, a, w, at, beta)
-        for k, c in enumerate(channels):
-            if L is not None:
-                grads_at[k] += c["cp"] * at  # p = <at, a> depends on a directly
-            if not contiguous:
-                buf[slots[k]] = grads_at[k]
-            if per_sample[k]:
-                np.multiply(at, c["cq"], out=buf[slots[k] + 1])
-        if shared_at:
-            buf[-1] = at
-        part = (buf.reshape(-1, buf.shape[-1]) @ Xc).astype(np.float64, copy=False)
-        acc = part if acc is None else acc + part
-    if not need_grad:
-        return B_sum, Q_sum, None
-    # the constant coefficients; per-sample ones (arrays here) were applied above
-    one = np.ones(1)
-    channels = _coefficients(L, lam, one, one, one)
-    M64 = M.astype(np.float64)
-    S64 = second.astype(np.float64)
-    MS2 = M64 @ second_sq.astype(np.float64)
-    MC = None if L is None else M64 @ fourth.astype(np.float64)
-    at_X = acc[-K:]  # the shared at^T X, when some channel has a constant cq
-    grads = []
-    row = 0
-    for c in channels:
-        grad = acc[row : row + K].copy()
-        row += K
-        cq = c["cq"]
-        if np.ndim(cq):
-            grad += acc[row : row + K] @ S64
-            row += K
-        elif cq:
-            grad += cq * (at_X @ S64)
-        if c["cs"]:
-            grad += 2.0 * c["cs"] * (AtA @ MS2)
-        if L is not None and c["cr"]:
-            grad += 2.0 * c["cr"] * (AtA @ MC)
-        grads.append(grad)
-    return B_sum, Q_sum, grads
-
-
-def _threaded_risk_sums(M, stats, beta, L, *, lam, need_grad, chunk_size):
-    """:func:`risk_sums` over contiguous row blocks in threads, added in order."""
-    X = stats.X
-    chunk = max(int(chunk_size), 1)
-    sq = stats.sq_norms
-
-    def block(lo, hi):
-        return risk_sums(M, X[lo:hi], stats.second, stats.second_sq, stats.fourth, beta, L,
-                         sq_norms=None if sq is None else sq[lo:hi],
-                         lam=lam, need_grad=need_grad, chunk_size=chunk)
-
-    return add_risk_sums(map_row_blocks(block, X.shape[0], 2 * chunk))
-
-
 def head_scores(X, M):
     """Scores ``X M^T`` (n, K) and the head of largest score of each row, in threads."""
     M = np.asarray(M).astype(X.dtype, copy=False)
@@ -541,31 +346,15 @@ def head_scores(X, M):
     return scores, labels
 
 
-def add_risk_sums(parts):
-    """Add the ``(B_sum, Q_sum, grads)`` of :func:`risk_sums` over disjoint row blocks."""
-    B = sum(p[0] for p in parts)
-    Q = sum(p[1] for p in parts)
-    if parts[0][2] is None:
-        return B, Q, None
-    grads = [sum(p[2][c] for p in parts) for c in range(len(parts[0][2]))]
-    return B, Q, grads
-
-
 def _risk_pass(M, stats, beta, L, *, lam=None, need_grad=False, chunk_size=None):
-    """Means over the queries of ``B``, ``Q`` and of the channels' gradients.
+    """(Weighted) means over the queries of ``B``, ``Q`` and of the channels' gradients.
 
-    Statistics that hold their data elsewhere (e.g. ``_dask``) provide their
-    own ``risk_sums(M, beta, L, lam=..., need_grad=...)``, a sum over chunks.
+    The statistics run the pass (:meth:`ContextStatistics.risk_sums`, or the
+    dask blocks' in ``_dask``) and give the queries' ``total_weight``.
     """
-    if hasattr(stats, "risk_sums"):
-        B, Q, grads = stats.risk_sums(M, beta, L, lam=lam, need_grad=need_grad)
-        n = stats.n_samples
-    else:
-        B, Q, grads = _threaded_risk_sums(
-            M, stats, beta, L, lam=lam, need_grad=need_grad,
-            chunk_size=chunk_size or stats.chunk_size,
-        )
-        n = stats.X.shape[0]
+    B, Q, grads = stats.risk_sums(M, beta, L, lam=lam, need_grad=need_grad,
+                                  chunk_size=chunk_size)
+    n = stats.total_weight
     if grads is not None:
         grads = [g / n for g in grads]
     return B / n, Q / n, grads
@@ -690,9 +479,3 @@ def linear_limit_risk(M, stats, *, scale=None, alpha=0.0, return_grad=False):
         B, Q, grads, 1, stats.mean_sq_norm, M, scale=scale, alpha=alpha,
         return_grad=return_grad, dtype=M.dtype,
     )
-
-
-def riemannian_gradient(M, grad):
-    """Project each head's gradient on the tangent space of its sphere."""
-    radial = np.einsum("ij,ij->i", grad, M) / np.maximum(np.einsum("ij,ij->i", M, M), 1e-300)
-    return grad - radial[:, None] * M

@@ -12,7 +12,7 @@ reduces the per-block sums on the cluster and brings back one small tuple:
   return the hard assignment's squared distances and counts, so that the fit's
   last one gives ``inertia_`` without another pass.
 - :class:`DaskContextStatistics` (``geometry="direction"``, the reconstruction
-  risk): the moments by one dask reduction, and :func:`._attention.risk_sums`
+  risk): the moments by one dask reduction, and :func:`._reconstruction.risk_sums`
   over the blocks, added, per evaluation.
 
 With a ``distributed.Client`` active, ``dask.compute`` runs on its cluster, so
@@ -31,8 +31,9 @@ import functools
 
 import numpy as np
 
-from ._attention import ContextStatistics, add_risk_sums, risk_sums
+from ._attention import ContextStatistics
 from ._point import PointChart, block_sums, nearest_point
+from ._reconstruction import add_risk_sums, risk_sums
 
 __all__ = ["DaskContextStatistics", "DaskPointStatistics", "check_rows", "dask_fit",
            "is_dask_array", "map_rows", "sum_rows"]
@@ -245,12 +246,19 @@ class DaskContextStatistics:
         return cls(X, np.asarray(out[1]), fourth, chunk_size=chunk_size,
                    mean=np.asarray(out[2], dtype=np.float64))
 
-    def risk_sums(self, M, beta, L, *, lam=None, need_grad=False):
-        """:func:`._attention.risk_sums` over every block of ``X``, added (one graph)."""
+    @property
+    def total_weight(self):
+        """The number of rows (the risk's sums are divided by it; no sample weights)."""
+        return float(self.n_samples)
+
+    def risk_sums(self, M, beta, L, *, lam=None, need_grad=False, chunk_size=None):
+        """:func:`._reconstruction.risk_sums` over every block of ``X``, added (one
+        graph; ``chunk_size`` rows per chunk, None: ``self.chunk_size``)."""
         if self._groups is None:
             self._groups = _row_groups(self.X)
         moments = (self.second, self.second_sq, self.fourth, float(beta), L)
-        kwargs = dict(lam=lam, need_grad=bool(need_grad), chunk_size=self.chunk_size)
+        kwargs = {"lam": lam, "need_grad": bool(need_grad),
+                      "chunk_size": int(chunk_size or self.chunk_size)}
         return _reduce(functools.partial(_group_risk_sums, kwargs=kwargs), self._groups,
                        self.dtype, np.asarray(M), moments, add=add_risk_sums)
 
@@ -275,7 +283,7 @@ class DaskContextStatistics:
 
 
 def _group_risk_sums(dtype, M, moments, *blocks, kwargs):
-    """:func:`._attention.risk_sums` over the blocks of one group, cast to ``dtype``
+    """:func:`._reconstruction.risk_sums` over the blocks of one group, cast to ``dtype``
     first (unless None), added."""
     parts = []
     for block in blocks:

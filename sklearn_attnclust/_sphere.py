@@ -1,22 +1,30 @@
 """Descent on the product of unit spheres (theory, section 5).
 
 The heads are the rows of ``M``; each lives on its own sphere ``S^{d-1}``.
-A step moves along minus a search direction and renormalises each row (the
-retraction).  The ``"riemannian"`` solver first removes the radial part of each
-head's gradient; the ``"projected"`` solver steps along the Euclidean gradient
-and relies on the renormalisation alone.  The step size comes from a
-backtracking (Armijo) line search.  ``fit`` uses the L-BFGS search
-direction (``step_rule="lbfgs"``); the gradient rules are kept for the
-comparisons of the examples and the tests.
+The manifold (:class:`Spheres`) holds the projection on the tangent spaces,
+the retraction and the vector transport; the optimiser
+(:func:`minimize_on_spheres`) holds the search directions, the line search
+and the preconditioning, and reaches the manifold only through those three
+operations.  A step moves along minus a search direction and renormalises
+each row (the retraction).  The ``"riemannian"`` solver first removes the
+radial part of each head's gradient; the ``"projected"`` solver steps along
+the Euclidean gradient and relies on the renormalisation alone.  The step
+size comes from a backtracking (Armijo) line search.  ``fit`` uses the
+L-BFGS search direction (``step_rule="lbfgs"``); the gradient rules are kept
+for the comparisons of the examples and the tests.
 """
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._attention import riemannian_gradient
-
-__all__ = ["normalize_rows", "SphereResult", "minimize_on_spheres"]
+__all__ = [
+    "SphereResult",
+    "Spheres",
+    "minimize_on_spheres",
+    "normalize_rows",
+    "riemannian_gradient",
+]
 
 
 def normalize_rows(M):
@@ -25,6 +33,41 @@ def normalize_rows(M):
     if not np.all(np.isfinite(norms)) or np.any(norms == 0):
         raise ValueError("Cannot normalise a zero or non-finite head to the unit sphere.")
     return M / norms
+
+
+def riemannian_gradient(M, grad):
+    """Project each head's gradient on the tangent space of its sphere."""
+    radial = np.einsum("ij,ij->i", grad, M) / np.maximum(np.einsum("ij,ij->i", M, M), 1e-300)
+    return grad - radial[:, None] * M
+
+
+class Spheres:
+    """The product of the unit spheres of the rows of ``M`` (K, d).
+
+    The tangent space at ``M`` holds the matrices whose rows are orthogonal
+    to ``M``'s: ``project(M, G) = G - diag(<g_h, mu_h> / |mu_h|^2) M``.  The
+    retraction of ``M`` along ``-t V`` renormalises each row of ``M - t V``;
+    the transport of a tangent vector to ``M`` is its projection there.
+    """
+
+    @staticmethod
+    def project(M, G):
+        """``G`` projected on the tangent space at ``M`` (the Riemannian gradient)."""
+        return riemannian_gradient(M, G)
+
+    @staticmethod
+    def retract(M, V, t):
+        """The rows of ``M - t V`` renormalised, or None if one is zero or not finite."""
+        cand = M - t * V
+        norms = np.linalg.norm(cand, axis=1, keepdims=True)
+        if np.all(np.isfinite(norms)) and np.all(norms > 0):
+            return cand / norms
+        return None
+
+    @staticmethod
+    def transport(M, V):
+        """The tangent vector ``V`` (of a nearby point) moved to ``M``: its projection."""
+        return riemannian_gradient(M, V)
 
 
 @dataclass
@@ -154,83 +197,31 @@ def minimize_on_spheres(
     pairs = list(pairs) if (pairs and step_rule == "lbfgs") else []
     M = normalize_rows(np.array(M0, copy=True))
     value, grad = fun(M)
-    rgrad = riemannian_gradient(M, grad)
+    rgrad = Spheres.project(M, grad)
     measure = stationarity or (lambda M, g: float(np.linalg.norm(g)))
     gnorm = measure(M, rgrad)
     result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
     step = float(learning_rate)
-    max_step = 1e6 * float(learning_rate)
-
-    def retract(trial, direction):
-        cand = M - trial * direction
-        norms = np.linalg.norm(cand, axis=1, keepdims=True)
-        if np.all(np.isfinite(norms)) and np.all(norms > 0):
-            return cand / norms
-        return None
-
+    rule = _StepRule(step_rule, solver, pairs, memory, 1e6 * float(learning_rate))
     for it in range(1, max_iter + 1):
         if gnorm <= tol:
             result.converged = True
             break
-        direction = rgrad if solver == "riemannian" else grad
-        trial = step
         scales = None if preconditioner is None else preconditioner(M)
-        if scales is not None:
-            scales = np.asarray(scales)[:, None]
-        if step_rule == "lbfgs" and pairs:
-            lbfgs_dir = _two_loop(M, rgrad, pairs, scales)
-            if float(np.sum(grad * lbfgs_dir)) > 0:
-                direction, trial = lbfgs_dir, 1.0
-            else:
-                pairs.clear()
-        if step_rule == "lbfgs" and not pairs and scales is not None:
-            direction, trial = scales * rgrad, 1.0
+        direction, trial = rule.direction(M, grad, rgrad, scales, step)
         slope = float(np.sum(grad * direction))
         if slope <= 0:
             result.line_search_failed = True
             break
-        accepted = False
-        new_grad = None
-        for k in range(max_backtracks):
-            cand = retract(trial, direction)
-            new_value = np.nan
-            if cand is not None:
-                # the first two trials with the gradient (the second, interpolated,
-                # is usually accepted), later ones with the value alone
-                if k <= 1 or value_fun is None:
-                    new_value, new_grad = fun(cand)
-                else:
-                    new_value, new_grad = value_fun(cand), None
-                if np.isfinite(new_value) and new_value <= value - armijo * trial * slope:
-                    accepted = True
-                    break
-            trial = _backtrack(trial, value, slope, new_value)
-        if not accepted:
+        found = _line_search(fun, value_fun, M, direction, value, slope, trial,
+                             armijo, max_backtracks)
+        if found is None:
             result.line_search_failed = True
             break
-        if new_grad is None:
-            new_value, new_grad = fun(cand)
+        cand, new_value, new_grad, trial = found
         decrease = value - new_value
-        new_rgrad = riemannian_gradient(cand, new_grad)
-        if step_rule == "lbfgs":
-            s_vec = riemannian_gradient(cand, cand - M)
-            y_vec = new_rgrad - riemannian_gradient(cand, rgrad)
-            sy = float(np.sum(s_vec * y_vec))
-            if sy > 1e-12 * float(np.linalg.norm(s_vec) * np.linalg.norm(y_vec)):
-                pairs.append((s_vec, y_vec))
-                if len(pairs) > memory:
-                    pairs.pop(0)
-            step = 2.0 * trial
-        elif step_rule == "bb":
-            # Barzilai-Borwein: s the step, y the change of the (projected) gradient
-            s_vec = cand - M
-            new_dir = new_rgrad if solver == "riemannian" else new_grad
-            y_vec = new_dir - riemannian_gradient(cand, direction)
-            sy = float(np.sum(s_vec * y_vec))
-            step = float(np.sum(s_vec * s_vec)) / sy if sy > 0 else 2.0 * trial
-            step = min(max(step, 1e-3 * trial), max_step)
-        else:
-            step = 2.0 * trial
+        new_rgrad = Spheres.project(cand, new_grad)
+        step = rule.update(M, cand, grad, rgrad, new_grad, new_rgrad, direction, trial)
         moved = float(np.linalg.norm(cand - M))
         M, value, grad, rgrad = cand, new_value, new_grad, new_rgrad
         gnorm = measure(M, rgrad)
@@ -253,6 +244,75 @@ def minimize_on_spheres(
     return result
 
 
+def _line_search(fun, value_fun, M, direction, value, slope, trial, armijo, max_backtracks):
+    """Backtracking (Armijo) search along ``-direction`` from the step ``trial``.
+
+    Returns ``(heads, value, gradient, step)`` at the first trial step that
+    decreases ``fun`` by at least ``armijo * step * slope``, or None.  The
+    first two trials are evaluated with the gradient (the second,
+    interpolated, is usually accepted), later ones with ``value_fun`` alone
+    when given, and ``fun`` once at the accepted point.
+    """
+    for k in range(max_backtracks):
+        cand = Spheres.retract(M, direction, trial)
+        new_value = np.nan
+        if cand is not None:
+            if k <= 1 or value_fun is None:
+                new_value, new_grad = fun(cand)
+            else:
+                new_value, new_grad = value_fun(cand), None
+            if np.isfinite(new_value) and new_value <= value - armijo * trial * slope:
+                if new_grad is None:
+                    new_value, new_grad = fun(cand)
+                return cand, new_value, new_grad, trial
+        trial = _backtrack(trial, value, slope, new_value)
+    return None
+
+
+class _StepRule:
+    """The search direction and first trial step of each line search, and the
+    memory they keep (``"lbfgs"``: the pairs; ``"bb"``: the last step)."""
+
+    def __init__(self, rule, solver, pairs, memory, max_step):
+        self.rule, self.solver, self.pairs = rule, solver, pairs
+        self.memory, self.max_step = memory, max_step
+
+    def direction(self, M, grad, rgrad, scales, step):
+        """``(direction, first trial step)``; the gradient unless a rule applies."""
+        if scales is not None:
+            scales = np.asarray(scales)[:, None]
+        if self.rule == "lbfgs":
+            if self.pairs:
+                lbfgs_dir = _two_loop(M, rgrad, self.pairs, scales)
+                if float(np.sum(grad * lbfgs_dir)) > 0:
+                    return lbfgs_dir, 1.0
+                self.pairs.clear()
+            if scales is not None:
+                return scales * rgrad, 1.0
+        return (rgrad if self.solver == "riemannian" else grad), step
+
+    def update(self, M, cand, grad, rgrad, new_grad, new_rgrad, direction, trial):
+        """Record the accepted step from ``M`` to ``cand``; the next first trial step."""
+        if self.rule == "lbfgs":
+            s_vec = Spheres.transport(cand, cand - M)
+            y_vec = new_rgrad - Spheres.transport(cand, rgrad)
+            sy = float(np.sum(s_vec * y_vec))
+            if sy > 1e-12 * float(np.linalg.norm(s_vec) * np.linalg.norm(y_vec)):
+                self.pairs.append((s_vec, y_vec))
+                if len(self.pairs) > self.memory:
+                    self.pairs.pop(0)
+            return 2.0 * trial
+        if self.rule == "bb":
+            # Barzilai-Borwein: s the step, y the change of the (projected) gradient
+            s_vec = cand - M
+            new_dir = new_rgrad if self.solver == "riemannian" else new_grad
+            y_vec = new_dir - Spheres.transport(cand, direction)
+            sy = float(np.sum(s_vec * y_vec))
+            step = float(np.sum(s_vec * s_vec)) / sy if sy > 0 else 2.0 * trial
+            return min(max(step, 1e-3 * trial), self.max_step)
+        return 2.0 * trial
+
+
 def _backtrack(trial, value, slope, new_value):
     """Next trial step after a rejected one: the minimiser of the quadratic through
     the value and slope at 0 and the value at ``trial``, kept in [0.1, 0.5] x trial."""
@@ -268,7 +328,7 @@ def _two_loop(M, g, pairs, scales=None):
 
     The initial inverse Hessian is ``scales`` (K, 1), one per head, when given;
     otherwise the scalar ``<s, y> / <y, y>`` of the last pair."""
-    proj = [(riemannian_gradient(M, s), riemannian_gradient(M, y)) for s, y in pairs]
+    proj = [(Spheres.project(M, s), Spheres.project(M, y)) for s, y in pairs]
     q = g.copy()
     alphas = []
     for s, y in reversed(proj):
@@ -290,4 +350,4 @@ def _two_loop(M, g, pairs, scales=None):
         a, sy = ent
         b = float(np.sum(y * r)) / sy
         r += (a - b) * s
-    return riemannian_gradient(M, r)
+    return Spheres.project(M, r)
