@@ -6,7 +6,8 @@ Cases (the targets of the speed issue): the standard small sets after
 mixture at 2e5 x 32 (K = 8, sigma 0.3) and, with ``--large``, 1e7 x 32 in
 float32 (K = 8).  For each case the methods are fitted ``--repeat`` times,
 interleaved (seeds 0, 1, ...; KMeans and the attention layers get the same
-seed, so the same k-means++ start), and the table reports medians: fit time,
+seed; both draw k-means++ starts, the layers over the rows in a canonical
+order), and the table reports medians: fit time,
 its ratio to ``KMeans(n_init=1)`` in the same run with the spread (min to max
 of the per-repetition ratios), the steps (``n_iter_``), the fit time in bare
 passes (``X @ M.T`` with K columns, on one BLAS thread, timed on the same

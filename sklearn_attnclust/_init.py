@@ -2,7 +2,8 @@
 
 import numpy as np
 
-__all__ = ["canonical_order", "check_start", "draw_distinct_rows", "init_heads", "unit_start"]
+__all__ = ["canonical_order", "check_start", "draw_distinct_rows", "init_heads", "order_by_key",
+           "squared_norms", "unit_start"]
 
 
 def canonical_order(X, center=None):
@@ -16,24 +17,33 @@ def canonical_order(X, center=None):
     adjacent here and span the same mass).  With ``center`` the weighted mean,
     the order, and so the seeds, are also unchanged when the data are
     translated, rotated, reflected or scaled (the keys change by rounding only,
-    which reorders rows only where two distances agree to about 1e-16).  One
-    sort of the distances; a lexicographic sort only when two are equal.
+    which reorders rows only where two distances agree to about 1e-16).
     """
     X = np.asarray(X)
-    if X.shape[0] < 2:
-        return np.arange(X.shape[0])
     D = X.astype(np.float64) if center is None else X - np.asarray(center, dtype=np.float64)
-    top = float(np.max(np.abs(D)))
-    if top > 0:  # a power of two, exact: no square under- or overflows
-        D *= 2.0 ** -np.round(np.log2(top))
-    D *= D
-    key = D.sum(axis=1)  # pairwise sums by index: equal rows give equal keys
+    if D.size:
+        top = float(np.max(np.abs(D)))
+        if top > 0:  # a power of two, exact: no square under- or overflows
+            D *= 2.0 ** -np.round(np.log2(top))
+    return order_by_key(squared_norms(D), D)
+
+
+def squared_norms(D):
+    """Each row's squared norm, equal for equal rows wherever they are stored."""
+    return np.einsum("ij,ij->i", D, D)
+
+
+def order_by_key(key, X):
+    """The rows sorted by ``key``, ties broken by the rows' values, lexicographically.
+
+    One sort of the keys; a lexicographic sort only when two keys are equal.
+    """
     order = np.argsort(key, kind="stable")
     ranked = key[order]
     if np.all(ranked[1:] != ranked[:-1]):
         return order
-    # np.lexsort's last key is its primary one: the distance, then the features in turn
-    return np.lexsort(tuple(X.T[::-1]) + (key,))
+    # np.lexsort's last key is its primary one: the key, then the features in turn
+    return np.lexsort(tuple(np.asarray(X).T[::-1]) + (key,))
 
 
 def draw_distinct_rows(X, size, rng, sample_weight=None, center=None):

@@ -50,7 +50,7 @@ from sklearn.cluster import kmeans_plusplus
 
 from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
 from ._free_energy import free_energy_sums
-from ._init import canonical_order, draw_distinct_rows
+from ._init import draw_distinct_rows, order_by_key, squared_norms
 
 __all__ = ["LIFT_HEIGHT", "PointChart", "PointMaths", "PointStatistics", "block_sums",
            "chart_from_data", "check_points", "lloyd_shift", "mass_preconditioner",
@@ -444,12 +444,12 @@ class PointMaths:
         """
         chart, K = self.chart, self.n_clusters
         if isinstance(init, str) and init == "k-means++":
-            order = canonical_order(X, chart.offset)
             two = 2.0 ** -np.round(np.log2(chart.spread))
-            Z = np.array(np.asarray(X)[order], dtype=np.float64)
+            Z = np.array(X, dtype=np.float64)
             Z -= chart.offset
             Z *= two
-            Z, _ = kmeans_plusplus(Z, K, random_state=rng,
+            order = order_by_key(squared_norms(Z), Z)  # canonical_order(X, chart.offset)
+            Z, _ = kmeans_plusplus(Z[order], K, random_state=rng,
                                    sample_weight=None if weights is None else weights[order])
             return chart.offset + Z / two
         if isinstance(init, str) and init == "random":
