@@ -5,27 +5,43 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._attention import optimal_scale, typical_head_score
-from ._base import BaseEmbedding
+from ._base import BaseEmbedding, _nearest_center
 from ._in_context import (
-    in_context_attention,
     in_context_from_moments,
     in_context_optimal_scale,
     in_context_unbiased_scale,
+    softmax_layer,
+    stack_fixed_points,
+    stratified_rows,
 )
 
 __all__ = ["InContextQuantizer"]
 
-_CHUNK = 2048  # queries per block of the softmax layer's (queries x context) weights
+
+def _labels_from_the_stack(estimator):
+    """Whether the layer defines a partition: only its softmax form does.
+
+    The linear form ``lambda Sigma x`` commutes with every rotation that
+    leaves ``Sigma`` fixed, so it singles out no point (theory, section 8.7).
+    """
+    if estimator.attention != "softmax":
+        raise AttributeError(
+            "The linear in-context layer (attention='linear') defines no partition: "
+            "lambda Sigma x singles out no point within the span of the centroids. "
+            "Use attention='softmax' for labels."
+        )
+    return True
 
 
 class InContextQuantizer(BaseEmbedding):
     """The parameter-free attention layer: identity query, key and value.
 
-    ``fit`` keeps the context (the training data, or a random sample of it);
+    ``fit`` keeps the context (the training data, or a sample of it);
     ``transform`` maps each query ``x`` to ``lambda (1/m) sum_j <x, c_j> c_j =
     lambda Sigma_c x`` (``attention="linear"``) or to
     ``lambda sum_j softmax_j(beta <x, c_j>) c_j`` (``attention="softmax"``,
@@ -33,37 +49,59 @@ class InContextQuantizer(BaseEmbedding):
     orthonormal centroids the linear layer at the unbiased scale maps each
     cluster to its centroid on average (the paper's in-context quantization).
 
-    Read more in the :ref:`User Guide <user_guide>`.
+    The softmax layer is also a clusterer.  Stacked on itself (the output of
+    one layer is the query of the next, the context fixed) it is mean shift:
+    each query flows to a fixed point of the layer.  ``fit`` finds the
+    ``n_clusters`` fixed points of largest basin (``cluster_centers_``) and,
+    with ``temperature=None``, the lowest temperature at which the stack has
+    that many; ``predict`` assigns a sample to the fixed point nearest to its
+    image under the layer.  The linear layer defines no partition (it commutes
+    with the rotations of the centroids' span), so with
+    ``attention="linear"`` the estimator has no ``predict``, ``fit_predict``,
+    ``labels_`` or ``cluster_centers_``: it is an embedding only.
+    See the :ref:`User Guide <user_guide>` and theory, section 8.7.
 
     Parameters
     ----------
     n_clusters : int, default=2
-        Number of clusters assumed by ``scale="unbiased"`` and by the
-        scale-free temperature.  The layer itself has no heads.
+        Number of clusters.  Softmax layer: the number of fixed points kept
+        (any number up to ``n_samples``).  Linear layer: the number of
+        orthonormal centroids assumed by ``scale="unbiased"``
+        (``n_clusters <= n_features``).  Both: the number of eigenvalues of
+        the second moment that make the temperature scale-free.
 
     attention : {"linear", "softmax"}, default="linear"
         The layer.
 
     scale : {"auto", "unbiased"} or float, default="auto"
-        Output scale ``lambda``.  ``"auto"``: risk-optimal on the training
-        data (for the linear layer ``tr Sigma^2 / tr Sigma^3``).
+        Output scale ``lambda`` of ``transform``.  ``"auto"``: risk-optimal on
+        the training data (for the linear layer ``tr Sigma^2 / tr Sigma^3``).
         ``"unbiased"``: for the linear layer ``1 / (1/K + sigma^2)``,
         estimated as one over the mean of the ``n_clusters`` largest
         eigenvalues of ``Sigma``; for the softmax layer 1 (its output is a
-        weighted mean of context tokens).  A float fixes it.
+        weighted mean of context tokens).  A float fixes it.  The stack that
+        defines the clusters runs at scale 1, whatever this setting: an output
+        scale ``lambda`` only maps the fixed points at ``lambda beta`` to
+        ``lambda`` times themselves.
 
-    temperature : float, default=1.0
-        Softmax temperature relative to the mean of the ``n_clusters``
-        largest eigenvalues of the second moment (scale-free).  Ignored by the
-        linear layer.
+    temperature : float or None, default=None
+        Softmax temperature relative to the mean ``s`` of the ``n_clusters``
+        largest eigenvalues of the second moment (scale-free: ``beta = tau /
+        s``).  None: the lowest relative temperature of
+        ``2 ** (k / 2)``, ``k = -2 .. 14`` (0.5 to 128), at which the stacked
+        layer has ``n_clusters`` fixed points each holding at least a fifth of
+        an equal share of the seeds.  Ignored by the linear layer.
 
     context_length : int or None, default=None
-        Number of training samples kept as the context of the softmax layer
-        (drawn without replacement); None keeps all of them.  The linear layer
+        Number of training samples kept as the context of the softmax layer,
+        spread evenly along a random direction (a sample that does not depend
+        on the order of the rows); None keeps all of them.  The linear layer
         needs only the second moment of the whole training set.
 
     random_state : int, RandomState instance or None, default=None
-        Draws the context sample.
+        Draws the context sample and the seeds of the stack's flow (500 rows
+        of the training data, and 2000 context tokens for the temperature
+        scan).
 
     Attributes
     ----------
@@ -74,10 +112,26 @@ class InContextQuantizer(BaseEmbedding):
         Second moment ``Sigma`` of the training data.
 
     scale_ : float
-        The output scale used.
+        The output scale of ``transform``.
 
     temperature_ : float
-        The absolute softmax temperature (0 for the linear layer).
+        The absolute softmax temperature ``beta`` (0 for the linear layer).
+
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        Softmax layer only: the stack's fixed points (the modes of the
+        layer's kernel density), by decreasing number of seeds they attract.
+
+    labels_ : ndarray of shape (n_samples,)
+        Softmax layer only: ``predict`` of the training data.
+
+    inertia_ : float
+        Softmax layer only: sum of squared distances of the training samples
+        to their centre.
+
+    n_fixed_points_ : int
+        Softmax layer only: number of substantial fixed points at the
+        temperature used (``n_clusters`` or more, unless a warning said
+        otherwise).
 
     n_features_in_ : int
         Number of features seen during :term:`fit`.
@@ -92,6 +146,7 @@ class InContextQuantizer(BaseEmbedding):
 
     Examples
     --------
+    >>> from sklearn.metrics import adjusted_rand_score
     >>> from sklearn_attnclust import InContextQuantizer
     >>> from sklearn_attnclust.datasets import make_orthogonal_mixture
     >>> X, y, centers = make_orthogonal_mixture(20000, 10, 2, sigma=0.3, random_state=0)
@@ -99,13 +154,19 @@ class InContextQuantizer(BaseEmbedding):
     >>> Z = ic.transform(X)
     >>> bool(abs(Z[y == 0].mean(axis=0) - centers[0]).max() < 0.05)
     True
+    >>> hasattr(ic, "predict")  # the linear layer labels nothing
+    False
+    >>> sm = InContextQuantizer(2, attention="softmax", context_length=2000,
+    ...                         random_state=0).fit(X)
+    >>> bool(adjusted_rand_score(y, sm.labels_) > 0.9)
+    True
     """
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "attention": [StrOptions({"linear", "softmax"})],
         "scale": [StrOptions({"auto", "unbiased"}), Interval(Real, 0, None, closed="neither")],
-        "temperature": [Interval(Real, 0, None, closed="left")],
+        "temperature": [Interval(Real, 0, None, closed="left"), None],
         "context_length": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
     }
@@ -116,7 +177,7 @@ class InContextQuantizer(BaseEmbedding):
         *,
         attention="linear",
         scale="auto",
-        temperature=1.0,
+        temperature=None,
         context_length=None,
         random_state=None,
     ):
@@ -127,14 +188,25 @@ class InContextQuantizer(BaseEmbedding):
         self.context_length = context_length
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        # A clusterer only as the softmax layer; the linear layer is an embedding
+        # (no labels, see predict).  The class is not a ClusterMixin, whose
+        # isinstance test would give the linear layer scikit-learn's clustering
+        # checks: tests/test_in_context.py runs them on the softmax layer.
+        tags = super().__sklearn_tags__()
+        if self.attention == "softmax":
+            tags.estimator_type = "clusterer"
+        return tags
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Keep the context and choose the scale.
+        """Keep the context, choose the scale and, for softmax, find the clusters.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data, the context.
+            Training data: the context of the layer, and the seeds of the
+            stack's flow.
         y : Ignored
             Not used, present for API consistency.
 
@@ -145,73 +217,117 @@ class InContextQuantizer(BaseEmbedding):
         """
         X = self._validate_input(X, reset=True)
         n, d = X.shape
-        self._check_n_clusters(n, d)
+        softmax = self.attention == "softmax"
+        self._check_n_clusters(n, d, directions=not softmax)
         second = X.T @ X / n
         self.second_moment_ = second
         self.context_ = None
         self.temperature_ = 0.0
-        if self.attention == "softmax":
+        for name in ("cluster_centers_", "labels_", "inertia_", "n_fixed_points_"):
+            self.__dict__.pop(name, None)  # a refit as linear keeps no labels
+        if softmax:
+            rng = check_random_state(self.random_state)
             context = X
             if self.context_length is not None and self.context_length < n:
-                rng = check_random_state(self.random_state)
-                context = X[rng.choice(n, size=self.context_length, replace=False)]
+                context = X[stratified_rows(X, self.context_length, rng)]
             self.context_ = context
-            if not np.any(second):
-                # an all-zero context: every softmax weight is equal at any temperature
-                beta = 0.0
-            else:
-                typical = typical_head_score(second, self.n_clusters)
+            typical = typical_head_score(second, self.n_clusters)
+            if np.any(second):
+                # the largest relative temperature the fit may use
+                tau = 128.0 if self.temperature is None else self.temperature
                 with np.errstate(over="ignore"):
-                    beta = self.temperature / typical
+                    beta = tau / typical
                 if typical <= np.finfo(second.dtype).tiny or not np.isfinite(beta):
                     raise ValueError(
                         "X is too small in scale for the softmax temperature (its "
                         "second moment underflows); rescale X."
                     )
-            self.temperature_ = float(beta)
+            # an all-zero context: every softmax weight is equal at any temperature
+            centers, tau, self.n_fixed_points_ = stack_fixed_points(
+                X, context, self.n_clusters, self.temperature, rng
+            )
+            self.temperature_ = float(tau / typical) if np.any(second) else 0.0
+            self.cluster_centers_ = centers
+            out = self._embed(X, 1.0)
+            self.labels_ = _nearest_center(out, centers)
+            resid = X - centers[self.labels_]
+            self.inertia_ = float(np.einsum("ij,ij->", resid, resid, dtype=np.float64))
 
         if self.scale == "auto":
-            if self.attention == "linear":
+            if softmax:
+                self.scale_ = optimal_scale(float(np.sum(X * out)), float(np.sum(out * out)))
+            else:
                 # tr S^3 under- or overflows float32 at scales far from 1
                 self.scale_ = in_context_optimal_scale(second.astype(np.float64))
-            else:
-                out = self._embed(X, 1.0)
-                self.scale_ = optimal_scale(
-                    float(np.sum(X * out)), float(np.sum(out * out))
-                )
         elif self.scale == "unbiased":
-            if self.attention == "linear":
-                self.scale_ = in_context_unbiased_scale(second, self.n_clusters)
-            else:
-                self.scale_ = 1.0
+            self.scale_ = 1.0 if softmax else in_context_unbiased_scale(second, self.n_clusters)
         else:
             self.scale_ = float(self.scale)
         return self
 
     def _embed(self, X, scale):
+        """The layer at output scale ``scale``, in the dtype of ``X``."""
         if self.attention == "linear":
             return in_context_from_moments(
                 X, self.second_moment_.astype(X.dtype, copy=False), scale
             )
-        context = self.context_.astype(X.dtype, copy=False)
-        out = np.empty_like(X)
-        for start in range(0, X.shape[0], _CHUNK):
-            block = slice(start, start + _CHUNK)
-            out[block] = in_context_attention(
-                X[block], context, scale, attention="softmax", beta=self.temperature_
-            )
-        return out
+        return softmax_layer(X, self.context_.astype(X.dtype, copy=False),
+                             self.temperature_, scale)
 
-    def transform(self, X):
-        """Apply the in-context layer, the fitted context as context.
+    @available_if(_labels_from_the_stack)
+    def predict(self, X):
+        """The fixed point of the stack nearest to the layer's image of each sample.
+
+        ``argmin_h ||T(x) - cluster_centers_[h]||``, ``T(x) = sum_j
+        softmax_j(beta <x, c_j>) c_j`` the layer at scale 1: one layer of the
+        stack, then the nearest of its fixed points.  Softmax layer only.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            New samples, queries to the fitted context.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Row indices into ``cluster_centers_``.
+        """
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        centers = self.cluster_centers_.astype(X.dtype, copy=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _nearest_center(self._embed(X, 1.0), centers)
+
+    @available_if(_labels_from_the_stack)
+    def fit_predict(self, X, y=None):
+        """Fit the softmax layer's clusters and return ``labels_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        return self.fit(X).labels_
+
+    def transform(self, X):
+        """Apply the in-context layer once, the fitted context as context.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Queries.
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features)
+            ``scale_ * Sigma x`` (linear) or ``scale_ * sum_j softmax_j(beta
+            <x, c_j>) c_j`` (softmax), in the dtype of ``X``.
         """
         check_is_fitted(self)
         X = self._validate_input(X, reset=False)
