@@ -11,7 +11,7 @@ geometry.
   points at cluster centres anywhere (:mod:`._point`, fitted by :mod:`._strategy`).
 - :class:`DirectionLayer` (``geometry="direction"``): the paper's heads on the
   sphere, clusters as directions from the origin, linear or competitive
-  (:mod:`._attention`, :mod:`._fit`).
+  (:mod:`._attention`, fitted by :mod:`._strategy` through :mod:`._direction`).
 """
 
 import warnings
@@ -24,8 +24,7 @@ from ._attention import ContextStatistics, attention_from_moments, head_scores
 from ._axes import AxisMaths, axis_moments, axis_weights, largest_score
 from ._blocks import one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
-from ._fit import fit_heads
-from ._init import check_start, init_heads, unit_start
+from ._direction import fit_directions
 from ._point import (
     PointMaths,
     chart_from_data,
@@ -258,7 +257,8 @@ class PointLayer(_FreeEnergyLayer):
 
 
 class DirectionLayer:
-    """Clusters as directions from the origin: the sphere layers of :mod:`._attention`."""
+    """Clusters as directions from the origin: the paper's layers on their reconstruction
+    risk (:mod:`._attention`), fitted by :mod:`._strategy` through :mod:`._direction`."""
 
     geometry = "direction"
 
@@ -271,91 +271,53 @@ class DirectionLayer:
         if temperature == "auto":
             temperature = AUTO_TEMPERATURE["direction"]
         self.n_clusters, self.init, self.n_init, self.max_iter = n_clusters, init, n_init, max_iter
-        self.options = dict(
-            attention=attention, temperature=temperature, context_length=context_length,
-            scale=None if scale == "auto" else float(scale), alpha=alpha, solver=solver,
-            learning_rate=learning_rate, max_iter=max_iter, tol=tol, verbose=verbose,
-            n_heads=n_clusters,
-        )
-        self.context_length = context_length
+        self.options = {
+            "attention": attention, "temperature": temperature,
+            "context_length": context_length,
+            "scale": None if scale == "auto" else float(scale), "alpha": alpha,
+            "solver": solver, "learning_rate": learning_rate, "max_iter": max_iter,
+            "tol": tol, "verbose": verbose, "n_clusters": n_clusters,
+        }
 
-    def _starts(self, X, rng, second):
-        """The starting heads, one per start."""
-        K = self.n_clusters
-        if isinstance(self.init, str) or callable(self.init):
-            n_init = self.n_init
-            if n_init == "auto":
-                n_init = 5 if self.init == "random" else 1
-            for _ in range(n_init):
-                if callable(self.init):
-                    M = np.array(self.init(X, K, np.random.RandomState(rng.integers(2**31 - 1))),
-                                 dtype=np.float64)
-                    yield self._unit_start(M, X)
-                    continue
-                M = init_heads(X, K, self.init, rng, second=second)
-                try:
-                    check_start(M, X)
-                except ValueError:
-                    # a seeded start fell on a degenerate set: repair it at random
-                    M = init_heads(X, K, "random", rng)
-                yield M
-            return
-        M = self._unit_start(np.array(self.init, dtype=np.float64), X)
-        if self.n_init not in ("auto", 1):
-            warnings.warn(
-                "Explicit initial heads passed: performing only one init "
-                f"instead of n_init={self.n_init}.", RuntimeWarning,
-            )
-        yield M
-
-    def _unit_start(self, M, X):
-        return unit_start(check_points(M, self.n_clusters, X.shape[1]), X)
-
-    def _store(self, result, mean, dtype):
-        """Keep the fitted layer, heads signed so that the mean projection is >= 0."""
-        _warn_if_not_converged(result, self.max_iter)
-        self.heads = _signed(result.heads, mean).astype(dtype)
-        self.result = result
-
-    def _run(self, X, rng, make_starts=None, **kwargs):
-        starts = make_starts or (lambda second, sample: self._starts(sample, rng, second))
-        return fit_heads(X, starts, random_state=rng, **self.options, **kwargs)
+    def _fit(self, X, w, rng, mean, *, init=None, n_init=None, **kwargs):
+        """Fit the heads (signed so that the mean projection is >= 0) by
+        :func:`._direction.fit_directions`."""
+        self.fit_, self.maths, self.scale = fit_directions(
+            X, w, rng, init=self.init if init is None else init,
+            n_init=self.n_init if n_init is None else n_init, **self.options, **kwargs)
+        _warn_if_not_converged(self.fit_, self.max_iter)
+        self.heads = _signed(self.fit_.heads, mean).astype(X.dtype)
+        return self
 
     def fit(self, X, w, rng):
-        if w is not None and np.any(w != w[0]):
-            raise ValueError(
-                "Unequal sample weights are supported by geometry='point' only; the "
-                "direction layers' context moments are unweighted."
-            )
         _check_seeds(X, self.n_clusters)
-        self._store(self._run(X, rng), X.mean(axis=0, dtype=np.float64), X.dtype)
+        w = _unequal(w)
+        self._fit(X, w, rng, np.average(X, axis=0, weights=w).astype(np.float64)
+                  if w is not None else X.mean(axis=0, dtype=np.float64))
         with one_blas_thread():
             scores, labels = head_scores(X, self.heads)
-        self.centers = self._centers(X, labels, scores)
+        self.centers = self._centers(X, labels, w, scores)
         return self
 
     def partial_fit(self, stream, rng):
-        """Refit on the streamed moments and the reservoir's queries."""
-        W, dtype = stream.total_weight, stream.rows.dtype
+        """Refit on the streamed moments and the reservoir's queries (with their
+        weights), from the current heads after the first call."""
+        W, dtype, w = stream.total_weight, stream.rows.dtype, _unequal(stream.weights)
         stats = ContextStatistics.from_moments(
             (stream.second / W).astype(dtype),
             fourth=None if stream.fourth is None else (stream.fourth / W).astype(dtype),
-            n_samples=stream.n, X=stream.rows,
+            n_samples=stream.n, X=stream.rows, weights=w,
         )
-        make_starts = None
-        if getattr(self, "heads", None) is not None:
-            heads = self.heads.astype(np.float64)
-
-            def make_starts(second, sample):
-                yield heads
-        self._store(self._run(stream.rows, rng, make_starts, coarse=False, stats=stats),
-                    stream.total / W, dtype)
-        self.centers = self._centers(stream.rows, self.predict(stream.rows))
+        heads = getattr(self, "heads", None)
+        warm = {} if heads is None else {"init": heads.astype(np.float64), "n_init": 1}
+        self._fit(stream.rows, w, rng, stream.total / W, stats=stats, coarse=False, **warm)
+        self.centers = self._centers(stream.rows, self.predict(stream.rows), w)
         return self
 
     def fit_dask(self, X, rng):
-        stats = DaskContextStatistics.from_dask(X, need_fourth=self.context_length is not None)
-        self._store(self._run(stats.X, rng, stats=stats), stats.mean(), X.dtype)
+        stats = DaskContextStatistics.from_dask(
+            X, need_fourth=self.options["context_length"] is not None)
+        self._fit(stats.X, None, rng, stats.mean(), stats=stats)
         self.labels, means = stats.assign(self.heads)
         self.centers = means[:, None] * self.heads
         return self
@@ -365,13 +327,13 @@ class DirectionLayer:
         return X.map_blocks(self.predict, dtype=np.intp, drop_axis=1)
 
     # -- read-outs ----------------------------------------------------------
-    def _centers(self, X, labels, scores=None):
-        """Each head times the mean score of the samples assigned to it."""
+    def _centers(self, X, labels, w=None, scores=None):
+        """Each head times the (weighted) mean score of the samples assigned to it."""
         if scores is None:
             with one_blas_thread():
                 scores = head_scores(X, self.heads)[0]
         own = scores[np.arange(X.shape[0]), labels].astype(np.float64)
-        return _score_centres(self.heads, labels, own).astype(self.heads.dtype)
+        return _score_centres(self.heads, labels, own, w).astype(self.heads.dtype)
 
     def predict(self, X):
         """The head of largest score ``<x, mu_h>``."""
@@ -384,20 +346,26 @@ class DirectionLayer:
 
     def transform(self, X):
         """``scale * Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the second moment."""
-        r = self.result
+        maths = self.maths
         with np.errstate(over="ignore", invalid="ignore"):
             return attention_from_moments(
-                X, r.second.astype(X.dtype, copy=False), self.heads.astype(X.dtype, copy=False),
-                r.scale, r.beta,
+                X, maths.second_moment.astype(X.dtype, copy=False),
+                self.heads.astype(X.dtype, copy=False), self.scale, maths.temperature,
             )
 
     def attributes(self, dtype):
-        r = self.result
-        return dict(
-            heads_=self.heads, cluster_centers_=self.centers.astype(dtype), offset_=None,
-            lift_height_=None, scale_=r.scale, temperature_=r.beta, second_moment_=r.second,
-            risk_=r.risk, n_iter_=r.n_iter, risk_curve_=r.risk_curve,
-        )
+        fit, maths = self.fit_, self.maths
+        return {
+            "heads_": self.heads, "cluster_centers_": self.centers.astype(dtype),
+            "offset_": None, "lift_height_": None, "scale_": self.scale,
+            "temperature_": maths.temperature, "second_moment_": maths.second_moment,
+            "risk_": fit.risk, "n_iter_": fit.n_iter, "risk_curve_": fit.risk_curve,
+        }
+
+
+def _unequal(w):
+    """The sample weights, or None when they are all equal (the unweighted fit)."""
+    return None if w is None or np.all(w == w[0]) else w
 
 
 class AxisLayer(_FreeEnergyLayer):

@@ -1,10 +1,11 @@
-"""The fit strategy of the free-energy layers: starts, restarts, coarse-to-fine, empty heads.
+"""The fit strategy of the layers: starts, restarts, coarse-to-fine, precision, empty heads.
 
 The strategy runs the loop; each layer supplies its mathematics through a small
 object (``maths``), as scikit-learn's ``BaseMixture`` runs EM and each mixture
 supplies its steps.  The interface, implemented by :class:`._point.PointMaths`
-(``geometry="point"``) and :class:`._axes.AxisMaths` (``geometry="direction"``,
-``risk="free-energy"``):
+(``geometry="point"``), :class:`._axes.AxisMaths` (``geometry="direction"``,
+``risk="free-energy"``) and :class:`._direction.DirectionMaths`
+(``geometry="direction"``, the reconstruction risk):
 
 ``maths.n_clusters``
     Number of heads.
@@ -16,21 +17,30 @@ supplies its steps.  The interface, implemented by :class:`._point.PointMaths`
     Unit starting heads (K, D).
 ``maths.risk(M, stats, return_grad)``
     The risk at unit heads ``M``; with ``return_grad``, ``(risk, grad, masses)``:
-    the Euclidean gradient and each head's share of the rows' weight.
+    the Euclidean gradient and each head's share of the rows' weight (None
+    for a layer with neither preconditioner nor relocation).
 ``maths.preconditioner(M, masses)``, ``maths.stationarity(M, rgrad, masses)``
     Per-head inverse curvatures (or None), and the measure of stationarity
-    compared with ``tol``.
+    compared with ``tol``.  ``maths.preconditioner`` may itself be None.
 ``maths.relocate(M, empty, rows)``
     Heads with the ``empty`` ones moved to far rows (or None).
+    ``maths.relocate`` may itself be None: the layer has no empty heads.
 ``maths.unit``, ``maths.coarse_tol``
     The risk's unit in squared input units, and the coarse stage's tolerance.
 
 The descent is L-BFGS on the product of spheres (:mod:`._sphere`).  On large
 data each start is first descended on a random sample and the best one
 polished on all the rows (with the sample's L-BFGS memory), so the result is
-the full-data optimum.  A head left with less than half a row's weight is
-moved to a far row and the descent resumed, as k-means relocates an empty
-cluster.  It knows nothing of scikit-learn or of the estimator.
+the full-data optimum.  A layer may ask for three variations, by the options of
+:func:`fit_layer` (none names a layer): seed the starts from the sample but
+descend on all the rows (``descend_sample=False``, for a risk whose cost does
+not grow with the rows), rank the sample's optima by their risk on all the
+rows (``select="full"``), and run the sample's descents and a first full-data
+stage on statistics of lower precision (``precision``), the result checked,
+and if need be finished, at full precision.  A head left with less than half
+a row's weight is moved to a far row and the descent resumed, as k-means
+relocates an empty cluster.  It knows nothing of scikit-learn or of the
+estimator.
 """
 
 import sys
@@ -42,15 +52,21 @@ from ._blocks import one_blas_thread
 from ._fit import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
 from ._sphere import minimize_on_spheres
 
-__all__ = ["LayerFit", "fit_layer", "MAX_RELOCATIONS"]
+__all__ = ["MAX_RELOCATIONS", "LayerFit", "fit_layer"]
 
 #: Rounds of empty-head relocation after a descent.
 MAX_RELOCATIONS = 3
 
+NOT_FINITE = "The layer's risk was not finite at any start; check X."
+
 
 @dataclass
 class LayerFit:
-    """Outcome of :func:`fit_layer` (the best start); the risks in squared input units."""
+    """Outcome of :func:`fit_layer` (the best start); the risks in squared input units.
+
+    ``n_iter`` and ``risk_curve`` are those of the full-data stage (after
+    ``n_iter_coarse`` steps on the coarse sample).
+    """
 
     heads: np.ndarray
     risk: float
@@ -72,17 +88,91 @@ def fit_layer(maths, X, weights, stats, **kwargs):
 
 
 def _sample(X, weights, m, rng):
-    """About ``m`` distinct rows drawn with replacement in O(m) (``m << n``), or by weight."""
+    """The coarse sample: its rows and their weights (None: unweighted).
+
+    A ``RandomState`` (the free-energy layers draw as KMeans does) draws
+    about ``m`` distinct rows with replacement in O(m) (``m << n``), or by
+    weight, so that the sample is unweighted; a ``Generator`` draws
+    ``min(m, n)`` distinct rows without replacement, sorted, each keeping its
+    weight.
+    """
     n = X.shape[0]
+    if isinstance(rng, np.random.Generator):
+        idx = np.sort(rng.choice(n, size=min(m, n), replace=False))
+        return np.asarray(X[idx]), None if weights is None else weights[idx]
     if weights is None:
         idx = np.unique(rng.randint(0, n, size=m))
     else:
         idx = np.unique(rng.choice(n, size=m, p=weights / np.sum(weights)))
-    return np.asarray(X[idx])
+    return np.asarray(X[idx]), None
+
+
+class _Descent:
+    """The descents of one fit: L-BFGS on the spheres, one set of statistics at a time."""
+
+    def __init__(self, maths, stats, *, max_iter, verbose, learning_rate, solver):
+        self.maths, self.stats, self.max_iter, self.verbose = maths, stats, max_iter, verbose
+        self.options = {"solver": solver, "learning_rate": learning_rate}
+
+    def say(self, text):
+        if self.verbose:
+            print(text, file=sys.stdout)
+
+    def _callback(self, it, value, gnorm, step):
+        with np.errstate(over="ignore"):  # squared input units may pass float64's range
+            risk = value * self.maths.unit
+        self.say(f"Iteration {it}: risk {risk:.6g}, stationarity {gnorm:.3g}, step {step:.3g}")
+
+    def run(self, st, M0, tol, *, pairs=None, memory=8, steps=None, loud=None):
+        """Descend from ``M0`` on the statistics ``st``; the result's ``empty``
+        lists the heads left with less than half a row's weight.  The steps are
+        printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``."""
+        maths, last = self.maths, {}
+
+        def objective(M):
+            risk, grad, masses = maths.risk(M, st, return_grad=True)
+            last.update(M=M, masses=masses)
+            return risk, grad
+
+        def masses_at(M):
+            if last.get("M") is not M:
+                objective(M)
+            return last["masses"]
+
+        pre = maths.preconditioner
+        loud = self.verbose > 1 or st is self.stats if loud is None else loud
+        res = minimize_on_spheres(
+            objective, M0, **self.options, tol=tol, step_rule="lbfgs", pairs=pairs,
+            max_iter=self.max_iter if steps is None else steps, memory=memory,
+            callback=self._callback if loud and self.verbose else None,
+            value_fun=lambda M: maths.risk(M, st, return_grad=False),
+            preconditioner=None if pre is None else (lambda M: pre(M, masses_at(M))),
+            stationarity=lambda M, g: maths.stationarity(M, g, masses_at(M)),
+        )
+        res.empty = np.zeros(0, dtype=np.intp)
+        if maths.relocate is not None and np.isfinite(res.value):
+            res.empty = np.flatnonzero(masses_at(res.heads) * st.total_weight < 0.5)
+        return res
+
+    def relocated(self, st, res, tol, memory, rows):
+        """Relocate empty heads and descend again while that lowers the risk."""
+        for _ in range(MAX_RELOCATIONS if self.max_iter > 0 else 0):
+            if res.empty.size == 0:
+                break
+            M2 = self.maths.relocate(res.heads, res.empty, rows)
+            if M2 is None:
+                break
+            self.say(f"Relocating {res.empty.size} empty head(s)")
+            again = self.run(st, M2, tol, memory=memory)
+            if not again.value < res.value:
+                break
+            res = again
+        return res
 
 
 def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_state,
-               verbose=0, learning_rate=1.0, solver="riemannian", coarse="auto"):
+               verbose=0, learning_rate=1.0, solver="riemannian", coarse="auto",
+               descend_sample=True, select="sample", precision=None):
     """Fit the layer of ``maths`` to the rows ``X`` (weights or None), whose statistics are ``stats``.
 
     Parameters
@@ -100,99 +190,59 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
     tol : float
         Compared with ``maths.stationarity``; a step that lowers the risk by
         less than ``tol**2`` relatively also stops.
-    random_state : numpy.random.RandomState
-        Seeds the starts and draws the coarse sample.
+    random_state : numpy.random.RandomState or numpy.random.Generator
+        Seeds the starts and draws the coarse sample (see :func:`_sample`).
     verbose : int
     coarse : "auto" or bool
-        Descend every start on a sample of :func:`._fit.coarse_sample_size`
-        rows first (``"auto"``: when ``n`` is over ``COARSE_FACTOR`` times it).
+        Seed the starts from a sample of :func:`._fit.coarse_sample_size`
+        rows and descend them on it first (``"auto"``: when ``n`` is over
+        ``COARSE_FACTOR`` times it).
+    descend_sample : bool
+        False: the starts are seeded from the sample but descended on all
+        the rows (a risk that costs no pass over them, or ``max_iter=0``).
+    select : {"sample", "full"}
+        The start kept after the coarse stage: the one of lowest risk on the
+        sample, or on all the rows (one more evaluation per start).
+    precision : callable or None
+        ``precision(stats)``: the same statistics with their passes in a
+        lower precision.  The coarse stage runs on them, and the full-data
+        stage first runs on them to ``tol``, then is checked (and if need be
+        finished) on ``stats``, the two sharing ``max_iter``.
 
     Returns
     -------
     LayerFit
     """
     n, d = X.shape
-    K, rng = maths.n_clusters, random_state
-    m = coarse_sample_size(n, K, d)
+    m = coarse_sample_size(n, maths.n_clusters, d)
     large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
+    staged = large and descend_sample
     rows, row_w, stage = X, weights, stats
-    if large:  # drawn by weight: the sample is unweighted
-        rows, row_w = _sample(X, weights, m, rng), None
-        stage = maths.statistics(rows, None)
+    if large:
+        rows, row_w = _sample(X, weights, m, random_state)
+        if staged:
+            stage = maths.statistics(rows, row_w)
+            if precision is not None:
+                stage = precision(stage)
     elif not isinstance(rows, np.ndarray):
         rows = np.asarray(rows)
-
-    def say(text):
-        if verbose:
-            print(text, file=sys.stdout)
-
-    def callback(it, value, gnorm, step):
-        say(f"Iteration {it}: risk {value:.6g}, stationarity {gnorm:.3g}, step {step:.3g}")
-
-    def run(st, M0, stage_tol, pairs=None, memory=8):
-        last = {}
-
-        def objective(M):
-            risk, grad, masses = maths.risk(M, st, return_grad=True)
-            last.update(M=M, masses=masses)
-            return risk, grad
-
-        def masses_at(M):
-            if last.get("M") is not M:
-                objective(M)
-            return last["masses"]
-
-        res = minimize_on_spheres(
-            objective, M0, solver=solver, learning_rate=learning_rate, max_iter=max_iter,
-            tol=stage_tol, callback=callback if verbose > 1 or st is stats else None,
-            value_fun=lambda M: maths.risk(M, st, return_grad=False), step_rule="lbfgs",
-            pairs=pairs, memory=memory,
-            preconditioner=lambda M: maths.preconditioner(M, masses_at(M)),
-            stationarity=lambda M, g: maths.stationarity(M, g, masses_at(M)),
-        )
-        if np.isfinite(res.value):
-            res.empty = np.flatnonzero(masses_at(res.heads) * st.total_weight < 0.5)
-        return res
-
-    def relocated(st, res, stage_tol, memory):
-        """Relocate empty heads and descend again while that lowers the risk."""
-        for _ in range(MAX_RELOCATIONS if max_iter > 0 else 0):
-            if res.empty.size == 0:
-                break
-            M2 = maths.relocate(res.heads, res.empty, rows)
-            if M2 is None:
-                break
-            say(f"Relocating {res.empty.size} empty head(s)")
-            again = run(st, M2, stage_tol, memory=memory)
-            if not again.value < res.value:
-                break
-            res = again
-        return res
-
-    best = None
-    stage_tol = max(tol, maths.coarse_tol) if large else tol
-    memory = LARGE_FIT_MEMORY if large else 8
-    for k in range(n_init):
-        say(f"Initialization {k}")
-        res = run(stage, maths.starts(rows, row_w, init, rng), stage_tol, memory=memory)
-        if not np.isfinite(res.value):
-            continue
-        res = relocated(stage, res, stage_tol, memory)
-        if best is None or res.value < best.value:
-            best = res
-    if best is None:
-        raise ValueError("The layer's risk was not finite at any start; check X.")
+    descent = _Descent(maths, stats, max_iter=max_iter, verbose=verbose,
+                       learning_rate=learning_rate, solver=solver)
+    memory = LARGE_FIT_MEMORY if staged else 8
+    results = _descend_starts(descent, stage, rows, row_w, init, n_init, random_state,
+                              max(tol, maths.coarse_tol) if staged else tol, memory)
+    best = _select(results, maths, stats, select if staged else "sample")
     n_iter_coarse = 0
-    if large and max_iter > 0:
+    if staged and max_iter > 0:
         if n_init > 1:
-            say("Full data")
+            descent.say("Full data")
         n_iter_coarse = best.n_iter
-        best = relocated(stats, run(stats, best.heads, tol, pairs=best.pairs,
-                                    memory=LARGE_FIT_MEMORY), tol, LARGE_FIT_MEMORY)
+        best = _polish(descent, stats, best, tol, rows, precision)
     if best.converged:
-        say(f"Converged at iteration {best.n_iter}: stationarity {best.grad_norms[-1]:.3g}.")
+        descent.say(f"Converged at iteration {best.n_iter}: "
+                    f"stationarity {best.grad_norms[-1]:.3g}.")
     risk = best.value
-    if large and max_iter == 0:
+    if staged and max_iter == 0:
         risk = maths.risk(best.heads, stats, return_grad=False)
     with np.errstate(over="ignore"):  # squared input units may pass float64's range
         unit = maths.unit
@@ -202,3 +252,61 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
             converged=bool(best.converged), line_search_failed=bool(best.line_search_failed),
             grad_norm=float(best.grad_norms[-1]), tol=float(tol), n_iter_coarse=n_iter_coarse,
         )
+
+
+def _descend_starts(descent, stage, rows, row_w, init, n_init, rng, tol, memory):
+    """Each start seeded from ``rows`` and descended on ``stage`` (empty heads
+    relocated); the descents of finite risk."""
+    results = []
+    for k in range(n_init):
+        descent.say(f"Initialization {k}")
+        M0 = descent.maths.starts(rows, row_w, init, rng)
+        res = descent.run(stage, M0, tol, memory=memory)
+        if np.isfinite(res.value):
+            results.append(descent.relocated(stage, res, tol, memory, rows))
+    if not results:
+        raise ValueError(NOT_FINITE)
+    return results
+
+
+def _select(results, maths, stats, select):
+    """The descent of lowest risk: on its own statistics, or (``"full"``) on ``stats``."""
+    if select == "full" and len(results) > 1:
+        scored = [(maths.risk(r.heads, stats, return_grad=False), r) for r in results]
+        scored = [(v, r) for v, r in scored if np.isfinite(v)]
+        if not scored:
+            raise ValueError(NOT_FINITE)
+        return min(scored, key=lambda t: t[0])[1]
+    return min(results, key=lambda r: r.value)
+
+
+def _polish(descent, stats, best, tol, rows, precision):
+    """The full-data stage from the coarse optimum ``best``, with its L-BFGS memory
+    (the sample's curvature is the full data's up to sampling noise).
+
+    With ``precision``, it first runs to ``tol`` at the lower precision; a
+    result stationary to ``tol`` there is kept (the gradient is exact far
+    below ``tol``), otherwise it is finished on ``stats``, the steps of both
+    in one curve.
+    """
+    M1, pairs, first = best.heads, best.pairs, None
+    if precision is not None:
+        first = descent.run(precision(stats), M1, tol, pairs=pairs, memory=LARGE_FIT_MEMORY,
+                            loud=True)
+        if np.isfinite(first.value):
+            M1, pairs = first.heads, first.pairs
+        else:
+            first = None
+    if first is not None and first.grad_norms[-1] <= tol:
+        res = first
+    else:
+        steps = descent.max_iter - (first.n_iter if first is not None else 0)
+        res = descent.run(stats, M1, tol, pairs=pairs, memory=LARGE_FIT_MEMORY, steps=steps)
+        if first is not None:  # one curve: the low-precision steps, then the others
+            res.values = first.values + res.values[1:]
+            res.grad_norms = first.grad_norms + res.grad_norms[1:]
+            res.n_iter += first.n_iter
+    res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows)
+    if not np.isfinite(res.value):
+        raise ValueError(NOT_FINITE)
+    return res
