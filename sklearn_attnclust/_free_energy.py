@@ -19,8 +19,9 @@ def free_energy_sums(logits, w, beta, need_weights):
 
     Parameters
     ----------
-    logits : ndarray of shape (K, b), float64
-        Overwritten (the exponentials are taken in place).
+    logits : ndarray of shape (K, b), float64 or float32
+        Overwritten (the exponentials are taken in place, in its precision;
+        the value is summed in float64).
     w : ndarray of shape (b,) or None
         The samples' weights (None: all one).
     beta : float
@@ -38,7 +39,7 @@ def free_energy_sums(logits, w, beta, need_weights):
     norm = logits.sum(axis=0)
     lse = np.log(norm)
     lse += top
-    value = -float(lse.sum() if w is None else w @ lse) / beta
+    value = -float(lse.sum(dtype=np.float64) if w is None else w @ lse) / beta
     if not need_weights:
         return value, None
     logits *= 1.0 / norm if w is None else w / norm

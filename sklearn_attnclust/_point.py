@@ -97,9 +97,12 @@ class PointChart:
     spread: float
     height: float = LIFT_HEIGHT
 
-    def scaled(self, X):
-        """Rows in the data's units, ``(X - offset) / spread``, in float64."""
-        return (np.asarray(X, dtype=np.float64) - self.offset) * (1.0 / self.spread)
+    def scaled(self, X, dtype=np.float64):
+        """Rows in the data's units, ``(X - offset) / spread``, in ``dtype``."""
+        dtype = np.dtype(dtype)
+        Y = np.subtract(X, self.offset.astype(dtype, copy=False), dtype=dtype)
+        Y *= dtype.type(1.0 / self.spread)
+        return Y
 
     def scaled_points(self, M):
         """The points ``height u / c`` of unit heads ``M = (u, c)``, in the data's units."""
@@ -129,9 +132,12 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=8192):
     """The chart of ``X``: its weighted mean, its spread, and its scaled covariance.
 
     One pass over row blocks in threads.  The moments are taken on ``(X - s)
-    / max|X|``, ``s`` the mean of the first rows, so that data at extreme
-    scales (1e-200 or 1e200) neither under- nor overflow and data far from
-    the origin keep their digits.
+    / a``, ``s`` the mean of the first rows and ``a`` the power of two nearest
+    their largest magnitude, so that data at extreme scales (1e-200 or 1e200)
+    neither under- nor overflow and data far from the origin keep their
+    digits; where later rows are so much larger that the moments overflow, a
+    second pass takes ``a`` from all the rows.  Large float32 data are passed
+    in float32 (the moments summed in float64 over the blocks).
 
     Returns
     -------
@@ -143,23 +149,17 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=8192):
     """
     n, d = X.shape
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    head = np.asarray(X[:1024], dtype=np.float64)
+    a = float(np.max(np.abs(head))) if n else 0.0
+    dtype = np.float32 if X.dtype == np.float32 and n * d > CACHE_ENTRIES else np.float64
+    moments = _scaled_moments(X, w, head, a, dtype, chunk_size) if a > 0 else None
+    if moments is None or not all(np.all(np.isfinite(m)) for m in moments[:2]):
+        a = max(float(X.max()), -float(X.min())) if n else 0.0  # no copy of X
+        if a == 0.0:
+            return PointChart(np.zeros(d), 0.0), np.zeros((d, d))
+        moments = _scaled_moments(X, w, head, a, np.float64, chunk_size)
+    total, second, shift, a = moments
     W = float(n if w is None else w.sum())
-    a = max(float(X.max()), -float(X.min())) if n else 0.0  # no copy of X
-    if a == 0.0:
-        return PointChart(np.zeros(d), 0.0), np.zeros((d, d))
-    shift = np.asarray(X[:1024], dtype=np.float64).mean(axis=0) / a
-
-    def block(lo, hi):
-        total, second = np.zeros(d), np.zeros((d, d))
-        for b in range(lo, hi, chunk_size):
-            Y = np.asarray(X[b:min(b + chunk_size, hi)], dtype=np.float64) / a - shift
-            Yw = Y if w is None else Y * w[b:b + Y.shape[0], None]
-            total += Yw.sum(axis=0)
-            second += Yw.T @ Y
-        return total, second
-
-    with one_blas_thread():
-        total, second = sum_row_blocks(block, n, 2 * chunk_size)
     mean = total / W
     cov = second / W - np.outer(mean, mean)
     cov = 0.5 * (cov + cov.T)
@@ -168,6 +168,30 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=8192):
     if not var > 1e-24 * max(float(np.sum((mean + shift) ** 2)), 1.0):
         return PointChart(offset, 0.0), np.zeros((d, d))
     return PointChart(offset, a * np.sqrt(var)), cov / var
+
+
+def _scaled_moments(X, w, head, a, dtype, chunk_size):
+    """Weighted sums of ``Y = (X - s) / a`` and ``Y^T Y`` (float64), ``s`` the mean
+    of the rows ``head`` and ``a`` rounded to a power of two; and ``s / a``, ``a``."""
+    a = 2.0 ** np.round(np.log2(a))
+    s, inv = head.mean(axis=0).astype(dtype), dtype(1.0 / a)
+    shift = s.astype(np.float64) / a
+    d = X.shape[1]
+
+    def block(lo, hi):
+        total, second = np.zeros(d), np.zeros((d, d))
+        with np.errstate(over="ignore", invalid="ignore"):
+            for b in range(lo, hi, chunk_size):
+                Y = np.subtract(X[b:min(b + chunk_size, hi)], s, dtype=dtype)
+                Y *= inv
+                Yw = Y if w is None else Y * w[b:b + Y.shape[0], None].astype(dtype)
+                total += Yw.sum(axis=0, dtype=np.float64)
+                second += Yw.T @ Y
+        return total, second
+
+    with one_blas_thread():
+        total, second = sum_row_blocks(block, X.shape[0], 2 * chunk_size)
+    return total, second, shift, a
 
 
 def absolute_temperature(cov, n_heads, temperature):
@@ -197,8 +221,9 @@ def block_sums(Y, w, Z, beta, need_grad):
 
     Parameters
     ----------
-    Y : ndarray of shape (b, d), float64
-        Scaled rows.
+    Y : ndarray of shape (b, d), float64 or float32
+        Scaled rows (the logits and weights are computed in their precision,
+        the sums returned in float64).
     w : ndarray of shape (b,) or None
         Their weights (None: all one).
     Z : ndarray of shape (K, d)
@@ -214,17 +239,17 @@ def block_sums(Y, w, Z, beta, need_grad):
         ``need_grad`` also the masses ``sum_i w_i p_ih`` (K,) and the first
         moments ``sum_i w_i p_ih y_i`` (K, d).
     """
-    L = ((2.0 * beta) * Z) @ Y.T  # heads by rows (see _free_energy)
-    L -= (beta * np.einsum("ij,ij->i", Z, Z))[:, None]
+    L = ((2.0 * beta) * Z).astype(Y.dtype, copy=False) @ Y.T  # heads by rows (_free_energy)
+    L -= (beta * np.einsum("ij,ij->i", Z, Z)).astype(Y.dtype)[:, None]
     value, P = free_energy_sums(L, w, beta, need_grad)
     if not need_grad:
         return (value,)
-    return value, P.sum(axis=1), P @ Y
+    return value, P.sum(axis=1, dtype=np.float64), (P @ Y).astype(np.float64, copy=False)
 
 
 def _sq_sum(Y, w):
     sq = np.einsum("ij,ij->i", Y, Y)
-    return float(sq.sum() if w is None else w @ sq)
+    return float(sq.sum(dtype=np.float64) if w is None else w @ sq)
 
 
 @dataclass
@@ -234,7 +259,7 @@ class PointStatistics:
     Attributes
     ----------
     X : ndarray of shape (n, d)
-        The rows, in input units (any float dtype; passes run in float64).
+        The rows, in input units (any float dtype).
     weights : ndarray of shape (n,) or None
         Sample weights (None: all one).
     chart : PointChart
@@ -245,9 +270,13 @@ class PointStatistics:
         ``sum_i w_i ||y_i||^2`` of the scaled rows (the part of the risk that
         does not depend on the heads).
     scaled_rows : ndarray of shape (n, d) or None
-        The rows in the data's units, kept for small data (at most
+        The rows in the data's units, kept in float64 for small data (at most
         :data:`CACHE_ENTRIES` entries) so that the passes skip the scaling;
         large data are scaled chunk by chunk in each pass.
+    dtype : numpy dtype
+        The precision of the passes over large data: float32 for float32 rows
+        (the scaled rows keep the input's digits; the sums are float64), as
+        KMeans computes in float32 for float32 input; float64 otherwise.
     """
 
     X: np.ndarray
@@ -257,6 +286,7 @@ class PointStatistics:
     sq_total: float
     chunk_size: int = 4096
     scaled_rows: object = None
+    dtype: object = np.float64
 
     @classmethod
     def from_data(cls, X, weights, chart, chunk_size=None, sq_total=None):
@@ -268,13 +298,15 @@ class PointStatistics:
         n, d = X.shape
         W = float(n if weights is None else np.sum(weights))
         Y = chart.scaled(X) if n * d <= CACHE_ENTRIES else None
+        dtype = np.float32 if Y is None and X.dtype == np.float32 else np.float64
         if sq_total is None:
             sq_total = float(sum_row_blocks(
-                lambda lo, hi: (_sq_sum(chart.scaled(X[lo:hi]) if Y is None else Y[lo:hi],
+                lambda lo, hi: (_sq_sum(chart.scaled(X[lo:hi], dtype) if Y is None
+                                        else Y[lo:hi],
                                         None if weights is None else weights[lo:hi]),),
                 n, 65536)[0])
         return cls(X=X, weights=weights, chart=chart, total_weight=W, sq_total=sq_total,
-                   chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y)
+                   chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y, dtype=dtype)
 
     @property
     def n_samples(self):
@@ -289,7 +321,7 @@ class PointStatistics:
             out = None
             for a in range(lo, hi, chunk):
                 b = min(a + chunk, hi)
-                rows = chart.scaled(X[a:b]) if Y is None else Y[a:b]
+                rows = chart.scaled(X[a:b], self.dtype) if Y is None else Y[a:b]
                 part = block_sums(rows, None if w is None else w[a:b], Z, beta, need_grad)
                 out = part if out is None else tuple(p + q for p, q in zip(out, part))
             return out
@@ -363,34 +395,59 @@ def nearest_point(X, Z):
     """Index of the nearest of the points ``Z`` to each row of ``X``, and the squared distance.
 
     Computed as ``||x - z||^2`` on rows centred on the points' mean and scaled
-    by a power of two (exact) to the points' spread, in float64, so that data
-    far from the origin lose no digits and data at extreme scales neither
-    under- nor overflow; over row blocks in threads.
+    by a power of two (exact) to the points' spread, so that data far from the
+    origin lose no digits and data at extreme scales neither under- nor
+    overflow; in the input's precision (float32 rows in float32, as KMeans),
+    over row blocks in threads.  The distances are laid out points by rows,
+    so that the minimum over the points runs along the long axis.
     """
     Z = np.asarray(Z, dtype=np.float64)
+    dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
     centre = Z.mean(axis=0)
     size = float(np.max(np.abs(Z - centre))) if Z.shape[0] > 1 else 0.0
     two = 2.0 ** -np.round(np.log2(size)) if size > 0 else 1.0
     Zc = (Z - centre) * two
-    sq = np.einsum("ij,ij->i", Zc, Zc)
-    labels = np.empty(X.shape[0], dtype=np.intp)
-    dist = np.empty(X.shape[0])
+    W = (-2.0 * Zc).astype(dtype)
+    sq = np.einsum("ij,ij->i", Zc, Zc).astype(dtype)[:, None]
+    centre, scale = centre.astype(dtype), dtype.type(two)
+    n, K = X.shape[0], Z.shape[0]
+    labels = np.empty(n, dtype=np.intp)
+    dist = np.empty(n)
 
     def block(lo, hi):
         with np.errstate(over="ignore", under="ignore"):
-            for a in range(lo, hi, 4096):
-                b = min(a + 4096, hi)
-                Y = (np.asarray(X[a:b], dtype=np.float64) - centre) * two
-                D = Y @ (-2.0 * Zc.T)
+            for a in range(lo, hi, 8192):
+                b = min(a + 8192, hi)
+                Y = np.subtract(X[a:b], centre, dtype=dtype)
+                if two != 1.0:
+                    Y *= scale
+                D = W @ Y.T  # (K, b): -2 <y, z> + ||z||^2
                 D += sq
-                lab = np.argmin(D, axis=1)
-                labels[a:b] = lab
-                own = np.take_along_axis(D, lab[:, None], axis=1)[:, 0]
-                dist[a:b] = np.maximum(own + np.einsum("ij,ij->i", Y, Y), 0.0) / two / two
+                low = D.min(axis=0)
+                labels[a:b] = _first_minimum(D, low)
+                low += np.einsum("ij,ij->i", Y, Y)
+                dist[a:b] = np.maximum(low, 0.0) / two / two
 
     with one_blas_thread():
-        map_row_blocks(block, X.shape[0], 16384)
+        map_row_blocks(block, n, 16384)
     return labels, dist
+
+
+def _first_minimum(D, low):
+    """``D.argmin(axis=0)`` of a (K, b) array whose column minima are ``low``.
+
+    numpy's argmin along the short axis copies the array; for a few heads a
+    comparison per head, from the last to the first, is several times faster.
+    """
+    K = D.shape[0]
+    if K > 16:
+        return D.argmin(axis=0)
+    labels = np.full(D.shape[1], K - 1, dtype=np.intp)
+    mask = np.empty(D.shape[1], dtype=bool)
+    for h in range(K - 2, -1, -1):
+        np.equal(D[h], low, out=mask)
+        np.copyto(labels, h, where=mask)
+    return labels
 
 
 def check_points(Z, n_clusters, n_features):

@@ -13,8 +13,10 @@ from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust._point import (
+    CACHE_ENTRIES,
     PointChart,
     PointStatistics,
+    _first_minimum,
     absolute_temperature,
     block_sums,
     chart_from_data,
@@ -380,6 +382,59 @@ def test_coarse_to_fine_reaches_the_full_data_optimum():
     order = nearest_point(Za, Zb)[0]
     assert sorted(order) == [0, 1, 2]
     assert np.allclose(Za, Zb[order], atol=1e-5)
+
+
+def test_default_fit_ignores_row_order_and_counts_weights_as_repeats(blobs):
+    # the k-means++ seeds are drawn over the rows in a canonical order
+    X, _ = blobs
+    rng = np.random.default_rng(1)
+    perm = rng.permutation(X.shape[0])
+    a = AttentionQuantizer(3, random_state=0).fit(X)
+    b = AttentionQuantizer(3, random_state=0).fit(X[perm])
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, rtol=1e-9)
+    np.testing.assert_array_equal(b.labels_, a.labels_[perm])
+    w = rng.integers(0, 4, size=X.shape[0])
+    c = AttentionQuantizer(5, random_state=0).fit(X, sample_weight=w)
+    d = AttentionQuantizer(5, random_state=0).fit(np.repeat(X, w, axis=0))
+    np.testing.assert_allclose(c.cluster_centers_, d.cluster_centers_, rtol=1e-7)
+    assert np.isclose(c.inertia_, d.inertia_, rtol=1e-8)
+
+
+def test_float32_passes_on_large_float32_data():
+    # past CACHE_ENTRIES, float32 rows are passed in float32 (sums in float64)
+    X, _ = make_blobs(80000, centers=4, n_features=16, random_state=0)
+    assert X.size > CACHE_ENTRIES
+    a = AttentionQuantizer(4, random_state=0).fit(X)
+    b = AttentionQuantizer(4, random_state=0).fit(X.astype(np.float32))
+    spread = np.ptp(X, axis=0).max()
+    assert np.abs(a.cluster_centers_ - b.cluster_centers_).max() < 1e-4 * spread
+    assert np.isclose(a.inertia_, b.inertia_, rtol=1e-5)
+    assert np.isclose(a.risk_, b.risk_, rtol=1e-5)
+    chart, _ = chart_from_data(X.astype(np.float32))
+    ref, _ = chart_from_data(X)
+    np.testing.assert_allclose(chart.offset, ref.offset, rtol=1e-6, atol=1e-6 * spread)
+    assert np.isclose(chart.spread, ref.spread, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_chart_when_later_rows_are_far_larger(dtype):
+    # the scale is taken from the first rows; rows 1e30 times larger overflow
+    # float32's squares there, and the chart is taken again at their scale
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(2000, 3)), 1e30 * rng.normal(size=(400000, 3))])
+    assert X.size > CACHE_ENTRIES
+    chart, cov = chart_from_data(X.astype(dtype))
+    Xd = X.astype(dtype).astype(np.float64)
+    np.testing.assert_allclose(chart.offset, Xd.mean(axis=0), rtol=1e-5, atol=1e25)
+    assert np.isclose(chart.spread, np.sqrt(Xd.var(axis=0).sum()), rtol=1e-5)
+    assert np.isfinite(cov).all() and np.isclose(np.trace(cov), 1.0)
+
+
+def test_first_minimum_is_argmin():
+    rng = np.random.default_rng(0)
+    for K in (1, 2, 5, 16, 17, 40):
+        D = rng.integers(0, 4, size=(K, 500)).astype(float)  # many ties
+        np.testing.assert_array_equal(_first_minimum(D, D.min(axis=0)), D.argmin(axis=0))
 
 
 def test_nearest_point_far_from_the_origin():
