@@ -319,8 +319,9 @@ class AttentionQuantizer(BaseQuantizer):
         y : Ignored
             Not used, present for API consistency.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the samples (``"point"``): a weight ``w`` counts as
-            ``w`` repeats of the row.  None: all one.
+            Weights of the samples: a weight ``w`` counts as ``w`` repeats of
+            the row (for ``"direction"``, in the queries and in the resampled
+            contexts alike).  None: all one.  Not with a dask array ``X``.
 
         Returns
         -------

@@ -33,7 +33,7 @@ def test_gradient_matches_finite_differences(n, d, K, L, beta, fixed_scale):
     X = rng.normal(size=(n, d))
     stats = ContextStatistics.from_data(X)
     M = rng.normal(size=(K, d))
-    risk, lam, grad = attention_risk(
+    _, lam, grad = attention_risk(
         M, stats, beta=beta, context_length=L, scale=fixed_scale, alpha=0.3, return_grad=True
     )
     # with the scale profiled out, the gradient is the one at lambda* held fixed
@@ -179,3 +179,70 @@ def test_chunked_statistics_equal_one_shot():
     assert np.allclose(a.second, X.T @ X / 103)
     C = (X * np.sum(X**2, axis=1)[:, None]).T @ X / 103
     assert np.allclose(a.fourth, C)
+
+
+# --------------------------------------------------------------------------
+# sample weights: a weight w counts as w repeats of the row
+# --------------------------------------------------------------------------
+def _weighted_and_repeated(n=40, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = rng.integers(0, 4, size=n).astype(np.float64)  # zeros included: rows removed
+    return X, w, np.repeat(X, w.astype(int), axis=0), rng
+
+
+@pytest.mark.parametrize("L", [None, 1, 2, 5])
+@pytest.mark.parametrize("beta", [0.0, 1.3])
+@pytest.mark.parametrize("fixed_scale", [None, 0.4])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_integer_weights_equal_repeated_rows(L, beta, fixed_scale, dtype):
+    X, w, R, rng = _weighted_and_repeated()
+    M = rng.normal(size=(3, 5))
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    weighted = ContextStatistics.from_data(X.astype(dtype), weights=w, need_fourth=L is not None)
+    repeated = ContextStatistics.from_data(R.astype(dtype), need_fourth=L is not None)
+    assert np.allclose(weighted.second, repeated.second, rtol=1e-6 if dtype == np.float32
+                       else 1e-13)
+    assert weighted.total_weight == repeated.total_weight == len(R)
+    tol = 1e-5 if dtype == np.float32 else 1e-10
+    for chunk in (7, 8192):  # the weights follow the rows into every chunk
+        ra, la, ga = attention_risk(M.astype(dtype), weighted, beta=beta, context_length=L,
+                                    scale=fixed_scale, alpha=0.2, return_grad=True,
+                                    chunk_size=chunk)
+        rb, lb, gb = attention_risk(M.astype(dtype), repeated, beta=beta, context_length=L,
+                                    scale=fixed_scale, alpha=0.2, return_grad=True)
+        assert abs(ra - rb) <= tol * abs(rb)
+        assert abs(la - lb) <= tol * abs(lb)
+        assert np.max(np.abs(ga - gb)) <= tol * np.max(np.abs(gb))
+
+
+@pytest.mark.parametrize("L", [None, 1, 3])
+@pytest.mark.parametrize("beta", [0.0, 2.0])
+def test_weighted_gradient_matches_finite_differences(L, beta):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(50, 4))
+    w = rng.uniform(0.1, 3.0, size=50)  # not integers: no repeated rows to compare with
+    stats = ContextStatistics.from_data(X, weights=w, need_fourth=L is not None)
+    M = rng.normal(size=(3, 4))
+    _, lam, grad = attention_risk(M, stats, beta=beta, context_length=L, alpha=0.1,
+                                  return_grad=True)
+    fd = _finite_difference(
+        lambda A: attention_risk(A, stats, beta=beta, context_length=L, scale=lam,
+                                 alpha=0.1)[0], M)
+    assert np.max(np.abs(fd - grad)) <= 1e-6 * np.max(np.abs(fd))
+    # the weighted moments are the weighted means
+    assert np.allclose(stats.second, (X * w[:, None]).T @ X / w.sum())
+
+
+def test_weighted_streamed_moments_equal_the_weighted_statistics():
+    X, w, _, rng = _weighted_and_repeated(seed=3)
+    full = ContextStatistics.from_data(X, weights=w)
+    W = w.sum()
+    sq = np.einsum("ij,ij->i", X, X)
+    streamed = ContextStatistics.from_moments(
+        (X * w[:, None]).T @ X / W, fourth=(X * (w * sq)[:, None]).T @ X / W,
+        n_samples=len(X), X=X, weights=w)
+    M = rng.normal(size=(2, 5))
+    a = attention_risk(M, full, beta=1.0, context_length=3, return_grad=True)
+    b = attention_risk(M, streamed, beta=1.0, context_length=3, return_grad=True)
+    assert np.isclose(a[0], b[0], rtol=1e-12) and np.allclose(a[2], b[2], rtol=1e-10)

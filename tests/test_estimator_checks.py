@@ -8,9 +8,12 @@ _CLUSTERING_IN_2D = (
     "check_clustering sets n_clusters=3 on 2-feature blobs; the heads of the "
     "direction layers are n_clusters <= n_features directions."
 )
-_UNWEIGHTED = (
-    "the direction layers' context moments are unweighted: unequal sample "
-    "weights are supported by geometry='point' only."
+_FLAT_RISK = (
+    "the check's 15 rows in 30 dimensions leave the reconstruction risk nearly flat "
+    "(over 130 L-BFGS steps): the weighted and the repeated fits start at the same heads "
+    "and their risks and gradients agree to 1e-14 (tests/test_attention.py), but their "
+    "rounding differences grow to 1e-3 in the heads at the default tol (1e-6 at "
+    "tol=1e-10), more than the check's rtol=1e-7."
 )
 
 
@@ -22,8 +25,7 @@ def _expected_failed_checks(estimator):
     if estimator.geometry == "direction":
         return {
             "check_clustering": _CLUSTERING_IN_2D,
-            "check_sample_weight_equivalence_on_dense_data": _UNWEIGHTED,
-            "check_sample_weights_not_overwritten": _UNWEIGHTED,
+            "check_sample_weight_equivalence_on_dense_data": _FLAT_RISK,
         }
     return {}
 

@@ -1,0 +1,193 @@
+"""The reconstruction layer's maths object (_direction) and its fits, weighted ones included."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust._attention import (
+    ContextStatistics,
+    attention_risk,
+    typical_head_score,
+)
+from sklearn_attnclust._direction import (
+    DirectionMaths,
+    fit_directions,
+    n_starts,
+    unit_scale,
+)
+from sklearn_attnclust.datasets import make_orthogonal_mixture
+
+OPTIONS = {"attention": "competitive", "temperature": 2.0, "context_length": None,
+           "scale": None, "alpha": 0.0, "max_iter": 300, "tol": 1e-8, "verbose": 0,
+           "learning_rate": 1.0, "solver": "riemannian"}
+
+
+def _maths(X, w=None, L=None, **kw):
+    stats = ContextStatistics.from_data(X, weights=w, need_fourth=L is not None)
+    params = {"attention": "competitive", "temperature": 2.0, "context_length": L,
+              "scale": None, "alpha": 0.0, "dtype": X.dtype, "chunk_size": 1024, **kw}
+    return DirectionMaths(3, stats, **params), stats
+
+
+@pytest.fixture
+def mixture():
+    X, _, centers = make_orthogonal_mixture(600, 6, 3, sigma=0.4, random_state=0)
+    return X, centers
+
+
+def _unit(M):
+    return M / np.linalg.norm(M, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("L", [None, 3])
+@pytest.mark.parametrize("alpha", [0.0, 0.3])
+def test_risk_is_relative_to_the_mean_squared_norm(mixture, L, alpha):
+    X, centers = mixture
+    maths, stats = _maths(X, L=L, alpha=alpha)
+    M = _unit(centers + 0.2)
+    beta = 2.0 / typical_head_score(stats.second, 3)
+    assert maths.beta == beta and maths.unit == stats.mean_sq_norm
+    risk, grad, masses = maths.risk(M, stats, return_grad=True)
+    ref, _, ref_grad = attention_risk(M, stats, beta=beta, context_length=L,
+                                      alpha=alpha * stats.mean_sq_norm, return_grad=True)
+    assert masses is None  # no preconditioner and no relocation read them
+    assert np.isclose(risk, ref / stats.mean_sq_norm, rtol=1e-14)
+    assert np.allclose(grad, ref_grad / stats.mean_sq_norm, rtol=1e-13)
+    assert maths.risk(M, stats) == risk
+    eps, fd = 1e-6, np.zeros_like(M)
+    for idx in np.ndindex(M.shape):
+        E = np.zeros_like(M)
+        E[idx] = eps
+        fd[idx] = (maths.risk(M + E, stats) - maths.risk(M - E, stats)) / (2 * eps)
+    # the scale is profiled out: the gradient is the envelope one, to first order
+    assert np.max(np.abs(fd - grad)) <= 1e-5 * np.max(np.abs(fd))
+    assert maths.stationarity(M, grad, None) == float(np.linalg.norm(grad))
+    assert maths.preconditioner is None and maths.relocate is None
+
+
+def test_final_risk_has_no_penalty_and_is_in_input_units(mixture):
+    X, centers = mixture
+    M = _unit(centers + 0.1)
+    c = 1e3  # mean squared norm near 1e6: fitted as X / rms
+    Xc, rescale = unit_scale(X * c)
+    assert np.isclose(rescale, c**2 * np.mean(np.sum(X**2, axis=1)), rtol=1e-12)
+    assert np.allclose(Xc * np.sqrt(rescale), X * c)
+    maths, stats = _maths(Xc, alpha=0.5, rescale=rescale)
+    maths.risk(M, stats)  # the penalised risk, cached: final must not reuse it
+    risk, lam = maths.final(M)
+    ref_risk, ref_lam = attention_risk(M, ContextStatistics.from_data(X * c),
+                                       beta=2.0 / typical_head_score(X.T @ X * c**2 / len(X), 3),
+                                       context_length=None)
+    assert np.isclose(risk, ref_risk, rtol=1e-10) and np.isclose(lam, ref_lam, rtol=1e-10)
+    assert np.isclose(maths.temperature * rescale, maths.beta)
+    assert np.allclose(maths.second_moment, (X * c).T @ (X * c) / len(X), rtol=1e-10)
+    X1, one = unit_scale(X)
+    assert X1 is X and one == 1.0
+
+
+def test_number_of_starts():
+    assert n_starts("random", "auto") == 5
+    assert n_starts("k-means++", "auto") == 1 and n_starts("pca", 3) == 3
+    assert n_starts(lambda X, K, rs: X[:K], "auto") == 1
+    with pytest.warns(RuntimeWarning, match="only one init instead of n_init=3"):
+        assert n_starts(np.eye(3, 6), 3) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert n_starts(np.eye(3, 6), "auto") == 1
+
+
+def test_starts_are_unit_and_seeded_by_weight(mixture):
+    X, _ = mixture
+    maths, _ = _maths(X)
+    rng = np.random.default_rng(0)
+    for init in ("k-means++", "random", "pca", np.ones((3, 6)) + np.eye(3, 6),
+                 lambda rows, K, rs: rows[:K] * 2):
+        M = maths.starts(X, None, init, rng)
+        assert M.shape == (3, 6) and np.allclose(np.linalg.norm(M, axis=1), 1.0)
+    # rows of zero weight are never drawn
+    w = np.zeros(len(X))
+    w[:5] = 1.0
+    M = maths.starts(X, w, "k-means++", np.random.default_rng(1))
+    assert np.allclose(np.abs(M @ _unit(X[:5]).T).max(axis=1), 1.0)
+
+
+def test_oracle_layer_keeps_its_start(mixture):
+    X, centers = mixture
+    fit, maths, lam = fit_directions(X, None, np.random.default_rng(0), n_clusters=3,
+                                     init=centers, n_init="auto",
+                                     **{**OPTIONS, "max_iter": 0})
+    assert np.allclose(fit.heads, centers) and fit.n_iter == 0
+    risk, scale = attention_risk(centers, ContextStatistics.from_data(X), beta=maths.beta)
+    assert np.isclose(fit.risk, risk, rtol=1e-12) and np.isclose(lam, scale, rtol=1e-12)
+
+
+def test_linear_limit_seeds_from_the_sample_and_descends_on_all_rows():
+    # the linear layer as L -> infinity costs no pass over the rows: no coarse stage
+    X, _, _ = make_orthogonal_mixture(60000, 8, 2, sigma=0.3, random_state=1)
+    fit, maths, _ = fit_directions(X, None, np.random.default_rng(0), n_clusters=2,
+                                   init="k-means++", n_init="auto",
+                                   **{**OPTIONS, "attention": "linear", "tol": 1e-6})
+    assert not maths.needs_rows and maths.stats.X is None
+    assert fit.n_iter_coarse == 0 and fit.converged
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"init": "array"},
+    {"init": "array", "context_length": 3},
+    {"init": "array", "attention": "linear"},
+    {"init": "array", "scale": 0.5, "alpha": 0.1},
+    {},
+    {"init": "random"},
+])
+def test_integer_weights_fit_as_repeated_rows(mixture, kwargs):
+    X, centers = mixture
+    w = np.random.default_rng(1).integers(0, 4, size=len(X))
+    R = np.repeat(X, w, axis=0)
+    if kwargs.get("init") == "array":
+        kwargs = {**kwargs, "init": _unit(centers + 0.3)}
+    a = AttentionQuantizer(3, geometry="direction", random_state=0, tol=1e-6,
+                           **kwargs).fit(X, sample_weight=w)
+    b = AttentionQuantizer(3, geometry="direction", random_state=0, tol=1e-6, **kwargs).fit(R)
+    assert a.n_iter_ == b.n_iter_
+    assert np.abs(a.heads_ - b.heads_).max() < 1e-9
+    assert np.isclose(a.risk_, b.risk_, rtol=1e-12) and np.isclose(a.scale_, b.scale_)
+    assert np.allclose(a.second_moment_, b.second_moment_, rtol=1e-12)
+    assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-10)
+    assert np.allclose(a.transform(X), b.transform(X), atol=1e-9)
+    assert np.isclose(a.inertia_, b.inertia_, rtol=1e-10)
+
+
+def test_unequal_weights_move_the_heads(mixture):
+    X, centers = mixture
+    labels = np.argmax(np.abs(X @ centers.T), axis=1)
+    w = np.where(labels == 0, 10.0, 1.0)
+    a = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X)
+    b = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X, sample_weight=w)
+    assert np.abs(a.heads_ - b.heads_).max() > 1e-3
+    # equal weights are the unweighted fit, exactly
+    c = AttentionQuantizer(3, geometry="direction", random_state=0).fit(
+        X, sample_weight=np.full(len(X), 2.5))
+    assert np.array_equal(a.heads_, c.heads_) and a.risk_ == c.risk_
+
+
+@pytest.mark.parametrize("L", [None, 4])
+def test_weighted_partial_fit_equals_repeated_rows(mixture, L):
+    X, _ = mixture
+    w = np.random.default_rng(2).integers(1, 4, size=len(X))
+    R = np.repeat(X, w, axis=0)
+    a = AttentionQuantizer(3, geometry="direction", context_length=L, random_state=0, tol=1e-6)
+    b = AttentionQuantizer(3, geometry="direction", context_length=L, random_state=0, tol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a.partial_fit(X, sample_weight=w)
+        b.partial_fit(R)
+    M = a.heads_
+    # the same weighted distribution: the same risk at any heads, hence the same fit
+    assert np.isclose(a.risk_, b.risk_, rtol=1e-6)
+    assert np.abs(np.abs(M @ b.heads_.T).max(axis=1) - 1).max() < 1e-5
+    fit = AttentionQuantizer(3, geometry="direction", context_length=L, random_state=0,
+                             tol=1e-6).fit(X, sample_weight=w)
+    assert np.isclose(a.risk_, fit.risk_, rtol=1e-6)
