@@ -53,7 +53,7 @@ class InContextQuantizer(BaseEmbedding):
     one layer is the query of the next, the context fixed) it is mean shift:
     each query flows to a fixed point of the layer.  ``fit`` finds the
     ``n_clusters`` fixed points of largest basin (``cluster_centers_``) and,
-    with ``temperature=None``, the lowest temperature at which the stack has
+    with ``temperature="auto"``, the lowest temperature at which the stack has
     that many; ``predict`` assigns a sample to the fixed point nearest to its
     image under the layer.  The linear layer defines no partition (it commutes
     with the rotations of the centroids' span), so with
@@ -84,10 +84,10 @@ class InContextQuantizer(BaseEmbedding):
         scale ``lambda`` only maps the fixed points at ``lambda beta`` to
         ``lambda`` times themselves.
 
-    temperature : float or None, default=None
+    temperature : "auto" or float, default="auto"
         Softmax temperature relative to the mean ``s`` of the ``n_clusters``
         largest eigenvalues of the second moment (scale-free: ``beta = tau /
-        s``).  None: the lowest relative temperature of
+        s``).  "auto": the lowest relative temperature of
         ``2 ** (k / 2)``, ``k = -2 .. 14`` (0.5 to 128), at which the stacked
         layer has ``n_clusters`` fixed points each holding at least a fifth of
         an equal share of the seeds.  Ignored by the linear layer.
@@ -166,7 +166,7 @@ class InContextQuantizer(BaseEmbedding):
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "attention": [StrOptions({"linear", "softmax"})],
         "scale": [StrOptions({"auto", "unbiased"}), Interval(Real, 0, None, closed="neither")],
-        "temperature": [Interval(Real, 0, None, closed="left"), None],
+        "temperature": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "context_length": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
     }
@@ -177,7 +177,7 @@ class InContextQuantizer(BaseEmbedding):
         *,
         attention="linear",
         scale="auto",
-        temperature=None,
+        temperature="auto",
         context_length=None,
         random_state=None,
     ):
@@ -234,7 +234,7 @@ class InContextQuantizer(BaseEmbedding):
             typical = typical_head_score(second, self.n_clusters)
             if np.any(second):
                 # the largest relative temperature the fit may use
-                tau = 128.0 if self.temperature is None else self.temperature
+                tau = 128.0 if self.temperature == "auto" else self.temperature
                 with np.errstate(over="ignore"):
                     beta = tau / typical
                 if typical <= np.finfo(second.dtype).tiny or not np.isfinite(beta):
@@ -244,7 +244,8 @@ class InContextQuantizer(BaseEmbedding):
                     )
             # an all-zero context: every softmax weight is equal at any temperature
             centers, tau, self.n_fixed_points_ = stack_fixed_points(
-                X, context, self.n_clusters, self.temperature, rng
+                X, context, self.n_clusters,
+                None if self.temperature == "auto" else self.temperature, rng
             )
             self.temperature_ = float(tau / typical) if np.any(second) else 0.0
             self.cluster_centers_ = centers

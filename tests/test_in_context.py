@@ -220,7 +220,7 @@ def test_clusters_near_the_origin_are_swallowed():
 
 @pytest.mark.parametrize("bad, match", [
     ({"temperature": -1.0}, (r"The 'temperature' parameter of InContextQuantizer must be a "
-                             r"float in the range \[0.0, inf\) or None")),
+                             r"str among \{'auto'\} or a float in the range \[0.0, inf\)")),
     ({"n_clusters": 0}, r"The 'n_clusters' parameter of InContextQuantizer must be an int"),
     ({"attention": "dot"}, r"The 'attention' parameter of InContextQuantizer must be a str"),
 ])
