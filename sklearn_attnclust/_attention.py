@@ -71,6 +71,9 @@ class ContextStatistics:
     ----------
     X : ndarray of shape (n, d) or None
         The queries (kept only when the risk needs a pass over the data).
+    weights : ndarray of shape (n,) or None
+        The queries' weights (a weight ``w`` counts as ``w`` repeats of the
+        row; see :mod:`._reconstruction`), or None for all one.
     sq_norms : ndarray of shape (n,) or None
         ``||x_i||^2`` (only for finite context lengths; None otherwise).
     second : ndarray of shape (d, d)
@@ -85,9 +88,6 @@ class ContextStatistics:
     n_samples : int
     chunk_size : int
         Rows per chunk in the passes of :func:`attention_risk` over ``X``.
-    weights : ndarray of shape (n,) or None
-        The queries' weights (a weight ``w`` counts as ``w`` repeats of the
-        row; see :mod:`._reconstruction`), or None for all one.
 
     Notes
     -----
@@ -98,6 +98,7 @@ class ContextStatistics:
     """
 
     X: object
+    weights: object
     sq_norms: object
     second: np.ndarray
     second_sq: np.ndarray
@@ -105,7 +106,6 @@ class ContextStatistics:
     mean_sq_norm: float
     n_samples: int
     chunk_size: int = 8192
-    weights: object = None
 
     @property
     def total_weight(self):

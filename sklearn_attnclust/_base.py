@@ -75,12 +75,12 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         to float64).  ``reset=True`` (in ``fit``) records ``n_features_in_``
         and ``feature_names_in_``; ``reset=False`` checks them.
         """
-        kwargs = dict(
-            reset=reset,
-            dtype=[np.float64, np.float32],
-            ensure_2d=True,
-            ensure_all_finite=True,
-        )
+        kwargs = {
+            "reset": reset,
+            "dtype": [np.float64, np.float32],
+            "ensure_2d": True,
+            "ensure_all_finite": True,
+        }
         # The finite check sums X: with both +inf and -inf that sum warns
         # "invalid value" before the clear "contains infinity" ValueError.
         with np.errstate(invalid="ignore", over="ignore"):
@@ -131,12 +131,14 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def score(self, X, y=None):
         """Minus the quantization risk of ``transform(X)``.
 
-        ``-mean_i ||x_i - transform(X)_i||^2``; higher is better.
+        ``-mean_i ||x_i - transform(X)_i||^2``; higher is better.  An estimator
+        that takes a dask array ``X`` computes it in one reduction over its
+        blocks.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Data.
+            Data (or a dask array, for the estimators that take one).
         y : None
             Ignored.
 
@@ -145,8 +147,13 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         score : float
         """
         check_is_fitted(self)
+        return -self._quantization_risk(X)
+
+    def _quantization_risk(self, X):
+        """The mean squared distance of the rows of ``X`` to ``transform(X)``
+        (a subclass adds other kinds of ``X``)."""
         Xv = self._validate_input(X, reset=False)
-        return -quantization_risk(Xv, self.transform(X))
+        return quantization_risk(Xv, self.transform(X))
 
 
 class BaseQuantizer(ClusterMixin, BaseEmbedding):

@@ -460,30 +460,14 @@ class AttentionQuantizer(BaseQuantizer):
         X = self._validate_input(X, reset=False)
         return self._check_finite_output(self.layer_.transform(X), X)
 
-    def score(self, X, y=None):
-        """Minus the quantization risk of ``transform(X)``.
-
-        ``-mean_i ||x_i - transform(X)_i||^2``; higher is better.  For a dask
-        array ``X``, one reduction over its blocks.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features) or dask array
-            Data.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        score : float
-        """
+    def _quantization_risk(self, X):
+        """:meth:`score`'s risk; for a dask array ``X``, one reduction over its blocks."""
         if is_dask_array(X):
             import functools
 
             from ._dask import check_rows, sq_error, sum_rows
 
-            check_is_fitted(self)
             X = check_rows(X, self.n_features_in_, type(self).__name__)
             total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
-            return -total / X.shape[0]
-        return super().score(X, y)
+            return total / X.shape[0]
+        return super()._quantization_risk(X)

@@ -13,15 +13,25 @@ from ._base import BaseQuantizer, _nearest_center
 __all__ = ["KMeansQuantizer", "OptimalQuantizer", "PCAQuantizer"]
 
 
-class _NearestCenterQuantizer(BaseQuantizer):
-    """A quantizer whose ``predict`` and ``transform`` use the nearest center.
+class _CenterQuantizer(BaseQuantizer):
+    """A quantizer that assigns each sample to one of its centroids and maps it there.
 
-    It derives from :class:`BaseQuantizer` (rather than being a mixin) so that
-    its ``transform`` is wrapped by ``set_output``.
+    ``predict`` and ``transform`` share the assignment :meth:`_assign`: the
+    nearest centroid (Euclidean), or in a subclass another rule.  It derives
+    from :class:`BaseQuantizer` (rather than being a mixin) so that its
+    ``transform`` is wrapped by ``set_output``.
     """
 
+    @staticmethod
+    def _assign(X, centers):
+        """Index of the nearest center (Euclidean) of each row of ``X``."""
+        return _nearest_center(X, centers)
+
     def predict(self, X):
-        """Index of the nearest centroid (Euclidean distance) of each sample.
+        """Index of the centroid each sample is assigned to.
+
+        The nearest centroid (Euclidean distance); for :class:`PCAQuantizer`,
+        the direction of largest projection.
 
         Parameters
         ----------
@@ -35,7 +45,7 @@ class _NearestCenterQuantizer(BaseQuantizer):
         """
         check_is_fitted(self)
         X = self._validate_input(X, reset=False)
-        return _nearest_center(X, self.cluster_centers_.astype(X.dtype, copy=False))
+        return self._assign(X, self.cluster_centers_.astype(X.dtype, copy=False))
 
     def transform(self, X):
         """Quantized reconstruction ``cluster_centers_[predict(X)]``.
@@ -53,10 +63,10 @@ class _NearestCenterQuantizer(BaseQuantizer):
         check_is_fitted(self)
         X = self._validate_input(X, reset=False)
         centers = self.cluster_centers_.astype(X.dtype, copy=False)
-        return centers[_nearest_center(X, centers)]
+        return centers[self._assign(X, centers)]
 
 
-class OptimalQuantizer(_NearestCenterQuantizer):
+class OptimalQuantizer(_CenterQuantizer):
     """Oracle quantizer: map each sample to the nearest true centroid.
 
     It is the reference the paper compares attention layers with: for a
@@ -163,7 +173,7 @@ class OptimalQuantizer(_NearestCenterQuantizer):
         return self
 
 
-class PCAQuantizer(_NearestCenterQuantizer):
+class PCAQuantizer(_CenterQuantizer):
     """Quantizer on the top principal directions of the uncentred data.
 
     The centroids are the top ``n_clusters`` eigenvectors of the uncentred
@@ -214,6 +224,11 @@ class PCAQuantizer(_NearestCenterQuantizer):
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
     }
 
+    @staticmethod
+    def _assign(X, centers):
+        """Index of the direction of largest projection ``<x, u_h>`` of each row."""
+        return np.argmax(X @ centers.T, axis=1)
+
     def __init__(self, n_clusters=2):
         self.n_clusters = n_clusters
 
@@ -250,46 +265,11 @@ class PCAQuantizer(_NearestCenterQuantizer):
         signs[signs == 0] = 1
         self.cluster_centers_ = U * signs[:, None].astype(X.dtype)
         self.explained_variance_ = eigenvalues[order]
-        self.labels_ = np.argmax(X @ self.cluster_centers_.T, axis=1)
+        self.labels_ = self._assign(X, self.cluster_centers_)
         return self
 
-    def predict(self, X):
-        """Index of the direction with the largest projection of each sample.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Data.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            ``argmax_h <x, cluster_centers_[h]>``.
-        """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        return np.argmax(X @ self.cluster_centers_.astype(X.dtype).T, axis=1)
-
-    def transform(self, X):
-        """Quantized reconstruction ``cluster_centers_[predict(X)]``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Data.
-
-        Returns
-        -------
-        X_hat : ndarray of shape (n_samples, n_features)
-            Each sample replaced by its direction, in the dtype of ``X``.
-        """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        centers = self.cluster_centers_.astype(X.dtype, copy=False)
-        return centers[np.argmax(X @ centers.T, axis=1)]
-
-
-class KMeansQuantizer(_NearestCenterQuantizer):
+class KMeansQuantizer(_CenterQuantizer):
     """k-means quantizer, a thin wrapper of :class:`sklearn.cluster.KMeans`.
 
     Parameters
@@ -393,15 +373,8 @@ class KMeansQuantizer(_NearestCenterQuantizer):
         """
         X = self._validate_input(X, reset=True)
         self._check_n_clusters(*X.shape, directions=False)
-        self.kmeans_ = KMeans(
-            n_clusters=self.n_clusters,
-            init=self.init,
-            n_init=self.n_init,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            random_state=self.random_state,
-            algorithm=self.algorithm,
-        ).fit(X, sample_weight=sample_weight)
+        # the parameters are KMeans's own, passed on unchanged
+        self.kmeans_ = KMeans(**self.get_params()).fit(X, sample_weight=sample_weight)
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.labels_ = self.kmeans_.labels_
         self.inertia_ = self.kmeans_.inertia_

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .metrics import _as_real
+from .metrics import _as_finite_2d, _as_real
 
 __all__ = ["make_orthogonal_mixture", "sample_sequences"]
 
@@ -59,14 +59,13 @@ def _check_weights(weights, n_clusters):
 
 
 def _check_centers(centers):
-    c = _as_real(centers, "centers")
-    if c.ndim != 2 or c.shape[0] < 1 or c.shape[1] < 1:
+    """``centers`` as a finite float64 array of shape (n_clusters, n_features), both >= 1."""
+    c = _as_finite_2d(centers, "centers")
+    if 0 in c.shape:
         raise ValueError(
-            f"centers must be a 2-D array of shape (n_clusters, n_features) with "
-            f"n_clusters >= 1 and n_features >= 1, got shape {c.shape}."
+            f"centers must have n_clusters >= 1 rows and n_features >= 1 columns, "
+            f"got shape {c.shape}."
         )
-    if not np.all(np.isfinite(c)):
-        raise ValueError("centers must be finite (no NaN or infinity).")
     return c
 
 

@@ -131,7 +131,7 @@ def test_sample_sequences_statistics():
         ((0, 3, np.eye(2)), "n_sequences must be >= 1"),
         ((2, 0, np.eye(2)), "sequence_length must be >= 1"),
         ((2, 3, np.ones(3)), "centers must be a 2-D array"),
-        ((2, 3, [[np.inf, 0.0]]), "centers must be finite"),
+        ((2, 3, [[np.inf, 0.0]]), "centers contains NaN or infinity"),
     ],
 )
 def test_sample_sequences_invalid(args, match):
