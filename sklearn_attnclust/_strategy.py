@@ -59,6 +59,14 @@ MAX_RELOCATIONS = 3
 
 NOT_FINITE = "The layer's risk was not finite at any start; check X."
 
+#: Rows of each rung of the sample ladder between the coarse sample and all the
+#: rows, over those of the rung below (:func:`_climb`).  Measured on the
+#: orthonormal mixture, K = 8, d = 32, float32: at n = 1e7 the full-data stage
+#: took 2 steps (3 passes over all the rows) from a rung of 262144 rows against 3
+#: steps (4 passes) from the coarse sample alone; at n = 2e6, 3 passes against
+#: 4, the rung (131072 rows) costing about the pass it saves.
+LADDER_FACTOR = 16
+
 
 @dataclass
 class LayerFit:
@@ -234,9 +242,11 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
     best = _select(results, maths, stats, select if staged else "sample")
     n_iter_coarse = 0
     if staged and max_iter > 0:
+        n_iter_coarse = best.n_iter
+        best, steps = _climb(descent, X, weights, best, m, tol, random_state, precision)
+        n_iter_coarse += steps
         if n_init > 1:
             descent.say("Full data")
-        n_iter_coarse = best.n_iter
         best = _polish(descent, stats, best, tol, rows, precision)
     if best.converged:
         descent.say(f"Converged at iteration {best.n_iter}: "
@@ -278,6 +288,35 @@ def _select(results, maths, stats, select):
             raise ValueError(NOT_FINITE)
         return min(scored, key=lambda t: t[0])[1]
     return min(results, key=lambda r: r.value)
+
+
+def _climb(descent, X, weights, best, m, tol, rng, precision):
+    """The coarse optimum ``best`` descended on a ladder of larger samples.
+
+    Each rung holds :data:`LADDER_FACTOR` times the rows of the one below, up
+    to the largest that all the rows still exceed ``COARSE_FACTOR`` times;
+    each is solved to its own noise (the coarse tolerance over the factor per
+    rung, at least ``tol``) from the optimum below.  The full-data stage then
+    starts within the largest sample's noise of its optimum, and takes fewer
+    passes over all the rows (measured: see :data:`LADDER_FACTOR`).  Only for
+    rows in memory: gathering a sample of a dask array's rows costs a pass over
+    its blocks, as much as the passes it would save.  Returns the last optimum
+    and the steps taken.
+    """
+    maths, n, steps = descent.maths, X.shape[0], 0
+    if not isinstance(X, np.ndarray):
+        return best, steps
+    size, rung_tol = m * LADDER_FACTOR, maths.coarse_tol
+    while n > COARSE_FACTOR * size:
+        rung_tol /= LADDER_FACTOR
+        rows, row_w = _sample(X, weights, size, rng)
+        st = maths.statistics(rows, row_w)
+        res = descent.run(st if precision is None else precision(st), best.heads,
+                          max(tol, rung_tol), pairs=best.pairs, memory=LARGE_FIT_MEMORY)
+        if np.isfinite(res.value):
+            best, steps = res, steps + res.n_iter
+        size *= LADDER_FACTOR
+    return best, steps
 
 
 def _polish(descent, stats, best, tol, rows, precision):

@@ -430,6 +430,51 @@ def test_chart_when_later_rows_are_far_larger(dtype):
     assert np.isfinite(cov).all() and np.isclose(np.trace(cov), 1.0)
 
 
+@pytest.mark.parametrize("dtype, far", [(np.float64, False), (np.float64, True),
+                                        (np.float32, False), (np.float32, True)])
+def test_passes_on_raw_rows_equal_those_on_scaled_rows(dtype, far):
+    # large data: the chart folded into the heads, the rows read as stored (or
+    # less the offset, for data far from the origin)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(5000, 6)) * [1, 2, 3, 1, 1, 1] + (1e3 if far else 0.7)
+    w = rng.uniform(0.5, 2.0, size=5000)
+    chart, _ = chart_from_data(X, w)
+    cached = PointStatistics.from_data(X, w, chart)
+    assert cached.scaled_rows is not None
+    raw = PointStatistics(X=X.astype(dtype), weights=w, chart=chart,
+                          total_weight=cached.total_weight, sq_total=cached.sq_total,
+                          chunk_size=700, dtype=dtype,
+                          origin=chart.offset if far else np.zeros(6))
+    M = chart.heads(X[[0, 10, 20, 30]])
+    rtol = 1e-10 if dtype == np.float64 else 2e-5
+    for a, b in zip(point_risk(M, cached, 2.0, True), point_risk(M, raw, 2.0, True)):
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol * np.abs(a).max())
+
+
+def test_sample_ladder_ends_at_the_full_data_optimum(monkeypatch):
+    # n over 4 x 16 x the coarse sample: one rung of 16 times its rows between
+    # the sample and all the rows; the same full-data optimum either way
+    from sklearn_attnclust import _strategy
+
+    X, _ = make_blobs(300000, centers=2, n_features=2, cluster_std=1.5, random_state=0)
+    rungs = []
+    climb = _strategy._climb
+
+    def counted(descent, X, weights, best, m, tol, rng, precision):
+        out = climb(descent, X, weights, best, m, tol, rng, precision)
+        rungs.append(out[1])
+        return out
+
+    monkeypatch.setattr(_strategy, "_climb", counted)
+    a = AttentionQuantizer(2, random_state=0, tol=1e-8).fit(X)
+    assert rungs and rungs[0] > 0
+    monkeypatch.setattr(_strategy, "LADDER_FACTOR", 10**9)
+    b = AttentionQuantizer(2, random_state=0, tol=1e-8).fit(X)
+    assert rungs[1] == 0
+    np.testing.assert_allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-3)
+    assert np.isclose(a.risk_, b.risk_, rtol=1e-8)
+
+
 def test_first_minimum_is_argmin():
     rng = np.random.default_rng(0)
     for K in (1, 2, 5, 16, 17, 40):
