@@ -80,17 +80,17 @@ def test_weights_and_normalisation():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(n_clusters=11, n_features=10), "n_clusters=11 exceeds n_features=10"),
-        (dict(n_clusters=0), "n_clusters must be >= 1"),
-        (dict(sigma=-0.1), "sigma must be >= 0"),
-        (dict(sigma=np.nan), "sigma must be finite"),
-        (dict(n_samples=0), "n_samples must be >= 1"),
-        (dict(n_features=0, n_clusters=0), "n_features must be >= 1"),
-        (dict(weights=[1.0]), "length n_clusters=2"),
-        (dict(weights=[0.5, -0.5]), "non-negative"),
-        (dict(weights=[0.0, 0.0]), "positive sum"),
-        (dict(weights=[np.nan, 1.0]), "finite"),
-        (dict(orientation="diagonal"), "orientation must be"),
+        ({"n_clusters": 11, "n_features": 10}, "n_clusters=11 exceeds n_features=10"),
+        ({"n_clusters": 0}, "n_clusters must be >= 1"),
+        ({"sigma": -0.1}, "sigma must be >= 0"),
+        ({"sigma": np.nan}, "sigma must be finite"),
+        ({"n_samples": 0}, "n_samples must be >= 1"),
+        ({"n_features": 0, "n_clusters": 0}, "n_features must be >= 1"),
+        ({"weights": [1.0]}, "length n_clusters=2"),
+        ({"weights": [0.5, -0.5]}, "non-negative"),
+        ({"weights": [0.0, 0.0]}, "positive sum"),
+        ({"weights": [np.nan, 1.0]}, "finite"),
+        ({"orientation": "diagonal"}, "orientation must be"),
     ],
 )
 def test_invalid_arguments(kwargs, match):

@@ -24,6 +24,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+import sklearn_attnclust
 from sklearn_attnclust import (
     AttentionQuantizer,
     InContextQuantizer,
@@ -160,7 +161,7 @@ def _call(where, fn, *args, **kwargs):
         except DOCUMENTED as exc:
             assert str(exc).strip(), f"{where}: {type(exc).__name__} without a message"
             ok, result = False, exc
-        except Exception as exc:  # noqa: BLE001 - any other type is the failure
+        except Exception as exc:
             raise AssertionError(
                 f"{where}: undocumented {type(exc).__name__}: {exc}"
             ) from exc
@@ -190,20 +191,20 @@ def _run_for_budget(case, seconds):
 # --------------------------------------------------------------------------
 def _make_attention(rng):
     geometry = ["point", "direction"][rng.integers(2)]
-    params = dict(
-        n_clusters=_random_scalar(rng, "int"),
-        geometry=geometry,
-        attention=["competitive", "linear", "softmax"][rng.integers(3 if rng.random() < 0.1 else 2)],
-        temperature=_random_scalar(rng, "float"),
-        context_length=None if rng.random() < 0.5 else _random_scalar(rng, "int"),
-        alpha=0.0 if rng.random() < 0.5 else _random_scalar(rng, "float"),
-        init=["k-means++", "random", "pca"][rng.integers(3)],
-        solver=["riemannian", "projected"][rng.integers(2)],
-        learning_rate=1.0 if rng.random() < 0.5 else _random_scalar(rng, "float"),
-        max_iter=int(rng.integers(0, 30)) if rng.random() < 0.9 else _random_scalar(rng, p_bad=0.5),
-        tol=1e-6 if rng.random() < 0.7 else _random_scalar(rng, "float"),
-        random_state=int(rng.integers(1000)),
-    )
+    params = {
+        "n_clusters": _random_scalar(rng, "int"),
+        "geometry": geometry,
+        "attention": ["competitive", "linear", "softmax"][rng.integers(3 if rng.random() < 0.1 else 2)],
+        "temperature": _random_scalar(rng, "float"),
+        "context_length": None if rng.random() < 0.5 else _random_scalar(rng, "int"),
+        "alpha": 0.0 if rng.random() < 0.5 else _random_scalar(rng, "float"),
+        "init": ["k-means++", "random", "pca"][rng.integers(3)],
+        "solver": ["riemannian", "projected"][rng.integers(2)],
+        "learning_rate": 1.0 if rng.random() < 0.5 else _random_scalar(rng, "float"),
+        "max_iter": int(rng.integers(0, 30)) if rng.random() < 0.9 else _random_scalar(rng, p_bad=0.5),
+        "tol": 1e-6 if rng.random() < 0.7 else _random_scalar(rng, "float"),
+        "random_state": int(rng.integers(1000)),
+    }
     if rng.random() < 0.15:
         params["scale"] = _random_scalar(rng, "float")
     if geometry == "point" and rng.random() < 0.9:
@@ -325,18 +326,18 @@ def _maybe_weights(rng, k):
 
 def _case_make_orthogonal_mixture(rng, seed):
     k = _random_scalar(rng, "int")
-    kwargs = dict(
-        n_samples=int(rng.integers(1, 50)) if rng.random() < 0.8 else _random_scalar(rng, p_bad=0.5, huge=False),
-        n_features=int(rng.integers(1, 8)) if rng.random() < 0.8 else _random_scalar(rng, p_bad=0.5, huge=False),
-        n_clusters=k,
-        sigma=_random_scalar(rng, "float", p_bad=0.3),
-        weights=_maybe_weights(rng, k),
-        orientation=["random", "canonical", "diagonal"][rng.integers(3)],
-        random_state=int(rng.integers(1000)),
-    )
+    kwargs = {
+        "n_samples": int(rng.integers(1, 50)) if rng.random() < 0.8 else _random_scalar(rng, p_bad=0.5, huge=False),
+        "n_features": int(rng.integers(1, 8)) if rng.random() < 0.8 else _random_scalar(rng, p_bad=0.5, huge=False),
+        "n_clusters": k,
+        "sigma": _random_scalar(rng, "float", p_bad=0.3),
+        "weights": _maybe_weights(rng, k),
+        "orientation": ["random", "canonical", "diagonal"][rng.integers(3)],
+        "random_state": int(rng.integers(1000)),
+    }
     ok, out = _call(f"make_orthogonal_mixture (seed {seed})", make_orthogonal_mixture, **kwargs)
     if ok:
-        X, y, centers = out
+        X, _y, centers = out
         assert X.shape == (kwargs["n_samples"], kwargs["n_features"])
         assert np.allclose(centers @ centers.T, np.eye(centers.shape[0]))
 
@@ -398,6 +399,10 @@ _FUNCTION_CASES = {
     "quantization_risk": _case_quantization_risk,
     "conditional_variance": _case_conditional_variance,
 }
+
+
+def test_every_public_estimator_is_fuzzed():
+    assert set(_MAKERS) == set(sklearn_attnclust.__all__) - {"__version__"}
 
 
 @pytest.mark.parametrize("name", sorted(_FUNCTION_CASES))

@@ -70,8 +70,7 @@ from sklearn.metrics.cluster import v_measure_score
 from sklearn.utils._testing import create_memmap_backed_data
 from threadpoolctl import threadpool_limits
 
-from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust import _blocks
+from sklearn_attnclust import AttentionQuantizer, _blocks
 from sklearn_attnclust._init import canonical_order
 
 # non centred, sparse centres (as in scikit-learn's module)
@@ -109,7 +108,7 @@ def _starts_announced(est, X, **fit_params):
     with redirect_stdout(buf):
         clone(est).set_params(verbose=1).fit(X, **fit_params)
     out = buf.getvalue()
-    return len(re.findall(r"^Initialization \d+", out, flags=re.M)), out
+    return len(re.findall(r"^Initialization \d+", out, flags=re.MULTILINE)), out
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -725,19 +724,24 @@ def test_predict_does_not_change_cluster_centers():
     assert_array_equal(y_pred1, y_pred2)
 
 
+def _weighted_start(n_samples, n_features, n_clusters, init, seed, weights):
+    """Blobs of ``n_features`` centres, and the centres of the start (``max_iter=0``)
+    drawn under the sample weights ``weights(rng, n_samples)``, each a RandomState of ``seed``."""
+    rng = np.random.RandomState(seed)
+    X, _ = make_blobs(n_samples=n_samples, n_features=n_features, centers=n_features,
+                      random_state=seed)
+    est = AQ(n_clusters=n_clusters, init=init, n_init=1, max_iter=0, random_state=seed)
+    return X, est.fit(X, sample_weight=weights(rng, n_samples)).cluster_centers_
+
+
 @pytest.mark.parametrize("init", ["k-means++", "random"])
 def test_sample_weight_init(init, global_random_seed):
     # Check that the sample weights are used by the init (max_iter=0: the
     # centres are the start).
-    rng = np.random.RandomState(global_random_seed)
-    X, _ = make_blobs(n_samples=200, n_features=10, centers=10,
-                      random_state=global_random_seed)
-
-    est = AQ(n_clusters=5, init=init, n_init=1, max_iter=0,
-             random_state=global_random_seed)
-    clusters_weighted = clone(est).fit(
-        X, sample_weight=rng.uniform(size=X.shape[0])).cluster_centers_
-    clusters = clone(est).fit(X, sample_weight=np.ones(X.shape[0])).cluster_centers_
+    _, clusters_weighted = _weighted_start(200, 10, 5, init, global_random_seed,
+                                           lambda rng, n: rng.uniform(size=n))
+    _, clusters = _weighted_start(200, 10, 5, init, global_random_seed,
+                                  lambda rng, n: np.ones(n))
     with pytest.raises(AssertionError):
         assert_allclose(clusters_weighted, clusters)
 
@@ -745,16 +749,14 @@ def test_sample_weight_init(init, global_random_seed):
 @pytest.mark.parametrize("init", ["k-means++", "random"])
 def test_sample_weight_zero(init, global_random_seed):
     # Check that a sample of weight 0 is never a start.
-    rng = np.random.RandomState(global_random_seed)
-    X, _ = make_blobs(n_samples=100, n_features=5, centers=5,
-                      random_state=global_random_seed)
-    sample_weight = rng.uniform(size=X.shape[0])
-    sample_weight[::2] = 0
+    def weights(rng, n):
+        sample_weight = rng.uniform(size=n)
+        sample_weight[::2] = 0
+        return sample_weight
 
-    est = AQ(n_clusters=10, init=init, n_init=1, max_iter=0,
-             random_state=global_random_seed).fit(X, sample_weight=sample_weight)
+    X, centers = _weighted_start(100, 5, 10, init, global_random_seed, weights)
     # no centre at a point of weight 0
-    d = np.sqrt(((X[::2, None, :] - est.cluster_centers_[None]) ** 2).sum(-1))
+    d = np.sqrt(((X[::2, None, :] - centers[None]) ** 2).sum(-1))
     assert not np.any(np.isclose(d, 0))
 
 

@@ -10,6 +10,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+import sklearn_attnclust
 from sklearn_attnclust import (
     AttentionQuantizer,
     InContextQuantizer,
@@ -56,6 +57,11 @@ def _ids(estimators):
 
 ESTIMATORS = _estimators(centers=np.eye(2, 5))
 IDS = _ids(ESTIMATORS)
+
+
+def test_every_public_estimator_is_covered():
+    assert {type(e).__name__ for e in ESTIMATORS} == set(sklearn_attnclust.__all__) - {
+        "__version__"}
 
 
 def _quiet_fit(est, X, y=None):
@@ -105,7 +111,7 @@ def test_prediction_rejects_bad_input(est, method, data):
     name = type(est).__name__
     with pytest.raises(ValueError, match=f"X has 3 features, but {name} is expecting 5 features"):
         call(X[:, :3])
-    for case, (bad, exc, match) in _bad_inputs(X).items():
+    for (bad, exc, match) in _bad_inputs(X).values():
         with pytest.raises(exc, match=match):
             call(bad)
 
@@ -475,7 +481,7 @@ def test_degenerate_data(kwargs, data):
 
 
 def test_degenerate_data_other_estimators(data):
-    X, y, _ = data
+    X, _y, _ = data
     for Xd, K in [(np.repeat(X[:3], 40, axis=0), 2), (X[:, :1], 1), (X[:2], 2)]:
         for est in [InContextQuantizer(K), InContextQuantizer(K, attention="softmax"),
                     PCAQuantizer(K), KMeansQuantizer(K, n_init=1, random_state=0),
@@ -523,7 +529,7 @@ def test_same_random_state_gives_bit_identical_heads(kwargs, data):
 
 
 def test_same_random_state_other_estimators(data):
-    X, y, centers = data
+    X, _y, _centers = data
     for make in [lambda: InContextQuantizer(attention="softmax", context_length=50, random_state=4),
                  lambda: KMeansQuantizer(2, random_state=4)]:
         a, b = make().fit(X), make().fit(X)
