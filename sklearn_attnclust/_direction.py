@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _fit
 from ._attention import ContextStatistics, attention_risk, typical_head_score
+from ._blocks import one_blas_thread
 from ._fit import FLOAT32_TOL, default_chunk_size
 from ._init import check_start, init_heads, unit_start
 from ._point import check_points
@@ -199,8 +200,9 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
     chunk = default_chunk_size(n, d, n_clusters)
     needs_rows = not (attention == "linear" and context_length is None)
     if stats is None:
-        stats = ContextStatistics.from_data(X, keep_data=needs_rows, weights=weights,
-                                            need_fourth=context_length is not None)
+        with one_blas_thread():  # the moments' products too: float32 sums depend on it
+            stats = ContextStatistics.from_data(X, keep_data=needs_rows, weights=weights,
+                                                need_fourth=context_length is not None)
         stats.chunk_size = chunk
     maths = DirectionMaths(
         n_clusters, stats, attention=attention, temperature=temperature,
@@ -217,5 +219,6 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
         coarse=coarse, descend_sample=descend, select="full",
         precision=maths.low_precision if mixed else None,
     )
-    risk, lam = maths.final(fit.heads)
+    with one_blas_thread():
+        risk, lam = maths.final(fit.heads)
     return dataclasses.replace(fit, risk=risk), maths, lam
