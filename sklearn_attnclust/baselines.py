@@ -27,6 +27,27 @@ class _CenterQuantizer(BaseQuantizer):
         """Index of the nearest center (Euclidean) of each row of ``X``."""
         return _nearest_center(X, centers)
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Set the centroids (see the class) and assign the training samples to them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,), default=None
+            True labels: required by :class:`OptimalQuantizer` with
+            ``centers=None``, ignored otherwise.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X = self._fit_centers(X, y)
+        self.labels_ = self._assign(X, self.cluster_centers_)
+        return self
+
     def predict(self, X):
         """Index of the centroid each sample is assigned to.
 
@@ -126,22 +147,8 @@ class OptimalQuantizer(_CenterQuantizer):
         tags.target_tags.required = self.centers is None
         return tags
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Set the centroids: ``centers``, or the class means of ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
-        y : array-like of shape (n_samples,), default=None
-            True labels.  Required when ``centers`` is None, ignored otherwise.
-
-        Returns
-        -------
-        self : OptimalQuantizer
-            The fitted estimator.
-        """
+    def _fit_centers(self, X, y):
+        """Validate ``X`` (and ``y``); the centroids: ``centers``, or the class means of ``y``."""
         if self.centers is None:
             if y is None:
                 raise ValueError(
@@ -169,8 +176,7 @@ class OptimalQuantizer(_CenterQuantizer):
                 )
             self.cluster_centers_ = centers.astype(X.dtype, copy=True)
             self.classes_ = np.arange(centers.shape[0])
-        self.labels_ = _nearest_center(X, self.cluster_centers_)
-        return self
+        return X
 
 
 class PCAQuantizer(_CenterQuantizer):
@@ -232,22 +238,8 @@ class PCAQuantizer(_CenterQuantizer):
     def __init__(self, n_clusters=2):
         self.n_clusters = n_clusters
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Compute the top eigenvectors of the second-moment matrix.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : PCAQuantizer
-            The fitted estimator.
-        """
+    def _fit_centers(self, X, y):
+        """Validate ``X``; the centroids: the top eigenvectors of the second-moment matrix."""
         X = self._validate_input(X, reset=True)
         n_samples, n_features = X.shape
         self._check_n_clusters(n_samples, n_features, directions=True)
@@ -265,8 +257,7 @@ class PCAQuantizer(_CenterQuantizer):
         signs[signs == 0] = 1
         self.cluster_centers_ = U * signs[:, None].astype(X.dtype)
         self.explained_variance_ = eigenvalues[order]
-        self.labels_ = self._assign(X, self.cluster_centers_)
-        return self
+        return X
 
 
 class KMeansQuantizer(_CenterQuantizer):
