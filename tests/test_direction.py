@@ -191,3 +191,11 @@ def test_weighted_partial_fit_equals_repeated_rows(mixture, L):
     fit = AttentionQuantizer(3, geometry="direction", context_length=L, random_state=0,
                              tol=1e-6).fit(X, sample_weight=w)
     assert np.isclose(a.risk_, fit.risk_, rtol=1e-6)
+
+
+def test_weighted_dask_fit_is_refused(mixture):
+    da = pytest.importorskip("dask.array")
+    X, _ = mixture
+    with pytest.raises(ValueError, match="sample_weight is not supported with a dask array"):
+        AttentionQuantizer(3, geometry="direction").fit(
+            da.from_array(X, chunks=(200, 6)), sample_weight=np.ones(len(X)))
