@@ -70,7 +70,7 @@ def _estimators(centers):
 
 
 def test_fitted_attributes(data):
-    X, y, centers = data
+    X, _y, centers = data
     for est in _estimators(centers):
         est.fit(X)
         assert est.cluster_centers_.shape == (3, 6)

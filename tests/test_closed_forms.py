@@ -215,7 +215,7 @@ def test_large_L_tends_to_the_limit(beta):
 
 def test_linear_limit_is_mean_loss_of_lam_sigma_P():
     """tr S - 2 lam tr G2 + lam^2 tr(G1 G2) = mean ||x - lam S M^T M x||^2."""
-    X, _, centers = data(10, 0.3, n=5000)
+    X, _, _centers = data(10, 0.3, n=5000)
     rng = np.random.default_rng(0)
     M = rng.standard_normal((3, 10))
     M /= np.linalg.norm(M, axis=1, keepdims=True)
