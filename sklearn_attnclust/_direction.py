@@ -34,7 +34,8 @@ from ._init import check_start, init_heads, unit_start
 from ._point import check_points
 from ._strategy import fit_layer
 
-__all__ = ["COARSE_TOL", "DirectionMaths", "fit_directions", "n_starts", "unit_scale"]
+__all__ = ["COARSE_TOL", "DirectionMaths", "WarmStart", "fit_directions", "n_starts",
+           "unit_scale"]
 
 #: Gradient tolerance of the coarse stage (at least ``tol``).  The coarse
 #: optimum is off the full-data one by the sample's noise (a full-data gradient
@@ -55,6 +56,13 @@ def unit_scale(X, weights=None):
         rms = float(np.sqrt(mean_sq))
         return X / X.dtype.type(rms), rms**2
     return X, 1.0
+
+
+class WarmStart:
+    """Heads to resume from (the current fit, in ``partial_fit``): the one start, as it is."""
+
+    def __init__(self, heads):
+        self.heads = np.asarray(heads, dtype=np.float64)
 
 
 def n_starts(init, n_init):
@@ -124,8 +132,11 @@ class DirectionMaths:
         return stats.astype(np.float32, chunk_size=2 * self.chunk_size)
 
     def starts(self, rows, weights, init, rng):
-        """Unit heads: seeded (k-means++, random, PCA) by weight, a callable's, or an array."""
+        """Unit heads: seeded (k-means++, random, PCA) by weight, a callable's, an array,
+        or a :class:`WarmStart`'s."""
         K = self.n_clusters
+        if isinstance(init, WarmStart):
+            return init.heads
         if callable(init):
             M = np.array(init(rows, K, np.random.RandomState(rng.integers(2**31 - 1))),
                          dtype=np.float64)

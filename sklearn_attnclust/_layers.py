@@ -24,7 +24,7 @@ from ._attention import ContextStatistics, attention_from_moments, head_scores
 from ._axes import AxisMaths, axis_moments, axis_weights, largest_score
 from ._blocks import one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
-from ._direction import fit_directions
+from ._direction import WarmStart, fit_directions
 from ._point import (
     PointMaths,
     chart_from_data,
@@ -309,7 +309,7 @@ class DirectionLayer:
             n_samples=stream.n, X=stream.rows, weights=w,
         )
         heads = getattr(self, "heads", None)
-        warm = {} if heads is None else {"init": heads.astype(np.float64), "n_init": 1}
+        warm = {} if heads is None else {"init": WarmStart(heads), "n_init": 1}
         self._fit(stream.rows, w, rng, stream.total / W, stats=stats, coarse=False, **warm)
         self.centers = self._centers(stream.rows, self.predict(stream.rows), w)
         return self

@@ -14,6 +14,7 @@ from sklearn_attnclust._attention import (
 )
 from sklearn_attnclust._direction import (
     DirectionMaths,
+    WarmStart,
     fit_directions,
     n_starts,
     unit_scale,
@@ -199,3 +200,13 @@ def test_weighted_dask_fit_is_refused(mixture):
     with pytest.raises(ValueError, match="sample_weight is not supported with a dask array"):
         AttentionQuantizer(3, geometry="direction").fit(
             da.from_array(X, chunks=(200, 6)), sample_weight=np.ones(len(X)))
+
+
+def test_warm_start_is_used_as_it_is(mixture):
+    X, centers = mixture
+    maths, _ = _maths(X)
+    twins = np.vstack([centers[:2], centers[:1]])  # repeated heads: refused as an init
+    with pytest.raises(ValueError, match="identical heads"):
+        maths.starts(X, None, twins, np.random.default_rng(0))
+    assert np.array_equal(maths.starts(X, None, WarmStart(twins), None), twins)
+    assert n_starts(WarmStart(twins), 1) == 1
