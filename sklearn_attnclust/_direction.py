@@ -228,7 +228,7 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
         maths, X, weights, stats, init=init, n_init=n_starts(init, n_init), max_iter=max_iter,
         tol=tol, random_state=rng, verbose=verbose, learning_rate=learning_rate, solver=solver,
         coarse=coarse, descend_sample=descend, select="full",
-        precision=maths.low_precision if mixed else None,
+        precision=maths.low_precision if mixed else None, draw="subset",
     )
     with one_blas_thread():
         risk, lam = maths.final(fit.heads)

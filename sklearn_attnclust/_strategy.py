@@ -31,16 +31,17 @@ supplies its steps.  The interface, implemented by :class:`._point.PointMaths`
 The descent is L-BFGS on the product of spheres (:mod:`._sphere`).  On large
 data each start is first descended on a random sample and the best one
 polished on all the rows (with the sample's L-BFGS memory), so the result is
-the full-data optimum.  A layer may ask for three variations, by the options of
+the full-data optimum.  A layer may ask for four variations, by the options of
 :func:`fit_layer` (none names a layer): seed the starts from the sample but
 descend on all the rows (``descend_sample=False``, for a risk whose cost does
 not grow with the rows), rank the sample's optima by their risk on all the
-rows (``select="full"``), and run the sample's descents and a first full-data
+rows (``select="full"``), run the sample's descents and a first full-data
 stage on statistics of lower precision (``precision``), the result checked,
-and if need be finished, at full precision.  A head left with less than half
-a row's weight is moved to a far row and the descent resumed, as k-means
-relocates an empty cluster.  It knows nothing of scikit-learn or of the
-estimator.
+and if need be finished, at full precision, and draw the samples without
+replacement, their rows keeping their weights (``draw="subset"``).  A head
+left with less than half a row's weight is moved to a far row and the descent
+resumed, as k-means relocates an empty cluster.  It knows nothing of
+scikit-learn or of the estimator.
 """
 
 import sys
@@ -95,17 +96,17 @@ def fit_layer(maths, X, weights, stats, **kwargs):
         return _fit_layer(maths, X, weights, stats, **kwargs)
 
 
-def _sample(X, weights, m, rng):
+def _sample(X, weights, m, rng, draw):
     """The coarse sample: its rows and their weights (None: unweighted).
 
-    A ``RandomState`` (the free-energy layers draw as KMeans does) draws
-    about ``m`` distinct rows with replacement in O(m) (``m << n``), or by
-    weight, so that the sample is unweighted; a ``Generator`` draws
-    ``min(m, n)`` distinct rows without replacement, sorted, each keeping its
-    weight.
+    ``draw="bootstrap"``: about ``m`` distinct rows drawn with replacement in
+    O(m) (``m << n``; ``rng`` a ``RandomState``), or by weight, so that the
+    sample is unweighted.  ``draw="subset"``: ``min(m, n)`` distinct rows
+    drawn without replacement, sorted, each keeping its weight (``rng`` a
+    ``Generator``).
     """
     n = X.shape[0]
-    if isinstance(rng, np.random.Generator):
+    if draw == "subset":
         idx = np.sort(rng.choice(n, size=min(m, n), replace=False))
         return np.asarray(X[idx]), None if weights is None else weights[idx]
     if weights is None:
@@ -118,8 +119,9 @@ def _sample(X, weights, m, rng):
 class _Descent:
     """The descents of one fit: L-BFGS on the spheres, one set of statistics at a time."""
 
-    def __init__(self, maths, stats, *, max_iter, verbose, learning_rate, solver):
+    def __init__(self, maths, stats, *, max_iter, verbose, learning_rate, solver, draw):
         self.maths, self.stats, self.max_iter, self.verbose = maths, stats, max_iter, verbose
+        self.draw = draw  # how the samples are drawn (see _sample)
         self.options = {"solver": solver, "learning_rate": learning_rate}
 
     def say(self, text):
@@ -180,7 +182,7 @@ class _Descent:
 
 def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_state,
                verbose=0, learning_rate=1.0, solver="riemannian", coarse="auto",
-               descend_sample=True, select="sample", precision=None):
+               descend_sample=True, select="sample", precision=None, draw="bootstrap"):
     """Fit the layer of ``maths`` to the rows ``X`` (weights or None), whose statistics are ``stats``.
 
     Parameters
@@ -199,7 +201,8 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
         Compared with ``maths.stationarity``; a step that lowers the risk by
         less than ``tol**2`` relatively also stops.
     random_state : numpy.random.RandomState or numpy.random.Generator
-        Seeds the starts and draws the coarse sample (see :func:`_sample`).
+        Seeds the starts and draws the coarse sample (a ``Generator`` for
+        ``draw="subset"``).
     verbose : int
     coarse : "auto" or bool
         Seed the starts from a sample of :func:`._fit.coarse_sample_size`
@@ -216,6 +219,8 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
         lower precision.  The coarse stage runs on them, and the full-data
         stage first runs on them to ``tol``, then is checked (and if need be
         finished) on ``stats``, the two sharing ``max_iter``.
+    draw : {"bootstrap", "subset"}
+        How the coarse sample is drawn (see :func:`_sample`).
 
     Returns
     -------
@@ -227,7 +232,7 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
     staged = large and descend_sample
     rows, row_w, stage = X, weights, stats
     if large:
-        rows, row_w = _sample(X, weights, m, random_state)
+        rows, row_w = _sample(X, weights, m, random_state, draw)
         if staged:
             stage = maths.statistics(rows, row_w)
             if precision is not None:
@@ -235,7 +240,7 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
     elif not isinstance(rows, np.ndarray):
         rows = np.asarray(rows)
     descent = _Descent(maths, stats, max_iter=max_iter, verbose=verbose,
-                       learning_rate=learning_rate, solver=solver)
+                       learning_rate=learning_rate, solver=solver, draw=draw)
     memory = LARGE_FIT_MEMORY if staged else 8
     results = _descend_starts(descent, stage, rows, row_w, init, n_init, random_state,
                               max(tol, maths.coarse_tol) if staged else tol, memory)
@@ -309,7 +314,7 @@ def _climb(descent, X, weights, best, m, tol, rng, precision):
     size, rung_tol = m * LADDER_FACTOR, maths.coarse_tol
     while n > COARSE_FACTOR * size:
         rung_tol /= LADDER_FACTOR
-        rows, row_w = _sample(X, weights, size, rng)
+        rows, row_w = _sample(X, weights, size, rng, descent.draw)
         st = maths.statistics(rows, row_w)
         res = descent.run(st if precision is None else precision(st), best.heads,
                           max(tol, rung_tol), pairs=best.pairs, memory=LARGE_FIT_MEMORY)
