@@ -109,6 +109,28 @@ def symmetric_start(centers, rng):
     return np.vstack([m, S @ m])
 
 
+def swap_setup(n, d, sigma, seed, temperature):
+    """The two-centroid experiment of the ablation table and the convergence plot.
+
+    Returns a dict: the mixture ``X, y, centers`` (``make_orthogonal_mixture``,
+    K = 2), ``Xs`` (``X`` with its reflection ``X S`` stacked: data whose
+    second moment commutes with ``S``), ``M_sym`` (a start on the swap-symmetric
+    set), ``M_rand`` (a random unit start) and ``beta`` (the absolute
+    temperature of the relative ``temperature``).
+    """
+    from sklearn_attnclust._attention import typical_head_score
+    from sklearn_attnclust.datasets import make_orthogonal_mixture
+
+    X, y, centers = make_orthogonal_mixture(n, d, 2, sigma=sigma, random_state=seed)
+    rng = np.random.default_rng(1000 + seed)
+    S = reflection(centers)
+    M_sym = symmetric_start(centers, rng)
+    M_rand = rng.standard_normal((2, d))
+    M_rand /= np.linalg.norm(M_rand, axis=1, keepdims=True)
+    return dict(X=X, y=y, centers=centers, Xs=np.vstack([X, X @ S]), M_sym=M_sym,
+                M_rand=M_rand, beta=temperature / typical_head_score(X.T @ X / n, 2))
+
+
 def unit_rows(A):
     A = np.asarray(A, dtype=float)
     norms = np.linalg.norm(A, axis=1, keepdims=True)

@@ -34,9 +34,7 @@ from sklearn_attnclust import AttentionQuantizer, KMeansQuantizer
 from sklearn_attnclust._attention import (
     ContextStatistics,
     attention_risk,
-    typical_head_score,
 )
-from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
 
 TEMPERATURE = 2.0
@@ -96,14 +94,9 @@ def main(argv=None):
         meta[name] = dict(layer=layer, start=start, steps=solver, alpha=alpha)
 
     for seed in seeds:
-        X, _, centers = make_orthogonal_mixture(n, d, 2, sigma=sigma, random_state=seed)
-        rng = np.random.default_rng(1000 + seed)
-        S = _common.reflection(centers)
-        Xs = np.vstack([X, X @ S])
-        M_sym = _common.symmetric_start(centers, rng)
-        M_rand = rng.standard_normal((2, d))
-        M_rand /= np.linalg.norm(M_rand, axis=1, keepdims=True)
-        beta = TEMPERATURE / typical_head_score(X.T @ X / n, 2)
+        run = _common.swap_setup(n, d, sigma, seed, TEMPERATURE)
+        X, centers, Xs, M_sym, M_rand, beta = (
+            run[k] for k in ("X", "centers", "Xs", "M_sym", "M_rand", "beta"))
 
         def fit(data, **params):
             def run():

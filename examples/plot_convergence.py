@@ -33,10 +33,8 @@ import _common
 from sklearn_attnclust._attention import (
     ContextStatistics,
     attention_risk,
-    typical_head_score,
 )
 from sklearn_attnclust._sphere import minimize_on_spheres
-from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
 
 TEMPERATURE = 2.0  # AttentionQuantizer's default relative temperature
@@ -81,14 +79,9 @@ def main(argv=None):
     for ax, sigma in zip(axes, sigmas):
         floors = []
         for seed in seeds:
-            X, y, centers = make_orthogonal_mixture(n, d, 2, sigma=sigma, random_state=seed)
-            rng = np.random.default_rng(1000 + seed)
-            S = _common.reflection(centers)
-            Xs = np.vstack([X, X @ S])
-            M_sym = _common.symmetric_start(centers, rng)
-            M_rand = rng.standard_normal((2, d))
-            M_rand /= np.linalg.norm(M_rand, axis=1, keepdims=True)
-            beta = TEMPERATURE / typical_head_score(X.T @ X / n, 2)
+            run = _common.swap_setup(n, d, sigma, seed, TEMPERATURE)
+            X, y, centers, Xs, M_sym, M_rand, beta = (
+                run[k] for k in ("X", "y", "centers", "Xs", "M_sym", "M_rand", "beta"))
             runs = {
                 "linear, swap-symmetric start": descent(
                     Xs, M_sym, centers, beta=0.0, max_iter=max_iter),
