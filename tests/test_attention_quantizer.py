@@ -233,7 +233,7 @@ def test_float32_sums_give_float64_values():
     values = []
     for chunk in (1024, 16384):
         # as the fit does: the float64 moments, the float32 rows, BLAS on one
-        # thread (fit_heads runs its passes so; OpenBLAS's threads split a
+        # thread (the fit strategy runs its passes so; OpenBLAS's threads split a
         # float32 product's sums differently with the chunk's shape)
         st32 = st64.astype(np.float32, chunk_size=chunk)
         with one_blas_thread():
