@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
-__all__ = ["N_THREADS", "map_row_blocks", "one_blas_thread", "sum_row_blocks"]
+__all__ = ["N_THREADS", "map_row_blocks", "one_blas_thread", "sorted_distinct", "sum_row_blocks"]
 
 
 _BLAS = None
@@ -64,3 +64,12 @@ def sum_row_blocks(fun, n, min_rows):
     :func:`map_row_blocks`, added in row order."""
     parts = map_row_blocks(fun, n, min_rows)
     return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
+
+
+def sorted_distinct(index):
+    """``np.unique(index)`` of an integer array, by one sort (numpy 2's hashed
+    ``unique`` took 30 to 40 ms on 1e5 row indices, the sort under 1 ms)."""
+    index = np.sort(index)
+    keep = np.ones(index.shape[0], dtype=bool)
+    keep[1:] = index[1:] != index[:-1]
+    return index[keep]

@@ -31,6 +31,7 @@ import functools
 
 import numpy as np
 
+from ._blocks import sorted_distinct
 from ._attention import ContextStatistics
 from ._point import PointChart, block_sums, nearest_point
 from ._reconstruction import add_risk_sums, risk_sums
@@ -165,7 +166,7 @@ class DaskFit:
             return None
         if not isinstance(self.rng, np.random.RandomState):
             return False
-        return np.unique(copy.deepcopy(self.rng).randint(0, n, size=m))
+        return sorted_distinct(copy.deepcopy(self.rng).randint(0, n, size=m))
 
     def hard_assignment(self, centers):
         """``(inertia, counts)`` of the evaluation at ``centers`` (float64), or None."""

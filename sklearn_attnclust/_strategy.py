@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._blocks import one_blas_thread
+from ._blocks import one_blas_thread, sorted_distinct
 from ._fit import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
 from ._sphere import minimize_on_spheres
 
@@ -110,9 +110,9 @@ def _sample(X, weights, m, rng, draw):
         idx = np.sort(rng.choice(n, size=min(m, n), replace=False))
         return np.asarray(X[idx]), None if weights is None else weights[idx]
     if weights is None:
-        idx = np.unique(rng.randint(0, n, size=m))
+        idx = sorted_distinct(rng.randint(0, n, size=m))
     else:
-        idx = np.unique(rng.choice(n, size=m, p=weights / np.sum(weights)))
+        idx = sorted_distinct(rng.choice(n, size=m, p=weights / np.sum(weights)))
     return np.asarray(X[idx]), None
 
 

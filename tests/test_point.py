@@ -472,6 +472,21 @@ def test_first_minimum_is_argmin():
         np.testing.assert_array_equal(_first_minimum(D, D.min(axis=0)), D.argmin(axis=0))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("offset", [0.0, 1e4])
+@pytest.mark.parametrize("K", [3, 40])
+def test_nearest_point_matches_brute_force(dtype, offset, K):
+    rng = np.random.default_rng(K)
+    Z = offset + 3.0 * rng.normal(size=(K, 5))
+    X = (Z[rng.integers(0, K, 3000)] + rng.normal(size=(3000, 5))).astype(dtype)
+    labels, d2 = nearest_point(X, Z)
+    exact = ((X.astype(np.float64)[:, None] - Z[None]) ** 2).sum(2)
+    own = exact[np.arange(3000), labels]
+    assert np.all(own <= exact.min(axis=1) * (1 + 1e-5) + 1e-4)  # a nearest point
+    np.testing.assert_allclose(d2, own, rtol=2e-4 if dtype == np.float32 else 1e-9,
+                               atol=1e-3 if dtype == np.float32 else 1e-9)
+
+
 def test_nearest_point_far_from_the_origin():
     # rows at 1e8 with unit spreads: distances computed about the points' mean
     rng = np.random.default_rng(0)
