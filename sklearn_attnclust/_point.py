@@ -599,8 +599,7 @@ class PointMaths:
         chart, K = self.chart, self.n_clusters
         if isinstance(init, str) and init == "k-means++":
             two = 2.0 ** -np.round(np.log2(chart.spread))
-            Z = np.array(X, dtype=np.float64)
-            Z -= chart.offset
+            Z = np.subtract(X, chart.offset, dtype=np.float64)
             Z *= two
             order = order_by_key(squared_norms(Z), Z)  # canonical_order(X, chart.offset)
             Z, _ = kmeans_plusplus(Z[order], K, random_state=rng,

@@ -327,27 +327,24 @@ def _two_loop(M, g, pairs, scales=None):
     """L-BFGS two-loop recursion: ``H g`` with the pairs projected at ``M``.
 
     The initial inverse Hessian is ``scales`` (K, 1), one per head, when given;
-    otherwise the scalar ``<s, y> / <y, y>`` of the last pair."""
-    proj = [(Spheres.project(M, s), Spheres.project(M, y)) for s, y in pairs]
-    q = g.copy()
-    alphas = []
-    for s, y in reversed(proj):
-        sy = float(np.sum(s * y))
-        if sy <= 0:
-            alphas.append(None)
-            continue
-        a = float(np.sum(s * q)) / sy
-        q -= a * y
-        alphas.append((a, sy))
-    s, y = proj[-1]
-    yy = float(np.sum(y * y))
-    sy = float(np.sum(s * y))
-    gamma = sy / yy if (yy > 0 and sy > 0) else 1.0
+    otherwise the scalar ``<s, y> / <y, y>`` of the last pair.  The pairs are
+    projected all at once (the transport of :class:`Spheres`), as one stack."""
+    S = np.array([s for s, _ in pairs], dtype=np.float64)
+    Y = np.array([y for _, y in pairs], dtype=np.float64)
+    inv = 1.0 / np.maximum(np.einsum("ij,ij->i", M, M), 1e-300)
+    S -= (np.einsum("pij,ij->pi", S, M) * inv)[:, :, None] * M
+    Y -= (np.einsum("pij,ij->pi", Y, M) * inv)[:, :, None] * M
+    sy = np.einsum("pij,pij->p", S, Y)
+    q = np.array(g, dtype=np.float64)
+    alphas = np.zeros(len(pairs))
+    for i in reversed(range(len(pairs))):
+        if sy[i] > 0:
+            alphas[i] = np.vdot(S[i], q) / sy[i]
+            q -= alphas[i] * Y[i]
+    yy = np.vdot(Y[-1], Y[-1])
+    gamma = sy[-1] / yy if (yy > 0 and sy[-1] > 0) else 1.0
     r = (gamma if scales is None else scales) * q
-    for (s, y), ent in zip(proj, reversed(alphas)):
-        if ent is None:
-            continue
-        a, sy = ent
-        b = float(np.sum(y * r)) / sy
-        r += (a - b) * s
+    for i in range(len(pairs)):
+        if sy[i] > 0:
+            r += (alphas[i] - np.vdot(Y[i], r) / sy[i]) * S[i]
     return Spheres.project(M, r)
