@@ -31,8 +31,8 @@ import functools
 
 import numpy as np
 
-from ._blocks import sorted_distinct
 from ._attention import ContextStatistics
+from ._blocks import sorted_distinct
 from ._point import PointChart, block_sums, nearest_point
 from ._reconstruction import add_risk_sums, risk_sums
 
