@@ -88,6 +88,12 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 return validate_data(self, X, **kwargs)
             return validate_data(self, X, y, **kwargs)
 
+    def _fitted_input(self, X):
+        """``X`` validated for a fitted estimator's ``predict`` or ``transform``
+        (:meth:`_validate_input` with ``reset=False``, after ``check_is_fitted``)."""
+        check_is_fitted(self)
+        return self._validate_input(X, reset=False)
+
     def _check_finite_output(self, out, X):
         """Return ``out``; raise a ValueError if computing it from ``X`` overflowed.
 

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_array
 
 from ._base import BaseQuantizer, _nearest_center
 
@@ -64,8 +64,7 @@ class _CenterQuantizer(BaseQuantizer):
         labels : ndarray of shape (n_samples,)
             Row indices into ``cluster_centers_``.
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
+        X = self._fitted_input(X)
         return self._assign(X, self.cluster_centers_.astype(X.dtype, copy=False))
 
     def transform(self, X):
@@ -81,8 +80,7 @@ class _CenterQuantizer(BaseQuantizer):
         X_hat : ndarray of shape (n_samples, n_features)
             Each sample replaced by its centroid, in the dtype of ``X``.
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
+        X = self._fitted_input(X)
         centers = self.cluster_centers_.astype(X.dtype, copy=False)
         return centers[self._assign(X, centers)]
 

@@ -7,7 +7,6 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ._attention import optimal_scale, typical_head_score
 from ._base import BaseEmbedding, _nearest_center
@@ -293,8 +292,7 @@ class InContextQuantizer(BaseEmbedding):
         labels : ndarray of shape (n_samples,)
             Row indices into ``cluster_centers_``.
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
+        X = self._fitted_input(X)
         centers = self.cluster_centers_.astype(X.dtype, copy=False)
         with np.errstate(over="ignore", invalid="ignore"):
             return _nearest_center(self._embed(X, 1.0), centers)
@@ -330,8 +328,7 @@ class InContextQuantizer(BaseEmbedding):
             ``scale_ * Sigma x`` (linear) or ``scale_ * sum_j softmax_j(beta
             <x, c_j>) c_j`` (softmax), in the dtype of ``X``.
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
+        X = self._fitted_input(X)
         with np.errstate(over="ignore", invalid="ignore"):
             out = self._embed(X, self.scale_)
         return self._check_finite_output(out, X)
