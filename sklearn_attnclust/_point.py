@@ -136,8 +136,10 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     their largest magnitude, so that data at extreme scales (1e-200 or 1e200)
     neither under- nor overflow and data far from the origin keep their
     digits; where later rows are so much larger that the moments overflow, a
-    second pass takes ``a`` from all the rows.  Large float32 data are passed
-    in float32 (the moments summed in float64 over the blocks).
+    second pass takes ``a`` from all the rows.  Data near the origin (first
+    rows and all of them within :data:`NEAREST_OFFSET` spreads, at a moderate
+    scale) are summed as stored, without the shift.  Large float32 data are
+    passed in float32 (the moments summed in float64 over the blocks).
 
     Returns
     -------
@@ -153,7 +155,20 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     head = np.asarray(X[:1024], dtype=np.float64)
     a = float(np.max(np.abs(head))) if n else 0.0
     dtype = np.float32 if X.dtype == np.float32 and n * d > CACHE_ENTRIES else np.float64
-    moments = _scaled_moments(X, w, head, a, dtype, chunk_size) if a > 0 else None
+    moments = None
+    if a > 0 and _near_origin(head, a, dtype):
+        # the moments of the rows as stored (no copy), kept if the data as a whole
+        # are near the origin too (else the centring below keeps the digits)
+        moments = _scaled_moments(X, w, head, a, dtype, chunk_size, raw=True)
+        total, second, _, _ = moments
+        W = float(n if w is None else w.sum())
+        mean = total / W
+        var = float(np.trace(second) / W - mean @ mean)
+        if not (np.all(np.isfinite(second)) and var > 0
+                and np.max(np.abs(mean)) <= NEAREST_OFFSET * np.sqrt(var)):
+            moments = None
+    if moments is None and a > 0:
+        moments = _scaled_moments(X, w, head, a, dtype, chunk_size)
     if moments is None or not all(np.all(np.isfinite(m)) for m in moments[:2]):
         a = max(float(X.max()), -float(X.min())) if n else 0.0  # no copy of X
         if a == 0.0:
@@ -171,11 +186,23 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     return PointChart(offset, a * np.sqrt(var)), cov / var
 
 
-def _scaled_moments(X, w, head, a, dtype, chunk_size):
+def _near_origin(head, a, dtype):
+    """Whether rows like ``head`` (largest magnitude ``a``) may be summed as stored:
+    no square under- or overflows ``dtype`` and their mean is within
+    :data:`NEAREST_OFFSET` of their spreads of the origin."""
+    limit = 2.0 ** (np.finfo(dtype).maxexp // 4)
+    spread = float(np.sqrt(np.sum(head.var(axis=0))))
+    return bool(1 / limit < a < limit and spread > 0
+                and np.max(np.abs(head.mean(axis=0))) <= NEAREST_OFFSET * spread)
+
+
+def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
     """Weighted sums of ``Y = (X - s) / a`` and ``Y^T Y`` (float64), ``s`` the mean
-    of the rows ``head`` and ``a`` rounded to a power of two; and ``s / a``, ``a``."""
-    a = 2.0 ** np.round(np.log2(a))
-    s, inv = head.mean(axis=0).astype(dtype), dtype(1.0 / a)
+    of the rows ``head`` and ``a`` rounded to a power of two; and ``s / a``, ``a``.
+    ``raw``: ``s = 0`` and ``a = 1``, the rows as stored (no copy of a chunk)."""
+    a = 1.0 if raw else 2.0 ** np.round(np.log2(a))
+    s = np.zeros(X.shape[1], dtype) if raw else head.mean(axis=0).astype(dtype)
+    inv = dtype(1.0 / a)
     shift = s.astype(np.float64) / a
     d = X.shape[1]
 
@@ -183,8 +210,11 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size):
         total, second = np.zeros(d), np.zeros((d, d))
         with np.errstate(over="ignore", invalid="ignore"):
             for b in range(lo, hi, chunk_size):
-                Y = np.subtract(X[b:min(b + chunk_size, hi)], s, dtype=dtype)
-                Y *= inv
+                Y = X[b:min(b + chunk_size, hi)]
+                if not raw or Y.dtype != dtype:
+                    Y = np.subtract(Y, s, dtype=dtype)
+                if not raw:
+                    Y *= inv
                 Yw = Y if w is None else Y * w[b:b + Y.shape[0], None].astype(dtype)
                 total += np.ones(Y.shape[0], dtype=dtype) @ Yw  # a product: many times
                 second += Yw.T @ Y  # faster than numpy's column sums

@@ -465,6 +465,21 @@ def test_sample_ladder_ends_at_the_full_data_optimum(monkeypatch):
     assert np.isclose(a.risk_, b.risk_, rtol=1e-8)
 
 
+@pytest.mark.parametrize("far", [False, True])
+def test_chart_moments_as_stored_and_shifted(far):
+    # rows near the origin are summed as stored; where only the first rows are
+    # near it (sorted data), the check after the pass takes the shifted route
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 4)) * [1, 2, 3, 4]
+    if far:
+        X[1500:] += 1e4
+    chart, cov = chart_from_data(X)
+    np.testing.assert_allclose(chart.offset, X.mean(axis=0), rtol=1e-12, atol=1e-9)
+    ref = np.cov(X.T, bias=True)
+    assert np.isclose(chart.spread, np.sqrt(np.trace(ref)), rtol=1e-12)
+    np.testing.assert_allclose(cov, ref / np.trace(ref), atol=1e-12)
+
+
 def test_first_minimum_is_argmin():
     rng = np.random.default_rng(0)
     for K in (1, 2, 5, 16, 17, 40):
