@@ -14,7 +14,7 @@ import numpy as np
 __all__ = ["free_energy_sums"]
 
 
-def free_energy_sums(logits, w, beta, need_weights):
+def free_energy_sums(logits, w, beta, need_weights, top=None):
     """``sum_i w_i (-(1/beta) log sum_h exp(logits_hi))`` and the weighted weights.
 
     Parameters
@@ -26,6 +26,8 @@ def free_energy_sums(logits, w, beta, need_weights):
         The samples' weights (None: all one).
     beta : float
     need_weights : bool
+    top : ndarray of shape (b,), optional
+        ``logits.max(axis=0)``, when the caller has it.
 
     Returns
     -------
@@ -33,7 +35,8 @@ def free_energy_sums(logits, w, beta, need_weights):
     weights : ndarray of shape (K, b) or None
         ``w_i p_hi`` (in the buffer of ``logits``) when ``need_weights``.
     """
-    top = logits.max(axis=0)
+    if top is None:
+        top = logits.max(axis=0)
     logits -= top
     np.exp(logits, out=logits)
     norm = logits.sum(axis=0)

@@ -34,8 +34,8 @@ from ._point import (
 )
 from ._strategy import fit_layer
 
-__all__ = ["AxisLayer", "DirectionLayer", "PointLayer", "Stream", "make_layer",
-           "warn_distinct"]
+__all__ = ["AxisLayer", "DirectionLayer", "PointLayer", "Stream", "fit_assignment",
+           "make_layer", "warn_distinct"]
 
 #: ``temperature="auto"``: relative temperature of each geometry.  Point: 16
 #: times the inverse spread between centres, where the weights are nearly
@@ -129,6 +129,21 @@ def _warn_if_not_converged(fit, max_iter):
         )
 
 
+def fit_assignment(layer, X, w):
+    """The labels of the rows ``X`` a layer was just fitted to, and their inertia
+    (the weighted sum of squared distances to the assigned centres).
+
+    A layer that labelled ``X`` in its fit's last pass (the point layer on large
+    data) left ``layer.assignment = (X, labels, inertia)``; it is taken once.
+    Otherwise one pass of ``layer.assign``.
+    """
+    cached = layer.__dict__.pop("assignment", None)
+    if cached is not None and cached[0] is X:
+        return cached[1], float(cached[2])
+    labels, d2 = layer.assign(X)
+    return labels, float(d2.sum() if w is None else d2 @ w)
+
+
 def warn_distinct(n_distinct, n_clusters):
     if n_distinct < n_clusters:
         warnings.warn(
@@ -205,11 +220,16 @@ class PointLayer(_FreeEnergyLayer):
             self.beta, self.heads = np.inf, None
             return self
         maths = PointMaths(self.n_clusters, self.temperature, chart, cov)
-        if stats is None:  # the chart's rows: their scaled squared norms sum to their weight
+        tracked = stats is None
+        if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
+            stats.track_assignment()
         self.fit_ = fit = self._descend(maths, X, w, stats, rng, init, n_init)
         self.beta, self.heads = maths.beta, fit.heads
         self.centers = chart.points(fit.heads)
+        hard = stats.assignment_at(chart.scaled_points(fit.heads)) if tracked else None
+        if hard is not None:  # the last evaluation's, in input units (see fit_assignment)
+            self.assignment = (X, hard[0], hard[1] * chart.spread**2)
         return self
 
     def fit(self, X, w, rng):

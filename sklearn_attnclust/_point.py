@@ -326,6 +326,8 @@ class PointStatistics:
     scaled_rows: object = None
     dtype: object = np.float64
     origin: object = None
+    labels: object = None
+    last: object = None
 
     @classmethod
     def from_data(cls, X, weights, chart, chunk_size=None, sq_total=None):
@@ -364,6 +366,7 @@ class PointStatistics:
         Y = self.scaled_rows
         if Y is None:
             kernel = _RawKernel(self.chart, self.origin, Z, beta, self.dtype)
+        labels = self.labels if Y is None and need_grad else None
 
         def block(lo, hi):
             out = None
@@ -371,13 +374,33 @@ class PointStatistics:
                 b = min(a + chunk, hi)
                 wb = None if w is None else w[a:b]
                 part = (block_sums(Y[a:b], wb, Z, beta, need_grad) if Y is not None
-                        else kernel.sums(X[a:b], wb, need_grad))
+                        else kernel.sums(X[a:b], wb, need_grad,
+                                         None if labels is None else labels[a:b]))
                 out = part if out is None else tuple(p + q for p, q in zip(out, part))
             return out
 
         with one_blas_thread():
             out = sum_row_blocks(block, X.shape[0], 2 * chunk)
+        if labels is not None:  # the hard assignment at these heads, in the chart's units
+            out, hard = out[:-1], out[-1]
+            self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta)
         return out if Y is not None or not need_grad else kernel.scaled_moments(out)
+
+    def track_assignment(self):
+        """Keep, from now on, the hard assignment of each risk evaluation with its
+        gradient over large data (:attr:`labels`, and :attr:`last`: the scaled
+        points and the sum of squared distances to the nearest, in the chart's
+        units), so that the fit's last evaluation labels the rows without a pass
+        of its own.  Small (cached) data are labelled by :func:`nearest_point`."""
+        if self.scaled_rows is None:
+            self.labels = np.empty(self.X.shape[0], dtype=np.intp)
+
+    def assignment_at(self, Z):
+        """``(labels, sum of squared distances in the chart's units)`` if the last
+        tracked evaluation was at the scaled points ``Z``, else None."""
+        if self.last is None or not np.array_equal(self.last[0], Z):
+            return None
+        return self.labels, max(self.last[1], 0.0)
 
 
 #: Largest ``max|offset| / spread`` at which the passes over large data read the
@@ -410,21 +433,30 @@ class _RawKernel:
         self.r = self.origin.astype(self.dtype) if np.any(self.origin) else None
         self.beta = beta
 
-    def sums(self, X, w, need_grad):
-        """``(value,)`` or ``(value, masses, sum_i w_i p_ih (x_i - r))`` of the rows ``X``."""
+    def sums(self, X, w, need_grad, labels=None):
+        """``(value,)`` or ``(value, masses, sum_i w_i p_ih (x_i - r))`` of the rows ``X``.
+
+        With ``labels`` (an array of ``X``'s rows), the head of largest logit of
+        each row (its nearest point) is written there, and ``sum_i w_i max_h
+        logit_ih`` is appended to the sums: the hard assignment, for free.
+        """
         Xr = X if self.r is None and X.dtype == self.dtype else \
             np.subtract(X, 0 if self.r is None else self.r, dtype=self.dtype)
         L = self.A @ Xr.T  # heads by rows (see _free_energy)
         L -= self.c
-        value, P = free_energy_sums(L, w, self.beta, need_grad)
-        if not need_grad:
-            return (value,)
-        return value, P.sum(axis=1, dtype=np.float64), (P @ Xr).astype(np.float64, copy=False)
+        top = L.max(axis=0)
+        if labels is not None:
+            labels[:] = _first_minimum(L, top, largest=True)
+            hard = float(top.sum(dtype=np.float64) if w is None else w @ top)
+        value, P = free_energy_sums(L, w, self.beta, need_grad, top=top)
+        out = (value,) if not need_grad else (
+            value, P.sum(axis=1, dtype=np.float64), (P @ Xr).astype(np.float64, copy=False))
+        return out if labels is None else out + (hard,)
 
     def scaled_moments(self, out):
         """The summed ``out`` with its moments in the chart's units."""
-        value, mass, first = out
-        return value, mass, (first - mass[:, None] * self.shift) / self.chart.spread
+        value, mass, first = out[:3]
+        return (value, mass, (first - mass[:, None] * self.shift) / self.chart.spread) + out[3:]
 
 
 def point_risk(M, stats, beta, return_grad=False):
@@ -551,8 +583,10 @@ def nearest_point(X, Z):
     return labels, dist
 
 
-def _first_minimum(D, low):
-    """``D.argmin(axis=0)`` of a (K, b) array whose column minima are ``low``.
+def _first_minimum(D, low, largest=False):
+    """``D.argmin(axis=0)`` of a (K, b) array whose column minima are ``low`` (or,
+    ``largest``, ``D.argmax(axis=0)``, ``low`` its maxima): the first row equal to
+    ``low`` in each column.
 
     numpy's argmin along the short axis copies the array; for a few heads,
     counting the heads before the first minimum (a running "not yet found"
@@ -560,7 +594,7 @@ def _first_minimum(D, low):
     """
     K = D.shape[0]
     if K > 32:
-        return D.argmin(axis=0)
+        return D.argmax(axis=0) if largest else D.argmin(axis=0)
     labels = np.zeros(D.shape[1], dtype=np.intp)
     before = np.ones(D.shape[1], dtype=np.int8)
     mask = np.empty(D.shape[1], dtype=bool)

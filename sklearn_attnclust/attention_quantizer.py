@@ -10,7 +10,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._base import BaseQuantizer
 from ._dask import is_dask_array
-from ._layers import Stream, make_layer, warn_distinct
+from ._layers import Stream, fit_assignment, make_layer, warn_distinct
 
 __all__ = ["AttentionQuantizer"]
 
@@ -299,8 +299,7 @@ class AttentionQuantizer(BaseQuantizer):
         self.layer_ = layer
         for name, value in layer.attributes(X.dtype).items():
             setattr(self, name, value)
-        self.labels_, d2 = layer.assign(X)
-        self.inertia_ = float(d2.sum() if sample_weight is None else d2 @ sample_weight)
+        self.labels_, self.inertia_ = fit_assignment(layer, X, sample_weight)
         return self
 
     def _weights(self, sample_weight, X):

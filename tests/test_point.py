@@ -480,11 +480,34 @@ def test_chart_moments_as_stored_and_shifted(far):
     np.testing.assert_allclose(cov, ref / np.trace(ref), atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_large_fit_labels_from_its_last_pass(monkeypatch, dtype):
+    # past CACHE_ENTRIES the fit's last evaluation labels the rows: no pass of
+    # its own, the same labels and inertia as the nearest centres
+    from sklearn_attnclust import _layers
+
+    X, _ = make_blobs(150000, centers=5, n_features=8, random_state=0)
+    X = X.astype(dtype)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=X.shape[0])
+    calls = []
+    nearest = _layers.nearest_point
+    monkeypatch.setattr(_layers, "nearest_point",
+                        lambda *a: calls.append(1) or nearest(*a))
+    aq = AttentionQuantizer(5, random_state=0).fit(X, sample_weight=w)
+    assert not calls
+    labels, d2 = nearest_point(X, aq.cluster_centers_.astype(np.float64))
+    np.testing.assert_array_equal(aq.labels_, labels)
+    assert np.isclose(aq.inertia_, d2 @ w, rtol=1e-12 if dtype == np.float64 else 1e-5)
+    assert "assignment" not in aq.layer_.__dict__  # taken once, not kept
+
+
 def test_first_minimum_is_argmin():
     rng = np.random.default_rng(0)
     for K in (1, 2, 5, 16, 17, 40):
         D = rng.integers(0, 4, size=(K, 500)).astype(float)  # many ties
         np.testing.assert_array_equal(_first_minimum(D, D.min(axis=0)), D.argmin(axis=0))
+        np.testing.assert_array_equal(_first_minimum(D, D.max(axis=0), largest=True),
+                                      D.argmax(axis=0))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
