@@ -4,7 +4,11 @@ import numpy as np
 import pytest
 from scipy.stats import ortho_group
 
-from sklearn_attnclust._init import _kmeans_plus_plus, canonical_order, draw_distinct_rows
+from sklearn_attnclust._init import (
+    _kmeans_plus_plus,
+    canonical_order,
+    draw_distinct_rows,
+)
 
 
 @pytest.fixture
