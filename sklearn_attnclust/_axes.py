@@ -148,7 +148,7 @@ class AxisMaths:
             # scikit-learn's k-means++ on the scaled rows, as directions, drawn in
             # the canonical order (the seeds depend on the weighted rows only)
             order = canonical_order(Y)
-            Z, _ = kmeans_plusplus(Y[order], K, random_state=rng,
+            Z, _ = kmeans_plusplus(np.take(Y, order, axis=0), K, random_state=rng,
                                    sample_weight=None if weights is None else weights[order])
             norms = np.linalg.norm(Z, axis=1, keepdims=True)
             M = Z / np.where(norms > 0, norms, 1.0)

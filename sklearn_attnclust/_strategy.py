@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._blocks import one_blas_thread, sorted_distinct
+from ._blocks import gather_rows, one_blas_thread, sorted_distinct
 from ._fit import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
 from ._sphere import minimize_on_spheres
 
@@ -108,12 +108,12 @@ def _sample(X, weights, m, rng, draw):
     n = X.shape[0]
     if draw == "subset":
         idx = np.sort(rng.choice(n, size=min(m, n), replace=False))
-        return np.asarray(X[idx]), None if weights is None else weights[idx]
+        return gather_rows(X, idx), None if weights is None else weights[idx]
     if weights is None:
         idx = sorted_distinct(rng.randint(0, n, size=m))
     else:
         idx = sorted_distinct(rng.choice(n, size=m, p=weights / np.sum(weights)))
-    return np.asarray(X[idx]), None
+    return gather_rows(X, idx), None
 
 
 class _Descent:
