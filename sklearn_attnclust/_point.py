@@ -652,8 +652,9 @@ class PointMaths:
         centred rows, with the weights; the rows are scaled by a power of two,
         which is exact, so that no squared distance under- or overflows),
         ``"random"`` (distinct points drawn without replacement, with
-        probabilities proportional to their weights), a callable ``init(X, n_clusters, random_state)`` (as
-        KMeans's) or an array of shape (K, d).  ``rng`` is a
+        probabilities proportional to their weights), a callable ``init(X,
+        n_clusters, random_state)`` (as KMeans's) or an array of shape (K, d).
+        ``rng`` is a
         ``numpy.random.RandomState``.  Both draws run over the rows in
         :func:`._init.canonical_order` about the chart's offset (the weighted
         mean), so the seeds depend on the weighted set of rows only: not on
