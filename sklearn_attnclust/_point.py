@@ -359,7 +359,7 @@ class PointStatistics:
         """:func:`block_sums` over all the rows, in threads, chunk by chunk.
 
         Large data are not scaled row by row: the chart's affine map is folded
-        into the heads (:func:`raw_block_sums`), so that a pass reads each
+        into the heads (:class:`_RawKernel`), so that a pass reads each
         chunk of rows once per product.
         """
         X, w, chunk = self.X, self.weights, self.chunk_size
