@@ -8,9 +8,11 @@ reconstruction layer (``geometry="direction"``).
 
 Usage::
 
-    python benchmarks/direction_table.py     # about a minute
+    python benchmarks/direction_table.py     # a few seconds
+    python benchmarks/direction_table.py --n 2000 --seeds 1
 """
 
+import argparse
 import warnings
 
 import numpy as np
@@ -34,15 +36,15 @@ def tilted(n, d, sigma, angle, weights, seed):
     return centers[y] + sigma * rng.standard_normal((n, d)), centers
 
 
-def cases():
+def cases(n=N):
     def mixture(K, sigma=0.3, weights=None):
-        return lambda s: make_orthogonal_mixture(N, D, K, sigma, weights=weights,
+        return lambda s: make_orthogonal_mixture(n, D, K, sigma, weights=weights,
                                                  random_state=s)[::2]
     return [
         ("weights 3:1", mixture(2, weights=[3, 1]), 2),
         ("weights 9:1", mixture(2, weights=[9, 1]), 2),
-        ("60 degrees", lambda s: tilted(N, D, 0.3, 60, [1, 1], s), 2),
-        ("60 degrees at 3:1", lambda s: tilted(N, D, 0.3, 60, [3, 1], s), 2),
+        ("60 degrees", lambda s: tilted(n, D, 0.3, 60, [1, 1], s), 2),
+        ("60 degrees at 3:1", lambda s: tilted(n, D, 0.3, 60, [3, 1], s), 2),
         ("sigma = 1", mixture(2, sigma=1.0), 2),
         ("orthonormal K = 2", mixture(2), 2),
         ("orthonormal K = 3", mixture(3), 3),
@@ -53,7 +55,11 @@ def _unit(C):
     return C / np.linalg.norm(C, axis=1, keepdims=True)
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=N)
+    parser.add_argument("--seeds", type=int, default=3)
+    args = parser.parse_args(argv)
     methods = {
         "direction, free energy": lambda K, s: AttentionQuantizer(
             K, geometry="direction", risk="free-energy", random_state=s),
@@ -63,11 +69,11 @@ def main():
     }
     print("| data | " + " | ".join(methods) + " |")
     print("|:---|" + "---:|" * len(methods))
-    for name, make, K in cases():
+    for name, make, K in cases(args.n):
         cells = []
         for method in methods.values():
             dist = []
-            for seed in range(3):
+            for seed in range(args.seeds):
                 X, centers = make(seed)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)

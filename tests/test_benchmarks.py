@@ -33,3 +33,24 @@ def test_bench_risk_smoke(tmp_path):
     table = _smoke_table("bench_risk.py", tmp_path, "bench_risk.md")
     assert "linear, L -> inf: risk + gradient" in table
     assert "| 20000 |" in table
+
+
+def _run(script, *args):
+    """The standard output of ``benchmarks/<script> args``, which must succeed."""
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", script), *args],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_figure_scripts_run():
+    # the scripts behind the documentation's figures, at small sizes
+    out = _run("local_optima.py", "--seeds", "1")
+    assert "| iris (scaled) | KMeans from the layer's start |" in out
+    assert "starts of 1" in out
+    out = _run("direction_table.py", "--n", "2000", "--seeds", "1")
+    assert "| weights 9:1 |" in out and "| orthonormal K = 3 |" in out
+    out = _run("in_context_table.py", "--n", "400", "--seeds", "1")
+    assert "| make_blobs, 3 centres, standardised |" in out
