@@ -31,7 +31,7 @@ from sklearn.cluster import kmeans_plusplus
 from ._attention import typical_head_score
 from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
 from ._free_energy import free_energy_sums
-from ._init import canonical_order, check_start, init_heads, unit_start
+from ._init import check_start, init_heads, order_by_key, squared_norms, unit_start
 from ._point import CACHE_ENTRIES, check_points, chunk_rows
 
 __all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
@@ -147,7 +147,7 @@ class AxisMaths:
         if isinstance(init, str) and init == "k-means++":
             # scikit-learn's k-means++ on the scaled rows, as directions, drawn in
             # the canonical order (the seeds depend on the weighted rows only)
-            order = canonical_order(Y)
+            order = order_by_key(squared_norms(Y), Y)  # canonical_order(Y); Y is scaled
             Z, _ = kmeans_plusplus(np.take(Y, order, axis=0), K, random_state=rng,
                                    sample_weight=None if weights is None else weights[order])
             norms = np.linalg.norm(Z, axis=1, keepdims=True)

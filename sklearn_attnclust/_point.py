@@ -155,16 +155,22 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     head = np.asarray(X[:1024], dtype=np.float64)
     a = float(np.max(np.abs(head))) if n else 0.0
     dtype = np.float32 if X.dtype == np.float32 and n * d > CACHE_ENTRIES else np.float64
+    W = float(n if w is None else w.sum())
+
+    def centred(moments):
+        """The weighted mean and covariance (symmetrised) of the summed rows."""
+        mean = moments[0] / W
+        cov = moments[1] / W - np.outer(mean, mean)
+        return mean, 0.5 * (cov + cov.T)
+
     moments = None
     if a > 0 and _near_origin(head, a, dtype):
         # the moments of the rows as stored (no copy), kept if the data as a whole
         # are near the origin too (else the centring below keeps the digits)
         moments = _scaled_moments(X, w, head, a, dtype, chunk_size, raw=True)
-        total, second, _, _ = moments
-        W = float(n if w is None else w.sum())
-        mean = total / W
-        var = float(np.trace(second) / W - mean @ mean)
-        if not (np.all(np.isfinite(second)) and var > 0
+        mean, cov = centred(moments)
+        var = float(np.trace(cov))
+        if not (np.all(np.isfinite(moments[1])) and var > 0
                 and np.max(np.abs(mean)) <= NEAREST_OFFSET * np.sqrt(var)):
             moments = None
     if moments is None and a > 0:
@@ -174,11 +180,8 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
         if a == 0.0:
             return PointChart(np.zeros(d), 0.0), np.zeros((d, d))
         moments = _scaled_moments(X, w, head, a, np.float64, chunk_size)
-    total, second, shift, a = moments
-    W = float(n if w is None else w.sum())
-    mean = total / W
-    cov = second / W - np.outer(mean, mean)
-    cov = 0.5 * (cov + cov.T)
+    shift, a = moments[2:]
+    mean, cov = centred(moments)
     var = float(np.trace(cov))
     offset = (mean + shift) * a
     if not var > 1e-24 * max(float(np.sum((mean + shift) ** 2)), 1.0):
