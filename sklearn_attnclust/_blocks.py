@@ -16,8 +16,14 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
-__all__ = ["N_THREADS", "map_row_blocks", "one_blas_thread", "sorted_distinct", "sum_row_blocks",
-           "gather_rows"]
+__all__ = [
+    "N_THREADS",
+    "gather_rows",
+    "map_row_blocks",
+    "one_blas_thread",
+    "sorted_distinct",
+    "sum_row_blocks",
+]
 
 
 _BLAS = None

@@ -266,14 +266,14 @@ class PointLayer(_FreeEnergyLayer):
         heads = self.heads if self.heads is not None else chart.heads(self.centers) \
             if chart.spread > 0 else np.tile(np.eye(1, self.centers.shape[1] + 1,
                                                     self.centers.shape[1]), (self.n_clusters, 1))
-        return dict(
-            heads_=heads.astype(dtype), cluster_centers_=self.centers.astype(dtype),
-            offset_=chart.offset.astype(dtype), lift_height_=chart.height * chart.spread,
-            scale_=1.0, temperature_=_over(self.beta, chart.spread) if chart.spread else 0.0,
-            second_moment_=None,
-            risk_=fit.risk if fit else 0.0, n_iter_=fit.n_iter if fit else 0,
-            risk_curve_=fit.risk_curve if fit else np.zeros(1),
-        )
+        return {
+            "heads_": heads.astype(dtype), "cluster_centers_": self.centers.astype(dtype),
+            "offset_": chart.offset.astype(dtype), "lift_height_": chart.height * chart.spread,
+            "scale_": 1.0, "temperature_": _over(self.beta, chart.spread) if chart.spread else 0.0,
+            "second_moment_": None,
+            "risk_": fit.risk if fit else 0.0, "n_iter_": fit.n_iter if fit else 0,
+            "risk_curve_": fit.risk_curve if fit else np.zeros(1),
+        }
 
 
 class DirectionLayer:

@@ -121,8 +121,8 @@ def test_estimator_read_outs_and_partial_fit():
     assert np.allclose(b.heads_, aq.heads_, atol=1e-8)
 
 
-@pytest.mark.parametrize("params", [dict(attention="linear"), dict(context_length=4),
-                                    dict(alpha=0.5), dict(scale=1.0)])
+@pytest.mark.parametrize("params", [{"attention": "linear"}, {"context_length": 4},
+                                    {"alpha": 0.5}, {"scale": 1.0}])
 def test_reconstruction_only_parameters_are_refused(params):
     X, _, _ = make_orthogonal_mixture(300, 5, 2, 0.3, random_state=0)
     with pytest.raises(ValueError, match="reconstruction risk"):

@@ -314,8 +314,8 @@ def test_oracle_layer_keeps_its_start():
     assert np.allclose(aq.cluster_centers_, centers) and aq.n_iter_ == 0
 
 
-@pytest.mark.parametrize("params", [dict(attention="linear"), dict(context_length=3),
-                                    dict(scale=2.0), dict(alpha=0.1), dict(init="pca")])
+@pytest.mark.parametrize("params", [{"attention": "linear"}, {"context_length": 3},
+                                    {"scale": 2.0}, {"alpha": 0.1}, {"init": "pca"}])
 def test_direction_only_parameters_are_refused(blobs, params):
     with pytest.raises(ValueError, match="direction"):
         AttentionQuantizer(3, **params).fit(blobs[0])
@@ -362,7 +362,7 @@ def test_coarse_to_fine_reaches_the_full_data_optimum():
     chart, cov = chart_from_data(X)
     maths = PointMaths(3, 16.0, chart, cov)
     stats = maths.statistics(X, None)
-    kw = dict(init="k-means++", n_init=1, max_iter=300, tol=1e-12)
+    kw = {"init": "k-means++", "n_init": 1, "max_iter": 300, "tol": 1e-12}
     a = fit_layer(maths, X, None, stats, random_state=np.random.RandomState(0), coarse=True, **kw)
     b = fit_layer(maths, X, None, stats, random_state=np.random.RandomState(0), coarse=False,
                   **kw)
