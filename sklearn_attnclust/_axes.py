@@ -30,7 +30,7 @@ from sklearn.cluster import kmeans_plusplus
 
 from ._attention import typical_head_score
 from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
-from ._free_energy import free_energy_sums
+from ._free_energy import exp_shifted, free_energy_sums
 from ._init import check_start, init_heads, order_by_key, squared_norms, unit_start
 from ._point import CACHE_ENTRIES, check_points, chunk_rows
 
@@ -203,7 +203,7 @@ def axis_weights(X, M, beta, scale):
         A = np.asarray(X, dtype=np.float64) @ np.asarray(M, dtype=np.float64).T
         P = (A / scale) ** 2 * beta
         P -= P.max(axis=1, keepdims=True)
-        np.exp(P, out=P)
+        exp_shifted(P)
         P /= P.sum(axis=1, keepdims=True)
     return P, A
 

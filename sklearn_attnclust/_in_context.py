@@ -15,6 +15,7 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.exceptions import ConvergenceWarning
 
 from ._attention import optimal_scale, typical_head_score
+from ._free_energy import exp_shifted
 
 __all__ = [
     "TEMPERATURE_GRID",
@@ -62,7 +63,7 @@ def softmax_layer(X, context, beta, scale=1.0):
         z = X[block] @ context.T
         z *= beta
         z -= z.max(axis=1, keepdims=True)
-        np.exp(z, out=z)
+        exp_shifted(z)
         z /= z.sum(axis=1, keepdims=True)
         np.matmul(z, context, out=out[block])
     if scale != 1.0:

@@ -28,6 +28,8 @@ those over the repeated rows.
 
 import numpy as np
 
+from ._free_energy import exp_shifted
+
 __all__ = ["add_risk_sums", "competitive_weights", "risk_sums"]
 
 
@@ -39,7 +41,7 @@ def competitive_weights(scores, beta, axis=-1):
         return np.ones_like(scores)
     z = beta * (scores * scores)
     z -= z.max(axis=axis, keepdims=True)
-    np.exp(z, out=z)
+    exp_shifted(z)
     z *= K / z.sum(axis=axis, keepdims=True)
     return z
 
