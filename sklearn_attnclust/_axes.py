@@ -29,10 +29,10 @@ import numpy as np
 from sklearn.cluster import kmeans_plusplus
 
 from ._attention import typical_head_score
-from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
+from ._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
 from ._free_energy import exp_shifted, free_energy_sums
 from ._init import check_start, init_heads, order_by_key, squared_norms, unit_start
-from ._point import CACHE_ENTRIES, check_points, chunk_rows
+from ._point import CACHE_ENTRIES, check_points
 
 __all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
            "largest_score"]

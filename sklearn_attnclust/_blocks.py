@@ -18,6 +18,7 @@ from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
 __all__ = [
     "N_THREADS",
+    "chunk_rows",
     "gather_rows",
     "map_row_blocks",
     "one_blas_thread",
@@ -90,6 +91,11 @@ def sum_row_blocks(fun, n, min_rows):
     :func:`map_row_blocks`, added in row order."""
     parts = map_row_blocks(fun, n, min_rows)
     return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
+
+
+def chunk_rows(n_features, n_heads):
+    """Rows per chunk of a pass: about 2^18 numbers in its widest temporary."""
+    return int(min(max(2**18 // max(int(n_features), int(n_heads), 1), 1024), 65536))
 
 
 def sorted_distinct(index):

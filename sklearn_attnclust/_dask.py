@@ -31,9 +31,10 @@ import functools
 
 import numpy as np
 
+from ._assign import nearest_point
 from ._attention import ContextStatistics
 from ._blocks import sorted_distinct
-from ._point import PointChart, block_sums, nearest_point
+from ._point import PointChart, block_sums
 from ._reconstruction import add_risk_sums, risk_sums
 
 __all__ = ["DaskContextStatistics", "DaskPointStatistics", "check_rows", "dask_fit",

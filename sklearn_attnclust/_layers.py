@@ -20,18 +20,13 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from ._assign import nearest_point
 from ._attention import ContextStatistics, attention_from_moments, head_scores
 from ._axes import AxisMaths, axis_moments, axis_weights, largest_score
 from ._blocks import one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
 from ._direction import WarmStart, fit_directions
-from ._point import (
-    PointMaths,
-    chart_from_data,
-    check_points,
-    nearest_point,
-    point_weights,
-)
+from ._point import PointMaths, chart_from_data, check_points, point_weights
 from ._strategy import fit_layer
 
 __all__ = ["AxisLayer", "DirectionLayer", "PointLayer", "Stream", "fit_assignment",

@@ -48,13 +48,20 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.cluster import kmeans_plusplus
 
-from ._blocks import map_row_blocks, one_blas_thread, sum_row_blocks
+from ._assign import (
+    NEAREST_OFFSET,
+    first_minimum,
+    heads_by_rows,
+    nearest_point,
+    row_norms2,
+)
+from ._blocks import chunk_rows, one_blas_thread, sum_row_blocks
 from ._free_energy import exp_shifted, free_energy_sums
 from ._init import draw_distinct_rows, order_by_key, squared_norms
 
 __all__ = ["LIFT_HEIGHT", "PointChart", "PointMaths", "PointStatistics", "block_sums",
            "chart_from_data", "check_points", "lloyd_shift", "mass_preconditioner",
-           "nearest_point", "point_risk", "point_weights"]
+           "point_risk", "point_weights"]
 
 
 #: Height of the chart's plane above the data's centre, in units of the data's
@@ -243,24 +250,6 @@ def _logits(Y, Z, beta):
     L = Y @ ((2.0 * beta) * Z.T)
     L -= beta * np.einsum("ij,ij->i", Z, Z)
     return L
-
-
-def heads_by_rows(A, Y):
-    """``A @ Y.T`` (K, b), C-ordered: the logits of rows ``Y`` against heads ``A``.
-
-    For float32 rows it is computed as ``Y @ A.T`` and copied transposed:
-    OpenBLAS's float32 product with the rows as the transposed operand took
-    2.6 times as long (measured: b = 8192, d = 32, K = 8; in float64 and at d
-    = 2 the direct product was the faster).
-    """
-    if Y.dtype == np.float32:
-        return np.ascontiguousarray((Y @ A.T).T)
-    return A @ Y.T
-
-
-def chunk_rows(n_features, n_heads):
-    """Rows per chunk of a pass: about 2^18 numbers in its widest temporary."""
-    return int(min(max(2**18 // max(int(n_features), int(n_heads), 1), 1024), 65536))
 
 
 def block_sums(Y, w, Z, beta, need_grad):
@@ -462,7 +451,7 @@ class _RawKernel:
         L -= self.c
         top = L.max(axis=0)
         if labels is not None:
-            labels[:] = _first_minimum(L, top, largest=True)
+            labels[:] = first_minimum(L, top, largest=True)
             hard = float(top.sum(dtype=np.float64) if w is None else w @ top)
         value, P = free_energy_sums(L, w, self.beta, need_grad, top=top)
         out = (value,) if not need_grad else (
@@ -534,98 +523,6 @@ def point_weights(X, chart, Z, beta):
         exp_shifted(P)
         P /= P.sum(axis=1, keepdims=True)
     return P
-
-
-#: Largest ``max|mean| / spread`` of the points at which :func:`nearest_point`
-#: reads the rows as stored.  Its squared distances then carry a rounding error
-#: of about ``eps (1 + 8)^2`` of the points' spread squared (1e-14 in float64,
-#: 5e-6 in float32), against ``eps`` about the points' mean.
-NEAREST_OFFSET = 8.0
-
-
-def nearest_point(X, Z):
-    """Index of the nearest of the points ``Z`` to each row of ``X``, and the squared distance.
-
-    Computed as ``||x - z||^2 = ||x - r||^2 - 2 <x - r, z - r> + ||z - r||^2``
-    in the input's precision (float32 rows in float32, as KMeans), over row
-    blocks in threads, the distances laid out points by rows (the minimum
-    over the points runs along the long axis).  ``r`` is the origin, and the
-    rows are read as stored, unless a coordinate of the points' mean is more
-    than :data:`NEAREST_OFFSET` of their spreads away: then ``r`` is that mean, so that
-    data far from the origin lose no digits.  Points of extreme scale are
-    scaled by a power of two (exact), so that no square under- or overflows.
-    """
-    Z = np.asarray(Z, dtype=np.float64)
-    dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
-    centre = Z.mean(axis=0)
-    size = float(np.max(np.abs(Z - centre))) if Z.shape[0] > 1 else 0.0
-    far = np.max(np.abs(centre)) > NEAREST_OFFSET * size
-    # the origin as the rows' precision holds it: the rows and the points shift alike
-    origin = centre.astype(dtype).astype(np.float64) if far else np.zeros_like(centre)
-    top = float(np.max(np.abs(Z - origin)))
-    exact = 2.0 ** (np.finfo(dtype).maxexp // 4)  # squares of smaller rows are safe
-    two = 2.0 ** -np.round(np.log2(top)) if top > 0 and not 1 / exact < top < exact else 1.0
-    Zc = (Z - origin) * two
-    W = (-2.0 * Zc).astype(dtype)
-    sq = np.einsum("ij,ij->i", Zc, Zc).astype(dtype)[:, None]
-    origin, scale = origin.astype(dtype), dtype.type(two)
-    n, K = X.shape[0], Z.shape[0]
-    chunk = chunk_rows(X.shape[1], K)
-    labels = np.empty(n, dtype=np.intp)
-    dist = np.empty(n)
-
-    def block(lo, hi):
-        with np.errstate(over="ignore", under="ignore"):
-            for a in range(lo, hi, chunk):
-                b = min(a + chunk, hi)
-                Y = X[a:b]
-                if far or Y.dtype != dtype:
-                    Y = np.subtract(Y, origin, dtype=dtype)
-                if two != 1.0:
-                    Y = Y * scale
-                D = heads_by_rows(W, Y)  # (K, b): -2 <y, z> + ||z||^2
-                D += sq
-                low = D.min(axis=0)
-                labels[a:b] = _first_minimum(D, low)
-                low += row_norms2(Y)
-                np.maximum(low, 0.0, out=low)
-                if two != 1.0:
-                    low /= two
-                    low /= two
-                dist[a:b] = low
-
-    with one_blas_thread():
-        map_row_blocks(block, n, 16384)
-    return labels, dist
-
-
-def _first_minimum(D, low, largest=False):
-    """``D.argmin(axis=0)`` of a (K, b) array whose column minima are ``low`` (or,
-    ``largest``, ``D.argmax(axis=0)``, ``low`` its maxima): the first row equal to
-    ``low`` in each column.
-
-    numpy's argmin along the short axis copies the array; for a few heads,
-    counting the heads before the first minimum (a running "not yet found"
-    mask) is five to nine times faster, and twice as fast again counted in
-    int8 (the labels are returned so: the callers copy them into their own).
-    """
-    K = D.shape[0]
-    if K > 32:
-        return D.argmax(axis=0) if largest else D.argmin(axis=0)
-    labels = np.zeros(D.shape[1], dtype=np.int8)
-    before = np.ones(D.shape[1], dtype=bool)
-    mask = np.empty(D.shape[1], dtype=bool)
-    for h in range(K - 1):
-        np.not_equal(D[h], low, out=mask)
-        before &= mask
-        labels += before
-    return labels
-
-
-def row_norms2(Y):
-    """Each row's squared norm, in ``Y``'s precision (a product with ones: several
-    times faster than ``einsum`` for few features)."""
-    return (Y * Y) @ np.ones(Y.shape[1], dtype=Y.dtype)
 
 
 def check_points(Z, n_clusters, n_features):

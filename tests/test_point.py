@@ -13,16 +13,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust._assign import first_minimum, nearest_point
 from sklearn_attnclust._point import (
     CACHE_ENTRIES,
     PointChart,
     PointMaths,
     PointStatistics,
-    _first_minimum,
     absolute_temperature,
     block_sums,
     chart_from_data,
-    nearest_point,
     point_risk,
     point_weights,
 )
@@ -505,8 +504,8 @@ def test_first_minimum_is_argmin():
     rng = np.random.default_rng(0)
     for K in (1, 2, 5, 16, 17, 40):
         D = rng.integers(0, 4, size=(K, 500)).astype(float)  # many ties
-        np.testing.assert_array_equal(_first_minimum(D, D.min(axis=0)), D.argmin(axis=0))
-        np.testing.assert_array_equal(_first_minimum(D, D.max(axis=0), largest=True),
+        np.testing.assert_array_equal(first_minimum(D, D.min(axis=0)), D.argmin(axis=0))
+        np.testing.assert_array_equal(first_minimum(D, D.max(axis=0), largest=True),
                                       D.argmax(axis=0))
 
 
