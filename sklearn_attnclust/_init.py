@@ -28,6 +28,30 @@ def canonical_order(X, center=None):
     return order_by_key(squared_norms(D), D)
 
 
+def order_and_norms(X, center, scale, chunk=4096):
+    """The order of :func:`canonical_order` about ``center`` and the squared norms
+    of the rows ``(X - center) * scale`` in that order, in float64.
+
+    ``scale`` is a power of two (exact).  The norms are taken chunk by chunk
+    (a row's norm does not depend on where it is stored), so that only the
+    order's ties, if any, need all the centred rows at once.
+    """
+    n = X.shape[0]
+    key = np.empty(n)
+    for a in range(0, n, chunk):
+        D = np.subtract(X[a:a + chunk], center, dtype=np.float64)
+        D *= scale
+        key[a:a + chunk] = squared_norms(D)
+    order = np.argsort(key)
+    ranked = key[order]
+    if not np.all(ranked[1:] != ranked[:-1]):  # ties, broken by the centred rows' values
+        D = np.subtract(X, center, dtype=np.float64)
+        D *= scale
+        order = order_by_key(key, D)
+        ranked = key[order]
+    return order, ranked
+
+
 def squared_norms(D):
     """Each row's squared norm, equal for equal rows wherever they are stored."""
     return np.einsum("ij,ij->i", D, D)
