@@ -8,6 +8,7 @@ from sklearn_attnclust._init import (
     _kmeans_plus_plus,
     canonical_order,
     draw_distinct_rows,
+    order_and_norms,
 )
 
 
@@ -45,6 +46,21 @@ def test_equal_rows_are_adjacent_and_ties_are_broken_by_value():
     ranked = X[canonical_order(X, np.zeros(2))]
     np.testing.assert_array_equal(
         ranked, [[0, 0], [-1, 0], [-1, 0], [0, -1], [0, 1], [1, 0], [1, 0]])
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+@pytest.mark.parametrize("ties", [False, True])
+def test_order_and_norms_is_the_canonical_order_with_the_centred_norms(rows, chunk, ties):
+    if ties:  # a square about the centre, and repeated rows: equal keys
+        square = np.array([[1.0, 0, 0, 0, 0], [0, 1.0, 0, 0, 0], [-1.0, 0, 0, 0, 0]])
+        rows = np.vstack([rows, 7.0 + square, rows[:5], 7.0 + square[::-1]])
+    center, scale = np.full(5, 7.0), 0.25
+    order, norms = order_and_norms(rows, center, scale, chunk=chunk)
+    np.testing.assert_array_equal(order, canonical_order(rows, center))
+    D = (rows - center) * scale
+    np.testing.assert_array_equal(norms, np.einsum("ij,ij->i", D, D)[order])
+    order32, _ = order_and_norms(rows.astype(np.float32), center, scale, chunk=chunk)
+    np.testing.assert_array_equal(order32, canonical_order(rows.astype(np.float32), center))
 
 
 def test_distinct_draws_weigh_repeats_as_weights():
