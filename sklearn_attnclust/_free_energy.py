@@ -17,11 +17,14 @@ exponentials of every layer are :func:`exp_shifted`.
 
 import numpy as np
 
-__all__ = ["EXP_FLOOR", "exp_shifted", "free_energy_sums", "sum_log"]
+__all__ = ["EXP_FLOOR", "FOLD_ROWS", "exp_shifted", "free_energy_sums", "sum_log"]
 
 #: Floor of the max-shifted float64 logits before their exponentials
 #: (:func:`exp_shifted`): ``exp(-700)``, about 1e-304, is still a normal number.
 EXP_FLOOR = -700.0
+
+#: Smallest block whose float64 logarithms :func:`sum_log` takes of products.
+FOLD_ROWS = 4096
 
 
 def free_energy_sums(logits, w, beta, need_weights, top=None):
@@ -82,13 +85,15 @@ def sum_log(x, largest):
     """``sum(log(x))`` in float64 of positive numbers ``x`` of at most ``largest``
     (at least 1 for float64).
 
-    For float64, the halves of ``x`` are multiplied together up to eight times
-    before the logarithms (products of at most 256 numbers, kept below 1e300
-    whatever ``largest`` is), each product adding a relative rounding of one
-    unit: the sum is as exact as the sum of the logarithms, at a fraction of
-    their cost.  float32 logarithms are taken one by one (numpy's are fast).
+    For float64 blocks of at least :data:`FOLD_ROWS` numbers, the halves of
+    ``x`` are multiplied together up to eight times before the logarithms
+    (products of at most 256 numbers, kept below 1e300 whatever ``largest``
+    is), each product adding a relative rounding of one unit: the sum is as
+    exact as the sum of the logarithms, at a fraction of their cost.  Smaller
+    blocks (whose folds would cost more in calls than they save) and float32
+    logarithms (numpy's are fast) are taken one by one.
     """
-    if x.dtype != np.float64:
+    if x.dtype != np.float64 or x.shape[0] < FOLD_ROWS:
         return float(np.log(x).sum(dtype=np.float64))
     folds = min(8, int(np.log2(690.0 / max(np.log(max(float(largest), 2.0)), 1e-300))))
     total = 0.0

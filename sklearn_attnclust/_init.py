@@ -28,13 +28,12 @@ def canonical_order(X, center=None):
     return order_by_key(squared_norms(D), D)
 
 
-def order_and_norms(X, center, scale, chunk=4096):
-    """The order of :func:`canonical_order` about ``center`` and the squared norms
-    of the rows ``(X - center) * scale`` in that order, in float64.
+def centred_order(X, center, scale, chunk=4096):
+    """:func:`canonical_order` about ``center`` of the rows ``(X - center) *
+    scale`` (``scale`` a power of two: exact), without a copy of the rows.
 
-    ``scale`` is a power of two (exact).  The norms are taken chunk by chunk
-    (a row's norm does not depend on where it is stored), so that only the
-    order's ties, if any, need all the centred rows at once.
+    The keys are taken chunk by chunk (a row's squared norm does not depend on
+    where it is stored); only ties, if any, need all the centred rows at once.
     """
     n = X.shape[0]
     key = np.empty(n)
@@ -44,12 +43,11 @@ def order_and_norms(X, center, scale, chunk=4096):
         key[a:a + chunk] = squared_norms(D)
     order = np.argsort(key)
     ranked = key[order]
-    if not np.all(ranked[1:] != ranked[:-1]):  # ties, broken by the centred rows' values
-        D = np.subtract(X, center, dtype=np.float64)
-        D *= scale
-        order = order_by_key(key, D)
-        ranked = key[order]
-    return order, ranked
+    if np.all(ranked[1:] != ranked[:-1]):
+        return order
+    D = np.subtract(X, center, dtype=np.float64)  # ties, broken by the centred rows' values
+    D *= scale
+    return order_by_key(key, D)
 
 
 def squared_norms(D):

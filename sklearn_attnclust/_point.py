@@ -57,7 +57,7 @@ from ._assign import (
 )
 from ._blocks import chunk_rows, one_blas_thread, sum_row_blocks
 from ._free_energy import exp_shifted, free_energy_sums
-from ._init import draw_distinct_rows, order_and_norms
+from ._init import centred_order, draw_distinct_rows
 
 __all__ = ["LIFT_HEIGHT", "PointChart", "PointMaths", "PointStatistics", "block_sums",
            "chart_from_data", "check_points", "lloyd_shift", "mass_preconditioner",
@@ -587,12 +587,12 @@ class PointMaths:
         chart, K = self.chart, self.n_clusters
         if isinstance(init, str) and init == "k-means++":
             two = 2.0 ** -np.round(np.log2(chart.spread))
-            order, norms = order_and_norms(X, chart.offset, two)
+            order = centred_order(X, chart.offset, two)
             Z = np.take(X, order, axis=0)  # the one copy of the rows: in order, then centred
             Z = np.subtract(Z, chart.offset, dtype=np.float64,
                             out=Z if Z.dtype == np.float64 else None)
             Z *= two
-            Z, _ = kmeans_plusplus(Z, K, x_squared_norms=norms, random_state=rng,
+            Z, _ = kmeans_plusplus(Z, K, random_state=rng,
                                    sample_weight=None if weights is None else weights[order])
             return chart.offset + Z / two
         if isinstance(init, str) and init == "random":
