@@ -1,8 +1,8 @@
 """The hard assignment of rows to points: the nearest point of each row.
 
 The labels of every point-layer fit and prediction (:func:`nearest_point`),
-and the heads-by-rows products and first-extremum counts that the point
-layer's passes (:mod:`._point`) share with it.  Rows are read as stored,
+and the first-extremum counts that the point layer's passes (:mod:`._point`)
+share with it.  Rows are read as stored,
 chunk by chunk, in threads (:func:`._blocks.map_row_blocks`).
 """
 
@@ -10,20 +10,7 @@ import numpy as np
 
 from ._blocks import chunk_rows, map_row_blocks, one_blas_thread
 
-__all__ = ["NEAREST_OFFSET", "first_minimum", "heads_by_rows", "nearest_point", "row_norms2"]
-
-
-def heads_by_rows(A, Y):
-    """``A @ Y.T`` (K, b), C-ordered: the logits of rows ``Y`` against heads ``A``.
-
-    For float32 rows it is computed as ``Y @ A.T`` and copied transposed:
-    OpenBLAS's float32 product with the rows as the transposed operand took
-    2.6 times as long (measured: b = 8192, d = 32, K = 8; in float64 and at d
-    = 2 the direct product was the faster).
-    """
-    if Y.dtype == np.float32:
-        return np.ascontiguousarray((Y @ A.T).T)
-    return A @ Y.T
+__all__ = ["NEAREST_OFFSET", "first_minimum", "nearest_point", "row_norms2"]
 
 
 #: Largest ``max|mean| / spread`` of the points at which :func:`nearest_point`
@@ -73,7 +60,7 @@ def nearest_point(X, Z):
                     Y = np.subtract(Y, origin, dtype=dtype)
                 if two != 1.0:
                     Y = Y * scale
-                D = heads_by_rows(W, Y)  # (K, b): -2 <y, z> + ||z||^2
+                D = W @ Y.T  # (K, b): -2 <y, z> + ||z||^2
                 D += sq
                 low = D.min(axis=0)
                 labels[a:b] = first_minimum(D, low)
@@ -89,7 +76,7 @@ def nearest_point(X, Z):
     return labels, dist
 
 
-def first_minimum(D, low, largest=False):
+def first_minimum(D, low, largest=False, counts=None):
     """``D.argmin(axis=0)`` of a (K, b) array whose column minima are ``low`` (or,
     ``largest``, ``D.argmax(axis=0)``, ``low`` its maxima): the first row equal to
     ``low`` in each column.
@@ -98,17 +85,29 @@ def first_minimum(D, low, largest=False):
     counting the heads before the first minimum (a running "not yet found"
     mask) is five to nine times faster, and twice as fast again counted in
     int8 (the labels are returned so: the callers copy them into their own).
+    With ``counts`` (K,), the number of columns of each label is added to it
+    (from the masks, without a count over the labels).
     """
     K = D.shape[0]
     if K > 32:
-        return D.argmax(axis=0) if largest else D.argmin(axis=0)
+        labels = D.argmax(axis=0) if largest else D.argmin(axis=0)
+        if counts is not None:
+            counts += np.bincount(labels, minlength=K)
+        return labels
     labels = np.zeros(D.shape[1], dtype=np.int8)
     before = np.ones(D.shape[1], dtype=bool)
     mask = np.empty(D.shape[1], dtype=bool)
+    left = D.shape[1]  # columns whose label is past the heads so far
     for h in range(K - 1):
         np.not_equal(D[h], low, out=mask)
         before &= mask
         labels += before
+        if counts is not None:
+            rest = np.count_nonzero(before)
+            counts[h] += left - rest
+            left = rest
+    if counts is not None:
+        counts[K - 1] += left
     return labels
 
 

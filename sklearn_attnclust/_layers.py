@@ -125,27 +125,31 @@ def _warn_if_not_converged(fit, max_iter):
 
 
 def fit_assignment(layer, X, w):
-    """The labels of the rows ``X`` a layer was just fitted to, and their inertia
-    (the weighted sum of squared distances to the assigned centres).
+    """The labels of the rows ``X`` a layer was just fitted to, their inertia (the
+    weighted sum of squared distances to the assigned centres), and the number
+    of rows per cluster.
 
     A layer that labelled ``X`` in its fit's last pass (the point layer on large
-    data) left ``layer.assignment = (X, labels, inertia)``; it is taken once.
-    Otherwise one pass of ``layer.assign``.
+    data) left ``layer.assignment = (X, labels, inertia, counts)``; it is taken
+    once.  Otherwise one pass of ``layer.assign``.
     """
     cached = layer.__dict__.pop("assignment", None)
     if cached is not None and cached[0] is X:
-        return cached[1], float(cached[2])
+        return cached[1], float(cached[2]), cached[3]
     labels, d2 = layer.assign(X)
-    return labels, float(d2.sum() if w is None else d2 @ w)
+    return (labels, float(d2.sum() if w is None else d2 @ w),
+            np.bincount(labels, minlength=layer.n_clusters))
 
 
-def warn_distinct(n_distinct, n_clusters):
+def warn_distinct(n_distinct, n_clusters, stacklevel=4):
+    """A ConvergenceWarning if fewer than ``n_clusters`` clusters hold a row
+    (``stacklevel`` 4: the caller of a public method that called this)."""
     if n_distinct < n_clusters:
         warnings.warn(
             f"Number of distinct clusters ({n_distinct}) found smaller than "
             f"n_clusters ({n_clusters}). Possibly due to duplicate points in X.",
             ConvergenceWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
 
 
@@ -224,7 +228,7 @@ class PointLayer(_FreeEnergyLayer):
         self.centers = chart.points(fit.heads)
         hard = stats.assignment_at(chart.scaled_points(fit.heads)) if tracked else None
         if hard is not None:  # the last evaluation's, in input units (see fit_assignment)
-            self.assignment = (X, hard[0], hard[1] * chart.spread**2)
+            self.assignment = (X, hard[0], hard[1] * chart.spread**2, hard[2])
         return self
 
     def fit(self, X, w, rng):

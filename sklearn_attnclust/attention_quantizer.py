@@ -294,12 +294,15 @@ class AttentionQuantizer(BaseQuantizer):
                                directions=self.geometry == "direction")
         return make_layer(self.get_params())
 
-    def _store(self, layer, X, sample_weight):
-        """Keep the fitted layer and expose its attributes; label the rows ``X``."""
+    def _store(self, layer, X, sample_weight, warn=False):
+        """Keep the fitted layer and expose its attributes; label the rows ``X``
+        (with ``warn``, a ConvergenceWarning if a cluster is left empty)."""
         self.layer_ = layer
         for name, value in layer.attributes(X.dtype).items():
             setattr(self, name, value)
-        self.labels_, self.inertia_ = fit_assignment(layer, X, sample_weight)
+        self.labels_, self.inertia_, counts = fit_assignment(layer, X, sample_weight)
+        if warn:
+            warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5)
         return self
 
     def _weights(self, sample_weight, X):
@@ -333,10 +336,7 @@ class AttentionQuantizer(BaseQuantizer):
         w = self._weights(sample_weight, X)
         layer = self._new_layer(*X.shape)
         layer.fit(X, w, layer.make_rng(self.random_state))
-        self._store(layer, X, w)
-        warn_distinct(np.count_nonzero(np.bincount(self.labels_, minlength=self.n_clusters)),
-                      self.n_clusters)
-        return self
+        return self._store(layer, X, w, warn=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, sample_weight=None):

@@ -24,6 +24,7 @@ from sklearn_attnclust._point import (
     chart_from_data,
     point_risk,
     point_weights,
+    weighted_rows,
 )
 from sklearn_attnclust._strategy import fit_layer
 from sklearn_attnclust.datasets import make_orthogonal_mixture
@@ -500,6 +501,17 @@ def test_large_fit_labels_from_its_last_pass(monkeypatch, dtype):
     assert "assignment" not in aq.layer_.__dict__  # taken once, not kept
 
 
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 7])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_weighted_rows_is_the_product(d, dtype):
+    rng = np.random.default_rng(d)
+    P, Y = rng.random((5, 300)).astype(dtype), rng.normal(size=(300, d)).astype(dtype)
+    out = weighted_rows(P, Y)
+    assert out.dtype == np.float64 and out.shape == (5, d)
+    np.testing.assert_allclose(out, P.astype(np.float64) @ Y.astype(np.float64),
+                               rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
 def test_first_minimum_is_argmin():
     rng = np.random.default_rng(0)
     for K in (1, 2, 5, 16, 17, 40):
@@ -507,6 +519,28 @@ def test_first_minimum_is_argmin():
         np.testing.assert_array_equal(first_minimum(D, D.min(axis=0)), D.argmin(axis=0))
         np.testing.assert_array_equal(first_minimum(D, D.max(axis=0), largest=True),
                                       D.argmax(axis=0))
+        counts = np.full(K, 3)  # added to
+        first_minimum(D, D.min(axis=0), counts=counts)
+        np.testing.assert_array_equal(counts, 3 + np.bincount(D.argmin(axis=0), minlength=K))
+
+
+def test_large_fit_counts_its_clusters_in_its_last_pass(monkeypatch):
+    from sklearn_attnclust import attention_quantizer
+
+    X, _ = make_blobs(CACHE_ENTRIES // 2 + 1000, centers=3, n_features=2, random_state=0)
+    seen = []
+    real = attention_quantizer.fit_assignment
+
+    def spy(layer, rows, w):
+        tracked = "assignment" in layer.__dict__  # labelled in the fit's last pass
+        seen.append((tracked, real(layer, rows, w)))
+        return seen[-1][1]
+
+    monkeypatch.setattr(attention_quantizer, "fit_assignment", spy)
+    aq = AttentionQuantizer(n_clusters=3, random_state=0).fit(X)
+    tracked, (labels, _, counts) = seen[-1]
+    assert tracked and labels is aq.labels_
+    np.testing.assert_array_equal(counts, np.bincount(aq.labels_, minlength=3))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
