@@ -24,7 +24,7 @@ __all__ = ["EXP_FLOOR", "FOLD_ROWS", "exp_shifted", "free_energy_sums", "sum_log
 EXP_FLOOR = -700.0
 
 #: Smallest block whose float64 logarithms :func:`sum_log` takes of products.
-FOLD_ROWS = 4096
+FOLD_ROWS = 16384
 
 
 def free_energy_sums(logits, w, beta, need_weights, top=None):

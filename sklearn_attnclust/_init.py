@@ -28,7 +28,7 @@ def canonical_order(X, center=None):
     return order_by_key(squared_norms(D), D)
 
 
-def centred_order(X, center, scale, chunk=4096):
+def centred_order(X, center, scale, chunk=1024):
     """:func:`canonical_order` about ``center`` of the rows ``(X - center) *
     scale`` (``scale`` a power of two: exact), without a copy of the rows.
 
