@@ -47,7 +47,7 @@ def nearest_point(X, Z):
     sq = np.einsum("ij,ij->i", Zc, Zc).astype(dtype)[:, None]
     origin, scale = origin.astype(dtype), dtype.type(two)
     n, K = X.shape[0], Z.shape[0]
-    chunk = chunk_rows(X.shape[1], K)
+    chunk = chunk_rows(X.shape[1], K, dtype.itemsize)
     labels = np.empty(n, dtype=np.intp)
     dist = np.empty(n)
 

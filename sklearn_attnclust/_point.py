@@ -349,11 +349,12 @@ class PointStatistics:
     last: object = None
 
     @classmethod
-    def from_data(cls, X, weights, chart, chunk_size=None, sq_total=None):
+    def from_data(cls, X, weights, chart, chunk_size=None, sq_total=None, n_heads=1):
         """The statistics of the rows ``X`` under ``chart``.
 
         ``sq_total`` is computed with a pass unless given (it is the total
-        weight for the rows the chart was made from).
+        weight for the rows the chart was made from).  ``chunk_size`` defaults
+        to :func:`._blocks.chunk_rows` of the passes' precision for ``n_heads``.
         """
         n, d = X.shape
         W = float(n if weights is None else np.sum(weights))
@@ -368,7 +369,8 @@ class PointStatistics:
                 n, 65536)[0])
         far = np.max(np.abs(chart.offset)) > RAW_OFFSET[np.dtype(dtype)] * chart.spread
         return cls(X=X, weights=weights, chart=chart, total_weight=W, sq_total=sq_total,
-                   chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y, cached=cached,
+                   chunk_size=chunk_size or chunk_rows(d, n_heads, np.dtype(dtype).itemsize),
+                   scaled_rows=Y, cached=cached,
                    dtype=dtype, origin=chart.offset if far else np.zeros(d))
 
     @property
@@ -575,9 +577,8 @@ class PointMaths:
             self.unit = chart.spread**2
 
     def statistics(self, rows, weights, sq_total=None):
-        return PointStatistics.from_data(rows, weights, self.chart,
-                                         chunk_rows(rows.shape[1], self.n_clusters),
-                                         sq_total=sq_total)
+        return PointStatistics.from_data(rows, weights, self.chart, sq_total=sq_total,
+                                         n_heads=self.n_clusters)
 
     def seed_points(self, X, weights, init, rng):
         """Input-space starting points (K, d) drawn from the rows ``X``.
