@@ -32,7 +32,7 @@ from ._attention import typical_head_score
 from ._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
 from ._free_energy import exp_shifted, free_energy_sums
 from ._init import check_start, init_heads, order_by_key, squared_norms, unit_start
-from ._point import CACHE_ENTRIES, check_points
+from ._point import CACHE_ENTRIES, check_points, weighted_rows
 
 __all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
            "largest_score"]
@@ -57,7 +57,7 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
         second = np.zeros((d, d))
         for b in range(lo, hi, chunk_size):
             Y = np.asarray(X[b:min(b + chunk_size, hi)], dtype=np.float64) / a
-            second += (Y if w is None else Y * w[b:b + Y.shape[0], None]).T @ Y
+            second += weighted_rows((Y if w is None else Y * w[b:b + Y.shape[0], None]).T, Y)
         return (second,)
 
     with one_blas_thread():

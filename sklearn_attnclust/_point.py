@@ -221,7 +221,8 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
                     Y *= inv
                 Yw = Y if w is None else Y * w[b:b + Y.shape[0], None].astype(dtype)
                 total += np.ones(Y.shape[0], dtype=dtype) @ Yw  # a product: many times
-                second += Yw.T @ Y  # faster than numpy's column sums
+                # faster than numpy's column sums
+                second += weighted_rows(Yw.T, Y)
         return total, second
 
     with one_blas_thread():
@@ -247,7 +248,8 @@ def _logits(Y, Z, beta):
 
 
 def weighted_rows(P, Y):
-    """``P @ Y`` (K, d) in float64: the attention-weighted sums of the rows.
+    """``P @ Y`` (K, d) in float64: the attention-weighted sums of the rows (and,
+    with ``P = (w Y)^T``, the rows' weighted second moments).
 
     For 2 or 3 features, one product per column: OpenBLAS's products with 2
     or 3 columns ran 1.4 to 2.7 times as long as the columns' products apart
