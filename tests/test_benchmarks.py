@@ -54,3 +54,6 @@ def test_figure_scripts_run():
     assert "| weights 9:1 |" in out and "| orthonormal K = 3 |" in out
     out = _run("in_context_table.py", "--n", "400", "--seeds", "1")
     assert "| make_blobs, 3 centres, standardised |" in out
+    out = _run("bench_pass.py", "--small", "--repeat", "1", "--parts")
+    assert "| case | bare pass (ms) | risk + gradient | risk value |" in out
+    assert "one thread: logits product" in out
