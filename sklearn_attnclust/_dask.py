@@ -31,14 +31,14 @@ import functools
 
 import numpy as np
 
-from ._assign import nearest_point
+from ._assign import first_minimum, nearest_point
 from ._attention import ContextStatistics
 from ._blocks import sorted_distinct
 from ._point import PointChart, block_sums
 from ._reconstruction import add_risk_sums, risk_sums
 
-__all__ = ["DaskContextStatistics", "DaskPointStatistics", "check_rows", "dask_fit",
-           "is_dask_array", "map_rows", "sum_rows"]
+__all__ = ["DaskContextStatistics", "DaskPointStatistics", "assignment_totals",
+           "check_rows", "dask_fit", "is_dask_array", "map_rows", "sum_rows"]
 
 NOT_FINITE = "Input X contains NaN or infinity."
 
@@ -357,7 +357,9 @@ def _group_point_sums(chart, Z, beta, need_grad, chunk, *blocks):
     """:func:`._point.block_sums` over the blocks of one group, chunk by chunk,
     followed by the hard assignment's sum of squared distances (in the chart's
     units: ``||y||^2 + min_h (||z_h||^2 - 2 <y, z_h>)``) and the rows nearest to
-    each head (a row at equal distance from two heads counts for both)."""
+    each head (a row at equal distance from two heads counts for the first, as
+    :func:`._assign.nearest_point` labels it: a head that duplicates another
+    holds none)."""
     K, d = Z.shape
     out, hard, counts = None, 0.0, np.zeros(K, dtype=np.int64)
     D = -2.0 * Z
@@ -375,7 +377,7 @@ def _group_point_sums(chart, Z, beta, need_grad, chunk, *blocks):
             dist += zz
             low = dist.min(axis=0)
             hard += float(low.sum()) + float(np.vdot(Y, Y))
-            counts += np.count_nonzero(dist == low, axis=1)
+            first_minimum(dist, low, counts=counts)
     return out + (max(hard, 0.0), counts)
 
 
@@ -613,3 +615,18 @@ def sum_rows(X, fun):
     parts = X.map_blocks(_block_total, fun, dtype=np.float64, drop_axis=1,
                          chunks=((1,) * X.numblocks[0],))
     return float(parts.sum().compute())
+
+
+def _block_assignment(block, assign, n_clusters):
+    labels, d2 = assign(block)
+    return np.concatenate([[float(np.sum(d2))],
+                           np.bincount(labels, minlength=n_clusters)])[None, :]
+
+
+def assignment_totals(X, assign, n_clusters):
+    """``(inertia, counts)`` of the labels ``assign(block) -> (labels, squared
+    distances)`` over the row blocks of ``X``: one reduction."""
+    parts = X.map_blocks(_block_assignment, assign, n_clusters, dtype=np.float64,
+                         chunks=((1,) * X.numblocks[0], (n_clusters + 1,)))
+    total = parts.sum(axis=0).compute()
+    return float(total[0]), total[1:].astype(np.int64)

@@ -141,9 +141,9 @@ def fit_assignment(layer, X, w):
             np.bincount(labels, minlength=layer.n_clusters))
 
 
-def warn_distinct(n_distinct, n_clusters, stacklevel=4):
-    """A ConvergenceWarning if fewer than ``n_clusters`` clusters hold a row
-    (``stacklevel`` 4: the caller of a public method that called this)."""
+def warn_distinct(n_distinct, n_clusters, stacklevel):
+    """A ConvergenceWarning if fewer than ``n_clusters`` clusters hold a row,
+    ``stacklevel`` frames up (to the caller of the public method)."""
     if n_distinct < n_clusters:
         warnings.warn(
             f"Number of distinct clusters ({n_distinct}) found smaller than "

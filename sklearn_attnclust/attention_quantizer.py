@@ -389,7 +389,7 @@ class AttentionQuantizer(BaseQuantizer):
         The rows are never gathered: ``labels_`` is a lazy dask array with
         ``X``'s row chunks, and ``inertia_`` comes from the fit's last pass.
         """
-        from ._dask import check_rows, dask_fit, sum_rows
+        from ._dask import assignment_totals, check_rows, dask_fit
 
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported with a dask array X.")
@@ -405,10 +405,9 @@ class AttentionQuantizer(BaseQuantizer):
         self.labels_ = layer.labels_dask(X)
         hard = record.hard_assignment(layer.centers)
         if hard is None:  # one reduction: the squared distances to the assigned centres
-            self.inertia_ = sum_rows(X, lambda b: layer.assign(b)[1])
-        else:
-            self.inertia_ = hard[0]
-            warn_distinct(np.count_nonzero(hard[1]), self.n_clusters)
+            hard = assignment_totals(X, layer.assign, self.n_clusters)
+        self.inertia_ = hard[0]
+        warn_distinct(np.count_nonzero(hard[1]), self.n_clusters, stacklevel=5)
         return self
 
     def predict(self, X):

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -146,6 +147,19 @@ def test_dask_point_fit_equals_numpy_fit(client):
     assert np.array_equal(a.labels_, np.asarray(b.labels_))
     assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-8)
     assert np.array_equal(b.predict(X), a.labels_)
+
+
+@pytest.mark.parametrize("repeats", [100, 20000])
+def test_dask_fit_warns_of_empty_clusters_at_the_caller(client, repeats):
+    # two heads on one point: the second holds no row (small data: counted in the
+    # inertia's reduction; large: in the fit's last pass), as the numpy fit warns
+    X = np.repeat(np.array([[0.0, 0.0], [5.0, 1.0], [1.0, 7.0]]), repeats, axis=0)
+    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(3\)") as record:
+        aq = AttentionQuantizer(4, random_state=0).fit(
+            da.from_array(X, chunks=(repeats // 2, 2)))
+    assert record[0].filename == __file__
+    assert np.count_nonzero(np.bincount(np.asarray(aq.labels_), minlength=4)) == 3
+    assert aq.inertia_ < 1e-10
 
 
 def test_point_fit_few_graphs_reduced_on_the_cluster(client, graph_log):

@@ -265,8 +265,9 @@ def test_identical_rows():
 def test_fewer_distinct_points_than_clusters():
     X = np.repeat(np.array([[0.0, 0.0], [5.0, 1.0], [1.0, 7.0]]), 20, axis=0)
     with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(3\) found smaller "
-                                                r"than n_clusters \(4\)"):
+                                                r"than n_clusters \(4\)") as record:
         aq = AttentionQuantizer(4, random_state=0).fit(X)
+    assert record[0].filename == __file__  # the warning points at the caller of fit
     assert len(np.unique(aq.labels_)) == 3
     assert aq.inertia_ < 1e-10
     # the origin and rows in one direction are valid points
