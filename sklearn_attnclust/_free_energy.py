@@ -10,8 +10,8 @@ then run along the long axis, twice as fast in numpy as across rows of ``K``
 
 The unweighted value needs only ``sum_i log(sum_h exp(l_hi - max_h l_hi))``,
 a sum of logarithms of numbers in ``[1, K]``: :func:`sum_log` takes it as the
-logarithms of products of groups of them (measured: a default fit of 1e6 x 2
-rows, K = 3, 43 ms with one logarithm a row, 36 ms so).  The softmax
+logarithms of products of groups of them (measured on 65536 numbers: 54 us
+one by one, 23 us folded; below about 12000 numbers one by one is faster).  The softmax
 exponentials of every layer are :func:`exp_shifted`.
 """
 

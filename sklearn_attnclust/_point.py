@@ -220,8 +220,8 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
                 if not raw:
                     Y *= inv
                 Yw = Y if w is None else Y * w[b:b + Y.shape[0], None].astype(dtype)
-                total += np.ones(Y.shape[0], dtype=dtype) @ Yw  # a product: many times
-                # faster than numpy's column sums
+                # a product: many times faster than numpy's column sums
+                total += np.ones(Y.shape[0], dtype=dtype) @ Yw
                 second += weighted_rows(Yw.T, Y)
         return total, second
 
@@ -416,8 +416,9 @@ class PointStatistics:
         """Keep, from now on, the hard assignment of each risk evaluation with its
         gradient over large data (:attr:`labels`, and :attr:`last`: the scaled
         points, the sum of squared distances to the nearest, in the chart's
-        units, and the rows' count per head), so that the fit's last evaluation labels the rows without a pass
-        of its own.  Small (cached) data are labelled by :func:`nearest_point`."""
+        units, and the rows' count per head), so that the fit's last evaluation
+        labels the rows without a pass of its own.  Small (cached) data are
+        labelled by :func:`nearest_point`."""
         if not self.cached:
             self.labels = np.empty(self.X.shape[0], dtype=np.intp)
 
