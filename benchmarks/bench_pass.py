@@ -74,7 +74,8 @@ def parts(stats, Z, beta, repeat):
             for a in range(0, X.shape[0], chunk):
                 rows = X[a:a + chunk]
                 if kernel.r is not None or rows.dtype != kernel.dtype:
-                    rows = step("shift", np.subtract, rows, kernel.r or 0, dtype=kernel.dtype)
+                    rows = step("shift", np.subtract, rows, 0 if kernel.r is None else kernel.r,
+                                dtype=kernel.dtype)
                 L = step("logits product", lambda r: kernel.A @ r.T - kernel.c, rows)
                 top = step("softmax", L.max, 0)
                 counts = np.zeros(L.shape[0], dtype=np.int64)

@@ -405,8 +405,11 @@ class PointStatistics:
                 out = part if out is None else tuple(p + q for p, q in zip(out, part))
             return out
 
+        # threads from as many rows as float64 chunks would need (float32 chunks
+        # hold twice the rows: mid-size float32 data keep their two threads)
+        min_rows = 2 * chunk * np.dtype(self.dtype).itemsize // 8
         with one_blas_thread():
-            out = sum_row_blocks(block, X.shape[0], 2 * chunk)
+            out = sum_row_blocks(block, X.shape[0], min_rows)
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
             self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)

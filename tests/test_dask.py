@@ -151,8 +151,8 @@ def test_dask_point_fit_equals_numpy_fit(client):
 
 @pytest.mark.parametrize("repeats", [100, 20000])
 def test_dask_fit_warns_of_empty_clusters_at_the_caller(client, repeats):
-    # two heads on one point: the second holds no row (small data: counted in the
-    # inertia's reduction; large: in the fit's last pass), as the numpy fit warns
+    # two heads on one point: the second holds no row (counted in the fit's last
+    # pass, as the labels assign ties), as the numpy fit warns
     X = np.repeat(np.array([[0.0, 0.0], [5.0, 1.0], [1.0, 7.0]]), repeats, axis=0)
     with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(3\)") as record:
         aq = AttentionQuantizer(4, random_state=0).fit(
@@ -160,6 +160,27 @@ def test_dask_fit_warns_of_empty_clusters_at_the_caller(client, repeats):
     assert record[0].filename == __file__
     assert np.count_nonzero(np.bincount(np.asarray(aq.labels_), minlength=4)) == 3
     assert aq.inertia_ < 1e-10
+
+
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_dask_fit_counts_clusters_in_the_inertia_reduction(client, monkeypatch, geometry):
+    # fits whose last evaluation is not at the final centres (identical rows; the
+    # reconstruction layer) count the clusters in the reduction that gives inertia_
+    from sklearn_attnclust import _dask
+
+    calls = []
+    real = _dask.assignment_totals
+    monkeypatch.setattr(_dask, "assignment_totals",
+                        lambda *a: calls.append(1) or real(*a))
+    X = np.tile([3.0, 1.0, 2.0], (200, 1))
+    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(1\)") as record:
+        aq = AttentionQuantizer(2, geometry=geometry, random_state=0).fit(
+            da.from_array(X, chunks=(50, 3)))
+    assert calls == [1] and record[0].filename == __file__
+    numpy_fit = AttentionQuantizer(2, geometry=geometry, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        numpy_fit.fit(X)
+    assert np.isclose(aq.inertia_, numpy_fit.inertia_, rtol=1e-10, atol=1e-12)
 
 
 def test_point_fit_few_graphs_reduced_on_the_cluster(client, graph_log):
