@@ -7,10 +7,10 @@ from sklearn.exceptions import ConvergenceWarning
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from sklearn_attnclust import AttentionQuantizer  # noqa: E402
-from sklearn_attnclust._attention import ContextStatistics, attention_risk  # noqa: E402
-from sklearn_attnclust._dask import DaskContextStatistics, is_dask_array  # noqa: E402
-from sklearn_attnclust.datasets import make_orthogonal_mixture  # noqa: E402
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust._attention import ContextStatistics, attention_risk
+from sklearn_attnclust._dask import DaskContextStatistics, is_dask_array
+from sklearn_attnclust.datasets import make_orthogonal_mixture
 
 
 @pytest.fixture(scope="module", params=["threads", "processes"])
