@@ -72,7 +72,7 @@ def test_gradient_matches_finite_differences(weighted):
     stats, cov = _stats(X, w)
     beta = absolute_temperature(cov, 3, 4.0)
     M = stats.chart.heads(X[[0, 1, 2]] + 0.3)
-    risk, grad, masses = point_risk(M, stats, beta, return_grad=True)
+    _risk, grad, masses = point_risk(M, stats, beta, return_grad=True)
     assert np.isclose(masses.sum(), 1.0)
     for _ in range(3):
         E = rng.normal(size=M.shape)
@@ -86,7 +86,7 @@ def test_risk_closed_form_on_two_dirac_points():
     # F(y) = -(1/beta) log(1 + exp(-beta ||2a||^2)) for every sample
     a = np.array([1.0, 0.5])
     X = np.vstack([np.tile(a, (50, 1)), np.tile(-a, (50, 1))])
-    stats, cov = _stats(X)
+    stats, _cov = _stats(X)
     beta = 0.7
     M = stats.chart.heads(np.vstack([a, -a]))
     s = stats.chart.spread
@@ -104,7 +104,7 @@ def test_risk_closed_form_on_two_dirac_points():
 
 def test_risk_tends_to_the_kmeans_objective():
     X, _ = make_blobs(500, centers=4, random_state=0)
-    stats, cov = _stats(X)
+    stats, _cov = _stats(X)
     Z = KMeans(4, n_init=1, random_state=0).fit(X).cluster_centers_
     M = stats.chart.heads(Z)
     zs = stats.chart.scaled(Z)
@@ -310,7 +310,7 @@ def test_ten_separated_blobs_in_ten_dimensions():
 
 
 def test_oracle_layer_keeps_its_start():
-    X, y, centers = make_orthogonal_mixture(3000, 6, 2, 0.3, random_state=0)
+    X, _y, centers = make_orthogonal_mixture(3000, 6, 2, 0.3, random_state=0)
     aq = AttentionQuantizer(2, init=centers, max_iter=0).fit(X)
     assert np.allclose(aq.cluster_centers_, centers) and aq.n_iter_ == 0
 
