@@ -287,10 +287,28 @@ def block_sums(Y, w, Z, beta, need_grad):
     """
     L = ((2.0 * beta) * Z).astype(Y.dtype, copy=False) @ Y.T  # heads by rows (_free_energy)
     L -= (beta * np.einsum("ij,ij->i", Z, Z)).astype(Y.dtype)[:, None]
-    value, P = free_energy_sums(L, w, beta, need_grad)
+    return logit_sums(L, w, beta, need_grad, Y)
+
+
+def logit_sums(L, w, beta, need_grad, rows, labels=None):
+    """:func:`block_sums` from a block's logits ``L`` (K, b), overwritten, and its
+    ``rows`` as the logits read them (for the first moments).
+
+    With ``labels`` (an array of the block's rows), the head of largest logit of
+    each row (its nearest point) is written there, and ``sum_i w_i max_h
+    logit_ih`` and the rows' count per head are appended to the sums: the hard
+    assignment, for free.
+    """
+    top = L.max(axis=0)
+    hard = ()
+    if labels is not None:
+        counts = np.zeros(L.shape[0], dtype=np.int64)
+        labels[:] = first_minimum(L, top, largest=True, counts=counts)
+        hard = (float(top.sum(dtype=np.float64) if w is None else w @ top), counts)
+    value, P = free_energy_sums(L, w, beta, need_grad, top=top)
     if not need_grad:
-        return (value,)
-    return value, P.sum(axis=1, dtype=np.float64), weighted_rows(P, Y)
+        return (value,) + hard
+    return (value, P.sum(axis=1, dtype=np.float64), weighted_rows(P, rows)) + hard
 
 
 def _sq_sum(Y, w):
@@ -467,24 +485,13 @@ class _RawKernel:
     def sums(self, X, w, need_grad, labels=None):
         """``(value,)`` or ``(value, masses, sum_i w_i p_ih (x_i - r))`` of the rows ``X``.
 
-        With ``labels`` (an array of ``X``'s rows), the head of largest logit of
-        each row (its nearest point) is written there, and ``sum_i w_i max_h
-        logit_ih`` and the rows' count per head are appended to the sums: the
-        hard assignment, for free.
+        With ``labels``, the hard assignment too (:func:`logit_sums`).
         """
         Xr = X if self.r is None and X.dtype == self.dtype else \
             np.subtract(X, 0 if self.r is None else self.r, dtype=self.dtype)
         L = self.A @ Xr.T  # heads by rows (see _free_energy)
         L -= self.c
-        top = L.max(axis=0)
-        if labels is not None:
-            counts = np.zeros(L.shape[0], dtype=np.int64)
-            labels[:] = first_minimum(L, top, largest=True, counts=counts)
-            hard = float(top.sum(dtype=np.float64) if w is None else w @ top)
-        value, P = free_energy_sums(L, w, self.beta, need_grad, top=top)
-        out = (value,) if not need_grad else (
-            value, P.sum(axis=1, dtype=np.float64), weighted_rows(P, Xr))
-        return out if labels is None else out + (hard, counts)
+        return logit_sums(L, w, self.beta, need_grad, Xr, labels)
 
     def scaled_moments(self, out):
         """The summed ``out`` with its moments in the chart's units."""
