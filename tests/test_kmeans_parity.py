@@ -492,8 +492,8 @@ def test_kmeans_warns_less_centers_than_unique_points(global_random_seed):
     )
     with pytest.warns(ConvergenceWarning, match=msg):
         est.fit(X)
-        # only three distinct points, so only three clusters have points
-        assert set(est.labels_) == set(range(3))
+    # only three distinct points, so only three clusters have points
+    assert set(est.labels_) == set(range(3))
 
 
 def _sort_centers(centers):
