@@ -43,6 +43,7 @@ Every pass is a sum over row blocks (:func:`block_sums`), run in threads by
 module knows nothing of scikit-learn.
 """
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +54,20 @@ from ._blocks import chunk_rows, one_blas_thread, sum_row_blocks
 from ._free_energy import exp_shifted, free_energy_sums
 from ._init import centred_order, draw_distinct_rows
 
-__all__ = ["LIFT_HEIGHT", "PointChart", "PointMaths", "PointStatistics", "block_sums",
+try:  # the compiled pass (setup.py builds it; it is optional there)
+    from ._point_kernel import padded_heads, point_sums
+except ImportError:  # pragma: no cover - only where the extension was not built
+    padded_heads = point_sums = None
+    warnings.warn(
+        "sklearn_attnclust's compiled point kernel is not built (run `python -m pip "
+        "install -e .` in a source checkout); the point layer runs its numpy "
+        "reference instead, several times slower on large data.",
+        RuntimeWarning, stacklevel=2)
+
+#: Whether the point layer's passes run the compiled kernel (``_point_kernel``).
+COMPILED = point_sums is not None
+
+__all__ = ["COMPILED", "LIFT_HEIGHT", "PointChart", "PointMaths", "PointStatistics", "block_sums",
            "chart_from_data", "check_points", "lloyd_shift", "mass_preconditioner",
            "point_risk", "point_weights"]
 
@@ -127,6 +141,17 @@ class PointChart:
         gu = (self.height / c) * G
         gc = -(self.height / c[:, 0] ** 2) * np.einsum("ij,ij->i", M[:, :-1], G)
         return np.hstack([gu, gc[:, None]])
+
+
+class _UnitChart:
+    """The identity chart of rows already scaled (offset 0, spread 1), as
+    :class:`_RawKernel` reads it."""
+
+    offset = 0.0
+    spread = 1.0
+
+
+_UNIT_CHART = _UnitChart()
 
 
 def chart_from_data(X, sample_weight=None, *, chunk_size=None):
@@ -398,40 +423,37 @@ class PointStatistics:
         return self.X.shape[0]
 
     def sums(self, Z, beta, need_grad):
-        """:func:`block_sums` over all the rows, in threads, chunk by chunk.
+        """:func:`block_sums` over all the rows, in threads.
 
         Large data are not scaled row by row: the chart's affine map is folded
-        into the heads (:class:`_RawKernel`), so that a pass reads each
-        chunk of rows once per product.
+        into the heads (:class:`_RawKernel`), so that a pass reads the rows as
+        stored; small data are read in their cached scaled rows.  Each thread's
+        rows go to the compiled kernel in one call (:data:`COMPILED`), or chunk
+        by chunk to the numpy reference.
         """
-        X, w, chunk = self.X, self.weights, self.chunk_size
-        if self.cached and self.scaled_rows is None:
-            self.scaled_rows = self.chart.scaled(X)
-        Y = self.scaled_rows
-        if Y is None:
+        X, w = self.X, self.weights
+        if self.cached:
+            if self.scaled_rows is None:
+                self.scaled_rows = self.chart.scaled(X)
+            rows = self.scaled_rows
+            kernel = _RawKernel(_UNIT_CHART, np.zeros(X.shape[1]), Z, beta, np.float64)
+        else:
+            rows = X
             kernel = _RawKernel(self.chart, self.origin, Z, beta, self.dtype)
-        labels = self.labels if Y is None and need_grad else None
+        labels = None if self.cached or not need_grad else self.labels
 
         def block(lo, hi):
-            out = None
-            for a in range(lo, hi, chunk):
-                b = min(a + chunk, hi)
-                wb = None if w is None else w[a:b]
-                part = (block_sums(Y[a:b], wb, Z, beta, need_grad) if Y is not None
-                        else kernel.sums(X[a:b], wb, need_grad,
-                                         None if labels is None else labels[a:b]))
-                out = part if out is None else tuple(p + q for p, q in zip(out, part))
-            return out
+            return kernel.sums(rows, lo, hi, w, need_grad, labels, self.chunk_size)
 
         # threads from as many rows as float64 chunks would need (float32 chunks
         # hold twice the rows: mid-size float32 data keep their two threads)
-        min_rows = 2 * chunk * np.dtype(self.dtype).itemsize // 8
+        min_rows = 2 * self.chunk_size * np.dtype(self.dtype).itemsize // 8
         with one_blas_thread():
             out = sum_row_blocks(block, X.shape[0], min_rows)
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
             self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)
-        return out if Y is not None or not need_grad else kernel.scaled_moments(out)
+        return out if self.cached or not need_grad else kernel.scaled_moments(out)
 
     def track_assignment(self):
         """Keep, from now on, the hard assignment of each risk evaluation with its
@@ -468,7 +490,8 @@ class _RawKernel:
     ``r`` the stats' origin, the logits ``2 beta <y, z_h> - beta ||z_h||^2`` are
     ``<x - r, a_h> - c_h``, ``a_h = (2 beta / s) z_h`` and ``c_h = <o - r, a_h> +
     beta ||z_h||^2``; the first moments ``sum_i w_i p_ih y_i`` are
-    ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) / s``.
+    ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) / s``.  Rows already scaled
+    are read through the unit chart (``o = r = 0``, ``s = 1``).
     """
 
     def __init__(self, chart, origin, Z, beta, dtype):
@@ -481,12 +504,33 @@ class _RawKernel:
         self.A, self.c = A.astype(self.dtype), c.astype(self.dtype)[:, None]
         self.r = self.origin.astype(self.dtype) if np.any(self.origin) else None
         self.beta = beta
+        if COMPILED:
+            self.At, self.c1 = padded_heads(self.A, self.dtype), self.c[:, 0].copy()
 
-    def sums(self, X, w, need_grad, labels=None):
-        """``(value,)`` or ``(value, masses, sum_i w_i p_ih (x_i - r))`` of the rows ``X``.
+    def sums(self, X, lo, hi, w, need_grad, labels=None, chunk=4096):
+        """``(value,)`` or ``(value, masses, sum_i w_i p_ih (x_i - r))`` of the rows
+        ``X[lo:hi]``; with ``labels``, the hard assignment too (:func:`logit_sums`).
 
-        With ``labels``, the hard assignment too (:func:`logit_sums`).
+        The compiled kernel reads rows stored as the passes compute them (C
+        order, in the kernel's dtype) in one call; other rows, and the numpy
+        reference, go ``chunk`` rows at a time (a converted copy of a chunk).
         """
+        direct = COMPILED and X.dtype == self.dtype and X.flags.c_contiguous
+        out = None
+        for a in range(lo, hi, max(hi - lo, 1) if direct else chunk):
+            b = hi if direct else min(a + chunk, hi)
+            part = self.chunk_sums(X[a:b], None if w is None else w[a:b], need_grad,
+                                   None if labels is None else labels[a:b])
+            out = part if out is None else tuple(p + q for p, q in zip(out, part))
+        return out
+
+    def chunk_sums(self, X, w, need_grad, labels=None):
+        """:meth:`sums` of a chunk of rows, by the compiled kernel or by numpy."""
+        if COMPILED:
+            X = np.ascontiguousarray(X, dtype=self.dtype)
+            return point_sums(X, self.At, self.c1,
+                              None if w is None else np.ascontiguousarray(w, np.float64),
+                              self.beta, need_grad, labels, self.r)
         Xr = X if self.r is None and X.dtype == self.dtype else \
             np.subtract(X, 0 if self.r is None else self.r, dtype=self.dtype)
         L = self.A @ Xr.T  # heads by rows (see _free_energy)

@@ -1,0 +1,125 @@
+/* The point layer's pass over a block of rows, compiled: logits, softmax, free
+   energy, masses, first moments and hard assignment in one read of the rows.
+
+   It computes what sklearn_attnclust._point.logit_sums computes from numpy's
+   primitives (the reference, tested against it), tile by tile: AQ_TILE rows
+   at a time, their logits laid out heads by rows, so that every step but the
+   products runs along the rows in vector registers and nothing of n x K size
+   is written.  numpy needed two products, an exponential pass and several
+   reductions over (K, b) temporaries: 3 to 4.5 bare passes X @ M.T per
+   evaluation at 1e6 x 2 and 1e7 x 32 (float32); this, about one.
+
+   Vectors are GCC's generic vectors of 32 bytes, compiled for AVX-512, AVX2
+   and the baseline by target_clones where the compiler and the platform
+   support it (chosen at load time), for the baseline only elsewhere. */
+#ifndef AQ_POINT_KERNEL_H
+#define AQ_POINT_KERNEL_H
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define AQ_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define AQ_CLONES
+#endif
+
+/* exp(x) of max-shifted logits x <= 0, and 0 below AQ_CUT_F64: such weights
+   are below 1e-260 of the row's largest (which no sum that includes it can
+   see) and their products could leave the normal range (subnormal numbers
+   are many times slower).  13 terms of the series on |x - n log 2| <= log(2)/2:
+   within 2 units in the last place. */
+#define AQ_CUT_F64 -600.0
+#define AQ_CUT_F32 -60.0f
+static inline double aq_exp_f64(double z) {
+    const double shifter = 6755399441055744.0; /* 1.5 * 2^52 */
+    double kd, r, p, s, x;
+    uint64_t ki;
+    x = z < AQ_CUT_F64 ? AQ_CUT_F64 : z;
+    kd = x * 1.4426950408889634 + shifter;
+    memcpy(&ki, &kd, 8);
+    kd -= shifter;
+    r = x - kd * 6.93147180369123816490e-01;
+    r = r - kd * 1.90821492927058770002e-10;
+    p = 1.6059043836821613e-10;
+    p = p * r + 2.08767569878681e-09;
+    p = p * r + 2.505210838544172e-08;
+    p = p * r + 2.755731922398589e-07;
+    p = p * r + 2.7557319223985893e-06;
+    p = p * r + 2.48015873015873e-05;
+    p = p * r + 1.984126984126984e-04;
+    p = p * r + 1.388888888888889e-03;
+    p = p * r + 8.333333333333333e-03;
+    p = p * r + 4.1666666666666664e-02;
+    p = p * r + 0.16666666666666666;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    ki = (ki + 1023u) << 52;
+    memcpy(&s, &ki, 8);
+    return z < AQ_CUT_F64 ? 0.0 : p * s;
+}
+
+/* float32: 0 below AQ_CUT_F32 (1e-26); 8 terms. */
+static inline float aq_exp_f32(float z) {
+    const float shifter = 12582912.0f; /* 1.5 * 2^23 */
+    float kd, r, p, s, x;
+    uint32_t ki;
+    x = z < AQ_CUT_F32 ? AQ_CUT_F32 : z;
+    kd = x * 1.44269504088896341f + shifter;
+    memcpy(&ki, &kd, 4);
+    kd -= shifter;
+    r = x - kd * 0.693145751953125f;
+    r = r - kd * 1.428606765330187e-06f;
+    p = 1.9841269841269841e-04f;
+    p = p * r + 1.3888888888888889e-03f;
+    p = p * r + 8.3333333333333332e-03f;
+    p = p * r + 4.1666666666666664e-02f;
+    p = p * r + 0.16666666666666666f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    ki = (ki + 127u) << 23;
+    memcpy(&s, &ki, 4);
+    return z < AQ_CUT_F32 ? 0.0f : p * s;
+}
+
+#define AQ_TILE 256
+/* rows of at most this many features are multiplied along the rows */
+#define AQ_NARROW 8
+/* up to this many heads, the rows per head are counted by compares */
+#define AQ_COUNT_HEADS 32
+/* up to this many heads, the normalisers' logarithms are taken of products */
+#define AQ_PRODUCT_HEADS 1000
+/* tiles summed in the rows' precision before the float64 totals */
+#define AQ_FLUSH_TILES 16
+/* work space, in FLTs */
+#define AQ_WORK(K, d) ((K + 2) * AQ_TILE + (K) * (d) + ((d) <= AQ_NARROW ? (d) * AQ_TILE : 0))
+
+#define FLT double
+typedef double aq_vec_f64 __attribute__((vector_size(32)));
+#define AQ_LANES 4
+#define AQ_VEC aq_vec_f64
+#define AQ_EXP aq_exp_f64
+#define AQ_NAME(x) x##_f64
+#include "_point_kernel_impl.h"
+#undef FLT
+#undef AQ_EXP
+#undef AQ_NAME
+#undef AQ_VEC
+#undef AQ_LANES
+
+#define FLT float
+typedef float aq_vec_f32 __attribute__((vector_size(32)));
+#define AQ_LANES 8
+#define AQ_VEC aq_vec_f32
+#define AQ_EXP aq_exp_f32
+#define AQ_NAME(x) x##_f32
+#include "_point_kernel_impl.h"
+#undef FLT
+#undef AQ_EXP
+#undef AQ_NAME
+#undef AQ_VEC
+#undef AQ_LANES
+
+#endif

@@ -1,0 +1,128 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The point layer's compiled pass (``_point_kernel.h``), called by :mod:`._point`.
+
+:func:`point_sums` is :func:`._point.logit_sums` of the logits ``<x - r, a_h> -
+c_h`` of a block of rows, with the products, the softmax and the hard
+assignment fused in one read of the rows.  It releases the GIL, so that the
+row blocks of :func:`._blocks.sum_row_blocks` run in parallel.
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.stdint cimport int64_t, intptr_t
+from libc.stdlib cimport free, malloc
+
+cnp.import_array()
+
+cdef extern from "_point_kernel.h" nogil:
+    int AQ_TILE
+    int64_t AQ_WORK(int64_t K, int64_t d)
+    void aq_point_sums_f64(const double *X, int64_t n, int64_t d, const double *r,
+                           const double *At, int64_t Kp, const double *c, int64_t K,
+                           const double *w, int need_grad, intptr_t *labels,
+                           double *out_value, double *out_top, double *mass,
+                           double *first, int64_t *counts, double *work)
+    void aq_point_sums_f32(const float *X, int64_t n, int64_t d, const float *r,
+                           const float *At, int64_t Kp, const float *c, int64_t K,
+                           const double *w, int need_grad, intptr_t *labels,
+                           double *out_value, double *out_top, double *mass,
+                           double *first, int64_t *counts, float *work)
+
+#: Heads per block of the kernel's products: the transposed heads are padded
+#: with zero columns to a multiple of it.
+HEAD_BLOCK = 8
+
+
+def padded_heads(A, dtype):
+    """The heads ``A`` (K, d) as :func:`point_sums` reads them: transposed, in
+    ``dtype``, padded with zero columns to a multiple of :data:`HEAD_BLOCK`."""
+    K, d = A.shape
+    At = np.zeros((d, -(-K // HEAD_BLOCK) * HEAD_BLOCK), dtype=dtype)
+    At[:, :K] = A.T
+    return At
+
+
+def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
+    """:func:`._point.logit_sums` of the rows ``X`` with logits ``<x - r, a_h> - c_h``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (b, d), C-contiguous, float64 or float32
+        The rows (the logits, weights and moments are computed in their
+        precision, summed in float64).
+    At : ndarray
+        The heads ``a_h`` by :func:`padded_heads`, in ``X``'s dtype.
+    c : ndarray of shape (K,)
+        The logits' offsets, in ``X``'s dtype.
+    w : ndarray of shape (b,), float64, or None
+        The rows' weights (None: all one).
+    beta : float
+        The temperature the logits are multiplied by.
+    need_grad : bool
+        Whether to return the masses and first moments.
+    labels : ndarray of shape (b,), intp, optional
+        Where to write each row's head of largest logit (the first of equal
+        ones); then ``sum_i w_i max_h l_ih`` and the rows' count per head are
+        appended.
+    r : ndarray of shape (d,), optional
+        Subtracted from the rows before the products and the moments.
+
+    Returns
+    -------
+    tuple
+        ``(value,)`` or ``(value, masses, first moments)``, then the hard
+        assignment's two sums with ``labels``, as :func:`._point.logit_sums`.
+    """
+    dtype = X.dtype
+    if dtype != np.float64 and dtype != np.float32:
+        raise ValueError(f"point_sums reads float64 or float32 rows, got {dtype}.")
+    if not X.flags.c_contiguous:
+        raise ValueError("point_sums reads C-contiguous rows.")
+    cdef int64_t n = X.shape[0], d = X.shape[1]
+    cdef int64_t K = c.shape[0]
+    cdef int64_t Kp = At.shape[1]
+    if At.dtype != dtype or c.dtype != dtype or At.shape[0] != d or Kp % HEAD_BLOCK \
+            or Kp < K or not At.flags.c_contiguous or not c.flags.c_contiguous:
+        raise ValueError("point_sums: the heads must come from padded_heads, in the rows' dtype.")
+    if w is not None and (w.dtype != np.float64 or w.shape[0] != n or not w.flags.c_contiguous):
+        raise ValueError("point_sums: the weights must be a contiguous float64 array of one per row.")
+    if labels is not None and (labels.dtype != np.intp or labels.shape[0] != n
+                               or not labels.flags.c_contiguous):
+        raise ValueError("point_sums: labels must be a contiguous intp array of one per row.")
+    if r is not None and (r.dtype != dtype or r.shape[0] != d or not r.flags.c_contiguous):
+        raise ValueError("point_sums: r must be a contiguous array of d numbers in the rows' dtype.")
+    cdef cnp.ndarray mass = np.zeros(K)
+    cdef cnp.ndarray first = np.zeros((K, d))
+    cdef cnp.ndarray counts = np.zeros(K, dtype=np.int64)
+    cdef double value = 0.0, top = 0.0
+    cdef int64_t n_work = AQ_WORK(K, d)
+    cdef bint single = dtype == np.float32
+    cdef const void *Xp = cnp.PyArray_DATA(X)
+    cdef const void *Ap = cnp.PyArray_DATA(At)
+    cdef const void *cp = cnp.PyArray_DATA(c)
+    cdef const void *rp = NULL if r is None else cnp.PyArray_DATA(r)
+    cdef const double *wp = NULL if w is None else <const double *> cnp.PyArray_DATA(w)
+    cdef intptr_t *lp = NULL if labels is None else <intptr_t *> cnp.PyArray_DATA(labels)
+    cdef double *mp = <double *> cnp.PyArray_DATA(mass)
+    cdef double *fp = <double *> cnp.PyArray_DATA(first)
+    cdef int64_t *kp = <int64_t *> cnp.PyArray_DATA(counts)
+    cdef void *work = malloc(n_work * (4 if single else 8))
+    if work == NULL:
+        raise MemoryError()
+    with nogil:
+        if single:
+            aq_point_sums_f32(<const float *> Xp, n, d, <const float *> rp,
+                              <const float *> Ap, Kp, <const float *> cp, K, wp,
+                              need_grad, lp, &value, &top, mp, fp, kp, <float *> work)
+        else:
+            aq_point_sums_f64(<const double *> Xp, n, d, <const double *> rp,
+                              <const double *> Ap, Kp, <const double *> cp, K, wp,
+                              need_grad, lp, &value, &top, mp, fp, kp, <double *> work)
+    free(work)
+    out = (-(value + top) / beta,)
+    if need_grad:
+        out += (mass, first)
+    if labels is not None:
+        out += (top, counts)
+    return out

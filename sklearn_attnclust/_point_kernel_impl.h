@@ -1,0 +1,222 @@
+/* One precision of the point kernel: point_kernel.h includes it with FLT (the
+   rows' type), AQ_EXP (its exponential) and AQ_NAME (the suffix). */
+
+/* Logits of a tile of t rows, heads by rows: L[k * AQ_TILE + i] =
+   <x_i - r, A_k> - c_k.  Wide rows (d > AQ_NARROW): 4 rows by 8 heads at a
+   time (At: d x Kp, heads padded to a multiple of 8 with zeros); narrow rows:
+   from the tile's columns Xt (d x AQ_TILE), along the rows. */
+static inline __attribute__((always_inline)) void AQ_NAME(aq_logits)(
+    const FLT *X, int64_t t, int64_t d, const FLT *r, const FLT *At, int64_t Kp,
+    const FLT *c, int64_t K, const FLT *Xt, FLT *L)
+{
+    int64_t i, j, k, q, kb;
+    if (Xt) {
+        for (k = 0; k < K; k++) {
+            FLT *l = L + k * AQ_TILE;
+            for (i = 0; i < t; i++) l[i] = -c[k];
+            for (j = 0; j < d; j++) {
+                const FLT a = At[j * Kp + k], *x = Xt + j * AQ_TILE;
+                for (i = 0; i < t; i++) l[i] += a * x[i];
+            }
+        }
+        return;
+    }
+    for (kb = 0; kb < K; kb += AQ_LANES) {
+        for (i = 0; i < t; i += 8) {
+            const FLT *x[8];
+            AQ_VEC a[8];
+            FLT o[AQ_LANES];
+            for (q = 0; q < 8; q++) {
+                x[q] = X + (i + q < t ? i + q : i) * d;
+                a[q] = (AQ_VEC){0};
+            }
+            for (j = 0; j < d; j++) {
+                AQ_VEC h;
+                const FLT s = r ? r[j] : (FLT)0;
+                memcpy(&h, At + j * Kp + kb, sizeof h);
+                for (q = 0; q < 8; q++) a[q] += (x[q][j] - s) * h;
+            }
+            for (q = 0; q < 8 && i + q < t; q++) {
+                int64_t e;
+                memcpy(o, &a[q], sizeof o);
+                for (e = 0; e < AQ_LANES && kb + e < K; e++)
+                    L[(kb + e) * AQ_TILE + i + q] = o[e] - c[kb + e];
+            }
+        }
+    }
+}
+
+/* First moments of a tile, F[k * d + j] += sum_i P[k * AQ_TILE + i] (x_ij - r_j). */
+static inline __attribute__((always_inline)) void AQ_NAME(aq_moments)(
+    const FLT *X, int64_t t, int64_t d, const FLT *r, const FLT *P, int64_t K,
+    const FLT *Xt, FLT *F)
+{
+    int64_t i, j, k, q, jb;
+    if (Xt) {
+        for (k = 0; k < K; k++) {
+            const FLT *p = P + k * AQ_TILE;
+            for (j = 0; j < d; j++) {
+                const FLT *x = Xt + j * AQ_TILE;
+                FLT s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                for (i = 0; i + 8 <= t; i += 8)
+                    for (q = 0; q < 8; q++) s8[q] += p[i + q] * x[i + q];
+                for (; i < t; i++) s8[0] += p[i] * x[i];
+                F[k * d + j] += ((s8[0] + s8[1]) + (s8[2] + s8[3]))
+                              + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
+            }
+        }
+        return;
+    }
+    for (k = 0; k < K; k += 4) {
+        const FLT *p[4];
+        for (q = 0; q < 4; q++) p[q] = P + (k + q < K ? k + q : k) * AQ_TILE;
+        for (jb = 0; jb < d; jb += 2 * AQ_LANES) {
+            const int64_t width = d - jb < 2 * AQ_LANES ? d - jb : 2 * AQ_LANES;
+            AQ_VEC f[8], s[2] = {{0}, {0}};
+            FLT o[2 * AQ_LANES];
+            for (q = 0; q < 8; q++) f[q] = (AQ_VEC){0};
+            if (width == 2 * AQ_LANES) {
+                if (r) memcpy(s, r + jb, sizeof s);
+                for (i = 0; i < t; i++) {
+                    AQ_VEC v[2];
+                    memcpy(v, X + i * d + jb, sizeof v);
+                    v[0] -= s[0];
+                    v[1] -= s[1];
+                    for (q = 0; q < 4; q++) {
+                        f[2 * q] += p[q][i] * v[0];
+                        f[2 * q + 1] += p[q][i] * v[1];
+                    }
+                }
+                for (q = 0; q < 4 && k + q < K; q++) {
+                    memcpy(o, &f[2 * q], sizeof o);
+                    for (j = 0; j < 2 * AQ_LANES; j++) F[(k + q) * d + jb + j] += o[j];
+                }
+            } else {  /* the last columns, one at a time */
+                for (j = jb; j < d; j++) {
+                    const FLT sj = r ? r[j] : (FLT)0;
+                    FLT g[4] = {0, 0, 0, 0};
+                    for (i = 0; i < t; i++) {
+                        const FLT v = X[i * d + j] - sj;
+                        for (q = 0; q < 4; q++) g[q] += p[q][i] * v;
+                    }
+                    for (q = 0; q < 4 && k + q < K; q++) F[(k + q) * d + j] += g[q];
+                }
+            }
+        }
+    }
+}
+
+/* Sums over the rows X (n, d), C order, less r (d) unless r is NULL, of the
+   logits l_h = <x - r, A_h> - c_h (At: A transposed, d x Kp; c: K):
+     *out_value += sum_i w_i log sum_h exp(l_ih - top_i), top_i = max_h l_ih
+     *out_top   += sum_i w_i top_i
+     mass[k]    += sum_i w_i p_ik                      (need_grad)
+     first[k,j] += sum_i w_i p_ik (x_ij - r_j)         (need_grad)
+     counts[k]  += rows whose first largest logit is k; labels[i] = that k.
+   w and labels may be NULL.  work: AQ_WORK(K, d) FLTs. */
+static AQ_CLONES void AQ_NAME(aq_point_sums)(
+    const FLT *X, int64_t n, int64_t d, const FLT *r, const FLT *At, int64_t Kp,
+    const FLT *c, int64_t K, const double *w, int need_grad, intptr_t *labels,
+    double *out_value, double *out_top, double *mass, double *first,
+    int64_t *counts, FLT *work)
+{
+    FLT *L = work;                        /* K x AQ_TILE */
+    FLT *top = L + K * AQ_TILE;           /* AQ_TILE */
+    FLT *scale = top + AQ_TILE;           /* AQ_TILE */
+    FLT *F = scale + AQ_TILE;             /* K x d */
+    FLT *Xt = d <= AQ_NARROW ? F + K * d : NULL;  /* d x AQ_TILE */
+    int32_t lab[AQ_TILE];
+    double value = 0.0, tops = 0.0;
+    int64_t i0, i, j, k, t, q;
+
+    if (need_grad) memset(F, 0, sizeof(FLT) * K * d);
+    for (i0 = 0; i0 < n; i0 += AQ_TILE) {
+        const FLT *Xb = X + i0 * d;
+        t = n - i0 < AQ_TILE ? n - i0 : AQ_TILE;
+        if (Xt && d == 2) {  /* the tile's columns (constant strides: vectorised) */
+            const FLT r0 = r ? r[0] : (FLT)0, r1 = r ? r[1] : (FLT)0;
+            for (i = 0; i < t; i++) {
+                Xt[i] = Xb[2 * i] - r0;
+                Xt[AQ_TILE + i] = Xb[2 * i + 1] - r1;
+            }
+        } else if (Xt) {
+            for (j = 0; j < d; j++) {
+                const FLT rj = r ? r[j] : (FLT)0;
+                for (i = 0; i < t; i++) Xt[j * AQ_TILE + i] = Xb[i * d + j] - rj;
+            }
+        }
+        AQ_NAME(aq_logits)(Xb, t, d, r, At, Kp, c, K, Xt, L);
+        /* the largest logit of each row, and its first head */
+        for (i = 0; i < t; i++) top[i] = L[i];
+        for (k = 1; k < K; k++) {
+            const FLT *l = L + k * AQ_TILE;
+            for (i = 0; i < t; i++) top[i] = l[i] > top[i] ? l[i] : top[i];
+        }
+        for (i = 0; i < t; i++) lab[i] = (int32_t)(K - 1);
+        for (k = K - 2; k >= 0; k--) {
+            const FLT *l = L + k * AQ_TILE;
+            for (i = 0; i < t; i++) lab[i] = l[i] == top[i] ? (int32_t)k : lab[i];
+        }
+        if (K <= AQ_COUNT_HEADS) {  /* a compare per head: no chain through memory */
+            for (k = 0; k < K; k++) {
+                int32_t m8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                for (i = 0; i + 8 <= t; i += 8)
+                    for (q = 0; q < 8; q++) m8[q] += lab[i + q] == (int32_t)k;
+                for (; i < t; i++) m8[0] += lab[i] == (int32_t)k;
+                counts[k] += ((m8[0] + m8[1]) + (m8[2] + m8[3])) + ((m8[4] + m8[5]) + (m8[6] + m8[7]));
+            }
+        } else {
+            for (i = 0; i < t; i++) counts[lab[i]]++;
+        }
+        if (labels)
+            for (i = 0; i < t; i++) labels[i0 + i] = lab[i];
+        /* the softmax's exponentials and normalisers */
+        for (k = 0; k < K; k++) {
+            FLT *l = L + k * AQ_TILE;
+            for (i = 0; i < t; i++) l[i] = AQ_EXP(l[i] - top[i]);
+        }
+        for (i = 0; i < t; i++) scale[i] = L[i];
+        for (k = 1; k < K; k++) {
+            const FLT *l = L + k * AQ_TILE;
+            for (i = 0; i < t; i++) scale[i] += l[i];
+        }
+        if (w || K > AQ_PRODUCT_HEADS) {
+            for (i = 0; i < t; i++) {
+                const double wi = w ? w[i0 + i] : 1.0;
+                value += wi * log((double)scale[i]);
+                tops += wi * (double)top[i];
+            }
+        } else {
+            /* logarithms of products of AQ_TILE / 4 normalisers (each in [1, K]) */
+            double prod[4] = {1.0, 1.0, 1.0, 1.0}, tp[4] = {0.0, 0.0, 0.0, 0.0};
+            for (i = 0; i + 4 <= t; i += 4)
+                for (q = 0; q < 4; q++) {
+                    prod[q] *= (double)scale[i + q];
+                    tp[q] += (double)top[i + q];
+                }
+            for (; i < t; i++) { prod[0] *= (double)scale[i]; tp[0] += (double)top[i]; }
+            value += (log(prod[0]) + log(prod[1])) + (log(prod[2]) + log(prod[3]));
+            tops += (tp[0] + tp[1]) + (tp[2] + tp[3]);
+        }
+        if (!need_grad) continue;
+        /* the weights w_i p_ik, their sums and the first moments */
+        for (i = 0; i < t; i++) scale[i] = (w ? (FLT)w[i0 + i] : (FLT)1) / scale[i];
+        for (k = 0; k < K; k++) {
+            FLT *l = L + k * AQ_TILE;
+            FLT m8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (i = 0; i < t; i++) l[i] *= scale[i];
+            for (i = 0; i + 8 <= t; i += 8)
+                for (q = 0; q < 8; q++) m8[q] += l[i + q];
+            for (; i < t; i++) m8[0] += l[i];
+            mass[k] += (double)(((m8[0] + m8[1]) + (m8[2] + m8[3]))
+                                + ((m8[4] + m8[5]) + (m8[6] + m8[7])));
+        }
+        AQ_NAME(aq_moments)(Xb, t, d, r, L, K, Xt, F);
+        if ((i0 / AQ_TILE) % AQ_FLUSH_TILES == AQ_FLUSH_TILES - 1 || i0 + t >= n) {
+            for (k = 0; k < K * d; k++) first[k] += (double)F[k];
+            memset(F, 0, sizeof(FLT) * K * d);
+        }
+    }
+    *out_value += value;
+    *out_top += tops;
+}
