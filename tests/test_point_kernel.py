@@ -1,0 +1,180 @@
+"""The compiled point kernel (``_point_kernel``) against its numpy reference.
+
+``point_sums`` must compute what ``_point.logit_sums`` computes from numpy's
+primitives: the free energy, the masses, the first moments and the hard
+assignment of a block of rows, for both precisions, with and without weights
+and an origin, at every tail of its tiles and blocks of heads; its
+exponential must be accurate to a few units in the last place; and a fit must
+not depend on which of the two ran it.
+"""
+
+import numpy as np
+import pytest
+
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust import _point
+from sklearn_attnclust._point import CACHE_ENTRIES, logit_sums
+
+pytestmark = pytest.mark.skipif(not _point.COMPILED, reason="the kernel is not built")
+if _point.COMPILED:
+    from sklearn_attnclust._point_kernel import HEAD_BLOCK, padded_heads, point_sums
+
+
+def test_kernel_is_built():
+    """The install builds the kernel (setup.py), so the test suite runs it."""
+    assert _point.COMPILED, (
+        "sklearn_attnclust._point_kernel is not built: run `python -m pip install -e .`")
+
+
+def _case(n, d, K, dtype, seed=0, beta=3.0, far=False):
+    rng = np.random.default_rng(seed)
+    C = rng.normal(size=(K, d))
+    X = C[rng.integers(K, size=n)] + 0.4 * rng.normal(size=(n, d))
+    r = None
+    if far:
+        shift = 50.0 * rng.normal(size=d)
+        X, r = X + shift, shift.astype(dtype)
+    A = (2 * beta * C).astype(dtype)
+    c = (beta * np.einsum("ij,ij->i", C, C)).astype(dtype)
+    return np.ascontiguousarray(X, dtype=dtype), A, c, beta, r
+
+
+def _reference(X, A, c, w, beta, need_grad, r):
+    """logit_sums in float64 of the same logits (the rows less r)."""
+    Y = X.astype(np.float64) - (0.0 if r is None else r.astype(np.float64))
+    L = A.astype(np.float64) @ Y.T - c.astype(np.float64)[:, None]
+    labels = np.empty(X.shape[0], dtype=np.intp)
+    out = logit_sums(L, w, beta, need_grad, Y, labels)
+    return out, labels
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("d", [1, 2, 3, 7, 8, 9, 16, 17, 33])
+@pytest.mark.parametrize("K", [1, 2, 3, 8, 9, 40])
+def test_point_sums_match_the_numpy_reference(dtype, d, K):
+    n = 3 * 256 + 13  # a tail in the tiles (256 rows) and in the blocks of 8 rows
+    X, A, c, beta, _ = _case(n, d, K, dtype, seed=d * 100 + K)
+    labels = np.empty(n, dtype=np.intp)
+    out = point_sums(X, padded_heads(A, dtype), c, None, beta, True, labels)
+    ref, ref_labels = _reference(X, A, c, None, beta, True, None)
+    rtol = 1e-12 if dtype == np.float64 else 2e-5
+    scale = np.abs(ref[2]).max() + 1.0
+    np.testing.assert_allclose(out[0], ref[0], rtol=rtol)
+    np.testing.assert_allclose(out[1], ref[1], rtol=rtol, atol=rtol * n)
+    np.testing.assert_allclose(out[2], ref[2], rtol=0, atol=rtol * n * scale)
+    np.testing.assert_allclose(out[3], ref[3], rtol=rtol)
+    if dtype == np.float64:  # float32 logits may round a near tie the other way
+        np.testing.assert_array_equal(labels, ref_labels)
+        np.testing.assert_array_equal(out[4], ref[4])
+    else:
+        assert np.mean(labels == ref_labels) > 0.999
+        assert out[4].sum() == n
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("d", [2, 12])
+def test_weights_origin_and_value_only(dtype, d):
+    """Sample weights, rows far from the origin less ``r``, and the value alone."""
+    n, K = 2000, 5
+    X, A, c, beta, r = _case(n, d, K, dtype, seed=7, far=True)
+    w = np.random.default_rng(1).uniform(0.1, 3.0, size=n)
+    At = padded_heads(A, dtype)
+    out = point_sums(X, At, c, w, beta, True, None, r)
+    ref, _ = _reference(X, A, c, w, beta, True, r)
+    rtol = 1e-12 if dtype == np.float64 else 1e-4
+    assert len(out) == 3
+    for got, want in zip(out, ref[:3]):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
+    value = point_sums(X, At, c, w, beta, False, None, r)
+    assert len(value) == 1
+    np.testing.assert_allclose(value[0], ref[0], rtol=rtol)
+
+
+def test_ties_go_to_the_first_head():
+    """Equal heads: every row is labelled and counted for the first of them, as
+    ``_assign.first_minimum`` does."""
+    X, A, c, beta, _ = _case(1000, 4, 3, np.float64)
+    A = np.vstack([A[:1], A[:1], A[1:]])
+    c = np.concatenate([c[:1], c[:1], c[1:]])
+    labels = np.empty(1000, dtype=np.intp)
+    out = point_sums(X, padded_heads(A, np.float64), c, None, beta, True, labels)
+    _, ref_labels = _reference(X, A, c, None, beta, True, None)
+    np.testing.assert_array_equal(labels, ref_labels)
+    assert not np.any(labels == 1) and out[4][1] == 0
+    np.testing.assert_allclose(out[1][0], out[1][1])  # the softmax splits their weight
+
+
+@pytest.mark.parametrize("dtype, ulps, cut", [(np.float64, 4, -600.0), (np.float32, 4, -60.0)])
+def test_exponential_is_accurate_and_cut(dtype, ulps, cut):
+    """The kernel's softmax weight of a head whose logit is ``z`` below the other's:
+    ``e^z / (1 + e^z)``, within a few units in the last place of numpy's, and
+    zero below the cut (where it would leave the normal range)."""
+    z = np.concatenate([np.linspace(cut + 1e-3, 0.0, 4001), [-1e-9, -0.5 * np.log(2)]])
+    X = z.astype(dtype)[:, None]
+    A = np.array([[0.0], [1.0]], dtype=dtype)  # logits 0 and x: one row at a time
+    c = np.zeros(2, dtype=dtype)
+    At = padded_heads(A, dtype)
+    got = np.array([point_sums(X[i:i + 1], At, c, None, 1.0, True)[1][1]
+                    for i in range(X.shape[0])])
+    zz = X[:, 0].astype(np.float64)
+    want = np.exp(zz) / (1.0 + np.exp(zz))
+    eps = np.finfo(dtype).eps
+    assert np.max(np.abs(got - want) / want) < ulps * eps
+    below = np.array([cut - 1e-3, cut - 50.0, -1e4], dtype=dtype)[:, None]
+    for row in below:
+        assert point_sums(row[None, :], At, c, None, 1.0, True)[1][1] == 0.0
+
+
+def test_bad_arguments_are_errors():
+    X, A, c, beta, _ = _case(10, 3, 2, np.float64)
+    At = padded_heads(A, np.float64)
+    assert At.shape == (3, HEAD_BLOCK)
+    with pytest.raises(ValueError, match="float64 or float32"):
+        point_sums(X.astype(np.float16), At, c, None, beta, True)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        point_sums(np.asfortranarray(X), At, c, None, beta, True)
+    with pytest.raises(ValueError, match="padded_heads"):
+        point_sums(X, A.T.copy(), c, None, beta, True)
+    with pytest.raises(ValueError, match="padded_heads"):
+        point_sums(X.astype(np.float32), At, c, None, beta, True)
+    with pytest.raises(ValueError, match="weights"):
+        point_sums(X, At, c, np.ones(9), beta, True)
+    with pytest.raises(ValueError, match="labels"):
+        point_sums(X, At, c, None, beta, True, np.empty(10, dtype=np.int32))
+    with pytest.raises(ValueError, match="r must"):
+        point_sums(X, At, c, None, beta, True, None, np.zeros(2))
+
+
+def _blobs(n, d, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    C = 3.0 * rng.normal(size=(4, d))
+    return (C[rng.integers(4, size=n)] + rng.normal(size=(n, d)) + 20.0).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype, n, d", [
+    (np.float64, 3000, 5),                                # cached scaled rows
+    (np.float64, CACHE_ENTRIES // 16 + 1000, 16),         # rows as stored
+    (np.float32, CACHE_ENTRIES // 8 + 1000, 8),           # float32 passes
+])
+def test_fits_do_not_depend_on_the_implementation(monkeypatch, dtype, n, d):
+    """The same fit with the compiled kernel and with the numpy reference."""
+    X = _blobs(n, d, dtype)
+    est = AttentionQuantizer(n_clusters=4, random_state=0)
+    fast = est.fit(X)
+    centres, inertia, labels = fast.cluster_centers_, fast.inertia_, fast.labels_
+    monkeypatch.setattr(_point, "COMPILED", False)
+    slow = AttentionQuantizer(n_clusters=4, random_state=0).fit(X)
+    tol = 1e-8 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(centres, slow.cluster_centers_, rtol=tol, atol=tol)
+    np.testing.assert_allclose(inertia, slow.inertia_, rtol=tol)
+    assert np.mean(labels == slow.labels_) > 0.9999
+
+
+def test_rows_in_fortran_order_are_read_chunk_by_chunk():
+    """Rows the kernel cannot read as stored (Fortran order) are copied a chunk at
+    a time, with the same fit."""
+    X = _blobs(CACHE_ENTRIES // 16 + 1000, 16, np.float64, seed=3)
+    a = AttentionQuantizer(n_clusters=4, random_state=0).fit(X)
+    b = AttentionQuantizer(n_clusters=4, random_state=0).fit(np.asfortranarray(X))
+    np.testing.assert_allclose(a.cluster_centers_, b.cluster_centers_, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
