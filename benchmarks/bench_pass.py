@@ -5,10 +5,13 @@ of the point layer's risk over all the rows (``PointStatistics.sums``, as the
 full-data stage of a fit runs it: in threads, with the hard assignment tracked)
 is timed at the fitted heads, with and without its gradient, against a bare
 pass ``X @ M.T`` with K columns on one BLAS thread (as ``bench_fit.py``
-counts).  Medians of ``--repeat`` interleaved repetitions, with their range.
+counts); and with its gradient by the numpy reference the compiled kernel
+replaces (``_point.COMPILED`` off).  Medians of ``--repeat`` interleaved
+repetitions, with their range.
 
-With ``--parts``, the steps of one evaluation with its gradient on one thread
-(chunk by chunk, as ``_point._RawKernel`` runs them), each in bare passes.
+With ``--parts``, the steps of one evaluation with its gradient on one thread:
+the compiled kernel's single call, and the numpy reference's steps (chunk by
+chunk, as ``_point._RawKernel`` runs them), each in bare passes.
 
 Usage::
 
@@ -25,7 +28,7 @@ from sklearn.datasets import make_blobs
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust import AttentionQuantizer, _point
 from sklearn_attnclust._assign import first_minimum
 from sklearn_attnclust._free_energy import free_energy_sums
 from sklearn_attnclust._point import PointStatistics, _RawKernel, weighted_rows
@@ -71,18 +74,21 @@ def parts(stats, Z, beta, repeat):
 
     with threadpool_limits(limits=1, user_api="blas"):
         for _ in range(repeat):
+            if _point.COMPILED:
+                step("compiled kernel (all steps)", kernel.sums, X, 0, X.shape[0], None, True,
+                     labels, chunk)
             for a in range(0, X.shape[0], chunk):
                 rows = X[a:a + chunk]
                 if kernel.r is not None or rows.dtype != kernel.dtype:
                     rows = step("shift", np.subtract, rows, 0 if kernel.r is None else kernel.r,
                                 dtype=kernel.dtype)
-                L = step("logits product", lambda r: kernel.A @ r.T - kernel.c, rows)
-                top = step("softmax", L.max, 0)
+                L = step("numpy: logits product", lambda r: kernel.A @ r.T - kernel.c, rows)
+                top = step("numpy: softmax", L.max, 0)
                 counts = np.zeros(L.shape[0], dtype=np.int64)
-                labels[a:a + chunk] = step("labels", first_minimum, L, top, True, counts)
-                _, P = step("softmax", free_energy_sums, L, None, beta, True, top)
-                step("softmax", P.sum, 1)
-                step("weighted sums product", weighted_rows, P, rows)
+                labels[a:a + chunk] = step("numpy: labels", first_minimum, L, top, True, counts)
+                _, P = step("numpy: softmax", free_energy_sums, L, None, beta, True, top)
+                step("numpy: softmax", P.sum, 1)
+                step("numpy: weighted sums product", weighted_rows, P, rows)
     return {k: v / repeat for k, v in steps.items()}
 
 
@@ -96,17 +102,24 @@ def run(case_list, repeat, with_parts=False):
         stats.track_assignment()
         Z, beta = layer.chart.scaled_points(layer.heads), layer.beta
         M = np.random.default_rng(0).normal(size=(K, X.shape[1])).astype(X.dtype)
-        bare, grad, value = [], [], []
-        for _ in range(repeat):  # interleaved: a slow spell hits all three
+        bare, grad, value, reference = [], [], [], []
+        compiled = _point.COMPILED
+        for _ in range(repeat):  # interleaved: a slow spell hits all four
             with threadpool_limits(limits=1, user_api="blas"):
                 bare.append(_timed(np.matmul, X, M.T))
             grad.append(_timed(stats.sums, Z, beta, True))
             value.append(_timed(stats.sums, Z, beta, False))
+            _point.COMPILED = False
+            try:
+                reference.append(_timed(stats.sums, Z, beta, True))
+            finally:
+                _point.COMPILED = compiled
         b = float(np.median(bare))
-        rows.append((name, b, np.array(grad) / b, np.array(value) / b))
+        rows.append((name, b, np.array(grad) / b, np.array(value) / b,
+                     np.array(reference) / b))
         print(f"{name:36} bare {1e3 * b:8.2f} ms  risk + gradient "
-              f"{np.median(grad) / b:5.2f} bare passes  value {np.median(value) / b:5.2f}",
-              flush=True)
+              f"{np.median(grad) / b:5.2f} bare passes  value {np.median(value) / b:5.2f}"
+              f"  numpy reference {np.median(reference) / b:5.2f}", flush=True)
         if with_parts:
             for step, seconds in parts(stats, Z, beta, max(1, repeat // 3)).items():
                 print(f"    one thread: {step:24} {seconds / b:5.2f} bare passes", flush=True)
@@ -116,11 +129,15 @@ def run(case_list, repeat, with_parts=False):
 def markdown(rows, repeat):
     lines = [(f"Medians of {repeat} repetitions (range in brackets), in bare passes "
               "(`X @ M.T`, K columns, one BLAS thread)."), "",
-             "| case | bare pass (ms) | risk + gradient | risk value |",
-             "|:---|---:|---:|---:|"]
-    for name, b, g, v in rows:
-        lines.append(f"| {name} | {1e3 * b:.2f} | {np.median(g):.2f} ({g.min():.2f}-"
-                     f"{g.max():.2f}) | {np.median(v):.2f} ({v.min():.2f}-{v.max():.2f}) |")
+             "| case | bare pass (ms) | risk + gradient | risk value "
+             "| risk + gradient, numpy reference |",
+             "|:---|---:|---:|---:|---:|"]
+
+    def spread(x):
+        return f"{np.median(x):.2f} ({x.min():.2f}-{x.max():.2f})"
+
+    for name, b, g, v, ref in rows:
+        lines.append(f"| {name} | {1e3 * b:.2f} | {spread(g)} | {spread(v)} | {spread(ref)} |")
     return "\n".join(lines)
 
 
