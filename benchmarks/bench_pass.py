@@ -129,8 +129,8 @@ def run(case_list, repeat, with_parts=False):
 def markdown(rows, repeat):
     lines = [(f"Medians of {repeat} repetitions (range in brackets), in bare passes "
               "(`X @ M.T`, K columns, one BLAS thread)."), "",
-             "| case | bare pass (ms) | risk + gradient | risk value "
-             "| risk + gradient, numpy reference |",
+             ("| case | bare pass (ms) | risk + gradient | risk value "
+              "| risk + gradient, numpy reference |"),
              "|:---|---:|---:|---:|---:|"]
 
     def spread(x):

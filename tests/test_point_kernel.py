@@ -11,19 +11,24 @@ not depend on which of the two ran it.
 import numpy as np
 import pytest
 
-from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust import _point
+from sklearn_attnclust import AttentionQuantizer, _point
 from sklearn_attnclust._point import CACHE_ENTRIES, logit_sums
 
-pytestmark = pytest.mark.skipif(not _point.COMPILED, reason="the kernel is not built")
 if _point.COMPILED:
     from sklearn_attnclust._point_kernel import HEAD_BLOCK, padded_heads, point_sums
 
 
 def test_kernel_is_built():
-    """The install builds the kernel (setup.py), so the test suite runs it."""
+    """The install builds the kernel (setup.py), so the test suite runs it: this
+    test fails (and the others here skip) where it was not built."""
     assert _point.COMPILED, (
         "sklearn_attnclust._point_kernel is not built: run `python -m pip install -e .`")
+
+
+@pytest.fixture(autouse=True)
+def _needs_kernel(request):
+    if request.node.originalname != "test_kernel_is_built" and not _point.COMPILED:
+        pytest.skip("the compiled kernel is not built")
 
 
 def _case(n, d, K, dtype, seed=0, beta=3.0, far=False):
@@ -178,3 +183,27 @@ def test_rows_in_fortran_order_are_read_chunk_by_chunk():
     b = AttentionQuantizer(n_clusters=4, random_state=0).fit(np.asfortranarray(X))
     np.testing.assert_allclose(a.cluster_centers_, b.cluster_centers_, rtol=1e-10, atol=1e-10)
     np.testing.assert_array_equal(a.labels_, b.labels_)
+
+
+def test_without_the_kernel_the_package_warns_and_fits():
+    """Where the extension is missing, importing warns, and fits run the numpy
+    reference (a fresh interpreter in which the module cannot be imported)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, warnings\n"
+        "sys.modules['sklearn_attnclust._point_kernel'] = None\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import sklearn_attnclust._point as p\n"
+        "assert not p.COMPILED\n"
+        "assert any('not built' in str(w.message) for w in caught), caught\n"
+        "import numpy as np\n"
+        "from sklearn_attnclust import AttentionQuantizer\n"
+        "X = np.random.default_rng(0).normal(size=(300, 3))\n"
+        "X[:150] += 6\n"
+        "est = AttentionQuantizer(n_clusters=2, random_state=0).fit(X)\n"
+        "assert sorted(np.bincount(est.labels_)) == [150, 150]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
