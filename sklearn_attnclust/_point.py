@@ -309,7 +309,14 @@ def block_sums(Y, w, Z, beta, need_grad):
         z_h> - beta ||z_h||^2)``, so that ``F(y) = ||y||^2 + G(y)``; and with
         ``need_grad`` also the masses ``sum_i w_i p_ih`` (K,) and the first
         moments ``sum_i w_i p_ih y_i`` (K, d).
+
+    By the compiled kernel where it is built (:data:`COMPILED`; the rows read
+    through the unit chart of :class:`_RawKernel`), else by the numpy
+    reference, :func:`logit_sums` of the logits' product.
     """
+    if COMPILED:
+        kernel = _RawKernel(_UNIT_CHART, np.zeros(Y.shape[1]), Z, beta, Y.dtype)
+        return kernel.chunk_sums(Y, w, need_grad)
     L = ((2.0 * beta) * Z).astype(Y.dtype, copy=False) @ Y.T  # heads by rows (_free_energy)
     L -= (beta * np.einsum("ij,ij->i", Z, Z)).astype(Y.dtype)[:, None]
     return logit_sums(L, w, beta, need_grad, Y)
