@@ -55,5 +55,6 @@ def test_figure_scripts_run():
     out = _run("in_context_table.py", "--n", "400", "--seeds", "1")
     assert "| make_blobs, 3 centres, standardised |" in out
     out = _run("bench_pass.py", "--small", "--repeat", "1", "--parts")
-    assert "| case | bare pass (ms) | risk + gradient | risk value |" in out
-    assert "one thread: logits product" in out
+    assert "| case | bare pass (ms) | risk + gradient | risk value | risk + gradient, numpy" in out
+    assert "one thread: numpy: logits product" in out
+    assert "one thread: compiled kernel (all steps)" in out
