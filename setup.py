@@ -44,9 +44,11 @@ def _extensions():
         extra_compile_args=["-O3"] if os.name != "nt" else [],
         depends=["sklearn_attnclust/_point_kernel.h",
                  "sklearn_attnclust/_point_kernel_impl.h"],
-        optional=True,
     )
-    return cythonize([kernel], compiler_directives={"language_level": 3})
+    extensions = cythonize([kernel], compiler_directives={"language_level": 3})
+    for extension in extensions:  # cythonize does not carry `optional` over
+        extension.optional = True
+    return extensions
 
 
 setup(

@@ -18,8 +18,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* target_clones needs ifunc (glibc); GCC takes micro-architecture levels from
+   version 12 on (its bug 101696), instruction sets before. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) \
+    && __GNUC__ >= 12
 #define AQ_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) \
+    && __GNUC__ >= 6
+#define AQ_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define AQ_CLONES
 #endif
@@ -94,7 +100,7 @@ static inline float aq_exp_f32(float z) {
 /* tiles summed in the rows' precision before the float64 totals */
 #define AQ_FLUSH_TILES 16
 /* work space, in FLTs */
-#define AQ_WORK(K, d) ((K + 2) * AQ_TILE + (K) * (d) + ((d) <= AQ_NARROW ? (d) * AQ_TILE : 0))
+#define AQ_WORK(K, d) (((K) + 2) * AQ_TILE + (K) * (d) + ((d) <= AQ_NARROW ? (d) * AQ_TILE : 0))
 
 #define FLT double
 typedef double aq_vec_f64 __attribute__((vector_size(32)));

@@ -16,7 +16,6 @@ from libc.stdlib cimport free, malloc
 cnp.import_array()
 
 cdef extern from "_point_kernel.h" nogil:
-    int AQ_TILE
     int64_t AQ_WORK(int64_t K, int64_t d)
     void aq_point_sums_f64(const double *X, int64_t n, int64_t d, const double *r,
                            const double *At, int64_t Kp, const double *c, int64_t K,
@@ -75,22 +74,30 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
         assignment's two sums with ``labels``, as :func:`._point.logit_sums`.
     """
     dtype = X.dtype
+    if X.ndim != 2 or c.ndim != 1 or At.ndim != 2:
+        raise ValueError("point_sums reads rows (b, d), heads (d, Kp) and offsets (K,).")
+    if c.shape[0] < 1:
+        raise ValueError("point_sums needs at least one head.")
     if dtype != np.float64 and dtype != np.float32:
         raise ValueError(f"point_sums reads float64 or float32 rows, got {dtype}.")
-    if not X.flags.c_contiguous:
-        raise ValueError("point_sums reads C-contiguous rows.")
+    if not (X.flags.c_contiguous and X.flags.aligned):
+        raise ValueError("point_sums reads C-contiguous, aligned rows.")
     cdef int64_t n = X.shape[0], d = X.shape[1]
     cdef int64_t K = c.shape[0]
     cdef int64_t Kp = At.shape[1]
     if At.dtype != dtype or c.dtype != dtype or At.shape[0] != d or Kp % HEAD_BLOCK \
-            or Kp < K or not At.flags.c_contiguous or not c.flags.c_contiguous:
+            or Kp < K or not (At.flags.c_contiguous and At.flags.aligned) \
+            or not (c.flags.c_contiguous and c.flags.aligned):
         raise ValueError("point_sums: the heads must come from padded_heads, in the rows' dtype.")
-    if w is not None and (w.dtype != np.float64 or w.shape[0] != n or not w.flags.c_contiguous):
+    if w is not None and (w.dtype != np.float64 or w.ndim != 1 or w.shape[0] != n
+                          or not (w.flags.c_contiguous and w.flags.aligned)):
         raise ValueError("point_sums: the weights must be a contiguous float64 array of one per row.")
-    if labels is not None and (labels.dtype != np.intp or labels.shape[0] != n
-                               or not labels.flags.c_contiguous):
+    if labels is not None and (labels.dtype != np.intp or labels.ndim != 1
+                               or labels.shape[0] != n or not labels.flags.c_contiguous
+                               or not labels.flags.writeable):
         raise ValueError("point_sums: labels must be a contiguous intp array of one per row.")
-    if r is not None and (r.dtype != dtype or r.shape[0] != d or not r.flags.c_contiguous):
+    if r is not None and (r.dtype != dtype or r.ndim != 1 or r.shape[0] != d
+                          or not (r.flags.c_contiguous and r.flags.aligned)):
         raise ValueError("point_sums: r must be a contiguous array of d numbers in the rows' dtype.")
     cdef cnp.ndarray mass = np.zeros(K)
     cdef cnp.ndarray first = np.zeros((K, d))

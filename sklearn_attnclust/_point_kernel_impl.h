@@ -2,8 +2,9 @@
    rows' type), AQ_EXP (its exponential) and AQ_NAME (the suffix). */
 
 /* Logits of a tile of t rows, heads by rows: L[k * AQ_TILE + i] =
-   <x_i - r, A_k> - c_k.  Wide rows (d > AQ_NARROW): 4 rows by 8 heads at a
-   time (At: d x Kp, heads padded to a multiple of 8 with zeros); narrow rows:
+   <x_i - r, A_k> - c_k.  Wide rows (d > AQ_NARROW): 8 rows by AQ_LANES heads
+   at a time (At: d x Kp, heads padded to a multiple of 8 with zeros, which
+   AQ_LANES divides); narrow rows:
    from the tile's columns Xt (d x AQ_TILE), along the rows. */
 static inline __attribute__((always_inline)) void AQ_NAME(aq_logits)(
     const FLT *X, int64_t t, int64_t d, const FLT *r, const FLT *At, int64_t Kp,

@@ -95,6 +95,25 @@ def test_weights_origin_and_value_only(dtype, d):
     np.testing.assert_allclose(value[0], ref[0], rtol=rtol)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n, d, K", [(1, 3, 2), (1, 12, 9), (300, 4, 1001), (2, 20, 1001)])
+def test_single_rows_and_many_heads(dtype, n, d, K):
+    """One row (tails everywhere), and more heads than the normalisers'
+    products take (their logarithms then one by one)."""
+    X, A, c, beta, _ = _case(n, d, K, dtype, seed=n + K)
+    labels = np.empty(n, dtype=np.intp)
+    out = point_sums(X, padded_heads(A, dtype), c, None, beta, True, labels)
+    ref, ref_labels = _reference(X, A, c, None, beta, True, None)
+    rtol = 1e-12 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(out[0], ref[0], rtol=rtol)
+    np.testing.assert_allclose(out[1], ref[1], rtol=rtol, atol=rtol * n)
+    np.testing.assert_allclose(out[2], ref[2], rtol=0,
+                               atol=rtol * n * (np.abs(ref[2]).max() + 1.0))
+    assert out[4].sum() == n
+    if dtype == np.float64:
+        np.testing.assert_array_equal(labels, ref_labels)
+
+
 def test_ties_go_to_the_first_head():
     """Equal heads: every row is labelled and counted for the first of them, as
     ``_assign.first_minimum`` does."""
@@ -148,6 +167,14 @@ def test_bad_arguments_are_errors():
         point_sums(X, At, c, None, beta, True, np.empty(10, dtype=np.int32))
     with pytest.raises(ValueError, match="r must"):
         point_sums(X, At, c, None, beta, True, None, np.zeros(2))
+    with pytest.raises(ValueError, match="at least one head"):
+        point_sums(X, At, c[:0], None, beta, True)
+    with pytest.raises(ValueError, match="rows \\(b, d\\)"):
+        point_sums(X[0], At, c, None, beta, True)
+    frozen = np.empty(10, dtype=np.intp)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="labels"):
+        point_sums(X, At, c, None, beta, True, frozen)
 
 
 def _blobs(n, d, dtype, seed=0):
