@@ -24,7 +24,7 @@ def _version():
     match = re.search(
         r'^__version__ = ["\']([^"\']+)["\']',
         _read("sklearn_attnclust", "__init__.py"),
-        re.M,
+        re.MULTILINE,
     )
     if match is None:
         raise RuntimeError("cannot find __version__ in sklearn_attnclust/__init__.py")
