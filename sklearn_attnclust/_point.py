@@ -39,7 +39,9 @@ is its mass ``2 sum_i w_i p_ih / W``, bounded as ``beta`` grows (the weights'
 derivative cancels), so the descent stays well conditioned.
 
 Every pass is a sum over row blocks (:func:`block_sums`), run in threads by
-:func:`._blocks.sum_row_blocks` or over dask blocks by :mod:`._dask`.  This
+:func:`._blocks.sum_row_blocks` or over dask blocks by :mod:`._dask`.  A block's
+sums come from the compiled kernel (``_point_kernel``, one read of the rows)
+where it is built, from its numpy reference :func:`logit_sums` elsewhere.  This
 module knows nothing of scikit-learn.
 """
 
