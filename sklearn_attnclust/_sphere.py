@@ -27,6 +27,14 @@ __all__ = [
 ]
 
 
+#: Relative size of the objective's rounding: a line search whose first trial
+#: step predicts a smaller decrease (``slope * step <= ROUNDING_FLOOR * |value|``)
+#: cannot see a decrease, and its failure means the iterate is stationary to
+#: rounding (converged), not that the search failed.  Values are sums over many
+#: rows, whose rounding is far above one ulp.
+ROUNDING_FLOOR = 1e3 * np.finfo(np.float64).eps
+
+
 def normalize_rows(M):
     """Scale every row of ``M`` to unit norm; a zero row raises ``ValueError``."""
     norms = np.linalg.norm(M, axis=1, keepdims=True)
@@ -87,9 +95,12 @@ class SphereResult:
     grad_norms : list of float
         Frobenius norm of the Riemannian gradient at each of those points.
     converged : bool
-        True when a stopping criterion on ``tol`` was met.
+        True when a stopping criterion on ``tol`` was met, or when no step
+        could show a decrease because the predicted one is below the
+        objective's rounding (:data:`ROUNDING_FLOOR`).
     line_search_failed : bool
-        True when no step size gave a decrease (the iterate is kept).
+        True when no step size gave a decrease that should have been
+        visible (the iterate is kept).
     step_size : float
         The last accepted step size (to warm-start a following stage).
     pairs : list of (ndarray, ndarray)
@@ -141,7 +152,8 @@ def minimize_on_spheres(
         Maximum number of accepted steps.
     tol : float
         Stop when the Riemannian gradient norm is below ``tol``, or when the
-        relative decrease of the objective over a step is below ``tol**2``.
+        relative decrease of the objective over a step is below ``tol**2``,
+        or when the decrease a step predicts is below the objective's rounding.
     armijo : float
         Sufficient-decrease constant of the line search.
     max_backtracks : int
@@ -216,7 +228,10 @@ def minimize_on_spheres(
         found = _line_search(fun, value_fun, M, direction, value, slope, trial,
                              armijo, max_backtracks)
         if found is None:
-            result.line_search_failed = True
+            # no test of a decrease can pass when the first trial's predicted
+            # decrease is below the value's rounding: stationary to rounding
+            result.converged = rule.newton and _below_rounding(slope * trial, value)
+            result.line_search_failed = not result.converged
             break
         cand, new_value, new_grad, trial = found
         decrease = value - new_value
@@ -231,8 +246,10 @@ def minimize_on_spheres(
         if callback is not None:
             callback(it, value, gnorm, trial)
         if decrease <= 0 and moved <= 1e-12:
-            # an accepted step too small to move the heads: no progress possible
-            result.line_search_failed = True
+            # an accepted step too small to move the heads: no progress possible,
+            # at the optimum if the decrease it predicted is below rounding
+            result.converged = rule.newton and _below_rounding(slope * trial, value)
+            result.line_search_failed = not result.converged
             break
         if decrease <= tol**2 * max(abs(value), np.finfo(float).tiny):
             result.converged = True
@@ -242,6 +259,11 @@ def minimize_on_spheres(
     result.heads, result.value, result.step_size = M, value, step
     result.pairs = pairs
     return result
+
+
+def _below_rounding(predicted, value):
+    """Whether the decrease a quasi-Newton step predicts is below the rounding of ``value``."""
+    return predicted <= ROUNDING_FLOOR * max(abs(value), np.finfo(float).tiny)
 
 
 def _line_search(fun, value_fun, M, direction, value, slope, trial, armijo, max_backtracks):
@@ -276,9 +298,14 @@ class _StepRule:
     def __init__(self, rule, solver, pairs, memory, max_step):
         self.rule, self.solver, self.pairs = rule, solver, pairs
         self.memory, self.max_step = memory, max_step
+        #: Whether the last direction is a quasi-Newton step (tried at step 1),
+        #: whose slope predicts the decrease to the optimum; a gradient's slope
+        #: at the user's learning rate predicts nothing of the kind.
+        self.newton = False
 
     def direction(self, M, grad, rgrad, scales, step):
         """``(direction, first trial step)``; the gradient unless a rule applies."""
+        self.newton = self.rule == "lbfgs" and (bool(self.pairs) or scales is not None)
         if scales is not None:
             scales = np.asarray(scales)[:, None]
         if self.rule == "lbfgs":
@@ -287,6 +314,7 @@ class _StepRule:
                 if float(np.sum(grad * lbfgs_dir)) > 0:
                     return lbfgs_dir, 1.0
                 self.pairs.clear()
+                self.newton = scales is not None
             if scales is not None:
                 return scales * rgrad, 1.0
         return (rgrad if self.solver == "riemannian" else grad), step

@@ -58,6 +58,11 @@ __all__ = ["MAX_RELOCATIONS", "LayerFit", "fit_layer"]
 #: Rounds of empty-head relocation after a descent.
 MAX_RELOCATIONS = 3
 
+#: Relative difference below which the risks of two starts' optima are a tie
+#: (far above their rounding, 1e-15 to 1e-13, and below any difference between
+#: distinct optima that matters: a risk is an average over the rows).
+TIE_RTOL = 1e-9
+
 NOT_FINITE = "The layer's risk was not finite at any start; check X."
 
 #: Rows of each rung of the sample ladder between the coarse sample and all the
@@ -285,14 +290,23 @@ def _descend_starts(descent, stage, rows, row_w, init, n_init, rng, tol, memory)
 
 
 def _select(results, maths, stats, select):
-    """The descent of lowest risk: on its own statistics, or (``"full"``) on ``stats``."""
+    """The descent of lowest risk: on its own statistics, or (``"full"``) on ``stats``.
+
+    Risks within :data:`TIE_RTOL` of the lowest are ties, won by the earliest
+    start: two starts that reach one optimum (its heads in another order) then
+    give the same labels whatever the rounding of the last digits, which
+    differs between machines, BLAS builds, and a weighted and a repeated fit.
+    """
     if select == "full" and len(results) > 1:
         scored = [(maths.risk(r.heads, stats, return_grad=False), r) for r in results]
         scored = [(v, r) for v, r in scored if np.isfinite(v)]
         if not scored:
             raise ValueError(NOT_FINITE)
-        return min(scored, key=lambda t: t[0])[1]
-    return min(results, key=lambda r: r.value)
+    else:
+        scored = [(r.value, r) for r in results]
+    lowest = min(v for v, _ in scored)
+    bound = lowest + TIE_RTOL * max(abs(lowest), np.finfo(float).tiny)
+    return next(r for v, r in scored if v <= bound)
 
 
 def _climb(descent, X, weights, best, m, tol, rng, precision):
