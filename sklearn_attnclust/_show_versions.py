@@ -34,11 +34,12 @@ def kernel_description():
     if not _point.COMPILED:
         return ("numpy reference (the compiled kernel is built but switched off: "
                 "sklearn_attnclust._point.COMPILED is False)")
-    text = f"compiled, {_point_kernel.VARIANT}"
-    clone = _point_kernel.clone()
+    # a module built from older sources names neither its variant nor its compiler
+    text = f"compiled, {getattr(_point_kernel, 'VARIANT', 'variant unknown (an older build)')}"
+    clone = _point_kernel.clone() if hasattr(_point_kernel, "clone") else ""
     if clone:
         text += f"; this CPU runs the {clone} clone"
-    return f"{text}; built by {_point_kernel.COMPILER}"
+    return f"{text}; built by {getattr(_point_kernel, 'COMPILER', 'an unknown compiler')}"
 
 
 def _threadpools():
