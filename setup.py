@@ -79,7 +79,22 @@ class build_ext(_build_ext):
         flags = OPT_FLAGS.get(self.compiler.compiler_type, [])
         for ext in self.extensions:
             ext.extra_compile_args = list(ext.extra_compile_args or []) + flags
+        # the variant is not in the sources' dates: a change of it rebuilds
+        stamp = os.path.join(self.build_temp, "point_kernel_variant")
+        variant = "portable" if _portable() else "default"
+        try:
+            with open(stamp, encoding="ascii") as f:
+                built = f.read()
+        except OSError:
+            built = None
+        if built != variant:
+            self.force = self.compiler.force = True
+        self.failed = []
         super().build_extensions()
+        if not self.failed:
+            os.makedirs(self.build_temp, exist_ok=True)
+            with open(stamp, "w", encoding="ascii") as f:
+                f.write(variant)
 
     def build_extension(self, ext):
         try:
@@ -87,10 +102,19 @@ class build_ext(_build_ext):
         except (CCompilerError, BaseError, OSError) as exc:
             if not ext.optional:
                 raise
+            self.failed.append(ext.name)
+            error = f"{type(exc).__name__}: {exc}".strip()
+            if len(error) > 300:  # a compiler's command line: its start and end
+                error = f"{error[:150]} ... {error[-120:]}"
             message = NOT_BUILT.format(
-                error=f"{type(exc).__name__}: {exc}".strip()[:300],
+                error=error,
                 cost=COST, command=_reinstall_command())
             print(message, file=sys.stderr, flush=True)
+
+
+def _portable():
+    """Whether the environment asks for the kernel's portable variant."""
+    return os.environ.get(PORTABLE_ENV, "0").strip() not in ("", "0")
 
 
 def _extensions():
@@ -104,7 +128,7 @@ def _extensions():
     from Cython.Build import cythonize
 
     macros = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
-    if os.environ.get(PORTABLE_ENV, "0").strip() not in ("", "0"):
+    if _portable():
         macros.append(("ATTNCLUST_PORTABLE_KERNEL", "1"))
     kernel = Extension(
         "sklearn_attnclust._point_kernel",
