@@ -60,7 +60,7 @@ sklearn_attnclust: the compiled point kernel (_point_kernel) was NOT built.
 #: What the numpy reference costs against the compiled kernel: one evaluation
 #: with its gradient on one thread, medians at 2e5 x 32, 1e6 x 2 (float64) and
 #: 2e6 x 32 (float32), vector and portable variants, gcc 12 and clang 14.
-COST = "1.8 to 3.4 times slower per pass than the compiled kernel (measured on one thread)"
+COST = "1.7 to 3.4 times slower per pass than the compiled kernel (measured on one thread)"
 
 
 def _reinstall_command():

@@ -20,7 +20,12 @@
      lane in arrays, with the same exponentials and cut-offs.  Compilers
      without the vectors build it, and so does any compiler given the macro
      ATTNCLUST_PORTABLE_KERNEL (setup.py defines it when the environment
-     variable SKLEARN_ATTNCLUST_PORTABLE_KERNEL is 1). */
+     variable SKLEARN_ATTNCLUST_PORTABLE_KERNEL is 1).  Built for the baseline
+     x86-64 (SSE2), it ran 1.3 to 8 times as long as the vector kernel's AVX-512
+     clone (gcc 12, whose vectoriser leaves the exponentials' loop scalar: the
+     cut-off's select), 1.5 to 2.6 times (clang 14): as fast as numpy's
+     reference or slower (one evaluation, one thread, 2e5 x 32 and 1e6 x 2
+     float64, 2e6 x 32 float32). */
 #ifndef AQ_POINT_KERNEL_H
 #define AQ_POINT_KERNEL_H
 #include <math.h>
