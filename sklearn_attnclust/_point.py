@@ -68,7 +68,8 @@ class KernelNotBuiltWarning(UserWarning):
 #: What the numpy reference costs against the compiled kernel: one evaluation
 #: with its gradient on one thread, medians at 2e5 x 32, 1e6 x 2 (float64) and
 #: 2e6 x 32 (float32), vector and portable variants, gcc 12 and clang 14.
-REFERENCE_COST = "1.7 to 3.4 times slower per pass than the compiled kernel (measured on one thread)"
+REFERENCE_COST = ("1.7 to 3.4 times slower per pass than the compiled kernel "
+                  "(measured on one thread)")
 
 
 def _not_built_message(error):
@@ -131,8 +132,8 @@ else:
 COMPILED = point_sums is not None
 
 __all__ = ["COMPILED", "KERNEL_ERROR", "KernelNotBuiltWarning", "LIFT_HEIGHT", "PointChart",
-           "PointMaths", "PointStatistics", "block_sums", "chart_from_data", "check_points", "lloyd_shift", "mass_preconditioner",
-           "point_risk", "point_weights"]
+           "PointMaths", "PointStatistics", "block_sums", "chart_from_data", "check_points",
+           "lloyd_shift", "mass_preconditioner", "point_risk", "point_weights"]
 
 
 #: Height of the chart's plane above the data's centre, in units of the data's
