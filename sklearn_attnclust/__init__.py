@@ -6,6 +6,7 @@ This package implements the estimators of "Attention-based clustering"
 
 from .attention_quantizer import AttentionQuantizer
 from .baselines import KMeansQuantizer, OptimalQuantizer, PCAQuantizer
+from ._show_versions import show_versions
 from .in_context import InContextQuantizer
 
 __version__ = "0.1.0"
@@ -17,4 +18,5 @@ __all__ = [
     "OptimalQuantizer",
     "PCAQuantizer",
     "__version__",
+    "show_versions",
 ]

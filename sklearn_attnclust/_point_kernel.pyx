@@ -10,12 +10,16 @@ row blocks of :func:`._blocks.sum_row_blocks` run in parallel.
 import numpy as np
 
 cimport numpy as cnp
+from libc.math cimport INFINITY
 from libc.stdint cimport int64_t, intptr_t
 from libc.stdlib cimport free, malloc
 
 cnp.import_array()
 
 cdef extern from "_point_kernel.h" nogil:
+    const char *AQ_VARIANT
+    const char *AQ_COMPILER
+    const char *aq_clone()
     int64_t AQ_WORK(int64_t K, int64_t d)
     void aq_point_sums_f64(const double *X, int64_t n, int64_t d, const double *r,
                            const double *At, int64_t Kp, const double *c, int64_t K,
@@ -27,6 +31,24 @@ cdef extern from "_point_kernel.h" nogil:
                            const double *w, int need_grad, intptr_t *labels,
                            double *out_value, double *out_top, double *mass,
                            double *first, int64_t *counts, float *work)
+
+#: The variant of the kernel's products this build compiled (``_point_kernel.h``):
+#: ``"vector (target_clones: ...)"`` (GCC's vectors, one clone per instruction
+#: set listed, chosen at load time), ``"vector (baseline instruction set)"``
+#: or ``"portable"`` (plain C, the same sums; compilers without the vectors,
+#: or ``SKLEARN_ATTNCLUST_PORTABLE_KERNEL=1`` at build time).
+VARIANT = AQ_VARIANT.decode("ascii")
+
+#: The compiler that built the kernel (name and version).
+COMPILER = AQ_COMPILER.decode("ascii", "replace").strip()
+
+
+def clone():
+    """The instruction set clone of the vector kernel this CPU runs (as GCC's
+    ``__builtin_cpu_supports`` names it; ``"default"`` for the baseline), or
+    ``""`` where the build has no clones."""
+    return aq_clone().decode("ascii")
+
 
 #: Heads per block of the kernel's products: the transposed heads are padded
 #: with zero columns to a multiple of it.
@@ -55,12 +77,15 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
     c : ndarray of shape (K,)
         The logits' offsets, in ``X``'s dtype.
     w : ndarray of shape (b,), float64, or None
-        The rows' weights (None: all one).
+        The rows' weights (None: all one).  They stay in float64 for float32
+        rows: each tile's are taken relative to its largest, and its sums
+        scaled back in float64, so that weights beyond float32's range give
+        finite sums.
     beta : float
-        The temperature the logits are multiplied by.
+        The temperature the logits are multiplied by, positive and finite.
     need_grad : bool
         Whether to return the masses and first moments.
-    labels : ndarray of shape (b,), intp, optional
+    labels : ndarray of shape (b,), intp, C-contiguous, aligned, writeable, optional
         Where to write each row's head of largest logit (the first of equal
         ones); then ``sum_i w_i max_h l_ih`` and the rows' count per head are
         appended.
@@ -73,6 +98,8 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
         ``(value,)`` or ``(value, masses, first moments)``, then the hard
         assignment's two sums with ``labels``, as :func:`._point.logit_sums`.
     """
+    if not 0.0 < beta < INFINITY:
+        raise ValueError(f"point_sums: beta must be positive and finite, got {beta!r}.")
     dtype = X.dtype
     if X.ndim != 2 or c.ndim != 1 or At.ndim != 2:
         raise ValueError("point_sums reads rows (b, d), heads (d, Kp) and offsets (K,).")
@@ -94,8 +121,9 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
         raise ValueError("point_sums: the weights must be a contiguous float64 array of one per row.")
     if labels is not None and (labels.dtype != np.intp or labels.ndim != 1
                                or labels.shape[0] != n or not labels.flags.c_contiguous
-                               or not labels.flags.writeable):
-        raise ValueError("point_sums: labels must be a contiguous intp array of one per row.")
+                               or not labels.flags.aligned or not labels.flags.writeable):
+        raise ValueError("point_sums: labels must be a C-contiguous, aligned, writeable "
+                         "intp array of one per row.")
     if r is not None and (r.dtype != dtype or r.ndim != 1 or r.shape[0] != d
                           or not (r.flags.c_contiguous and r.flags.aligned)):
         raise ValueError("point_sums: r must be a contiguous array of d numbers in the rows' dtype.")
@@ -109,7 +137,9 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
     cdef const void *Ap = cnp.PyArray_DATA(At)
     cdef const void *cp = cnp.PyArray_DATA(c)
     cdef const void *rp = NULL if r is None else cnp.PyArray_DATA(r)
-    cdef const double *wp = NULL if w is None else <const double *> cnp.PyArray_DATA(w)
+    cdef const double *wp = NULL
+    if w is not None:
+        wp = <const double *> cnp.PyArray_DATA(w)
     cdef intptr_t *lp = NULL if labels is None else <intptr_t *> cnp.PyArray_DATA(labels)
     cdef double *mp = <double *> cnp.PyArray_DATA(mass)
     cdef double *fp = <double *> cnp.PyArray_DATA(first)

@@ -1,14 +1,17 @@
 /* One precision of the point kernel: point_kernel.h includes it with FLT (the
-   rows' type), AQ_EXP (its exponential) and AQ_NAME (the suffix). */
+   rows' type), AQ_EXP (its exponential), AQ_NAME (the suffix), AQ_LANES and,
+   in the vector variant (AQ_VECTOR), AQ_VEC.  Where the variants differ, the
+   portable one computes every lane of the vector one's in an array, each sum
+   in the same order. */
 
 /* Logits of a tile of t rows, heads by rows: L[k * AQ_TILE + i] =
    <x_i - r, A_k> - c_k.  Wide rows (d > AQ_NARROW): 8 rows by AQ_LANES heads
    at a time (At: d x Kp, heads padded to a multiple of 8 with zeros, which
    AQ_LANES divides); narrow rows:
    from the tile's columns Xt (d x AQ_TILE), along the rows. */
-static inline __attribute__((always_inline)) void AQ_NAME(aq_logits)(
+AQ_INLINE void AQ_NAME(aq_logits)(
     const FLT *X, int64_t t, int64_t d, const FLT *r, const FLT *At, int64_t Kp,
-    const FLT *c, int64_t K, const FLT *Xt, FLT *L)
+    const FLT *c, int64_t K, const FLT *Xt, FLT *AQ_RESTRICT L)
 {
     int64_t i, j, k, q, kb;
     if (Xt) {
@@ -22,6 +25,7 @@ static inline __attribute__((always_inline)) void AQ_NAME(aq_logits)(
         }
         return;
     }
+#if AQ_VECTOR
     for (kb = 0; kb < K; kb += AQ_LANES) {
         for (i = 0; i < t; i += 8) {
             const FLT *x[8];
@@ -45,12 +49,36 @@ static inline __attribute__((always_inline)) void AQ_NAME(aq_logits)(
             }
         }
     }
+#else
+    for (kb = 0; kb < K; kb += AQ_LANES) {
+        for (i = 0; i < t; i += 8) {
+            const FLT *x[8];
+            FLT a[8][AQ_LANES];
+            int64_t e;
+            for (q = 0; q < 8; q++) {
+                x[q] = X + (i + q < t ? i + q : i) * d;
+                for (e = 0; e < AQ_LANES; e++) a[q][e] = 0;
+            }
+            for (j = 0; j < d; j++) {
+                const FLT *h = At + j * Kp + kb;
+                const FLT s = r ? r[j] : (FLT)0;
+                for (q = 0; q < 8; q++) {
+                    const FLT v = x[q][j] - s;
+                    for (e = 0; e < AQ_LANES; e++) a[q][e] += v * h[e];
+                }
+            }
+            for (q = 0; q < 8 && i + q < t; q++)
+                for (e = 0; e < AQ_LANES && kb + e < K; e++)
+                    L[(kb + e) * AQ_TILE + i + q] = a[q][e] - c[kb + e];
+        }
+    }
+#endif
 }
 
 /* First moments of a tile, F[k * d + j] += sum_i P[k * AQ_TILE + i] (x_ij - r_j). */
-static inline __attribute__((always_inline)) void AQ_NAME(aq_moments)(
+AQ_INLINE void AQ_NAME(aq_moments)(
     const FLT *X, int64_t t, int64_t d, const FLT *r, const FLT *P, int64_t K,
-    const FLT *Xt, FLT *F)
+    const FLT *Xt, FLT *AQ_RESTRICT F)
 {
     int64_t i, j, k, q, jb;
     if (Xt) {
@@ -73,10 +101,11 @@ static inline __attribute__((always_inline)) void AQ_NAME(aq_moments)(
         for (q = 0; q < 4; q++) p[q] = P + (k + q < K ? k + q : k) * AQ_TILE;
         for (jb = 0; jb < d; jb += 2 * AQ_LANES) {
             const int64_t width = d - jb < 2 * AQ_LANES ? d - jb : 2 * AQ_LANES;
-            AQ_VEC f[8], s[2] = {{0}, {0}};
-            FLT o[2 * AQ_LANES];
-            for (q = 0; q < 8; q++) f[q] = (AQ_VEC){0};
             if (width == 2 * AQ_LANES) {
+#if AQ_VECTOR
+                AQ_VEC f[8], s[2] = {{0}, {0}};
+                FLT o[2 * AQ_LANES];
+                for (q = 0; q < 8; q++) f[q] = (AQ_VEC){0};
                 if (r) memcpy(s, r + jb, sizeof s);
                 for (i = 0; i < t; i++) {
                     AQ_VEC v[2];
@@ -92,6 +121,22 @@ static inline __attribute__((always_inline)) void AQ_NAME(aq_moments)(
                     memcpy(o, &f[2 * q], sizeof o);
                     for (j = 0; j < 2 * AQ_LANES; j++) F[(k + q) * d + jb + j] += o[j];
                 }
+#else
+                FLT f[4][2 * AQ_LANES], s[2 * AQ_LANES];
+                for (j = 0; j < 2 * AQ_LANES; j++) {
+                    s[j] = r ? r[jb + j] : (FLT)0;
+                    for (q = 0; q < 4; q++) f[q][j] = 0;
+                }
+                for (i = 0; i < t; i++) {
+                    const FLT *x = X + i * d + jb;
+                    FLT v[2 * AQ_LANES];
+                    for (j = 0; j < 2 * AQ_LANES; j++) v[j] = x[j] - s[j];
+                    for (q = 0; q < 4; q++)
+                        for (j = 0; j < 2 * AQ_LANES; j++) f[q][j] += p[q][i] * v[j];
+                }
+                for (q = 0; q < 4 && k + q < K; q++)
+                    for (j = 0; j < 2 * AQ_LANES; j++) F[(k + q) * d + jb + j] += f[q][j];
+#endif
             } else {  /* the last columns, one at a time */
                 for (j = jb; j < d; j++) {
                     const FLT sj = r ? r[j] : (FLT)0;
@@ -114,7 +159,8 @@ static inline __attribute__((always_inline)) void AQ_NAME(aq_moments)(
      mass[k]    += sum_i w_i p_ik                      (need_grad)
      first[k,j] += sum_i w_i p_ik (x_ij - r_j)         (need_grad)
      counts[k]  += rows whose first largest logit is k; labels[i] = that k.
-   w and labels may be NULL.  work: AQ_WORK(K, d) FLTs. */
+   w and labels may be NULL (labels aligned for intptr_t).  work: AQ_WORK(K, d)
+   FLTs. */
 static AQ_CLONES void AQ_NAME(aq_point_sums)(
     const FLT *X, int64_t n, int64_t d, const FLT *r, const FLT *At, int64_t Kp,
     const FLT *c, int64_t K, const double *w, int need_grad, intptr_t *labels,
@@ -127,7 +173,7 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
     FLT *F = scale + AQ_TILE;             /* K x d */
     FLT *Xt = d <= AQ_NARROW ? F + K * d : NULL;  /* d x AQ_TILE */
     int32_t lab[AQ_TILE];
-    double value = 0.0, tops = 0.0;
+    double value = 0.0, tops = 0.0, wt = 1.0;
     int64_t i0, i, j, k, t, q;
 
     if (need_grad) memset(F, 0, sizeof(FLT) * K * d);
@@ -200,8 +246,20 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
             tops += (tp[0] + tp[1]) + (tp[2] + tp[3]);
         }
         if (!need_grad) continue;
-        /* the weights w_i p_ik, their sums and the first moments */
-        for (i = 0; i < t; i++) scale[i] = (w ? (FLT)w[i0 + i] : (FLT)1) / scale[i];
+        /* the weights w_i p_ik, their sums and the first moments, the w_i taken
+           relative to the tile's largest |w_i| (wt), so that the rows'
+           precision holds them at any scale (float32 weights of 1e300 would be
+           infinite); the tile's sums are multiplied by wt in float64.  A row
+           weighing less than the rows' precision's smallest number (1e-45 in
+           float32) times wt counts as 0 in the moments. */
+        if (w) {
+            wt = 0.0;
+            for (i = 0; i < t; i++) wt = fabs(w[i0 + i]) > wt ? fabs(w[i0 + i]) : wt;
+            for (i = 0; i < t; i++)
+                scale[i] = wt > 0.0 ? (FLT)(w[i0 + i] / wt) / scale[i] : (FLT)0;
+        } else {
+            for (i = 0; i < t; i++) scale[i] = (FLT)1 / scale[i];
+        }
         for (k = 0; k < K; k++) {
             FLT *l = L + k * AQ_TILE;
             FLT m8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -209,12 +267,13 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
             for (i = 0; i + 8 <= t; i += 8)
                 for (q = 0; q < 8; q++) m8[q] += l[i + q];
             for (; i < t; i++) m8[0] += l[i];
-            mass[k] += (double)(((m8[0] + m8[1]) + (m8[2] + m8[3]))
-                                + ((m8[4] + m8[5]) + (m8[6] + m8[7])));
+            mass[k] += wt * (double)(((m8[0] + m8[1]) + (m8[2] + m8[3]))
+                                     + ((m8[4] + m8[5]) + (m8[6] + m8[7])));
         }
         AQ_NAME(aq_moments)(Xb, t, d, r, L, K, Xt, F);
-        if ((i0 / AQ_TILE) % AQ_FLUSH_TILES == AQ_FLUSH_TILES - 1 || i0 + t >= n) {
-            for (k = 0; k < K * d; k++) first[k] += (double)F[k];
+        /* weighted tiles have a scale each: their moments are flushed at once */
+        if (w || (i0 / AQ_TILE) % AQ_FLUSH_TILES == AQ_FLUSH_TILES - 1 || i0 + t >= n) {
+            for (k = 0; k < K * d; k++) first[k] += wt * (double)F[k];
             memset(F, 0, sizeof(FLT) * K * d);
         }
     }

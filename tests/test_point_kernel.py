@@ -177,6 +177,66 @@ def test_bad_arguments_are_errors():
         point_sums(X, At, c, None, beta, True, frozen)
 
 
+def test_labels_must_be_aligned():
+    """The kernel writes the labels as intp words: a misaligned buffer (its
+    bytes at an odd address) is an error, not undefined behaviour."""
+    X, A, c, beta, _ = _case(10, 3, 2, np.float64)
+    At = padded_heads(A, np.float64)
+    size = np.dtype(np.intp).itemsize
+    odd = np.frombuffer(bytearray(11 * size), dtype=np.intp, offset=1, count=10)
+    assert not odd.flags.aligned and odd.flags.c_contiguous and odd.flags.writeable
+    with pytest.raises(ValueError, match="aligned"):
+        point_sums(X, At, c, None, beta, True, odd)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        point_sums(X, At, c, None, beta, True, np.empty(20, dtype=np.intp)[::2])
+
+
+@pytest.mark.parametrize("beta", [0.0, -1.0, np.nan, np.inf, -np.inf])
+def test_beta_must_be_positive_and_finite(beta):
+    """The free energy divides by ``beta``: 0, negative or non-finite
+    temperatures are errors (the numpy reference raises on 0), not inf or NaN."""
+    X, A, c, _, _ = _case(10, 3, 2, np.float64)
+    with pytest.raises(ValueError, match="beta must be positive and finite"):
+        point_sums(X, padded_heads(A, np.float64), c, None, beta, True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("d", [2, 12])
+def test_weights_beyond_float32_range(dtype, d):
+    """Weights stay float64 for float32 rows: weights of 1e300 give the sums of
+    unit weights times 1e300 (not inf), and weights spread over six decades
+    beyond float32's range (1e37 to 1e43) the float64 reference's sums."""
+    n, K = 3 * 256 + 13, 4
+    X, A, c, beta, r = _case(n, d, K, dtype, seed=11, far=True)
+    At = padded_heads(A, dtype)
+    rtol = 1e-12 if dtype == np.float64 else 1e-4
+    unit = point_sums(X, At, c, np.ones(n), beta, True, None, r)
+    huge = point_sums(X, At, c, np.full(n, 1e300), beta, True, None, r)
+    for got, want in zip(huge, unit):
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, 1e300 * np.asarray(want), rtol=rtol,
+                                   atol=1e300 * rtol * np.abs(want).max())
+    w = 1e40 * 10.0 ** np.random.default_rng(2).uniform(-3.0, 3.0, size=n)
+    out = point_sums(X, At, c, w, beta, True, None, r)
+    ref, _ = _reference(X, A, c, w, beta, True, r)
+    for got, want in zip(out, ref[:3]):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+
+def test_variant_names_the_build():
+    """``VARIANT`` is the vector kernel (with its clones where it has them) or
+    the portable one, and ``clone()`` one of the listed clones."""
+    from sklearn_attnclust import _point_kernel
+
+    variant, clone = _point_kernel.VARIANT, _point_kernel.clone()
+    assert variant == "portable" or variant.startswith("vector (")
+    assert _point_kernel.COMPILER
+    if "target_clones" in variant:
+        assert clone in variant.split(":", 1)[1]
+    else:
+        assert clone == ""
+
+
 def _blobs(n, d, dtype, seed=0):
     rng = np.random.default_rng(seed)
     C = 3.0 * rng.normal(size=(4, d))
@@ -213,8 +273,10 @@ def test_rows_in_fortran_order_are_read_chunk_by_chunk():
 
 
 def test_without_the_kernel_the_package_warns_and_fits():
-    """Where the extension is missing, importing warns, and fits run the numpy
-    reference (a fresh interpreter in which the module cannot be imported)."""
+    """Where the extension is missing, importing warns once, at the user's
+    import, what is missing, what it costs and how to fix it, and fits run the
+    numpy reference (a fresh interpreter in which the module cannot be
+    imported)."""
     import subprocess
     import sys
 
@@ -225,7 +287,16 @@ def test_without_the_kernel_the_package_warns_and_fits():
         "    warnings.simplefilter('always')\n"
         "    import sklearn_attnclust._point as p\n"
         "assert not p.COMPILED\n"
-        "assert any('not built' in str(w.message) for w in caught), caught\n"
+        "mine = [w for w in caught if issubclass(w.category, p.KernelNotBuiltWarning)]\n"
+        "assert len(mine) == 1, caught\n"
+        "w = mine[0]\n"
+        "assert issubclass(w.category, UserWarning)\n"
+        "assert w.filename == '<string>', w.filename  # the user's import, not a module of ours\n"
+        "text = str(w.message)\n"
+        "for words in ('not built', 'C compiler', 'slower', 'numpy reference',\n"
+        "              'python -m pip install --force-reinstall', 'show_versions()'):\n"
+        "    assert words in text, (words, text)\n"
+        "assert 'None in sys.modules' in p.KERNEL_ERROR\n"
         "import numpy as np\n"
         "from sklearn_attnclust import AttentionQuantizer\n"
         "X = np.random.default_rng(0).normal(size=(300, 3))\n"
