@@ -6,9 +6,9 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseQuantizer
+from ._base import BaseQuantizer, check_sample_weight, relative_weights
 from ._dask import is_dask_array
 from ._layers import Stream, fit_assignment, make_layer, warn_distinct
 
@@ -306,9 +306,7 @@ class AttentionQuantizer(BaseQuantizer):
         return self
 
     def _weights(self, sample_weight, X):
-        if sample_weight is None:
-            return None
-        return _check_sample_weight(sample_weight, X, dtype=np.float64)
+        return check_sample_weight(sample_weight, X)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
@@ -335,7 +333,9 @@ class AttentionQuantizer(BaseQuantizer):
         X = self._validate_input(X, reset=True)
         w = self._weights(sample_weight, X)
         layer = self._new_layer(*X.shape)
-        layer.fit(X, w, layer.make_rng(self.random_state))
+        # the layer sees the weights relative to their largest (a power of two:
+        # exact), so that their scale is irrelevant; inertia_ is in their own units
+        layer.fit(X, relative_weights(w), layer.make_rng(self.random_state))
         return self._store(layer, X, w, warn=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
