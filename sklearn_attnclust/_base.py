@@ -97,16 +97,6 @@ def _check_weight_values(w):
                          "the weights are zero.")
 
 
-def relative_weights(w):
-    """The weights ``w`` divided by the power of two nearest their largest (exact:
-    the ratios between the weights are kept to the last bit), so that their
-    sums neither under- nor overflow whatever their scale.  None stays None."""
-    if w is None:
-        return None
-    _, exponent = np.frexp(np.max(w))
-    return np.ldexp(w, -int(exponent))
-
-
 def power_of_two_scale(*arrays):
     """``2**-e``, ``2**e`` the power of two nearest the largest magnitude of the
     finite ``arrays`` (1.0 when they are all zero): multiplying by it is exact

@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseQuantizer, check_sample_weight, relative_weights
+from ._base import BaseQuantizer, check_sample_weight
 from ._dask import is_dask_array
 from ._layers import Stream, fit_assignment, make_layer, warn_distinct
 
@@ -333,9 +333,7 @@ class AttentionQuantizer(BaseQuantizer):
         X = self._validate_input(X, reset=True)
         w = self._weights(sample_weight, X)
         layer = self._new_layer(*X.shape)
-        # the layer sees the weights relative to their largest (a power of two:
-        # exact), so that their scale is irrelevant; inertia_ is in their own units
-        layer.fit(X, relative_weights(w), layer.make_rng(self.random_state))
+        layer.fit(X, w, layer.make_rng(self.random_state))
         return self._store(layer, X, w, warn=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
