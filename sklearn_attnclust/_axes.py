@@ -132,8 +132,8 @@ class AxisMaths:
         self.n_clusters, self.scale, self.second = int(n_clusters), float(scale), second
         # relative to the typical squared head score, as the reconstruction layer
         self.beta = float(temperature) / typical_head_score(second, n_clusters)
-        with np.errstate(over="ignore"):
-            self.unit = self.scale**2
+        with np.errstate(over="ignore", under="ignore"):  # beyond float64 at 1e155
+            self.unit = float(np.float64(self.scale) ** 2)
 
     def statistics(self, rows, weights):
         return AxisStatistics.from_data(rows, weights, self.scale,
