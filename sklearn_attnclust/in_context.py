@@ -265,18 +265,22 @@ class InContextQuantizer(BaseEmbedding):
             self.inertia_ = float(self._in_input_units(
                 np.einsum("ij,ij->", resid, resid, dtype=np.float64), -2))
 
+        # the output scale in the fit's units (the linear layer's lam has units of
+        # 1 / x**2: beyond float64's range in X's units for data of 1e-160 or 1e160)
         if self.scale == "auto":
             if softmax:
-                self.scale_ = optimal_scale(float(np.sum(Xs * out)), float(np.sum(out * out)))
+                lam = optimal_scale(float(np.sum(Xs * out)), float(np.sum(out * out)))
             else:
                 # tr S^3 under- or overflows float32 at scales far from 1
-                self.scale_ = float(self._in_input_units(
-                    in_context_optimal_scale(second.astype(np.float64)), 2))
+                lam = in_context_optimal_scale(second.astype(np.float64))
         elif self.scale == "unbiased":
-            self.scale_ = 1.0 if softmax else float(self._in_input_units(
-                in_context_unbiased_scale(second, self.n_clusters), 2))
+            lam = 1.0 if softmax else in_context_unbiased_scale(second, self.n_clusters)
         else:
-            self.scale_ = float(self.scale)
+            lam = float(self.scale) if softmax else \
+                float(self._in_input_units(np.float64(self.scale), -2))
+        self._scale = lam
+        self.scale_ = float(self.scale) if isinstance(self.scale, Real) else \
+            float(lam if softmax else self._in_input_units(np.float64(lam), 2))
         return self
 
     def _in_input_units(self, value, power):
@@ -301,12 +305,10 @@ class InContextQuantizer(BaseEmbedding):
         return softmax_layer(Xs, context, self._beta, scale)
 
     def _embed(self, X, scale):
-        """The layer at output scale ``scale`` (in X's units), in the dtype of ``X``."""
+        """The layer at output scale ``scale`` (in the fit's units), in the dtype of ``X``."""
         two = X.dtype.type(self._unit)
         if two == 1:
             return self._embed_scaled(X, scale)
-        if self.attention == "linear":  # lam Sigma x: lam in units of 1 / x**2
-            scale = float(np.float64(scale) / self._unit / self._unit)
         return self._embed_scaled(X * two, scale) / two
 
     @available_if(_labels_from_the_stack)
@@ -365,5 +367,5 @@ class InContextQuantizer(BaseEmbedding):
         """
         X = self._fitted_input(X)
         with np.errstate(over="ignore", invalid="ignore"):
-            out = self._embed(X, self.scale_)
+            out = self._embed(X, self._scale)
         return self._check_finite_output(out, X)
