@@ -101,7 +101,9 @@ class AxisStatistics:
     def from_data(cls, X, weights, scale, chunk_size=None):
         n, d = X.shape
         W = float(n if weights is None else np.sum(weights))
-        Y = np.asarray(X, dtype=np.float64) / scale if n * d <= CACHE_ENTRIES else None
+        # (scaled once also when ``1 / scale`` overflows: subnormal data, below 1e-308)
+        cached = n * d <= CACHE_ENTRIES or scale < 1.0 / np.finfo(np.float64).max
+        Y = np.asarray(X, dtype=np.float64) / scale if cached else None
         return cls(X=X, weights=weights, scale=float(scale), total_weight=W,
                    chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y)
 

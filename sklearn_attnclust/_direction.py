@@ -185,6 +185,7 @@ class DirectionMaths:
         else:
             risk, lam = attention_risk(M.astype(self.dtype), self.stats, beta=self.beta,
                                        context_length=self.L, scale=self.scale)
+        self.fit_scale = float(lam)  # in the rows' units (for the read-outs at any scale)
         return self.input_units(float(risk), 2), self.input_units(float(lam), -2)
 
     def input_units(self, value, power):

@@ -427,8 +427,8 @@ class PointStatistics:
         W = float(n if weights is None else np.sum(weights))
         # the rows scaled once also where the chart cannot be folded into the heads:
         # a spread so small (subnormal data) that its inverse overflows X's dtype
-        cached = n * d <= CACHE_ENTRIES or \
-            chart.spread * float(np.finfo(X.dtype if X.dtype == np.float32 else np.float64).max) < 2.0**20
+        largest = float(np.finfo(X.dtype if X.dtype == np.float32 else np.float64).max)
+        cached = n * d <= CACHE_ENTRIES or chart.spread < 2.0**20 / largest
         Y = chart.scaled(X) if cached and sq_total is None else None
         dtype = np.float32 if not cached and X.dtype == np.float32 else np.float64
         if sq_total is None:
