@@ -135,6 +135,15 @@ def test_scales(name):
                                                     dtype == np.float64 else 1e-5))
         assert est.cluster_centers_.dtype == dtype if hasattr(est, "cluster_centers_") \
             else est.transform(Xs).dtype == dtype
+        # the embedding (the layer's output) scales with the data too (PCA's: its
+        # unit centres, scale-free)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            Ts = est.transform(Xs)
+        assert Ts.dtype == dtype and np.all(np.isfinite(Ts))
+        T1 = base.transform(X1).astype(np.float64)
+        tol = 10 * RTOL.get((name, dtype), 1e-6 if dtype == np.float64 else 1e-5)
+        assert np.max(np.abs(Ts / factor - T1)) <= tol * np.max(np.abs(T1)), (dtype, s)
 
 
 @pytest.mark.parametrize("name", WEIGHTED)
@@ -208,3 +217,22 @@ def test_partial_fit_weights_are_checked():
     w[0] = -2.0
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
         AttentionQuantizer(3, random_state=SEED).partial_fit(X, sample_weight=w)
+
+
+@pytest.mark.parametrize("dtype, s", [(np.float64, 1e-300), (np.float64, 1e-13),
+                                      (np.float64, 1e300), (np.float32, 1e-30),
+                                      (np.float32, 1e30)])
+def test_dask_point_scales(dtype, s):
+    """The point layer's dask path at extreme scales: the labels and centres of
+    the in-memory fit at unit scale."""
+    da = pytest.importorskip("dask.array")
+    X, _ = _data("blobs", n=600, seed=SEED + 4)
+    base = _fit("point", X.astype(dtype))
+    Xs = (X * s).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        est = AttentionQuantizer(3, random_state=SEED).fit(da.from_array(Xs, chunks=200))
+    assert adjusted_rand_score(base.labels_, est.predict(Xs)) == 1.0
+    _same_centres(np.asarray(est.cluster_centers_, dtype=np.float64) / s,
+                  base.cluster_centers_.astype(np.float64),
+                  1e-6 if dtype == np.float64 else 1e-4)
