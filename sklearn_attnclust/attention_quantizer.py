@@ -322,6 +322,8 @@ class AttentionQuantizer(BaseQuantizer):
             Weights of the samples: a weight ``w`` counts as ``w`` repeats of
             the row (for ``"direction"``, in the queries and in the resampled
             contexts alike).  None: all one.  Not with a dask array ``X``.
+            Finite and non-negative, one at least positive (else a
+            ValueError); only their ratios matter, as for KMeans.
 
         Returns
         -------

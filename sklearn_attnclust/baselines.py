@@ -360,7 +360,8 @@ class KMeansQuantizer(_CenterQuantizer):
         y : None
             Ignored.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the samples, passed to :meth:`sklearn.cluster.KMeans.fit`.
+            Weights of the samples, passed to :meth:`sklearn.cluster.KMeans.fit`:
+            finite and non-negative, one at least positive (else a ValueError).
 
         Returns
         -------
