@@ -41,7 +41,10 @@ def nearest_point(X, Z):
     origin = centre.astype(dtype).astype(np.float64) if far else np.zeros_like(centre)
     top = float(np.max(np.abs(Z - origin)))
     exact = 2.0 ** (np.finfo(dtype).maxexp // 4)  # squares of smaller rows are safe
-    two = 2.0 ** -np.round(np.log2(top)) if top > 0 and not 1 / exact < top < exact else 1.0
+    # (a power of two that dtype holds: subnormal points, below 1e-308, are
+    # scaled up to about 2**-30, far from underflow)
+    two = 2.0 ** min(-np.round(np.log2(top)), np.finfo(dtype).maxexp - 2.0) \
+        if top > 0 and not 1 / exact < top < exact else 1.0
     Zc = (Z - origin) * two
     W = (-2.0 * Zc).astype(dtype)
     sq = np.einsum("ij,ij->i", Zc, Zc).astype(dtype)[:, None]

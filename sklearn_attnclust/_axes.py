@@ -101,7 +101,9 @@ class AxisStatistics:
     def from_data(cls, X, weights, scale, chunk_size=None):
         n, d = X.shape
         W = float(n if weights is None else np.sum(weights))
-        Y = np.asarray(X, dtype=np.float64) / scale if n * d <= CACHE_ENTRIES else None
+        # (scaled once also when ``1 / scale`` overflows: subnormal data, below 1e-308)
+        cached = n * d <= CACHE_ENTRIES or scale < 1.0 / np.finfo(np.float64).max
+        Y = np.asarray(X, dtype=np.float64) / scale if cached else None
         return cls(X=X, weights=weights, scale=float(scale), total_weight=W,
                    chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y)
 
@@ -132,8 +134,8 @@ class AxisMaths:
         self.n_clusters, self.scale, self.second = int(n_clusters), float(scale), second
         # relative to the typical squared head score, as the reconstruction layer
         self.beta = float(temperature) / typical_head_score(second, n_clusters)
-        with np.errstate(over="ignore"):
-            self.unit = self.scale**2
+        with np.errstate(over="ignore", under="ignore"):  # beyond float64 at 1e155
+            self.unit = float(np.float64(self.scale) ** 2)
 
     def statistics(self, rows, weights):
         return AxisStatistics.from_data(rows, weights, self.scale,

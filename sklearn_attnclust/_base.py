@@ -15,7 +15,7 @@ from sklearn.base import (
     OneToOneFeatureMixin,
     TransformerMixin,
 )
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .metrics import quantization_risk
 
@@ -45,8 +45,79 @@ def _check_nonzero_rows(X):
     return X
 
 
+def check_sample_weight(sample_weight, X):
+    """``sample_weight`` as a float64 array of shape (n_samples,), checked.
+
+    A weight is relative, as KMeans's: only the ratios between the weights
+    matter.  Each must be finite and non-negative (a negative weight has no
+    meaning in the layers' weighted likelihoods) and one at least positive.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+    X : ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) or None
+        None when ``sample_weight`` is None (all one).
+
+    Raises
+    ------
+    ValueError
+        Naming ``sample_weight``: a wrong shape, NaN or infinity, a negative
+        weight, or no positive weight.
+    """
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.dtype.kind in "biuf" and w.ndim <= 1:
+        _check_weight_values(w.astype(np.float64).reshape(-1))
+    w = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True)
+    _check_weight_values(w)
+    return w
+
+
+def _check_weight_values(w):
+    """Raise the ValueError of :func:`check_sample_weight` for bad weights ``w``."""
+    bad = ~np.isfinite(w)
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"sample_weight must be finite: {int(np.count_nonzero(bad))} weight(s) "
+            f"are NaN or infinite (the first, sample_weight[{i}] = {float(w[i])}).")
+    if np.any(w < 0):
+        i = int(np.flatnonzero(w < 0)[0])
+        raise ValueError(
+            f"sample_weight must be non-negative: {int(np.count_nonzero(w < 0))} "
+            f"weight(s) are negative (the first, sample_weight[{i}] = {float(w[i])}); "
+            f"a negative weight has no meaning in a soft assignment's likelihood.")
+    if w.size and not np.any(w > 0):
+        raise ValueError("sample_weight must have at least one positive weight; all "
+                         "the weights are zero.")
+
+
+def power_of_two_scale(*arrays):
+    """``2**-e``, ``2**e`` the power of two nearest the largest magnitude of the
+    finite ``arrays`` (1.0 when they are all zero): multiplying by it is exact
+    and brings them near unit scale, where their squares and products neither
+    under- nor overflow."""
+    top = max((float(np.max(np.abs(a))) for a in arrays if np.size(a)), default=0.0)
+    if not 0.0 < top < np.inf:
+        return 1.0
+    # a normal number of the arrays' precision (below 1e-308 the data are
+    # subnormal: brought up to 2**-29 or so, still far from underflow)
+    info = np.finfo(np.result_type(*arrays, np.float32))
+    exponent = int(np.clip(-np.frexp(top)[1], info.minexp, info.maxexp - 1))
+    return float(np.ldexp(1.0, exponent))
+
+
 def _nearest_center(X, centers):
     """Index of the nearest center (Euclidean) of each row of ``X``."""
+    # at unit scale (a power of two: exact), so that no square under- or overflows
+    two = power_of_two_scale(centers)
+    if two != 1.0:
+        X, centers = X * X.dtype.type(two), centers * centers.dtype.type(two)
     # ||x - c||^2 = ||x||^2 - 2 <x, c> + ||c||^2; ||x||^2 does not change argmin.
     sq_centers = np.einsum("ij,ij->i", centers, centers)
     return np.argmin(sq_centers[None, :] - 2.0 * (X @ centers.T), axis=1)

@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 
 from . import _fit
+from ._base import power_of_two_scale
 from ._attention import ContextStatistics, attention_risk, typical_head_score
 from ._blocks import one_blas_thread
 from ._fit import FLOAT32_TOL, default_chunk_size
@@ -47,14 +48,23 @@ COARSE_TOL = 1e-3
 
 
 def unit_scale(X, weights=None):
-    """``(X / rms, rms ** 2)`` for data far from unit scale (mean squared norm
-    outside [1e-4, 1e4]), else ``(X, 1.0)``; the mean is weighted by ``weights``."""
+    """``(X / rms, rms)`` for data far from unit scale (mean squared norm
+    outside [1e-4, 1e4]), else ``(X, 1.0)``; the mean is weighted by ``weights``.
+
+    The norms are taken on ``X`` times a power of two (exact) that brings it
+    near unit scale, so that no square under- or overflows at any scale
+    (1e-300 or 1e300; ``rms ** 2`` itself may be beyond float64's range).
+    """
+    two = power_of_two_scale(X)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        Xs = X * X.dtype.type(two) if two != 1.0 else X
+        sq = np.einsum("ij,ij->i", Xs, Xs, dtype=np.float64)
         mean_sq = float(np.mean(sq) if weights is None else np.average(sq, weights=weights))
-    if np.isfinite(mean_sq) and mean_sq > 0 and not (1e-4 <= mean_sq <= 1e4):
-        rms = float(np.sqrt(mean_sq))
-        return X / X.dtype.type(rms), rms**2
+    if np.isfinite(mean_sq) and mean_sq > 0:
+        log_mean_sq = np.log(mean_sq) - 2.0 * np.log(two)  # of X
+        if not np.log(1e-4) <= log_mean_sq <= np.log(1e4):
+            root = np.sqrt(mean_sq)
+            return Xs / X.dtype.type(root), float(root / two)
     return X, 1.0
 
 
@@ -94,15 +104,15 @@ class DirectionMaths:
     scale : float or None
         Fixed output scale, or None to profile it out.  It applies to the
         rows as given here (rescaled by :func:`unit_scale`: a fixed scale is
-        not converted, and the fitted one is reported as ``scale / rescale``).
+        not converted, and the fitted one is reported as ``scale / rms**2``).
     alpha : float
         Orthogonality penalty, relative to the data's mean squared norm.
     dtype : numpy.dtype
         The rows' dtype (the heads are cast to it in the passes).
     chunk_size : int
         Rows per chunk of the passes.
-    rescale : float
-        ``rms ** 2`` of :func:`unit_scale` (1: the rows are in input units).
+    rms : float
+        ``rms`` of :func:`unit_scale` (1: the rows are in input units).
     """
 
     coarse_tol = COARSE_TOL
@@ -110,15 +120,15 @@ class DirectionMaths:
     relocate = None  # the risk has no empty heads: every head reads every row
 
     def __init__(self, n_clusters, stats, *, attention, temperature, context_length, scale,
-                 alpha, dtype, chunk_size, rescale=1.0):
+                 alpha, dtype, chunk_size, rms=1.0):
         self.n_clusters, self.stats, self.L = int(n_clusters), stats, context_length
         self.needs_rows = not (attention == "linear" and context_length is None)
         self.norm = stats.mean_sq_norm
         self.beta = 0.0 if attention == "linear" else \
             temperature / typical_head_score(stats.second, n_clusters)
         self.scale, self.alpha, self.abs_alpha = scale, alpha, alpha * self.norm
-        self.dtype, self.chunk_size, self.rescale = np.dtype(dtype), int(chunk_size), rescale
-        self.unit = self.norm * rescale
+        self.dtype, self.chunk_size, self.rms = np.dtype(dtype), int(chunk_size), rms
+        self.unit = self.input_units(self.norm, 2)
         self._last = None  # the last evaluation on all the rows: heads, risk, scale
 
     def statistics(self, rows, weights):
@@ -175,20 +185,32 @@ class DirectionMaths:
         else:
             risk, lam = attention_risk(M.astype(self.dtype), self.stats, beta=self.beta,
                                        context_length=self.L, scale=self.scale)
-        return float(risk) * self.rescale, float(lam) / self.rescale
+        self.fit_scale = float(lam)  # in the rows' units (for the read-outs at any scale)
+        return self.input_units(float(risk), 2), self.input_units(float(lam), -2)
+
+    def input_units(self, value, power):
+        """``value`` (float or array) in the rows' units times ``rms ** power``, in
+        input units: one factor at a time, so that it under- or overflows only
+        where the result itself is beyond float64's range (0 or inf)."""
+        value = np.asarray(value, dtype=np.float64)
+        with np.errstate(over="ignore", under="ignore"):
+            for _ in range(abs(power)):
+                value = value * self.rms if power > 0 else value / self.rms
+        return float(value) if value.ndim == 0 else value
 
     @property
     def temperature(self):
         """The absolute temperature in input units."""
-        return self.beta / self.rescale
+        return self.input_units(self.beta, -2)
 
     @property
     def second_moment(self):
         """The data's (weighted) second moment in input units, in its own dtype."""
         second = self.stats.second
-        if self.rescale == 1.0:
+        if self.rms == 1.0:
             return second
-        return (second.astype(np.float64) * self.rescale).astype(second.dtype)
+        with np.errstate(over="ignore"):
+            return self.input_units(second, 2).astype(second.dtype)
 
 
 def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coarse="auto",
@@ -204,9 +226,9 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
     :class:`DirectionMaths` and the output scale at the fitted heads, both in
     input units.
     """
-    rescale = 1.0
+    rms = 1.0
     if stats is None:
-        X, rescale = unit_scale(X, weights)
+        X, rms = unit_scale(X, weights)
     n, d = X.shape
     chunk = default_chunk_size(n, d, n_clusters)
     needs_rows = not (attention == "linear" and context_length is None)
@@ -218,7 +240,7 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
     maths = DirectionMaths(
         n_clusters, stats, attention=attention, temperature=temperature,
         context_length=context_length, scale=scale,
-        alpha=alpha, dtype=X.dtype, chunk_size=chunk, rescale=rescale,
+        alpha=alpha, dtype=X.dtype, chunk_size=chunk, rms=rms,
     )
     if X.dtype != np.float64:
         tol = max(tol, FLOAT32_TOL)

@@ -228,7 +228,8 @@ class PointLayer(_FreeEnergyLayer):
         self.centers = chart.points(fit.heads)
         hard = stats.assignment_at(chart.scaled_points(fit.heads)) if tracked else None
         if hard is not None:  # the last evaluation's, in input units (see fit_assignment)
-            self.assignment = (X, hard[0], hard[1] * chart.spread**2, hard[2])
+            with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
+                self.assignment = (X, hard[0], hard[1] * chart.spread**2, hard[2])
         return self
 
     def fit(self, X, w, rng):
@@ -366,11 +367,15 @@ class DirectionLayer:
     def transform(self, X):
         """``scale * Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the second moment."""
         maths = self.maths
+        # in the fit's units, the rows over the data's rms (its moments, scale and
+        # temperature in input units under- or overflow beyond 1e-150 or 1e150)
+        rms = X.dtype.type(maths.rms)
         with np.errstate(over="ignore", invalid="ignore"):
-            return attention_from_moments(
-                X, maths.second_moment.astype(X.dtype, copy=False),
-                self.heads.astype(X.dtype, copy=False), self.scale, maths.temperature,
+            out = attention_from_moments(
+                X if rms == 1 else X / rms, maths.stats.second.astype(X.dtype, copy=False),
+                self.heads.astype(X.dtype, copy=False), maths.fit_scale, maths.beta,
             )
+            return out if rms == 1 else out * rms
 
     def attributes(self, dtype):
         fit, maths = self.fit_, self.maths

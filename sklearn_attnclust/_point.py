@@ -180,7 +180,11 @@ class PointChart:
         """Rows in the data's units, ``(X - offset) / spread``, in ``dtype``."""
         dtype = np.dtype(dtype)
         Y = np.subtract(X, self.offset.astype(dtype, copy=False), dtype=dtype)
-        Y *= dtype.type(1.0 / self.spread)
+        inv = 1.0 / self.spread if self.spread > 1.0 / np.finfo(np.float64).max else np.inf
+        if np.isfinite(inv) and inv <= np.finfo(dtype).max:
+            Y *= dtype.type(inv)
+        else:  # subnormal spreads (data below 1e-308) have no finite inverse
+            np.divide(Y, self.spread, out=Y, casting="unsafe")
         return Y
 
     def scaled_points(self, M):
@@ -253,16 +257,17 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
         cov = moments[1] / W - np.outer(mean, mean)
         return mean, 0.5 * (cov + cov.T)
 
-    moments = None
+    moments, raw = None, False
     if a > 0 and _near_origin(head, a, dtype):
         # the moments of the rows as stored (no copy), kept if the data as a whole
         # are near the origin too (else the centring below keeps the digits)
         moments = _scaled_moments(X, w, head, a, dtype, chunk_size, raw=True)
         mean, cov = centred(moments)
         var = float(np.trace(cov))
+        raw, size = True, a * a  # the first rows' size, squared
         if not (np.all(np.isfinite(moments[1])) and var > 0
                 and np.max(np.abs(mean)) <= NEAREST_OFFSET * np.sqrt(var)):
-            moments = None
+            moments, raw = None, False
     if moments is None and a > 0:
         moments = _scaled_moments(X, w, head, a, dtype, chunk_size)
     if moments is None or not all(np.all(np.isfinite(m)) for m in moments[:2]):
@@ -274,7 +279,11 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     mean, cov = centred(moments)
     var = float(np.trace(cov))
     offset = (mean + shift) * a
-    if not var > 1e-24 * max(float(np.sum((mean + shift) ** 2)), 1.0):
+    # all the rows equal to rounding: the variance against the squared size of the
+    # rows, in the moments' units (the rows as stored are of size ``a``, the
+    # scaled rows of size 1): relative, whatever the data's scale
+    size = size if raw else 1.0
+    if not var > 1e-24 * max(float(np.sum((mean + shift) ** 2)), size):
         return PointChart(offset, 0.0), np.zeros((d, d))
     return PointChart(offset, a * np.sqrt(var)), cov / var
 
@@ -284,8 +293,10 @@ def _near_origin(head, a, dtype):
     no square under- or overflows ``dtype`` and their mean is within
     :data:`NEAREST_OFFSET` of their spreads of the origin."""
     limit = 2.0 ** (np.finfo(dtype).maxexp // 4)
+    if not 1 / limit < a < limit:  # (before the variance, which would overflow)
+        return False
     spread = float(np.sqrt(np.sum(head.var(axis=0))))
-    return bool(1 / limit < a < limit and spread > 0
+    return bool(spread > 0
                 and np.max(np.abs(head.mean(axis=0))) <= NEAREST_OFFSET * spread)
 
 
@@ -293,7 +304,9 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
     """Weighted sums of ``Y = (X - s) / a`` and ``Y^T Y`` (float64), ``s`` the mean
     of the rows ``head`` and ``a`` rounded to a power of two; and ``s / a``, ``a``.
     ``raw``: ``s = 0`` and ``a = 1``, the rows as stored (no copy of a chunk)."""
-    a = 1.0 if raw else 2.0 ** np.round(np.log2(a))
+    # a power of two whose inverse is finite in dtype (subnormal data, below
+    # 1e-308 or float32's 1e-38, are scaled up to about 2**-30: no underflow)
+    a = 1.0 if raw else max(2.0 ** np.round(np.log2(a)), 2.0 ** (2 - np.finfo(dtype).maxexp))
     s = np.zeros(X.shape[1], dtype) if raw else head.mean(axis=0).astype(dtype)
     inv = dtype(1.0 / a)
     shift = s.astype(np.float64) / a
@@ -474,7 +487,10 @@ class PointStatistics:
         """
         n, d = X.shape
         W = float(n if weights is None else np.sum(weights))
-        cached = n * d <= CACHE_ENTRIES
+        # the rows scaled once also where the chart cannot be folded into the heads:
+        # a spread so small (subnormal data) that its inverse overflows X's dtype
+        largest = float(np.finfo(X.dtype if X.dtype == np.float32 else np.float64).max)
+        cached = n * d <= CACHE_ENTRIES or chart.spread < 2.0**20 / largest
         Y = chart.scaled(X) if cached and sq_total is None else None
         dtype = np.float32 if not cached and X.dtype == np.float32 else np.float64
         if sq_total is None:
@@ -726,7 +742,9 @@ class PointMaths:
         """
         chart, K = self.chart, self.n_clusters
         if isinstance(init, str) and init == "k-means++":
-            two = 2.0 ** -np.round(np.log2(chart.spread))
+            # (at most 2**1000: for subnormal data, below 1e-308, the scaled rows
+            # are of size 2**-30 or so, far from underflow)
+            two = 2.0 ** min(-np.round(np.log2(chart.spread)), 1000.0)
             order = centred_order(X, chart.offset, two)
             Z = np.take(X, order, axis=0)  # the one copy of the rows: in order, then centred
             Z = np.subtract(Z, chart.offset, dtype=np.float64,
@@ -757,7 +775,8 @@ class PointMaths:
         when no row is off the other points: fewer distinct rows than heads)."""
         Z = self.chart.points(M)
         keep = np.setdiff1d(np.arange(M.shape[0]), empty)
-        _, dist = nearest_point(rows, Z[keep])
+        # (every head empty: the distances to the data's centre)
+        _, dist = nearest_point(rows, Z[keep] if keep.size else self.chart.offset[None, :])
         for h in empty:
             i = int(np.argmax(dist))
             if dist[i] <= 0:

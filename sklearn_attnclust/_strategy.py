@@ -140,7 +140,7 @@ class _Descent:
 
     def run(self, st, M0, tol, *, pairs=None, memory=8, steps=None, loud=None):
         """Descend from ``M0`` on the statistics ``st``; the result's ``empty``
-        lists the heads left with less than half a row's weight.  The steps are
+        lists the heads left with less than half the average row's weight.  The steps are
         printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``."""
         maths, last = self.maths, {}
 
@@ -166,14 +166,21 @@ class _Descent:
         )
         res.empty = np.zeros(0, dtype=np.intp)
         if maths.relocate is not None and np.isfinite(res.value):
-            res.empty = np.flatnonzero(masses_at(res.heads) * st.total_weight < 0.5)
+            # relative, as a weight is (the masses are shares of the total weight):
+            # a head is empty with less than half the average row's weight
+            res.empty = np.flatnonzero(masses_at(res.heads) * _n_rows(st) < 0.5)
         return res
 
-    def relocated(self, st, res, tol, memory, rows):
-        """Relocate empty heads and descend again while that lowers the risk."""
+    def relocated(self, st, res, tol, memory, rows, row_w=None):
+        """Relocate empty heads and descend again while that lowers the risk.
+
+        The heads move to rows of positive weight (``row_w``: the weights of
+        ``rows``, None for all one): a head on a row of no weight stays empty."""
         for _ in range(MAX_RELOCATIONS if self.max_iter > 0 else 0):
             if res.empty.size == 0:
                 break
+            if row_w is not None and not np.all(row_w > 0):
+                rows, row_w = rows[row_w > 0], None
             M2 = self.maths.relocate(res.heads, res.empty, rows)
             if M2 is None:
                 break
@@ -257,7 +264,7 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
         n_iter_coarse += steps
         if n_init > 1:
             descent.say("Full data")
-        best = _polish(descent, stats, best, tol, rows, precision)
+        best = _polish(descent, stats, best, tol, rows, precision, row_w)
     if best.converged:
         descent.say(f"Converged at iteration {best.n_iter}: "
                     f"stationarity {best.grad_norms[-1]:.3g}.")
@@ -283,7 +290,7 @@ def _descend_starts(descent, stage, rows, row_w, init, n_init, rng, tol, memory)
         M0 = descent.maths.starts(rows, row_w, init, rng)
         res = descent.run(stage, M0, tol, memory=memory)
         if np.isfinite(res.value):
-            results.append(descent.relocated(stage, res, tol, memory, rows))
+            results.append(descent.relocated(stage, res, tol, memory, rows, row_w))
     if not results:
         raise ValueError(NOT_FINITE)
     return results
@@ -338,7 +345,7 @@ def _climb(descent, X, weights, best, m, tol, rng, precision):
     return best, steps
 
 
-def _polish(descent, stats, best, tol, rows, precision):
+def _polish(descent, stats, best, tol, rows, precision, row_w=None):
     """The full-data stage from the coarse optimum ``best``, with its L-BFGS memory
     (the sample's curvature is the full data's up to sampling noise).
 
@@ -364,7 +371,13 @@ def _polish(descent, stats, best, tol, rows, precision):
             res.values = first.values + res.values[1:]
             res.grad_norms = first.grad_norms + res.grad_norms[1:]
             res.n_iter += first.n_iter
-    res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows)
+    res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows, row_w)
     if not np.isfinite(res.value):
         raise ValueError(NOT_FINITE)
     return res
+
+
+def _n_rows(st):
+    """The number of rows of the statistics ``st`` (their weights' count)."""
+    n = getattr(st, "n_samples", None)
+    return int(n if n is not None else st.X.shape[0])

@@ -6,9 +6,9 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseQuantizer
+from ._base import BaseQuantizer, check_sample_weight
 from ._dask import is_dask_array
 from ._layers import Stream, fit_assignment, make_layer, warn_distinct
 
@@ -306,9 +306,7 @@ class AttentionQuantizer(BaseQuantizer):
         return self
 
     def _weights(self, sample_weight, X):
-        if sample_weight is None:
-            return None
-        return _check_sample_weight(sample_weight, X, dtype=np.float64)
+        return check_sample_weight(sample_weight, X)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
@@ -324,6 +322,8 @@ class AttentionQuantizer(BaseQuantizer):
             Weights of the samples: a weight ``w`` counts as ``w`` repeats of
             the row (for ``"direction"``, in the queries and in the resampled
             contexts alike).  None: all one.  Not with a dask array ``X``.
+            Finite and non-negative, one at least positive (else a
+            ValueError); only their ratios matter, as for KMeans.
 
         Returns
         -------

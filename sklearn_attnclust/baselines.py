@@ -8,7 +8,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array
 
-from ._base import BaseQuantizer, _nearest_center
+from ._base import BaseQuantizer, _nearest_center, check_sample_weight, power_of_two_scale
 
 __all__ = ["KMeansQuantizer", "OptimalQuantizer", "PCAQuantizer"]
 
@@ -159,8 +159,10 @@ class OptimalQuantizer(_CenterQuantizer):
             inverse = inverse.ravel()
             counts = np.bincount(inverse, minlength=len(self.classes_))
             sums = np.zeros((len(self.classes_), X.shape[1]), dtype=X.dtype)
-            np.add.at(sums, inverse, X)
-            self.cluster_centers_ = sums / counts[:, None].astype(X.dtype)
+            # summed at unit scale (a power of two: exact), so that no sum overflows
+            two = X.dtype.type(power_of_two_scale(X))
+            np.add.at(sums, inverse, X * two)
+            self.cluster_centers_ = sums / counts[:, None].astype(X.dtype) / two
         else:
             X = self._validate_input(X, reset=True)
             with np.errstate(invalid="ignore", over="ignore"):  # see _validate_input
@@ -241,20 +243,25 @@ class PCAQuantizer(_CenterQuantizer):
         X = self._validate_input(X, reset=True)
         n_samples, n_features = X.shape
         self._check_n_clusters(n_samples, n_features, directions=True)
-        second_moment = (X.T @ X) / n_samples
+        # at unit scale (a power of two: exact), so that the second moment neither
+        # under- nor overflows; its eigenvalues are scaled back
+        two = power_of_two_scale(X)
+        Xs = X * X.dtype.type(two) if two != 1.0 else X
+        second_moment = (Xs.T @ Xs) / n_samples
         eigenvalues, eigenvectors = np.linalg.eigh(second_moment)
         order = np.argsort(eigenvalues)[::-1][: self.n_clusters]
         U = eigenvectors[:, order].T.astype(X.dtype, copy=True)
         # Sign canonicalisation: mean projection >= 0; if it is (numerically)
         # zero, make the largest-magnitude coordinate positive instead.
-        mean_projection = (X @ U.T).mean(axis=0)
-        scale = np.sqrt(np.mean(np.einsum("ij,ij->i", X, X))) + np.finfo(X.dtype).tiny
+        mean_projection = (Xs @ U.T).mean(axis=0)
+        scale = np.sqrt(np.mean(np.einsum("ij,ij->i", Xs, Xs))) + np.finfo(X.dtype).tiny
         tie = np.abs(mean_projection) <= 1e3 * np.finfo(X.dtype).eps * scale
         largest = U[np.arange(U.shape[0]), np.argmax(np.abs(U), axis=1)]
         signs = np.where(tie, np.sign(largest), np.sign(mean_projection))
         signs[signs == 0] = 1
         self.cluster_centers_ = U * signs[:, None].astype(X.dtype)
-        self.explained_variance_ = eigenvalues[order]
+        with np.errstate(over="ignore"):  # beyond float64's range at scales above 1e154
+            self.explained_variance_ = eigenvalues[order] / two / two
         return X
 
 
@@ -353,7 +360,8 @@ class KMeansQuantizer(_CenterQuantizer):
         y : None
             Ignored.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the samples, passed to :meth:`sklearn.cluster.KMeans.fit`.
+            Weights of the samples, passed to :meth:`sklearn.cluster.KMeans.fit`:
+            finite and non-negative, one at least positive (else a ValueError).
 
         Returns
         -------
@@ -362,8 +370,21 @@ class KMeansQuantizer(_CenterQuantizer):
         """
         X = self._validate_input(X, reset=True)
         self._check_n_clusters(*X.shape, directions=False)
+        sample_weight = check_sample_weight(sample_weight, X)
+        # KMeans runs on X at unit scale (a power of two: exact, the same steps),
+        # where its squared distances neither under- nor overflow (at 1e-160 or
+        # 1e160 they would merge every cluster); its centres are scaled back
+        params = self.get_params()
+        two = power_of_two_scale(X)
+        if not (isinstance(params["init"], str) or callable(params["init"])):
+            params["init"] = np.asarray(params["init"], dtype=X.dtype) * two
         # the parameters are KMeans's own, passed on unchanged
-        self.kmeans_ = KMeans(**self.get_params()).fit(X, sample_weight=sample_weight)
+        self.kmeans_ = KMeans(**params).fit(X * X.dtype.type(two) if two != 1.0 else X,
+                                            sample_weight=sample_weight)
+        if two != 1.0:  # kmeans_ in X's units, as its own predict reads them
+            self.kmeans_.cluster_centers_ = self.kmeans_.cluster_centers_ / X.dtype.type(two)
+            with np.errstate(over="ignore"):  # beyond float64's range above 1e154
+                self.kmeans_.inertia_ = float(self.kmeans_.inertia_) / two / two
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.labels_ = self.kmeans_.labels_
         self.inertia_ = self.kmeans_.inertia_

@@ -9,7 +9,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._attention import optimal_scale, typical_head_score
-from ._base import BaseEmbedding, _nearest_center
+from ._base import BaseEmbedding, _nearest_center, power_of_two_scale
 from ._in_context import (
     in_context_from_moments,
     in_context_optimal_scale,
@@ -218,18 +218,28 @@ class InContextQuantizer(BaseEmbedding):
         n, d = X.shape
         softmax = self.attention == "softmax"
         self._check_n_clusters(n, d, directions=not softmax)
-        second = X.T @ X / n
-        self.second_moment_ = second
+        # the layer's numerics run on X times a power of two (exact) near unit
+        # scale, where no square or fourth power under- or overflows (data of
+        # 1e-300 or 1e300); the fitted attributes are in X's units
+        two = power_of_two_scale(X)
+        self._unit = two
+        Xs = X * X.dtype.type(two) if two != 1.0 else X
+        second = Xs.T @ Xs / n
+        self._second = second
+        self.second_moment_ = self._in_input_units(second, -2)
         self.context_ = None
         self.temperature_ = 0.0
+        self._beta = 0.0
         for name in ("cluster_centers_", "labels_", "inertia_", "n_fixed_points_"):
             self.__dict__.pop(name, None)  # a refit as linear keeps no labels
         if softmax:
             rng = check_random_state(self.random_state)
-            context = X
+            context = Xs
             if self.context_length is not None and self.context_length < n:
-                context = X[stratified_rows(X, self.context_length, rng)]
-            self.context_ = context
+                rows = stratified_rows(Xs, self.context_length, rng)
+                context, self.context_ = Xs[rows], X[rows]
+            else:
+                self.context_ = X
             typical = typical_head_score(second, self.n_clusters)
             if np.any(second):
                 # the largest relative temperature the fit may use
@@ -243,36 +253,63 @@ class InContextQuantizer(BaseEmbedding):
                     )
             # an all-zero context: every softmax weight is equal at any temperature
             centers, tau, self.n_fixed_points_ = stack_fixed_points(
-                X, context, self.n_clusters,
+                Xs, context, self.n_clusters,
                 None if self.temperature == "auto" else self.temperature, rng
             )
-            self.temperature_ = float(tau / typical) if np.any(second) else 0.0
-            self.cluster_centers_ = centers
-            out = self._embed(X, 1.0)
+            self._beta = float(tau / typical) if np.any(second) else 0.0
+            self.temperature_ = float(self._in_input_units(self._beta, 2))
+            self.cluster_centers_ = self._in_input_units(centers, -1)
+            out = self._embed_scaled(Xs, 1.0)
             self.labels_ = _nearest_center(out, centers)
-            resid = X - centers[self.labels_]
-            self.inertia_ = float(np.einsum("ij,ij->", resid, resid, dtype=np.float64))
+            resid = Xs - centers[self.labels_]
+            self.inertia_ = float(self._in_input_units(
+                np.einsum("ij,ij->", resid, resid, dtype=np.float64), -2))
 
+        # the output scale in the fit's units (the linear layer's lam has units of
+        # 1 / x**2: beyond float64's range in X's units for data of 1e-160 or 1e160)
         if self.scale == "auto":
             if softmax:
-                self.scale_ = optimal_scale(float(np.sum(X * out)), float(np.sum(out * out)))
+                lam = optimal_scale(float(np.sum(Xs * out)), float(np.sum(out * out)))
             else:
                 # tr S^3 under- or overflows float32 at scales far from 1
-                self.scale_ = in_context_optimal_scale(second.astype(np.float64))
+                lam = in_context_optimal_scale(second.astype(np.float64))
         elif self.scale == "unbiased":
-            self.scale_ = 1.0 if softmax else in_context_unbiased_scale(second, self.n_clusters)
+            lam = 1.0 if softmax else in_context_unbiased_scale(second, self.n_clusters)
         else:
-            self.scale_ = float(self.scale)
+            lam = float(self.scale) if softmax else \
+                float(self._in_input_units(np.float64(self.scale), -2))
+        self._scale = lam
+        self.scale_ = float(self.scale) if isinstance(self.scale, Real) else \
+            float(lam if softmax else self._in_input_units(np.float64(lam), 2))
         return self
 
-    def _embed(self, X, scale):
-        """The layer at output scale ``scale``, in the dtype of ``X``."""
+    def _in_input_units(self, value, power):
+        """``value``, computed on X times ``two`` (:meth:`fit`), in X's units: times
+        ``two ** power``, one factor at a time (0 or inf only where the value
+        itself is beyond the range of float64)."""
+        value = np.asarray(value)
+        with np.errstate(over="ignore", under="ignore"):
+            for _ in range(abs(power)):
+                value = value * value.dtype.type(self._unit) if power > 0 \
+                    else value / value.dtype.type(self._unit)
+        return value
+
+    def _embed_scaled(self, Xs, scale):
+        """The layer on rows ``Xs`` in the fit's units (X times ``two``), at output
+        scale ``scale`` (in those units too), in the dtype of ``Xs``."""
         if self.attention == "linear":
-            return in_context_from_moments(
-                X, self.second_moment_.astype(X.dtype, copy=False), scale
-            )
-        return softmax_layer(X, self.context_.astype(X.dtype, copy=False),
-                             self.temperature_, scale)
+            return in_context_from_moments(Xs, self._second.astype(Xs.dtype, copy=False), scale)
+        context = self.context_.astype(Xs.dtype, copy=False)
+        if self._unit != 1.0:
+            context = context * Xs.dtype.type(self._unit)
+        return softmax_layer(Xs, context, self._beta, scale)
+
+    def _embed(self, X, scale):
+        """The layer at output scale ``scale`` (in the fit's units), in the dtype of ``X``."""
+        two = X.dtype.type(self._unit)
+        if two == 1:
+            return self._embed_scaled(X, scale)
+        return self._embed_scaled(X * two, scale) / two
 
     @available_if(_labels_from_the_stack)
     def predict(self, X):
@@ -330,5 +367,5 @@ class InContextQuantizer(BaseEmbedding):
         """
         X = self._fitted_input(X)
         with np.errstate(over="ignore", invalid="ignore"):
-            out = self._embed(X, self.scale_)
+            out = self._embed(X, self._scale)
         return self._check_finite_output(out, X)

@@ -73,10 +73,11 @@ def test_final_risk_has_no_penalty_and_is_in_input_units(mixture):
     X, centers = mixture
     M = _unit(centers + 0.1)
     c = 1e3  # mean squared norm near 1e6: fitted as X / rms
-    Xc, rescale = unit_scale(X * c)
+    Xc, rms = unit_scale(X * c)
+    rescale = rms**2
     assert np.isclose(rescale, c**2 * np.mean(np.sum(X**2, axis=1)), rtol=1e-12)
-    assert np.allclose(Xc * np.sqrt(rescale), X * c)
-    maths, stats = _maths(Xc, alpha=0.5, rescale=rescale)
+    assert np.allclose(Xc * rms, X * c)
+    maths, stats = _maths(Xc, alpha=0.5, rms=rms)
     maths.risk(M, stats)  # the penalised risk, cached: final must not reuse it
     risk, lam = maths.final(M)
     ref_risk, ref_lam = attention_risk(M, ContextStatistics.from_data(X * c),
