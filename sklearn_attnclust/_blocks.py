@@ -117,3 +117,77 @@ def gather_rows(X, index):
     if isinstance(X, np.ndarray):
         return np.take(X, index, axis=0)
     return np.asarray(X[index])
+
+
+# -- samples drawn by a key of the rows' values, not their positions ------------
+_MASK64 = (1 << 64) - 1
+
+
+def _mix64(h):
+    """splitmix64's finaliser, in place on a uint64 array (wrapping arithmetic)."""
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
+    return h
+
+
+def _row_words(X):
+    """The rows' bytes as unsigned words (n, k): uint64 when a row's bytes are a
+    multiple of 8, else uint32 (C-contiguous rows, no copy for those)."""
+    X = np.ascontiguousarray(X)
+    if X.dtype.itemsize * X.shape[1] % 8 == 0 and X.shape[1]:
+        return X.view(np.uint64).reshape(X.shape[0], -1)
+    return X.view(np.uint32 if X.dtype.itemsize % 4 == 0 else np.uint8).reshape(X.shape[0], -1)
+
+
+def _key_block(X, seed):
+    """uint64 keys of the rows of a block (see :func:`row_keys`)."""
+    W = _row_words(X)
+    n, k = W.shape
+    mult = np.random.default_rng(seed).integers(0, 2**63, size=k, dtype=np.uint64)
+    mult = mult * np.uint64(2) + np.uint64(1)  # odd multipliers
+    h = np.einsum("ij,j->i", W, mult)  # a linear hash of the words (wrapping), then mixed
+    h += np.uint64(seed & _MASK64)
+    return _mix64(h)
+
+
+def row_keys(X, seed):
+    """A pseudo-random uint64 key of each row of ``X``, a function of the row's
+    bytes and ``seed`` only (not of its position): the sample of the rows of
+    smallest keys is the same set, in the same order, whatever the order of
+    the rows.  Identical rows share their key.  One pass, in row blocks over
+    threads (:func:`map_row_blocks`)."""
+    n = X.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+
+    def fill(lo, hi):
+        for a in range(lo, hi, 16384):
+            b = min(a + 16384, hi)
+            out[a:b] = _key_block(X[a:b], seed)
+        return ()
+
+    map_row_blocks(fill, n, 65536)
+    return out
+
+
+def race_keys(keys, weights):
+    """Keys for a sample by weight: exponential races ``-log(u) / w``, ``u`` in
+    (0, 1) from the uint64 ``keys``; the rows of smallest race keys are a sample
+    drawn without replacement, each with probability growing with its weight
+    (rows of zero weight last)."""
+    u = ((keys >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+    with np.errstate(divide="ignore"):
+        return -np.log(u) / np.asarray(weights, dtype=np.float64)
+
+
+def smallest_keys(keys, m):
+    """Indices of the ``m`` smallest ``keys`` in increasing order of key (ties,
+    the keys of identical rows, in order of position): O(n + m log m)."""
+    n = keys.shape[0]
+    if m < n:
+        idx = np.argpartition(keys, m - 1)[:m]
+    else:
+        idx = np.arange(n)
+    return idx[np.lexsort((idx, keys[idx]))]
