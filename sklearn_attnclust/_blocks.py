@@ -186,8 +186,107 @@ def smallest_keys(keys, m):
     """Indices of the ``m`` smallest ``keys`` in increasing order of key (ties,
     the keys of identical rows, in order of position): O(n + m log m)."""
     n = keys.shape[0]
+    m = min(int(m), n)
     if m < n:
         idx = np.argpartition(keys, m - 1)[:m]
     else:
         idx = np.arange(n)
     return idx[np.lexsort((idx, keys[idx]))]
+
+
+# Rows repeated many times: one key per copy.  Copies share their row's key, so
+# a row repeated c times would enter a sample of m rows all at once or not at all
+# (with c >= m, the whole sample one row).  The rows' keys are counted in 2^20
+# buckets (counts that add over blocks, whatever the order of the rows); the rows
+# of a bucket holding at least ``heavy_limit`` keys are grouped by key, and a row
+# repeated c times gets the c smallest of c independent uniform keys (the order
+# statistics from exponential spacings over a gamma total, drawn in increasing
+# order of the rows' keys from ``seed``: a function of the rows' multiset).
+KEY_BUCKET_BITS = 20
+
+
+def key_buckets(keys):
+    """The bucket of each key (its top :data:`KEY_BUCKET_BITS` bits)."""
+    return (keys >> np.uint64(64 - KEY_BUCKET_BITS)).astype(np.intp)
+
+
+def key_bucket_counts(keys):
+    """Keys per bucket (int64, 2^20 of them): they add over row blocks."""
+    return np.bincount(key_buckets(keys), minlength=1 << KEY_BUCKET_BITS)
+
+
+def heavy_limit(n, m):
+    """Keys in a bucket from which its rows get one key per copy: rows repeated
+    fewer times than ``n / (8 m)`` enter a sample of ``m`` rows together (at most
+    an eighth of a row's share of it on average), and a bucket of distinct rows
+    stays far below it (it holds ``n / 2^20`` keys on average)."""
+    return int(max(2, n // (8 * max(int(m), 1)), 4 * n // (1 << KEY_BUCKET_BITS) + 16))
+
+
+def keyed_candidates(X, keys, m, heavy):
+    """A block's candidates for the keyed sample: ``(light_keys, light_rows,
+    heavy_keys, heavy_counts, heavy_rows)``: its ``m`` rows of smallest key
+    outside the ``heavy`` buckets (a bool array, or None: none), in key order,
+    and the distinct keys of its rows in them, with their counts and one row each."""
+    if heavy is None or not heavy.any():
+        idx = smallest_keys(keys, m)
+        return keys[idx], gather_rows(X, idx), keys[:0], np.zeros(0, np.int64), X[:0]
+    in_heavy = heavy[key_buckets(keys)]
+    light = np.flatnonzero(~in_heavy)
+    idx = light[smallest_keys(keys[light], m)]
+    rows = np.flatnonzero(in_heavy)
+    hk, first, counts = np.unique(keys[rows], return_index=True, return_counts=True)
+    return (keys[idx], gather_rows(X, idx), hk, counts.astype(np.int64),
+            gather_rows(X, rows[first]))
+
+
+def merge_candidates(parts, m):
+    """Candidates of several blocks (:func:`keyed_candidates`) as one (the light
+    ones cut to the ``m`` smallest keys, the heavy ones' counts added)."""
+    if len(parts) == 1:
+        return parts[0]
+    lk = np.concatenate([p[0] for p in parts])
+    lr = np.concatenate([p[1] for p in parts])
+    idx = smallest_keys(lk, m)
+    hk = np.concatenate([p[2] for p in parts])
+    hc = np.concatenate([p[3] for p in parts])
+    hr = np.concatenate([p[4] for p in parts])
+    uk, first, inverse = np.unique(hk, return_index=True, return_inverse=True)
+    counts = np.bincount(inverse.ravel(), weights=hc, minlength=uk.size).astype(np.int64)
+    return lk[idx], np.take(lr, idx, axis=0), uk, counts, np.take(hr, first, axis=0)
+
+
+def keyed_rows(candidates, m, seed):
+    """The ``m`` rows of smallest key among the merged candidates, in key order:
+    the light rows by their keys, each heavy row repeated ``c`` times with ``c``
+    keys (at most ``m`` of them drawn)."""
+    lk, lr, hk, hc, hr = candidates
+    if hk.size == 0:
+        return lr[:m]
+    take = np.minimum(hc, m)
+    rng = np.random.default_rng([int(seed) & _MASK64, 0x6B657973])  # by the keys' order
+    spacing = rng.standard_exponential(int(take.sum()))
+    group = np.repeat(np.arange(hk.size), take)
+    start = np.concatenate([[0], np.cumsum(take)[:-1]])
+    csum = np.cumsum(spacing)
+    within = csum - np.repeat(np.concatenate([[0.0], csum])[start], take)
+    ends = start + take - 1
+    tail = rng.standard_gamma(hc.astype(np.float64) + 1.0 - take)  # S_(c+1) - S_take
+    total = np.where(take > 0, csum[np.maximum(ends, 0)] - np.concatenate([[0.0], csum])[start],
+                     0.0) + tail
+    u = np.minimum(within / total[group], 1.0 - 2.0**-53)
+    copy_keys = (u * 2.0**53).astype(np.uint64) << np.uint64(11)
+    keys = np.concatenate([lk, copy_keys])
+    source = np.concatenate([np.arange(lk.size), lk.size + group])
+    idx = smallest_keys(keys, m)
+    return np.take(np.concatenate([lr, hr]), source[idx], axis=0)
+
+
+def keyed_sample_rows(X, keys, m, seed, counts=None):
+    """:func:`keyed_rows` of the rows ``X`` in memory (``keys``: their
+    :func:`row_keys`; ``counts``: their :func:`key_bucket_counts`, if known)."""
+    n = X.shape[0]
+    if counts is None:
+        counts = key_bucket_counts(keys)
+    heavy = counts >= heavy_limit(n, m)
+    return keyed_rows(keyed_candidates(X, keys, m, heavy), m, seed)

@@ -33,7 +33,8 @@ import numpy as np
 
 from ._assign import first_minimum, nearest_point
 from ._attention import ContextStatistics
-from ._blocks import row_keys, smallest_keys
+from ._blocks import (KEY_BUCKET_BITS, heavy_limit, key_bucket_counts, keyed_candidates, keyed_rows,
+                      merge_candidates, row_keys)
 from ._point import PointChart, block_sums
 from ._reconstruction import add_risk_sums, risk_sums
 
@@ -343,7 +344,7 @@ def _group_moments(positions, takes, m, *blocks):
                              for b, i, t in zip(blocks, positions, takes)], m)
 
 
-def _combine_moments(parts, m=None):
+def _combine_moments(parts, m=None, final=False):
     """Moments of several parts, each ``(n, a, mean, M2, rows)``, in the units of
     the largest ``a`` (Chan et al.'s pairwise update; the rows' lists joined,
     the keyed candidates cut to the ``m`` smallest keys).  A NaN ``a`` wins,
@@ -353,8 +354,8 @@ def _combine_moments(parts, m=None):
     n = sum(p[0] for p in parts)
     d = parts[0][2].shape[0]
     rows = [r for p in parts for r in p[4]]
-    if m is not None and rows:
-        rows = [_merge_keyed(rows, m)]
+    if m is not None and rows:  # (bucket counts, or at the end the buckets of
+        rows = [_merge_keyed(rows, m, n if final else None)]  # repeated rows; candidates)
     if not np.isfinite(a) or a == 0.0 or n == 0:
         return n, a, np.zeros(d), np.zeros((d, d)), rows
     scaled = [(p[0], p[2] * (p[1] / a), p[3] * (p[1] / a) ** 2) for p in parts if p[0]]
@@ -369,47 +370,84 @@ def _combine_moments(parts, m=None):
 def _add_moments(parts, m=None):
     """The groups' moments combined, the gathered rows in the blocks' order (or,
     with ``m``, the keyed sample in the order of its keys)."""
-    n, a, mean, M2, rows = _combine_moments(parts, m)
+    n, a, mean, M2, rows = _combine_moments(parts, m, final=True)
     if m is not None:
-        return n, a, mean, M2, rows[0][1] if rows else None
+        return n, a, mean, M2, rows[0] if rows else None
     rows = [r for _, r in sorted(rows, key=lambda r: r[0])]
     return n, a, mean, M2, np.concatenate(rows) if rows else None
 
 
 # -- the keyed sample (_strategy._sample) of a dask array's rows -------------------
-def _block_keyed(block, m, seed):
-    """The ``m`` rows of smallest key of a block, as ``(keys, rows)`` in key order."""
+def _block_keyed(block, m, seed, heavy=None):
+    """A block's part of the keyed sample: its keys' bucket counts (int32; None
+    when ``heavy`` is given) and its candidates (:func:`._blocks.keyed_candidates`)."""
     block = np.asarray(block)
     keys = row_keys(block, seed)
-    idx = smallest_keys(keys, min(m, block.shape[0]))
-    return keys[idx], np.take(block, idx, axis=0)
+    counts = key_bucket_counts(keys).astype(np.int32) if heavy is None else None  # 4 MiB
+    return counts, keyed_candidates(block, keys, m, heavy)
 
 
-def _merge_keyed(parts, m):
-    """The ``m`` smallest keys of several ``(keys, rows)`` candidates, in key order:
-    the rows :func:`._strategy._sample` takes from the rows in memory (ties are
-    keys of identical rows, so any of them is the same row)."""
-    keys = np.concatenate([k for k, _ in parts])
-    rows = np.concatenate([r for _, r in parts])
-    idx = smallest_keys(keys, min(m, keys.shape[0]))
-    return keys[idx], np.take(rows, idx, axis=0)
+def _merge_keyed(parts, m, n=None):
+    """Several parts of :func:`_block_keyed` as one (counts added, candidates
+    merged); with ``n`` (the last merge, of all the rows), the counts become the
+    buckets of repeated rows (:func:`._blocks.heavy_limit`), a short list."""
+    counts = [p[0] for p in parts if p[0] is not None]
+    total = None
+    if counts:
+        total = counts[0].copy()
+        for c in counts[1:]:
+            total += c
+        if n is not None:
+            total = np.flatnonzero(total >= heavy_limit(n, m))
+    return total, merge_candidates([p[1] for p in parts], m)
 
 
-def _group_keyed(m, seed, *blocks):
-    return _merge_keyed([_block_keyed(b, m, seed) for b in blocks], m)
+def _group_keyed(m, seed, heavy, *blocks):
+    return _merge_keyed([_block_keyed(b, m, seed, heavy) for b in blocks], m)
+
+
+#: Parts merged per task of the keyed sample's reduction: a merge holds the
+#: candidates (``m`` rows) and the bucket counts (4 MiB) of each of its parts
+#: (measured: 32 parts in one merge killed workers of 300 MB).
+MERGE_FANIN = 4
+
+
+def _tree(parts, merge, m):
+    """The delayed ``parts`` merged by ``merge(parts, m)`` in a tree of
+    :data:`MERGE_FANIN` parts per task, down to at most that many."""
+    while len(parts) > MERGE_FANIN:
+        parts = [merge(parts[i:i + MERGE_FANIN], m) for i in range(0, len(parts), MERGE_FANIN)]
+    return parts
+
+
+def _keyed_graph(X, m, seed, heavy):
+    import dask
+
+    part = dask.delayed(_group_keyed, pure=True)
+    parts = _tree([part(m, seed, heavy, *g) for g in _row_groups(X)],
+                  dask.delayed(_merge_keyed, pure=True), m)
+    merged = dask.delayed(_merge_keyed, pure=True)(parts, m, X.shape[0])
+    return dask.compute(merged)[0]
+
+
+def _finish_keyed(X, m, seed, buckets, candidates):
+    """The sample from the first graph's buckets of repeated rows and
+    candidates: when there are such buckets, a second graph gathers the
+    candidates with their rows apart (:func:`._blocks.keyed_candidates`)."""
+    if buckets.size:
+        heavy = np.zeros(1 << KEY_BUCKET_BITS, dtype=bool)
+        heavy[buckets] = True
+        candidates = _keyed_graph(X, m, seed, heavy)[1]
+    return keyed_rows(candidates, m, seed)
 
 
 def keyed_sample(X, m, seed):
     """The rows of a dask array that :func:`._strategy._sample` draws from the same
-    rows in memory (unweighted): each group of blocks keeps its ``m`` rows of
-    smallest key, and their merge the ``m`` smallest overall (one graph, one
-    pass over the blocks)."""
-    import dask
-
-    groups = _row_groups(X)
-    part = dask.delayed(_group_keyed, pure=True)
-    merged = dask.delayed(_merge_keyed, pure=True)([part(m, seed, *g) for g in groups], m)
-    return dask.compute(merged)[0][1]
+    rows in memory (unweighted): one graph (each group of blocks keeps its
+    ``m`` rows of smallest key and the counts of its keys, merged on the
+    cluster), two when a row is repeated many times."""
+    counts, candidates = _keyed_graph(X, m, seed, None)
+    return _finish_keyed(X, m, seed, counts, candidates)
 
 
 def _group_point_sums(chart, Z, beta, need_grad, chunk, *blocks):
@@ -576,9 +614,12 @@ class DaskPointStatistics:
         parts = [dask.delayed(_group_moments, pure=True)(
             [position[b.key] for b in group], [takes[position[b.key]] for b in group], m,
             *group) for group in groups]
+        parts = _tree(parts, dask.delayed(_combine_moments, pure=True), m)
         n, a, mean, M2, rows = dask.compute(dask.delayed(_add_moments, pure=True)(parts, m))[0]
         if not np.isfinite(a):  # the largest magnitude is NaN or infinite: no extra pass
             raise not_finite_error(np.isnan(a))
+        if m is not None:  # the keyed sample, from the counts and candidates gathered
+            rows = _finish_keyed(X, m, plan[1], *rows)
         # the gathered rows: all of them (small data) or the strategy's sample
         view = _Rows(X, None, None if plan is False else rows,
                      plan=plan if isinstance(plan, tuple) else None)

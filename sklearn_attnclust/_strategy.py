@@ -49,7 +49,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._blocks import gather_rows, one_blas_thread, race_keys, row_keys, smallest_keys
+from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
+                      smallest_keys)
 from ._fit import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
 from ._sphere import minimize_on_spheres
 
@@ -115,7 +116,11 @@ def _sample(X, weights, m, seed, draw, keys=None):
     The rows are those of smallest :func:`._blocks.row_keys` (a hash of each
     row's bytes and ``seed``), in increasing order of key: a function of the
     set of rows, not of their order, so that shuffled rows give the same
-    sample, in the same order, and the same fit.  ``draw="bootstrap"``:
+    sample, in the same order, and the same fit.  A row repeated many times
+    gets one key per copy (:func:`._blocks.keyed_rows`), so that it enters the
+    sample as often as a uniform draw would take it; weighted rows (identical
+    rows of equal weights share their key) are drawn by their weights.
+    ``draw="bootstrap"``:
     ``m`` rows (``m << n``), with weights by exponential races
     (:func:`._blocks.race_keys`: drawn with probability growing with their
     weight), so that the sample is unweighted.  ``draw="subset"``: ``min(m,
@@ -136,9 +141,9 @@ def _sample(X, weights, m, seed, draw, keys=None):
         keys = row_keys(X, seed)
         if weights is not None and draw == "bootstrap":
             keys = race_keys(keys, weights)
-    idx = smallest_keys(keys, m)
     if weights is None:
-        return gather_rows(X, idx), None, keys
+        return keyed_sample_rows(X, keys, m, seed), None, keys
+    idx = smallest_keys(keys, m)
     if draw == "subset":
         return gather_rows(X, idx), weights[idx], keys
     idx = idx[np.isfinite(keys[idx])]  # rows of zero weight are never drawn
