@@ -357,8 +357,12 @@ class DirectionLayer:
         stats = DaskContextStatistics.from_dask(
             X, need_fourth=self.options["context_length"] is not None)
         self._fit(stats.X, None, rng, stats.mean(), stats=stats)
-        self.labels, means = stats.assign(self.heads)
+        _, means = stats.assign(self.heads)
         self.centers = means[:, None] * self.heads
+        # the fitted layer keeps the moments, not the rows persisted on the cluster
+        # (nor a graph of them: it pickles, and frees the cluster's memory)
+        self.maths.stats = ContextStatistics.from_moments(
+            stats.second, fourth=stats.fourth, n_samples=stats.n_samples, need_sq_norms=False)
         return self
 
     def labels_dask(self, X):

@@ -157,6 +157,9 @@ class AttentionQuantizer(BaseQuantizer):
 
     labels_ : ndarray of shape (n_samples,)
         Label of each training sample, ``predict`` of the training data.
+        After a fit on a dask array, a lazy dask array with its row chunks;
+        pickling the estimator (or ``copy.deepcopy``) computes it, so that a
+        loaded copy holds the labels as an ndarray.
 
     inertia_ : float
         Sum of the squared distances of the samples to their assigned
@@ -365,6 +368,16 @@ class AttentionQuantizer(BaseQuantizer):
         been seen this is :meth:`fit` on the rows so far; afterwards the
         heads match the batch fit to the statistical accuracy of the sample.
 
+        As MiniBatchKMeans: after :meth:`fit`, the first call starts a new
+        stream (the reservoir empty) from the fitted heads, with the fit's
+        number of features; :meth:`fit` discards the stream.  The parameters
+        read at each call are the current ones, but a change of one that
+        shapes the layer (``n_clusters``, ``geometry``, ``risk``,
+        ``attention``, ``temperature``, ``context_length``, ``scale``,
+        ``alpha``) since the heads were fitted raises a ``ValueError``
+        (MiniBatchKMeans silently keeps its old centres): call :meth:`fit`,
+        or ``partial_fit`` on a clone, to start anew.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -463,6 +476,16 @@ class AttentionQuantizer(BaseQuantizer):
         self.inertia_ = hard[0]
         warn_distinct(np.count_nonzero(hard[1]), self.n_clusters, stacklevel=5)
         return self
+
+    def __getstate__(self):
+        """The state to pickle: a lazy ``labels_`` (of a dask fit) is computed
+        first, since its graph reads the training rows persisted on the cluster
+        (futures that a loaded copy cannot reach)."""
+        state = super().__getstate__()
+        labels = state.get("labels_")
+        if labels is not None and is_dask_array(labels):
+            state = dict(state, labels_=np.asarray(labels.compute()))
+        return state
 
     def predict(self, X):
         """The cluster of each sample.

@@ -344,3 +344,33 @@ def test_dask_fit_on_data_larger_than_a_worker_memory():
         dist = np.linalg.norm(aq.cluster_centers_[:, None] - centres[None], axis=2)
         assert np.all(dist.min(axis=0) < 0.05)
         assert is_dask_array(aq.labels_) and aq.labels_.chunks[0] == X.chunks[0]
+
+
+@pytest.mark.parametrize("scheduler", ["default", "local-cluster"])
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_dask_fitted_model_pickles(geometry, scheduler):
+    # labels_ is lazy after the fit, and computed when the model is pickled: a
+    # loaded copy does not read the cluster's persisted rows ("Missing dependency")
+    import contextlib
+    import pickle
+
+    X = _blobs(6000, 4, 3, seed=2)
+    Xd = da.from_array(X, chunks=(1500, 4))
+    ref = AttentionQuantizer(3, geometry=geometry, random_state=0).fit(X)
+    if scheduler == "default":
+        context = contextlib.nullcontext()
+    else:
+        cluster = distributed.LocalCluster(n_workers=1, processes=False,
+                                           dashboard_address=None)
+        context = contextlib.ExitStack()
+        context.enter_context(cluster)
+        context.enter_context(distributed.Client(cluster))
+    with context:
+        aq = AttentionQuantizer(3, geometry=geometry, random_state=0).fit(Xd)
+        assert is_dask_array(aq.labels_)
+        blob = pickle.dumps(aq)
+    loaded = pickle.loads(blob)
+    assert isinstance(loaded.labels_, np.ndarray)
+    assert np.array_equal(loaded.labels_, ref.labels_)
+    assert np.array_equal(loaded.predict(X), ref.predict(X))
+    assert np.allclose(loaded.transform(X), ref.transform(X), rtol=1e-8, atol=1e-10)

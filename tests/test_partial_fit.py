@@ -103,7 +103,7 @@ def test_partial_fit_after_fit_continues_from_the_fitted_heads(geometry, monkeyp
     aq.partial_fit(X[:1000])
     assert np.array_equal(starts[0], fitted)  # warm-started from the fit
     now = aq.cluster_centers_ if geometry == "point" else aq.heads_
-    assert centroid_distance(now, fitted) < 0.1
+    assert centroid_distance(now, fitted) < 0.3  # refitted on the 1000 new rows
     with pytest.raises(ValueError, match="features"):
         aq.partial_fit(X[:10, :4])  # the fit's features, as MiniBatchKMeans
 
