@@ -187,6 +187,13 @@ def smallest_keys(keys, m):
     the keys of identical rows, in order of position): O(n + m log m)."""
     n = keys.shape[0]
     m = min(int(m), n)
+    if 0 < m < n // 8 and keys.dtype == np.uint64:
+        # uniform keys: the m smallest are among those below 1.5 m / n of the
+        # range (a compare, 10 times cheaper than partitioning all the keys)
+        pool = np.flatnonzero(keys < np.uint64(min(int(2.0**64 * 1.5 * m / n), 2**64 - 1)))
+        if pool.size >= m:
+            idx = pool[np.argpartition(keys[pool], m - 1)[:m]]
+            return idx[np.lexsort((idx, keys[idx]))]
     if m < n:
         idx = np.argpartition(keys, m - 1)[:m]
     else:
@@ -196,13 +203,13 @@ def smallest_keys(keys, m):
 
 # Rows repeated many times: one key per copy.  Copies share their row's key, so
 # a row repeated c times would enter a sample of m rows all at once or not at all
-# (with c >= m, the whole sample one row).  The rows' keys are counted in 2^20
+# (with c >= m, the whole sample one row).  The rows' keys are counted in 2^18
 # buckets (counts that add over blocks, whatever the order of the rows); the rows
 # of a bucket holding at least ``heavy_limit`` keys are grouped by key, and a row
 # repeated c times gets the c smallest of c independent uniform keys (the order
 # statistics from exponential spacings over a gamma total, drawn in increasing
 # order of the rows' keys from ``seed``: a function of the rows' multiset).
-KEY_BUCKET_BITS = 20
+KEY_BUCKET_BITS = 18  # 2 MiB of counts: 20 ms for 1e7 keys (2^20 bins: 0.5 s)
 
 
 def key_buckets(keys):
@@ -211,7 +218,7 @@ def key_buckets(keys):
 
 
 def key_bucket_counts(keys):
-    """Keys per bucket (int64, 2^20 of them): they add over row blocks."""
+    """Keys per bucket (int64, 2^KEY_BUCKET_BITS of them): they add over row blocks."""
     return np.bincount(key_buckets(keys), minlength=1 << KEY_BUCKET_BITS)
 
 
@@ -219,7 +226,7 @@ def heavy_limit(n, m):
     """Keys in a bucket from which its rows get one key per copy: rows repeated
     fewer times than ``n / (8 m)`` enter a sample of ``m`` rows together (at most
     an eighth of a row's share of it on average), and a bucket of distinct rows
-    stays far below it (it holds ``n / 2^20`` keys on average)."""
+    stays far below it (it holds ``n / 2^KEY_BUCKET_BITS`` keys on average)."""
     return int(max(2, n // (8 * max(int(m), 1)), 4 * n // (1 << KEY_BUCKET_BITS) + 16))
 
 

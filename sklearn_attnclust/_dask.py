@@ -383,7 +383,7 @@ def _block_keyed(block, m, seed, heavy=None):
     when ``heavy`` is given) and its candidates (:func:`._blocks.keyed_candidates`)."""
     block = np.asarray(block)
     keys = row_keys(block, seed)
-    counts = key_bucket_counts(keys).astype(np.int32) if heavy is None else None  # 4 MiB
+    counts = key_bucket_counts(keys).astype(np.int32) if heavy is None else None  # 1 MiB
     return counts, keyed_candidates(block, keys, m, heavy)
 
 
@@ -407,7 +407,7 @@ def _group_keyed(m, seed, heavy, *blocks):
 
 
 #: Parts merged per task of the keyed sample's reduction: a merge holds the
-#: candidates (``m`` rows) and the bucket counts (4 MiB) of each of its parts
+#: candidates (``m`` rows) and the bucket counts (1 MiB) of each of its parts
 #: (measured: 32 parts in one merge killed workers of 300 MB).
 MERGE_FANIN = 4
 
