@@ -1,5 +1,8 @@
 """Passes over row blocks: the one helper every pass over the data uses.
 
+It also draws the fit's samples by a key of the rows' values (:func:`row_keys`,
+:func:`keyed_sample_rows`), so that they do not depend on the rows' order.
+
 The risks of the layers are sums over the samples, so over row blocks.
 :func:`map_row_blocks` splits a pass into contiguous blocks run in a thread
 pool (numpy releases the GIL in its products and elementwise loops), and
@@ -17,11 +20,21 @@ import numpy as np
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
 __all__ = [
+    "KEY_BUCKET_BITS",
     "N_THREADS",
     "chunk_rows",
     "gather_rows",
+    "heavy_limit",
+    "key_bucket_counts",
+    "keyed_candidates",
+    "keyed_rows",
+    "keyed_sample_rows",
     "map_row_blocks",
+    "merge_candidates",
     "one_blas_thread",
+    "race_keys",
+    "row_keys",
+    "smallest_keys",
     "sorted_distinct",
     "sum_row_blocks",
 ]
