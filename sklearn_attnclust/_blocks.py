@@ -1,5 +1,8 @@
 """Passes over row blocks: the one helper every pass over the data uses.
 
+It also draws the fit's samples by a key of the rows' values (:func:`row_keys`,
+:func:`keyed_sample_rows`), so that they do not depend on the rows' order.
+
 The risks of the layers are sums over the samples, so over row blocks.
 :func:`map_row_blocks` splits a pass into contiguous blocks run in a thread
 pool (numpy releases the GIL in its products and elementwise loops), and
@@ -17,11 +20,21 @@ import numpy as np
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
 __all__ = [
+    "KEY_BUCKET_BITS",
     "N_THREADS",
     "chunk_rows",
     "gather_rows",
+    "heavy_limit",
+    "key_bucket_counts",
+    "keyed_candidates",
+    "keyed_rows",
+    "keyed_sample_rows",
     "map_row_blocks",
+    "merge_candidates",
     "one_blas_thread",
+    "race_keys",
+    "row_keys",
+    "smallest_keys",
     "sorted_distinct",
     "sum_row_blocks",
 ]
@@ -117,3 +130,183 @@ def gather_rows(X, index):
     if isinstance(X, np.ndarray):
         return np.take(X, index, axis=0)
     return np.asarray(X[index])
+
+
+# -- samples drawn by a key of the rows' values, not their positions ------------
+_MASK64 = (1 << 64) - 1
+
+
+def _mix64(h):
+    """splitmix64's finaliser, in place on a uint64 array (wrapping arithmetic)."""
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
+    return h
+
+
+def _row_words(X):
+    """The rows' bytes as unsigned words (n, k): uint64 when a row's bytes are a
+    multiple of 8, else uint32 (C-contiguous rows, no copy for those)."""
+    X = np.ascontiguousarray(X)
+    if X.dtype.itemsize * X.shape[1] % 8 == 0 and X.shape[1]:
+        return X.view(np.uint64).reshape(X.shape[0], -1)
+    return X.view(np.uint32 if X.dtype.itemsize % 4 == 0 else np.uint8).reshape(X.shape[0], -1)
+
+
+def _key_block(X, seed):
+    """uint64 keys of the rows of a block (see :func:`row_keys`)."""
+    W = _row_words(X)
+    n, k = W.shape
+    mult = np.random.default_rng(seed).integers(0, 2**63, size=k, dtype=np.uint64)
+    mult = mult * np.uint64(2) + np.uint64(1)  # odd multipliers
+    h = np.einsum("ij,j->i", W, mult)  # a linear hash of the words (wrapping), then mixed
+    h += np.uint64(seed & _MASK64)
+    return _mix64(h)
+
+
+def row_keys(X, seed):
+    """A pseudo-random uint64 key of each row of ``X``, a function of the row's
+    bytes and ``seed`` only (not of its position): the sample of the rows of
+    smallest keys is the same set, in the same order, whatever the order of
+    the rows.  Identical rows share their key.  One pass, in row blocks over
+    threads (:func:`map_row_blocks`)."""
+    n = X.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+
+    def fill(lo, hi):
+        for a in range(lo, hi, 16384):
+            b = min(a + 16384, hi)
+            out[a:b] = _key_block(X[a:b], seed)
+        return ()
+
+    map_row_blocks(fill, n, 65536)
+    return out
+
+
+def race_keys(keys, weights):
+    """Keys for a sample by weight: exponential races ``-log(u) / w``, ``u`` in
+    (0, 1) from the uint64 ``keys``; the rows of smallest race keys are a sample
+    drawn without replacement, each with probability growing with its weight
+    (rows of zero weight last)."""
+    u = ((keys >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+    with np.errstate(divide="ignore"):
+        return -np.log(u) / np.asarray(weights, dtype=np.float64)
+
+
+def smallest_keys(keys, m):
+    """Indices of the ``m`` smallest ``keys`` in increasing order of key (ties,
+    the keys of identical rows, in order of position): O(n + m log m)."""
+    n = keys.shape[0]
+    m = min(int(m), n)
+    if 0 < m < n // 8 and keys.dtype == np.uint64:
+        # uniform keys: the m smallest are among those below 1.5 m / n of the
+        # range (a compare, 10 times cheaper than partitioning all the keys)
+        pool = np.flatnonzero(keys < np.uint64(min(int(2.0**64 * 1.5 * m / n), 2**64 - 1)))
+        if pool.size >= m:
+            idx = pool[np.argpartition(keys[pool], m - 1)[:m]]
+            return idx[np.lexsort((idx, keys[idx]))]
+    if m < n:
+        idx = np.argpartition(keys, m - 1)[:m]
+    else:
+        idx = np.arange(n)
+    return idx[np.lexsort((idx, keys[idx]))]
+
+
+# Rows repeated many times: one key per copy.  Copies share their row's key, so
+# a row repeated c times would enter a sample of m rows all at once or not at all
+# (with c >= m, the whole sample one row).  The rows' keys are counted in 2^18
+# buckets (counts that add over blocks, whatever the order of the rows); the rows
+# of a bucket holding at least ``heavy_limit`` keys are grouped by key, and a row
+# repeated c times gets the c smallest of c independent uniform keys (the order
+# statistics from exponential spacings over a gamma total, drawn in increasing
+# order of the rows' keys from ``seed``: a function of the rows' multiset).
+KEY_BUCKET_BITS = 18  # 2 MiB of counts: 20 ms for 1e7 keys (2^20 bins: 0.5 s)
+
+
+def key_buckets(keys):
+    """The bucket of each key (its top :data:`KEY_BUCKET_BITS` bits)."""
+    return (keys >> np.uint64(64 - KEY_BUCKET_BITS)).astype(np.intp)
+
+
+def key_bucket_counts(keys):
+    """Keys per bucket (int64, 2^KEY_BUCKET_BITS of them): they add over row blocks."""
+    return np.bincount(key_buckets(keys), minlength=1 << KEY_BUCKET_BITS)
+
+
+def heavy_limit(n, m):
+    """Keys in a bucket from which its rows get one key per copy: rows repeated
+    fewer times than ``n / (8 m)`` enter a sample of ``m`` rows together (at most
+    an eighth of a row's share of it on average), and a bucket of distinct rows
+    stays far below it (it holds ``n / 2^KEY_BUCKET_BITS`` keys on average)."""
+    return int(max(2, n // (8 * max(int(m), 1)), 4 * n // (1 << KEY_BUCKET_BITS) + 16))
+
+
+def keyed_candidates(X, keys, m, heavy):
+    """A block's candidates for the keyed sample: ``(light_keys, light_rows,
+    heavy_keys, heavy_counts, heavy_rows)``: its ``m`` rows of smallest key
+    outside the ``heavy`` buckets (a bool array, or None: none), in key order,
+    and the distinct keys of its rows in them, with their counts and one row each."""
+    if heavy is None or not heavy.any():
+        idx = smallest_keys(keys, m)
+        return keys[idx], gather_rows(X, idx), keys[:0], np.zeros(0, np.int64), X[:0]
+    in_heavy = heavy[key_buckets(keys)]
+    light = np.flatnonzero(~in_heavy)
+    idx = light[smallest_keys(keys[light], m)]
+    rows = np.flatnonzero(in_heavy)
+    hk, first, counts = np.unique(keys[rows], return_index=True, return_counts=True)
+    return (keys[idx], gather_rows(X, idx), hk, counts.astype(np.int64),
+            gather_rows(X, rows[first]))
+
+
+def merge_candidates(parts, m):
+    """Candidates of several blocks (:func:`keyed_candidates`) as one (the light
+    ones cut to the ``m`` smallest keys, the heavy ones' counts added)."""
+    if len(parts) == 1:
+        return parts[0]
+    lk = np.concatenate([p[0] for p in parts])
+    lr = np.concatenate([p[1] for p in parts])
+    idx = smallest_keys(lk, m)
+    hk = np.concatenate([p[2] for p in parts])
+    hc = np.concatenate([p[3] for p in parts])
+    hr = np.concatenate([p[4] for p in parts])
+    uk, first, inverse = np.unique(hk, return_index=True, return_inverse=True)
+    counts = np.bincount(inverse.ravel(), weights=hc, minlength=uk.size).astype(np.int64)
+    return lk[idx], np.take(lr, idx, axis=0), uk, counts, np.take(hr, first, axis=0)
+
+
+def keyed_rows(candidates, m, seed):
+    """The ``m`` rows of smallest key among the merged candidates, in key order:
+    the light rows by their keys, each heavy row repeated ``c`` times with ``c``
+    keys (at most ``m`` of them drawn)."""
+    lk, lr, hk, hc, hr = candidates
+    if hk.size == 0:
+        return lr[:m]
+    take = np.minimum(hc, m)
+    rng = np.random.default_rng([int(seed) & _MASK64, 0x6B657973])  # by the keys' order
+    spacing = rng.standard_exponential(int(take.sum()))
+    group = np.repeat(np.arange(hk.size), take)
+    start = np.concatenate([[0], np.cumsum(take)[:-1]])
+    csum = np.cumsum(spacing)
+    within = csum - np.repeat(np.concatenate([[0.0], csum])[start], take)
+    ends = start + take - 1
+    tail = rng.standard_gamma(hc.astype(np.float64) + 1.0 - take)  # S_(c+1) - S_take
+    total = np.where(take > 0, csum[np.maximum(ends, 0)] - np.concatenate([[0.0], csum])[start],
+                     0.0) + tail
+    u = np.minimum(within / total[group], 1.0 - 2.0**-53)
+    copy_keys = (u * 2.0**53).astype(np.uint64) << np.uint64(11)
+    keys = np.concatenate([lk, copy_keys])
+    source = np.concatenate([np.arange(lk.size), lk.size + group])
+    idx = smallest_keys(keys, m)
+    return np.take(np.concatenate([lr, hr]), source[idx], axis=0)
+
+
+def keyed_sample_rows(X, keys, m, seed, counts=None):
+    """:func:`keyed_rows` of the rows ``X`` in memory (``keys``: their
+    :func:`row_keys`; ``counts``: their :func:`key_bucket_counts`, if known)."""
+    n = X.shape[0]
+    if counts is None:
+        counts = key_bucket_counts(keys)
+    heavy = counts >= heavy_limit(n, m)
+    return keyed_rows(keyed_candidates(X, keys, m, heavy), m, seed)

@@ -33,7 +33,8 @@ import numpy as np
 
 from ._assign import first_minimum, nearest_point
 from ._attention import ContextStatistics
-from ._blocks import sorted_distinct
+from ._blocks import (KEY_BUCKET_BITS, heavy_limit, key_bucket_counts, keyed_candidates, keyed_rows,
+                      merge_candidates, row_keys)
 from ._point import PointChart, block_sums
 from ._reconstruction import add_risk_sums, risk_sums
 
@@ -41,6 +42,13 @@ __all__ = ["DaskContextStatistics", "DaskPointStatistics", "assignment_totals",
            "check_rows", "dask_fit", "is_dask_array", "map_rows", "sum_rows"]
 
 NOT_FINITE = "Input X contains NaN or infinity."
+
+
+def not_finite_error(has_nan):
+    """The ``ValueError`` for rows that are not finite, naming NaN (if any) or
+    infinity as scikit-learn's validation does."""
+    what = "NaN" if has_nan else "infinity"
+    return ValueError(f"Input X contains {what}; the rows must be finite.")
 
 #: Rows per chunk of a pass over a block: ``PASS_CELLS / K``, within
 #: ``PASS_ROWS``.  distributed's workers run with ``MALLOC_TRIM_THRESHOLD_=65536``,
@@ -158,16 +166,17 @@ class DaskFit:
         self.rng, self.n_clusters = rng, int(n_clusters)
         self.stats = None
 
-    def sample_index(self, n, d):
-        """The rows the fit strategy samples (all of them for small data)."""
+    def sample_plan(self, n, d):
+        """The sample the fit strategy draws: None for small data (all the rows),
+        else ``(m, seed)``, its size and the seed of its keys
+        (:func:`._strategy._sample`, the seed drawn from a copy of ``rng``)."""
         from ._fit import COARSE_FACTOR, coarse_sample_size
+        from ._strategy import sample_seed
 
         m = coarse_sample_size(n, self.n_clusters, d)
         if not n > COARSE_FACTOR * m:
             return None
-        if not isinstance(self.rng, np.random.RandomState):
-            return False
-        return sorted_distinct(copy.deepcopy(self.rng).randint(0, n, size=m))
+        return m, sample_seed(copy.deepcopy(self.rng))
 
     def hard_assignment(self, centers):
         """``(inertia, counts)`` of the evaluation at ``centers`` (float64), or None."""
@@ -242,8 +251,8 @@ class DaskContextStatistics:
             norms = (X * X).sum(axis=1)
             todo.append((X * norms[:, None]).T @ X / n)
         out = dask.compute(*todo)
-        if not bool(out[0]):
-            raise ValueError(NOT_FINITE)
+        if not bool(out[0]):  # a second pass, only to name the problem
+            raise not_finite_error(bool(da.isnan(X).any().compute()))
         fourth = np.asarray(out[3]) if need_fourth else None
         return cls(X, np.asarray(out[1]), fourth, chunk_size=chunk_size,
                    mean=np.asarray(out[2], dtype=np.float64))
@@ -297,12 +306,19 @@ def _group_risk_sums(dtype, M, moments, *blocks, kwargs):
 
 # -- the point layer ------------------------------------------------------------
 def _block_moments(block, position, take):
-    """Per block: its size, largest magnitude ``a``, mean and centred second
-    moment of ``block / a`` (as :func:`._point.chart_from_data` takes them,
-    about the mean of the first rows), and its rows ``take`` as
-    ``[(position, rows)]`` (empty when ``take`` is None)."""
+    """Per block: its size, largest magnitude ``a`` (NaN if a row holds a NaN,
+    infinite if one holds an infinity), mean and centred second moment of
+    ``block / a`` (as :func:`._point.chart_from_data` takes them, about the
+    mean of the first rows), and its rows ``take`` as ``[(position, rows)]``
+    (empty when ``take`` is None; for ``take = (m, seed)``, its rows of the
+    ``m`` smallest keys as ``[(keys, rows)]``, see :func:`keyed_sample`)."""
     n, d = block.shape
-    rows = [] if take is None else [(position, np.asarray(block[take]))]
+    if take is None:
+        rows = []
+    elif isinstance(take, tuple):
+        rows = [_block_keyed(block, *take)]
+    else:
+        rows = [(position, np.asarray(block[take]))]
     a = float(max(np.max(block), -np.min(block))) if n else 0.0
     if not np.isfinite(a):
         return n, a, np.zeros(d), np.zeros((d, d)), rows
@@ -322,19 +338,24 @@ def _block_moments(block, position, take):
     return n, a, shift + mean, second - n * np.outer(mean, mean), rows
 
 
-def _group_moments(positions, takes, *blocks):
+def _group_moments(positions, takes, m, *blocks):
     """The moments of a group of blocks, combined (:func:`_combine_moments`)."""
     return _combine_moments([_block_moments(b, i, t)
-                             for b, i, t in zip(blocks, positions, takes)])
+                             for b, i, t in zip(blocks, positions, takes)], m)
 
 
-def _combine_moments(parts):
+def _combine_moments(parts, m=None, final=False):
     """Moments of several parts, each ``(n, a, mean, M2, rows)``, in the units of
-    the largest ``a`` (Chan et al.'s pairwise update; the rows' lists joined)."""
-    a = max(p[1] for p in parts)
+    the largest ``a`` (Chan et al.'s pairwise update; the rows' lists joined,
+    the keyed candidates cut to the ``m`` smallest keys).  A NaN ``a`` wins,
+    then an infinite one (Python's ``max`` would drop a NaN after the first part)."""
+    scales = np.array([p[1] for p in parts], dtype=np.float64)
+    a = float(np.nan if np.isnan(scales).any() else scales.max())
     n = sum(p[0] for p in parts)
     d = parts[0][2].shape[0]
     rows = [r for p in parts for r in p[4]]
+    if m is not None and rows:  # (bucket counts, or at the end the buckets of
+        rows = [_merge_keyed(rows, m, n if final else None)]  # repeated rows; candidates)
     if not np.isfinite(a) or a == 0.0 or n == 0:
         return n, a, np.zeros(d), np.zeros((d, d)), rows
     scaled = [(p[0], p[2] * (p[1] / a), p[3] * (p[1] / a) ** 2) for p in parts if p[0]]
@@ -346,11 +367,87 @@ def _combine_moments(parts):
     return n, a, mean, M2, rows
 
 
-def _add_moments(parts):
-    """The groups' moments combined, the gathered rows in the blocks' order."""
-    n, a, mean, M2, rows = _combine_moments(parts)
+def _add_moments(parts, m=None):
+    """The groups' moments combined, the gathered rows in the blocks' order (or,
+    with ``m``, the keyed sample in the order of its keys)."""
+    n, a, mean, M2, rows = _combine_moments(parts, m, final=True)
+    if m is not None:
+        return n, a, mean, M2, rows[0] if rows else None
     rows = [r for _, r in sorted(rows, key=lambda r: r[0])]
     return n, a, mean, M2, np.concatenate(rows) if rows else None
+
+
+# -- the keyed sample (_strategy._sample) of a dask array's rows -------------------
+def _block_keyed(block, m, seed, heavy=None):
+    """A block's part of the keyed sample: its keys' bucket counts (int32; None
+    when ``heavy`` is given) and its candidates (:func:`._blocks.keyed_candidates`)."""
+    block = np.asarray(block)
+    keys = row_keys(block, seed)
+    counts = key_bucket_counts(keys).astype(np.int32) if heavy is None else None  # 1 MiB
+    return counts, keyed_candidates(block, keys, m, heavy)
+
+
+def _merge_keyed(parts, m, n=None):
+    """Several parts of :func:`_block_keyed` as one (counts added, candidates
+    merged); with ``n`` (the last merge, of all the rows), the counts become the
+    buckets of repeated rows (:func:`._blocks.heavy_limit`), a short list."""
+    counts = [p[0] for p in parts if p[0] is not None]
+    total = None
+    if counts:
+        total = counts[0].copy()
+        for c in counts[1:]:
+            total += c
+        if n is not None:
+            total = np.flatnonzero(total >= heavy_limit(n, m))
+    return total, merge_candidates([p[1] for p in parts], m)
+
+
+def _group_keyed(m, seed, heavy, *blocks):
+    return _merge_keyed([_block_keyed(b, m, seed, heavy) for b in blocks], m)
+
+
+#: Parts merged per task of the keyed sample's reduction: a merge holds the
+#: candidates (``m`` rows) and the bucket counts (1 MiB) of each of its parts
+#: (measured: 32 parts in one merge killed workers of 300 MB).
+MERGE_FANIN = 4
+
+
+def _tree(parts, merge, m):
+    """The delayed ``parts`` merged by ``merge(parts, m)`` in a tree of
+    :data:`MERGE_FANIN` parts per task, down to at most that many."""
+    while len(parts) > MERGE_FANIN:
+        parts = [merge(parts[i:i + MERGE_FANIN], m) for i in range(0, len(parts), MERGE_FANIN)]
+    return parts
+
+
+def _keyed_graph(X, m, seed, heavy):
+    import dask
+
+    part = dask.delayed(_group_keyed, pure=True)
+    parts = _tree([part(m, seed, heavy, *g) for g in _row_groups(X)],
+                  dask.delayed(_merge_keyed, pure=True), m)
+    merged = dask.delayed(_merge_keyed, pure=True)(parts, m, X.shape[0])
+    return dask.compute(merged)[0]
+
+
+def _finish_keyed(X, m, seed, buckets, candidates):
+    """The sample from the first graph's buckets of repeated rows and
+    candidates: when there are such buckets, a second graph gathers the
+    candidates with their rows apart (:func:`._blocks.keyed_candidates`)."""
+    if buckets.size:
+        heavy = np.zeros(1 << KEY_BUCKET_BITS, dtype=bool)
+        heavy[buckets] = True
+        candidates = _keyed_graph(X, m, seed, heavy)[1]
+    return keyed_rows(candidates, m, seed)
+
+
+def keyed_sample(X, m, seed):
+    """The rows of a dask array that :func:`._strategy._sample` draws from the same
+    rows in memory (unweighted): one graph (each group of blocks keeps its
+    ``m`` rows of smallest key and the counts of its keys, merged on the
+    cluster), two when a row is repeated many times."""
+    counts, candidates = _keyed_graph(X, m, seed, None)
+    return _finish_keyed(X, m, seed, counts, candidates)
 
 
 def _group_point_sums(chart, Z, beta, need_grad, chunk, *blocks):
@@ -392,9 +489,16 @@ class _Rows:
 
     ndim = 2
 
-    def __init__(self, array, index=None, rows=None):
-        self.array, self._index, self._rows = array, index, rows
+    def __init__(self, array, index=None, rows=None, plan=None):
+        self.array, self._index, self._rows, self._plan = array, index, rows, plan
         self.shape, self.dtype = array.shape, array.dtype
+
+    def keyed_sample(self, m, seed):
+        """The rows of :func:`keyed_sample`: those gathered with the moments when
+        they are the ones asked, else one more graph."""
+        if self._rows is not None and self._plan == (m, seed):
+            return self._rows
+        return keyed_sample(self.array, m, seed)
 
     def __len__(self):
         return self.shape[0]
@@ -408,7 +512,7 @@ class _Rows:
         return take_rows(self.array, index)
 
     def __array__(self, dtype=None, copy=None):
-        if self._rows is not None and self._index is None:
+        if self._rows is not None and self._index is None and self._plan is None:
             rows = self._rows
         else:
             rows = np.asarray(self.array.compute())
@@ -495,25 +599,30 @@ class DaskPointStatistics:
         X = persist_rows(X)
         n, d = X.shape
         record = _FIT.get()
-        index = record.sample_index(n, d) if record is not None else False
-        if index is None:  # small data: the strategy reads all the rows
+        plan = record.sample_plan(n, d) if record is not None else False
+        if plan is None:  # small data: the strategy reads all the rows
             takes = [slice(None)] * X.numblocks[0]
-        elif index is False:
+        elif plan is False:
             takes = [None] * X.numblocks[0]
-        else:
-            takes = _local_takes(X, index)[0]
+        else:  # the strategy's keyed sample
+            takes = [plan] * X.numblocks[0]
+        m = plan[0] if isinstance(plan, tuple) else None
         import dask
 
         groups = _row_groups(X)
         position = {block.key: i for i, block in enumerate(X.to_delayed().ravel())}
         parts = [dask.delayed(_group_moments, pure=True)(
-            [position[b.key] for b in group], [takes[position[b.key]] for b in group], *group)
-            for group in groups]
-        n, a, mean, M2, rows = dask.compute(dask.delayed(_add_moments, pure=True)(parts))[0]
-        if not np.isfinite(a):
-            raise ValueError(NOT_FINITE)
+            [position[b.key] for b in group], [takes[position[b.key]] for b in group], m,
+            *group) for group in groups]
+        parts = _tree(parts, dask.delayed(_combine_moments, pure=True), m)
+        n, a, mean, M2, rows = dask.compute(dask.delayed(_add_moments, pure=True)(parts, m))[0]
+        if not np.isfinite(a):  # the largest magnitude is NaN or infinite: no extra pass
+            raise not_finite_error(np.isnan(a))
+        if m is not None:  # the keyed sample, from the counts and candidates gathered
+            rows = _finish_keyed(X, m, plan[1], *rows)
         # the gathered rows: all of them (small data) or the strategy's sample
-        view = _Rows(X, None if index is None else index, None if index is False else rows)
+        view = _Rows(X, None, None if plan is False else rows,
+                     plan=plan if isinstance(plan, tuple) else None)
         if a == 0.0:
             stats = cls(X, PointChart(np.zeros(d), 0.0), np.zeros((d, d)), rows=view)
         else:
@@ -576,7 +685,7 @@ def check_rows(X, n_features=None, name="AttentionQuantizer"):
 
 def _finite_block(block, fun, check_output):
     if not np.all(np.isfinite(block)):
-        raise ValueError(NOT_FINITE)
+        raise not_finite_error(bool(np.isnan(block).any()))
     out = fun(block)
     if check_output and not np.all(np.isfinite(out)):
         raise ValueError(

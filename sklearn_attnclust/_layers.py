@@ -82,6 +82,17 @@ class Stream:
         self.n += X.shape[0]
 
 
+def _warm_start_from(layer, other):
+    """Copy the fitted heads (``heads``, and the point layer's ``centers``) that
+    ``partial_fit`` starts from; a layer of another kind, or unfitted, gives none."""
+    if type(other) is type(layer):
+        for name in ("centers", "heads"):
+            value = getattr(other, name, None)
+            if value is not None:
+                setattr(layer, name, value)
+    return layer
+
+
 def _over(beta, spread):
     """``beta / spread^2``, the temperature in input units (0 past float64's range)."""
     with np.errstate(over="ignore", under="ignore", divide="ignore"):
@@ -184,6 +195,11 @@ class _FreeEnergyLayer:
         )
         _warn_if_not_converged(fit, self.max_iter)
         return fit
+
+    def warm_start_from(self, other):
+        """Continue from the heads of ``other`` (a fitted layer of the same kind):
+        :meth:`partial_fit` then starts from them.  Returns self."""
+        return _warm_start_from(self, other)
 
     def partial_fit(self, stream, rng):
         """Refit on the stream's reservoir, from the current fit after the first call."""
@@ -319,6 +335,10 @@ class DirectionLayer:
         self.centers = self._centers(X, labels, w, scores)
         return self
 
+    def warm_start_from(self, other):
+        """Continue from the heads of ``other`` (see :meth:`_FreeEnergyLayer.warm_start_from`)."""
+        return _warm_start_from(self, other)
+
     def partial_fit(self, stream, rng):
         """Refit on the streamed moments and the reservoir's queries (with their
         weights), from the current heads after the first call."""
@@ -338,8 +358,12 @@ class DirectionLayer:
         stats = DaskContextStatistics.from_dask(
             X, need_fourth=self.options["context_length"] is not None)
         self._fit(stats.X, None, rng, stats.mean(), stats=stats)
-        self.labels, means = stats.assign(self.heads)
+        _, means = stats.assign(self.heads)
         self.centers = means[:, None] * self.heads
+        # the fitted layer keeps the moments, not the rows persisted on the cluster
+        # (nor a graph of them: it pickles, and frees the cluster's memory)
+        self.maths.stats = ContextStatistics.from_moments(
+            stats.second, fourth=stats.fourth, n_samples=stats.n_samples, need_sq_norms=False)
         return self
 
     def labels_dask(self, X):

@@ -49,7 +49,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._blocks import gather_rows, one_blas_thread, sorted_distinct
+from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
+                      smallest_keys)
 from ._fit import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
 from ._sphere import minimize_on_spheres
 
@@ -101,24 +102,52 @@ def fit_layer(maths, X, weights, stats, **kwargs):
         return _fit_layer(maths, X, weights, stats, **kwargs)
 
 
-def _sample(X, weights, m, rng, draw):
-    """The coarse sample: its rows and their weights (None: unweighted).
+def sample_seed(rng):
+    """The seed of a fit's samples: 8 bytes drawn from ``rng`` (a ``RandomState``
+    or a ``Generator``; the dask statistics draw it from a copy to gather the
+    same sample with the moments)."""
+    return int.from_bytes(rng.bytes(8), "little")
 
-    ``draw="bootstrap"``: about ``m`` distinct rows drawn with replacement in
-    O(m) (``m << n``; ``rng`` a ``RandomState``), or by weight, so that the
-    sample is unweighted.  ``draw="subset"``: ``min(m, n)`` distinct rows
-    drawn without replacement, sorted, each keeping its weight (``rng`` a
-    ``Generator``).
+
+def _sample(X, weights, m, seed, draw, keys=None):
+    """The coarse sample (or a rung of the ladder): its rows, their weights (None:
+    unweighted) and the keys it was drawn by (None for a dask array).
+
+    The rows are those of smallest :func:`._blocks.row_keys` (a hash of each
+    row's bytes and ``seed``), in increasing order of key: a function of the
+    set of rows, not of their order, so that shuffled rows give the same
+    sample, in the same order, and the same fit.  A row repeated many times
+    gets one key per copy (:func:`._blocks.keyed_rows`), so that it enters the
+    sample as often as a uniform draw would take it; weighted rows (identical
+    rows of equal weights share their key) are drawn by their weights.
+    ``draw="bootstrap"``:
+    ``m`` rows (``m << n``), with weights by exponential races
+    (:func:`._blocks.race_keys`: drawn with probability growing with their
+    weight), so that the sample is unweighted.  ``draw="subset"``: ``min(m,
+    n)`` rows drawn uniformly, each keeping its weight.  ``keys``: the keys of
+    an earlier draw from the same rows (the rungs of one fit are nested).
+    One O(n) pass over the rows for their keys.
     """
     n = X.shape[0]
-    if draw == "subset":
-        idx = np.sort(rng.choice(n, size=min(m, n), replace=False))
-        return gather_rows(X, idx), None if weights is None else weights[idx]
+    m = min(int(m), n)
+    if not isinstance(X, np.ndarray):  # the rows of a dask array (no weights)
+        keyed = getattr(X, "keyed_sample", None)
+        if keyed is None:
+            from ._dask import keyed_sample
+
+            return keyed_sample(X, m, seed), None, None
+        return keyed(m, seed), None, None
+    if keys is None:
+        keys = row_keys(X, seed)
+        if weights is not None and draw == "bootstrap":
+            keys = race_keys(keys, weights)
     if weights is None:
-        idx = sorted_distinct(rng.randint(0, n, size=m))
-    else:
-        idx = sorted_distinct(rng.choice(n, size=m, p=weights / np.sum(weights)))
-    return gather_rows(X, idx), None
+        return keyed_sample_rows(X, keys, m, seed), None, keys
+    idx = smallest_keys(keys, m)
+    if draw == "subset":
+        return gather_rows(X, idx), weights[idx], keys
+    idx = idx[np.isfinite(keys[idx])]  # rows of zero weight are never drawn
+    return gather_rows(X, idx), None, keys
 
 
 class _Descent:
@@ -213,8 +242,8 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
         Compared with ``maths.stationarity``; a step that lowers the risk by
         less than ``tol**2`` relatively also stops.
     random_state : numpy.random.RandomState or numpy.random.Generator
-        Seeds the starts and draws the coarse sample (a ``Generator`` for
-        ``draw="subset"``).
+        Seeds the starts and the keys of the coarse sample (:func:`_sample`:
+        the sample does not depend on the order of the rows).
     verbose : int
     coarse : "auto" or bool
         Seed the starts from a sample of :func:`._fit.coarse_sample_size`
@@ -242,9 +271,10 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
     m = coarse_sample_size(n, maths.n_clusters, d)
     large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
     staged = large and descend_sample
-    rows, row_w, stage = X, weights, stats
+    rows, row_w, stage, sampler = X, weights, stats, None
     if large:
-        rows, row_w = _sample(X, weights, m, random_state, draw)
+        sampler = _Sampler(X, weights, sample_seed(random_state), draw)
+        rows, row_w = sampler(m)
         if staged:
             stage = maths.statistics(rows, row_w)
             if precision is not None:
@@ -260,7 +290,7 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
     n_iter_coarse = 0
     if staged and max_iter > 0:
         n_iter_coarse = best.n_iter
-        best, steps = _climb(descent, X, weights, best, m, tol, random_state, precision)
+        best, steps = _climb(descent, X, best, m, tol, sampler, precision)
         n_iter_coarse += steps
         if n_init > 1:
             descent.say("Full data")
@@ -316,7 +346,20 @@ def _select(results, maths, stats, select):
     return next(r for v, r in scored if v <= bound)
 
 
-def _climb(descent, X, weights, best, m, tol, rng, precision):
+class _Sampler:
+    """The samples of one fit (:func:`_sample`): the coarse sample and the rungs of
+    the ladder, drawn by the same keys of the rows (computed once)."""
+
+    def __init__(self, X, weights, seed, draw):
+        self.X, self.weights, self.seed, self.draw, self.keys = X, weights, seed, draw, None
+
+    def __call__(self, m):
+        rows, row_w, self.keys = _sample(self.X, self.weights, m, self.seed, self.draw,
+                                         self.keys)
+        return rows, row_w
+
+
+def _climb(descent, X, best, m, tol, sampler, precision):
     """The coarse optimum ``best`` descended on a ladder of larger samples.
 
     Each rung holds :data:`LADDER_FACTOR` times the rows of the one below, up
@@ -335,7 +378,7 @@ def _climb(descent, X, weights, best, m, tol, rng, precision):
     size, rung_tol = m * LADDER_FACTOR, maths.coarse_tol
     while n > COARSE_FACTOR * size:
         rung_tol /= LADDER_FACTOR
-        rows, row_w = _sample(X, weights, size, rng, descent.draw)
+        rows, row_w = sampler(size)
         st = maths.statistics(rows, row_w)
         res = descent.run(st if precision is None else precision(st), best.heads,
                           max(tol, rung_tol), pairs=best.pairs, memory=LARGE_FIT_MEMORY)

@@ -15,6 +15,18 @@ from ._layers import Stream, fit_assignment, make_layer, warn_distinct
 __all__ = ["AttentionQuantizer"]
 
 
+def _same_param(a, b):
+    """Whether two values of a parameter are the same (arrays by value)."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(a, b)
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
 class AttentionQuantizer(BaseQuantizer):
     """Cluster by training the heads of an attention layer on the sphere.
 
@@ -145,6 +157,9 @@ class AttentionQuantizer(BaseQuantizer):
 
     labels_ : ndarray of shape (n_samples,)
         Label of each training sample, ``predict`` of the training data.
+        After a fit on a dask array, a lazy dask array with its row chunks;
+        pickling the estimator (or ``copy.deepcopy``) computes it, so that a
+        loaded copy holds the labels as an ndarray.
 
     inertia_ : float
         Sum of the squared distances of the samples to their assigned
@@ -330,12 +345,14 @@ class AttentionQuantizer(BaseQuantizer):
         self : AttentionQuantizer
             The fitted estimator.
         """
+        self._reset_stream()
         if is_dask_array(X):  # before the numpy validation, which would load it
             return self._fit_dask(X, sample_weight)
         X = self._validate_input(X, reset=True)
         w = self._weights(sample_weight, X)
         layer = self._new_layer(*X.shape)
         layer.fit(X, w, layer.make_rng(self.random_state))
+        self._layer_params = self._shaping_params()
         return self._store(layer, X, w, warn=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -351,6 +368,16 @@ class AttentionQuantizer(BaseQuantizer):
         been seen this is :meth:`fit` on the rows so far; afterwards the
         heads match the batch fit to the statistical accuracy of the sample.
 
+        As MiniBatchKMeans: after :meth:`fit`, the first call starts a new
+        stream (the reservoir empty) from the fitted heads, with the fit's
+        number of features; :meth:`fit` discards the stream.  The parameters
+        read at each call are the current ones, but a change of one that
+        shapes the layer (``n_clusters``, ``geometry``, ``risk``,
+        ``attention``, ``temperature``, ``context_length``, ``scale``,
+        ``alpha``) since the heads were fitted raises a ``ValueError``
+        (MiniBatchKMeans silently keeps its old centres): call :meth:`fit`,
+        or ``partial_fit`` on a clone, to start anew.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -365,14 +392,22 @@ class AttentionQuantizer(BaseQuantizer):
         self : AttentionQuantizer
         """
         first = not hasattr(self, "_stream")
-        X = self._validate_input(X, reset=first)
+        fitted = hasattr(self, "layer_")
+        if fitted:
+            self._check_layer_params()
+        X = self._validate_input(X, reset=not fitted)
         w = self._weights(sample_weight, X)
         if first:
             self._stream_layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
+            if fitted:  # continue from the fitted heads, as MiniBatchKMeans does
+                self._stream_layer.warm_start_from(self.layer_)
             self._stream = Stream(self._partial_fit_reservoir, X.shape[1], X.dtype,
                                   check_random_state(self.random_state),
                                   need_fourth=self.context_length is not None)
             self._stream_rng = self._stream_layer.make_rng(self.random_state)
+        else:  # the other parameters (max_iter, tol, ...) as they are now
+            layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
+            self._stream_layer = layer.warm_start_from(self._stream_layer)
         stream = self._stream
         stream.add(X, np.ones(X.shape[0]) if w is None else w)
         if stream.n < self.n_clusters:
@@ -381,7 +416,38 @@ class AttentionQuantizer(BaseQuantizer):
             )
         layer = self._stream_layer.partial_fit(stream, self._stream_rng)
         self.n_steps_ = getattr(self, "n_steps_", 0) + 1
+        self._layer_params = self._shaping_params()
         return self._store(layer, X, w)
+
+    #: The parameters that shape the layer's heads and risk: changed after
+    #: :meth:`fit` or mid-stream, :meth:`partial_fit` refuses to continue.
+    _shaping = ("n_clusters", "geometry", "risk", "attention", "temperature",
+                "context_length", "scale", "alpha")
+
+    def _shaping_params(self):
+        return {name: getattr(self, name) for name in self._shaping}
+
+    def _check_layer_params(self):
+        """A ``ValueError`` if a parameter of :attr:`_shaping` changed since the
+        heads were fitted (MiniBatchKMeans would silently keep the old heads)."""
+        before = getattr(self, "_layer_params", None)
+        if before is None:
+            return
+        now = self._shaping_params()
+        changed = [k for k in self._shaping if not _same_param(before[k], now[k])]
+        if changed:
+            what = ", ".join(f"{k}={before[k]!r} -> {now[k]!r}" for k in changed)
+            raise ValueError(
+                f"partial_fit continues the fitted heads, but {what} changed since they "
+                "were fitted: call fit, or partial_fit on a clone of the estimator, to "
+                "start anew with the new parameters."
+            )
+
+    def _reset_stream(self):
+        """Forget the stream of :meth:`partial_fit` (:meth:`fit` starts anew)."""
+        for name in ("_stream", "_stream_layer", "_stream_rng", "n_steps_"):
+            if hasattr(self, name):
+                delattr(self, name)
 
     def _fit_dask(self, X, sample_weight):
         """:meth:`fit` on a ``dask.array``: the passes over the data run chunk by chunk.
@@ -401,6 +467,7 @@ class AttentionQuantizer(BaseQuantizer):
         rng = layer.make_rng(self.random_state)
         with dask_fit(rng, self.n_clusters) as record:  # the finiteness is checked there
             layer.fit_dask(X, rng)
+        self._layer_params = self._shaping_params()
         self._store(layer, np.empty((0, X.shape[1]), X.dtype), None)
         self.labels_ = layer.labels_dask(X)
         hard = record.hard_assignment(layer.centers)
@@ -409,6 +476,16 @@ class AttentionQuantizer(BaseQuantizer):
         self.inertia_ = hard[0]
         warn_distinct(np.count_nonzero(hard[1]), self.n_clusters, stacklevel=5)
         return self
+
+    def __getstate__(self):
+        """The state to pickle: a lazy ``labels_`` (of a dask fit) is computed
+        first, since its graph reads the training rows persisted on the cluster
+        (futures that a loaded copy cannot reach)."""
+        state = super().__getstate__()
+        labels = state.get("labels_")
+        if labels is not None and is_dask_array(labels):
+            state = dict(state, labels_=np.asarray(labels.compute()))
+        return state
 
     def predict(self, X):
         """The cluster of each sample.

@@ -62,3 +62,73 @@ def test_partial_fit_checks_features(geometry):
     aq = AttentionQuantizer(2, geometry=geometry, random_state=0).partial_fit(X[:1000])
     with pytest.raises(ValueError, match="features"):
         aq.partial_fit(X[:10, :4])
+
+
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_fit_resets_the_stream(geometry):
+    # partial_fit with 3 features, fit with 4, partial_fit with 4: a new stream of 4
+    X3, _, _ = make_orthogonal_mixture(600, 3, 2, random_state=0)
+    X4, _, _ = make_orthogonal_mixture(600, 4, 2, random_state=1)
+    aq = AttentionQuantizer(2, geometry=geometry, random_state=0).partial_fit(X3)
+    aq.partial_fit(X3)
+    assert aq.n_steps_ == 2
+    aq.fit(X4)
+    assert not hasattr(aq, "n_steps_")
+    aq.partial_fit(X4)
+    assert aq.n_features_in_ == 4 and aq.cluster_centers_.shape == (2, 4)
+    assert aq.n_steps_ == 1 and aq._stream.n == X4.shape[0]
+    with pytest.raises(ValueError, match="features"):
+        aq.partial_fit(X3)
+
+
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_partial_fit_after_fit_continues_from_the_fitted_heads(geometry, monkeypatch):
+    # as MiniBatchKMeans: the first partial_fit after fit starts from the fitted
+    # heads (one start, no seeding), not from a new seeding
+    from sklearn_attnclust import _layers
+
+    X, _, _ = make_orthogonal_mixture(3000, 6, 3, sigma=0.2, random_state=0)
+    aq = AttentionQuantizer(3, geometry=geometry, random_state=0).fit(X)
+    fitted = (aq.cluster_centers_ if geometry == "point" else aq.heads_).copy()
+    starts = []
+    for cls in (_layers.PointLayer, _layers.DirectionLayer):
+        original = cls.partial_fit
+
+        def spy(self, stream, rng, original=original):
+            starts.append(getattr(self, "centers" if self.geometry == "point" else "heads",
+                                  None))
+            return original(self, stream, rng)
+
+        monkeypatch.setattr(cls, "partial_fit", spy)
+    aq.partial_fit(X[:1000])
+    assert np.array_equal(starts[0], fitted)  # warm-started from the fit
+    now = aq.cluster_centers_ if geometry == "point" else aq.heads_
+    assert centroid_distance(now, fitted) < 0.3  # refitted on the 1000 new rows
+    with pytest.raises(ValueError, match="features"):
+        aq.partial_fit(X[:10, :4])  # the fit's features, as MiniBatchKMeans
+
+
+@pytest.mark.parametrize("param, value", [("n_clusters", 4), ("geometry", "direction"),
+                                          ("temperature", 3.0)])
+@pytest.mark.parametrize("after", ["fit", "partial_fit"])
+def test_partial_fit_refuses_a_changed_layer(param, value, after):
+    # MiniBatchKMeans keeps its old centres silently after set_params(n_clusters=...);
+    # here a parameter that shapes the layer may not change under the heads
+    X, _, _ = make_orthogonal_mixture(600, 6, 3, random_state=0)
+    aq = getattr(AttentionQuantizer(3, random_state=0), after)(X)
+    aq.set_params(**{param: value})
+    with pytest.raises(ValueError, match=f"{param}=.* changed since they were fitted"):
+        aq.partial_fit(X)
+    aq.fit(X)  # fit starts anew with the new parameters; partial_fit then continues
+    aq.partial_fit(X)
+    assert aq.n_steps_ == 1
+
+
+def test_partial_fit_reads_max_iter_at_every_call():
+    X, _, _ = make_orthogonal_mixture(2000, 6, 3, sigma=0.3, random_state=0)
+    aq = AttentionQuantizer(3, init="random", random_state=0).partial_fit(X[:1000])
+    aq.set_params(max_iter=0)  # not ignored: evaluates the current heads as they are
+    before = aq.cluster_centers_.copy()
+    aq.partial_fit(X[1000:])
+    assert aq.n_iter_ == 0
+    assert np.allclose(aq.cluster_centers_, before, rtol=0, atol=1e-12)
