@@ -177,6 +177,12 @@ class DirectionMaths:
                                        context_length=self.L, scale=self.scale)
         return float(risk) * self.rescale, float(lam) / self.rescale
 
+    def drop_rows(self):
+        """Keep only the moments (:meth:`._attention.ContextStatistics.moments_only`):
+        the read-outs after the fit need no row, and a fitted model holds no copy of ``X``."""
+        self.stats = ContextStatistics.moments_only(self.stats)
+        self._last = None
+
     @property
     def temperature(self):
         """The absolute temperature in input units."""
@@ -201,8 +207,8 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
     statistics (streamed moments, a dask array's) or None to compute them from
     ``X`` (rescaled by :func:`unit_scale`).  Returns ``(fit, maths, scale)``:
     the :class:`._strategy.LayerFit` (its ``risk`` without the penalty), the
-    :class:`DirectionMaths` and the output scale at the fitted heads, both in
-    input units.
+    :class:`DirectionMaths` (its moments only, no row: :meth:`DirectionMaths.drop_rows`)
+    and the output scale at the fitted heads, both in input units.
     """
     rescale = 1.0
     if stats is None:
@@ -232,4 +238,5 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
     )
     with one_blas_thread():
         risk, lam = maths.final(fit.heads)
+    maths.drop_rows()
     return dataclasses.replace(fit, risk=risk), maths, lam
