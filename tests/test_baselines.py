@@ -206,3 +206,25 @@ def test_feature_names_out_without_pandas(data):
             est.get_feature_names_out(), [f"x{i}" for i in range(X.shape[1])]
         )
         assert not hasattr(est, "feature_names_in_")
+
+
+def test_kmeans_quantizer_defaults_are_kmeans():
+    # issue 29: KMeansQuantizer's parameters and defaults are KMeans's own
+    from sklearn.cluster import KMeans
+
+    assert KMeansQuantizer().get_params() == KMeans().get_params()
+    assert KMeansQuantizer().n_clusters == 8
+
+
+def test_kmeans_quantizer_passes_verbose_and_copy_x(capsys):
+    X, _, _ = make_orthogonal_mixture(200, 5, 2, sigma=0.1, random_state=0)
+    km = KMeansQuantizer(2, n_init=1, verbose=1, random_state=0).fit(X)
+    assert km.kmeans_.verbose == 1
+    assert "Initialization complete" in capsys.readouterr().out
+    X_before = X.copy()
+    quiet = KMeansQuantizer(2, n_init=1, copy_x=False, random_state=0).fit(X)
+    assert quiet.kmeans_.copy_x is False
+    np.testing.assert_allclose(X, X_before, atol=1e-12)  # restored by KMeans
+    np.testing.assert_array_equal(quiet.labels_, km.labels_)
+    with pytest.raises(ValueError, match="The 'verbose' parameter of KMeansQuantizer"):
+        KMeansQuantizer(verbose="loud").fit(X)
