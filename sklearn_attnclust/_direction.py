@@ -221,6 +221,12 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
             stats = ContextStatistics.from_data(X, keep_data=needs_rows, weights=weights,
                                                 need_fourth=context_length is not None)
         stats.chunk_size = chunk
+    if not stats.mean_sq_norm > 0:  # its risk is relative to the mean squared norm
+        raise ValueError(
+            "Every row is zero (of X, or of the rows streamed to partial_fit): the "
+            "direction layers have no direction to fit (geometry='point' clusters "
+            "around points, the origin included)."
+        )
     maths = DirectionMaths(
         n_clusters, stats, attention=attention, temperature=temperature,
         context_length=context_length, scale=scale,

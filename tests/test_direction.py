@@ -264,3 +264,16 @@ def test_fitted_model_holds_no_copy_of_X(kwargs):
         warnings.simplefilter("ignore", ConvergenceWarning)
         again.partial_fit(X[:300])
     assert np.isfinite(again.score(X[:300]))
+
+
+@pytest.mark.parametrize("attention", ["competitive", "linear"])
+def test_partial_fit_on_zero_rows_only_is_refused(attention):
+    # found by tests/test_fuzz_subprocess.py: a stream of all-zero rows divided
+    # by its zero mean squared norm (ZeroDivisionError); now the fit's refusal
+    fitted = AttentionQuantizer(1, geometry="direction", attention=attention, max_iter=0,
+                                init="random", random_state=0).fit([[0.12573022]])
+    with pytest.raises(ValueError, match="Every row is zero"):
+        fitted.partial_fit([[0.0]])
+    fresh = AttentionQuantizer(1, geometry="direction", attention=attention, random_state=0)
+    with pytest.raises(ValueError, match="Every row is zero"):
+        fresh.partial_fit(np.zeros((3, 2)))
