@@ -375,6 +375,7 @@ class KMeansQuantizer(_CenterQuantizer):
         """
         X = self._validate_input(X, reset=True)
         self._check_n_clusters(*X.shape, directions=False)
+        _check_distances_representable(X)
         # the parameters are KMeans's own, passed on unchanged
         self.kmeans_ = KMeans(**self.get_params()).fit(X, sample_weight=sample_weight)
         self.cluster_centers_ = self.kmeans_.cluster_centers_
@@ -382,3 +383,23 @@ class KMeansQuantizer(_CenterQuantizer):
         self.inertia_ = self.kmeans_.inertia_
         self.n_iter_ = self.kmeans_.n_iter_
         return self
+
+
+def _check_distances_representable(X):
+    """Refuse ``X`` whose squared distances overflow its dtype: KMeans would warn of
+    the overflow and return infinite or NaN centres, labels and inertia."""
+    if X.size == 0:
+        return
+    top = np.finfo(X.dtype).max
+    with np.errstate(over="ignore", invalid="ignore"):
+        amax = float(np.max(np.abs(X)))
+        # the inertia is at most n d (2 max|x|)^2 (every squared distance between
+        # rows, and to a mean of rows, is at most d (2 max|x|)^2)
+        bound = X.dtype.type(2.0 * amax) ** 2 * X.dtype.type(X.shape[1]) \
+            * X.dtype.type(X.shape[0])
+    if not np.isfinite(bound) or bound > top:
+        raise ValueError(
+            f"X holds values up to {amax:.3g} in absolute value: the squared distances of "
+            f"k-means and their sum over the {X.shape[0]} rows may overflow {X.dtype} "
+            f"(largest {top:.3g}); rescale X."
+        )

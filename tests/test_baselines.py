@@ -1,4 +1,5 @@
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -228,3 +229,17 @@ def test_kmeans_quantizer_passes_verbose_and_copy_x(capsys):
     np.testing.assert_array_equal(quiet.labels_, km.labels_)
     with pytest.raises(ValueError, match="The 'verbose' parameter of KMeansQuantizer"):
         KMeansQuantizer(verbose="loud").fit(X)
+
+
+@pytest.mark.parametrize("X", [
+    np.array([[1.79769313e308], [-0.13]]),  # found by tests/test_fuzz_subprocess.py
+    np.array([[1e19, 0.0], [0.0, 1.0]], dtype=np.float32),
+])
+def test_kmeans_quantizer_refuses_overflowing_distances(X):
+    # KMeans warned of the overflow and returned a non-finite inertia
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="squared distances of k-means"):
+            KMeansQuantizer(1, n_init=1).fit(X)
+    km = KMeansQuantizer(1, n_init=1).fit(np.array([[1e150, 1.0], [0.0, 1.0]]))
+    assert np.isfinite(km.inertia_)
