@@ -222,6 +222,11 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
                                                 need_fourth=context_length is not None)
         stats.chunk_size = chunk
     if not stats.mean_sq_norm > 0:  # its risk is relative to the mean squared norm
+        if bool(np.any(X)):
+            raise ValueError(
+                "The rows' mean squared norm underflows to 0 (of X, or of the rows streamed "
+                "to partial_fit): their squares are below float64's smallest; rescale X."
+            )
         raise ValueError(
             "Every row is zero (of X, or of the rows streamed to partial_fit): the "
             "direction layers have no direction to fit (geometry='point' clusters "

@@ -277,3 +277,10 @@ def test_partial_fit_on_zero_rows_only_is_refused(attention):
     fresh = AttentionQuantizer(1, geometry="direction", attention=attention, random_state=0)
     with pytest.raises(ValueError, match="Every row is zero"):
         fresh.partial_fit(np.zeros((3, 2)))
+
+
+def test_rows_whose_squares_underflow_are_refused_by_name():
+    # found by the subprocess fuzzing: a ZeroDivisionError; now a ValueError that says
+    # why (until the layers work at any scale, issue 29)
+    with pytest.raises(ValueError, match="mean squared norm underflows"):
+        AttentionQuantizer(1, geometry="direction", random_state=0).fit([[1.25730221e-301]])
