@@ -233,8 +233,8 @@ def _arrays_with_rows(obj, n, path="model", seen=None):
 
 
 @pytest.mark.parametrize("kwargs", [
-    {}, {"context_length": 5}, {"attention": "linear"}, {"attention": "linear", "context_length": 4},
-    {"risk": "free-energy"},
+    {}, {"context_length": 5}, {"attention": "linear"},
+    {"attention": "linear", "context_length": 4}, {"risk": "free-energy"},
 ])
 def test_fitted_model_holds_no_copy_of_X(kwargs):
     # issue 29: the pickle of a fitted direction model does not grow with n
