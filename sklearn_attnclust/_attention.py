@@ -147,6 +147,16 @@ class ContextStatistics:
         )
 
     @classmethod
+    def moments_only(cls, stats):
+        """The moments of ``stats`` (these or a dask array's) without the rows, their
+        squared norms and weights: what the read-outs of a fitted layer need, of a
+        size independent of the number of rows."""
+        return cls(X=None, weights=None, sq_norms=None, second=stats.second,
+                   second_sq=stats.second_sq, fourth=stats.fourth,
+                   mean_sq_norm=float(stats.mean_sq_norm), n_samples=int(stats.n_samples),
+                   chunk_size=int(stats.chunk_size))
+
+    @classmethod
     def from_data(cls, X, *, keep_data=True, need_fourth=True, chunk_size=65536,
                   weights=None):
         """Compute the statistics in one pass over ``X`` (in chunks of rows).

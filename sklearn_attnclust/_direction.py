@@ -198,6 +198,12 @@ class DirectionMaths:
                 value = value * self.rms if power > 0 else value / self.rms
         return float(value) if value.ndim == 0 else value
 
+    def drop_rows(self):
+        """Keep only the moments (:meth:`._attention.ContextStatistics.moments_only`):
+        the read-outs after the fit need no row, and a fitted model holds no copy of ``X``."""
+        self.stats = ContextStatistics.moments_only(self.stats)
+        self._last = None
+
     @property
     def temperature(self):
         """The absolute temperature in input units."""
@@ -223,8 +229,8 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
     statistics (streamed moments, a dask array's) or None to compute them from
     ``X`` (rescaled by :func:`unit_scale`).  Returns ``(fit, maths, scale)``:
     the :class:`._strategy.LayerFit` (its ``risk`` without the penalty), the
-    :class:`DirectionMaths` and the output scale at the fitted heads, both in
-    input units.
+    :class:`DirectionMaths` (its moments only, no row: :meth:`DirectionMaths.drop_rows`)
+    and the output scale at the fitted heads, both in input units.
     """
     rms = 1.0
     if stats is None:
@@ -237,6 +243,17 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
             stats = ContextStatistics.from_data(X, keep_data=needs_rows, weights=weights,
                                                 need_fourth=context_length is not None)
         stats.chunk_size = chunk
+    if not stats.mean_sq_norm > 0:  # its risk is relative to the mean squared norm
+        if bool(np.any(X)):
+            raise ValueError(
+                "The rows' mean squared norm underflows to 0 (of X, or of the rows streamed "
+                "to partial_fit): their squares are below float64's smallest; rescale X."
+            )
+        raise ValueError(
+            "Every row is zero (of X, or of the rows streamed to partial_fit): the "
+            "direction layers have no direction to fit (geometry='point' clusters "
+            "around points, the origin included)."
+        )
     maths = DirectionMaths(
         n_clusters, stats, attention=attention, temperature=temperature,
         context_length=context_length, scale=scale,
@@ -254,4 +271,5 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
     )
     with one_blas_thread():
         risk, lam = maths.final(fit.heads)
+    maths.drop_rows()
     return dataclasses.replace(fit, risk=risk), maths, lam

@@ -268,9 +268,11 @@ class PCAQuantizer(_CenterQuantizer):
 class KMeansQuantizer(_CenterQuantizer):
     """k-means quantizer, a thin wrapper of :class:`sklearn.cluster.KMeans`.
 
+    The parameters are KMeans's, with its defaults, passed on unchanged.
+
     Parameters
     ----------
-    n_clusters : int, default=2
+    n_clusters : int, default=8
         Number of centroids, at most the number of samples.
     init : {"k-means++", "random"}, callable or array-like of shape \
             (n_clusters, n_features), default="k-means++"
@@ -282,8 +284,13 @@ class KMeansQuantizer(_CenterQuantizer):
         Maximum number of Lloyd (or Elkan) iterations per run.
     tol : float, default=1e-4
         Relative tolerance on the centroids' change.
+    verbose : int, default=0
+        Verbosity of :class:`~sklearn.cluster.KMeans`.
     random_state : int, RandomState instance or None, default=None
         Seed of the initialisation.
+    copy_x : bool, default=True
+        As in :class:`~sklearn.cluster.KMeans`: when False, the data may be
+        centred in place during the fit and restored afterwards.
     algorithm : {"lloyd", "elkan"}, default="lloyd"
         The k-means algorithm.
 
@@ -326,19 +333,23 @@ class KMeansQuantizer(_CenterQuantizer):
         "n_init": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "verbose": ["verbose"],
         "random_state": ["random_state"],
+        "copy_x": ["boolean"],
         "algorithm": [StrOptions({"lloyd", "elkan"})],
     }
 
     def __init__(
         self,
-        n_clusters=2,
+        n_clusters=8,
         *,
         init="k-means++",
         n_init="auto",
         max_iter=300,
         tol=1e-4,
+        verbose=0,
         random_state=None,
+        copy_x=True,
         algorithm="lloyd",
     ):
         self.n_clusters = n_clusters
@@ -346,7 +357,9 @@ class KMeansQuantizer(_CenterQuantizer):
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
+        self.verbose = verbose
         self.random_state = random_state
+        self.copy_x = copy_x
         self.algorithm = algorithm
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -390,3 +403,4 @@ class KMeansQuantizer(_CenterQuantizer):
         self.inertia_ = self.kmeans_.inertia_
         self.n_iter_ = self.kmeans_.n_iter_
         return self
+

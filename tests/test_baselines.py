@@ -1,4 +1,5 @@
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -206,3 +207,43 @@ def test_feature_names_out_without_pandas(data):
             est.get_feature_names_out(), [f"x{i}" for i in range(X.shape[1])]
         )
         assert not hasattr(est, "feature_names_in_")
+
+
+def test_kmeans_quantizer_defaults_are_kmeans():
+    # issue 29: KMeansQuantizer's parameters and defaults are KMeans's own
+    from sklearn.cluster import KMeans
+
+    assert KMeansQuantizer().get_params() == KMeans().get_params()
+    assert KMeansQuantizer().n_clusters == 8
+
+
+def test_kmeans_quantizer_passes_verbose_and_copy_x(capsys):
+    X, _, _ = make_orthogonal_mixture(200, 5, 2, sigma=0.1, random_state=0)
+    km = KMeansQuantizer(2, n_init=1, verbose=1, random_state=0).fit(X)
+    assert km.kmeans_.verbose == 1
+    assert "Initialization complete" in capsys.readouterr().out
+    X_before = X.copy()
+    quiet = KMeansQuantizer(2, n_init=1, copy_x=False, random_state=0).fit(X)
+    assert quiet.kmeans_.copy_x is False
+    np.testing.assert_allclose(X, X_before, atol=1e-12)  # restored by KMeans
+    np.testing.assert_array_equal(quiet.labels_, km.labels_)
+    with pytest.raises(ValueError, match="The 'verbose' parameter of KMeansQuantizer"):
+        KMeansQuantizer(verbose="loud").fit(X)
+
+
+@pytest.mark.parametrize("X", [
+    np.array([[1.79769313e308], [-0.13]]),  # found by tests/test_fuzz_subprocess.py
+    np.array([[1e19, 0.0], [0.0, 1.0]], dtype=np.float32),
+])
+def test_kmeans_quantizer_fits_where_squared_distances_overflow(X):
+    # KMeans alone warned of the overflow and returned non-finite centres; at unit
+    # scale the centres are the means, and only an inertia beyond the dtype is inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        km = KMeansQuantizer(1, n_init=1).fit(X)
+    np.testing.assert_allclose(km.cluster_centers_[0], X.astype(np.float64).mean(axis=0),
+                               rtol=1e-6)
+    exact = float(np.sum((X.astype(np.float64) / 2.0**600 - X.mean(axis=0) / 2.0**600) ** 2))
+    assert np.isinf(km.inertia_) == (exact > np.finfo(X.dtype).max / 2.0**600 / 2.0**600)
+    km = KMeansQuantizer(1, n_init=1).fit(np.array([[1e150, 1.0], [0.0, 1.0]]))
+    assert np.isfinite(km.inertia_)

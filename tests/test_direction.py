@@ -211,3 +211,77 @@ def test_warm_start_is_used_as_it_is(mixture):
         maths.starts(X, None, twins, np.random.default_rng(0))
     assert np.array_equal(maths.starts(X, None, WarmStart(twins), None), twins)
     assert n_starts(WarmStart(twins), 1) == 1
+
+
+def _arrays_with_rows(obj, n, path="model", seen=None):
+    """The paths of the arrays of ``n`` rows reachable from ``obj`` (attributes,
+    dataclass fields, dicts, lists and tuples)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or isinstance(obj, (str, bytes, int, float, type(None))):
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return [path] if obj.ndim and obj.shape[0] == n else []
+    if isinstance(obj, (list, tuple)):
+        items = [(f"{path}[{i}]", v) for i, v in enumerate(obj)]
+    elif isinstance(obj, dict):
+        items = [(f"{path}[{k!r}]", v) for k, v in obj.items()]
+    elif hasattr(obj, "__dict__"):
+        items = [(f"{path}.{k}", v) for k, v in vars(obj).items()]
+    else:
+        return []
+    return [p for name, v in items for p in _arrays_with_rows(v, n, name, seen)]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {}, {"context_length": 5}, {"attention": "linear"},
+    {"attention": "linear", "context_length": 4}, {"risk": "free-energy"},
+])
+def test_fitted_model_holds_no_copy_of_X(kwargs):
+    # issue 29: the pickle of a fitted direction model does not grow with n
+    # (beyond labels_), and no array of n rows but labels_ is kept
+    import pickle
+
+    sizes = []
+    for n in (20000, 200000):
+        X = np.random.default_rng(0).normal(size=(n, 3))
+        model = AttentionQuantizer(3, geometry="direction", max_iter=5, random_state=0,
+                                   **kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(X)
+        assert _arrays_with_rows(model, n) == ["model.labels_"]
+        blob = pickle.dumps(model)
+        sizes.append(len(blob) - model.labels_.nbytes)
+        again = pickle.loads(blob)
+        Xt = X[:50]
+        np.testing.assert_array_equal(again.predict(Xt), model.predict(Xt))
+        np.testing.assert_allclose(again.transform(Xt), model.transform(Xt))
+        assert np.isfinite(again.score(Xt))
+    assert abs(sizes[1] - sizes[0]) < 4096, sizes
+    assert sizes[0] < 20000 * 3 * 8 / 4  # well under one copy of the 20000 rows
+    # the model still learns from a stream, from its fitted heads
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        again.partial_fit(X[:300])
+    assert np.isfinite(again.score(X[:300]))
+
+
+@pytest.mark.parametrize("attention", ["competitive", "linear"])
+def test_partial_fit_on_zero_rows_only_is_refused(attention):
+    # found by tests/test_fuzz_subprocess.py: a stream of all-zero rows divided
+    # by its zero mean squared norm (ZeroDivisionError); now the fit's refusal
+    fitted = AttentionQuantizer(1, geometry="direction", attention=attention, max_iter=0,
+                                init="random", random_state=0).fit([[0.12573022]])
+    with pytest.raises(ValueError, match="Every row is zero"):
+        fitted.partial_fit([[0.0]])
+    fresh = AttentionQuantizer(1, geometry="direction", attention=attention, random_state=0)
+    with pytest.raises(ValueError, match="Every row is zero"):
+        fresh.partial_fit(np.zeros((3, 2)))
+
+
+def test_rows_whose_squares_underflow_are_refused_by_name():
+    # found by the subprocess fuzzing: a ZeroDivisionError; now a ValueError that says
+    # why (until the layers work at any scale, issue 29)
+    with pytest.raises(ValueError, match="mean squared norm underflows"):
+        AttentionQuantizer(1, geometry="direction", random_state=0).fit([[1.25730221e-301]])
