@@ -256,7 +256,7 @@ def main(argv=None):
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlabel("distance to the true centroids (log scale); | = median over seeds")
-    ax.set_title(f"Ablations, n = {n}, d = {d}, sigma = {sigma}, {len(seeds)} seeds")
+    ax.set_title(rf"Ablations, $n$ = {n}, $d$ = {d}, $\sigma$ = {sigma}, {len(seeds)} seeds")
     ax.grid(True, axis="x", which="both", alpha=0.3)
     fig.tight_layout()
     save(fig, args.output_dir, "ablation.png")

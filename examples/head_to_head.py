@@ -324,14 +324,18 @@ def report(records, order, seeds, output_dir):
             ax.bar(x + (i - (len(ESTIMATORS) - 1) / 2) * width, vals, width, label=name,
                    color=f"C{i}")
         ax.set_xticks(x)
-        ax.set_xticklabels(names, rotation=25, ha="right", fontsize=8)
+        # the data sets' names with their symbols in mathtext
+        ax.set_xticklabels([dn.replace("sigma=", r"$\sigma$=").replace("K=", "$K$=")
+                            for dn in names], rotation=25, ha="right", fontsize=8)
         ax.set_ylabel(label)
         ax.grid(True, axis="y", alpha=0.3)
     axes[0].set_ylim(min(0.0, axes[0].get_ylim()[0]), 1.05)
     axes[0].axhline(0, color="k", lw=0.8)
-    axes[0].legend(fontsize=8, ncol=4, loc="lower left")
-    axes[0].set_title("Head-to-head: agreement with the true labels, and distance "
-                      "of the centres to the true centroids")
+    # the legend above the bars, between the title and the top panel
+    axes[0].legend(fontsize=8, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.01),
+                   frameon=False)
+    fig.suptitle("Head-to-head: agreement with the true labels, and distance "
+                 "of the centres to the true centroids")
     axes[1].set_yscale("log")
     fig.tight_layout()
     save(fig, output_dir, "head_to_head.png")

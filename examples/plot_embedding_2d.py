@@ -91,7 +91,7 @@ def main(argv=None):
     ic = InContextQuantizer(scale="unbiased").fit(X)
     embeddings = {
         "inputs x": X,
-        "trained layer (AttentionQuantizer.transform)": aq.transform(X),
+        "trained direction layer (AttentionQuantizer.transform)": aq.transform(X),
         "in-context layer, unbiased scale": ic.transform(X),
     }
     P = centers.T @ centers  # projector on the centroid plane
@@ -123,18 +123,18 @@ def main(argv=None):
             ax.scatter(C[sel, 0], C[sel, 1], s=5, alpha=0.35, color=f"C{k}",
                        label=f"true cluster {k + 1}")
         ax.scatter([1, 0], [0, 1], marker="X", s=120, color="k", label="true centroids")
-        ax.set_title(name, fontsize=10)
-        ax.set_xlabel("<., mu*_1> (coordinate along centroid 1)")
+        ax.set_title(name.replace("inputs x", "inputs $x$"), fontsize=10)
+        ax.set_xlabel(r"$\langle\cdot,\mu^*_1\rangle$ (coordinate along centroid 1)")
         ax.set_aspect("equal")
         ax.grid(True, alpha=0.3)
     H = aq.heads_ @ centers.T
     axes[1].scatter(H[:, 0], H[:, 1], marker="o", s=90, facecolor="none",
                     edgecolor="C3", linewidths=2, label="trained heads")
-    axes[0].set_ylabel("<., mu*_2> (coordinate along centroid 2)")
+    axes[0].set_ylabel(r"$\langle\cdot,\mu^*_2\rangle$ (coordinate along centroid 2)")
     axes[1].legend(fontsize=8, loc="upper right")
     axes[0].legend(fontsize=8, loc="upper right")
-    fig.suptitle(f"Projection onto the plane of the true centroids (d = {d}, "
-                 f"sigma = {sigma}, {len(show)} of {n} points)")
+    fig.suptitle(rf"Projection onto the plane of the true centroids ($d$ = {d}, "
+                 rf"$\sigma$ = {sigma}, {len(show)} of {n} points)")
     fig.tight_layout()
     save(fig, args.output_dir, "embedding_2d.png")
 

@@ -94,7 +94,8 @@ K = 3
 
 def estimators(seed):
     return {
-        "AttentionQuantizer": AttentionQuantizer(K, geometry="direction", random_state=seed),
+        'AttentionQuantizer(geometry="direction")': AttentionQuantizer(
+            K, geometry="direction", random_state=seed),
         "KMeansQuantizer (n_init=1)": KMeansQuantizer(K, n_init=1, random_state=seed),
         "PCAQuantizer": PCAQuantizer(K),
     }
@@ -146,10 +147,10 @@ def main(argv=None):
         hi = np.array([r["max_distance"] for r in sel]) - med
         ax.errorbar(sigmas, med, yerr=[lo, hi], marker="o", capsize=3, label=name,
                     color=f"C{i}")
-    ax.set_xlabel("noise level sigma")
+    ax.set_xlabel(r"noise level $\sigma$")
     ax.set_ylabel("distance to the true centroids\n(median, bars: range over seeds)")
     ax.set_yscale("log")
-    ax.set_title(f"Three orthonormal centroids, d = {d}, n = {n}")
+    ax.set_title(f"Three orthonormal centroids, $d$ = {d}, $n$ = {n}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -171,10 +172,11 @@ def main(argv=None):
     ax.scatter(C[:, 0], C[:, 1], marker="X", s=140, color="k", label="true centroids")
     ax.scatter(H[:, 0], H[:, 1], marker="o", s=90, facecolor="none", edgecolor="w",
                linewidths=2, label="fitted heads")
-    ax.set_xlabel("<x, (mu1 - mu2)/sqrt 2>")
-    ax.set_ylabel("<x, (mu1 + mu2 - 2 mu3)/sqrt 6>")
+    ax.set_xlabel(r"$\langle x, (\mu_1 - \mu_2)/\sqrt{2}\rangle$")
+    ax.set_ylabel(r"$\langle x, (\mu_1 + \mu_2 - 2\mu_3)/\sqrt{6}\rangle$")
     dist = centroid_distance(aq.heads_, centers)
-    ax.set_title(f"AttentionQuantizer(3), sigma = {sigma}: distance {dist:.3f}")
+    ax.set_title(f'AttentionQuantizer(3, geometry="direction"), $\\sigma$ = {sigma}: '
+                 f"distance {dist:.3f}", fontsize=10)
     ax.set_aspect("equal")
     ax.legend(fontsize=8, loc="upper right", markerscale=1.5)
     fig.tight_layout()
