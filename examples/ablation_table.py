@@ -170,9 +170,9 @@ def main(argv=None):
     meta = {}
 
     def record(name, layer, start, solver, alpha, fn):
-        start = time.perf_counter()
+        t0 = time.perf_counter()
         heads, n_iter = fn()
-        seconds = time.perf_counter() - start
+        seconds = time.perf_counter() - t0
         dist = centroid_distance(unit_rows(heads), centers)
         norm = float(np.mean(np.linalg.norm(heads, axis=1)))
         results.setdefault(name, []).append((dist, n_iter, seconds, norm))
