@@ -112,7 +112,7 @@ sphinx_gallery_conf = {
     "examples_dirs": os.path.join("..", "examples"),
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/[a-z][a-z0-9_]*\.py$",  # run every example
-    "ignore_pattern": r"^_",  # matched on the file name: not _common.py
+    "ignore_pattern": r"^_",  # matched on the file name: helpers starting with "_"
     "reset_argv": "attnclust_gallery.reset_argv",
     "image_scrapers": ("matplotlib", "attnclust_gallery.png_scraper"),
     "within_subsection_order": "FileNameSortKey",
@@ -148,7 +148,12 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version", "theme-version"],
 }
-html_sidebars = {"index": [], "getting_started": []}
+# The primary sidebar lists the site's pages (docs/_templates/sidebar-pages.html);
+# the theme's default "Section Navigation" shows only the pages below the current
+# top-level page, and every page of this site is top-level, so it was empty.  The
+# current page's headings are in the secondary sidebar.  The landing page has none.
+templates_path = ["_templates"]
+html_sidebars = {"index": [], "**": ["sidebar-pages"]}
 # the theme follows the reader's light or dark setting (without a default its
 # script logs "Got invalid theme mode" to the console on a first visit)
 html_context = {"default_mode": "auto"}

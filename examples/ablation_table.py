@@ -24,20 +24,104 @@ Run: ``python examples/ablation_table.py [--small] [--output-dir DIR]``.
 Writes ``ablation.csv``, ``ablation.md`` and ``ablation.png``.
 """
 
+import argparse
+import csv
+import os
+import time
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 
-import _common
 from sklearn_attnclust import AttentionQuantizer, KMeansQuantizer
 from sklearn_attnclust._attention import (
     ContextStatistics,
     attention_risk,
+    typical_head_score,
 )
+from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
 
+# One thread for BLAS and OpenMP: threaded calls oversubscribe a shared machine,
+# and the fit times are comparable only single-threaded.
+threadpool_limits(limits=1)
+
+
+def parse_args(argv=None):
+    """``--small`` (a fast run at small size) and ``--output-dir``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true",
+                        help="run at small size (seconds; numbers not meaningful)")
+    parser.add_argument("--output-dir", default="output",
+                        help="where to write the figures and tables (default: output)")
+    args = parser.parse_args(argv)
+    os.makedirs(args.output_dir, exist_ok=True)
+    return args
+
+
+def save(content, output_dir, name):
+    """Write a figure (PNG), a list of dicts (CSV) or a string as ``output_dir/name``."""
+    path = os.path.join(output_dir, name)
+    if isinstance(content, str):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+    elif isinstance(content, list):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(content[0]))
+            writer.writeheader()
+            writer.writerows(content)
+    else:
+        content.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(content)
+    print(f"wrote {name}")
+
+
+def markdown_table(rows, columns=None, digits=3):
+    """A list of dicts as a Markdown table (floats to ``digits`` decimals)."""
+    columns = list(rows[0]) if columns is None else list(columns)
+
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return f"{v:.{digits}f}" if np.isfinite(v) else "–"
+        return str(v)
+
+    numeric = [isinstance(rows[0][c], (int, float, np.number)) for c in columns]
+    lines = ["| " + " | ".join(columns) + " |",
+             "|" + "|".join("---:" if num else ":---" for num in numeric) + "|"]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def unit_rows(A):
+    """The rows of ``A`` scaled to unit norm (zero rows kept)."""
+    norms = np.linalg.norm(A, axis=1, keepdims=True)
+    return A / np.where(norms > 0, norms, 1.0)
+
+
 TEMPERATURE = 2.0
+
+
+def swap_setup(n, d, sigma, seed):
+    """The two-centroid mixture, its symmetrised copy and two starts.
+
+    Returns ``X, y, centers`` (``make_orthogonal_mixture``, K = 2); ``Xs``, ``X``
+    with its reflection ``X S`` stacked (``S = I - (mu1 - mu2)(mu1 - mu2)^T``
+    exchanges the centroids; the second moment of ``Xs`` commutes with ``S``);
+    ``M_sym = (m, S m)`` for a random unit ``m``, a start on the swap-symmetric
+    set; ``M_rand``, a random unit start; and ``beta``, the absolute temperature of
+    the relative ``TEMPERATURE``.
+    """
+    X, y, centers = make_orthogonal_mixture(n, d, 2, sigma=sigma, random_state=seed)
+    rng = np.random.default_rng(1000 + seed)
+    u = centers[0] - centers[1]
+    S = np.eye(d) - np.outer(u, u)
+    m = rng.standard_normal(d)
+    m /= np.linalg.norm(m)
+    M_rand = unit_rows(rng.standard_normal((2, d)))
+    beta = TEMPERATURE / typical_head_score(X.T @ X / n, 2)
+    return X, y, centers, np.vstack([X, X @ S]), np.vstack([m, S @ m]), M_rand, beta
 
 
 def plain_descent(X, M0, *, beta, max_iter, tol=1e-6, armijo=1e-4):
@@ -77,7 +161,7 @@ def plain_descent(X, M0, *, beta, max_iter, tol=1e-6, armijo=1e-4):
 
 
 def main(argv=None):
-    args = _common.parse_args(__doc__.splitlines()[0], argv)
+    args = parse_args(argv)
     n, d, sigma = (3000, 10, 0.3) if args.small else (20000, 10, 0.3)
     seeds = range(2) if args.small else range(5)
     max_iter = 80 if args.small else 500
@@ -86,17 +170,16 @@ def main(argv=None):
     meta = {}
 
     def record(name, layer, start, solver, alpha, fn):
-        with _common.Timer() as t:
-            heads, n_iter = fn()
-        dist = centroid_distance(_common.unit_rows(heads), centers)
+        t0 = time.perf_counter()
+        heads, n_iter = fn()
+        seconds = time.perf_counter() - t0
+        dist = centroid_distance(unit_rows(heads), centers)
         norm = float(np.mean(np.linalg.norm(heads, axis=1)))
-        results.setdefault(name, []).append((dist, n_iter, t.seconds, norm))
+        results.setdefault(name, []).append((dist, n_iter, seconds, norm))
         meta[name] = dict(layer=layer, start=start, steps=solver, alpha=alpha)
 
     for seed in seeds:
-        run = _common.swap_setup(n, d, sigma, seed, TEMPERATURE)
-        X, centers, Xs, M_sym, M_rand, beta = (
-            run[k] for k in ("X", "centers", "Xs", "M_sym", "M_rand", "beta"))
+        X, _, centers, Xs, M_sym, M_rand, beta = swap_setup(n, d, sigma, seed)
 
         def fit(data, **params):
             def run():
@@ -148,21 +231,19 @@ def main(argv=None):
             median_seconds=float(np.median([v[2] for v in vals])),
             median_head_norm=float(np.median([v[3] for v in vals])),
         ))
-    _common.write_csv(rows, args.output_dir, "ablation.csv")
+    save(rows, args.output_dir, "ablation.csv")
     header = (
         f"Distance to the true centroids (up to permutation and sign), "
         f"n = {n}, d = {d}, sigma = {sigma}, {len(seeds)} seeds; "
         f"max_iter = {max_iter}; hits: distance < 0.05; head norm: mean norm of the "
         f"final heads before normalisation (1 on the spheres; k-means: centre norms).\n\n"
     )
-    table = _common.markdown_table(
+    table = markdown_table(
         rows, ["variant", "steps", "alpha", "median_distance", "min_distance",
                "max_distance", "hits", "median_iterations", "median_seconds",
                "median_head_norm"])
-    _common.write_markdown(header + table, args.output_dir, "ablation.md")
+    save(header + table, args.output_dir, "ablation.md")
     print(header + table)
-
-    import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 5))
     names = list(results)
@@ -175,10 +256,10 @@ def main(argv=None):
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlabel("distance to the true centroids (log scale); | = median over seeds")
-    ax.set_title(f"Ablations, n = {n}, d = {d}, sigma = {sigma}, {len(seeds)} seeds")
+    ax.set_title(rf"Ablations, $n$ = {n}, $d$ = {d}, $\sigma$ = {sigma}, {len(seeds)} seeds")
     ax.grid(True, axis="x", which="both", alpha=0.3)
     fig.tight_layout()
-    _common.save_figure(fig, args.output_dir, "ablation.png")
+    save(fig, args.output_dir, "ablation.png")
 
 
 if __name__ == "__main__":

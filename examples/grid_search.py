@@ -33,24 +33,78 @@ Run: ``python examples/grid_search.py [--small] [--output-dir DIR]``.
 Writes ``grid_search.png``, ``grid_search.csv`` and ``grid_search.md``.
 """
 
+import argparse
+import csv
+import os
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
-import _common
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.datasets import make_orthogonal_mixture
+
+# One thread for BLAS and OpenMP: threaded calls oversubscribe a shared machine,
+# and the fit times are comparable only single-threaded.
+threadpool_limits(limits=1)
+
+
+def parse_args(argv=None):
+    """``--small`` (a fast run at small size) and ``--output-dir``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true",
+                        help="run at small size (seconds; numbers not meaningful)")
+    parser.add_argument("--output-dir", default="output",
+                        help="where to write the figures and tables (default: output)")
+    args = parser.parse_args(argv)
+    os.makedirs(args.output_dir, exist_ok=True)
+    return args
+
+
+def save(content, output_dir, name):
+    """Write a figure (PNG), a list of dicts (CSV) or a string as ``output_dir/name``."""
+    path = os.path.join(output_dir, name)
+    if isinstance(content, str):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+    elif isinstance(content, list):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(content[0]))
+            writer.writeheader()
+            writer.writerows(content)
+    else:
+        content.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(content)
+    print(f"wrote {name}")
+
+
+def markdown_table(rows, columns=None, digits=3):
+    """A list of dicts as a Markdown table (floats to ``digits`` decimals)."""
+    columns = list(rows[0]) if columns is None else list(columns)
+
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return f"{v:.{digits}f}" if np.isfinite(v) else "–"
+        return str(v)
+
+    numeric = [isinstance(rows[0][c], (int, float, np.number)) for c in columns]
+    lines = ["| " + " | ".join(columns) + " |",
+             "|" + "|".join("---:" if num else ":---" for num in numeric) + "|"]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
 
 SCORINGS = {"unsupervised (minus the risk)": None, "adjusted Rand index": "adjusted_rand_score"}
 
 
 def main(argv=None):
-    args = _common.parse_args(__doc__.splitlines()[0], argv)
+    args = parse_args(argv)
     n = 1500 if args.small else 5000
     X_mix, y_mix, _ = make_orthogonal_mixture(n, 10, 2, sigma=0.3, random_state=0)
     wine = load_wine()
@@ -65,8 +119,6 @@ def main(argv=None):
             [1.0, 16.0] if args.small else [0.5, 2.0, 4.0, 16.0, 64.0]),
     }
     cv = KFold(3, shuffle=True, random_state=0)
-
-    import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
     rows, best = [], []
@@ -106,19 +158,19 @@ def main(argv=None):
                             color="w", fontsize=8)
             ax.set_xticks(range(len(temperatures)), [str(t) for t in temperatures])
             ax.set_yticks(range(len(alphas)), [str(a) for a in alphas])
-            ax.set_xlabel("relative temperature")
-            ax.set_ylabel("alpha (orthogonality penalty)")
+            ax.set_xlabel(r"relative temperature $\tau$ (temperature)")
+            ax.set_ylabel(r"orthogonality penalty $\alpha$ (alpha)")
             ax.set_title(f"{pname}: {sname}", fontsize=10)
             fig.colorbar(im, ax=ax, label="mean test score (shuffled 3-fold CV)")
     fig.suptitle("GridSearchCV over make_pipeline(scaler, AttentionQuantizer)")
     fig.tight_layout()
-    _common.save_figure(fig, args.output_dir, "grid_search.png")
-    _common.write_csv(rows, args.output_dir, "grid_search.csv")
+    save(fig, args.output_dir, "grid_search.png")
+    save(rows, args.output_dir, "grid_search.csv")
     grids = "; ".join(f"{p}: alpha in {v[5]}, temperature in {v[6]}"
                       for p, v in problems.items())
     text = (f"Best parameters of GridSearchCV (shuffled 3-fold). {grids}.\n\n"
-            + _common.markdown_table(best))
-    _common.write_markdown(text, args.output_dir, "grid_search.md")
+            + markdown_table(best))
+    save(text, args.output_dir, "grid_search.md")
     print(text)
 
 

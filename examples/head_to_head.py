@@ -34,9 +34,13 @@ Run: ``python examples/head_to_head.py [--small] [--output-dir DIR]``.
 Writes ``head_to_head.md``, ``head_to_head.csv`` and ``head_to_head.png``.
 """
 
+import argparse
+import csv
+import os
 import time
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.datasets import (
@@ -52,7 +56,6 @@ from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-import _common
 from sklearn_attnclust import (
     AttentionQuantizer,
     KMeansQuantizer,
@@ -61,6 +64,62 @@ from sklearn_attnclust import (
 )
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance, quantization_risk
+
+# One thread for BLAS and OpenMP: threaded calls oversubscribe a shared machine,
+# and the fit times are comparable only single-threaded.
+threadpool_limits(limits=1)
+
+
+def parse_args(argv=None):
+    """``--small`` (a fast run at small size) and ``--output-dir``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true",
+                        help="run at small size (seconds; numbers not meaningful)")
+    parser.add_argument("--output-dir", default="output",
+                        help="where to write the figures and tables (default: output)")
+    args = parser.parse_args(argv)
+    os.makedirs(args.output_dir, exist_ok=True)
+    return args
+
+
+def save(content, output_dir, name):
+    """Write a figure (PNG), a list of dicts (CSV) or a string as ``output_dir/name``."""
+    path = os.path.join(output_dir, name)
+    if isinstance(content, str):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+    elif isinstance(content, list):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(content[0]))
+            writer.writeheader()
+            writer.writerows(content)
+    else:
+        content.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(content)
+    print(f"wrote {name}")
+
+
+def markdown_table(rows, columns=None, digits=3):
+    """A list of dicts as a Markdown table (floats to ``digits`` decimals)."""
+    columns = list(rows[0]) if columns is None else list(columns)
+
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return f"{v:.{digits}f}" if np.isfinite(v) else "–"
+        return str(v)
+
+    numeric = [isinstance(rows[0][c], (int, float, np.number)) for c in columns]
+    lines = ["| " + " | ".join(columns) + " |",
+             "|" + "|".join("---:" if num else ":---" for num in numeric) + "|"]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def unit_rows(A):
+    """The rows of ``A`` scaled to unit norm (zero rows kept)."""
+    norms = np.linalg.norm(A, axis=1, keepdims=True)
+    return A / np.where(norms > 0, norms, 1.0)
+
 
 ESTIMATORS = ("AttentionQuantizer", "AttentionQuantizer (direction)",
               "AttentionQuantizer (direction, free energy)", "KMeansQuantizer",
@@ -157,10 +216,9 @@ def centres_and_labels(est, X):
 
 
 def main(argv=None):
-    args = _common.parse_args(__doc__.splitlines()[0], argv)
+    args = parse_args(argv)
     seeds = range(1) if args.small else range(5)
-    with threadpool_limits(limits=1):
-        records, order = run(args.small, seeds)
+    records, order = run(args.small, seeds)
     report(records, order, seeds, args.output_dir)
 
 
@@ -190,7 +248,7 @@ def run(small, seeds):
                 C, labels = centres_and_labels(est, X)
                 rec["ari"].append(adjusted_rand_score(y, labels))
                 rec["dist"].append(np.nan if centers is None else
-                                   centroid_distance(_common.unit_rows(C), centers))
+                                   centroid_distance(unit_rows(C), centers))
                 rec["risk"].append(quantization_risk(X, C[labels]))
                 rec["ms"].append(1e3 * seconds)
                 rec["warned"] += any(issubclass(w.category, ConvergenceWarning)
@@ -218,7 +276,7 @@ def report(records, order, seeds, output_dir):
                 "distortion": float(np.median(rec["risk"])),
                 "fit time (ms)": float(np.median(rec["ms"])),
             })
-    _common.write_csv(rows, output_dir, "head_to_head.csv")
+    save(rows, output_dir, "head_to_head.csv")
     lines = [
         "# Head-to-head",
         "",
@@ -245,12 +303,10 @@ def report(records, order, seeds, output_dir):
         if all(not np.isfinite(r["centroid distance"]) for r in sel):
             cols.remove("centroid distance")
             cols.remove("distance range")
-        lines.append(_common.markdown_table(sel, cols))
+        lines.append(markdown_table(sel, cols))
     text = "\n".join(lines)
-    _common.write_markdown(text, output_dir, "head_to_head.md")
+    save(text, output_dir, "head_to_head.md")
     print(text)
-
-    import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 1, figsize=(12, 9))
     with_centres = [dn for dn in order
@@ -268,17 +324,21 @@ def report(records, order, seeds, output_dir):
             ax.bar(x + (i - (len(ESTIMATORS) - 1) / 2) * width, vals, width, label=name,
                    color=f"C{i}")
         ax.set_xticks(x)
-        ax.set_xticklabels(names, rotation=25, ha="right", fontsize=8)
+        # the data sets' names with their symbols in mathtext
+        ax.set_xticklabels([dn.replace("sigma=", r"$\sigma$=").replace("K=", "$K$=")
+                            for dn in names], rotation=25, ha="right", fontsize=8)
         ax.set_ylabel(label)
         ax.grid(True, axis="y", alpha=0.3)
     axes[0].set_ylim(min(0.0, axes[0].get_ylim()[0]), 1.05)
     axes[0].axhline(0, color="k", lw=0.8)
-    axes[0].legend(fontsize=8, ncol=4, loc="lower left")
-    axes[0].set_title("Head-to-head: agreement with the true labels, and distance "
-                      "of the centres to the true centroids")
+    # the legend above the bars, between the title and the top panel
+    axes[0].legend(fontsize=8, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.01),
+                   frameon=False)
+    fig.suptitle("Head-to-head: agreement with the true labels, and distance "
+                 "of the centres to the true centroids")
     axes[1].set_yscale("log")
     fig.tight_layout()
-    _common.save_figure(fig, output_dir, "head_to_head.png")
+    save(fig, output_dir, "head_to_head.png")
 
 
 if __name__ == "__main__":

@@ -21,23 +21,77 @@ Run: ``python examples/plot_embedding_2d.py [--small] [--output-dir DIR]``.
 Writes ``embedding_2d.png``, ``embedding_2d.csv`` and ``embedding_2d.md``.
 """
 
-import numpy as np
+import argparse
+import csv
+import os
 
-import _common
+import matplotlib.pyplot as plt
+import numpy as np
+from threadpoolctl import threadpool_limits
+
 from sklearn_attnclust import AttentionQuantizer, InContextQuantizer
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import conditional_variance
 
+# One thread for BLAS and OpenMP: threaded calls oversubscribe a shared machine,
+# and the fit times are comparable only single-threaded.
+threadpool_limits(limits=1)
+
+
+def parse_args(argv=None):
+    """``--small`` (a fast run at small size) and ``--output-dir``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true",
+                        help="run at small size (seconds; numbers not meaningful)")
+    parser.add_argument("--output-dir", default="output",
+                        help="where to write the figures and tables (default: output)")
+    args = parser.parse_args(argv)
+    os.makedirs(args.output_dir, exist_ok=True)
+    return args
+
+
+def save(content, output_dir, name):
+    """Write a figure (PNG), a list of dicts (CSV) or a string as ``output_dir/name``."""
+    path = os.path.join(output_dir, name)
+    if isinstance(content, str):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+    elif isinstance(content, list):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(content[0]))
+            writer.writeheader()
+            writer.writerows(content)
+    else:
+        content.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(content)
+    print(f"wrote {name}")
+
+
+def markdown_table(rows, columns=None, digits=3):
+    """A list of dicts as a Markdown table (floats to ``digits`` decimals)."""
+    columns = list(rows[0]) if columns is None else list(columns)
+
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return f"{v:.{digits}f}" if np.isfinite(v) else "–"
+        return str(v)
+
+    numeric = [isinstance(rows[0][c], (int, float, np.number)) for c in columns]
+    lines = ["| " + " | ".join(columns) + " |",
+             "|" + "|".join("---:" if num else ":---" for num in numeric) + "|"]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
 
 def main(argv=None):
-    args = _common.parse_args(__doc__.splitlines()[0], argv)
+    args = parse_args(argv)
     n, d, sigma = (2000, 10, 0.3) if args.small else (10000, 10, 0.3)
     X, y, centers = make_orthogonal_mixture(n, d, 2, sigma=sigma, random_state=0)
     aq = AttentionQuantizer(2, geometry="direction", random_state=0).fit(X)
     ic = InContextQuantizer(scale="unbiased").fit(X)
     embeddings = {
         "inputs x": X,
-        "trained layer (AttentionQuantizer.transform)": aq.transform(X),
+        "trained direction layer (AttentionQuantizer.transform)": aq.transform(X),
         "in-context layer, unbiased scale": ic.transform(X),
     }
     P = centers.T @ centers  # projector on the centroid plane
@@ -53,14 +107,12 @@ def main(argv=None):
             cond_var_off_plane=conditional_variance(Z - Z @ P, y),
             cond_var_total=conditional_variance(Z, y),
         ))
-    _common.write_csv(rows, args.output_dir, "embedding_2d.csv")
+    save(rows, args.output_dir, "embedding_2d.csv")
     header = (f"n = {n}, d = {d}, sigma = {sigma}: inputs have conditional variance "
               f"{2 * sigma**2:.2f} in the plane and {(d - 2) * sigma**2:.2f} off it.\n\n")
-    table = _common.markdown_table(rows)
-    _common.write_markdown(header + table, args.output_dir, "embedding_2d.md")
+    table = markdown_table(rows)
+    save(header + table, args.output_dir, "embedding_2d.md")
     print(header + table)
-
-    import matplotlib.pyplot as plt
 
     show = np.random.default_rng(0).permutation(n)[:1500]
     fig, axes = plt.subplots(1, 3, figsize=(13.5, 4.6), sharex=True, sharey=True)
@@ -71,20 +123,20 @@ def main(argv=None):
             ax.scatter(C[sel, 0], C[sel, 1], s=5, alpha=0.35, color=f"C{k}",
                        label=f"true cluster {k + 1}")
         ax.scatter([1, 0], [0, 1], marker="X", s=120, color="k", label="true centroids")
-        ax.set_title(name, fontsize=10)
-        ax.set_xlabel("<., mu*_1> (coordinate along centroid 1)")
+        ax.set_title(name.replace("inputs x", "inputs $x$"), fontsize=10)
+        ax.set_xlabel(r"$\langle\cdot,\mu^*_1\rangle$ (coordinate along centroid 1)")
         ax.set_aspect("equal")
         ax.grid(True, alpha=0.3)
     H = aq.heads_ @ centers.T
     axes[1].scatter(H[:, 0], H[:, 1], marker="o", s=90, facecolor="none",
                     edgecolor="C3", linewidths=2, label="trained heads")
-    axes[0].set_ylabel("<., mu*_2> (coordinate along centroid 2)")
+    axes[0].set_ylabel(r"$\langle\cdot,\mu^*_2\rangle$ (coordinate along centroid 2)")
     axes[1].legend(fontsize=8, loc="upper right")
     axes[0].legend(fontsize=8, loc="upper right")
-    fig.suptitle(f"Projection onto the plane of the true centroids (d = {d}, "
-                 f"sigma = {sigma}, {len(show)} of {n} points)")
+    fig.suptitle(rf"Projection onto the plane of the true centroids ($d$ = {d}, "
+                 rf"$\sigma$ = {sigma}, {len(show)} of {n} points)")
     fig.tight_layout()
-    _common.save_figure(fig, args.output_dir, "embedding_2d.png")
+    save(fig, args.output_dir, "embedding_2d.png")
 
 
 if __name__ == "__main__":

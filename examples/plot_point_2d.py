@@ -21,14 +21,68 @@ Run: ``python examples/plot_point_2d.py [--small] [--output-dir DIR]``.
 Writes ``point_2d.png``, ``point_2d.csv`` and ``point_2d.md``.
 """
 
+import argparse
+import csv
+import os
+
+import matplotlib.pyplot as plt
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
+from threadpoolctl import threadpool_limits
 
-import _common
 from sklearn_attnclust import AttentionQuantizer
+
+# One thread for BLAS and OpenMP: threaded calls oversubscribe a shared machine,
+# and the fit times are comparable only single-threaded.
+threadpool_limits(limits=1)
+
+
+def parse_args(argv=None):
+    """``--small`` (a fast run at small size) and ``--output-dir``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true",
+                        help="run at small size (seconds; numbers not meaningful)")
+    parser.add_argument("--output-dir", default="output",
+                        help="where to write the figures and tables (default: output)")
+    args = parser.parse_args(argv)
+    os.makedirs(args.output_dir, exist_ok=True)
+    return args
+
+
+def save(content, output_dir, name):
+    """Write a figure (PNG), a list of dicts (CSV) or a string as ``output_dir/name``."""
+    path = os.path.join(output_dir, name)
+    if isinstance(content, str):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+    elif isinstance(content, list):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(content[0]))
+            writer.writeheader()
+            writer.writerows(content)
+    else:
+        content.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(content)
+    print(f"wrote {name}")
+
+
+def markdown_table(rows, columns=None, digits=3):
+    """A list of dicts as a Markdown table (floats to ``digits`` decimals)."""
+    columns = list(rows[0]) if columns is None else list(columns)
+
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return f"{v:.{digits}f}" if np.isfinite(v) else "–"
+        return str(v)
+
+    numeric = [isinstance(rows[0][c], (int, float, np.number)) for c in columns]
+    lines = ["| " + " | ".join(columns) + " |",
+             "|" + "|".join("---:" if num else ":---" for num in numeric) + "|"]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 def matched_error(centres, means):
@@ -39,7 +93,7 @@ def matched_error(centres, means):
 
 
 def main(argv=None):
-    args = _common.parse_args(__doc__.splitlines()[0], argv)
+    args = parse_args(argv)
     n = 1500 if args.small else 6000
     sizes = [int(0.6 * n), int(0.3 * n), n - int(0.6 * n) - int(0.3 * n)]
     X, y = make_blobs(sizes, centers=[[20.0, 8.0], [27.0, 12.0], [19.0, 15.0]],
@@ -53,8 +107,6 @@ def main(argv=None):
                          ARI=float(adjusted_rand_score(y, est.labels_)),
                          centre_error=matched_error(est.cluster_centers_, means),
                          inertia=float(est.inertia_), n_iter=int(est.n_iter_)))
-
-    import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 5))
     ax = axes[0]
@@ -97,12 +149,12 @@ def main(argv=None):
     ax.set_title(f"descent: {aq.n_iter_} steps")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    _common.save_figure(fig, args.output_dir, "point_2d.png")
-    _common.write_csv(rows, args.output_dir, "point_2d.csv")
+    save(fig, args.output_dir, "point_2d.png")
+    save(rows, args.output_dir, "point_2d.csv")
     text = ("Raw 2-D blobs of 60 / 30 / 10 %, point layer against KMeans "
             "(centre_error: largest distance of a centre to its class mean).\n\n"
-            + _common.markdown_table(rows))
-    _common.write_markdown(text, args.output_dir, "point_2d.md")
+            + markdown_table(rows))
+    save(text, args.output_dir, "point_2d.md")
     print(text)
 
 

@@ -22,11 +22,49 @@ Run: ``python examples/risk_ratios.py [--small] [--output-dir DIR]``.
 Writes ``risk_ratios.png`` and ``risk_ratios.csv``.
 """
 
-import numpy as np
+import argparse
+import csv
+import os
 
-import _common
+import matplotlib.pyplot as plt
+import numpy as np
+from threadpoolctl import threadpool_limits
+
 from sklearn_attnclust import AttentionQuantizer, InContextQuantizer, OptimalQuantizer
 from sklearn_attnclust.datasets import make_orthogonal_mixture
+
+# One thread for BLAS and OpenMP: threaded calls oversubscribe a shared machine,
+# and the fit times are comparable only single-threaded.
+threadpool_limits(limits=1)
+
+
+def parse_args(argv=None):
+    """``--small`` (a fast run at small size) and ``--output-dir``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true",
+                        help="run at small size (seconds; numbers not meaningful)")
+    parser.add_argument("--output-dir", default="output",
+                        help="where to write the figures and tables (default: output)")
+    args = parser.parse_args(argv)
+    os.makedirs(args.output_dir, exist_ok=True)
+    return args
+
+
+def save(content, output_dir, name):
+    """Write a figure (PNG), a list of dicts (CSV) or a string as ``output_dir/name``."""
+    path = os.path.join(output_dir, name)
+    if isinstance(content, str):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+    elif isinstance(content, list):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(content[0]))
+            writer.writeheader()
+            writer.writerows(content)
+    else:
+        content.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(content)
+    print(f"wrote {name}")
 
 
 def oracle_ratio(d, sigma):
@@ -50,7 +88,7 @@ CURVES = {
 
 
 def main(argv=None):
-    args = _common.parse_args(__doc__.splitlines()[0], argv)
+    args = parse_args(argv)
     n = 2000 if args.small else 20000
     dims = (5, 10) if args.small else (5, 10, 20, 50)
     sigmas = (0.2, 0.5) if args.small else (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)
@@ -76,9 +114,7 @@ def main(argv=None):
                 rows.append(dict(d=d, sigma=sigma, layer=name,
                                  measured_ratio=float(-est.score(X) / base),
                                  closed_form=float(closed)))
-    _common.write_csv(rows, args.output_dir, "risk_ratios.csv")
-
-    import matplotlib.pyplot as plt
+    save(rows, args.output_dir, "risk_ratios.csv")
 
     grid = np.geomspace(0.05, 2.0, 300)
     fig, axes = plt.subplots(1, len(dims), figsize=(3.6 * len(dims), 3.9), sharey=True)
@@ -96,16 +132,16 @@ def main(argv=None):
                 label="optimal quantizer (measured; 1 without misassignment)")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("noise level sigma")
-        ax.set_title(f"d = {d}")
+        ax.set_xlabel(r"noise level $\sigma$")
+        ax.set_title(f"$d$ = {d}")
         ax.grid(True, which="both", alpha=0.3)
     first = np.atleast_1d(axes)[0]
-    first.set_ylabel("risk / (d sigma^2)")
+    first.set_ylabel(r"risk / $(d\sigma^2)$")
     handles, labels = first.get_legend_handles_labels()
-    fig.suptitle(f"Risk ratios, two orthonormal centroids, L -> infinity, n = {n}")
+    fig.suptitle(rf"Risk ratios, two orthonormal centroids, $L\to\infty$, $n$ = {n}")
     fig.tight_layout(rect=(0, 0.14, 1, 1))
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
-    _common.save_figure(fig, args.output_dir, "risk_ratios.png")
+    save(fig, args.output_dir, "risk_ratios.png")
     worst = max(abs(r["measured_ratio"] - r["closed_form"]) / r["closed_form"]
                 for r in rows if r["layer"] in CURVES)
     print(f"largest relative gap between measured and closed-form ratios: {worst:.3g} "

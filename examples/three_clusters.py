@@ -20,20 +20,82 @@ PCA does not recover them; the competitive heads do.
 Run: ``python examples/three_clusters.py [--small] [--output-dir DIR]``.
 """
 
+import argparse
+import csv
+import os
+
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.metrics import adjusted_rand_score
+from threadpoolctl import threadpool_limits
 
-import _common
 from sklearn_attnclust import AttentionQuantizer, KMeansQuantizer, PCAQuantizer
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
+
+# One thread for BLAS and OpenMP: threaded calls oversubscribe a shared machine,
+# and the fit times are comparable only single-threaded.
+threadpool_limits(limits=1)
+
+
+def parse_args(argv=None):
+    """``--small`` (a fast run at small size) and ``--output-dir``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true",
+                        help="run at small size (seconds; numbers not meaningful)")
+    parser.add_argument("--output-dir", default="output",
+                        help="where to write the figures and tables (default: output)")
+    args = parser.parse_args(argv)
+    os.makedirs(args.output_dir, exist_ok=True)
+    return args
+
+
+def save(content, output_dir, name):
+    """Write a figure (PNG), a list of dicts (CSV) or a string as ``output_dir/name``."""
+    path = os.path.join(output_dir, name)
+    if isinstance(content, str):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+    elif isinstance(content, list):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(content[0]))
+            writer.writeheader()
+            writer.writerows(content)
+    else:
+        content.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(content)
+    print(f"wrote {name}")
+
+
+def markdown_table(rows, columns=None, digits=3):
+    """A list of dicts as a Markdown table (floats to ``digits`` decimals)."""
+    columns = list(rows[0]) if columns is None else list(columns)
+
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return f"{v:.{digits}f}" if np.isfinite(v) else "–"
+        return str(v)
+
+    numeric = [isinstance(rows[0][c], (int, float, np.number)) for c in columns]
+    lines = ["| " + " | ".join(columns) + " |",
+             "|" + "|".join("---:" if num else ":---" for num in numeric) + "|"]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def unit_rows(A):
+    """The rows of ``A`` scaled to unit norm (zero rows kept)."""
+    norms = np.linalg.norm(A, axis=1, keepdims=True)
+    return A / np.where(norms > 0, norms, 1.0)
+
 
 K = 3
 
 
 def estimators(seed):
     return {
-        "AttentionQuantizer": AttentionQuantizer(K, geometry="direction", random_state=seed),
+        'AttentionQuantizer(geometry="direction")': AttentionQuantizer(
+            K, geometry="direction", random_state=seed),
         "KMeansQuantizer (n_init=1)": KMeansQuantizer(K, n_init=1, random_state=seed),
         "PCAQuantizer": PCAQuantizer(K),
     }
@@ -47,12 +109,10 @@ def plane_coordinates(Z, centers):
 
 
 def main(argv=None):
-    args = _common.parse_args(__doc__.splitlines()[0], argv)
+    args = parse_args(argv)
     n, d = (3000, 10) if args.small else (20000, 10)
     seeds = range(2) if args.small else range(3)
     sigmas = (0.2, 0.5) if args.small else (0.1, 0.3, 0.5, 1.0)
-
-    import matplotlib.pyplot as plt
 
     rows = []
     for sigma in sigmas:
@@ -61,7 +121,7 @@ def main(argv=None):
             X, y, centers = make_orthogonal_mixture(n, d, K, sigma=sigma, random_state=seed)
             for name, est in estimators(seed).items():
                 est.fit(X)
-                dist = centroid_distance(_common.unit_rows(est.cluster_centers_), centers)
+                dist = centroid_distance(unit_rows(est.cluster_centers_), centers)
                 ari = adjusted_rand_score(y, est.labels_)
                 per.setdefault(name, []).append((dist, ari))
         for name, vals in per.items():
@@ -71,11 +131,11 @@ def main(argv=None):
                              min_distance=float(dist.min()),
                              max_distance=float(dist.max()),
                              median_ari=float(np.median([v[1] for v in vals]))))
-    _common.write_csv(rows, args.output_dir, "three_clusters.csv")
+    save(rows, args.output_dir, "three_clusters.csv")
     header = (f"K = 3 orthonormal centroids, n = {n}, d = {d}, {len(seeds)} seeds "
               "(median and range of the centroid distance, median ARI).\n\n")
-    table = _common.markdown_table(rows)
-    _common.write_markdown(header + table, args.output_dir, "three_clusters.md")
+    table = markdown_table(rows)
+    save(header + table, args.output_dir, "three_clusters.md")
     print(header + table)
 
     # distance against sigma
@@ -87,14 +147,14 @@ def main(argv=None):
         hi = np.array([r["max_distance"] for r in sel]) - med
         ax.errorbar(sigmas, med, yerr=[lo, hi], marker="o", capsize=3, label=name,
                     color=f"C{i}")
-    ax.set_xlabel("noise level sigma")
+    ax.set_xlabel(r"noise level $\sigma$")
     ax.set_ylabel("distance to the true centroids\n(median, bars: range over seeds)")
     ax.set_yscale("log")
-    ax.set_title(f"Three orthonormal centroids, d = {d}, n = {n}")
+    ax.set_title(f"Three orthonormal centroids, $d$ = {d}, $n$ = {n}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    _common.save_figure(fig, args.output_dir, "three_clusters_sigma.png")
+    save(fig, args.output_dir, "three_clusters_sigma.png")
 
     # the plane through the centroids
     sigma = 0.3
@@ -112,14 +172,15 @@ def main(argv=None):
     ax.scatter(C[:, 0], C[:, 1], marker="X", s=140, color="k", label="true centroids")
     ax.scatter(H[:, 0], H[:, 1], marker="o", s=90, facecolor="none", edgecolor="w",
                linewidths=2, label="fitted heads")
-    ax.set_xlabel("<x, (mu1 - mu2)/sqrt 2>")
-    ax.set_ylabel("<x, (mu1 + mu2 - 2 mu3)/sqrt 6>")
+    ax.set_xlabel(r"$\langle x, (\mu_1 - \mu_2)/\sqrt{2}\rangle$")
+    ax.set_ylabel(r"$\langle x, (\mu_1 + \mu_2 - 2\mu_3)/\sqrt{6}\rangle$")
     dist = centroid_distance(aq.heads_, centers)
-    ax.set_title(f"AttentionQuantizer(3), sigma = {sigma}: distance {dist:.3f}")
+    ax.set_title(f'AttentionQuantizer(3, geometry="direction"), $\\sigma$ = {sigma}: '
+                 f"distance {dist:.3f}", fontsize=10)
     ax.set_aspect("equal")
     ax.legend(fontsize=8, loc="upper right", markerscale=1.5)
     fig.tight_layout()
-    _common.save_figure(fig, args.output_dir, "three_clusters_plane.png")
+    save(fig, args.output_dir, "three_clusters_plane.png")
 
 
 if __name__ == "__main__":

@@ -112,3 +112,40 @@ def test_intersphinx_links(html):
     assert re.search(r"sklearn\.model_selection\.GridSearchCV\.html", page)
     assert re.search(r'https://numpy\.org/doc/stable/[^"]*numpy\.ndarray', page)
     assert re.search(r'https://docs\.dask\.org/en/stable/[^"]*dask\.array\.Array', page)
+
+
+def _primary_sidebar_links(text):
+    """The links of the primary sidebar's navigation (empty when it has none)."""
+    m = re.search(r'<div[^>]*class="[^"]*bd-sidebar-primary[^"]*"[^>]*>(.*?)<main', text, re.S)
+    if m is None:
+        return []
+    navs = re.findall(r'<nav class="bd-docs-nav[^"]*"[^>]*>(.*?)</nav>', m.group(1), re.S)
+    return [href for nav in navs for href in re.findall(r'<a [^>]*href="([^"]+)"', nav)]
+
+
+@pytest.mark.parametrize("page", ["user_guide.html", "theory.html", "api.html",
+                                  "examples.html", "getting_started.html",
+                                  "auto_examples/index.html"])
+def test_sidebar_navigation_is_not_empty(html, page):
+    """The primary sidebar lists the site's pages, this one marked current."""
+    text = _read(html, page)
+    links = _primary_sidebar_links(text)
+    assert len(links) >= 5, (page, links)
+    for other in ["user_guide.html", "theory.html", "api.html"]:
+        if other != page:
+            assert any(href.endswith(other) for href in links), (page, other, links)
+    assert '<a aria-current="page"' in text, page
+
+
+def test_no_machine_paths_in_pages(html):
+    """No page prints a path of the machine that built it (gallery outputs included)."""
+    from test_no_machine_paths import machine_paths
+
+    build_root = os.path.dirname(os.path.abspath(html))
+    found = []
+    for page in _pages(html):
+        text = _read(html, page)
+        if build_root in text:
+            found.append(f"{page}: the build directory {build_root}")
+        found += [f"{page}:{n}: {line[:160]}" for n, line in machine_paths(text)]
+    assert not found, "\n".join(found)

@@ -1,6 +1,8 @@
 """Smoke test: every script in examples/ runs at small size and writes its outputs."""
 
+import ast
 import os
+import shutil
 import subprocess
 import sys
 
@@ -35,15 +37,51 @@ def test_every_example_is_covered():
     assert scripts == {script for script, _, _ in CASES}
 
 
+def _run(script_path, args, cwd):
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
+    return subprocess.run(
+        [sys.executable, str(script_path), "--small", *args],
+        check=False, cwd=str(cwd), env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
 @pytest.mark.parametrize("script, outputs", [_param(*case) for case in CASES])
 def test_example_runs_small(script, outputs, tmp_path):
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
-    proc = subprocess.run(
-        [sys.executable, os.path.join(EXAMPLES, script), "--small",
-         "--output-dir", str(tmp_path)],
-        check=False, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120,
-    )
+    proc = _run(os.path.join(EXAMPLES, script), ["--output-dir", str(tmp_path)], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for name in outputs:
         path = tmp_path / name
         assert path.is_file() and path.stat().st_size > 0, name
+    # the output names the files it wrote, never a path of this machine
+    assert str(tmp_path) not in proc.stdout
+
+
+@pytest.mark.parametrize("script", [case[0] for case in CASES])
+def test_example_imports_no_sibling(script):
+    """A downloaded script runs alone: it imports nothing from examples/."""
+    siblings = {os.path.splitext(f)[0] for f in os.listdir(EXAMPLES) if f.endswith(".py")}
+    with open(os.path.join(EXAMPLES, script), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):  # a relative import
+            imported.add("." * node.level + (node.module or ""))
+    assert not imported & siblings, sorted(imported & siblings)
+    assert not [m for m in imported if m.startswith(".")], sorted(imported)
+
+
+def test_example_runs_alone(tmp_path):
+    """One script copied alone into an empty directory runs there, with its defaults."""
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(os.path.join(EXAMPLES, "plot_embedding_2d.py"), alone)
+    proc = _run(alone / "plot_embedding_2d.py", [], alone)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # the default output directory is output/ in the current directory
+    for name in ["embedding_2d.png", "embedding_2d.csv", "embedding_2d.md"]:
+        assert (alone / "output" / name).stat().st_size > 0, name
+    assert str(tmp_path) not in proc.stdout
