@@ -280,8 +280,14 @@ def test_partial_fit_on_zero_rows_only_is_refused(attention):
         fresh.partial_fit(np.zeros((3, 2)))
 
 
-def test_rows_whose_squares_underflow_are_refused_by_name():
-    # found by the subprocess fuzzing: a ZeroDivisionError; now a ValueError that says
-    # why (until the layers work at any scale, issue 29)
-    with pytest.raises(ValueError, match="mean squared norm underflows"):
-        AttentionQuantizer(1, geometry="direction", random_state=0).fit([[1.25730221e-301]])
+def test_rows_whose_squares_underflow_are_fitted():
+    # found by the subprocess fuzzing: a ZeroDivisionError; the layers now run at unit
+    # scale, so rows whose squares are below float64's smallest fit like any others
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.1], [0.1, 1.0]])
+    small = AttentionQuantizer(2, geometry="direction", random_state=0).fit(X * 1e-301)
+    unit = AttentionQuantizer(2, geometry="direction", random_state=0).fit(X)
+    np.testing.assert_array_equal(small.labels_, unit.labels_)
+    np.testing.assert_allclose(small.cluster_centers_ * 1e301, unit.cluster_centers_,
+                               atol=1e-3)  # both converged to the fit's tolerance
+    one = AttentionQuantizer(1, geometry="direction", random_state=0).fit([[1.25730221e-301]])
+    np.testing.assert_allclose(one.cluster_centers_, [[1.25730221e-301]], rtol=1e-9)
