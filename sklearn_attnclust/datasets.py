@@ -38,7 +38,9 @@ def _check_sigma(sigma):
 def _check_weights(weights, n_clusters):
     """Return the mixture weights as a probability vector of length n_clusters.
 
-    Non-negative weights with a positive sum are normalised to sum to one.
+    Non-negative weights with a positive sum are normalised to sum to one; only
+    their ratios matter (they are divided by the largest first, so that a sum
+    beyond float64's range, as of ``[1e308, 1e308]``, does not overflow).
     """
     if weights is None:
         return np.full(n_clusters, 1.0 / n_clusters)
@@ -52,10 +54,11 @@ def _check_weights(weights, n_clusters):
         raise ValueError("weights must be finite (no NaN or infinity).")
     if np.any(w < 0):
         raise ValueError(f"weights must be non-negative, got {w.tolist()}.")
-    total = w.sum()
-    if total <= 0:
+    top = w.max()
+    if top <= 0:
         raise ValueError("weights must have a positive sum, got all zeros.")
-    return w / total
+    w = w / top
+    return w / w.sum()
 
 
 def _check_centers(centers):

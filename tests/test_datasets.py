@@ -71,6 +71,10 @@ def test_weights_and_normalisation():
         n_samples=20000, n_clusters=2, weights=[1, 4], random_state=0
     )
     np.testing.assert_array_equal(y, y2)  # [1, 4] is normalised to [0.2, 0.8]
+    _, y4, _ = make_orthogonal_mixture(  # their sum beyond float64's range
+        n_samples=20000, n_clusters=2, weights=[0.4e308, 1.6e308], random_state=0
+    )
+    np.testing.assert_array_equal(y, y4)
     _, y3, _ = make_orthogonal_mixture(
         n_samples=100, n_clusters=3, weights=[0, 1, 0], random_state=0
     )
