@@ -128,7 +128,7 @@ class DirectionMaths:
             temperature / typical_head_score(stats.second, n_clusters)
         self.scale, self.alpha, self.abs_alpha = scale, alpha, alpha * self.norm
         self.dtype, self.chunk_size, self.rms = np.dtype(dtype), int(chunk_size), rms
-        self.unit = self.input_units(self.norm, 2)
+        self.unit_root = float(np.sqrt(self.norm)) * rms
         self._last = None  # the last evaluation on all the rows: heads, risk, scale
 
     def statistics(self, rows, weights):

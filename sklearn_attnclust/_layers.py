@@ -23,11 +23,12 @@ from sklearn.utils import check_random_state
 from ._assign import nearest_point
 from ._attention import ContextStatistics, attention_from_moments, head_scores
 from ._axes import AxisMaths, axis_moments, axis_weights, largest_score
+from ._base import power_of_two_scale
 from ._blocks import one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
 from ._direction import WarmStart, fit_directions
 from ._point import PointMaths, chart_from_data, check_points, point_weights
-from ._strategy import fit_layer
+from ._strategy import fit_layer, in_squared_units
 
 __all__ = ["AxisLayer", "DirectionLayer", "PointLayer", "Stream", "fit_assignment",
            "make_layer", "warn_distinct"]
@@ -148,8 +149,9 @@ def fit_assignment(layer, X, w):
     if cached is not None and cached[0] is X:
         return cached[1], float(cached[2]), cached[3]
     labels, d2 = layer.assign(X)
-    return (labels, float(d2.sum() if w is None else d2 @ w),
-            np.bincount(labels, minlength=layer.n_clusters))
+    with np.errstate(over="ignore"):  # +inf where the true inertia is beyond float64
+        return (labels, float(d2.sum() if w is None else d2 @ w),
+                np.bincount(labels, minlength=layer.n_clusters))
 
 
 def warn_distinct(n_distinct, n_clusters, stacklevel):
@@ -328,8 +330,7 @@ class DirectionLayer:
     def fit(self, X, w, rng):
         _check_seeds(X, self.n_clusters)
         w = _unequal(w)
-        self._fit(X, w, rng, np.average(X, axis=0, weights=w).astype(np.float64)
-                  if w is not None else X.mean(axis=0, dtype=np.float64))
+        self._fit(X, w, rng, _mean_direction(X, w))
         with one_blas_thread():
             scores, labels = head_scores(X, self.heads)
         self.centers = self._centers(X, labels, w, scores)
@@ -430,7 +431,7 @@ class AxisLayer(_FreeEnergyLayer):
         scale, second = axis_moments(X, w)
         maths = AxisMaths(self.n_clusters, self.temperature, scale, second)
         fit = self._descend(maths, X, w, maths.statistics(X, w), rng, init, n_init)
-        mean = np.average(np.asarray(X, dtype=np.float64), axis=0, weights=w)
+        mean = _mean_direction(X, w)
         self.fit_, self.maths = fit, maths
         self.heads = _signed(fit.heads, mean)
         labels, scores = largest_score(X, self.heads)
@@ -465,9 +466,18 @@ class AxisLayer(_FreeEnergyLayer):
             "heads_": self.heads.astype(dtype), "cluster_centers_": self.centers.astype(dtype),
             "offset_": None, "lift_height_": None, "scale_": 1.0,
             "temperature_": _over(maths.beta, maths.scale),
-            "second_moment_": maths.second * maths.unit,
+            "second_moment_": in_squared_units(maths.second, maths.scale),
             "risk_": fit.risk, "n_iter_": fit.n_iter, "risk_curve_": fit.risk_curve,
         }
+
+
+def _mean_direction(X, w):
+    """The (weighted) mean row of ``X`` times a positive factor (a power of two that
+    brings ``X`` near unit scale, so that the sum neither under- nor overflows):
+    what :func:`_signed` reads, the mean's direction."""
+    two = power_of_two_scale(X)
+    Xs = np.asarray(X, dtype=np.float64) * two
+    return Xs.mean(axis=0) if w is None else np.average(Xs, axis=0, weights=w / w.max())
 
 
 def _signed(heads, mean):

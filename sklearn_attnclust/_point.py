@@ -306,7 +306,10 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
     ``raw``: ``s = 0`` and ``a = 1``, the rows as stored (no copy of a chunk)."""
     # a power of two whose inverse is finite in dtype (subnormal data, below
     # 1e-308 or float32's 1e-38, are scaled up to about 2**-30: no underflow)
-    a = 1.0 if raw else max(2.0 ** np.round(np.log2(a)), 2.0 ** (2 - np.finfo(dtype).maxexp))
+    # (and below 2**maxexp: the largest floats, 1.8e308, are scaled down by 2**1023)
+    info = np.finfo(dtype)
+    a = 1.0 if raw else float(np.ldexp(1.0, int(np.clip(np.round(np.log2(a)),
+                                                        2 - info.maxexp, info.maxexp - 1))))
     s = np.zeros(X.shape[1], dtype) if raw else head.mean(axis=0).astype(dtype)
     inv = dtype(1.0 / a)
     shift = s.astype(np.float64) / a
@@ -717,8 +720,7 @@ class PointMaths:
         self.n_clusters, self.chart = int(n_clusters), chart
         self.beta = absolute_temperature(cov, n_clusters, temperature)
         self.floor = 0.1 / self.n_clusters  # the smallest mass the steps assume
-        with np.errstate(over="ignore"):
-            self.unit = chart.spread**2
+        self.unit_root = chart.spread
 
     def statistics(self, rows, weights, sq_total=None):
         return PointStatistics.from_data(rows, weights, self.chart, sq_total=sq_total,

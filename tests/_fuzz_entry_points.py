@@ -174,8 +174,11 @@ def check_finite(value, where):
         assert np.isfinite(value), f"{where}: the result {value!r} is not finite"
 
 
-def call(where, fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``: its finite result, or :class:`Refused`."""
+def call(where, fn, *args, quadratic=None, **kwargs):
+    """``fn(*args, **kwargs)``: its finite result, or :class:`Refused`.
+
+    ``quadratic``: the result is a score, minus a quantity in squared units of
+    the data ``[(X, w), ...]``, which may be -inf where it is beyond range."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -187,12 +190,88 @@ def call(where, fn, *args, **kwargs):
             for w in caught:
                 assert issubclass(w.category, ConvergenceWarning), (
                     f"{where}: unexpected {w.category.__name__}: {w.message}")
-    check_finite(result, where)
+    if quadratic is None:
+        check_finite(result, where)
+    else:
+        check_quadratic(-np.float64(result), where, 2, "+", quadratic)
     return result
 
 
-FITTED = ["heads_", "cluster_centers_", "scale_", "temperature_", "risk_", "second_moment_",
-          "risk_curve_", "inertia_", "offset_", "lift_height_", "context_"]
+FITTED = ["heads_", "cluster_centers_", "offset_", "lift_height_", "context_"]
+
+#: The fitted quantities in squared input units (power 2: risks, inertia,
+#: second moment) or inverse squared units (power -2: temperature, output
+#: scale), each with the signs its true value can take.  The documented
+#: contract (issue 29): such a quantity is +-inf or 0 as IEEE arithmetic gives
+#: exactly where its true value is beyond the dtype's range, never NaN.
+QUADRATIC = {"risk_": (2, "+-"), "risk_curve_": (2, "+-"), "inertia_": (2, "+"),
+             "second_moment_": (2, "+-"), "explained_variance_": (2, "+"),
+             "temperature_": (-2, "+"), "scale_": (-2, "+")}
+
+#: Slack of :func:`beyond_range` for the dimensionless factors of a quantity
+#: (the relative temperature up to 1e6 times the dimension, the penalty, the
+#: number of rows): 2**64.
+SLACK_BITS = 64
+
+
+def _log2_sizes(X, w=None):
+    """``log2`` of the largest row norm of ``X``, and of its smallest non-zero scale
+    (the rows' root mean squared distance to their weighted mean, or their root
+    mean squared norm, whichever is smaller), computed on ``X`` times a power of
+    two, which is exact: independent of the package's arithmetic."""
+    A = X.toarray() if sp.issparse(X) else np.asarray(X)
+    A = A.astype(np.float64)
+    if A.size == 0 or not np.all(np.isfinite(A)) or not np.any(A):
+        return None, None
+    e = -np.frexp(np.max(np.abs(A)))[1]
+    B = np.ldexp(A, e)  # largest magnitude in [0.5, 1): no square overflows
+    sq = np.einsum("ij,ij->i", B, B)
+    top = 0.5 * np.log2(np.max(sq)) - e
+    ok = None if w is None else np.asarray(w, dtype=np.float64)
+    if ok is not None and (ok.shape != (A.shape[0],) or not np.all(np.isfinite(ok))
+                           or np.any(ok < 0) or not np.any(ok > 0)):
+        ok = None
+    rows = B if ok is None else B[ok > 0]
+    ww = None if ok is None else ok[ok > 0] / ok.max()
+    centred = rows - np.average(rows, axis=0, weights=ww)
+    small = [np.average(np.einsum("ij,ij->i", r, r), weights=ww) for r in (rows, centred)]
+    small = [v for v in small if v > 0]
+    low = 0.5 * np.log2(min(small)) - e if small else None
+    return top, low
+
+
+def beyond_range(power, dtype, *arrays_and_weights):
+    """Whether a quantity of ``power`` 2 (or -2) in the units of the data (pairs
+    ``(X, w)``) can be beyond ``dtype``'s range: its scale squared (or inverse
+    squared) times :data:`SLACK_BITS` and the total weight, in ``log2``."""
+    info = np.finfo(dtype)
+    for X, w in arrays_and_weights:
+        top, low = _log2_sizes(X, w)
+        weight = 0.0
+        if w is not None and np.all(np.isfinite(np.asarray(w, dtype=float))):
+            total = float(np.sum(np.abs(np.asarray(w, dtype=float))))
+            weight = np.log2(total) if total > 0 else 0.0
+        if power > 0 and top is not None and 2 * top + weight + SLACK_BITS > info.maxexp:
+            return True
+        if power < 0 and low is not None and -2 * low + SLACK_BITS > info.maxexp:
+            return True
+    return False
+
+
+def check_quadratic(value, where, power, signs, data):
+    """``value`` finite, or +-inf (of an allowed sign) where :func:`beyond_range`."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "fc":
+        return
+    assert not np.any(np.isnan(arr)), f"{where}: the result holds NaN"
+    inf = np.isinf(arr)
+    if not np.any(inf):
+        return
+    assert beyond_range(power, arr.dtype, *data), (
+        f"{where}: the result holds inf, but its true value is within "
+        f"{arr.dtype}'s range")
+    if signs == "+":
+        assert not np.any(arr[inf] < 0), f"{where}: -inf for a non-negative quantity"
 
 
 def exercise(est, X, w, X_new, w_new, partial=True):
@@ -205,6 +284,10 @@ def exercise(est, X, w, X_new, w_new, partial=True):
         value = getattr(est, name, None)
         if value is not None:
             check_finite(value, f"fitted {name}")
+    for name, (power, signs) in QUADRATIC.items():
+        value = getattr(est, name, None)
+        if value is not None:
+            check_quadratic(value, f"fitted {name}", power, signs, [(X, w)])
     n = X.shape[0]
     labels = getattr(est, "labels_", None)
     if labels is not None:
@@ -213,7 +296,9 @@ def exercise(est, X, w, X_new, w_new, partial=True):
         assert labels.min(initial=0) >= 0 and labels.max(initial=0) < K, "labels out of range"
     for method in ("predict", "transform", "score"):
         try:
-            out = call(method, getattr(est, method), X_new)
+            # score, minus a mean squared error: -inf past the range (see QUADRATIC)
+            out = call(method, getattr(est, method), X_new,
+                       quadratic=[(X, w), (X_new, None)] if method == "score" else None)
         except Refused:
             continue
         if method == "predict":
@@ -317,7 +402,8 @@ def baselines(problem, n_clusters, kind, seed):
             return
         for method in ("predict", "transform", "score"):
             try:
-                call(method, getattr(est, method), X_new)
+                call(method, getattr(est, method), X_new,
+                     quadratic=[(X, w), (X_new, None)] if method == "score" else None)
             except Refused:
                 pass
         return
