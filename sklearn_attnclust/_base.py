@@ -112,6 +112,17 @@ def power_of_two_scale(*arrays):
     return float(np.ldexp(1.0, exponent))
 
 
+def unit_weights(w):
+    """The sample weights ``w`` times the power of two that brings the largest near
+    1 (exact: the same ratios), or None for None; the weighted sums of a layer
+    then neither under- nor overflow, whatever the weights' scale (1e-300 or
+    1e300).  Weights more than 2**1074 times below the largest become 0."""
+    if w is None or not w.size:
+        return w
+    with np.errstate(under="ignore"):
+        return w * power_of_two_scale(w)
+
+
 def _nearest_center(X, centers):
     """Index of the nearest center (Euclidean) of each row of ``X``."""
     # at unit scale (a power of two: exact), so that no square under- or overflows

@@ -221,18 +221,18 @@ class DirectionMaths:
 
 def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coarse="auto",
                    attention, temperature, context_length, scale, alpha, max_iter, tol,
-                   verbose, learning_rate, solver):
+                   verbose, learning_rate, solver, rms=1.0):
     """Fit the reconstruction layer by :func:`._strategy.fit_layer`.
 
     ``X`` are the rows (a numpy or dask array; the queries of streamed
     moments), ``weights`` their weights or None, ``stats`` their precomputed
     statistics (streamed moments, a dask array's) or None to compute them from
-    ``X`` (rescaled by :func:`unit_scale`).  Returns ``(fit, maths, scale)``:
+    ``X`` (rescaled by :func:`unit_scale`); with ``stats`` given, ``X`` and
+    ``stats`` are in units of ``rms`` (the input's).  Returns ``(fit, maths, scale)``:
     the :class:`._strategy.LayerFit` (its ``risk`` without the penalty), the
     :class:`DirectionMaths` (its moments only, no row: :meth:`DirectionMaths.drop_rows`)
     and the output scale at the fitted heads, both in input units.
     """
-    rms = 1.0
     if stats is None:
         X, rms = unit_scale(X, weights)
     n, d = X.shape

@@ -23,7 +23,7 @@ from sklearn.utils import check_random_state
 from ._assign import nearest_point
 from ._attention import ContextStatistics, attention_from_moments, head_scores
 from ._axes import AxisMaths, axis_moments, axis_weights, largest_score
-from ._base import power_of_two_scale
+from ._base import power_of_two_scale, unit_weights
 from ._blocks import one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
 from ._direction import WarmStart, fit_directions
@@ -44,13 +44,31 @@ __all__ = ["AxisLayer", "DirectionLayer", "PointLayer", "Stream", "fit_assignmen
 AUTO_TEMPERATURE = {"point": 16.0, "direction": 2.0, "direction, free-energy": 16.0}
 
 
+#: Rows and weights of a :class:`Stream` whose largest magnitude is within
+#: ``2**+-STREAM_RANGE`` are summed as they are; beyond, in units of a power of
+#: two, so that the fourth moments times the weights never overflow.
+STREAM_RANGE = 60
+
+
+def _stream_exponent(a):
+    """0 for a largest magnitude ``a`` within ``2**+-STREAM_RANGE`` (or 0), else
+    the exponent ``e`` with ``a / 2**e`` in [0.5, 1)."""
+    if a == 0 or 2.0**-STREAM_RANGE <= a <= 2.0**STREAM_RANGE:
+        return 0
+    return int(np.frexp(a)[1])
+
+
 class Stream:
     """What :meth:`partial_fit` keeps of a stream of rows.
 
     A uniform reservoir sample of at most ``size`` rows with their weights
     (algorithm R, vectorised), the number of rows seen, and the exact
     streamed moments of all of them: the weighted sum, second moment and
-    (``need_fourth``) fourth moment, and their total weight.
+    (``need_fourth``) fourth moment, and their total weight.  The moments are
+    of the rows over ``2**row_exp`` weighted by the weights over ``2**weight_exp``
+    (both 0 for rows and weights of moderate size; raised as larger ones arrive,
+    the sums so far scaled down exactly), so that they neither under- nor
+    overflow at any scale; the reservoir keeps the rows and weights as given.
     """
 
     def __init__(self, size, n_features, dtype, rng, need_fourth):
@@ -60,12 +78,31 @@ class Stream:
         self.total_weight, self.total = 0.0, np.zeros(n_features)
         self.second = np.zeros((n_features, n_features))
         self.fourth = np.zeros((n_features, n_features)) if need_fourth else None
+        self.row_exp = self.weight_exp = None  # set by the first rows
+
+    def _rescale(self, X, w):
+        """Raise the exponents to those of the rows ``X`` and weights ``w`` (the sums so
+        far scaled down to match); returns ``X`` and ``w`` in the new units."""
+        row_exp = _stream_exponent(float(np.max(np.abs(X), initial=0.0)))
+        weight_exp = _stream_exponent(float(np.max(w, initial=0.0)))
+        if self.row_exp is not None:
+            row_exp, weight_exp = max(row_exp, self.row_exp), max(weight_exp, self.weight_exp)
+            dr, dw = self.row_exp - row_exp, self.weight_exp - weight_exp
+            with np.errstate(under="ignore"):
+                self.total_weight = float(np.ldexp(self.total_weight, dw))
+                self.total = np.ldexp(self.total, dr + dw)
+                self.second = np.ldexp(self.second, 2 * dr + dw)
+                if self.fourth is not None:
+                    self.fourth = np.ldexp(self.fourth, 4 * dr + dw)
+        self.row_exp, self.weight_exp = row_exp, weight_exp
+        with np.errstate(under="ignore"):
+            return np.ldexp(X, -row_exp), np.ldexp(w, -weight_exp)
 
     def add(self, X, w):
         """Add the rows ``X`` (n, d) with weights ``w`` (n,)."""
-        X64 = X.astype(np.float64, copy=False)
-        Xw = X64 * w[:, None]
-        self.total_weight += float(w.sum())
+        X64, ws = self._rescale(X.astype(np.float64, copy=False), w.astype(np.float64))
+        Xw = X64 * ws[:, None]
+        self.total_weight += float(ws.sum())
         self.total += Xw.sum(axis=0)
         self.second += Xw.T @ X64
         if self.fourth is not None:
@@ -205,10 +242,10 @@ class _FreeEnergyLayer:
 
     def partial_fit(self, stream, rng):
         """Refit on the stream's reservoir, from the current fit after the first call."""
-        start = self._warm_start()
+        start, w = self._warm_start(), unit_weights(stream.weights)
         if start is None:
-            return self._fit(stream.rows, stream.weights, rng)
-        return self._fit(stream.rows, stream.weights, rng, init=start, n_init=1)
+            return self._fit(stream.rows, w, rng)
+        return self._fit(stream.rows, w, rng, init=start, n_init=1)
 
 
 class PointLayer(_FreeEnergyLayer):
@@ -343,15 +380,20 @@ class DirectionLayer:
     def partial_fit(self, stream, rng):
         """Refit on the streamed moments and the reservoir's queries (with their
         weights), from the current heads after the first call."""
-        W, dtype, w = stream.total_weight, stream.rows.dtype, _unequal(stream.weights)
+        W, dtype = stream.total_weight, stream.rows.dtype
+        w = unit_weights(_unequal(stream.weights))
+        # the fit in the moments' units (rows over 2**row_exp), the read-outs in X's
+        rms = float(np.ldexp(1.0, stream.row_exp))
+        with np.errstate(under="ignore"):
+            rows = stream.rows if rms == 1.0 else (stream.rows / dtype.type(rms)).astype(dtype)
         stats = ContextStatistics.from_moments(
             (stream.second / W).astype(dtype),
             fourth=None if stream.fourth is None else (stream.fourth / W).astype(dtype),
-            n_samples=stream.n, X=stream.rows, weights=w,
+            n_samples=stream.n, X=rows, weights=w,
         )
         heads = getattr(self, "heads", None)
         warm = {} if heads is None else {"init": WarmStart(heads), "n_init": 1}
-        self._fit(stream.rows, w, rng, stream.total / W, stats=stats, coarse=False, **warm)
+        self._fit(rows, w, rng, stream.total / W, stats=stats, coarse=False, rms=rms, **warm)
         self.centers = self._centers(stream.rows, self.predict(stream.rows), w)
         return self
 

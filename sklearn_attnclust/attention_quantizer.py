@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseQuantizer, check_sample_weight
+from ._base import BaseQuantizer, check_sample_weight, unit_weights
 from ._dask import is_dask_array
 from ._layers import Stream, fit_assignment, make_layer, warn_distinct
 
@@ -351,7 +351,9 @@ class AttentionQuantizer(BaseQuantizer):
         X = self._validate_input(X, reset=True)
         w = self._weights(sample_weight, X)
         layer = self._new_layer(*X.shape)
-        layer.fit(X, w, layer.make_rng(self.random_state))
+        # the layers see the weights' ratios only: the weights times a power of two
+        # (exact) that makes the largest near 1, so that no weighted sum overflows
+        layer.fit(X, unit_weights(w), layer.make_rng(self.random_state))
         self._layer_params = self._shaping_params()
         return self._store(layer, X, w, warn=True)
 
