@@ -54,6 +54,8 @@ def unit_scale(X, weights=None):
     The norms are taken on ``X`` times a power of two (exact) that brings it
     near unit scale, so that no square under- or overflows at any scale
     (1e-300 or 1e300; ``rms ** 2`` itself may be beyond float64's range).
+    Where the root mean squared norm is itself below float64's smallest normal
+    number (subnormal data), ``rms`` is that power of two's inverse, exact.
     """
     two = power_of_two_scale(X)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -64,7 +66,11 @@ def unit_scale(X, weights=None):
         log_mean_sq = np.log(mean_sq) - 2.0 * np.log(two)  # of X
         if not np.log(1e-4) <= log_mean_sq <= np.log(1e4):
             root = np.sqrt(mean_sq)
-            return Xs / X.dtype.type(root), float(root / two)
+            with np.errstate(under="ignore"):
+                rms = float(root / two)
+            if rms < np.finfo(np.float64).tiny:  # below 1e-308: its digits underflow
+                return Xs, 1.0 / two  # (a power of two, exact: the unit of Xs)
+            return Xs / X.dtype.type(root), rms
     return X, 1.0
 
 

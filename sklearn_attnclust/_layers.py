@@ -186,9 +186,36 @@ def fit_assignment(layer, X, w):
     if cached is not None and cached[0] is X:
         return cached[1], float(cached[2]), cached[3]
     labels, d2 = layer.assign(X)
-    with np.errstate(over="ignore"):  # +inf where the true inertia is beyond float64
-        return (labels, float(d2.sum() if w is None else d2 @ w),
-                np.bincount(labels, minlength=layer.n_clusters))
+    return (labels, _inertia(X, labels, layer.centers, w, d2),
+            np.bincount(labels, minlength=layer.n_clusters))
+
+
+def _inertia(X, labels, centers, w, d2):
+    """``sum_i w_i d2_i``, ``d2`` the squared distances to the assigned centres.
+
+    Where that sum is finite and well above float64's smallest numbers it is
+    right (its terms are non-negative).  Otherwise (an overflow, or squares that
+    underflowed: data beyond 1e154 or below 1e-154, or weights of extreme
+    scale) it is summed anew at unit scale, the rows, centres and weights times
+    powers of two (exact), and scaled back once: +inf or 0 only where the true
+    inertia is beyond float64's range, never NaN.
+    """
+    pos = None if w is None else w > 0  # (a zero weight times an inf is NaN)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        fast = float(d2.sum() if w is None else d2[pos] @ w[pos])
+    if np.isfinite(fast) and fast > 2.0**-900:
+        return fast
+    Xp = np.asarray(X if pos is None else X[pos], dtype=np.float64)
+    C = np.asarray(centers, dtype=np.float64)[labels if pos is None else labels[pos]]
+    e = -int(np.frexp(max(float(np.max(np.abs(Xp), initial=0.0)),
+                          float(np.max(np.abs(C), initial=0.0))))[1])
+    with np.errstate(under="ignore"):
+        diff = np.ldexp(Xp, e) - np.ldexp(C, e)
+    sq = np.einsum("ij,ij->i", diff, diff)
+    ew = 0 if w is None else -int(np.frexp(float(w.max()))[1])
+    total = float(sq.sum() if w is None else sq @ np.ldexp(w[pos], ew))
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.ldexp(total, -2 * e - ew))
 
 
 def warn_distinct(n_distinct, n_clusters, stacklevel):

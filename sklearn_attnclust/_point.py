@@ -502,7 +502,8 @@ class PointStatistics:
                                         else Y[lo:hi],
                                         None if weights is None else weights[lo:hi]),),
                 n, 65536)[0])
-        far = np.max(np.abs(chart.offset)) > RAW_OFFSET[np.dtype(dtype)] * chart.spread
+        # (the offset over the bound: the spread times it overflows at 1e308)
+        far = np.max(np.abs(chart.offset)) / RAW_OFFSET[np.dtype(dtype)] > chart.spread
         return cls(X=X, weights=weights, chart=chart, total_weight=W, sq_total=sq_total,
                    chunk_size=chunk_size or chunk_rows(d, n_heads, np.dtype(dtype).itemsize),
                    scaled_rows=Y, cached=cached,

@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseQuantizer, check_sample_weight, unit_weights
+from ._base import BaseQuantizer, check_sample_weight, power_of_two_scale, unit_weights
 from ._dask import is_dask_array
 from ._layers import Stream, fit_assignment, make_layer, warn_distinct
 
@@ -309,13 +309,17 @@ class AttentionQuantizer(BaseQuantizer):
                                directions=self.geometry == "direction")
         return make_layer(self.get_params())
 
-    def _store(self, layer, X, sample_weight, warn=False):
+    def _store(self, layer, X, sample_weight, warn=False, weight_scale=1.0):
         """Keep the fitted layer and expose its attributes; label the rows ``X``
-        (with ``warn``, a ConvergenceWarning if a cluster is left empty)."""
+        (with ``warn``, a ConvergenceWarning if a cluster is left empty).
+        ``sample_weight`` are the weights times ``weight_scale`` (a power of two),
+        divided out of ``inertia_``: +inf only where it is beyond float64's range."""
         self.layer_ = layer
         for name, value in layer.attributes(X.dtype).items():
             setattr(self, name, value)
-        self.labels_, self.inertia_, counts = fit_assignment(layer, X, sample_weight)
+        self.labels_, inertia, counts = fit_assignment(layer, X, sample_weight)
+        with np.errstate(over="ignore", under="ignore"):
+            self.inertia_ = float(inertia / weight_scale) if weight_scale != 1.0 else inertia
         if warn:
             warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5)
         return self
@@ -353,9 +357,11 @@ class AttentionQuantizer(BaseQuantizer):
         layer = self._new_layer(*X.shape)
         # the layers see the weights' ratios only: the weights times a power of two
         # (exact) that makes the largest near 1, so that no weighted sum overflows
-        layer.fit(X, unit_weights(w), layer.make_rng(self.random_state))
+        wu = unit_weights(w)
+        layer.fit(X, wu, layer.make_rng(self.random_state))
         self._layer_params = self._shaping_params()
-        return self._store(layer, X, w, warn=True)
+        return self._store(layer, X, wu, warn=True,
+                           weight_scale=1.0 if w is None else power_of_two_scale(w))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, sample_weight=None):
