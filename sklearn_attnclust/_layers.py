@@ -52,10 +52,11 @@ STREAM_RANGE = 60
 
 def _stream_exponent(a):
     """0 for a largest magnitude ``a`` within ``2**+-STREAM_RANGE`` (or 0), else
-    the exponent ``e`` with ``a / 2**e`` in [0.5, 1)."""
+    the exponent ``e`` with ``a / 2**e`` in [1, 2) (``2**e`` finite up to the
+    largest float)."""
     if a == 0 or 2.0**-STREAM_RANGE <= a <= 2.0**STREAM_RANGE:
         return 0
-    return int(np.frexp(a)[1])
+    return int(np.frexp(a)[1]) - 1
 
 
 class Stream:
@@ -129,6 +130,12 @@ def _warm_start_from(layer, other):
             if value is not None:
                 setattr(layer, name, value)
     return layer
+
+
+def _times(a, b):
+    """``a * b``, +inf past float64's range (a length of data near the largest float)."""
+    with np.errstate(over="ignore"):
+        return float(a * b)
 
 
 def _over(beta, spread):
@@ -341,7 +348,8 @@ class PointLayer(_FreeEnergyLayer):
         if self.heads is None:
             return np.tile(self.centers[0], (X.shape[0], 1)).astype(X.dtype)
         P = point_weights(X, self.chart, self.centers, self.beta)
-        return (P @ self.centers).astype(X.dtype, copy=False)
+        with np.errstate(over="ignore"):  # float64 centres beyond float32: a ValueError
+            return (P @ self.centers).astype(X.dtype, copy=False)
 
     def attributes(self, dtype):
         fit, chart = getattr(self, "fit_", None), self.chart
@@ -350,7 +358,8 @@ class PointLayer(_FreeEnergyLayer):
                                                     self.centers.shape[1]), (self.n_clusters, 1))
         return {
             "heads_": heads.astype(dtype), "cluster_centers_": self.centers.astype(dtype),
-            "offset_": chart.offset.astype(dtype), "lift_height_": chart.height * chart.spread,
+            "offset_": chart.offset.astype(dtype),
+            "lift_height_": _times(chart.height, chart.spread),
             "scale_": 1.0, "temperature_": _over(self.beta, chart.spread) if chart.spread else 0.0,
             "second_moment_": None,
             "risk_": fit.risk if fit else 0.0, "n_iter_": fit.n_iter if fit else 0,

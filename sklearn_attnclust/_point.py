@@ -686,12 +686,21 @@ def mass_preconditioner(M, masses, height, floor):
 
 
 def point_weights(X, chart, Z, beta):
-    """The attention weights ``p_h(x)`` (n, K) of input rows ``X``; ``Z`` input-space points."""
-    with one_blas_thread():
+    """The attention weights ``p_h(x)`` (n, K) of input rows ``X``; ``Z`` input-space points.
+
+    Rows so far beyond the data's spread that their logits overflow (1e300
+    spreads away) get the weights' limit there, all on the nearest point
+    (:func:`._assign.nearest_point`, at each row's own scale).
+    """
+    with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         P = _logits(chart.scaled(X), chart.scaled(Z), beta)  # softmax rows: no ||y||^2
         P -= P.max(axis=1, keepdims=True)
         exp_shifted(P)
         P /= P.sum(axis=1, keepdims=True)
+    bad = ~np.all(np.isfinite(P), axis=1)
+    if np.any(bad):
+        P[bad] = 0.0
+        P[np.flatnonzero(bad), nearest_point(X[bad], Z)[0]] = 1.0
     return P
 
 

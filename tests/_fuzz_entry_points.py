@@ -197,21 +197,23 @@ def call(where, fn, *args, quadratic=None, **kwargs):
     return result
 
 
-FITTED = ["heads_", "cluster_centers_", "offset_", "lift_height_", "context_"]
+FITTED = ["heads_", "cluster_centers_", "offset_", "context_"]
 
 #: The fitted quantities in squared input units (power 2: risks, inertia,
 #: second moment) or inverse squared units (power -2: temperature, output
-#: scale), each with the signs its true value can take.  The documented
+#: scale), and the chart's height (power 1: three times the data's spread), each
+#: with the signs its true value can take.  The documented
 #: contract (issue 29): such a quantity is +-inf or 0 as IEEE arithmetic gives
 #: exactly where its true value is beyond the dtype's range, never NaN.
 QUADRATIC = {"risk_": (2, "+-"), "risk_curve_": (2, "+-"), "inertia_": (2, "+"),
              "second_moment_": (2, "+-"), "explained_variance_": (2, "+"),
-             "temperature_": (-2, "+"), "scale_": (-2, "+")}
+             "temperature_": (-2, "+"), "scale_": (-2, "+"), "lift_height_": (1, "+")}
 
 #: Slack of :func:`beyond_range` for the dimensionless factors of a quantity
 #: (the relative temperature up to 1e6 times the dimension, the penalty, the
-#: number of rows): 2**64.
-SLACK_BITS = 64
+#: number of rows): 2**64; for a length (power 1), 2**2 (the chart's height is 3
+#: spreads).
+SLACK_BITS = {2: 64, -2: 64, 1: 2}
 
 
 def _log2_sizes(X, w=None):
@@ -241,9 +243,10 @@ def _log2_sizes(X, w=None):
 
 
 def beyond_range(power, dtype, *arrays_and_weights):
-    """Whether a quantity of ``power`` 2 (or -2) in the units of the data (pairs
-    ``(X, w)``) can be beyond ``dtype``'s range: its scale squared (or inverse
-    squared) times :data:`SLACK_BITS` and the total weight, in ``log2``."""
+    """Whether a quantity of ``power`` 2, 1 or -2 in the units of the data (pairs
+    ``(X, w)``) can be beyond ``dtype``'s range: its scale squared (or as is, or
+    inverse squared) times :data:`SLACK_BITS` and (squared) the total weight, in
+    ``log2``."""
     info = np.finfo(dtype)
     for X, w in arrays_and_weights:
         top, low = _log2_sizes(X, w)
@@ -251,9 +254,12 @@ def beyond_range(power, dtype, *arrays_and_weights):
         if w is not None and np.all(np.isfinite(np.asarray(w, dtype=float))):
             total = float(np.sum(np.abs(np.asarray(w, dtype=float))))
             weight = np.log2(total) if total > 0 else 0.0
-        if power > 0 and top is not None and 2 * top + weight + SLACK_BITS > info.maxexp:
+        slack = SLACK_BITS[power]
+        if power == 1 and top is not None and top + slack > info.maxexp:
             return True
-        if power < 0 and low is not None and -2 * low + SLACK_BITS > info.maxexp:
+        if power == 2 and top is not None and 2 * top + weight + slack > info.maxexp:
+            return True
+        if power < 0 and low is not None and -2 * low + slack > info.maxexp:
             return True
     return False
 
