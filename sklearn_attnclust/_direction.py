@@ -192,7 +192,9 @@ class DirectionMaths:
             risk, lam = attention_risk(M.astype(self.dtype), self.stats, beta=self.beta,
                                        context_length=self.L, scale=self.scale)
         self.fit_scale = float(lam)  # in the rows' units (for the read-outs at any scale)
-        return self.input_units(float(risk), 2), self.input_units(float(lam), -2)
+        # a mean squared error: >= 0 (the moments' expansion can round a zero risk
+        # below it, which the squared units of data near 1e300 would make -inf)
+        return self.input_units(max(float(risk), 0.0), 2), self.input_units(float(lam), -2)
 
     def input_units(self, value, power):
         """``value`` (float or array) in the rows' units times ``rms ** power``, in

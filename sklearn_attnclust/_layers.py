@@ -191,38 +191,55 @@ def fit_assignment(layer, X, w):
     """
     cached = layer.__dict__.pop("assignment", None)
     if cached is not None and cached[0] is X:
-        return cached[1], float(cached[2]), cached[3]
+        return cached[1], _inertia(X, cached[1], layer.centers, w, float(cached[2])), \
+            cached[3]
     labels, d2 = layer.assign(X)
     return (labels, _inertia(X, labels, layer.centers, w, d2),
             np.bincount(labels, minlength=layer.n_clusters))
 
 
 def _inertia(X, labels, centers, w, d2):
-    """``sum_i w_i d2_i``, ``d2`` the squared distances to the assigned centres.
+    """``sum_i w_i d2_i``, ``d2`` the squared distances to the assigned centres (or
+    that sum, a float).
 
     Where that sum is finite and well above float64's smallest numbers it is
     right (its terms are non-negative).  Otherwise (an overflow, or squares that
     underflowed: data beyond 1e154 or below 1e-154, or weights of extreme
-    scale) it is summed anew at unit scale, the rows, centres and weights times
-    powers of two (exact), and scaled back once: +inf or 0 only where the true
-    inertia is beyond float64's range, never NaN.
+    scale) it is summed anew, each row's difference to its centre and each
+    weight at unit scale (times powers of two: exact), and scaled back once:
+    +inf or 0 only where the true inertia is beyond float64's range, never NaN.
     """
     pos = None if w is None else w > 0  # (a zero weight times an inf is NaN)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        fast = float(d2.sum() if w is None else d2[pos] @ w[pos])
+        fast = d2 if np.ndim(d2) == 0 else d2.sum() if w is None else d2[pos] @ w[pos]
     if np.isfinite(fast) and fast > 2.0**-900:
-        return fast
-    Xp = np.asarray(X if pos is None else X[pos], dtype=np.float64)
-    C = np.asarray(centers, dtype=np.float64)[labels if pos is None else labels[pos]]
-    e = -int(np.frexp(max(float(np.max(np.abs(Xp), initial=0.0)),
-                          float(np.max(np.abs(C), initial=0.0))))[1])
+        return float(fast)
+    keep = slice(None) if pos is None else pos
+    Xp = np.asarray(X[keep], dtype=np.float64)
+    C = np.asarray(centers, dtype=np.float64)[labels[keep]]
+    with np.errstate(over="ignore"):
+        diff = Xp - C
+    e = np.zeros(diff.shape[0], dtype=np.int64)
+    wide = ~np.all(np.isfinite(diff), axis=1)  # opposite signs near the largest float
+    if np.any(wide):
+        diff[wide] = np.ldexp(Xp[wide], -1) - np.ldexp(C[wide], -1)
+        e[wide] = 1
+    top = np.max(np.abs(diff), axis=1)
+    shift = np.where(top > 0, -np.frexp(top)[1], 0)
+    sq = np.einsum("ij,ij->i", np.ldexp(diff, shift[:, None]), np.ldexp(diff, shift[:, None]))
+    # sum_i w_i sq_i 2**(2 (e_i - shift_i)): in units of its largest term's power of two
+    power = 2 * (e - shift)
+    if w is not None:
+        mant, wexp = np.frexp(w[pos])
+        sq, power = sq * mant, power + wexp
+    nonzero = sq > 0
+    if not np.any(nonzero):
+        return 0.0
+    top_power = int(np.max(power[nonzero]))
     with np.errstate(under="ignore"):
-        diff = np.ldexp(Xp, e) - np.ldexp(C, e)
-    sq = np.einsum("ij,ij->i", diff, diff)
-    ew = 0 if w is None else -int(np.frexp(float(w.max()))[1])
-    total = float(sq.sum() if w is None else sq @ np.ldexp(w[pos], ew))
+        total = float(np.sum(np.ldexp(sq[nonzero], power[nonzero] - top_power)))
     with np.errstate(over="ignore", under="ignore"):
-        return float(np.ldexp(total, -2 * e - ew))
+        return float(np.ldexp(total, top_power))
 
 
 def warn_distinct(n_distinct, n_clusters, stacklevel):

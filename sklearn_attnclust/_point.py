@@ -275,17 +275,23 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
         if a == 0.0:
             return PointChart(np.zeros(d), 0.0), np.zeros((d, d))
         moments = _scaled_moments(X, w, head, a, np.float64, chunk_size)
+    top = a  # the rows' largest magnitude (of the first rows, or of all)
     shift, a = moments[2:]
     mean, cov = centred(moments)
     var = float(np.trace(cov))
     offset = (mean + shift) * a
     # all the rows equal to rounding: the variance against the squared size of the
     # rows, in the moments' units (the rows as stored are of size ``a``, the
-    # scaled rows of size 1): relative, whatever the data's scale
-    size = size if raw else 1.0
+    # scaled rows of size 1, or less for subnormal rows, whose scale ``a`` is
+    # floored at the smallest normal number): relative, whatever the data's scale
+    size = size if raw else min(1.0, (top / a) ** 2)
     if not var > 1e-24 * max(float(np.sum((mean + shift) ** 2)), size):
         return PointChart(offset, 0.0), np.zeros((d, d))
-    return PointChart(offset, a * np.sqrt(var)), cov / var
+    # distinct rows whose spread rounds below float64's smallest subnormal (rows
+    # of 0 and 5e-324): the spread at that resolution, the smallest length there is
+    with np.errstate(under="ignore"):
+        spread = max(float(a * np.sqrt(var)), float(np.finfo(np.float64).smallest_subnormal))
+    return PointChart(offset, spread), cov / var
 
 
 def _near_origin(head, a, dtype):
@@ -310,7 +316,11 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
     info = np.finfo(dtype)
     a = 1.0 if raw else float(np.ldexp(1.0, int(np.clip(np.round(np.log2(a)),
                                                         2 - info.maxexp, info.maxexp - 1))))
-    s = np.zeros(X.shape[1], dtype) if raw else head.mean(axis=0).astype(dtype)
+    if raw:
+        s = np.zeros(X.shape[1], dtype)
+    else:  # the mean of the rows over ``a`` (exact), so that their sum cannot overflow
+        with np.errstate(under="ignore"):
+            s = ((head * (1.0 / a)).mean(axis=0) * a).astype(dtype)
     inv = dtype(1.0 / a)
     shift = s.astype(np.float64) / a
     d = X.shape[1]
