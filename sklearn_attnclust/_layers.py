@@ -180,19 +180,21 @@ def _warn_if_not_converged(fit, max_iter):
         )
 
 
-def fit_assignment(layer, X, w):
+def fit_assignment(layer, X, w, weight_scale=1.0):
     """The labels of the rows ``X`` a layer was just fitted to, their inertia (the
     weighted sum of squared distances to the assigned centres), and the number
     of rows per cluster.
 
     A layer that labelled ``X`` in its fit's last pass (the point layer on large
     data) left ``layer.assignment = (X, labels, inertia, counts)``; it is taken
-    once.  Otherwise one pass of ``layer.assign``.
+    once (its inertia with the weights the layer was fitted with, ``w`` times
+    ``weight_scale``).  Otherwise one pass of ``layer.assign``.
     """
     cached = layer.__dict__.pop("assignment", None)
-    if cached is not None and cached[0] is X:
-        return cached[1], _inertia(X, cached[1], layer.centers, w, float(cached[2])), \
-            cached[3]
+    if cached is not None and cached[0] is X:  # (its inertia with the layer's weights)
+        with np.errstate(over="ignore", under="ignore"):
+            inertia = float(cached[2]) / weight_scale
+        return cached[1], _inertia(X, cached[1], layer.centers, w, inertia), cached[3]
     labels, d2 = layer.assign(X)
     return (labels, _inertia(X, labels, layer.centers, w, d2),
             np.bincount(labels, minlength=layer.n_clusters))
@@ -435,15 +437,22 @@ class DirectionLayer:
         weights), from the current heads after the first call."""
         W, dtype = stream.total_weight, stream.rows.dtype
         w = unit_weights(_unequal(stream.weights))
-        # the fit in the moments' units (rows over 2**row_exp), the read-outs in X's
-        rms = float(np.ldexp(1.0, stream.row_exp))
+        # the fit in units of a power of two 2**e near the rows' root mean squared
+        # norm where it is far from 1 (as :func:`._direction.unit_scale`: the
+        # risk's sixth powers, in float32 too), the read-outs in X's
+        second = stream.second / W
+        fourth = None if stream.fourth is None else stream.fourth / W
+        mean_sq, k = float(np.trace(second)), 0
+        if mean_sq > 0 and not 1e-4 <= mean_sq <= 1e4:
+            k = int(np.round(np.log2(mean_sq) / 2))
+        e = stream.row_exp + k
+        rms = float(np.ldexp(1.0, e))
         with np.errstate(under="ignore"):
-            rows = stream.rows if rms == 1.0 else (stream.rows / dtype.type(rms)).astype(dtype)
-        stats = ContextStatistics.from_moments(
-            (stream.second / W).astype(dtype),
-            fourth=None if stream.fourth is None else (stream.fourth / W).astype(dtype),
-            n_samples=stream.n, X=rows, weights=w,
-        )
+            rows = stream.rows if e == 0 else np.ldexp(stream.rows, -e).astype(dtype)
+            second = np.ldexp(second, -2 * k).astype(dtype)
+            fourth = None if fourth is None else np.ldexp(fourth, -4 * k).astype(dtype)
+        stats = ContextStatistics.from_moments(second, fourth=fourth, n_samples=stream.n,
+                                               X=rows, weights=w)
         heads = getattr(self, "heads", None)
         warm = {} if heads is None else {"init": WarmStart(heads), "n_init": 1}
         self._fit(rows, w, rng, stream.total / W, stats=stats, coarse=False, rms=rms, **warm)

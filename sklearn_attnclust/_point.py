@@ -193,8 +193,17 @@ class PointChart:
         return self.height * M[:, :-1] / M[:, -1:]
 
     def points(self, M):
-        """The input-space points of unit heads ``M`` (K, d + 1)."""
-        return self.offset + self.spread * self.scaled_points(M)
+        """The input-space points of unit heads ``M`` (K, d + 1).
+
+        A point beyond float64's range (an empty head's, up to ``height /
+        MIN_POLE`` spreads from the centre, of data that span that range) is
+        saturated at the largest float, coordinate by coordinate."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = self.offset + self.spread * self.scaled_points(M)
+        if not np.all(np.isfinite(Z)):
+            big = np.finfo(np.float64).max
+            Z = np.clip(np.nan_to_num(Z, nan=0.0, posinf=big, neginf=-big), -big, big)
+        return Z
 
     def heads(self, Z):
         """Unit heads (K, d + 1) of input-space points ``Z`` (K, d)."""

@@ -312,14 +312,14 @@ class AttentionQuantizer(BaseQuantizer):
     def _store(self, layer, X, sample_weight, warn=False, weight_scale=1.0):
         """Keep the fitted layer and expose its attributes; label the rows ``X``
         (with ``warn``, a ConvergenceWarning if a cluster is left empty).
-        ``sample_weight`` are the weights times ``weight_scale`` (a power of two),
-        divided out of ``inertia_``: +inf only where it is beyond float64's range."""
+        The layer was fitted with ``sample_weight`` times ``weight_scale`` (a power
+        of two); ``inertia_`` is with ``sample_weight``, +inf only where it is
+        beyond float64's range."""
         self.layer_ = layer
         for name, value in layer.attributes(X.dtype).items():
             setattr(self, name, value)
-        self.labels_, inertia, counts = fit_assignment(layer, X, sample_weight)
-        with np.errstate(over="ignore", under="ignore"):
-            self.inertia_ = float(inertia / weight_scale) if weight_scale != 1.0 else inertia
+        self.labels_, self.inertia_, counts = fit_assignment(layer, X, sample_weight,
+                                                             weight_scale)
         if warn:
             warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5)
         return self
@@ -360,7 +360,7 @@ class AttentionQuantizer(BaseQuantizer):
         wu = unit_weights(w)
         layer.fit(X, wu, layer.make_rng(self.random_state))
         self._layer_params = self._shaping_params()
-        return self._store(layer, X, wu, warn=True,
+        return self._store(layer, X, w, warn=True,
                            weight_scale=1.0 if w is None else power_of_two_scale(w))
 
     @_fit_context(prefer_skip_nested_validation=True)

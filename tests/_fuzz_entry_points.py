@@ -205,7 +205,7 @@ FITTED = ["heads_", "cluster_centers_", "offset_", "context_"]
 #: with the signs its true value can take.  The documented
 #: contract (issue 29): such a quantity is +-inf or 0 as IEEE arithmetic gives
 #: exactly where its true value is beyond the dtype's range, never NaN.
-QUADRATIC = {"risk_": (2, "+-"), "risk_curve_": (2, "+-"), "inertia_": (2, "+"),
+QUADRATIC = {"risk_": (2, "+-"), "risk_curve_": (2, "+-"), "inertia_": (2, "+", "summed"),
              "second_moment_": (2, "+-"), "explained_variance_": (2, "+"),
              "temperature_": (-2, "+"), "scale_": (-2, "+"), "lift_height_": (1, "+")}
 
@@ -290,10 +290,11 @@ def exercise(est, X, w, X_new, w_new, partial=True):
         value = getattr(est, name, None)
         if value is not None:
             check_finite(value, f"fitted {name}")
-    for name, (power, signs) in QUADRATIC.items():
+    for name, (power, signs, *summed) in QUADRATIC.items():
         value = getattr(est, name, None)
-        if value is not None:
-            check_quadratic(value, f"fitted {name}", power, signs, [(X, w)])
+        if value is not None:  # (the weights' scale enters a sum over them only)
+            check_quadratic(value, f"fitted {name}", power, signs,
+                            [(X, w if summed else None)])
     n = X.shape[0]
     labels = getattr(est, "labels_", None)
     if labels is not None:
