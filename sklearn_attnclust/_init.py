@@ -23,8 +23,9 @@ def canonical_order(X, center=None):
     D = X.astype(np.float64) if center is None else X - np.asarray(center, dtype=np.float64)
     if D.size:
         top = float(np.max(np.abs(D)))
-        if top > 0:  # a power of two, exact: no square under- or overflows
-            D *= 2.0 ** -np.round(np.log2(top))
+        if 0 < top < np.inf:  # a power of two, exact: no square under- or overflows
+            # (one float64 holds: subnormal rows are scaled up by 2**1023 only)
+            D = np.ldexp(D, int(np.clip(-np.round(np.log2(top)), -1023, 1023)))
     return order_by_key(squared_norms(D), D)
 
 

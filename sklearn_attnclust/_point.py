@@ -206,9 +206,21 @@ class PointChart:
         return Z
 
     def heads(self, Z):
-        """Unit heads (K, d + 1) of input-space points ``Z`` (K, d)."""
-        Y = self.scaled(Z)
+        """Unit heads (K, d + 1) of input-space points ``Z`` (K, d).
+
+        A point so far from the data (a warm start of :meth:`partial_fit` on
+        rows of another scale) that its scaled coordinates overflow gets the
+        head of its direction on the chart's equator (``c = 0``): beyond the
+        data's reach, where the risk is infinite."""
+        with np.errstate(over="ignore"):
+            Y = self.scaled(Z)
         H = np.hstack([Y, np.full((Y.shape[0], 1), self.height)])
+        far = ~np.all(np.isfinite(H), axis=1)
+        if np.any(far):
+            H[far] = np.hstack([np.sign(np.nan_to_num(Y[far], posinf=1.0, neginf=-1.0)),
+                                np.zeros((int(far.sum()), 1))])
+        top = np.max(np.abs(H), axis=1, keepdims=True)
+        H = H / top  # (no square overflows)
         return H / np.linalg.norm(H, axis=1, keepdims=True)
 
     def pull_back(self, M, G):
