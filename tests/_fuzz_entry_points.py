@@ -12,7 +12,10 @@ sample weights (zeros, negatives, huge, tiny, NaN, a wrong length) and random
 parameters, then ``predict``, ``transform``, ``score`` and ``partial_fit`` (then
 ``predict``) run on new random data.  The only allowed outcomes are a
 finite result or a ValueError or TypeError with a non-empty message; the
-only allowed warning is scikit-learn's ConvergenceWarning.
+only allowed warning is scikit-learn's ConvergenceWarning.  The fitted
+quantities in squared (or inverse squared) input units and ``score`` may be
++-inf exactly where their true value can be beyond the dtype's range, as
+computed here from the data (:func:`beyond_range`); never NaN.
 
 ``max_examples`` is :data:`EXAMPLES` per entry point, times the environment
 variable ``ATTNCLUST_FUZZ_FACTOR`` (default 1); the examples are derandomized
@@ -58,8 +61,8 @@ SETTINGS = settings(
 
 #: ``ATTNCLUST_FUZZ_EXTREMES=1``: also data at extreme scales (1e+-150, 1e+-300,
 #: subnormal, float64's largest, features 1e+-100 apart) and weights of extreme
-#: scale (1e+-300).  The layers are being made invariant to those scales
-#: (issue 29); until then the test runs them apart, as an expected failure.
+#: scale (1e+-300) (issue 29); the quantities in squared units may then be +-inf
+#: where they are beyond range (:data:`QUADRATIC`).
 EXTREMES = os.environ.get("ATTNCLUST_FUZZ_EXTREMES", "0") == "1"
 
 SCALES = [1.0, 1.0, 1.0, 0.0, 1e-8, 1e8] + (
@@ -305,7 +308,7 @@ def exercise(est, X, w, X_new, w_new, partial=True):
         try:
             # score, minus a mean squared error: -inf past the range (see QUADRATIC)
             out = call(method, getattr(est, method), X_new,
-                       quadratic=[(X, w), (X_new, None)] if method == "score" else None)
+                       quadratic=[(X, None), (X_new, None)] if method == "score" else None)
         except Refused:
             continue
         if method == "predict":
@@ -410,7 +413,7 @@ def baselines(problem, n_clusters, kind, seed):
         for method in ("predict", "transform", "score"):
             try:
                 call(method, getattr(est, method), X_new,
-                     quadratic=[(X, w), (X_new, None)] if method == "score" else None)
+                     quadratic=[(X, None), (X_new, None)] if method == "score" else None)
             except Refused:
                 pass
         return
