@@ -594,10 +594,17 @@ def _signed(heads, mean):
 def _score_centres(heads, labels, scores, weights=None):
     """Each head times the (weighted) mean score of the rows assigned to it (0 if none)."""
     K = heads.shape[0]
+    # the scores and weights at unit scale (powers of two, exact), so that the sums
+    # of scores near the largest float do not overflow; the means scaled back
+    two = power_of_two_scale(scores)
+    weights = unit_weights(weights)
+    scaled = np.asarray(scores, dtype=np.float64) * two
     mass = np.bincount(labels, weights=weights, minlength=K)
-    sums = np.bincount(labels, weights=scores if weights is None else weights * scores,
+    sums = np.bincount(labels, weights=scaled if weights is None else weights * scaled,
                        minlength=K)
-    return np.divide(sums, mass, out=np.zeros(K), where=mass > 0)[:, None] * heads
+    means = np.divide(sums, mass, out=np.zeros(K), where=mass > 0)
+    with np.errstate(over="ignore"):  # (means within the scores' range: no overflow)
+        return (means / two)[:, None] * heads
 
 
 def _assign_to_centres(X, labels, centers):
