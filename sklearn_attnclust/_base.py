@@ -253,6 +253,9 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         score : float
+            Computed at unit scale and scaled back once: -inf only where the
+            mean squared error is beyond float64's range (data near 1e154 and
+            above), never NaN.
         """
         check_is_fitted(self)
         return -self._quantization_risk(X)

@@ -163,7 +163,8 @@ class AttentionQuantizer(BaseQuantizer):
 
     inertia_ : float
         Sum of the squared distances of the samples to their assigned
-        centres, weighted by the sample weights, as KMeans's.
+        centres, weighted by the sample weights, as KMeans's (+inf where it is
+        beyond float64's range; see Notes).
 
     heads_ : ndarray of shape (n_clusters, n_features + 1) or (n_clusters, n_features)
         Unit heads: in ``n_features + 1`` dimensions for ``"point"``; for
@@ -232,6 +233,17 @@ class AttentionQuantizer(BaseQuantizer):
     ``score`` is minus the mean squared error of :meth:`transform`, the
     layer's soft reconstruction; KMeans's ``score`` is minus the inertia, the
     hard one (``-inertia_`` on the training data; see the user guide).
+
+    Data of any finite scale (5e-324 to 1.8e308) and weights of any positive
+    scale are accepted: ``cluster_centers_``, ``labels_``, :meth:`predict` and
+    :meth:`transform` are right at every scale, with no NaN and no
+    ``RuntimeWarning``.  The quantities in squared input units (``inertia_``,
+    ``risk_``, ``risk_curve_``, ``second_moment_``, ``score``) or inverse
+    squared units (``temperature_``, ``scale_``), and ``lift_height_``, are
+    computed at unit scale and scaled back once: exact where their true value
+    is within float64's range, +-inf or 0 as IEEE arithmetic gives beyond it
+    (data at 1e200: ``second_moment_`` inf), never NaN.  A ``transform`` whose
+    output does not fit ``X``'s dtype (float32) is a ``ValueError``.
 
     Examples
     --------

@@ -132,7 +132,8 @@ def quantization_risk(X, X_hat):
     Returns
     -------
     risk : float
-        The risk, summed over features and averaged over samples.
+        The risk, summed over features and averaged over samples; computed at
+        unit scale, it is inf only where it is beyond float64's range.
 
     Examples
     --------
