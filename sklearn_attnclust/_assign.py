@@ -34,8 +34,14 @@ def nearest_point(X, Z):
     """
     Z = np.asarray(Z, dtype=np.float64)
     dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
-    centre = Z.mean(axis=0)
-    size = float(np.max(np.abs(Z - centre))) if Z.shape[0] > 1 else 0.0
+    if dtype == np.float32 and np.max(np.abs(Z), initial=0.0) > 2.0**120:
+        dtype = np.dtype(np.float64)  # points beyond float32's range (fitted in float64)
+    # (the mean at the points' unit scale, exact: no sum of points near the
+    # largest float overflows)
+    e = int(np.frexp(np.max(np.abs(Z), initial=0.0))[1]) if Z.size else 0
+    centre = np.ldexp(np.ldexp(Z, -e).mean(axis=0), e)
+    with np.errstate(over="ignore"):
+        size = float(np.max(np.abs(Z - centre))) if Z.shape[0] > 1 else 0.0
     far = np.max(np.abs(centre)) > NEAREST_OFFSET * size
     # the origin as the rows' precision holds it: the rows and the points shift alike
     origin = centre.astype(dtype).astype(np.float64) if far else np.zeros_like(centre)

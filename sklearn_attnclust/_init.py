@@ -125,6 +125,11 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
     """
     order = canonical_order(X)
     X = np.take(X, order, axis=0)
+    if X.size:  # at unit scale (a power of two: exact), so that no norm overflows
+        top = float(np.max(np.abs(X)))
+        if 0 < top < np.inf:
+            X = np.ldexp(X, int(np.clip(-np.round(np.log2(top)), -1023, 1023))).astype(
+                X.dtype, copy=False)
     w = (np.ones(X.shape[0]) if sample_weight is None
          else np.asarray(sample_weight, dtype=np.float64)[order])
     norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
@@ -136,7 +141,7 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
         return X[i].astype(np.float64) * inv[i]
 
     def cos2(mu):
-        return (X @ mu.astype(X.dtype)) ** 2 * inv**2
+        return ((X @ mu.astype(X.dtype)) * inv) ** 2  # (a cosine: no square overflows)
 
     def draw(mass, size):
         """Rows drawn with probabilities ``mass / sum(mass)`` (inverse CDF)."""

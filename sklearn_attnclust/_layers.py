@@ -498,13 +498,17 @@ class DirectionLayer:
         maths = self.maths
         # in the fit's units, the rows over the data's rms (its moments, scale and
         # temperature in input units under- or overflow beyond 1e-150 or 1e150)
-        rms = X.dtype.type(maths.rms)
+        dtype = in_dtype = X.dtype
+        rms = dtype.type(maths.rms)
+        if not 0 < rms < np.inf:  # a float64 fit's unit beyond float32's range
+            X, dtype, rms = X.astype(np.float64), np.dtype(np.float64), maths.rms
         with np.errstate(over="ignore", invalid="ignore"):
             out = attention_from_moments(
-                X if rms == 1 else X / rms, maths.stats.second.astype(X.dtype, copy=False),
-                self.heads.astype(X.dtype, copy=False), maths.fit_scale, maths.beta,
+                X if rms == 1 else X / rms, maths.stats.second.astype(dtype, copy=False),
+                self.heads.astype(dtype, copy=False), maths.fit_scale, maths.beta,
             )
-            return out if rms == 1 else out * rms
+            # (beyond the input's float32 range: inf, refused by the estimator)
+            return (out if rms == 1 else out * rms).astype(in_dtype, copy=False)
 
     def attributes(self, dtype):
         fit, maths = self.fit_, self.maths
