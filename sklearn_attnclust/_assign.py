@@ -34,8 +34,14 @@ def nearest_point(X, Z):
     """
     Z = np.asarray(Z, dtype=np.float64)
     dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
-    centre = Z.mean(axis=0)
-    size = float(np.max(np.abs(Z - centre))) if Z.shape[0] > 1 else 0.0
+    if dtype == np.float32 and np.max(np.abs(Z), initial=0.0) > 2.0**120:
+        dtype = np.dtype(np.float64)  # points beyond float32's range (fitted in float64)
+    # (the mean at the points' unit scale, exact: no sum of points near the
+    # largest float overflows)
+    e = int(np.frexp(np.max(np.abs(Z), initial=0.0))[1]) if Z.size else 0
+    centre = np.ldexp(np.ldexp(Z, -e).mean(axis=0), e)
+    with np.errstate(over="ignore"):
+        size = float(np.max(np.abs(Z - centre))) if Z.shape[0] > 1 else 0.0
     far = np.max(np.abs(centre)) > NEAREST_OFFSET * size
     # the origin as the rows' precision holds it: the rows and the points shift alike
     origin = centre.astype(dtype).astype(np.float64) if far else np.zeros_like(centre)
@@ -51,11 +57,15 @@ def nearest_point(X, Z):
     origin, scale = origin.astype(dtype), dtype.type(two)
     n, K = X.shape[0], Z.shape[0]
     chunk = chunk_rows(X.shape[1], K, dtype.itemsize)
+    # rows beyond this (at the points' scale) would overflow the products: each is
+    # read at its own unit scale (:func:`_far_rows`)
+    limit = np.ldexp(1.0, np.finfo(dtype).maxexp // 3)
     labels = np.empty(n, dtype=np.intp)
     dist = np.empty(n)
 
     def block(lo, hi):
-        with np.errstate(over="ignore", under="ignore"):
+        # (far rows overflow there: they are read anew by _far_rows)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             for a in range(lo, hi, chunk):
                 b = min(a + chunk, hi)
                 Y = X[a:b]
@@ -73,10 +83,31 @@ def nearest_point(X, Z):
                     low /= two
                     low /= two
                 dist[a:b] = low
+                beyond = np.max(np.abs(Y), axis=1, initial=0.0) > limit
+                if np.any(beyond):
+                    rows = a + np.flatnonzero(beyond)
+                    labels[rows], dist[rows] = _far_rows(Y[beyond], Zc, two)
 
     with one_blas_thread():
         map_row_blocks(block, n, 16384)
     return labels, dist
+
+
+def _far_rows(Y, Zc, two):
+    """The nearest of the points ``Zc`` (K, d) to rows ``Y`` far beyond their scale
+    (both times ``two``), and the squared distances in input units: each row
+    times a power of two ``s`` with ``|y s| ~ 1``, the labels from ``||z||^2 s -
+    2 <y s, z>`` (the points' term underflows harmlessly), the distances from
+    ``y s - z s``, scaled back once (+inf only beyond float64's range)."""
+    Yf = np.asarray(Y, dtype=np.float64)
+    e = -np.frexp(np.max(np.abs(Yf), axis=1))[1]
+    with np.errstate(under="ignore", over="ignore"):
+        Ys = np.ldexp(Yf, e[:, None])
+        D = np.ldexp(np.einsum("ij,ij->i", Zc, Zc)[None, :], e[:, None]) - 2.0 * (Ys @ Zc.T)
+        labels = np.argmin(D, axis=1)
+        diff = Ys - np.ldexp(Zc[labels], e[:, None])
+        exponent = -2 * (e + int(np.round(np.log2(two))))
+        return labels, np.ldexp(np.einsum("ij,ij->i", diff, diff), exponent)
 
 
 def first_minimum(D, low, largest=False, counts=None):

@@ -64,7 +64,18 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
         (second,) = sum_row_blocks(block, n, 2 * chunk_size)
     second /= W
     tr = float(np.trace(second))
-    return a * np.sqrt(tr), second / tr
+    if not tr > 0:  # the non-zero rows all of weight 0
+        raise ValueError(
+            "Every row of positive sample_weight is zero: the direction layers have no "
+            "direction to fit (geometry='point' clusters around points, the origin "
+            "included).")
+    scale = a * np.sqrt(tr)
+    if not scale > 0:  # a subnormal root mean squared norm rounded to 0
+        raise ValueError(
+            f"X's root mean squared norm underflows to 0 (its largest |x| is {a:.3g}, "
+            "subnormal): the direction layers cannot scale the rows to unit norm; "
+            "rescale X.")
+    return scale, second / tr
 
 
 def block_sums(Y, w, M, beta, need_grad):
@@ -134,8 +145,7 @@ class AxisMaths:
         self.n_clusters, self.scale, self.second = int(n_clusters), float(scale), second
         # relative to the typical squared head score, as the reconstruction layer
         self.beta = float(temperature) / typical_head_score(second, n_clusters)
-        with np.errstate(over="ignore", under="ignore"):  # beyond float64 at 1e155
-            self.unit = float(np.float64(self.scale) ** 2)
+        self.unit_root = self.scale
 
     def statistics(self, rows, weights):
         return AxisStatistics.from_data(rows, weights, self.scale,
@@ -203,8 +213,14 @@ def axis_weights(X, M, beta, scale):
     """The attention weights (n, K) and the scores ``<x, mu_h>`` (n, K) of input rows."""
     with one_blas_thread():
         A = np.asarray(X, dtype=np.float64) @ np.asarray(M, dtype=np.float64).T
-        P = (A / scale) ** 2 * beta
-        P -= P.max(axis=1, keepdims=True)
+        # the logits beta (a_h / s)^2 less their row maximum, as beta (m / s)^2 ((a_h /
+        # m)^2 - 1), m the row's largest |a_h|: rows far beyond the data's scale s,
+        # whose factor overflows, get hard weights (not inf - inf)
+        m = np.max(np.abs(A), axis=1, keepdims=True)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            factor = beta * (m / scale) ** 2
+            P = (A / np.where(m > 0, m, 1.0)) ** 2 - 1.0
+            P = np.where(P < 0, P * factor, 0.0)
         exp_shifted(P)
         P /= P.sum(axis=1, keepdims=True)
     return P, A

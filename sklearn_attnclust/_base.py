@@ -112,15 +112,46 @@ def power_of_two_scale(*arrays):
     return float(np.ldexp(1.0, exponent))
 
 
+def unit_weights(w):
+    """The sample weights ``w`` times the power of two that brings the largest near
+    1 (exact: the same ratios), or None for None; the weighted sums of a layer
+    then neither under- nor overflow, whatever the weights' scale (1e-300 or
+    1e300).  Weights more than 2**1074 times below the largest become 0."""
+    if w is None or not w.size:
+        return w
+    with np.errstate(under="ignore"):
+        return w * power_of_two_scale(w)
+
+
 def _nearest_center(X, centers):
     """Index of the nearest center (Euclidean) of each row of ``X``."""
     # at unit scale (a power of two: exact), so that no square under- or overflows
     two = power_of_two_scale(centers)
+    # rows far beyond the centres' scale (whose products with them would
+    # overflow), each at its own unit scale below
+    with np.errstate(over="ignore"):  # (inf for huge centres: no row is beyond)
+        limit = np.ldexp(1.0, np.finfo(X.dtype).maxexp // 3) / two
+    far = np.max(np.abs(X), axis=1, initial=0.0) > limit
+    Xn = X[~far] if np.any(far) else X
     if two != 1.0:
-        X, centers = X * X.dtype.type(two), centers * centers.dtype.type(two)
+        Xn, centers = Xn * X.dtype.type(two), centers * centers.dtype.type(two)
     # ||x - c||^2 = ||x||^2 - 2 <x, c> + ||c||^2; ||x||^2 does not change argmin.
     sq_centers = np.einsum("ij,ij->i", centers, centers)
-    return np.argmin(sq_centers[None, :] - 2.0 * (X @ centers.T), axis=1)
+    near = np.argmin(sq_centers[None, :] - 2.0 * (Xn @ centers.T), axis=1)
+    if not np.any(far):
+        return near
+    labels = np.empty(X.shape[0], dtype=near.dtype)
+    labels[~far] = near
+    # ||x - c||^2 s less ||x||^2 s: ||c||^2 s - 2 <x s, c>, s a power of two with
+    # |x s| ~ 1 for each far row (the centres' term underflows harmlessly)
+    Xf = X[far].astype(np.float64)
+    e = -np.frexp(np.max(np.abs(Xf), axis=1))[1]
+    C = np.asarray(centers, dtype=np.float64)
+    with np.errstate(under="ignore"):
+        D = np.ldexp(sq_centers.astype(np.float64)[None, :], e[:, None]) \
+            - 2.0 * (np.ldexp(Xf, e[:, None]) @ C.T)
+    labels[far] = np.argmin(D, axis=1)
+    return labels
 
 
 class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -222,6 +253,9 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         score : float
+            Computed at unit scale and scaled back once: -inf only where the
+            mean squared error is beyond float64's range (data near 1e154 and
+            above), never NaN.
         """
         check_is_fitted(self)
         return -self._quantization_risk(X)

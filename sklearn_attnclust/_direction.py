@@ -54,6 +54,8 @@ def unit_scale(X, weights=None):
     The norms are taken on ``X`` times a power of two (exact) that brings it
     near unit scale, so that no square under- or overflows at any scale
     (1e-300 or 1e300; ``rms ** 2`` itself may be beyond float64's range).
+    Where the root mean squared norm is itself below float64's smallest normal
+    number (subnormal data), ``rms`` is that power of two's inverse, exact.
     """
     two = power_of_two_scale(X)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -64,7 +66,11 @@ def unit_scale(X, weights=None):
         log_mean_sq = np.log(mean_sq) - 2.0 * np.log(two)  # of X
         if not np.log(1e-4) <= log_mean_sq <= np.log(1e4):
             root = np.sqrt(mean_sq)
-            return Xs / X.dtype.type(root), float(root / two)
+            with np.errstate(under="ignore"):
+                rms = float(root / two)
+            if rms < np.finfo(np.float64).tiny:  # below 1e-308: its digits underflow
+                return Xs, 1.0 / two  # (a power of two, exact: the unit of Xs)
+            return Xs / X.dtype.type(root), rms
     return X, 1.0
 
 
@@ -128,7 +134,7 @@ class DirectionMaths:
             temperature / typical_head_score(stats.second, n_clusters)
         self.scale, self.alpha, self.abs_alpha = scale, alpha, alpha * self.norm
         self.dtype, self.chunk_size, self.rms = np.dtype(dtype), int(chunk_size), rms
-        self.unit = self.input_units(self.norm, 2)
+        self.unit_root = float(np.sqrt(self.norm)) * rms
         self._last = None  # the last evaluation on all the rows: heads, risk, scale
 
     def statistics(self, rows, weights):
@@ -186,7 +192,9 @@ class DirectionMaths:
             risk, lam = attention_risk(M.astype(self.dtype), self.stats, beta=self.beta,
                                        context_length=self.L, scale=self.scale)
         self.fit_scale = float(lam)  # in the rows' units (for the read-outs at any scale)
-        return self.input_units(float(risk), 2), self.input_units(float(lam), -2)
+        # a mean squared error: >= 0 (the moments' expansion can round a zero risk
+        # below it, which the squared units of data near 1e300 would make -inf)
+        return self.input_units(max(float(risk), 0.0), 2), self.input_units(float(lam), -2)
 
     def input_units(self, value, power):
         """``value`` (float or array) in the rows' units times ``rms ** power``, in
@@ -221,18 +229,18 @@ class DirectionMaths:
 
 def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coarse="auto",
                    attention, temperature, context_length, scale, alpha, max_iter, tol,
-                   verbose, learning_rate, solver):
+                   verbose, learning_rate, solver, rms=1.0):
     """Fit the reconstruction layer by :func:`._strategy.fit_layer`.
 
     ``X`` are the rows (a numpy or dask array; the queries of streamed
     moments), ``weights`` their weights or None, ``stats`` their precomputed
     statistics (streamed moments, a dask array's) or None to compute them from
-    ``X`` (rescaled by :func:`unit_scale`).  Returns ``(fit, maths, scale)``:
+    ``X`` (rescaled by :func:`unit_scale`); with ``stats`` given, ``X`` and
+    ``stats`` are in units of ``rms`` (the input's).  Returns ``(fit, maths, scale)``:
     the :class:`._strategy.LayerFit` (its ``risk`` without the penalty), the
     :class:`DirectionMaths` (its moments only, no row: :meth:`DirectionMaths.drop_rows`)
     and the output scale at the fitted heads, both in input units.
     """
-    rms = 1.0
     if stats is None:
         X, rms = unit_scale(X, weights)
     n, d = X.shape

@@ -23,8 +23,9 @@ def canonical_order(X, center=None):
     D = X.astype(np.float64) if center is None else X - np.asarray(center, dtype=np.float64)
     if D.size:
         top = float(np.max(np.abs(D)))
-        if top > 0:  # a power of two, exact: no square under- or overflows
-            D *= 2.0 ** -np.round(np.log2(top))
+        if 0 < top < np.inf:  # a power of two, exact: no square under- or overflows
+            # (one float64 holds: subnormal rows are scaled up by 2**1023 only)
+            D = np.ldexp(D, int(np.clip(-np.round(np.log2(top)), -1023, 1023)))
     return order_by_key(squared_norms(D), D)
 
 
@@ -124,6 +125,11 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
     """
     order = canonical_order(X)
     X = np.take(X, order, axis=0)
+    if X.size:  # at unit scale (a power of two: exact), so that no norm overflows
+        top = float(np.max(np.abs(X)))
+        if 0 < top < np.inf:
+            X = np.ldexp(X, int(np.clip(-np.round(np.log2(top)), -1023, 1023))).astype(
+                X.dtype, copy=False)
     w = (np.ones(X.shape[0]) if sample_weight is None
          else np.asarray(sample_weight, dtype=np.float64)[order])
     norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
@@ -135,7 +141,7 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
         return X[i].astype(np.float64) * inv[i]
 
     def cos2(mu):
-        return (X @ mu.astype(X.dtype)) ** 2 * inv**2
+        return ((X @ mu.astype(X.dtype)) * inv) ** 2  # (a cosine: no square overflows)
 
     def draw(mass, size):
         """Rows drawn with probabilities ``mass / sum(mass)`` (inverse CDF)."""

@@ -23,11 +23,12 @@ from sklearn.utils import check_random_state
 from ._assign import nearest_point
 from ._attention import ContextStatistics, attention_from_moments, head_scores
 from ._axes import AxisMaths, axis_moments, axis_weights, largest_score
+from ._base import power_of_two_scale, unit_weights
 from ._blocks import one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
 from ._direction import WarmStart, fit_directions
 from ._point import PointMaths, chart_from_data, check_points, point_weights
-from ._strategy import fit_layer
+from ._strategy import fit_layer, in_squared_units
 
 __all__ = ["AxisLayer", "DirectionLayer", "PointLayer", "Stream", "fit_assignment",
            "make_layer", "warn_distinct"]
@@ -43,13 +44,32 @@ __all__ = ["AxisLayer", "DirectionLayer", "PointLayer", "Stream", "fit_assignmen
 AUTO_TEMPERATURE = {"point": 16.0, "direction": 2.0, "direction, free-energy": 16.0}
 
 
+#: Rows and weights of a :class:`Stream` whose largest magnitude is within
+#: ``2**+-STREAM_RANGE`` are summed as they are; beyond, in units of a power of
+#: two, so that the fourth moments times the weights never overflow.
+STREAM_RANGE = 60
+
+
+def _stream_exponent(a):
+    """0 for a largest magnitude ``a`` within ``2**+-STREAM_RANGE`` (or 0), else
+    the exponent ``e`` with ``a / 2**e`` in [1, 2) (``2**e`` finite up to the
+    largest float)."""
+    if a == 0 or 2.0**-STREAM_RANGE <= a <= 2.0**STREAM_RANGE:
+        return 0
+    return int(np.frexp(a)[1]) - 1
+
+
 class Stream:
     """What :meth:`partial_fit` keeps of a stream of rows.
 
     A uniform reservoir sample of at most ``size`` rows with their weights
     (algorithm R, vectorised), the number of rows seen, and the exact
     streamed moments of all of them: the weighted sum, second moment and
-    (``need_fourth``) fourth moment, and their total weight.
+    (``need_fourth``) fourth moment, and their total weight.  The moments are
+    of the rows over ``2**row_exp`` weighted by the weights over ``2**weight_exp``
+    (both 0 for rows and weights of moderate size; raised as larger ones arrive,
+    the sums so far scaled down exactly), so that they neither under- nor
+    overflow at any scale; the reservoir keeps the rows and weights as given.
     """
 
     def __init__(self, size, n_features, dtype, rng, need_fourth):
@@ -59,12 +79,31 @@ class Stream:
         self.total_weight, self.total = 0.0, np.zeros(n_features)
         self.second = np.zeros((n_features, n_features))
         self.fourth = np.zeros((n_features, n_features)) if need_fourth else None
+        self.row_exp = self.weight_exp = None  # set by the first rows
+
+    def _rescale(self, X, w):
+        """Raise the exponents to those of the rows ``X`` and weights ``w`` (the sums so
+        far scaled down to match); returns ``X`` and ``w`` in the new units."""
+        row_exp = _stream_exponent(float(np.max(np.abs(X), initial=0.0)))
+        weight_exp = _stream_exponent(float(np.max(w, initial=0.0)))
+        if self.row_exp is not None:
+            row_exp, weight_exp = max(row_exp, self.row_exp), max(weight_exp, self.weight_exp)
+            dr, dw = self.row_exp - row_exp, self.weight_exp - weight_exp
+            with np.errstate(under="ignore"):
+                self.total_weight = float(np.ldexp(self.total_weight, dw))
+                self.total = np.ldexp(self.total, dr + dw)
+                self.second = np.ldexp(self.second, 2 * dr + dw)
+                if self.fourth is not None:
+                    self.fourth = np.ldexp(self.fourth, 4 * dr + dw)
+        self.row_exp, self.weight_exp = row_exp, weight_exp
+        with np.errstate(under="ignore"):
+            return np.ldexp(X, -row_exp), np.ldexp(w, -weight_exp)
 
     def add(self, X, w):
         """Add the rows ``X`` (n, d) with weights ``w`` (n,)."""
-        X64 = X.astype(np.float64, copy=False)
-        Xw = X64 * w[:, None]
-        self.total_weight += float(w.sum())
+        X64, ws = self._rescale(X.astype(np.float64, copy=False), w.astype(np.float64))
+        Xw = X64 * ws[:, None]
+        self.total_weight += float(ws.sum())
         self.total += Xw.sum(axis=0)
         self.second += Xw.T @ X64
         if self.fourth is not None:
@@ -91,6 +130,12 @@ def _warm_start_from(layer, other):
             if value is not None:
                 setattr(layer, name, value)
     return layer
+
+
+def _times(a, b):
+    """``a * b``, +inf past float64's range (a length of data near the largest float)."""
+    with np.errstate(over="ignore"):
+        return float(a * b)
 
 
 def _over(beta, spread):
@@ -135,21 +180,68 @@ def _warn_if_not_converged(fit, max_iter):
         )
 
 
-def fit_assignment(layer, X, w):
+def fit_assignment(layer, X, w, weight_scale=1.0):
     """The labels of the rows ``X`` a layer was just fitted to, their inertia (the
     weighted sum of squared distances to the assigned centres), and the number
     of rows per cluster.
 
     A layer that labelled ``X`` in its fit's last pass (the point layer on large
     data) left ``layer.assignment = (X, labels, inertia, counts)``; it is taken
-    once.  Otherwise one pass of ``layer.assign``.
+    once (its inertia with the weights the layer was fitted with, ``w`` times
+    ``weight_scale``).  Otherwise one pass of ``layer.assign``.
     """
     cached = layer.__dict__.pop("assignment", None)
-    if cached is not None and cached[0] is X:
-        return cached[1], float(cached[2]), cached[3]
+    if cached is not None and cached[0] is X:  # (its inertia with the layer's weights)
+        with np.errstate(over="ignore", under="ignore"):
+            inertia = float(cached[2]) / weight_scale
+        return cached[1], _inertia(X, cached[1], layer.centers, w, inertia), cached[3]
     labels, d2 = layer.assign(X)
-    return (labels, float(d2.sum() if w is None else d2 @ w),
+    return (labels, _inertia(X, labels, layer.centers, w, d2),
             np.bincount(labels, minlength=layer.n_clusters))
+
+
+def _inertia(X, labels, centers, w, d2):
+    """``sum_i w_i d2_i``, ``d2`` the squared distances to the assigned centres (or
+    that sum, a float).
+
+    Where that sum is finite and well above float64's smallest numbers it is
+    right (its terms are non-negative).  Otherwise (an overflow, or squares that
+    underflowed: data beyond 1e154 or below 1e-154, or weights of extreme
+    scale) it is summed anew, each row's difference to its centre and each
+    weight at unit scale (times powers of two: exact), and scaled back once:
+    +inf or 0 only where the true inertia is beyond float64's range, never NaN.
+    """
+    pos = None if w is None else w > 0  # (a zero weight times an inf is NaN)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        fast = d2 if np.ndim(d2) == 0 else d2.sum() if w is None else d2[pos] @ w[pos]
+    if np.isfinite(fast) and fast > 2.0**-900:
+        return float(fast)
+    keep = slice(None) if pos is None else pos
+    Xp = np.asarray(X[keep], dtype=np.float64)
+    C = np.asarray(centers, dtype=np.float64)[labels[keep]]
+    with np.errstate(over="ignore"):
+        diff = Xp - C
+    e = np.zeros(diff.shape[0], dtype=np.int64)
+    wide = ~np.all(np.isfinite(diff), axis=1)  # opposite signs near the largest float
+    if np.any(wide):
+        diff[wide] = np.ldexp(Xp[wide], -1) - np.ldexp(C[wide], -1)
+        e[wide] = 1
+    top = np.max(np.abs(diff), axis=1)
+    shift = np.where(top > 0, -np.frexp(top)[1], 0)
+    sq = np.einsum("ij,ij->i", np.ldexp(diff, shift[:, None]), np.ldexp(diff, shift[:, None]))
+    # sum_i w_i sq_i 2**(2 (e_i - shift_i)): in units of its largest term's power of two
+    power = 2 * (e - shift)
+    if w is not None:
+        mant, wexp = np.frexp(w[pos])
+        sq, power = sq * mant, power + wexp
+    nonzero = sq > 0
+    if not np.any(nonzero):
+        return 0.0
+    top_power = int(np.max(power[nonzero]))
+    with np.errstate(under="ignore"):
+        total = float(np.sum(np.ldexp(sq[nonzero], power[nonzero] - top_power)))
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.ldexp(total, top_power))
 
 
 def warn_distinct(n_distinct, n_clusters, stacklevel):
@@ -203,10 +295,10 @@ class _FreeEnergyLayer:
 
     def partial_fit(self, stream, rng):
         """Refit on the stream's reservoir, from the current fit after the first call."""
-        start = self._warm_start()
+        start, w = self._warm_start(), unit_weights(stream.weights)
         if start is None:
-            return self._fit(stream.rows, stream.weights, rng)
-        return self._fit(stream.rows, stream.weights, rng, init=start, n_init=1)
+            return self._fit(stream.rows, w, rng)
+        return self._fit(stream.rows, w, rng, init=start, n_init=1)
 
 
 class PointLayer(_FreeEnergyLayer):
@@ -275,7 +367,8 @@ class PointLayer(_FreeEnergyLayer):
         if self.heads is None:
             return np.tile(self.centers[0], (X.shape[0], 1)).astype(X.dtype)
         P = point_weights(X, self.chart, self.centers, self.beta)
-        return (P @ self.centers).astype(X.dtype, copy=False)
+        with np.errstate(over="ignore"):  # float64 centres beyond float32: a ValueError
+            return (P @ self.centers).astype(X.dtype, copy=False)
 
     def attributes(self, dtype):
         fit, chart = getattr(self, "fit_", None), self.chart
@@ -284,7 +377,8 @@ class PointLayer(_FreeEnergyLayer):
                                                     self.centers.shape[1]), (self.n_clusters, 1))
         return {
             "heads_": heads.astype(dtype), "cluster_centers_": self.centers.astype(dtype),
-            "offset_": chart.offset.astype(dtype), "lift_height_": chart.height * chart.spread,
+            "offset_": chart.offset.astype(dtype),
+            "lift_height_": _times(chart.height, chart.spread),
             "scale_": 1.0, "temperature_": _over(self.beta, chart.spread) if chart.spread else 0.0,
             "second_moment_": None,
             "risk_": fit.risk if fit else 0.0, "n_iter_": fit.n_iter if fit else 0,
@@ -328,8 +422,7 @@ class DirectionLayer:
     def fit(self, X, w, rng):
         _check_seeds(X, self.n_clusters)
         w = _unequal(w)
-        self._fit(X, w, rng, np.average(X, axis=0, weights=w).astype(np.float64)
-                  if w is not None else X.mean(axis=0, dtype=np.float64))
+        self._fit(X, w, rng, _mean_direction(X, w))
         with one_blas_thread():
             scores, labels = head_scores(X, self.heads)
         self.centers = self._centers(X, labels, w, scores)
@@ -342,15 +435,27 @@ class DirectionLayer:
     def partial_fit(self, stream, rng):
         """Refit on the streamed moments and the reservoir's queries (with their
         weights), from the current heads after the first call."""
-        W, dtype, w = stream.total_weight, stream.rows.dtype, _unequal(stream.weights)
-        stats = ContextStatistics.from_moments(
-            (stream.second / W).astype(dtype),
-            fourth=None if stream.fourth is None else (stream.fourth / W).astype(dtype),
-            n_samples=stream.n, X=stream.rows, weights=w,
-        )
+        W, dtype = stream.total_weight, stream.rows.dtype
+        w = unit_weights(_unequal(stream.weights))
+        # the fit in units of a power of two 2**e near the rows' root mean squared
+        # norm where it is far from 1 (as :func:`._direction.unit_scale`: the
+        # risk's sixth powers, in float32 too), the read-outs in X's
+        second = stream.second / W
+        fourth = None if stream.fourth is None else stream.fourth / W
+        mean_sq, k = float(np.trace(second)), 0
+        if mean_sq > 0 and not 1e-4 <= mean_sq <= 1e4:
+            k = int(np.round(np.log2(mean_sq) / 2))
+        e = stream.row_exp + k
+        rms = float(np.ldexp(1.0, e))
+        with np.errstate(under="ignore"):
+            rows = stream.rows if e == 0 else np.ldexp(stream.rows, -e).astype(dtype)
+            second = np.ldexp(second, -2 * k).astype(dtype)
+            fourth = None if fourth is None else np.ldexp(fourth, -4 * k).astype(dtype)
+        stats = ContextStatistics.from_moments(second, fourth=fourth, n_samples=stream.n,
+                                               X=rows, weights=w)
         heads = getattr(self, "heads", None)
         warm = {} if heads is None else {"init": WarmStart(heads), "n_init": 1}
-        self._fit(stream.rows, w, rng, stream.total / W, stats=stats, coarse=False, **warm)
+        self._fit(rows, w, rng, stream.total / W, stats=stats, coarse=False, rms=rms, **warm)
         self.centers = self._centers(stream.rows, self.predict(stream.rows), w)
         return self
 
@@ -393,13 +498,17 @@ class DirectionLayer:
         maths = self.maths
         # in the fit's units, the rows over the data's rms (its moments, scale and
         # temperature in input units under- or overflow beyond 1e-150 or 1e150)
-        rms = X.dtype.type(maths.rms)
+        dtype = in_dtype = X.dtype
+        rms = dtype.type(maths.rms)
+        if not 0 < rms < np.inf:  # a float64 fit's unit beyond float32's range
+            X, dtype, rms = X.astype(np.float64), np.dtype(np.float64), maths.rms
         with np.errstate(over="ignore", invalid="ignore"):
             out = attention_from_moments(
-                X if rms == 1 else X / rms, maths.stats.second.astype(X.dtype, copy=False),
-                self.heads.astype(X.dtype, copy=False), maths.fit_scale, maths.beta,
+                X if rms == 1 else X / rms, maths.stats.second.astype(dtype, copy=False),
+                self.heads.astype(dtype, copy=False), maths.fit_scale, maths.beta,
             )
-            return out if rms == 1 else out * rms
+            # (beyond the input's float32 range: inf, refused by the estimator)
+            return (out if rms == 1 else out * rms).astype(in_dtype, copy=False)
 
     def attributes(self, dtype):
         fit, maths = self.fit_, self.maths
@@ -430,7 +539,7 @@ class AxisLayer(_FreeEnergyLayer):
         scale, second = axis_moments(X, w)
         maths = AxisMaths(self.n_clusters, self.temperature, scale, second)
         fit = self._descend(maths, X, w, maths.statistics(X, w), rng, init, n_init)
-        mean = np.average(np.asarray(X, dtype=np.float64), axis=0, weights=w)
+        mean = _mean_direction(X, w)
         self.fit_, self.maths = fit, maths
         self.heads = _signed(fit.heads, mean)
         labels, scores = largest_score(X, self.heads)
@@ -465,9 +574,18 @@ class AxisLayer(_FreeEnergyLayer):
             "heads_": self.heads.astype(dtype), "cluster_centers_": self.centers.astype(dtype),
             "offset_": None, "lift_height_": None, "scale_": 1.0,
             "temperature_": _over(maths.beta, maths.scale),
-            "second_moment_": maths.second * maths.unit,
+            "second_moment_": in_squared_units(maths.second, maths.scale),
             "risk_": fit.risk, "n_iter_": fit.n_iter, "risk_curve_": fit.risk_curve,
         }
+
+
+def _mean_direction(X, w):
+    """The (weighted) mean row of ``X`` times a positive factor (a power of two that
+    brings ``X`` near unit scale, so that the sum neither under- nor overflows):
+    what :func:`_signed` reads, the mean's direction."""
+    two = power_of_two_scale(X)
+    Xs = np.asarray(X, dtype=np.float64) * two
+    return Xs.mean(axis=0) if w is None else np.average(Xs, axis=0, weights=w / w.max())
 
 
 def _signed(heads, mean):
@@ -480,10 +598,17 @@ def _signed(heads, mean):
 def _score_centres(heads, labels, scores, weights=None):
     """Each head times the (weighted) mean score of the rows assigned to it (0 if none)."""
     K = heads.shape[0]
+    # the scores and weights at unit scale (powers of two, exact), so that the sums
+    # of scores near the largest float do not overflow; the means scaled back
+    two = power_of_two_scale(scores)
+    weights = unit_weights(weights)
+    scaled = np.asarray(scores, dtype=np.float64) * two
     mass = np.bincount(labels, weights=weights, minlength=K)
-    sums = np.bincount(labels, weights=scores if weights is None else weights * scores,
+    sums = np.bincount(labels, weights=scaled if weights is None else weights * scaled,
                        minlength=K)
-    return np.divide(sums, mass, out=np.zeros(K), where=mass > 0)[:, None] * heads
+    means = np.divide(sums, mass, out=np.zeros(K), where=mass > 0)
+    with np.errstate(over="ignore"):  # (means within the scores' range: no overflow)
+        return (means / two)[:, None] * heads
 
 
 def _assign_to_centres(X, labels, centers):

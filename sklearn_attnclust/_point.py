@@ -193,13 +193,34 @@ class PointChart:
         return self.height * M[:, :-1] / M[:, -1:]
 
     def points(self, M):
-        """The input-space points of unit heads ``M`` (K, d + 1)."""
-        return self.offset + self.spread * self.scaled_points(M)
+        """The input-space points of unit heads ``M`` (K, d + 1).
+
+        A point beyond float64's range (an empty head's, up to ``height /
+        MIN_POLE`` spreads from the centre, of data that span that range) is
+        saturated at the largest float, coordinate by coordinate."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = self.offset + self.spread * self.scaled_points(M)
+        if not np.all(np.isfinite(Z)):
+            big = np.finfo(np.float64).max
+            Z = np.clip(np.nan_to_num(Z, nan=0.0, posinf=big, neginf=-big), -big, big)
+        return Z
 
     def heads(self, Z):
-        """Unit heads (K, d + 1) of input-space points ``Z`` (K, d)."""
-        Y = self.scaled(Z)
+        """Unit heads (K, d + 1) of input-space points ``Z`` (K, d).
+
+        A point so far from the data (a warm start of :meth:`partial_fit` on
+        rows of another scale) that its scaled coordinates overflow gets the
+        head of its direction on the chart's equator (``c = 0``): beyond the
+        data's reach, where the risk is infinite."""
+        with np.errstate(over="ignore"):
+            Y = self.scaled(Z)
         H = np.hstack([Y, np.full((Y.shape[0], 1), self.height)])
+        far = ~np.all(np.isfinite(H), axis=1)
+        if np.any(far):
+            H[far] = np.hstack([np.sign(np.nan_to_num(Y[far], posinf=1.0, neginf=-1.0)),
+                                np.zeros((int(far.sum()), 1))])
+        top = np.max(np.abs(H), axis=1, keepdims=True)
+        H = H / top  # (no square overflows)
         return H / np.linalg.norm(H, axis=1, keepdims=True)
 
     def pull_back(self, M, G):
@@ -275,17 +296,23 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
         if a == 0.0:
             return PointChart(np.zeros(d), 0.0), np.zeros((d, d))
         moments = _scaled_moments(X, w, head, a, np.float64, chunk_size)
+    top = a  # the rows' largest magnitude (of the first rows, or of all)
     shift, a = moments[2:]
     mean, cov = centred(moments)
     var = float(np.trace(cov))
     offset = (mean + shift) * a
     # all the rows equal to rounding: the variance against the squared size of the
     # rows, in the moments' units (the rows as stored are of size ``a``, the
-    # scaled rows of size 1): relative, whatever the data's scale
-    size = size if raw else 1.0
+    # scaled rows of size 1, or less for subnormal rows, whose scale ``a`` is
+    # floored at the smallest normal number): relative, whatever the data's scale
+    size = size if raw else min(1.0, (top / a) ** 2)
     if not var > 1e-24 * max(float(np.sum((mean + shift) ** 2)), size):
         return PointChart(offset, 0.0), np.zeros((d, d))
-    return PointChart(offset, a * np.sqrt(var)), cov / var
+    # distinct rows whose spread rounds below float64's smallest subnormal (rows
+    # of 0 and 5e-324): the spread at that resolution, the smallest length there is
+    with np.errstate(under="ignore"):
+        spread = max(float(a * np.sqrt(var)), float(np.finfo(np.float64).smallest_subnormal))
+    return PointChart(offset, spread), cov / var
 
 
 def _near_origin(head, a, dtype):
@@ -306,8 +333,15 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
     ``raw``: ``s = 0`` and ``a = 1``, the rows as stored (no copy of a chunk)."""
     # a power of two whose inverse is finite in dtype (subnormal data, below
     # 1e-308 or float32's 1e-38, are scaled up to about 2**-30: no underflow)
-    a = 1.0 if raw else max(2.0 ** np.round(np.log2(a)), 2.0 ** (2 - np.finfo(dtype).maxexp))
-    s = np.zeros(X.shape[1], dtype) if raw else head.mean(axis=0).astype(dtype)
+    # (and below 2**maxexp: the largest floats, 1.8e308, are scaled down by 2**1023)
+    info = np.finfo(dtype)
+    a = 1.0 if raw else float(np.ldexp(1.0, int(np.clip(np.round(np.log2(a)),
+                                                        2 - info.maxexp, info.maxexp - 1))))
+    if raw:
+        s = np.zeros(X.shape[1], dtype)
+    else:  # the mean of the rows over ``a`` (exact), so that their sum cannot overflow
+        with np.errstate(under="ignore"):
+            s = ((head * (1.0 / a)).mean(axis=0) * a).astype(dtype)
     inv = dtype(1.0 / a)
     shift = s.astype(np.float64) / a
     d = X.shape[1]
@@ -499,7 +533,8 @@ class PointStatistics:
                                         else Y[lo:hi],
                                         None if weights is None else weights[lo:hi]),),
                 n, 65536)[0])
-        far = np.max(np.abs(chart.offset)) > RAW_OFFSET[np.dtype(dtype)] * chart.spread
+        # (the offset over the bound: the spread times it overflows at 1e308)
+        far = np.max(np.abs(chart.offset)) / RAW_OFFSET[np.dtype(dtype)] > chart.spread
         return cls(X=X, weights=weights, chart=chart, total_weight=W, sq_total=sq_total,
                    chunk_size=chunk_size or chunk_rows(d, n_heads, np.dtype(dtype).itemsize),
                    scaled_rows=Y, cached=cached,
@@ -682,12 +717,21 @@ def mass_preconditioner(M, masses, height, floor):
 
 
 def point_weights(X, chart, Z, beta):
-    """The attention weights ``p_h(x)`` (n, K) of input rows ``X``; ``Z`` input-space points."""
-    with one_blas_thread():
+    """The attention weights ``p_h(x)`` (n, K) of input rows ``X``; ``Z`` input-space points.
+
+    Rows so far beyond the data's spread that their logits overflow (1e300
+    spreads away) get the weights' limit there, all on the nearest point
+    (:func:`._assign.nearest_point`, at each row's own scale).
+    """
+    with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         P = _logits(chart.scaled(X), chart.scaled(Z), beta)  # softmax rows: no ||y||^2
         P -= P.max(axis=1, keepdims=True)
         exp_shifted(P)
         P /= P.sum(axis=1, keepdims=True)
+    bad = ~np.all(np.isfinite(P), axis=1)
+    if np.any(bad):
+        P[bad] = 0.0
+        P[np.flatnonzero(bad), nearest_point(X[bad], Z)[0]] = 1.0
     return P
 
 
@@ -717,8 +761,7 @@ class PointMaths:
         self.n_clusters, self.chart = int(n_clusters), chart
         self.beta = absolute_temperature(cov, n_clusters, temperature)
         self.floor = 0.1 / self.n_clusters  # the smallest mass the steps assume
-        with np.errstate(over="ignore"):
-            self.unit = chart.spread**2
+        self.unit_root = chart.spread
 
     def statistics(self, rows, weights, sq_total=None):
         return PointStatistics.from_data(rows, weights, self.chart, sq_total=sq_total,

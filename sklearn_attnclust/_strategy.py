@@ -25,8 +25,11 @@ supplies its steps.  The interface, implemented by :class:`._point.PointMaths`
 ``maths.relocate(M, empty, rows)``
     Heads with the ``empty`` ones moved to far rows (or None).
     ``maths.relocate`` may itself be None: the layer has no empty heads.
-``maths.unit``, ``maths.coarse_tol``
-    The risk's unit in squared input units, and the coarse stage's tolerance.
+``maths.unit_root``, ``maths.coarse_tol``
+    The square root of the risk's unit in input units (the risk in input units
+    is ``risk * unit_root * unit_root``, one factor at a time: it under- or
+    overflows only where the result itself is beyond float64's range, never
+    to NaN), and the coarse stage's tolerance.
 
 The descent is L-BFGS on the product of spheres (:mod:`._sphere`).  On large
 data each start is first descended on a random sample and the best one
@@ -163,8 +166,7 @@ class _Descent:
             print(text, file=sys.stdout)
 
     def _callback(self, it, value, gnorm, step):
-        with np.errstate(over="ignore"):  # squared input units may pass float64's range
-            risk = value * self.maths.unit
+        risk = in_squared_units(value, self.maths.unit_root)
         self.say(f"Iteration {it}: risk {risk:.6g}, stationarity {gnorm:.3g}, step {step:.3g}")
 
     def run(self, st, M0, tol, *, pairs=None, memory=8, steps=None, loud=None):
@@ -301,14 +303,13 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
     risk = best.value
     if staged and max_iter == 0:
         risk = maths.risk(best.heads, stats, return_grad=False)
-    with np.errstate(over="ignore"):  # squared input units may pass float64's range
-        unit = maths.unit
-        return LayerFit(
-            heads=best.heads, risk=float(risk) * unit, n_iter=int(best.n_iter),
-            risk_curve=np.asarray(best.values, dtype=np.float64) * unit,
-            converged=bool(best.converged), line_search_failed=bool(best.line_search_failed),
-            grad_norm=float(best.grad_norms[-1]), tol=float(tol), n_iter_coarse=n_iter_coarse,
-        )
+    root = maths.unit_root
+    return LayerFit(
+        heads=best.heads, risk=float(in_squared_units(risk, root)), n_iter=int(best.n_iter),
+        risk_curve=in_squared_units(np.asarray(best.values, dtype=np.float64), root),
+        converged=bool(best.converged), line_search_failed=bool(best.line_search_failed),
+        grad_norm=float(best.grad_norms[-1]), tol=float(tol), n_iter_coarse=n_iter_coarse,
+    )
 
 
 def _descend_starts(descent, stage, rows, row_w, init, n_init, rng, tol, memory):
@@ -324,6 +325,15 @@ def _descend_starts(descent, stage, rows, row_w, init, n_init, rng, tol, memory)
     if not results:
         raise ValueError(NOT_FINITE)
     return results
+
+
+def in_squared_units(value, root):
+    """``value * root**2`` (``root`` the square root of its unit, finite), one factor
+    at a time: beyond float64's range it is +-inf or 0 as IEEE arithmetic gives,
+    without a warning, and never NaN (``root**2`` alone could overflow to inf,
+    and a zero risk times inf is NaN)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.asarray(value, dtype=np.float64) * root * root
 
 
 def _select(results, maths, stats, select):

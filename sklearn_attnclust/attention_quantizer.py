@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseQuantizer, check_sample_weight
+from ._base import BaseQuantizer, check_sample_weight, power_of_two_scale, unit_weights
 from ._dask import is_dask_array
 from ._layers import Stream, fit_assignment, make_layer, warn_distinct
 
@@ -163,7 +163,8 @@ class AttentionQuantizer(BaseQuantizer):
 
     inertia_ : float
         Sum of the squared distances of the samples to their assigned
-        centres, weighted by the sample weights, as KMeans's.
+        centres, weighted by the sample weights, as KMeans's (+inf where it is
+        beyond float64's range; see Notes).
 
     heads_ : ndarray of shape (n_clusters, n_features + 1) or (n_clusters, n_features)
         Unit heads: in ``n_features + 1`` dimensions for ``"point"``; for
@@ -232,6 +233,17 @@ class AttentionQuantizer(BaseQuantizer):
     ``score`` is minus the mean squared error of :meth:`transform`, the
     layer's soft reconstruction; KMeans's ``score`` is minus the inertia, the
     hard one (``-inertia_`` on the training data; see the user guide).
+
+    Data of any finite scale (5e-324 to 1.8e308) and weights of any positive
+    scale are accepted: ``cluster_centers_``, ``labels_``, :meth:`predict` and
+    :meth:`transform` are right at every scale, with no NaN and no
+    ``RuntimeWarning``.  The quantities in squared input units (``inertia_``,
+    ``risk_``, ``risk_curve_``, ``second_moment_``, ``score``) or inverse
+    squared units (``temperature_``, ``scale_``), and ``lift_height_``, are
+    computed at unit scale and scaled back once: exact where their true value
+    is within float64's range, +-inf or 0 as IEEE arithmetic gives beyond it
+    (data at 1e200: ``second_moment_`` inf), never NaN.  A ``transform`` whose
+    output does not fit ``X``'s dtype (float32) is a ``ValueError``.
 
     Examples
     --------
@@ -309,13 +321,17 @@ class AttentionQuantizer(BaseQuantizer):
                                directions=self.geometry == "direction")
         return make_layer(self.get_params())
 
-    def _store(self, layer, X, sample_weight, warn=False):
+    def _store(self, layer, X, sample_weight, warn=False, weight_scale=1.0):
         """Keep the fitted layer and expose its attributes; label the rows ``X``
-        (with ``warn``, a ConvergenceWarning if a cluster is left empty)."""
+        (with ``warn``, a ConvergenceWarning if a cluster is left empty).
+        The layer was fitted with ``sample_weight`` times ``weight_scale`` (a power
+        of two); ``inertia_`` is with ``sample_weight``, +inf only where it is
+        beyond float64's range."""
         self.layer_ = layer
         for name, value in layer.attributes(X.dtype).items():
             setattr(self, name, value)
-        self.labels_, self.inertia_, counts = fit_assignment(layer, X, sample_weight)
+        self.labels_, self.inertia_, counts = fit_assignment(layer, X, sample_weight,
+                                                             weight_scale)
         if warn:
             warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5)
         return self
@@ -351,9 +367,13 @@ class AttentionQuantizer(BaseQuantizer):
         X = self._validate_input(X, reset=True)
         w = self._weights(sample_weight, X)
         layer = self._new_layer(*X.shape)
-        layer.fit(X, w, layer.make_rng(self.random_state))
+        # the layers see the weights' ratios only: the weights times a power of two
+        # (exact) that makes the largest near 1, so that no weighted sum overflows
+        wu = unit_weights(w)
+        layer.fit(X, wu, layer.make_rng(self.random_state))
         self._layer_params = self._shaping_params()
-        return self._store(layer, X, w, warn=True)
+        return self._store(layer, X, w, warn=True,
+                           weight_scale=1.0 if w is None else power_of_two_scale(w))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, sample_weight=None):

@@ -303,7 +303,8 @@ class KMeansQuantizer(_CenterQuantizer):
     labels_ : ndarray of shape (n_samples,)
         The centroid of each training sample.
     inertia_ : float
-        Sum of squared distances of the samples to their centroid.
+        Sum of squared distances of the samples to their centroid (+inf where
+        it is beyond float64's range: data near 1e154 and above).
     n_iter_ : int
         Number of iterations of the best run.
     n_features_in_ : int

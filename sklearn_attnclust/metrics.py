@@ -132,7 +132,8 @@ def quantization_risk(X, X_hat):
     Returns
     -------
     risk : float
-        The risk, summed over features and averaged over samples.
+        The risk, summed over features and averaged over samples; computed at
+        unit scale, it is inf only where it is beyond float64's range.
 
     Examples
     --------
@@ -141,8 +142,15 @@ def quantization_risk(X, X_hat):
     2.5
     """
     a, b = _check_paired(X, X_hat, "X", "X_hat")
-    diff = a - b
-    return float(np.einsum("ij,ij->", diff, diff) / a.shape[0])
+    # at unit scale (both times a power of two, exact), scaled back once: inf only
+    # where the risk itself is beyond float64's range (data near 1e154 and above)
+    top = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+    e = -int(np.frexp(top)[1]) if 0 < top < np.inf else 0
+    with np.errstate(under="ignore"):
+        diff = np.ldexp(a, e) - np.ldexp(b, e) if e else a - b
+    risk = np.einsum("ij,ij->", diff, diff) / a.shape[0]
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.ldexp(np.float64(risk), -2 * e))
 
 
 def conditional_variance(X_embedded, labels):

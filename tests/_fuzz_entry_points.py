@@ -12,7 +12,10 @@ sample weights (zeros, negatives, huge, tiny, NaN, a wrong length) and random
 parameters, then ``predict``, ``transform``, ``score`` and ``partial_fit`` (then
 ``predict``) run on new random data.  The only allowed outcomes are a
 finite result or a ValueError or TypeError with a non-empty message; the
-only allowed warning is scikit-learn's ConvergenceWarning.
+only allowed warning is scikit-learn's ConvergenceWarning.  The fitted
+quantities in squared (or inverse squared) input units and ``score`` may be
++-inf exactly where their true value can be beyond the dtype's range, as
+computed here from the data (:func:`beyond_range`); never NaN.
 
 ``max_examples`` is :data:`EXAMPLES` per entry point, times the environment
 variable ``ATTNCLUST_FUZZ_FACTOR`` (default 1); the examples are derandomized
@@ -58,8 +61,8 @@ SETTINGS = settings(
 
 #: ``ATTNCLUST_FUZZ_EXTREMES=1``: also data at extreme scales (1e+-150, 1e+-300,
 #: subnormal, float64's largest, features 1e+-100 apart) and weights of extreme
-#: scale (1e+-300).  The layers are being made invariant to those scales
-#: (issue 29); until then the test runs them apart, as an expected failure.
+#: scale (1e+-300) (issue 29); the quantities in squared units may then be +-inf
+#: where they are beyond range (:data:`QUADRATIC`).
 EXTREMES = os.environ.get("ATTNCLUST_FUZZ_EXTREMES", "0") == "1"
 
 SCALES = [1.0, 1.0, 1.0, 0.0, 1e-8, 1e8] + (
@@ -174,8 +177,11 @@ def check_finite(value, where):
         assert np.isfinite(value), f"{where}: the result {value!r} is not finite"
 
 
-def call(where, fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``: its finite result, or :class:`Refused`."""
+def call(where, fn, *args, quadratic=None, **kwargs):
+    """``fn(*args, **kwargs)``: its finite result, or :class:`Refused`.
+
+    ``quadratic``: the result is a score, minus a quantity in squared units of
+    the data ``[(X, w), ...]``, which may be -inf where it is beyond range."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -187,12 +193,94 @@ def call(where, fn, *args, **kwargs):
             for w in caught:
                 assert issubclass(w.category, ConvergenceWarning), (
                     f"{where}: unexpected {w.category.__name__}: {w.message}")
-    check_finite(result, where)
+    if quadratic is None:
+        check_finite(result, where)
+    else:
+        check_quadratic(-np.float64(result), where, 2, "+", quadratic)
     return result
 
 
-FITTED = ["heads_", "cluster_centers_", "scale_", "temperature_", "risk_", "second_moment_",
-          "risk_curve_", "inertia_", "offset_", "lift_height_", "context_"]
+FITTED = ["heads_", "cluster_centers_", "offset_", "context_"]
+
+#: The fitted quantities in squared input units (power 2: risks, inertia,
+#: second moment) or inverse squared units (power -2: temperature, output
+#: scale), and the chart's height (power 1: three times the data's spread), each
+#: with the signs its true value can take.  The documented
+#: contract (issue 29): such a quantity is +-inf or 0 as IEEE arithmetic gives
+#: exactly where its true value is beyond the dtype's range, never NaN.
+QUADRATIC = {"risk_": (2, "+-"), "risk_curve_": (2, "+-"), "inertia_": (2, "+", "summed"),
+             "second_moment_": (2, "+-"), "explained_variance_": (2, "+"),
+             "temperature_": (-2, "+"), "scale_": (-2, "+"), "lift_height_": (1, "+")}
+
+#: Slack of :func:`beyond_range` for the dimensionless factors of a quantity
+#: (the relative temperature up to 1e6 times the dimension, the penalty, the
+#: number of rows): 2**64; for a length (power 1), 2**2 (the chart's height is 3
+#: spreads).
+SLACK_BITS = {2: 64, -2: 64, 1: 2}
+
+
+def _log2_sizes(X, w=None):
+    """``log2`` of the largest row norm of ``X``, and of its smallest non-zero scale
+    (the rows' root mean squared distance to their weighted mean, or their root
+    mean squared norm, whichever is smaller), computed on ``X`` times a power of
+    two, which is exact: independent of the package's arithmetic."""
+    A = X.toarray() if sp.issparse(X) else np.asarray(X)
+    A = A.astype(np.float64)
+    if A.size == 0 or not np.all(np.isfinite(A)) or not np.any(A):
+        return None, None
+    e = -np.frexp(np.max(np.abs(A)))[1]
+    B = np.ldexp(A, e)  # largest magnitude in [0.5, 1): no square overflows
+    sq = np.einsum("ij,ij->i", B, B)
+    top = 0.5 * np.log2(np.max(sq)) - e
+    ok = None if w is None else np.asarray(w, dtype=np.float64)
+    if ok is not None and (ok.shape != (A.shape[0],) or not np.all(np.isfinite(ok))
+                           or np.any(ok < 0) or not np.any(ok > 0)):
+        ok = None
+    rows = B if ok is None else B[ok > 0]
+    ww = None if ok is None else ok[ok > 0] / ok.max()
+    centred = rows - np.average(rows, axis=0, weights=ww)
+    small = [np.average(np.einsum("ij,ij->i", r, r), weights=ww) for r in (rows, centred)]
+    small = [v for v in small if v > 0]
+    low = 0.5 * np.log2(min(small)) - e if small else None
+    return top, low
+
+
+def beyond_range(power, dtype, *arrays_and_weights):
+    """Whether a quantity of ``power`` 2, 1 or -2 in the units of the data (pairs
+    ``(X, w)``) can be beyond ``dtype``'s range: its scale squared (or as is, or
+    inverse squared) times :data:`SLACK_BITS` and (squared) the total weight, in
+    ``log2``."""
+    info = np.finfo(dtype)
+    for X, w in arrays_and_weights:
+        top, low = _log2_sizes(X, w)
+        weight = 0.0
+        if w is not None and np.all(np.isfinite(np.asarray(w, dtype=float))):
+            total = float(np.sum(np.abs(np.asarray(w, dtype=float))))
+            weight = np.log2(total) if total > 0 else 0.0
+        slack = SLACK_BITS[power]
+        if power == 1 and top is not None and top + slack > info.maxexp:
+            return True
+        if power == 2 and top is not None and 2 * top + weight + slack > info.maxexp:
+            return True
+        if power < 0 and low is not None and -2 * low + slack > info.maxexp:
+            return True
+    return False
+
+
+def check_quadratic(value, where, power, signs, data):
+    """``value`` finite, or +-inf (of an allowed sign) where :func:`beyond_range`."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "fc":
+        return
+    assert not np.any(np.isnan(arr)), f"{where}: the result holds NaN"
+    inf = np.isinf(arr)
+    if not np.any(inf):
+        return
+    assert beyond_range(power, arr.dtype, *data), (
+        f"{where}: the result holds inf, but its true value is within "
+        f"{arr.dtype}'s range")
+    if signs == "+":
+        assert not np.any(arr[inf] < 0), f"{where}: -inf for a non-negative quantity"
 
 
 def exercise(est, X, w, X_new, w_new, partial=True):
@@ -205,6 +293,11 @@ def exercise(est, X, w, X_new, w_new, partial=True):
         value = getattr(est, name, None)
         if value is not None:
             check_finite(value, f"fitted {name}")
+    for name, (power, signs, *summed) in QUADRATIC.items():
+        value = getattr(est, name, None)
+        if value is not None:  # (the weights' scale enters a sum over them only)
+            check_quadratic(value, f"fitted {name}", power, signs,
+                            [(X, w if summed else None)])
     n = X.shape[0]
     labels = getattr(est, "labels_", None)
     if labels is not None:
@@ -213,7 +306,9 @@ def exercise(est, X, w, X_new, w_new, partial=True):
         assert labels.min(initial=0) >= 0 and labels.max(initial=0) < K, "labels out of range"
     for method in ("predict", "transform", "score"):
         try:
-            out = call(method, getattr(est, method), X_new)
+            # score, minus a mean squared error: -inf past the range (see QUADRATIC)
+            out = call(method, getattr(est, method), X_new,
+                       quadratic=[(X, None), (X_new, None)] if method == "score" else None)
         except Refused:
             continue
         if method == "predict":
@@ -317,7 +412,8 @@ def baselines(problem, n_clusters, kind, seed):
             return
         for method in ("predict", "transform", "score"):
             try:
-                call(method, getattr(est, method), X_new)
+                call(method, getattr(est, method), X_new,
+                     quadratic=[(X, None), (X_new, None)] if method == "score" else None)
             except Refused:
                 pass
         return

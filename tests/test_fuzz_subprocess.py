@@ -49,12 +49,12 @@ def test_fuzz_entry_point_in_subprocess(entry_point):
     _assert_passed(_run(entry_point), entry_point)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "issue 29: data at extreme scales (1e+-150 and beyond, features 1e+-100 apart) and "
-    "weights of extreme scale (1e+-300) are being made to work in the layers on another "
-    "branch; the lead removes this mark once they are merged"))
-@pytest.mark.parametrize("entry_point", ["point", "direction"])
+@pytest.mark.parametrize("entry_point", ENTRY_POINTS)
 def test_fuzz_extreme_scales_in_subprocess(entry_point):
+    # issue 29: data at float64's extremes (1e+-300, subnormal, the largest float,
+    # features 1e+-100 apart) and weights of extreme scale (1e+-300); the quantities
+    # in squared units may be +-inf exactly where they are beyond range (the
+    # script's QUADRATIC)
     # the first failure, unshrunk, ends the run (shrinking it takes 15 to 20 s)
     _assert_passed(_run(entry_point, ATTNCLUST_FUZZ_EXTREMES="1", ATTNCLUST_FUZZ_SHRINK="0"),
                    entry_point)

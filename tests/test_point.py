@@ -538,9 +538,9 @@ def test_large_fit_counts_its_clusters_in_its_last_pass(monkeypatch):
     seen = []
     real = attention_quantizer.fit_assignment
 
-    def spy(layer, rows, w):
+    def spy(layer, rows, w, *scale):
         tracked = "assignment" in layer.__dict__  # labelled in the fit's last pass
-        seen.append((tracked, real(layer, rows, w)))
+        seen.append((tracked, real(layer, rows, w, *scale)))
         return seen[-1][1]
 
     monkeypatch.setattr(attention_quantizer, "fit_assignment", spy)

@@ -236,3 +236,126 @@ def test_dask_point_scales(dtype, s):
     _same_centres(np.asarray(est.cluster_centers_, dtype=np.float64) / s,
                   base.cluster_centers_.astype(np.float64),
                   1e-6 if dtype == np.float64 else 1e-4)
+
+
+# --------------------------------------------------------------------------
+# float64's extremes, end to end (issue 29; each case found by the subprocess
+# fuzzing with ATTNCLUST_FUZZ_EXTREMES=1).  The contract: centres, labels,
+# predict and transform right at every finite scale; the quantities in squared
+# (or inverse squared) input units are finite where their true value is, else
+# +-inf or 0 as IEEE arithmetic gives; never NaN, never a RuntimeWarning.
+# --------------------------------------------------------------------------
+BIG, SUB = np.finfo(np.float64).max, 5e-324
+
+
+def _quiet(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with every RuntimeWarning an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        return fn(*args, **kwargs)
+
+
+def _no_nan(est):
+    for name in ("risk_", "risk_curve_", "inertia_", "second_moment_", "temperature_",
+                 "scale_", "lift_height_"):
+        value = getattr(est, name, None)
+        if value is not None:
+            assert not np.any(np.isnan(value)), name
+
+
+def test_point_at_the_largest_float():
+    aq = _quiet(AttentionQuantizer(1, random_state=0).fit, [[BIG]])
+    np.testing.assert_array_equal(aq.cluster_centers_, [[BIG]])
+    _no_nan(aq)
+    X = np.array([[BIG, 1.0], [-BIG, 1.0], [BIG, -1.0], [-BIG, -1.0]])
+    aq = _quiet(AttentionQuantizer(2, random_state=0).fit, X)
+    assert adjusted_rand_score(aq.labels_, [0, 1, 0, 1]) == 1.0
+    np.testing.assert_allclose(np.sort(aq.cluster_centers_[:, 0]), [-BIG, BIG], rtol=1e-12)
+    # (the centres are right to float64's precision at their scale, 1e292: the
+    # inertia, of that squared, is beyond range)
+    _no_nan(aq)
+
+
+def test_point_on_zeros_and_subnormals():
+    X = np.zeros((6, 1))
+    X[::2] = SUB
+    aq = _quiet(AttentionQuantizer(2, random_state=0).fit, X)
+    assert adjusted_rand_score(aq.labels_, X[:, 0] > 0) == 1.0
+    np.testing.assert_array_equal(np.sort(aq.cluster_centers_[:, 0]), [0.0, SUB])
+    assert aq.temperature_ == np.inf  # 16 / spread**2, beyond float64's range
+    _no_nan(aq)
+
+
+@pytest.mark.parametrize("risk", ["reconstruction", "free-energy"])
+def test_direction_at_1e299(risk):
+    X = np.array([[1.25730221e299, -1.32104863e299]])
+    aq = _quiet(AttentionQuantizer(1, geometry="direction", risk=risk, random_state=0).fit, X)
+    u = X[0] / 1e299 / np.linalg.norm(X[0] / 1e299)
+    np.testing.assert_allclose(aq.heads_[0], u, rtol=1e-12)
+    np.testing.assert_allclose(aq.cluster_centers_[0], X[0], rtol=1e-12)
+    # the second moment, 1e598, is beyond range: +-inf, never NaN; the reconstruction
+    # risk is 0 here (never below), the free energy -1.6e598: -inf
+    assert np.all(np.isinf(aq.second_moment_))
+    assert aq.risk_ == 0.0 if risk == "reconstruction" else aq.risk_ == -np.inf
+    _no_nan(aq)
+    _quiet(AttentionQuantizer(1, geometry="direction", risk=risk, random_state=0).fit,
+           [[1.25730221e299]])
+
+
+def test_direction_on_subnormal_rows():
+    X = np.zeros((40, 3))
+    X[::3, 1] = SUB
+    aq = _quiet(AttentionQuantizer(1, geometry="direction", random_state=0).fit, X)
+    np.testing.assert_array_equal(np.abs(aq.heads_[0]), [0.0, 1.0, 0.0])
+    _no_nan(aq)
+
+
+def test_rows_far_beyond_the_centres_are_labelled_right():
+    X = np.array([[0.1], [0.2], [-1.0], [-1.1]])
+    far = np.array([[BIG], [-BIG], [3e300], [-3e300]])
+    km = _quiet(KMeansQuantizer(2, n_init=1, random_state=0).fit, X)
+    aq = _quiet(AttentionQuantizer(2, random_state=0).fit, X)
+    for est in (km, aq):
+        right = np.argmin(np.abs(est.cluster_centers_[:, 0][None, :] - np.sign(far)), axis=1)
+        np.testing.assert_array_equal(_quiet(est.predict, far), right)
+        # the layer's output there: its weights' limit, the nearest centre
+        np.testing.assert_array_equal(_quiet(est.transform, far),
+                                      est.cluster_centers_[right])
+        assert _quiet(est.score, far) == -np.inf  # (1e300)**2: beyond range
+
+
+def test_score_is_finite_where_the_risk_is():
+    X = np.array([[0.1], [0.2], [-1.0], [-1.1]])
+    km = KMeansQuantizer(2, n_init=1, random_state=0).fit(X)
+    X_new = np.array([[1e150], [0.15]])
+    np.testing.assert_allclose(_quiet(km.score, X_new), -(1e150 - 0.15) ** 2 / 2, rtol=1e-12)
+    X_tiny = np.array([[1e-200], [3e-200]])
+    km = KMeansQuantizer(1, n_init=1, random_state=0).fit(X_tiny)
+    assert _quiet(km.score, X_tiny) == 0.0  # 1e-400: below float64's range
+
+
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_weights_of_extreme_scale(geometry, scale):
+    X, _ = make_blobs(60, centers=[[5, 0], [0, 5]], cluster_std=0.5, random_state=SEED)
+    X = np.abs(X) * 1e6
+    w = np.random.default_rng(SEED).uniform(0.5, 2.0, X.shape[0])
+    base = AttentionQuantizer(2, geometry=geometry, random_state=SEED).fit(X, sample_weight=w)
+    aq = _quiet(AttentionQuantizer(2, geometry=geometry, random_state=SEED).fit, X,
+                sample_weight=w * scale)
+    assert adjusted_rand_score(aq.labels_, base.labels_) == 1.0
+    np.testing.assert_allclose(aq.cluster_centers_, base.cluster_centers_, rtol=1e-9)
+    # KMeans's convention: the weighted sum, here 1e300 * 1e12 or 1e-300 * 1e12
+    np.testing.assert_allclose(aq.inertia_, base.inertia_ * scale, rtol=1e-9)
+
+
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_partial_fit_across_extreme_scales(geometry):
+    rng = np.random.default_rng(SEED)
+    aq = AttentionQuantizer(1, geometry=geometry, random_state=SEED)
+    _quiet(aq.partial_fit, rng.normal(size=(10, 2)) + 3)
+    _quiet(aq.partial_fit, np.abs(rng.normal(size=(10, 2))) * 1e300,
+           sample_weight=np.full(10, 1e300))
+    _quiet(aq.partial_fit, [[BIG, 1.0]])
+    assert np.all(np.isfinite(aq.cluster_centers_)) and aq.cluster_centers_[0, 0] > 1e299
+    _no_nan(aq)
