@@ -47,39 +47,85 @@ class Stream:
     """What :meth:`partial_fit` keeps of a stream of rows.
 
     A uniform reservoir sample of at most ``size`` rows with their weights
-    (algorithm R, vectorised), the number of rows seen, and the exact
-    streamed moments of all of them: the weighted sum, second moment and
-    (``need_fourth``) fourth moment, and their total weight.
+    (algorithm R, vectorised), the number of rows seen, and (``need_moments``,
+    for the layers that fit on them) the exact streamed moments of all of
+    them: the weighted sum, second moment and (``need_fourth``) fourth moment,
+    and their total weight.
     """
 
-    def __init__(self, size, n_features, dtype, rng, need_fourth):
+    def __init__(self, size, n_features, dtype, rng, need_fourth, need_moments=True):
         self.size, self.rng, self.n = int(size), rng, 0
         self.rows = np.empty((0, n_features), dtype=dtype)
         self.weights = np.empty(0)
         self.total_weight, self.total = 0.0, np.zeros(n_features)
-        self.second = np.zeros((n_features, n_features))
-        self.fourth = np.zeros((n_features, n_features)) if need_fourth else None
+        self.second = np.zeros((n_features, n_features)) if need_moments else None
+        self.fourth = np.zeros((n_features, n_features)) \
+            if need_fourth and need_moments else None
+
+    @classmethod
+    def from_fit(cls, X, w, *, size, max_elements, rng, need_fourth, need_moments,
+                 chunk_rows=65536):
+        """The stream of a fit's rows ``X`` (weights ``w`` or None): the state
+        :meth:`add` reaches on them, so that ``partial_fit`` after ``fit``
+        continues the stream that starts with the fit's data.
+
+        The reservoir keeps every row if there are at most ``max_elements``
+        values (and at most ``size`` rows), with room up to ``size`` rows for
+        the rows streamed later; otherwise a uniform sample of
+        ``max(size', 1)`` rows, ``size' = min(size, max_elements // d)``,
+        which stays the reservoir's size (the rows streamed later replace its
+        rows with the probability of algorithm R, each counting as one row
+        of all those seen).  The moments are of all the rows.  The rows are
+        added in chunks of ``chunk_rows`` (bounded memory).
+        """
+        n, d = X.shape
+        sample = max(1, min(int(size), int(max_elements) // max(d, 1)))
+        stream = cls(size if n <= sample else sample, d, X.dtype, rng, need_fourth,
+                     need_moments)
+        keep = min(n, stream.size)
+        stream.rows = np.array(X[:keep], dtype=X.dtype, order="C")
+        stream.weights = np.ones(keep) if w is None else np.array(w[:keep], dtype=np.float64)
+        stream.n = keep
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            stream._add_moments(X[:keep], stream.weights)
+            for start in range(keep, n, chunk_rows):
+                stop = min(start + chunk_rows, n)
+                wc = np.ones(stop - start) if w is None else np.asarray(w[start:stop], float)
+                stream._add_moments(X[start:stop], wc)
+                stream._replace(stream.rows, stream.weights, X[start:stop], wc)
+                stream.n = stop
+        return stream
+
+    def _add_moments(self, X, w):
+        self.total_weight += float(w.sum())
+        if self.second is not None:
+            X64 = X.astype(np.float64, copy=False)
+            Xw = X64 * w[:, None]
+            self.total += Xw.sum(axis=0)
+            self.second += Xw.T @ X64
+            if self.fourth is not None:
+                self.fourth += (Xw * np.einsum("ij,ij->i", X64, X64)[:, None]).T @ X64
+
+    def _replace(self, rows, weights, X, w):
+        """Algorithm R on the full reservoir ``rows, weights`` (in place) for the
+        rows ``X`` that come after the ``self.n`` seen."""
+        seen = self.n + np.arange(X.shape[0])  # stream index of each row
+        j = (self.rng.random_sample(seen.size) * (seen + 1)).astype(np.int64)
+        keep = j < self.size
+        rows[j[keep]] = X[keep]  # later rows win, as in the sequential algorithm
+        weights[j[keep]] = w[keep]
 
     def add(self, X, w):
         """Add the rows ``X`` (n, d) with weights ``w`` (n,)."""
-        X64 = X.astype(np.float64, copy=False)
-        Xw = X64 * w[:, None]
-        self.total_weight += float(w.sum())
-        self.total += Xw.sum(axis=0)
-        self.second += Xw.T @ X64
-        if self.fourth is not None:
-            self.fourth += (Xw * np.einsum("ij,ij->i", X64, X64)[:, None]).T @ X64
+        self._add_moments(X, w)
         room = max(self.size - self.rows.shape[0], 0)
         rows = np.vstack([self.rows.astype(X.dtype, copy=False), X[:room]])
         weights = np.concatenate([self.weights, w[:room]])
+        self.n += min(room, X.shape[0])
         if X.shape[0] > room:
-            seen = self.n + room + np.arange(X.shape[0] - room)  # stream index of each row
-            j = (self.rng.random_sample(seen.size) * (seen + 1)).astype(np.int64)
-            keep = j < self.size
-            rows[j[keep]] = X[room:][keep]  # later rows win, as in the sequential algorithm
-            weights[j[keep]] = w[room:][keep]
+            self._replace(rows, weights, X[room:], w[room:])
+            self.n += X.shape[0] - room
         self.rows, self.weights = rows, weights
-        self.n += X.shape[0]
 
 
 def _warm_start_from(layer, other):
@@ -214,6 +260,7 @@ class PointLayer(_FreeEnergyLayer):
 
     geometry = "point"
     auto_temperature, n_random = "point", 10
+    stream_moments = False  # partial_fit refits on the reservoir alone
 
     def __init__(self, *, init, **params):
         if isinstance(init, str) and init == "pca":
@@ -297,6 +344,7 @@ class DirectionLayer:
     risk (:mod:`._attention`), fitted by :mod:`._strategy` through :mod:`._direction`."""
 
     geometry = "direction"
+    stream_moments = True  # partial_fit refits on the streamed moments
 
     @staticmethod
     def make_rng(random_state):
@@ -421,6 +469,7 @@ class AxisLayer(_FreeEnergyLayer):
 
     geometry = "direction"
     auto_temperature, n_random = "direction, free-energy", 5
+    stream_moments = False  # partial_fit refits on the reservoir alone
 
     def _warm_start(self):
         return getattr(self, "heads", None)

@@ -303,6 +303,9 @@ class AttentionQuantizer(BaseQuantizer):
 
     #: Rows kept by :meth:`partial_fit` (a uniform reservoir sample of the stream).
     _partial_fit_reservoir = 50_000
+    #: At most this many values of the fit's rows are kept as the start of the
+    #: stream of :meth:`partial_fit` (a uniform sample of the rows beyond it).
+    _fit_stream_elements = 2**21
 
     def _new_layer(self, n_samples, n_features):
         self._check_n_clusters(n_samples, n_features,
@@ -353,6 +356,7 @@ class AttentionQuantizer(BaseQuantizer):
         layer = self._new_layer(*X.shape)
         layer.fit(X, w, layer.make_rng(self.random_state))
         self._layer_params = self._shaping_params()
+        self._start_stream(layer, X, w)
         return self._store(layer, X, w, warn=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -403,7 +407,8 @@ class AttentionQuantizer(BaseQuantizer):
                 self._stream_layer.warm_start_from(self.layer_)
             self._stream = Stream(self._partial_fit_reservoir, X.shape[1], X.dtype,
                                   check_random_state(self.random_state),
-                                  need_fourth=self.context_length is not None)
+                                  need_fourth=self.context_length is not None,
+                                  need_moments=self._stream_layer.stream_moments)
             self._stream_rng = self._stream_layer.make_rng(self.random_state)
         else:  # the other parameters (max_iter, tol, ...) as they are now
             layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
@@ -442,6 +447,17 @@ class AttentionQuantizer(BaseQuantizer):
                 "were fitted: call fit, or partial_fit on a clone of the estimator, to "
                 "start anew with the new parameters."
             )
+
+    def _start_stream(self, layer, X, w):
+        """Make the fit's rows the start of the stream :meth:`partial_fit` continues:
+        its reservoir (all the rows, or a uniform sample of them) and, for the
+        layers that fit on them, the exact moments of all of them."""
+        self._stream = Stream.from_fit(
+            X, w, size=self._partial_fit_reservoir, max_elements=self._fit_stream_elements,
+            rng=check_random_state(self.random_state),
+            need_fourth=self.context_length is not None, need_moments=layer.stream_moments)
+        self._stream_layer = layer
+        self._stream_rng = layer.make_rng(self.random_state)
 
     def _reset_stream(self):
         """Forget the stream of :meth:`partial_fit` (:meth:`fit` starts anew)."""

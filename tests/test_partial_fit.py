@@ -76,7 +76,9 @@ def test_fit_resets_the_stream(geometry):
     assert not hasattr(aq, "n_steps_")
     aq.partial_fit(X4)
     assert aq.n_features_in_ == 4 and aq.cluster_centers_.shape == (2, 4)
-    assert aq.n_steps_ == 1 and aq._stream.n == X4.shape[0]
+    # the stream is the fit's rows then the new ones: nothing of the earlier stream
+    assert aq.n_steps_ == 1 and aq._stream.n == 2 * X4.shape[0]
+    assert np.array_equal(aq._stream.rows, np.vstack([X4, X4]))
     with pytest.raises(ValueError, match="features"):
         aq.partial_fit(X3)
 
@@ -132,3 +134,91 @@ def test_partial_fit_reads_max_iter_at_every_call():
     aq.partial_fit(X[1000:])
     assert aq.n_iter_ == 0
     assert np.allclose(aq.cluster_centers_, before, rtol=0, atol=1e-12)
+
+
+# partial_fit after fit continues the stream that starts with the fit's rows (issue 29)
+_LAYERS = [{"geometry": "point"}, {"geometry": "direction"},
+           {"geometry": "direction", "context_length": 4},
+           {"geometry": "direction", "risk": "free-energy"}]
+
+
+def _one_cluster_data():
+    # directions from the origin serve every layer (the point layer clusters them too)
+    return make_orthogonal_mixture(3000, 6, 3, sigma=0.3, random_state=0)[0]
+
+
+@pytest.mark.parametrize("params", _LAYERS)
+def test_partial_fit_after_fit_weighs_the_batch_against_the_fit(params):
+    # the review's case: fit on 3000 rows of 3 clusters, then 60 rows of one cluster.
+    # Refitting on the 60 rows alone moved every centre into that cluster (by about
+    # the distance between clusters); with the fit's rows as the stream's start the
+    # 60 rows count as 60 of 3060, and the centres move by a small fraction of
+    # the clusters' spread (MiniBatchKMeans: by 0.3% of it on this data)
+    X = _one_cluster_data()
+    aq = AttentionQuantizer(3, random_state=0, **params).fit(X)
+    before, labels = aq.cluster_centers_.copy(), aq.labels_.copy()
+    spread = np.sqrt(np.mean(np.sum((X - before[labels]) ** 2, axis=1)))
+    aq.partial_fit(X[labels == 0][:60])
+    assert aq._stream.n == 3060 and aq.n_steps_ == 1
+    assert np.max(np.linalg.norm(aq.cluster_centers_ - before, axis=1)) < 0.05 * spread
+    assert np.linalg.norm(before[0] - before[1]) > 10 * 0.05 * spread  # the bound tells
+
+
+def test_partial_fit_after_fit_moves_as_minibatch_kmeans_on_blobs():
+    from sklearn.cluster import MiniBatchKMeans
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(3000, centers=3, n_features=2, random_state=0)
+    aq = AttentionQuantizer(3, random_state=0).fit(X)
+    mbk = MiniBatchKMeans(3, n_init=3, random_state=0).fit(X)
+    moved = []
+    for est in (aq, mbk):
+        before = est.cluster_centers_.copy()
+        est.partial_fit(X[y == 0][:60])
+        moved.append(np.max(np.linalg.norm(est.cluster_centers_ - before, axis=1)))
+    # the blobs have unit spread per feature and centres about 5 apart
+    assert moved[0] < 0.05 and moved[1] < 0.05
+
+
+@pytest.mark.parametrize("params", _LAYERS)
+def test_partial_fit_after_fit_takes_fewer_rows_than_clusters(params):
+    X = _one_cluster_data()
+    with pytest.raises(ValueError, match="n_samples = 2 should be >= n_clusters = 3"):
+        AttentionQuantizer(3, random_state=0, **params).partial_fit(X[:2])  # no heads yet
+    aq = AttentionQuantizer(3, random_state=0, **params).fit(X)
+    before = aq.cluster_centers_.copy()
+    aq.partial_fit(X[:2])  # the heads exist: two more rows of the stream
+    assert aq.labels_.shape == (2,) and aq._stream.n == 3002
+    assert np.allclose(aq.cluster_centers_, before, atol=0.05)
+
+
+@pytest.mark.parametrize("params", _LAYERS)
+def test_partial_fit_of_the_fit_rows_again_keeps_the_fit(params):
+    # every row twice: the same weighted data, so the same optimum
+    X = _one_cluster_data()
+    aq = AttentionQuantizer(3, random_state=0, **params).fit(X)
+    before = aq.cluster_centers_.copy()
+    aq.partial_fit(X)
+    assert np.allclose(aq.cluster_centers_, before, rtol=0, atol=1e-3)
+    assert np.array_equal(aq.labels_, AttentionQuantizer(3, random_state=0, **params)
+                          .fit(X).labels_)
+
+
+def test_partial_fit_after_fit_keeps_the_moments_and_weights():
+    X = _one_cluster_data()
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(X))
+    aq = AttentionQuantizer(3, geometry="direction", random_state=0)
+    aq._fit_stream_elements = 500 * X.shape[1]  # a sample of 500 of the fit's 3000 rows
+    aq.fit(X, sample_weight=w)
+    stream = aq._stream
+    assert stream.rows.shape == (500, 6) and stream.n == 3000 and stream.size == 500
+    assert np.isclose(stream.total_weight, w.sum())
+    aq.partial_fit(X[:100], sample_weight=w[:100])
+    # the moments are of all the rows, the reservoir a uniform sample of the stream
+    Xw = np.vstack([X, X[:100]])
+    ww = np.concatenate([w, w[:100]])
+    assert np.allclose(aq.second_moment_, (Xw * ww[:, None]).T @ Xw / ww.sum())
+    assert stream.n == 3100 and stream.rows.shape == (500, 6)
+    for row, weight in zip(stream.rows[:20], stream.weights[:20]):
+        i = np.flatnonzero(np.all(Xw == row, axis=1))
+        assert i.size and np.isclose(ww[i[0]], weight)
