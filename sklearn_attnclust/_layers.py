@@ -55,6 +55,8 @@ class Stream:
 
     def __init__(self, size, n_features, dtype, rng, need_fourth, need_moments=True):
         self.size, self.rng, self.n = int(size), rng, 0
+        # the fit's summary (rows, weights) kept apart, and the rows it counts for
+        self.summary, self.start = None, 0
         self.rows = np.empty((0, n_features), dtype=dtype)
         self.weights = np.empty(0)
         self.total_weight, self.total = 0.0, np.zeros(n_features)
@@ -96,6 +98,42 @@ class Stream:
                 stream.n = stop
         return stream
 
+    @classmethod
+    def from_summary(cls, centers, weights, *, size, rng, moments=None):
+        """The stream of a fit whose rows were not gathered (a dask array): they
+        are summarised by the fitted ``centers`` with the total ``weights`` of
+        their clusters (the summary, kept apart from the reservoir of the rows
+        streamed later); ``moments``: the rows' ``(mean, second, fourth)``
+        (means over the rows; ``fourth`` may be None), for the layers that fit
+        on them."""
+        d = centers.shape[1]
+        need_fourth = moments is not None and moments[2] is not None
+        stream = cls(size, d, centers.dtype, rng, need_fourth,
+                     need_moments=moments is not None)
+        weights = np.asarray(weights, dtype=np.float64)
+        stream.summary = (centers, weights)
+        stream.n = stream.start = int(round(weights.sum()))
+        stream.total_weight = float(weights.sum())
+        if moments is not None:
+            stream.total = np.asarray(moments[0], dtype=np.float64) * stream.total_weight
+            stream.second = np.asarray(moments[1], dtype=np.float64) * stream.total_weight
+            if need_fourth:
+                stream.fourth = np.asarray(moments[2], dtype=np.float64) * stream.total_weight
+        return stream
+
+    def sample(self):
+        """The rows the layers refit on and their weights: the reservoir, after
+        the fit's summary if there is one (the reservoir's weights then scaled
+        to the total weight of the rows it samples)."""
+        if self.summary is None:
+            return self.rows, self.weights
+        centers, weights = self.summary
+        later = self.total_weight - weights.sum()
+        kept = self.weights.sum()
+        scale = later / kept if kept > 0 and self.n - self.start > self.rows.shape[0] else 1.0
+        return (np.vstack([centers.astype(self.rows.dtype), self.rows]),
+                np.concatenate([weights, self.weights * scale]))
+
     def _add_moments(self, X, w):
         self.total_weight += float(w.sum())
         if self.second is not None:
@@ -109,7 +147,7 @@ class Stream:
     def _replace(self, rows, weights, X, w):
         """Algorithm R on the full reservoir ``rows, weights`` (in place) for the
         rows ``X`` that come after the ``self.n`` seen."""
-        seen = self.n + np.arange(X.shape[0])  # stream index of each row
+        seen = self.n - self.start + np.arange(X.shape[0])  # reservoir index of each row
         j = (self.rng.random_sample(seen.size) * (seen + 1)).astype(np.int64)
         keep = j < self.size
         rows[j[keep]] = X[keep]  # later rows win, as in the sequential algorithm
@@ -249,10 +287,10 @@ class _FreeEnergyLayer:
 
     def partial_fit(self, stream, rng):
         """Refit on the stream's reservoir, from the current fit after the first call."""
-        start = self._warm_start()
+        start, (rows, weights) = self._warm_start(), stream.sample()
         if start is None:
-            return self._fit(stream.rows, stream.weights, rng)
-        return self._fit(stream.rows, stream.weights, rng, init=start, n_init=1)
+            return self._fit(rows, weights, rng)
+        return self._fit(rows, weights, rng, init=start, n_init=1)
 
 
 class PointLayer(_FreeEnergyLayer):
@@ -390,22 +428,25 @@ class DirectionLayer:
     def partial_fit(self, stream, rng):
         """Refit on the streamed moments and the reservoir's queries (with their
         weights), from the current heads after the first call."""
-        W, dtype, w = stream.total_weight, stream.rows.dtype, _unequal(stream.weights)
+        rows, w = stream.sample()
+        W, dtype, w = stream.total_weight, rows.dtype, _unequal(w)
         stats = ContextStatistics.from_moments(
             (stream.second / W).astype(dtype),
             fourth=None if stream.fourth is None else (stream.fourth / W).astype(dtype),
-            n_samples=stream.n, X=stream.rows, weights=w,
+            n_samples=stream.n, X=rows, weights=w,
         )
         heads = getattr(self, "heads", None)
         warm = {} if heads is None else {"init": WarmStart(heads), "n_init": 1}
-        self._fit(stream.rows, w, rng, stream.total / W, stats=stats, coarse=False, **warm)
-        self.centers = self._centers(stream.rows, self.predict(stream.rows), w)
+        self._fit(rows, w, rng, stream.total / W, stats=stats, coarse=False, **warm)
+        self.centers = self._centers(rows, self.predict(rows), w)
         return self
 
     def fit_dask(self, X, rng):
         stats = DaskContextStatistics.from_dask(
             X, need_fourth=self.options["context_length"] is not None)
         self._fit(stats.X, None, rng, stats.mean(), stats=stats)
+        # the exact moments of the rows, for the stream partial_fit continues
+        self.fit_moments = (stats.mean(), stats.second, stats.fourth)
         _, means = stats.assign(self.heads)
         self.centers = means[:, None] * self.heads
         # the fitted layer keeps the moments, not the rows persisted on the cluster

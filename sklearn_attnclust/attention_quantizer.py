@@ -459,6 +459,17 @@ class AttentionQuantizer(BaseQuantizer):
         self._stream_layer = layer
         self._stream_rng = layer.make_rng(self.random_state)
 
+    def _start_stream_dask(self, layer, counts):
+        """:meth:`_start_stream` for a fit on a dask array, whose rows are never
+        gathered: the fitted centres weighted by their clusters' ``counts``
+        and, for the layers that fit on them, the moments the fit computed."""
+        self._stream = Stream.from_summary(
+            layer.centers, counts, size=self._partial_fit_reservoir,
+            rng=check_random_state(self.random_state),
+            moments=layer.fit_moments if layer.stream_moments else None)
+        self._stream_layer = layer
+        self._stream_rng = layer.make_rng(self.random_state)
+
     def _reset_stream(self):
         """Forget the stream of :meth:`partial_fit` (:meth:`fit` starts anew)."""
         for name in ("_stream", "_stream_layer", "_stream_rng", "n_steps_"):
@@ -491,6 +502,7 @@ class AttentionQuantizer(BaseQuantizer):
             hard = assignment_totals(X, layer.assign, self.n_clusters)
         self.inertia_ = hard[0]
         warn_distinct(np.count_nonzero(hard[1]), self.n_clusters, stacklevel=5)
+        self._start_stream_dask(layer, hard[1])
         return self
 
     def __getstate__(self):
