@@ -223,7 +223,8 @@ class AttentionQuantizer(BaseQuantizer):
     on all the data, so the result is the full-data optimum.
 
     :meth:`partial_fit` keeps a uniform reservoir of at most 50000 rows (and,
-    for ``"direction"``, the exact streamed moments of all of them).
+    for ``"direction"``, the exact streamed moments of all of them); after
+    :meth:`fit` it continues the stream that starts with the fit's rows.
 
     ``fit`` also accepts a ``dask.array.Array`` (rows in chunks): every pass
     is a sum over the chunks computed by dask (on the cluster of an active
@@ -372,15 +373,21 @@ class AttentionQuantizer(BaseQuantizer):
         been seen this is :meth:`fit` on the rows so far; afterwards the
         heads match the batch fit to the statistical accuracy of the sample.
 
-        As MiniBatchKMeans: after :meth:`fit`, the first call starts a new
-        stream (the reservoir empty) from the fitted heads, with the fit's
-        number of features; :meth:`fit` discards the stream.  The parameters
-        read at each call are the current ones, but a change of one that
-        shapes the layer (``n_clusters``, ``geometry``, ``risk``,
-        ``attention``, ``temperature``, ``context_length``, ``scale``,
-        ``alpha``) since the heads were fitted raises a ``ValueError``
-        (MiniBatchKMeans silently keeps its old centres): call :meth:`fit`,
-        or ``partial_fit`` on a clone, to start anew.
+        After :meth:`fit`, the stream continues from the fit, as
+        MiniBatchKMeans's does: it starts with the fit's rows (all of them,
+        or a uniform sample of them past 2**21 values, and for
+        ``"direction"`` their exact moments), so a chunk counts in proportion
+        to its weight against all the rows seen, and a chunk smaller than
+        ``n_clusters`` is accepted.  After a fit on a dask array, whose rows
+        are never gathered, the stream starts with the fitted centres
+        weighted by their clusters' sizes (and the moments).  :meth:`fit`
+        starts a new stream with its own rows.  The parameters read at each
+        call are the current ones, but a change of one that shapes the layer
+        (``n_clusters``, ``geometry``, ``risk``, ``attention``,
+        ``temperature``, ``context_length``, ``scale``, ``alpha``) since the
+        heads were fitted raises a ``ValueError`` (MiniBatchKMeans silently
+        keeps its old centres): call :meth:`fit`, or ``partial_fit`` on a
+        clone, to start anew.
 
         Parameters
         ----------
