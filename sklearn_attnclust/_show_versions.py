@@ -32,6 +32,12 @@ def kernel_description():
     from . import _point_kernel
 
     if not _point.COMPILED:
+        variant = getattr(_point_kernel, "VARIANT", None)
+        if not _point.runs_compiled(variant):  # the portable variant
+            return (f"numpy reference (the compiled kernel's {variant} variant, built by "
+                    f"{getattr(_point_kernel, 'COMPILER', 'an unknown compiler')}, is "
+                    "switched off: it is slower than the numpy reference; "
+                    "sklearn_attnclust._point.COMPILED = True runs it)")
         return ("numpy reference (the compiled kernel is built but switched off: "
                 "sklearn_attnclust._point.COMPILED is False)")
     # a module built from older sources names neither its variant nor its compiler
