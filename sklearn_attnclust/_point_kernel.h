@@ -21,11 +21,12 @@
      without the vectors build it, and so does any compiler given the macro
      ATTNCLUST_PORTABLE_KERNEL (setup.py defines it when the environment
      variable SKLEARN_ATTNCLUST_PORTABLE_KERNEL is 1).  Built for the baseline
-     x86-64 (SSE2), it ran 1.3 to 8 times as long as the vector kernel's AVX-512
-     clone (gcc 12, whose vectoriser leaves the exponentials' loop scalar: the
-     cut-off's select), 1.5 to 2.6 times (clang 14): as fast as numpy's
-     reference or slower (one evaluation, one thread, 2e5 x 32 and 1e6 x 2
-     float64, 2e6 x 32 float32). */
+     x86-64 (SSE2), its exponentials' loop vectorised but two lanes wide, it took
+     1.5 to 2.8 times as long as numpy's reference (whose products and
+     exponentials numpy and its BLAS dispatch to AVX-512 or AVX2), and 2.8 to
+     4.8 times as long as the vector kernel's AVX-512 clone (gcc 12;
+     benchmarks/bench_pass.py --parts at 2e5 x 32, 1e6 x 2 and 1e7 x 32
+     float32): the package does not run it (_point.runs_compiled). */
 #ifndef AQ_POINT_KERNEL_H
 #define AQ_POINT_KERNEL_H
 #include <math.h>

@@ -71,8 +71,9 @@ def show_versions():
     For bug reports.  The last line starts with ``kernel:`` and names the
     implementation of the point layer's passes that runs: the compiled
     kernel's vector variant (with the instruction set clone this CPU runs,
-    where the build has clones), its portable variant, or the numpy reference
-    (several times slower) and why the compiled kernel does not run.
+    where the build has clones), or the numpy reference (1.6 to 2.2 times
+    slower) and why the compiled kernel does not run: not built, or built as
+    its portable variant, which is slower than the numpy reference.
 
     Returns
     -------
