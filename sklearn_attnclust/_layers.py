@@ -64,61 +64,46 @@ class Stream:
         self.fourth = np.zeros((n_features, n_features)) \
             if need_fourth and need_moments else None
 
-    @classmethod
-    def from_fit(cls, X, w, *, size, max_elements, rng, need_fourth, need_moments,
-                 chunk_rows=65536):
-        """The stream of a fit's rows ``X`` (weights ``w`` or None): the state
-        :meth:`add` reaches on them, so that ``partial_fit`` after ``fit``
-        continues the stream that starts with the fit's data.
-
-        The reservoir keeps every row if there are at most ``max_elements``
-        values (and at most ``size`` rows), with room up to ``size`` rows for
-        the rows streamed later; otherwise a uniform sample of
-        ``max(size', 1)`` rows, ``size' = min(size, max_elements // d)``,
-        which stays the reservoir's size (the rows streamed later replace its
-        rows with the probability of algorithm R, each counting as one row
-        of all those seen).  The moments are of all the rows.  The rows are
-        added in chunks of ``chunk_rows`` (bounded memory).
-        """
+    @staticmethod
+    def moments_of(X, w, need_fourth, chunk_rows=65536):
+        """The ``(mean, second, fourth)`` moments of the rows ``X`` (weights ``w``
+        or None; means over their total weight; ``fourth`` None unless
+        ``need_fourth``), summed in chunks of ``chunk_rows`` as :meth:`add` sums them."""
         n, d = X.shape
-        sample = max(1, min(int(size), int(max_elements) // max(d, 1)))
-        stream = cls(size if n <= sample else sample, d, X.dtype, rng, need_fourth,
-                     need_moments)
-        keep = min(n, stream.size)
-        stream.rows = np.array(X[:keep], dtype=X.dtype, order="C")
-        stream.weights = np.ones(keep) if w is None else np.array(w[:keep], dtype=np.float64)
-        stream.n = keep
+        stream = Stream(0, d, X.dtype, None, need_fourth)
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            stream._add_moments(X[:keep], stream.weights)
-            for start in range(keep, n, chunk_rows):
+            for start in range(0, n, chunk_rows):
                 stop = min(start + chunk_rows, n)
-                wc = np.ones(stop - start) if w is None else np.asarray(w[start:stop], float)
-                stream._add_moments(X[start:stop], wc)
-                stream._replace(stream.rows, stream.weights, X[start:stop], wc)
-                stream.n = stop
-        return stream
+                stream._add_moments(X[start:stop], np.ones(stop - start) if w is None
+                                    else np.asarray(w[start:stop], dtype=np.float64))
+            W = stream.total_weight
+            return (stream.total / W, stream.second / W,
+                    None if stream.fourth is None else stream.fourth / W)
 
     @classmethod
-    def from_summary(cls, centers, weights, *, size, rng, moments=None):
-        """The stream of a fit whose rows were not gathered (a dask array): they
-        are summarised by the fitted ``centers`` with the total ``weights`` of
-        their clusters (the summary, kept apart from the reservoir of the rows
-        streamed later); ``moments``: the rows' ``(mean, second, fourth)``
-        (means over the rows; ``fourth`` may be None), for the layers that fit
-        on them."""
+    def from_summary(cls, centers, weights, n, *, size, rng, moments=None):
+        """The stream that starts with a fit's ``n`` rows, summarised by weighted
+        rows ``centers`` (the fitted centres with the total ``weights`` of their
+        clusters, or a sample of the rows with weights of the same total),
+        kept apart from the reservoir of the rows streamed later (which
+        :meth:`sample` weighs against them), and ``moments``: the rows' exact
+        ``(mean, second, fourth)`` (means over their total weight; ``fourth``
+        may be None), for the layers that fit on them.  A fitted model keeps
+        this, not a copy of the rows."""
         d = centers.shape[1]
         need_fourth = moments is not None and moments[2] is not None
         stream = cls(size, d, centers.dtype, rng, need_fourth,
                      need_moments=moments is not None)
         weights = np.asarray(weights, dtype=np.float64)
-        stream.summary = (centers, weights)
-        stream.n = stream.start = int(round(weights.sum()))
-        stream.total_weight = float(weights.sum())
+        stream.summary = (np.array(centers), weights)
+        stream.n = stream.start = int(n)
+        stream.total_weight = W = float(weights.sum())
         if moments is not None:
-            stream.total = np.asarray(moments[0], dtype=np.float64) * stream.total_weight
-            stream.second = np.asarray(moments[1], dtype=np.float64) * stream.total_weight
-            if need_fourth:
-                stream.fourth = np.asarray(moments[2], dtype=np.float64) * stream.total_weight
+            with np.errstate(over="ignore", invalid="ignore"):
+                stream.total = np.asarray(moments[0], dtype=np.float64) * W
+                stream.second = np.asarray(moments[1], dtype=np.float64) * W
+                if need_fourth:
+                    stream.fourth = np.asarray(moments[2], dtype=np.float64) * W
         return stream
 
     def sample(self):

@@ -224,7 +224,9 @@ class AttentionQuantizer(BaseQuantizer):
 
     :meth:`partial_fit` keeps a uniform reservoir of at most 50000 rows (and,
     for ``"direction"``, the exact streamed moments of all of them); after
-    :meth:`fit` it continues the stream that starts with the fit's rows.
+    :meth:`fit` it continues the stream that starts with a summary of the
+    fit's rows (the fitted centres weighted by their clusters, or moments and
+    a sample of queries).
 
     ``fit`` also accepts a ``dask.array.Array`` (rows in chunks): every pass
     is a sum over the chunks computed by dask (on the cluster of an active
@@ -304,9 +306,6 @@ class AttentionQuantizer(BaseQuantizer):
 
     #: Rows kept by :meth:`partial_fit` (a uniform reservoir sample of the stream).
     _partial_fit_reservoir = 50_000
-    #: At most this many values of the fit's rows are kept as the start of the
-    #: stream of :meth:`partial_fit` (a uniform sample of the rows beyond it).
-    _fit_stream_elements = 2**21
 
     def _new_layer(self, n_samples, n_features):
         self._check_n_clusters(n_samples, n_features,
@@ -357,8 +356,35 @@ class AttentionQuantizer(BaseQuantizer):
         layer = self._new_layer(*X.shape)
         layer.fit(X, w, layer.make_rng(self.random_state))
         self._layer_params = self._shaping_params()
-        self._start_stream(layer, X, w)
-        return self._store(layer, X, w, warn=True)
+        self._store(layer, X, w, warn=True)
+        if layer.stream_moments:  # the moments, and a sample of the queries
+            rows, weights = self._query_sample(X, w)
+            moments = Stream.moments_of(X, w, self.context_length is not None)
+        else:  # the centres, weighted by their clusters
+            rows, weights = layer.centers, np.bincount(self.labels_, weights=w,
+                                                       minlength=self.n_clusters)
+            moments = None
+        self._start_stream(layer, X.shape[0], rows, weights, moments)
+        return self
+
+    #: The fit's rows :meth:`partial_fit` keeps as its start's queries (for the
+    #: layers whose stream keeps the moments): a uniform sample of at most this
+    #: many rows (and values), so that a fitted model holds no copy of ``X``.
+    _stream_queries = 2048
+    _stream_query_values = 2**16
+
+    def _query_sample(self, X, w):
+        """A uniform sample of the rows ``X`` (:attr:`_stream_queries` at most)
+        with their weights scaled to the total weight of all the rows."""
+        n, d = X.shape
+        m = max(min(n, self._stream_queries, self._stream_query_values // d),
+                min(n, 4 * self.n_clusters))
+        W = float(n if w is None else w.sum())
+        pick = np.sort(check_random_state(self.random_state).choice(n, m, replace=False)) \
+            if m < n else np.arange(n)
+        weights = np.ones(m) if w is None else np.asarray(w, dtype=np.float64)[pick]
+        total = weights.sum()
+        return X[pick], weights * (W / total) if total > 0 else np.full(m, W / m)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, sample_weight=None):
@@ -374,14 +400,16 @@ class AttentionQuantizer(BaseQuantizer):
         heads match the batch fit to the statistical accuracy of the sample.
 
         After :meth:`fit`, the stream continues from the fit, as
-        MiniBatchKMeans's does: it starts with the fit's rows (all of them,
-        or a uniform sample of them past 2**21 values, and for
-        ``"direction"`` their exact moments), so a chunk counts in proportion
-        to its weight against all the rows seen, and a chunk smaller than
-        ``n_clusters`` is accepted.  After a fit on a dask array, whose rows
-        are never gathered, the stream starts with the fitted centres
-        weighted by their clusters' sizes (and the moments).  :meth:`fit`
-        starts a new stream with its own rows.  The parameters read at each
+        MiniBatchKMeans's does: it starts with a summary of the fit's rows,
+        weighted rows of their total weight kept apart from the reservoir (the
+        fitted centres, each with its cluster's weight; for ``"direction"``
+        with the reconstruction risk, the rows' exact moments and a uniform
+        sample of at most 2048 of them as the queries), so a chunk counts in
+        proportion to its weight against all the rows seen, and a chunk
+        smaller than ``n_clusters`` is accepted.  The fitted model keeps no
+        copy of ``X``.  After a fit on a dask array, whose rows are never
+        gathered, the summary is the centres (and the moments).  :meth:`fit`
+        starts a new stream from its own rows.  The parameters read at each
         call are the current ones, but a change of one that shapes the layer
         (``n_clusters``, ``geometry``, ``risk``, ``attention``,
         ``temperature``, ``context_length``, ``scale``, ``alpha``) since the
@@ -455,25 +483,14 @@ class AttentionQuantizer(BaseQuantizer):
                 "start anew with the new parameters."
             )
 
-    def _start_stream(self, layer, X, w):
-        """Make the fit's rows the start of the stream :meth:`partial_fit` continues:
-        its reservoir (all the rows, or a uniform sample of them) and, for the
-        layers that fit on them, the exact moments of all of them."""
-        self._stream = Stream.from_fit(
-            X, w, size=self._partial_fit_reservoir, max_elements=self._fit_stream_elements,
-            rng=check_random_state(self.random_state),
-            need_fourth=self.context_length is not None, need_moments=layer.stream_moments)
-        self._stream_layer = layer
-        self._stream_rng = layer.make_rng(self.random_state)
-
-    def _start_stream_dask(self, layer, counts):
-        """:meth:`_start_stream` for a fit on a dask array, whose rows are never
-        gathered: the fitted centres weighted by their clusters' ``counts``
-        and, for the layers that fit on them, the moments the fit computed."""
+    def _start_stream(self, layer, n, rows, weights, moments):
+        """Make the fit of ``n`` rows the start of the stream :meth:`partial_fit`
+        continues: its summary ``rows`` with their ``weights`` (of total the
+        fit's) and, for the layers that fit on them, the rows' exact ``moments``
+        (:meth:`Stream.from_summary`; the model keeps no copy of the rows)."""
         self._stream = Stream.from_summary(
-            layer.centers, counts, size=self._partial_fit_reservoir,
-            rng=check_random_state(self.random_state),
-            moments=layer.fit_moments if layer.stream_moments else None)
+            rows, weights, n, size=self._partial_fit_reservoir,
+            rng=check_random_state(self.random_state), moments=moments)
         self._stream_layer = layer
         self._stream_rng = layer.make_rng(self.random_state)
 
@@ -509,7 +526,8 @@ class AttentionQuantizer(BaseQuantizer):
             hard = assignment_totals(X, layer.assign, self.n_clusters)
         self.inertia_ = hard[0]
         warn_distinct(np.count_nonzero(hard[1]), self.n_clusters, stacklevel=5)
-        self._start_stream_dask(layer, hard[1])
+        self._start_stream(layer, X.shape[0], layer.centers, hard[1],
+                           layer.fit_moments if layer.stream_moments else None)
         return self
 
     def __getstate__(self):

@@ -76,9 +76,10 @@ def test_fit_resets_the_stream(geometry):
     assert not hasattr(aq, "n_steps_")
     aq.partial_fit(X4)
     assert aq.n_features_in_ == 4 and aq.cluster_centers_.shape == (2, 4)
-    # the stream is the fit's rows then the new ones: nothing of the earlier stream
+    # the stream is the fit's (its summary) then the new rows: nothing of the earlier one
     assert aq.n_steps_ == 1 and aq._stream.n == 2 * X4.shape[0]
-    assert np.array_equal(aq._stream.rows, np.vstack([X4, X4]))
+    assert np.array_equal(aq._stream.rows, X4)
+    assert np.isclose(aq._stream.summary[1].sum(), X4.shape[0])
     with pytest.raises(ValueError, match="features"):
         aq.partial_fit(X3)
 
@@ -151,17 +152,34 @@ def _one_cluster_data():
 def test_partial_fit_after_fit_weighs_the_batch_against_the_fit(params):
     # the review's case: fit on 3000 rows of 3 clusters, then 60 rows of one cluster.
     # Refitting on the 60 rows alone moved every centre into that cluster (by about
-    # the distance between clusters); with the fit's rows as the stream's start the
-    # 60 rows count as 60 of 3060, and the centres move by a small fraction of
-    # the clusters' spread (MiniBatchKMeans: by 0.3% of it on this data)
+    # the distance between clusters); with the fit's summary as the stream's start
+    # the 60 rows count as 60 of 3060, and the centres move by a small fraction of
+    # the clusters' spread (measured: 0.004 to 0.005 of it with the centres as the
+    # summary, 0.04 to 0.05 for the direction layer's sample of 2048 queries;
+    # MiniBatchKMeans: 0.003 on this data)
     X = _one_cluster_data()
     aq = AttentionQuantizer(3, random_state=0, **params).fit(X)
     before, labels = aq.cluster_centers_.copy(), aq.labels_.copy()
     spread = np.sqrt(np.mean(np.sum((X - before[labels]) ** 2, axis=1)))
     aq.partial_fit(X[labels == 0][:60])
     assert aq._stream.n == 3060 and aq.n_steps_ == 1
-    assert np.max(np.linalg.norm(aq.cluster_centers_ - before, axis=1)) < 0.05 * spread
-    assert np.linalg.norm(before[0] - before[1]) > 10 * 0.05 * spread  # the bound tells
+    assert np.max(np.linalg.norm(aq.cluster_centers_ - before, axis=1)) < 0.1 * spread
+    assert np.linalg.norm(before[0] - before[1]) > 10 * 0.1 * spread  # the bound tells
+
+
+@pytest.mark.parametrize("params", _LAYERS)
+def test_fitted_model_keeps_a_summary_not_the_rows(params):
+    # the stream's start is the centres (K rows) or, for the layers on moments, a
+    # sample of at most 2048 queries: the same for 3000 and 6000 rows
+    X = np.vstack([_one_cluster_data(), _one_cluster_data()])
+    sizes = []
+    for n in (3000, 6000):
+        aq = AttentionQuantizer(3, random_state=0, **params).fit(X[:n])
+        rows, weights = aq._stream.summary
+        assert rows.shape[0] in (3, 2048) and aq._stream.rows.shape[0] == 0
+        assert np.isclose(weights.sum(), n) and aq._stream.n == n
+        sizes.append(rows.shape[0])
+    assert sizes[0] == sizes[1]
 
 
 def test_partial_fit_after_fit_moves_as_minibatch_kmeans_on_blobs():
@@ -193,35 +211,43 @@ def test_partial_fit_after_fit_takes_fewer_rows_than_clusters(params):
 
 
 @pytest.mark.parametrize("params", _LAYERS)
-def test_partial_fit_of_the_fit_rows_again_keeps_the_fit(params):
-    # every row twice: the same weighted data, so the same optimum
+def test_partial_fit_of_the_fit_rows_again_keeps_about_the_fit(params):
+    # the rows again after their summary: about the fit (the summary is the
+    # centres, or the direction layer's sample of 2048 queries: measured
+    # 0.0003 and 0.015 to 0.02 of the spread)
     X = _one_cluster_data()
-    aq = AttentionQuantizer(3, random_state=0, **params).fit(X)
-    before = aq.cluster_centers_.copy()
-    aq.partial_fit(X)
-    assert np.allclose(aq.cluster_centers_, before, rtol=0, atol=1e-3)
-    assert np.array_equal(aq.labels_, AttentionQuantizer(3, random_state=0, **params)
-                          .fit(X).labels_)
+    fit = AttentionQuantizer(3, random_state=0, **params).fit(X)
+    before, labels = fit.cluster_centers_.copy(), fit.labels_.copy()
+    spread = np.sqrt(np.mean(np.sum((X - before[labels]) ** 2, axis=1)))
+    fit.partial_fit(X)
+    assert np.max(np.linalg.norm(fit.cluster_centers_ - before, axis=1)) < 0.05 * spread
+    assert np.mean(fit.labels_ == labels) > 0.99
 
 
 def test_partial_fit_after_fit_keeps_the_moments_and_weights():
     X = _one_cluster_data()
     w = np.random.default_rng(0).uniform(0.5, 2.0, len(X))
     aq = AttentionQuantizer(3, geometry="direction", random_state=0)
-    aq._fit_stream_elements = 500 * X.shape[1]  # a sample of 500 of the fit's 3000 rows
+    aq._stream_queries = 500  # a sample of 500 of the fit's 3000 rows as queries
     aq.fit(X, sample_weight=w)
     stream = aq._stream
-    assert stream.rows.shape == (500, 6) and stream.n == 3000 and stream.size == 500
-    assert np.isclose(stream.total_weight, w.sum())
+    rows, weights = stream.summary
+    assert rows.shape == (500, 6) and stream.n == 3000
+    assert np.isclose(weights.sum(), w.sum()) and np.isclose(stream.total_weight, w.sum())
+    # each sampled row with its weight, scaled to the total
+    i = np.array([np.flatnonzero(np.all(X == row, axis=1))[0] for row in rows])
+    assert np.unique(i).size == 500
+    np.testing.assert_allclose(weights, w[i] * w.sum() / w[i].sum())
     aq.partial_fit(X[:100], sample_weight=w[:100])
-    # the moments are of all the rows, the reservoir a uniform sample of the stream
+    # the moments are of all the rows; the new rows weigh their own weight
     Xw = np.vstack([X, X[:100]])
     ww = np.concatenate([w, w[:100]])
     assert np.allclose(aq.second_moment_, (Xw * ww[:, None]).T @ Xw / ww.sum())
-    assert stream.n == 3100 and stream.rows.shape == (500, 6)
-    for row, weight in zip(stream.rows[:20], stream.weights[:20]):
-        i = np.flatnonzero(np.all(Xw == row, axis=1))
-        assert i.size and np.isclose(ww[i[0]], weight)
+    assert stream.n == 3100 and np.array_equal(stream.rows, X[:100])
+    sample_rows, sample_weights = stream.sample()
+    assert sample_rows.shape == (600, 6)
+    np.testing.assert_allclose(sample_weights[500:], w[:100])
+    assert np.isclose(sample_weights.sum(), ww.sum())
 
 
 @pytest.mark.parametrize("geometry", ["point", "direction"])
