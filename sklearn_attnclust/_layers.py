@@ -284,6 +284,9 @@ class PointLayer(_FreeEnergyLayer):
     geometry = "point"
     auto_temperature, n_random = "point", 10
     stream_moments = False  # partial_fit refits on the reservoir alone
+    #: What partial_fit after fit starts from: the centres, each weighted by its
+    #: cluster (the chart's soft means of their own clusters: the fit's fixed point)
+    stream_summary = "centres"
 
     def __init__(self, *, init, **params):
         if isinstance(init, str) and init == "pca":
@@ -368,6 +371,7 @@ class DirectionLayer:
 
     geometry = "direction"
     stream_moments = True  # partial_fit refits on the streamed moments
+    stream_summary = "sample"  # of the queries (the risk is not a sum over centres)
 
     @staticmethod
     def make_rng(random_state):
@@ -496,6 +500,9 @@ class AxisLayer(_FreeEnergyLayer):
     geometry = "direction"
     auto_temperature, n_random = "direction, free-energy", 5
     stream_moments = False  # partial_fit refits on the reservoir alone
+    #: A sample of the fit's rows (its centres, read off the heads, are not the
+    #: free energy's fixed point where the directions overlap)
+    stream_summary = "sample"
 
     def _warm_start(self):
         return getattr(self, "heads", None)

@@ -357,19 +357,19 @@ class AttentionQuantizer(BaseQuantizer):
         layer.fit(X, w, layer.make_rng(self.random_state))
         self._layer_params = self._shaping_params()
         self._store(layer, X, w, warn=True)
-        if layer.stream_moments:  # the moments, and a sample of the queries
+        if layer.stream_summary == "sample":  # a sample of the rows
             rows, weights = self._query_sample(X, w)
-            moments = Stream.moments_of(X, w, self.context_length is not None)
         else:  # the centres, weighted by their clusters
             rows, weights = layer.centers, np.bincount(self.labels_, weights=w,
                                                        minlength=self.n_clusters)
-            moments = None
+        moments = (Stream.moments_of(X, w, self.context_length is not None)
+                   if layer.stream_moments else None)
         self._start_stream(layer, X.shape[0], rows, weights, moments)
         return self
 
-    #: The fit's rows :meth:`partial_fit` keeps as its start's queries (for the
-    #: layers whose stream keeps the moments): a uniform sample of at most this
-    #: many rows (and values), so that a fitted model holds no copy of ``X``.
+    #: The fit's rows :meth:`partial_fit` keeps as its start (for the layers
+    #: that start from a sample): a uniform sample of at most this many rows (and
+    #: values), so that a fitted model holds no copy of ``X``.
     _stream_queries = 2048
     _stream_query_values = 2**16
 

@@ -154,8 +154,8 @@ def test_partial_fit_after_fit_weighs_the_batch_against_the_fit(params):
     # Refitting on the 60 rows alone moved every centre into that cluster (by about
     # the distance between clusters); with the fit's summary as the stream's start
     # the 60 rows count as 60 of 3060, and the centres move by a small fraction of
-    # the clusters' spread (measured: 0.004 to 0.005 of it with the centres as the
-    # summary, 0.04 to 0.05 for the direction layer's sample of 2048 queries;
+    # the clusters' spread (measured: 0.004 to 0.008 of it with the centres as the
+    # summary, 0.03 to 0.05 for the direction layers' sample of 2048 rows;
     # MiniBatchKMeans: 0.003 on this data)
     X = _one_cluster_data()
     aq = AttentionQuantizer(3, random_state=0, **params).fit(X)
@@ -213,8 +213,8 @@ def test_partial_fit_after_fit_takes_fewer_rows_than_clusters(params):
 @pytest.mark.parametrize("params", _LAYERS)
 def test_partial_fit_of_the_fit_rows_again_keeps_about_the_fit(params):
     # the rows again after their summary: about the fit (the summary is the
-    # centres, or the direction layer's sample of 2048 queries: measured
-    # 0.0003 and 0.015 to 0.02 of the spread)
+    # centres, or the direction layers' sample of 2048 rows: measured
+    # 0.0003 and 0.015 to 0.03 of the spread)
     X = _one_cluster_data()
     fit = AttentionQuantizer(3, random_state=0, **params).fit(X)
     before, labels = fit.cluster_centers_.copy(), fit.labels_.copy()
