@@ -42,10 +42,13 @@ sklearn_attnclust: the compiled point kernel (_point_kernel) was NOT built.
 ==============================================================================
 """
 
-#: What the numpy reference costs against the compiled kernel: one evaluation
-#: with its gradient on one thread, medians at 2e5 x 32, 1e6 x 2 (float64) and
-#: 2e6 x 32 (float32), vector and portable variants, gcc 12 and clang 14.
-COST = "1.7 to 3.4 times slower per pass than the compiled kernel (measured on one thread)"
+#: What the numpy reference costs against the compiled kernel's vector variant:
+#: one evaluation with its gradient, medians of benchmarks/bench_pass.py --parts
+#: --repeat 3 at 2e5 x 32, 1e6 x 2 (float64) and 1e7 x 32 (float32), gcc 12 (the
+#: portable variant, slower than the numpy reference, is not run).  pip shows
+#: this message only with `pip install -v`; the import warns in any case.
+COST = ("1.6 to 2.2 times slower per pass than the compiled kernel "
+        "(measured on one thread and in threads)")
 
 
 def _reinstall_command():

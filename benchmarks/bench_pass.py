@@ -6,8 +6,9 @@ full-data stage of a fit runs it: in threads, with the hard assignment tracked)
 is timed at the fitted heads, with and without its gradient, against a bare
 pass ``X @ M.T`` with K columns on one BLAS thread (as ``bench_fit.py``
 counts); and with its gradient by the numpy reference the compiled kernel
-replaces (``_point.COMPILED`` off).  Medians of ``--repeat`` interleaved
-repetitions, with their range.
+replaces (``_point.COMPILED`` off).  The kernel is timed whichever variant
+is built (the portable one, which the package does not run by default, too).
+Medians of ``--repeat`` interleaved repetitions, with their range.
 
 With ``--parts``, the steps of one evaluation with its gradient on one thread:
 the compiled kernel's single call, and the numpy reference's steps (chunk by
@@ -103,7 +104,7 @@ def run(case_list, repeat, with_parts=False):
         Z, beta = layer.chart.scaled_points(layer.heads), layer.beta
         M = np.random.default_rng(0).normal(size=(K, X.shape[1])).astype(X.dtype)
         bare, grad, value, reference = [], [], [], []
-        compiled = _point.COMPILED
+        compiled = _point.COMPILED = _point.point_sums is not None  # any variant
         for _ in range(repeat):  # interleaved: a slow spell hits all four
             with threadpool_limits(limits=1, user_api="blas"):
                 bare.append(_timed(np.matmul, X, M.T))

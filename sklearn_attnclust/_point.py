@@ -65,11 +65,12 @@ class KernelNotBuiltWarning(UserWarning):
     numpy reference (the same results, slower)."""
 
 
-#: What the numpy reference costs against the compiled kernel: one evaluation
-#: with its gradient on one thread, medians at 2e5 x 32, 1e6 x 2 (float64) and
-#: 2e6 x 32 (float32), vector and portable variants, gcc 12 and clang 14.
-REFERENCE_COST = ("1.7 to 3.4 times slower per pass than the compiled kernel "
-                  "(measured on one thread)")
+#: What the numpy reference costs against the compiled kernel's vector variant:
+#: one evaluation with its gradient, medians of ``benchmarks/bench_pass.py
+#: --parts --repeat 3`` at 2e5 x 32, 1e6 x 2 (float64) and 1e7 x 32 (float32),
+#: gcc 12 (the portable variant is slower than the reference: not used).
+REFERENCE_COST = ("1.6 to 2.2 times slower per pass than the compiled kernel "
+                  "(measured on one thread and in threads)")
 
 
 def _not_built_message(error):
@@ -125,14 +126,36 @@ except ImportError as exc:  # pragma: no cover - only where the extension was no
     KERNEL_ERROR = f"{type(exc).__name__}: {exc}"
     warnings.warn(_not_built_message(KERNEL_ERROR), KernelNotBuiltWarning,
                   stacklevel=_caller_stacklevel())
+    #: The variant of the built kernel (``_point_kernel.VARIANT``), None without
+    #: one (or in a build older than it).
+    KERNEL_VARIANT = None
 else:
     KERNEL_ERROR = None
+    from . import _point_kernel
+    KERNEL_VARIANT = getattr(_point_kernel, "VARIANT", None)
+    del _point_kernel
 
-#: Whether the point layer's passes run the compiled kernel (``_point_kernel``).
-COMPILED = point_sums is not None
 
-__all__ = ["COMPILED", "KERNEL_ERROR", "KernelNotBuiltWarning", "LIFT_HEIGHT", "PointChart",
-           "PointMaths", "PointStatistics", "block_sums", "chart_from_data", "check_points",
+def runs_compiled(variant):
+    """Whether the point layer's passes run a built kernel of this ``variant``.
+
+    Not the portable variant (plain C, the one MSVC builds): its loops run on
+    the baseline instruction set (SSE2 on x86-64), and it was measured slower
+    than the numpy reference, whose products and exponentials numpy and its
+    BLAS dispatch to the CPU's widest vectors (``benchmarks/bench_pass.py
+    --parts --repeat 3``, gcc 12: 1.5 to 2.8 times the reference's time at
+    2e5 x 32, 1e6 x 2 and 1e7 x 32 float32).  Setting :data:`COMPILED` to
+    True runs it anyway.  (A build older than ``VARIANT``, None here, is run.)
+    """
+    return variant != "portable"
+
+
+#: Whether the point layer's passes run the compiled kernel (``_point_kernel``):
+#: where it is built, unless it is the portable variant (:func:`runs_compiled`).
+COMPILED = point_sums is not None and runs_compiled(KERNEL_VARIANT)
+
+__all__ = ["COMPILED", "KERNEL_ERROR", "KERNEL_VARIANT", "KernelNotBuiltWarning", "LIFT_HEIGHT",
+           "PointChart", "PointMaths", "PointStatistics", "block_sums", "chart_from_data", "check_points",
            "lloyd_shift", "mass_preconditioner", "point_risk", "point_weights"]
 
 

@@ -21,11 +21,12 @@
      without the vectors build it, and so does any compiler given the macro
      ATTNCLUST_PORTABLE_KERNEL (setup.py defines it when the environment
      variable SKLEARN_ATTNCLUST_PORTABLE_KERNEL is 1).  Built for the baseline
-     x86-64 (SSE2), it ran 1.3 to 8 times as long as the vector kernel's AVX-512
-     clone (gcc 12, whose vectoriser leaves the exponentials' loop scalar: the
-     cut-off's select), 1.5 to 2.6 times (clang 14): as fast as numpy's
-     reference or slower (one evaluation, one thread, 2e5 x 32 and 1e6 x 2
-     float64, 2e6 x 32 float32). */
+     x86-64 (SSE2), its exponentials' loop vectorised but two lanes wide, it took
+     1.5 to 2.8 times as long as numpy's reference (whose products and
+     exponentials numpy and its BLAS dispatch to AVX-512 or AVX2), and 2.8 to
+     4.8 times as long as the vector kernel's AVX-512 clone (gcc 12;
+     benchmarks/bench_pass.py --parts at 2e5 x 32, 1e6 x 2 and 1e7 x 32
+     float32): the package does not run it (_point.runs_compiled). */
 #ifndef AQ_POINT_KERNEL_H
 #define AQ_POINT_KERNEL_H
 #include <math.h>
@@ -114,8 +115,18 @@ static const char *aq_clone(void) {
 AQ_INLINE double aq_exp_f64(double z) {
     const double shifter = 6755399441055744.0; /* 1.5 * 2^52 */
     double kd, r, p, s, x;
-    uint64_t ki;
-    x = z < AQ_CUT_F64 ? AQ_CUT_F64 : z;
+    uint64_t ki, zb, below;
+    /* z < AQ_CUT_F64 (for z <= 0: |z|'s bits above 600's, the sign of their
+       difference) as an all-ones mask, and the clamp and the final zero as
+       bitwise selects: no floating-point compare (which may trap), no
+       branch, no 64-bit compare (none in SSE2), so that the loops calling it
+       vectorise (gcc keeps a branch around code that may trap) */
+    memcpy(&zb, &z, 8);
+    below = 0u - ((0x4082C00000000000ull - (zb & 0x7FFFFFFFFFFFFFFFull)) >> 63);
+    kd = AQ_CUT_F64;
+    memcpy(&ki, &kd, 8);
+    zb = (zb & ~below) | (ki & below);
+    memcpy(&x, &zb, 8);
     kd = x * 1.4426950408889634 + shifter;
     memcpy(&ki, &kd, 8);
     kd -= shifter;
@@ -135,17 +146,22 @@ AQ_INLINE double aq_exp_f64(double z) {
     p = p * r + 0.5;
     p = p * r + 1.0;
     p = p * r + 1.0;
-    ki = (ki + 1023u) << 52;
+    ki = ((ki + 1023u) << 52) & ~below;  /* 2^k, or +0 below the cut */
     memcpy(&s, &ki, 8);
-    return z < AQ_CUT_F64 ? 0.0 : p * s;
+    return p * s;
 }
 
 /* float32: 0 below AQ_CUT_F32 (1e-26); 8 terms. */
 AQ_INLINE float aq_exp_f32(float z) {
     const float shifter = 12582912.0f; /* 1.5 * 2^23 */
     float kd, r, p, s, x;
-    uint32_t ki;
-    x = z < AQ_CUT_F32 ? AQ_CUT_F32 : z;
+    uint32_t ki, zb, below;
+    memcpy(&zb, &z, 4);  /* as aq_exp_f64 */
+    below = 0u - ((0x42700000u - (zb & 0x7FFFFFFFu)) >> 31);
+    kd = AQ_CUT_F32;
+    memcpy(&ki, &kd, 4);
+    zb = (zb & ~below) | (ki & below);
+    memcpy(&x, &zb, 4);
     kd = x * 1.44269504088896341f + shifter;
     memcpy(&ki, &kd, 4);
     kd -= shifter;
@@ -159,9 +175,9 @@ AQ_INLINE float aq_exp_f32(float z) {
     p = p * r + 0.5f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
-    ki = (ki + 127u) << 23;
+    ki = ((ki + 127u) << 23) & ~below;
     memcpy(&s, &ki, 4);
-    return z < AQ_CUT_F32 ? 0.0f : p * s;
+    return p * s;
 }
 
 #define AQ_TILE 256

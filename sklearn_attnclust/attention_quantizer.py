@@ -224,7 +224,10 @@ class AttentionQuantizer(BaseQuantizer):
     on all the data, so the result is the full-data optimum.
 
     :meth:`partial_fit` keeps a uniform reservoir of at most 50000 rows (and,
-    for ``"direction"``, the exact streamed moments of all of them).
+    for ``"direction"``, the exact streamed moments of all of them); after
+    :meth:`fit` it continues the stream that starts with a summary of the
+    fit's rows (the fitted centres weighted by their clusters, or moments and
+    a sample of queries).
 
     ``fit`` also accepts a ``dask.array.Array`` (rows in chunks): every pass
     is a sum over the chunks computed by dask (on the cluster of an active
@@ -372,8 +375,39 @@ class AttentionQuantizer(BaseQuantizer):
         wu = unit_weights(w)
         layer.fit(X, wu, layer.make_rng(self.random_state))
         self._layer_params = self._shaping_params()
-        return self._store(layer, X, w, warn=True,
-                           weight_scale=1.0 if w is None else power_of_two_scale(w))
+        weight_scale = 1.0 if w is None else power_of_two_scale(w)
+        self._store(layer, X, w, warn=True, weight_scale=weight_scale)
+        # the stream partial_fit continues: a summary of the rows, its weights
+        # the weights' ratios (in units of 1 / weight_scale, a power of two)
+        if layer.stream_summary == "sample":  # a sample of the rows
+            rows, weights = self._query_sample(X, wu)
+        else:  # the centres, weighted by their clusters
+            rows, weights = layer.centers, np.bincount(self.labels_, weights=wu,
+                                                       minlength=self.n_clusters)
+        moments = (Stream.moments_of(X, w, self.context_length is not None)
+                   if layer.stream_moments else None)
+        self._start_stream(layer, X.shape[0], rows, weights, moments,
+                           weight_exp=-(int(np.frexp(weight_scale)[1]) - 1))
+        return self
+
+    #: The fit's rows :meth:`partial_fit` keeps as its start (for the layers
+    #: that start from a sample): a uniform sample of at most this many rows (and
+    #: values), so that a fitted model holds no copy of ``X``.
+    _stream_queries = 2048
+    _stream_query_values = 2**16
+
+    def _query_sample(self, X, w):
+        """A uniform sample of the rows ``X`` (:attr:`_stream_queries` at most)
+        with their weights scaled to the total weight of all the rows."""
+        n, d = X.shape
+        m = max(min(n, self._stream_queries, self._stream_query_values // d),
+                min(n, 4 * self.n_clusters))
+        W = float(n if w is None else w.sum())
+        pick = np.sort(check_random_state(self.random_state).choice(n, m, replace=False)) \
+            if m < n else np.arange(n)
+        weights = np.ones(m) if w is None else np.asarray(w, dtype=np.float64)[pick]
+        total = weights.sum()
+        return X[pick], weights * (W / total) if total > 0 else np.full(m, W / m)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, sample_weight=None):
@@ -388,15 +422,23 @@ class AttentionQuantizer(BaseQuantizer):
         been seen this is :meth:`fit` on the rows so far; afterwards the
         heads match the batch fit to the statistical accuracy of the sample.
 
-        As MiniBatchKMeans: after :meth:`fit`, the first call starts a new
-        stream (the reservoir empty) from the fitted heads, with the fit's
-        number of features; :meth:`fit` discards the stream.  The parameters
-        read at each call are the current ones, but a change of one that
-        shapes the layer (``n_clusters``, ``geometry``, ``risk``,
-        ``attention``, ``temperature``, ``context_length``, ``scale``,
-        ``alpha``) since the heads were fitted raises a ``ValueError``
-        (MiniBatchKMeans silently keeps its old centres): call :meth:`fit`,
-        or ``partial_fit`` on a clone, to start anew.
+        After :meth:`fit`, the stream continues from the fit, as
+        MiniBatchKMeans's does: it starts with a summary of the fit's rows,
+        weighted rows of their total weight kept apart from the reservoir (the
+        fitted centres, each with its cluster's weight; for ``"direction"``
+        with the reconstruction risk, the rows' exact moments and a uniform
+        sample of at most 2048 of them as the queries), so a chunk counts in
+        proportion to its weight against all the rows seen, and a chunk
+        smaller than ``n_clusters`` is accepted.  The fitted model keeps no
+        copy of ``X``.  After a fit on a dask array, whose rows are never
+        gathered, the summary is the centres (and the moments).  :meth:`fit`
+        starts a new stream from its own rows.  The parameters read at each
+        call are the current ones, but a change of one that shapes the layer
+        (``n_clusters``, ``geometry``, ``risk``, ``attention``,
+        ``temperature``, ``context_length``, ``scale``, ``alpha``) since the
+        heads were fitted raises a ``ValueError`` (MiniBatchKMeans silently
+        keeps its old centres): call :meth:`fit`, or ``partial_fit`` on a
+        clone, to start anew.
 
         Parameters
         ----------
@@ -423,7 +465,8 @@ class AttentionQuantizer(BaseQuantizer):
                 self._stream_layer.warm_start_from(self.layer_)
             self._stream = Stream(self._partial_fit_reservoir, X.shape[1], X.dtype,
                                   check_random_state(self.random_state),
-                                  need_fourth=self.context_length is not None)
+                                  need_fourth=self.context_length is not None,
+                                  need_moments=self._stream_layer.stream_moments)
             self._stream_rng = self._stream_layer.make_rng(self.random_state)
         else:  # the other parameters (max_iter, tol, ...) as they are now
             layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
@@ -463,6 +506,18 @@ class AttentionQuantizer(BaseQuantizer):
                 "start anew with the new parameters."
             )
 
+    def _start_stream(self, layer, n, rows, weights, moments, weight_exp=0):
+        """Make the fit of ``n`` rows the start of the stream :meth:`partial_fit`
+        continues: its summary ``rows`` with their ``weights`` (of total the
+        fit's) and, for the layers that fit on them, the rows' exact ``moments``
+        (:meth:`Stream.from_summary`; the model keeps no copy of the rows)."""
+        self._stream = Stream.from_summary(
+            rows, weights, n, size=self._partial_fit_reservoir,
+            rng=check_random_state(self.random_state), weight_exp=weight_exp,
+            moments=moments)
+        self._stream_layer = layer
+        self._stream_rng = layer.make_rng(self.random_state)
+
     def _reset_stream(self):
         """Forget the stream of :meth:`partial_fit` (:meth:`fit` starts anew)."""
         for name in ("_stream", "_stream_layer", "_stream_rng", "n_steps_"):
@@ -495,6 +550,8 @@ class AttentionQuantizer(BaseQuantizer):
             hard = assignment_totals(X, layer.assign, self.n_clusters)
         self.inertia_ = hard[0]
         warn_distinct(np.count_nonzero(hard[1]), self.n_clusters, stacklevel=5)
+        self._start_stream(layer, X.shape[0], layer.centers, hard[1],
+                           layer.fit_moments if layer.stream_moments else None)
         return self
 
     def __getstate__(self):

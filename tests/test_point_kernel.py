@@ -14,21 +14,44 @@ import pytest
 from sklearn_attnclust import AttentionQuantizer, _point
 from sklearn_attnclust._point import CACHE_ENTRIES, logit_sums
 
-if _point.COMPILED:
+BUILT = _point.point_sums is not None
+if BUILT:
     from sklearn_attnclust._point_kernel import HEAD_BLOCK, padded_heads, point_sums
 
 
 def test_kernel_is_built():
     """The install builds the kernel (setup.py), so the test suite runs it: this
     test fails (and the others here skip) where it was not built."""
-    assert _point.COMPILED, (
+    assert BUILT, (
         "sklearn_attnclust._point_kernel is not built: run `python -m pip install -e .`")
 
 
 @pytest.fixture(autouse=True)
-def _needs_kernel(request):
-    if request.node.originalname != "test_kernel_is_built" and not _point.COMPILED:
+def _needs_kernel(request, monkeypatch):
+    """Skip where the kernel is not built; else the fits here run it, whichever
+    variant it is (the portable one is switched off by default)."""
+    if request.node.originalname != "test_kernel_is_built" and not BUILT:
         pytest.skip("the compiled kernel is not built")
+    monkeypatch.setattr(_point, "COMPILED", BUILT)
+
+
+def test_the_portable_variant_is_switched_off():
+    """The point layer runs the vector kernel where it is built, the numpy
+    reference in place of the portable one (slower than the reference)."""
+    from sklearn_attnclust import _point_kernel
+
+    assert not _point.runs_compiled("portable")
+    assert _point.runs_compiled("vector (target_clones: avx2, default)")
+    assert _point.runs_compiled(None)  # a build older than VARIANT
+    assert _point.KERNEL_VARIANT == _point_kernel.VARIANT
+    code = ("import sklearn_attnclust._point as p, sklearn_attnclust._point_kernel as k\n"
+            "print(p.COMPILED, k.VARIANT)")
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split(maxsplit=1)
+    assert out[0] == str(_point_kernel.VARIANT != "portable"), out
 
 
 def _case(n, d, K, dtype, seed=0, beta=3.0, far=False):

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import scipy
 import sklearn
 
@@ -44,6 +45,27 @@ def test_show_versions_names_the_reference_when_switched_off(capsys, monkeypatch
     assert line.startswith("kernel: numpy reference")
     if _point.point_sums is not None:
         assert "switched off" in line
+
+
+@pytest.mark.parametrize("variant", ["portable", "vector (baseline instruction set)"])
+def test_show_versions_says_the_portable_variant_is_switched_off(capsys, monkeypatch,
+                                                                 variant):
+    """Built, the portable variant is not run (slower than the numpy reference),
+    and the kernel line says so; a vector variant runs."""
+    if _point.point_sums is None:
+        pytest.skip("the compiled kernel is not built")
+    from sklearn_attnclust import _point_kernel
+
+    monkeypatch.setattr(_point_kernel, "VARIANT", variant)
+    monkeypatch.setattr(_point, "COMPILED", _point.runs_compiled(variant))
+    sklearn_attnclust.show_versions()
+    line = _kernel_line(capsys.readouterr().out)
+    if variant == "portable":
+        assert line.startswith("kernel: numpy reference (the compiled kernel's portable "
+                               "variant, built by ")
+        assert "slower than the numpy reference" in line
+    else:
+        assert line.startswith(f"kernel: compiled, {variant}")
 
 
 def test_show_versions_without_the_kernel():
