@@ -131,9 +131,10 @@ else:
 #: Whether the point layer's passes run the compiled kernel (``_point_kernel``).
 COMPILED = point_sums is not None
 
-__all__ = ["COMPILED", "KERNEL_ERROR", "KernelNotBuiltWarning", "LIFT_HEIGHT", "PointChart",
-           "PointMaths", "PointStatistics", "block_sums", "chart_from_data", "check_points",
-           "lloyd_shift", "mass_preconditioner", "point_risk", "point_weights"]
+__all__ = ["COMPILED", "DENSE_FEATURES", "KERNEL_ERROR", "KernelNotBuiltWarning", "LIFT_HEIGHT",
+           "PointChart", "PointMaths", "PointStatistics", "ScaledCovariance", "block_sums",
+           "chart_from_data", "check_points", "lloyd_shift", "mass_preconditioner", "point_risk",
+           "point_weights"]
 
 
 #: Height of the chart's plane above the data's centre, in units of the data's
@@ -225,6 +226,12 @@ _UNIT_CHART = _UnitChart()
 def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     """The chart of ``X``: its weighted mean, its spread, and its scaled covariance.
 
+    Up to :data:`DENSE_FEATURES` features the covariance is summed as a
+    ``(d, d)`` array; wider data (``d`` above it) get it as an operator,
+    :class:`ScaledCovariance`, which reads the rows when its largest
+    eigenvalues are asked for: no ``(d, d)`` array and no ``O(n d^2)`` pass
+    (the pass here sums the rows and their squared norms only).
+
     One pass over row blocks in threads.  The moments are taken on ``(X - s)
     / a``, ``s`` the mean of the first rows and ``a`` the power of two nearest
     their largest magnitude, so that data at extreme scales (1e-200 or 1e200)
@@ -239,12 +246,14 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     -------
     chart : PointChart
         ``spread`` is 0 when all the rows are equal.
-    cov : ndarray of shape (d, d)
+    cov : ndarray of shape (d, d) or ScaledCovariance
         Weighted covariance of the scaled rows (trace 1; zeros when
-        ``spread`` is 0).
+        ``spread`` is 0); a :class:`ScaledCovariance` of the same matrix when
+        ``d > DENSE_FEATURES``.
     """
     n, d = X.shape
-    chunk_size = chunk_size or chunk_rows(d, d)
+    full = d <= DENSE_FEATURES
+    chunk_size = chunk_size or (chunk_rows(d, d) if full else _operator_rows(d))
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     head = np.asarray(X[:1024], dtype=np.float64)
     a = float(np.max(np.abs(head))) if n else 0.0
@@ -252,40 +261,52 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     W = float(n if w is None else w.sum())
 
     def centred(moments):
-        """The weighted mean and covariance (symmetrised) of the summed rows."""
+        """The weighted mean and covariance (symmetrised) of the summed rows; for
+        wide data (``full`` false) the covariance's diagonal (d,) only."""
         mean = moments[0] / W
+        if not full:
+            return mean, moments[1] / W - mean * mean
         cov = moments[1] / W - np.outer(mean, mean)
         return mean, 0.5 * (cov + cov.T)
+
+    def trace(cov):
+        return float(np.trace(cov) if full else np.sum(cov))
+
+    def covariance(chart, cov=None):
+        """The chart with its scaled covariance, as an array or an operator."""
+        if full:
+            return chart, np.zeros((d, d)) if cov is None else cov
+        return chart, ScaledCovariance(X, w, chart)
 
     moments, raw = None, False
     if a > 0 and _near_origin(head, a, dtype):
         # the moments of the rows as stored (no copy), kept if the data as a whole
         # are near the origin too (else the centring below keeps the digits)
-        moments = _scaled_moments(X, w, head, a, dtype, chunk_size, raw=True)
+        moments = _scaled_moments(X, w, head, a, dtype, chunk_size, raw=True, full=full)
         mean, cov = centred(moments)
-        var = float(np.trace(cov))
+        var = trace(cov)
         raw, size = True, a * a  # the first rows' size, squared
         if not (np.all(np.isfinite(moments[1])) and var > 0
                 and np.max(np.abs(mean)) <= NEAREST_OFFSET * np.sqrt(var)):
             moments, raw = None, False
     if moments is None and a > 0:
-        moments = _scaled_moments(X, w, head, a, dtype, chunk_size)
+        moments = _scaled_moments(X, w, head, a, dtype, chunk_size, full=full)
     if moments is None or not all(np.all(np.isfinite(m)) for m in moments[:2]):
         a = max(float(X.max()), -float(X.min())) if n else 0.0  # no copy of X
         if a == 0.0:
-            return PointChart(np.zeros(d), 0.0), np.zeros((d, d))
-        moments = _scaled_moments(X, w, head, a, np.float64, chunk_size)
+            return covariance(PointChart(np.zeros(d), 0.0))
+        moments = _scaled_moments(X, w, head, a, np.float64, chunk_size, full=full)
     shift, a = moments[2:]
     mean, cov = centred(moments)
-    var = float(np.trace(cov))
+    var = trace(cov)
     offset = (mean + shift) * a
     # all the rows equal to rounding: the variance against the squared size of the
     # rows, in the moments' units (the rows as stored are of size ``a``, the
     # scaled rows of size 1): relative, whatever the data's scale
     size = size if raw else 1.0
     if not var > 1e-24 * max(float(np.sum((mean + shift) ** 2)), size):
-        return PointChart(offset, 0.0), np.zeros((d, d))
-    return PointChart(offset, a * np.sqrt(var)), cov / var
+        return covariance(PointChart(offset, 0.0))
+    return covariance(PointChart(offset, a * np.sqrt(var)), cov / var)
 
 
 def _near_origin(head, a, dtype):
@@ -300,10 +321,11 @@ def _near_origin(head, a, dtype):
                 and np.max(np.abs(head.mean(axis=0))) <= NEAREST_OFFSET * spread)
 
 
-def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
+def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False, full=True):
     """Weighted sums of ``Y = (X - s) / a`` and ``Y^T Y`` (float64), ``s`` the mean
     of the rows ``head`` and ``a`` rounded to a power of two; and ``s / a``, ``a``.
-    ``raw``: ``s = 0`` and ``a = 1``, the rows as stored (no copy of a chunk)."""
+    ``raw``: ``s = 0`` and ``a = 1``, the rows as stored (no copy of a chunk).
+    ``full`` false: the diagonal of ``Y^T Y`` only (d,), in ``O(n d)``."""
     # a power of two whose inverse is finite in dtype (subnormal data, below
     # 1e-308 or float32's 1e-38, are scaled up to about 2**-30: no underflow)
     a = 1.0 if raw else max(2.0 ** np.round(np.log2(a)), 2.0 ** (2 - np.finfo(dtype).maxexp))
@@ -313,7 +335,7 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
     d = X.shape[1]
 
     def block(lo, hi):
-        total, second = np.zeros(d), np.zeros((d, d))
+        total, second = np.zeros(d), np.zeros((d, d) if full else d)
         with np.errstate(over="ignore", invalid="ignore"):
             for b in range(lo, hi, chunk_size):
                 Y = X[b:min(b + chunk_size, hi)]
@@ -324,7 +346,10 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
                 Yw = Y if w is None else Y * w[b:b + Y.shape[0], None].astype(dtype)
                 # a product: many times faster than numpy's column sums
                 total += np.ones(Y.shape[0], dtype=dtype) @ Yw
-                second += weighted_rows(Yw.T, Y)
+                if full:
+                    second += weighted_rows(Yw.T, Y)
+                else:  # the column sums of Yw * Y, as a product (as the total)
+                    second += np.ones(Y.shape[0], dtype=dtype) @ (Yw * Y)
         return total, second
 
     with one_blas_thread():
@@ -335,10 +360,182 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
 def absolute_temperature(cov, n_heads, temperature):
     """``beta`` from the relative ``temperature``: over the mean of the ``K - 1``
     largest eigenvalues of the scaled covariance (the typical squared spread
-    between ``K`` cluster centres; all of them for ``K = 1``)."""
-    eig = np.linalg.eigvalsh(cov)[::-1]
-    spread = float(np.mean(eig[: max(int(n_heads) - 1, 1)]))
+    between ``K`` cluster centres; all of them for ``K = 1``).
+
+    ``cov`` is a ``(d, d)`` array (all its eigenvalues, ``eigvalsh``) or a
+    :class:`ScaledCovariance` (its ``K - 1`` largest only).
+    """
+    k = max(int(n_heads) - 1, 1)
+    if isinstance(cov, ScaledCovariance):
+        spread = cov.mean_of_largest(k)
+    else:
+        eig = np.linalg.eigvalsh(cov)[::-1]
+        spread = float(np.mean(eig[:k]))
     return float(temperature) / max(spread, np.finfo(np.float64).tiny)
+
+
+#: Widest data whose covariance :func:`chart_from_data` sums as a ``(d, d)``
+#: array (at most ``1024 n d`` operations and 8 MiB); wider data get a
+#: :class:`ScaledCovariance`, which builds no ``(d, d)`` array.
+DENSE_FEATURES = 1024
+
+#: Largest side ``min(n, d)`` of the dense eigenproblem that
+#: :class:`ScaledCovariance` solves (the ``n x n`` weighted Gram matrix of the
+#: centred rows when ``n < d``, whose nonzero eigenvalues are the
+#: covariance's): ``O(n d min(n, d))`` operations in matrix products and
+#: ``min(n, d)^2`` numbers.  Beyond it (and beyond 4 times the eigenvalues
+#: asked for) the largest eigenvalues are found by Lanczos iterations on the
+#: covariance as an operator (ARPACK), each a pass over the rows.
+DENSE_SIDE = 1024
+
+#: ARPACK's relative tolerance on the residual of each Ritz pair: the
+#: eigenvalues' error is of the order of its square times the spectrum's
+#: scale over the gap, far below rounding where the gap is not tiny.
+LANCZOS_TOL = 1e-10
+
+
+def _operator_rows(d):
+    """Rows per chunk of the passes over wide rows: about 2^18 numbers (2 MiB)."""
+    return max(2**18 // max(int(d), 1), 8)
+
+
+class ScaledCovariance:
+    """The weighted covariance of the chart's scaled rows ``(X - offset) /
+    spread``, as an operator: no ``(d, d)`` array.
+
+    Its trace is 1 (the chart's spread is the rows' root mean squared
+    distance to their weighted mean).  Its largest eigenvalues
+    (:meth:`largest_eigenvalues`) are those of ``B^T B``, ``B`` the centred
+    scaled rows times the square roots of their normalised weights, found
+    from the smaller of ``B B^T`` (``n x n``, when ``n < d``) and ``B^T B``,
+    densely up to :data:`DENSE_SIDE` (or 4 times the eigenvalues asked for),
+    else by ARPACK's Lanczos iterations with ``B^T B`` as an operator (one
+    pass over the rows, in chunks of about 2 MiB, per product).  Memory
+    ``O((n + d) k)`` beyond the rows; time ``O(n d k)`` per Lanczos restart.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The rows, in input units (any float dtype; read chunk by chunk in float64).
+    weights : ndarray of shape (n,) or None
+        Sample weights (None: all one).
+    chart : PointChart
+        The rows' chart (offset and spread; a spread of 0 has no covariance).
+    """
+
+    def __init__(self, X, weights, chart):
+        self.X, self.weights, self.chart = X, weights, chart
+        n, d = X.shape
+        self.shape = (d, d)
+        W = float(n if weights is None else np.sum(weights))
+        # the square roots of the normalised weights (a scalar without weights)
+        self.root = np.sqrt(1.0 / max(n, 1)) if weights is None else np.sqrt(weights / W)
+        self.n_positive = n if weights is None else int(np.count_nonzero(weights))
+        spread = float(chart.spread)
+        # a power of two near 1 / spread (exact scaling); the eigenvalues of B^T B
+        # are then over ``norm = (spread * two)^2``, of order 1
+        self.two = 2.0 ** float(np.clip(-np.round(np.log2(spread)), -1000, 1000)) \
+            if spread > 0 else 0.0
+        self.norm = (spread * self.two) ** 2 if spread > 0 else 1.0
+
+    def _rows(self, lo, hi, cols=slice(None)):
+        """The block ``B[lo:hi, cols]`` in float64 (a copy)."""
+        B = np.subtract(self.X[lo:hi, cols], self.chart.offset[cols], dtype=np.float64)
+        B *= self.two
+        if np.ndim(self.root):
+            B *= self.root[lo:hi, None]
+        else:
+            B *= self.root
+        return B
+
+    def matvec(self, v):
+        """``B^T B v``: one pass over the rows, in threads."""
+        v = np.asarray(v, dtype=np.float64).reshape(-1)
+        n, chunk = self.X.shape[0], _operator_rows(self.shape[0])
+
+        def block(lo, hi):
+            out = np.zeros(self.shape[0])
+            for a in range(lo, hi, chunk):
+                B = self._rows(a, min(a + chunk, hi))
+                out += (B @ v) @ B
+            return (out,)
+
+        with one_blas_thread():
+            return sum_row_blocks(block, n, 4 * chunk)[0]
+
+    def _gram(self):
+        """``B B^T`` (n, n), summed over chunks of columns (in threads)."""
+        n, d = self.X.shape
+        width = max(2**18 // max(n, 1), 8)
+
+        def block(lo, hi):
+            G = np.zeros((n, n))
+            for a in range(lo, hi, width):
+                B = self._rows(0, n, slice(a, min(a + width, hi)))
+                G += B @ B.T
+            return (G,)
+
+        with one_blas_thread():
+            return sum_row_blocks(block, d, 4 * width)[0]
+
+    def _second(self):
+        """``B^T B`` (d, d), summed over chunks of rows (in threads)."""
+        n, d = self.X.shape
+        chunk = _operator_rows(d)
+
+        def block(lo, hi):
+            C = np.zeros((d, d))
+            for a in range(lo, hi, chunk):
+                B = self._rows(a, min(a + chunk, hi))
+                C += B.T @ B
+            return (C,)
+
+        with one_blas_thread():
+            return sum_row_blocks(block, n, 4 * chunk)[0]
+
+    def largest_eigenvalues(self, k):
+        """The ``min(k, d)`` largest eigenvalues, in decreasing order."""
+        n, d = self.X.shape
+        k = min(int(k), d)
+        if self.chart.spread == 0 or k < 1:
+            return np.zeros(max(k, 0))
+        if min(n, d) <= max(DENSE_SIDE, 4 * k):
+            # the nonzero eigenvalues of B^T B are those of B B^T
+            eig = np.linalg.eigvalsh(self._gram() if n < d else self._second())[::-1]
+            eig = np.concatenate([eig[:k], np.zeros(max(k - eig.size, 0))])
+        else:
+            eig = self._lanczos(k)
+        return eig / self.norm
+
+    def _lanczos(self, k):
+        """The ``k`` largest eigenvalues of ``B^T B`` by ARPACK (``k < d / 4``);
+        densely if ARPACK does not converge."""
+        from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+
+        d = self.shape[0]
+        operator = LinearOperator((d, d), matvec=self.matvec, dtype=np.float64)
+        v0 = np.random.default_rng(0).standard_normal(d)  # fixed: reproducible
+        try:
+            eig = eigsh(operator, k=k, which="LA", tol=LANCZOS_TOL, v0=v0,
+                        ncv=min(d, max(2 * k + 1, 32)), return_eigenvectors=False)
+        except ArpackNoConvergence:  # pragma: no cover - the dense solve is exact
+            n = self.X.shape[0]
+            eig = np.linalg.eigvalsh(self._gram() if n < d else self._second())
+        return np.sort(eig)[::-1][:k]
+
+    def mean_of_largest(self, k):
+        """The mean of the ``min(k, d)`` largest eigenvalues.
+
+        Where they hold every nonzero eigenvalue (``k`` at least the rank bound
+        ``min(n_+ - 1, d)``, ``n_+`` the rows of positive weight) their sum is
+        the trace, 1: no eigenvalue is computed.
+        """
+        k = min(int(k), self.shape[0])
+        if self.chart.spread == 0:
+            return 0.0
+        if k >= min(self.n_positive - 1, self.shape[0]):
+            return 1.0 / k
+        return float(np.mean(self.largest_eigenvalues(k)))
 
 
 def _logits(Y, Z, beta):
