@@ -58,6 +58,7 @@ from ._assign import NEAREST_OFFSET, first_minimum, nearest_point, row_norms2
 from ._blocks import chunk_rows, one_blas_thread, sum_row_blocks
 from ._free_energy import exp_shifted, free_energy_sums
 from ._init import centred_order, draw_distinct_rows
+from ._spectrum import RowSpectrum, operator_rows
 
 
 class KernelNotBuiltWarning(UserWarning):
@@ -158,6 +159,11 @@ CACHE_ENTRIES = 2**20
 #: ``height / MIN_POLE`` spreads from the centre.  A step beyond is rejected.
 MIN_POLE = 1e-3
 
+#: Widest data whose covariance :func:`chart_from_data` sums as a ``(d, d)``
+#: array (at most ``1024 n d`` operations and 8 MiB); wider data get a
+#: :class:`ScaledCovariance`, which builds no ``(d, d)`` array.
+DENSE_FEATURES = 1024
+
 
 @dataclass
 class PointChart:
@@ -253,7 +259,7 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     """
     n, d = X.shape
     full = d <= DENSE_FEATURES
-    chunk_size = chunk_size or (chunk_rows(d, d) if full else _operator_rows(d))
+    chunk_size = chunk_size or (chunk_rows(d, d) if full else operator_rows(d))
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     head = np.asarray(X[:1024], dtype=np.float64)
     a = float(np.max(np.abs(head))) if n else 0.0
@@ -374,49 +380,20 @@ def absolute_temperature(cov, n_heads, temperature):
     return float(temperature) / max(spread, np.finfo(np.float64).tiny)
 
 
-#: Widest data whose covariance :func:`chart_from_data` sums as a ``(d, d)``
-#: array (at most ``1024 n d`` operations and 8 MiB); wider data get a
-#: :class:`ScaledCovariance`, which builds no ``(d, d)`` array.
-DENSE_FEATURES = 1024
-
-#: Largest side ``min(n, d)`` of the dense eigenproblem that
-#: :class:`ScaledCovariance` solves (the ``n x n`` weighted Gram matrix of the
-#: centred rows when ``n < d``, whose nonzero eigenvalues are the
-#: covariance's): ``O(n d min(n, d))`` operations in matrix products and
-#: ``min(n, d)^2`` numbers.  Beyond it (and beyond 4 times the eigenvalues
-#: asked for) the largest eigenvalues are found by Lanczos iterations on the
-#: covariance as an operator (ARPACK), each a pass over the rows.
-DENSE_SIDE = 1024
-
-#: ARPACK's relative tolerance on the residual of each Ritz pair: the
-#: eigenvalues' error is of the order of its square times the spectrum's
-#: scale over the gap, far below rounding where the gap is not tiny.
-LANCZOS_TOL = 1e-10
-
-
-def _operator_rows(d):
-    """Rows per chunk of the passes over wide rows: about 2^18 numbers (2 MiB)."""
-    return max(2**18 // max(int(d), 1), 8)
-
-
 class ScaledCovariance:
     """The weighted covariance of the chart's scaled rows ``(X - offset) /
     spread``, as an operator: no ``(d, d)`` array.
 
     Its trace is 1 (the chart's spread is the rows' root mean squared
-    distance to their weighted mean).  Its largest eigenvalues
-    (:meth:`largest_eigenvalues`) are those of ``B^T B``, ``B`` the centred
-    scaled rows times the square roots of their normalised weights, found
-    from the smaller of ``B B^T`` (``n x n``, when ``n < d``) and ``B^T B``,
-    densely up to :data:`DENSE_SIDE` (or 4 times the eigenvalues asked for),
-    else by ARPACK's Lanczos iterations with ``B^T B`` as an operator (one
-    pass over the rows, in chunks of about 2 MiB, per product).  Memory
-    ``O((n + d) k)`` beyond the rows; time ``O(n d k)`` per Lanczos restart.
+    distance to their weighted mean).  Its largest eigenvalues are found by
+    :class:`._spectrum.RowSpectrum` (from the ``n x n`` weighted Gram matrix of
+    the centred rows when ``n < d`` is small, else by Lanczos iterations, one
+    pass over the rows per product): memory ``O((n + d) k)`` beyond the rows.
 
     Parameters
     ----------
     X : ndarray of shape (n, d)
-        The rows, in input units (any float dtype; read chunk by chunk in float64).
+        The rows, in input units (any float dtype).
     weights : ndarray of shape (n,) or None
         Sample weights (None: all one).
     chart : PointChart
@@ -424,104 +401,21 @@ class ScaledCovariance:
     """
 
     def __init__(self, X, weights, chart):
-        self.X, self.weights, self.chart = X, weights, chart
-        n, d = X.shape
-        self.shape = (d, d)
-        W = float(n if weights is None else np.sum(weights))
-        # the square roots of the normalised weights (a scalar without weights)
-        self.root = np.sqrt(1.0 / max(n, 1)) if weights is None else np.sqrt(weights / W)
-        self.n_positive = n if weights is None else int(np.count_nonzero(weights))
+        self.chart, self.shape = chart, (X.shape[1], X.shape[1])
         spread = float(chart.spread)
-        # a power of two near 1 / spread (exact scaling); the eigenvalues of B^T B
-        # are then over ``norm = (spread * two)^2``, of order 1
-        self.two = 2.0 ** float(np.clip(-np.round(np.log2(spread)), -1000, 1000)) \
+        # a power of two near 1 / spread (exact scaling); the eigenvalues of the
+        # rows' moment are then over ``norm = (spread * two)^2``, of order 1
+        two = 2.0 ** float(np.clip(-np.round(np.log2(spread)), -1000, 1000)) \
             if spread > 0 else 0.0
-        self.norm = (spread * self.two) ** 2 if spread > 0 else 1.0
-
-    def _rows(self, lo, hi, cols=slice(None)):
-        """The block ``B[lo:hi, cols]`` in float64 (a copy)."""
-        B = np.subtract(self.X[lo:hi, cols], self.chart.offset[cols], dtype=np.float64)
-        B *= self.two
-        if np.ndim(self.root):
-            B *= self.root[lo:hi, None]
-        else:
-            B *= self.root
-        return B
-
-    def matvec(self, v):
-        """``B^T B v``: one pass over the rows, in threads."""
-        v = np.asarray(v, dtype=np.float64).reshape(-1)
-        n, chunk = self.X.shape[0], _operator_rows(self.shape[0])
-
-        def block(lo, hi):
-            out = np.zeros(self.shape[0])
-            for a in range(lo, hi, chunk):
-                B = self._rows(a, min(a + chunk, hi))
-                out += (B @ v) @ B
-            return (out,)
-
-        with one_blas_thread():
-            return sum_row_blocks(block, n, 4 * chunk)[0]
-
-    def _gram(self):
-        """``B B^T`` (n, n), summed over chunks of columns (in threads)."""
-        n, d = self.X.shape
-        width = max(2**18 // max(n, 1), 8)
-
-        def block(lo, hi):
-            G = np.zeros((n, n))
-            for a in range(lo, hi, width):
-                B = self._rows(0, n, slice(a, min(a + width, hi)))
-                G += B @ B.T
-            return (G,)
-
-        with one_blas_thread():
-            return sum_row_blocks(block, d, 4 * width)[0]
-
-    def _second(self):
-        """``B^T B`` (d, d), summed over chunks of rows (in threads)."""
-        n, d = self.X.shape
-        chunk = _operator_rows(d)
-
-        def block(lo, hi):
-            C = np.zeros((d, d))
-            for a in range(lo, hi, chunk):
-                B = self._rows(a, min(a + chunk, hi))
-                C += B.T @ B
-            return (C,)
-
-        with one_blas_thread():
-            return sum_row_blocks(block, n, 4 * chunk)[0]
+        self.norm = (spread * two) ** 2 if spread > 0 else 1.0
+        self.spectrum = RowSpectrum(X, offset=chart.offset, factor=two, weights=weights)
 
     def largest_eigenvalues(self, k):
         """The ``min(k, d)`` largest eigenvalues, in decreasing order."""
-        n, d = self.X.shape
-        k = min(int(k), d)
+        k = min(int(k), self.shape[0])
         if self.chart.spread == 0 or k < 1:
             return np.zeros(max(k, 0))
-        if min(n, d) <= max(DENSE_SIDE, 4 * k):
-            # the nonzero eigenvalues of B^T B are those of B B^T
-            eig = np.linalg.eigvalsh(self._gram() if n < d else self._second())[::-1]
-            eig = np.concatenate([eig[:k], np.zeros(max(k - eig.size, 0))])
-        else:
-            eig = self._lanczos(k)
-        return eig / self.norm
-
-    def _lanczos(self, k):
-        """The ``k`` largest eigenvalues of ``B^T B`` by ARPACK (``k < d / 4``);
-        densely if ARPACK does not converge."""
-        from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
-
-        d = self.shape[0]
-        operator = LinearOperator((d, d), matvec=self.matvec, dtype=np.float64)
-        v0 = np.random.default_rng(0).standard_normal(d)  # fixed: reproducible
-        try:
-            eig = eigsh(operator, k=k, which="LA", tol=LANCZOS_TOL, v0=v0,
-                        ncv=min(d, max(2 * k + 1, 32)), return_eigenvectors=False)
-        except ArpackNoConvergence:  # pragma: no cover - the dense solve is exact
-            n = self.X.shape[0]
-            eig = np.linalg.eigvalsh(self._gram() if n < d else self._second())
-        return np.sort(eig)[::-1][:k]
+        return self.spectrum.largest(k) / self.norm
 
     def mean_of_largest(self, k):
         """The mean of the ``min(k, d)`` largest eigenvalues.
@@ -533,7 +427,7 @@ class ScaledCovariance:
         k = min(int(k), self.shape[0])
         if self.chart.spread == 0:
             return 0.0
-        if k >= min(self.n_positive - 1, self.shape[0]):
+        if k >= self.spectrum.rank_bound:
             return 1.0 / k
         return float(np.mean(self.largest_eigenvalues(k)))
 
