@@ -180,3 +180,23 @@ def test_wide_fits_build_no_d_by_d_array(monkeypatch, make):
     est = make()
     peak = _peak(lambda: est.fit(X))
     assert peak < 8 * X.nbytes < d * d * 8 / 4, (peak, X.nbytes)
+
+
+def test_bench_wide_smoke(tmp_path):
+    # the benchmark of wide fits runs (on this checkout's package) and writes its table
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    proc = subprocess.run(
+        [sys.executable, os.path.join(root, "benchmarks", "bench_wide.py"), "--smoke",
+         "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = (tmp_path / "bench_wide_smoke.md").read_text()
+    assert "| case | method | fit time (s) | / KMeans (spread) | peak memory / input |" in table
+    for method in ("AttentionQuantizer", "PCAQuantizer", "InContextQuantizer", "KMeans"):
+        assert f"| blobs 120 x 1100 | {method}" in table
