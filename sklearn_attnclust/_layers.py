@@ -48,16 +48,18 @@ class Stream:
 
     A uniform reservoir sample of at most ``size`` rows with their weights
     (algorithm R, vectorised), the number of rows seen, and the exact
-    streamed moments of all of them: the weighted sum, second moment and
-    (``need_fourth``) fourth moment, and their total weight.
+    streamed moments of all of them: the weighted sum, second moment
+    (``need_second``: only the direction layers refit from it; the others
+    build no (d, d) array) and (``need_fourth``) fourth moment, and their
+    total weight.
     """
 
-    def __init__(self, size, n_features, dtype, rng, need_fourth):
+    def __init__(self, size, n_features, dtype, rng, need_fourth, need_second=True):
         self.size, self.rng, self.n = int(size), rng, 0
         self.rows = np.empty((0, n_features), dtype=dtype)
         self.weights = np.empty(0)
         self.total_weight, self.total = 0.0, np.zeros(n_features)
-        self.second = np.zeros((n_features, n_features))
+        self.second = np.zeros((n_features, n_features)) if need_second else None
         self.fourth = np.zeros((n_features, n_features)) if need_fourth else None
 
     def add(self, X, w):
@@ -66,7 +68,8 @@ class Stream:
         Xw = X64 * w[:, None]
         self.total_weight += float(w.sum())
         self.total += Xw.sum(axis=0)
-        self.second += Xw.T @ X64
+        if self.second is not None:
+            self.second += Xw.T @ X64
         if self.fourth is not None:
             self.fourth += (Xw * np.einsum("ij,ij->i", X64, X64)[:, None]).T @ X64
         room = max(self.size - self.rows.shape[0], 0)
@@ -166,12 +169,15 @@ def warn_distinct(n_distinct, n_clusters, stacklevel):
 
 class _FreeEnergyLayer:
     """What the free-energy layers share: their parameters, the descent through
-    :func:`._strategy.fit_layer`, and the warm-started ``partial_fit``.
+    :func:`._strategy.fit_layer`, and the warm-started ``partial_fit`` (on the
+    stream's reservoir only: ``streams_moments`` false, no streamed (d, d) moment).
 
     Subclasses set ``auto_temperature`` (a key of :data:`AUTO_TEMPERATURE`),
     ``n_random`` (the starts of ``n_init="auto"`` for random or callable
     starts), ``_fit`` and ``_warm_start`` (the current fit as an ``init``).
     """
+
+    streams_moments = False
 
     @staticmethod
     def make_rng(random_state):
@@ -297,6 +303,7 @@ class DirectionLayer:
     risk (:mod:`._attention`), fitted by :mod:`._strategy` through :mod:`._direction`."""
 
     geometry = "direction"
+    streams_moments = True  # partial_fit refits from the streamed second moment
 
     @staticmethod
     def make_rng(random_state):

@@ -403,7 +403,8 @@ class AttentionQuantizer(BaseQuantizer):
                 self._stream_layer.warm_start_from(self.layer_)
             self._stream = Stream(self._partial_fit_reservoir, X.shape[1], X.dtype,
                                   check_random_state(self.random_state),
-                                  need_fourth=self.context_length is not None)
+                                  need_fourth=self.context_length is not None,
+                                  need_second=self._stream_layer.streams_moments)
             self._stream_rng = self._stream_layer.make_rng(self.random_state)
         else:  # the other parameters (max_iter, tol, ...) as they are now
             layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
