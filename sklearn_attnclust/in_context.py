@@ -113,7 +113,7 @@ class InContextQuantizer(BaseEmbedding):
 
     second_moment_ : ndarray of shape (n_features, n_features) or None
         Second moment ``Sigma`` of the training data.  None for wide data
-        (more than 1024 features and fewer samples than features): the
+        (more than 1024 features and no more samples than features): the
         estimator keeps the training rows instead, and computes ``Sigma x``,
         the scales and the temperature from them without the ``(d, d)``
         matrix.
@@ -232,18 +232,20 @@ class InContextQuantizer(BaseEmbedding):
         two = power_of_two_scale(X)
         self._unit = two
         Xs = X * X.dtype.type(two) if two != 1.0 else X
-        # wide data (more features than rows, beyond DENSE_FEATURES): the rows
-        # stand for their (d, d) moment, never formed (see _wide_moments)
-        wide = d > DENSE_FEATURES and n < d
+        # wide data (beyond DENSE_FEATURES): the temperature's and the unbiased
+        # scale's largest eigenvalues from the rows (RowSpectrum); where the rows
+        # are no more than the features they also stand for their (d, d) moment,
+        # never formed (Sigma x, the optimal scale's traces from the n x n side)
+        wide, rows_only = d > DENSE_FEATURES, d > DENSE_FEATURES and n <= d
+        second = None if rows_only else Xs.T @ Xs / n
         if wide:
-            second, spectrum = None, RowSpectrum(Xs)
+            spectrum = RowSpectrum(Xs)
             trace = float(np.einsum("ij,ij->", Xs, Xs, dtype=np.float64)) / n
             nonzero = trace > 0
         else:
-            second = Xs.T @ Xs / n
             nonzero = bool(np.any(second))
-        self._second, self._rows = second, Xs if wide else None
-        self.second_moment_ = None if wide else self._in_input_units(second, -2)
+        self._second, self._rows = second, Xs if rows_only else None
+        self.second_moment_ = None if rows_only else self._in_input_units(second, -2)
         self.context_ = None
         self.temperature_ = 0.0
         self._beta = 0.0
@@ -291,7 +293,7 @@ class InContextQuantizer(BaseEmbedding):
                 lam = optimal_scale(float(np.sum(Xs * out)), float(np.sum(out * out)))
             else:
                 # tr S^3 under- or overflows float32 at scales far from 1
-                lam = optimal_scale(*spectrum.power_traces()) if wide else \
+                lam = optimal_scale(*spectrum.power_traces()) if rows_only else \
                     in_context_optimal_scale(second.astype(np.float64))
         elif self.scale == "unbiased":
             if softmax:
