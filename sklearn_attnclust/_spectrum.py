@@ -70,11 +70,12 @@ class RowSpectrum:
 
     def rows(self, lo, hi, cols=slice(None)):
         """The block ``B[lo:hi, cols]`` in float64 (a copy)."""
-        X = self.X[lo:hi, cols]
-        B = np.array(X, dtype=np.float64) if self.offset is None else \
-            np.subtract(X, self.offset[cols], dtype=np.float64)
+        # scaled first (exact), then centred: no digit of subnormal rows is lost
+        B = np.array(self.X[lo:hi, cols], dtype=np.float64)
         if self.factor != 1.0:
             B *= self.factor
+        if self.offset is not None:
+            B -= np.asarray(self.offset[cols], dtype=np.float64) * self.factor
         if np.ndim(self.root):
             B *= self.root[lo:hi, None]
         else:
