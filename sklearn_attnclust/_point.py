@@ -261,7 +261,9 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     full = d <= DENSE_FEATURES
     chunk_size = chunk_size or (chunk_rows(d, d) if full else operator_rows(d))
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    head = np.asarray(X[:1024], dtype=np.float64)
+    # the first rows (for wide data as many as CACHE_ENTRIES numbers: a float64
+    # copy of 1024 wide float32 rows would outweigh the data)
+    head = np.asarray(X[:1024 if full else max(CACHE_ENTRIES // d, 64)], dtype=np.float64)
     a = float(np.max(np.abs(head))) if n else 0.0
     dtype = np.float32 if X.dtype == np.float32 and n * d > CACHE_ENTRIES else np.float64
     W = float(n if w is None else w.sum())
