@@ -17,7 +17,7 @@ import numpy as np
 
 from ._blocks import one_blas_thread, sum_row_blocks
 
-__all__ = ["DENSE_SIDE", "LANCZOS_TOL", "RowSpectrum", "operator_rows"]
+__all__ = ["DENSE_SIDE", "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum", "operator_rows"]
 
 #: Largest side ``min(n, d)`` of the dense eigenproblem :class:`RowSpectrum`
 #: solves: ``O(n d min(n, d))`` operations in matrix products and
@@ -29,6 +29,11 @@ DENSE_SIDE = 1024
 #: eigenvalues' error is of the order of its square times the spectrum's
 #: scale over the gap (measured: within 3e-15 of ``eigvalsh``'s).
 LANCZOS_TOL = 1e-10
+
+
+#: Largest ``max|offset| * factor`` (the offset in units of the rows' scale) at
+#: which :class:`RowSpectrum`'s products read the rows as stored.
+RAW_OFFSET = 8.0
 
 
 def operator_rows(d):
@@ -82,12 +87,28 @@ class RowSpectrum:
             B *= self.root
         return B
 
+    @property
+    def raw(self):
+        """Whether the products read the rows as stored (float64, C order, the
+        offset within :data:`RAW_OFFSET` of their scale ``1 / factor``: the
+        centring's rounding error is then at most that many epsilons), the
+        offset and the factors applied to the products; else each chunk is
+        copied, scaled and centred (:meth:`rows`)."""
+        X = self.X
+        if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.flags.c_contiguous):
+            return False
+        if self.offset is None:
+            return True
+        return float(np.max(np.abs(self.offset), initial=0.0)) * self.factor <= RAW_OFFSET
+
     # -- products --------------------------------------------------------------
     def matmat(self, V):
         """``S V`` (d, m) for ``V`` (d, m): one pass over the rows, in threads."""
         V = np.asarray(V, dtype=np.float64)
         n, d = self.X.shape
         chunk = operator_rows(d)
+        if self.raw:
+            return self._raw_matmat(V)
 
         def block(lo, hi):
             out = np.zeros(V.shape)
@@ -98,6 +119,34 @@ class RowSpectrum:
 
         with one_blas_thread():
             return sum_row_blocks(block, n, 4 * chunk)[0]
+
+    def _raw_matmat(self, V):
+        """:meth:`matmat` on the rows as stored: with ``b_i = r_i f (x_i - o)``,
+        ``P = r^2 f^2 (X V - o V)`` (rowwise) and ``S V = X^T P - o sum_i P_i``."""
+        X, f, o = self.X, self.factor, self.offset
+        n, d = X.shape
+        chunk = 4 * operator_rows(d)  # (8 MiB, in the last-level cache for X^T P:
+        # measured 0.045 to 0.056 s a product at 1e4 x 1e4, 0.067 to 0.07 s at 2 MiB)
+        shift = None if o is None else np.asarray(o, dtype=np.float64) @ V
+
+        def block(lo, hi):
+            out, total = np.zeros(V.shape), np.zeros(V.shape[1])
+            for a in range(lo, hi, chunk):
+                b = min(a + chunk, hi)
+                P = X[a:b] @ V
+                if shift is not None:
+                    P -= shift
+                r = self.root[a:b, None] if np.ndim(self.root) else self.root
+                P *= r * r * f * f
+                out += X[a:b].T @ P
+                total += P.sum(axis=0)
+            return out, total
+
+        with one_blas_thread():
+            out, total = sum_row_blocks(block, n, 4 * chunk)
+        if o is not None:
+            out -= np.outer(o, total)
+        return out
 
     def matvec(self, v):
         """``S v``."""
