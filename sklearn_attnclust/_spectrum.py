@@ -8,7 +8,9 @@ finds its ``k`` largest eigenvalues (and eigenvectors) densely from the
 smaller of the two when it is small (:data:`DENSE_SIDE`, or at most 4 times
 ``k``: ``O(n d min(n, d))`` work, ``min(n, d)^2`` numbers), else by ARPACK's
 Lanczos iterations on ``S`` as an operator, each product one pass over the
-rows in chunks of about 2 MiB: no ``O(d^2)`` memory and no ``O(d^3)`` work.
+rows: no ``O(d^2)`` memory and no ``O(d^3)`` work.  (Up to
+:data:`TRIAL_SIDE`, a few Lanczos restarts first, then the dense solve if
+they did not converge.)
 Both give the same eigenvalues to rounding (measured in
 ``tests/test_spectrum.py``).  This module knows nothing of scikit-learn.
 """
@@ -17,13 +19,21 @@ import numpy as np
 
 from ._blocks import one_blas_thread, sum_row_blocks
 
-__all__ = ["DENSE_SIDE", "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum", "operator_rows"]
+__all__ = ["DENSE_SIDE", "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum", "TRIAL_RESTARTS",
+           "TRIAL_SIDE", "operator_rows"]
 
 #: Largest side ``min(n, d)`` of the dense eigenproblem :class:`RowSpectrum`
-#: solves: ``O(n d min(n, d))`` operations in matrix products and
-#: ``min(n, d)^2`` numbers (8 MiB).  Beyond it, and beyond 4 times the
-#: eigenpairs asked for, the Lanczos iterations of ARPACK.
-DENSE_SIDE = 1024
+#: solves at once: ``O(n d min(n, d))`` operations in matrix products and
+#: ``min(n, d)^2`` numbers.  Up to :data:`TRIAL_SIDE` the Lanczos iterations
+#: come first, with :data:`TRIAL_RESTARTS` restarts (32 products, a fraction
+#: of the dense solve's cost): where the largest eigenvalues stand apart
+#: (clustered data) they converge within it, else the dense solve follows
+#: (measured at 1000 x 10000, K = 8: blobs 0.2 s against 1.0 s dense, Gaussian
+#: noise 1.04 s against 0.84 s, on a loaded machine).  Beyond, Lanczos until
+#: it converges.  Both give the eigenvalues to rounding.
+DENSE_SIDE = 256
+TRIAL_SIDE = 1024
+TRIAL_RESTARTS = 1
 
 #: ARPACK's relative tolerance on the residual of each Ritz pair: the
 #: eigenvalues' error is of the order of its square times the spectrum's
@@ -208,16 +218,21 @@ class RowSpectrum:
         if k < 1:
             return (np.zeros(0), np.zeros((d, 0))) if vectors else np.zeros(0)
         if self.dense(k):
-            M, gram = self.small()
-            if not vectors:
-                eig = np.linalg.eigvalsh(M)[::-1][:k]
-                return np.concatenate([eig, np.zeros(max(k - eig.size, 0))])
-            eig, U = np.linalg.eigh(M)
-            U = U[:, ::-1][:, :k]
-            if not gram:
-                return eig[::-1][:k], U
-            return self._ritz(self._complete(self._map_rows(U)))
-        return self._lanczos(k, vectors)
+            return self._dense(k, vectors)
+        trial = min(n, d) <= TRIAL_SIDE
+        return self._lanczos(k, vectors, TRIAL_RESTARTS if trial else None)
+
+    def _dense(self, k, vectors):
+        """:meth:`largest` from the smaller matrix, :meth:`small`."""
+        M, gram = self.small()
+        if not vectors:
+            eig = np.linalg.eigvalsh(M)[::-1][:k]
+            return np.concatenate([eig, np.zeros(max(k - eig.size, 0))])
+        eig, U = np.linalg.eigh(M)
+        U = U[:, ::-1][:, :k]
+        if not gram:
+            return eig[::-1][:k], U
+        return self._ritz(self._complete(self._map_rows(U)))
 
     def _map_rows(self, U):
         """``B^T U`` (d, m): one pass over the rows."""
@@ -256,8 +271,9 @@ class RowSpectrum:
         order = np.argsort(eig)[::-1]
         return eig[order], Q @ R[:, order]
 
-    def _lanczos(self, k, vectors):
-        """ARPACK's largest eigenpairs (``4 k < min(n, d)``); densely if it does not converge."""
+    def _lanczos(self, k, vectors, restarts=None):
+        """ARPACK's largest eigenpairs (``4 k < min(n, d)``) within ``restarts``
+        (None: ARPACK's default); densely if it does not converge."""
         from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
         d = self.shape[0]
@@ -266,14 +282,10 @@ class RowSpectrum:
         v0 = np.random.default_rng(0).standard_normal(d)  # fixed: reproducible
         try:
             out = eigsh(operator, k=k, which="LA", tol=LANCZOS_TOL, v0=v0,
-                        ncv=min(d, max(2 * k + 1, 32)), return_eigenvectors=vectors)
-        except ArpackNoConvergence:  # pragma: no cover - the dense solve is exact
-            M, gram = self.small()
-            eig, U = np.linalg.eigh(M)
-            if not vectors:
-                return eig[::-1][:k]
-            U = U[:, ::-1][:, :k]
-            return self._ritz(self._complete(self._map_rows(U))) if gram else (eig[::-1][:k], U)
+                        ncv=min(d, max(2 * k + 1, 32)), maxiter=restarts,
+                        return_eigenvectors=vectors)
+        except ArpackNoConvergence:  # the dense solve is exact
+            return self._dense(k, vectors)
         if not vectors:
             return np.sort(out)[::-1]
         eig, V = out

@@ -208,3 +208,19 @@ def test_bench_wide_smoke(tmp_path):
     assert "| case | method | fit time (s) | / KMeans (spread) | peak memory / input |" in table
     for method in ("AttentionQuantizer", "PCAQuantizer", "InContextQuantizer", "KMeans"):
         assert f"| blobs 120 x 1100 | {method}" in table
+
+
+@pytest.mark.parametrize("restarts", [1, 50])
+def test_lanczos_trial_falls_back_to_the_dense_solve(monkeypatch, restarts):
+    # unclustered rows (a flat top of the spectrum): one restart does not
+    # converge and the dense solve follows; many do; the same eigenvalues
+    X = np.random.default_rng(6).normal(size=(300, 400))
+    monkeypatch.setattr(_spectrum, "TRIAL_RESTARTS", restarts)
+    spectrum = RowSpectrum(X, offset=X.mean(axis=0))
+    assert not spectrum.dense(5) and min(X.shape) <= _spectrum.TRIAL_SIDE
+    calls = []
+    dense = spectrum._dense
+    monkeypatch.setattr(spectrum, "_dense", lambda *a: calls.append(a) or dense(*a))
+    ref = np.linalg.eigvalsh(np.cov(X.T, bias=True))[::-1][:5]
+    np.testing.assert_allclose(spectrum.largest(5), ref, rtol=1e-10)
+    assert len(calls) == (restarts == 1)
