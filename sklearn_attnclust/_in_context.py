@@ -21,11 +21,13 @@ __all__ = [
     "TEMPERATURE_GRID",
     "in_context_attention",
     "in_context_from_moments",
+    "in_context_from_rows",
     "in_context_optimal_scale",
     "in_context_unbiased_scale",
     "softmax_layer",
     "stack_fixed_points",
     "stratified_rows",
+    "wide_typical_head_score",
 ]
 
 CHUNK = 2048  # queries per block of the softmax layer's (queries x context) weights
@@ -74,6 +76,32 @@ def softmax_layer(X, context, beta, scale=1.0):
 def in_context_from_moments(X, second, scale):
     """The linear in-context layer ``lam Sigma_c x`` from the context's second moment."""
     return scale * (X @ second)
+
+
+def in_context_from_rows(X, rows, scale):
+    """The linear in-context layer ``lam Sigma_c x`` from the context's rows
+    (``Sigma_c = rows^T rows / m``, never formed): ``lam (X rows^T) rows / m``,
+    :data:`CHUNK` queries at a time; ``O(n m d)``, for wide rows (``m < d``)."""
+    out = np.empty(X.shape, dtype=np.result_type(X, rows))
+    factor = scale / rows.shape[0]
+    for start in range(0, X.shape[0], CHUNK):
+        block = slice(start, start + CHUNK)
+        np.matmul(X[block] @ rows.T, rows, out=out[block])
+    out *= factor
+    return out
+
+
+def wide_typical_head_score(spectrum, n_heads, trace):
+    """:func:`._attention.typical_head_score` of ``spectrum`` (a
+    :class:`._spectrum.RowSpectrum` of the uncentred rows, whose trace is
+    ``trace``): the mean of its ``n_heads`` largest eigenvalues, without the
+    ``(d, d)`` moment (its trace over them where they hold its whole rank)."""
+    k = min(max(int(n_heads), 1), spectrum.shape[0])
+    if k >= spectrum.rank_bound:
+        top = float(trace) / k
+    else:
+        top = float(np.mean(spectrum.largest(k)))
+    return float(max(top, np.finfo(np.float64).tiny))
 
 
 def in_context_optimal_scale(second):
@@ -158,7 +186,8 @@ def _group(Y, radius):
     return rank[group], points[order], sizes[order]
 
 
-def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300):
+def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
+                       typical=None):
     """The ``n_clusters`` attracting fixed points of the stacked softmax layer.
 
     The layer at scale 1, ``T(x) = sum_j softmax_j(beta <x, c_j>) c_j``, is a
@@ -194,6 +223,10 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300):
     rng : numpy.random.RandomState
     max_iter : int, default=300
         Steps of the flow at most, per temperature.
+    typical : float or None, default=None
+        The mean of the ``n_clusters`` largest eigenvalues of ``X``'s second
+        moment, if known (wide data: without the ``(d, d)`` moment); None
+        computes it from the moment.
 
     Returns
     -------
@@ -205,8 +238,11 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300):
         Number of substantial fixed points at ``tau``.
     """
     n = X.shape[0]
-    second = X.T @ X / n
-    typical = typical_head_score(second, n_clusters)
+    if typical is None:
+        second = X.T @ X / n
+        typical, nonzero = typical_head_score(second, n_clusters), bool(np.any(second))
+    else:
+        nonzero = bool(np.any(X))
     width = np.sqrt(typical)  # the data's scale; the kernel's width is width / sqrt(tau)
     seeds = X[stratified_rows(X, N_SEEDS, rng)]
     flow_context = context[stratified_rows(context, FLOW_CONTEXT, rng)]
@@ -221,7 +257,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300):
     def refine(tau, points):
         # the seeds flowed on a sample of the context: refine on the whole of it
         centers = points[:n_clusters]
-        if tau > 0 and np.any(second) and flow_context.shape[0] < context.shape[0]:
+        if tau > 0 and nonzero and flow_context.shape[0] < context.shape[0]:
             radius = 0.1 * width / np.sqrt(tau)
             centers, _ = _flow(centers, context, tau / typical, radius, max_iter)
         # the distinct ones, in the order of mass
@@ -232,7 +268,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300):
     taus = list(TEMPERATURE_GRID) if temperature is None else [float(temperature)]
     best = None
     for tau in taus:
-        if tau == 0 or not np.any(second):
+        if tau == 0 or not nonzero:
             # every weight equal: the one fixed point is the context mean
             points, sizes, count = context.mean(axis=0, keepdims=True), np.array([n]), 1
         else:

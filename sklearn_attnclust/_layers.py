@@ -345,7 +345,8 @@ def warn_distinct(n_distinct, n_clusters, stacklevel):
 
 class _FreeEnergyLayer:
     """What the free-energy layers share: their parameters, the descent through
-    :func:`._strategy.fit_layer`, and the warm-started ``partial_fit``.
+    :func:`._strategy.fit_layer`, and the warm-started ``partial_fit`` (on the
+    stream's reservoir and the fit's summary: no streamed (d, d) moment).
 
     Subclasses set ``auto_temperature`` (a key of :data:`AUTO_TEMPERATURE`),
     ``n_random`` (the starts of ``n_init="auto"`` for random or callable
@@ -429,7 +430,8 @@ class PointLayer(_FreeEnergyLayer):
         hard = stats.assignment_at(chart.scaled_points(fit.heads)) if tracked else None
         if hard is not None:  # the last evaluation's, in input units (see fit_assignment)
             with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
-                self.assignment = (X, hard[0], hard[1] * chart.spread**2, hard[2])
+                inertia = float(hard[1]) * np.float64(chart.spread) ** 2
+            self.assignment = (X, hard[0], inertia, hard[2])
         return self
 
     def fit(self, X, w, rng):

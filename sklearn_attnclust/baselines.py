@@ -9,6 +9,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array
 
 from ._base import BaseQuantizer, _nearest_center, check_sample_weight, power_of_two_scale
+from ._point import DENSE_FEATURES
+from ._spectrum import RowSpectrum
 
 __all__ = ["KMeansQuantizer", "OptimalQuantizer", "PCAQuantizer"]
 
@@ -192,6 +194,11 @@ class PCAQuantizer(_CenterQuantizer):
     eigenvalues are equal, so PCA finds the centroids' subspace but not the
     centroids within it: it is the baseline that only knows the subspace.
 
+    Wide data (more than 1024 features) get their top eigenpairs without the
+    ``(d, d)`` matrix: from the ``n x n`` Gram matrix when ``n`` is small, else
+    by Lanczos iterations on the second moment as an operator (the same
+    eigenpairs, to rounding).
+
     Parameters
     ----------
     n_clusters : int, default=2
@@ -247,10 +254,15 @@ class PCAQuantizer(_CenterQuantizer):
         # under- nor overflows; its eigenvalues are scaled back
         two = power_of_two_scale(X)
         Xs = X * X.dtype.type(two) if two != 1.0 else X
-        second_moment = (Xs.T @ Xs) / n_samples
-        eigenvalues, eigenvectors = np.linalg.eigh(second_moment)
-        order = np.argsort(eigenvalues)[::-1][: self.n_clusters]
-        U = eigenvectors[:, order].T.astype(X.dtype, copy=True)
+        if n_features <= DENSE_FEATURES:
+            second_moment = (Xs.T @ Xs) / n_samples
+            eigenvalues, eigenvectors = np.linalg.eigh(second_moment)
+            order = np.argsort(eigenvalues)[::-1][: self.n_clusters]
+            eigenvalues, U = eigenvalues[order], eigenvectors[:, order].T
+        else:  # wide data: the top eigenpairs only, without the (d, d) moment
+            eigenvalues, V = RowSpectrum(Xs).largest(self.n_clusters, vectors=True)
+            U = V.T
+        U = U.astype(X.dtype, copy=True)
         # Sign canonicalisation: mean projection >= 0; if it is (numerically)
         # zero, make the largest-magnitude coordinate positive instead.
         mean_projection = (Xs @ U.T).mean(axis=0)
@@ -261,7 +273,7 @@ class PCAQuantizer(_CenterQuantizer):
         signs[signs == 0] = 1
         self.cluster_centers_ = U * signs[:, None].astype(X.dtype)
         with np.errstate(over="ignore"):  # beyond float64's range at scales above 1e154
-            self.explained_variance_ = eigenvalues[order] / two / two
+            self.explained_variance_ = eigenvalues / two / two
         return X
 
 

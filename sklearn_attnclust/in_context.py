@@ -12,12 +12,16 @@ from ._attention import optimal_scale, typical_head_score
 from ._base import BaseEmbedding, _nearest_center, power_of_two_scale
 from ._in_context import (
     in_context_from_moments,
+    in_context_from_rows,
     in_context_optimal_scale,
     in_context_unbiased_scale,
     softmax_layer,
     stack_fixed_points,
     stratified_rows,
+    wide_typical_head_score,
 )
+from ._point import DENSE_FEATURES
+from ._spectrum import RowSpectrum
 
 __all__ = ["InContextQuantizer"]
 
@@ -107,8 +111,12 @@ class InContextQuantizer(BaseEmbedding):
     context_ : ndarray of shape (n_context, n_features)
         The context tokens (softmax layer only; None for the linear layer).
 
-    second_moment_ : ndarray of shape (n_features, n_features)
-        Second moment ``Sigma`` of the training data.
+    second_moment_ : ndarray of shape (n_features, n_features) or None
+        Second moment ``Sigma`` of the training data.  None for wide data
+        (more than 1024 features and no more samples than features): the
+        estimator keeps the training rows instead, and computes ``Sigma x``,
+        the scales and the temperature from them without the ``(d, d)``
+        matrix.
 
     scale_ : float
         The output scale of ``transform``.
@@ -224,9 +232,20 @@ class InContextQuantizer(BaseEmbedding):
         two = power_of_two_scale(X)
         self._unit = two
         Xs = X * X.dtype.type(two) if two != 1.0 else X
-        second = Xs.T @ Xs / n
-        self._second = second
-        self.second_moment_ = self._in_input_units(second, -2)
+        # wide data (beyond DENSE_FEATURES): the temperature's and the unbiased
+        # scale's largest eigenvalues from the rows (RowSpectrum); where the rows
+        # are no more than the features they also stand for their (d, d) moment,
+        # never formed (Sigma x, the optimal scale's traces from the n x n side)
+        wide, rows_only = d > DENSE_FEATURES, d > DENSE_FEATURES and n <= d
+        second = None if rows_only else Xs.T @ Xs / n
+        if wide:
+            spectrum = RowSpectrum(Xs)
+            trace = float(np.einsum("ij,ij->", Xs, Xs, dtype=np.float64)) / n
+            nonzero = trace > 0
+        else:
+            nonzero = bool(np.any(second))
+        self._second, self._rows = second, Xs if rows_only else None
+        self.second_moment_ = None if rows_only else self._in_input_units(second, -2)
         self.context_ = None
         self.temperature_ = 0.0
         self._beta = 0.0
@@ -240,13 +259,14 @@ class InContextQuantizer(BaseEmbedding):
                 context, self.context_ = Xs[rows], X[rows]
             else:
                 self.context_ = X
-            typical = typical_head_score(second, self.n_clusters)
-            if np.any(second):
+            typical = wide_typical_head_score(spectrum, self.n_clusters, trace) if wide \
+                else typical_head_score(second, self.n_clusters)
+            if nonzero:
                 # the largest relative temperature the fit may use
                 tau = 128.0 if self.temperature == "auto" else self.temperature
                 with np.errstate(over="ignore"):
                     beta = tau / typical
-                if typical <= np.finfo(second.dtype).tiny or not np.isfinite(beta):
+                if typical <= np.finfo(Xs.dtype).tiny or not np.isfinite(beta):
                     raise ValueError(
                         "X is too small in scale for the softmax temperature (its "
                         "second moment underflows); rescale X."
@@ -254,9 +274,10 @@ class InContextQuantizer(BaseEmbedding):
             # an all-zero context: every softmax weight is equal at any temperature
             centers, tau, self.n_fixed_points_ = stack_fixed_points(
                 Xs, context, self.n_clusters,
-                None if self.temperature == "auto" else self.temperature, rng
+                None if self.temperature == "auto" else self.temperature, rng,
+                typical=typical if wide else None,
             )
-            self._beta = float(tau / typical) if np.any(second) else 0.0
+            self._beta = float(tau / typical) if nonzero else 0.0
             self.temperature_ = float(self._in_input_units(self._beta, 2))
             self.cluster_centers_ = self._in_input_units(centers, -1)
             out = self._embed_scaled(Xs, 1.0)
@@ -272,9 +293,15 @@ class InContextQuantizer(BaseEmbedding):
                 lam = optimal_scale(float(np.sum(Xs * out)), float(np.sum(out * out)))
             else:
                 # tr S^3 under- or overflows float32 at scales far from 1
-                lam = in_context_optimal_scale(second.astype(np.float64))
+                lam = optimal_scale(*spectrum.power_traces()) if rows_only else \
+                    in_context_optimal_scale(second.astype(np.float64))
         elif self.scale == "unbiased":
-            lam = 1.0 if softmax else in_context_unbiased_scale(second, self.n_clusters)
+            if softmax:
+                lam = 1.0
+            elif wide:
+                lam = 1.0 / wide_typical_head_score(spectrum, self.n_clusters, trace)
+            else:
+                lam = in_context_unbiased_scale(second, self.n_clusters)
         else:
             lam = float(self.scale) if softmax else \
                 float(self._in_input_units(np.float64(self.scale), -2))
@@ -298,6 +325,8 @@ class InContextQuantizer(BaseEmbedding):
         """The layer on rows ``Xs`` in the fit's units (X times ``two``), at output
         scale ``scale`` (in those units too), in the dtype of ``Xs``."""
         if self.attention == "linear":
+            if self._second is None:  # wide data: the training rows stand for Sigma
+                return in_context_from_rows(Xs, self._rows.astype(Xs.dtype, copy=False), scale)
             return in_context_from_moments(Xs, self._second.astype(Xs.dtype, copy=False), scale)
         context = self.context_.astype(Xs.dtype, copy=False)
         if self._unit != 1.0:

@@ -1,0 +1,253 @@
+"""Wide data: the top eigenpairs without the (d, d) matrix (issue 30).
+
+The solvers of :mod:`sklearn_attnclust._spectrum` (the n x n Gram side, and
+Lanczos on the moment as an operator) against the dense ``eigvalsh`` of the
+(d, d) moment they replace; the estimators on wide data against the same fits
+with the dense route forced; and the wide fits' memory, which must not hold a
+(d, d) array.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from sklearn_attnclust import AttentionQuantizer, InContextQuantizer, PCAQuantizer, _spectrum
+from sklearn_attnclust import _point, baselines, in_context
+from sklearn_attnclust._point import ScaledCovariance, absolute_temperature, chart_from_data
+from sklearn_attnclust._spectrum import RowSpectrum
+
+
+def _rows(n, d, dtype, seed=0, offset=3.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.5, 2.0, size=d) + offset
+    X[:, :4] += 4.0 * rng.integers(0, 4, size=(n, 1))  # a few large directions
+    return X.astype(dtype), rng.uniform(0.1, 3.0, size=n)
+
+
+def _dense_moment(X, offset, factor, w):
+    Y = (X.astype(np.float64) - (0 if offset is None else offset)) * factor
+    w = np.full(X.shape[0], 1.0) if w is None else w
+    return (Y * (w / w.sum())[:, None]).T @ Y
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n, d", [(30, 200), (200, 60)])  # n < d (Gram side) and n > d
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("centred", [False, True])
+@pytest.mark.parametrize("lanczos", [False, True])
+def test_largest_eigenpairs_equal_the_dense_ones(monkeypatch, dtype, n, d, weighted, centred,
+                                                 lanczos):
+    X, w = _rows(n, d, dtype)
+    w = w if weighted else None
+    offset = X.astype(np.float64).mean(axis=0) if centred else None
+    if lanczos:  # ARPACK on the operator instead of the dense smaller side
+        monkeypatch.setattr(_spectrum, "DENSE_SIDE", 4)
+    spectrum = RowSpectrum(X, offset=offset, factor=0.25, weights=w)
+    S = _dense_moment(X, offset, 0.25, w)
+    ref = np.linalg.eigvalsh(S)[::-1]
+    k = 5
+    assert spectrum.dense(k) is not lanczos
+    eig = spectrum.largest(k)
+    np.testing.assert_allclose(eig, ref[:k], rtol=1e-10, atol=1e-12 * ref[0])
+    eig, V = spectrum.largest(k, vectors=True)
+    np.testing.assert_allclose(eig, ref[:k], rtol=1e-10, atol=1e-12 * ref[0])
+    np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-10)
+    np.testing.assert_allclose(S @ V, V * eig, atol=1e-8 * ref[0])
+    np.testing.assert_allclose(spectrum.matvec(V[:, 0]), S @ V[:, 0], atol=1e-12 * ref[0])
+    t2, t3 = spectrum.power_traces()
+    assert np.isclose(t2, np.trace(S @ S), rtol=1e-11)
+    assert np.isclose(t3, np.trace(S @ S @ S), rtol=1e-11)
+
+
+def test_eigenvectors_beyond_the_rank_are_completed():
+    # 10 rows of rank 2 in 300 dimensions: 5 eigenvectors asked for, 3 of them
+    # in the null space, any orthonormal completion
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(10, 2)) @ rng.normal(size=(2, 300))
+    eig, V = RowSpectrum(X).largest(5, vectors=True)
+    ref = np.linalg.eigvalsh(X.T @ X / 10)[::-1]
+    np.testing.assert_allclose(eig, ref[:5], atol=1e-12 * ref[0])
+    np.testing.assert_allclose(V.T @ V, np.eye(5), atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [40, 1200])  # n < d and n > d
+@pytest.mark.parametrize("weighted", [False, True])
+def test_wide_chart_and_temperature_equal_the_dense_ones(monkeypatch, dtype, n, weighted):
+    d = _point.DENSE_FEATURES + 8
+    X, w = _rows(n, d, dtype, seed=2, offset=50.0)
+    w = w if weighted else None
+    chart, cov = chart_from_data(X, w)
+    assert isinstance(cov, ScaledCovariance)
+    monkeypatch.setattr(_point, "DENSE_FEATURES", 10**9)
+    # (the dense route of large float32 data sums in float32: the reference is
+    # taken on the same values in float64)
+    ref_chart, ref_cov = chart_from_data(X.astype(np.float64), w)
+    assert isinstance(ref_cov, np.ndarray)
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(chart.offset, ref_chart.offset, rtol=rtol,
+                               atol=rtol * ref_chart.spread)
+    assert np.isclose(chart.spread, ref_chart.spread, rtol=rtol)
+    ref = np.linalg.eigvalsh(ref_cov)[::-1]
+    np.testing.assert_allclose(cov.largest_eigenvalues(6), ref[:6], rtol=rtol, atol=rtol * ref[0])
+    for K in (1, 2, 8, n, n + 5, d + 3):  # the last ones: the rank bound's closed form
+        expected = 16.0 / np.mean(ref[:max(K - 1, 1)])  # absolute_temperature's dense route
+        assert np.isclose(absolute_temperature(cov, K, 16.0), expected, rtol=max(rtol, 1e-10))
+
+
+def _same_centres(a, b, atol):
+    order = np.argmin(((a[:, None] - b[None]) ** 2).sum(axis=2), axis=1)
+    assert sorted(order) == list(range(a.shape[0]))
+    np.testing.assert_allclose(a, b[order], atol=atol)
+    return order
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_wide_point_fit_equals_the_dense_route(monkeypatch, dtype):
+    rng = np.random.default_rng(3)
+    d, K = _point.DENSE_FEATURES + 100, 4
+    centres = rng.normal(size=(K, d)) * 0.5
+    y = rng.integers(0, K, size=150)
+    X = (centres[y] + 0.1 * rng.normal(size=(150, d))).astype(dtype)
+    w = rng.uniform(0.5, 2.0, size=150)
+    a = AttentionQuantizer(K, random_state=0).fit(X, sample_weight=w)
+    monkeypatch.setattr(_point, "DENSE_FEATURES", 10**9)
+    b = AttentionQuantizer(K, random_state=0).fit(X, sample_weight=w)
+    assert a.cluster_centers_.dtype == dtype
+    assert np.isclose(a.temperature_, b.temperature_, rtol=1e-10 if dtype == np.float64 else 1e-5)
+    order = _same_centres(a.cluster_centers_, b.cluster_centers_, atol=1e-4)
+    np.testing.assert_array_equal(order[a.labels_], b.labels_)
+    assert np.isclose(a.inertia_, b.inertia_, rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [60, 1100])  # n < d: the rows stand for the moment; n > d
+def test_wide_pca_and_in_context_equal_the_dense_route(monkeypatch, n):
+    rng = np.random.default_rng(4)
+    d = baselines.DENSE_FEATURES + 50
+    y = np.arange(n) % 3
+    X = rng.normal(size=(3, d))[y] + 0.1 * rng.normal(size=(n, d))
+    pca = PCAQuantizer(3).fit(X)
+    lin = InContextQuantizer(3).fit(X)
+    unb = InContextQuantizer(3, scale="unbiased").fit(X)
+    # (the softmax layer's temperature is the unbiased scale's eigenvalue mean:
+    # its stack, slower, runs on the small case only)
+    soft = InContextQuantizer(3, attention="softmax", random_state=0) if n < d else None
+    if soft is not None:
+        soft.fit(X)
+    assert (lin.second_moment_ is None) == (n <= d)  # the rows stand for it
+    monkeypatch.setattr(baselines, "DENSE_FEATURES", 10**9)
+    monkeypatch.setattr(in_context, "DENSE_FEATURES", 10**9)
+    pca_ref = PCAQuantizer(3).fit(X)
+    np.testing.assert_allclose(pca.explained_variance_, pca_ref.explained_variance_, rtol=1e-10)
+    np.testing.assert_allclose(pca.cluster_centers_, pca_ref.cluster_centers_, atol=1e-8)
+    pairs = [(lin, InContextQuantizer(3).fit(X)),
+             (unb, InContextQuantizer(3, scale="unbiased").fit(X))]
+    if soft is not None:
+        pairs.append((soft, InContextQuantizer(3, attention="softmax", random_state=0).fit(X)))
+    for est, ref in pairs:
+        assert np.isclose(est.scale_, ref.scale_, rtol=1e-10)
+        assert np.isclose(est.temperature_, ref.temperature_, rtol=1e-10)
+        np.testing.assert_allclose(est.transform(X[:20]), ref.transform(X[:20]), rtol=1e-9,
+                                   atol=1e-9 * np.abs(ref.transform(X[:20])).max())
+    if soft is not None:
+        np.testing.assert_array_equal(soft.labels_, pairs[-1][1].labels_)
+
+
+def _peak(fun):
+    tracemalloc.start()
+    try:
+        fun()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: AttentionQuantizer(4, random_state=0),
+    lambda: PCAQuantizer(4),
+    lambda: InContextQuantizer(4),
+    lambda: InContextQuantizer(4, scale="unbiased"),
+], ids=["point", "pca", "in-context", "in-context-unbiased"])
+def test_wide_fits_build_no_d_by_d_array(monkeypatch, make):
+    # 100 x 6000 rows (4.8 MB): a (d, d) float64 array is 288 MB, 60 times the
+    # rows; the peak of the fit's allocations stays within a few copies of them
+    rng = np.random.default_rng(5)
+    n, d = 100, 6000
+    X = rng.normal(size=(n, d)) + 3.0 * rng.integers(0, 4, size=(n, 1))
+    eigh, eigvalsh = np.linalg.eigh, np.linalg.eigvalsh
+
+    def small_only(solver):
+        def checked(A, *args, **kwargs):
+            assert np.shape(A)[0] <= n, "an eigenproblem of the (d, d) size"
+            return solver(A, *args, **kwargs)
+        return checked
+
+    monkeypatch.setattr(np.linalg, "eigh", small_only(eigh))
+    monkeypatch.setattr(np.linalg, "eigvalsh", small_only(eigvalsh))
+    est = make()
+    peak = _peak(lambda: est.fit(X))
+    assert peak < 8 * X.nbytes < d * d * 8 / 4, (peak, X.nbytes)
+
+
+def test_bench_wide_smoke(tmp_path):
+    # the benchmark of wide fits runs (on this checkout's package) and writes its table
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    proc = subprocess.run(
+        [sys.executable, os.path.join(root, "benchmarks", "bench_wide.py"), "--smoke",
+         "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = (tmp_path / "bench_wide_smoke.md").read_text()
+    assert "| case | method | fit time (s) | / KMeans (spread) | peak memory / input |" in table
+    for method in ("AttentionQuantizer", "PCAQuantizer", "InContextQuantizer", "KMeans"):
+        assert f"| blobs 120 x 1100 | {method}" in table
+
+
+@pytest.mark.parametrize("restarts", [1, 50])
+def test_lanczos_trial_falls_back_to_the_dense_solve(monkeypatch, restarts):
+    # unclustered rows (a flat top of the spectrum): one restart does not
+    # converge and the dense solve follows; many do; the same eigenvalues
+    X = np.random.default_rng(6).normal(size=(300, 400))
+    monkeypatch.setattr(_spectrum, "TRIAL_RESTARTS", restarts)
+    spectrum = RowSpectrum(X, offset=X.mean(axis=0))
+    assert not spectrum.dense(5) and min(X.shape) <= _spectrum.TRIAL_SIDE
+    calls = []
+    dense = spectrum._dense
+    monkeypatch.setattr(spectrum, "_dense", lambda *a: calls.append(a) or dense(*a))
+    ref = np.linalg.eigvalsh(np.cov(X.T, bias=True))[::-1][:5]
+    np.testing.assert_allclose(spectrum.largest(5), ref, rtol=1e-10)
+    assert len(calls) == (restarts == 1)
+
+
+@pytest.mark.parametrize("c", [2.0**-1030, 2.0**-700, 2.0**660])
+def test_wide_fits_at_extreme_scales_equal_the_unit_scale_fits(c):
+    # the wide routes (Lanczos on the moment as an operator, the Gram side) at
+    # 1e-310, 1e-211 and 1e199: the same fits as at unit scale, times the scale
+    # (a power of two: exact); products of the rows as stored with the scale's
+    # square would under- or overflow there
+    rng = np.random.default_rng(5)
+    d, K, n = _point.DENSE_FEATURES + 100, 3, 400
+    y = rng.integers(0, K, size=n)
+    X = rng.normal(size=(K, d))[y] + 0.3 * rng.normal(size=(n, d))
+    for est in (AttentionQuantizer(K, random_state=0), PCAQuantizer(K)):
+        a = est.fit(X)
+        ref_labels, ref_centres = a.labels_.copy(), a.cluster_centers_.copy()
+        b = est.fit(X * c)
+        np.testing.assert_array_equal(b.labels_, ref_labels)
+        if isinstance(est, PCAQuantizer):  # unit axes, up to sign: of no scale
+            np.testing.assert_allclose(np.abs(b.cluster_centers_), np.abs(ref_centres),
+                                       rtol=1e-6, atol=1e-8)
+        else:
+            np.testing.assert_allclose(b.cluster_centers_ / c, ref_centres, rtol=1e-6, atol=1e-8)
+        if isinstance(est, AttentionQuantizer) and c > 1:
+            assert np.isfinite(b.inertia_) or c * c * a.inertia_ > np.finfo(np.float64).max
+    ref = InContextQuantizer(K).fit(X).transform(X)
+    out = InContextQuantizer(K).fit(X * c).transform(X * c)
+    np.testing.assert_allclose(out / c, ref, rtol=1e-6, atol=1e-8 * np.abs(ref).max())
