@@ -715,9 +715,12 @@ def _score_centres(heads, labels, scores, weights=None):
 
 
 def _assign_to_centres(X, labels, centers):
-    """``labels`` and the squared distance of each row to its centre."""
-    diff = np.asarray(X, dtype=np.float64) - centers[labels]
-    return labels, np.einsum("ij,ij->i", diff, diff)
+    """``labels`` and the squared distance of each row to its centre (+inf
+    where it is beyond float64's range: rows and centres near the largest
+    float on opposite sides)."""
+    with np.errstate(over="ignore"):
+        diff = np.asarray(X, dtype=np.float64) - centers[labels]
+        return labels, np.einsum("ij,ij->i", diff, diff)
 
 
 def _check_seeds(X, n_clusters):

@@ -8,7 +8,8 @@ from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array
 
-from ._base import BaseQuantizer, _nearest_center, check_sample_weight, power_of_two_scale
+from ._base import (BaseQuantizer, _nearest_center, check_sample_weight, power_of_two_scale,
+                    unit_weights)
 from ._point import DENSE_FEATURES
 from ._spectrum import RowSpectrum
 
@@ -404,13 +405,20 @@ class KMeansQuantizer(_CenterQuantizer):
         two = power_of_two_scale(X)
         if not (isinstance(params["init"], str) or callable(params["init"])):
             params["init"] = np.asarray(params["init"], dtype=X.dtype) * two
+        # and the weights' ratios only (times a power of two that brings the
+        # largest near 1: KMeans casts them to X's dtype, where 1e300 overflows)
+        wscale = 1.0 if sample_weight is None else power_of_two_scale(sample_weight)
         # the parameters are KMeans's own, passed on unchanged
         self.kmeans_ = KMeans(**params).fit(X * X.dtype.type(two) if two != 1.0 else X,
-                                            sample_weight=sample_weight)
+                                            sample_weight=unit_weights(sample_weight))
         if two != 1.0:  # kmeans_ in X's units, as its own predict reads them
             self.kmeans_.cluster_centers_ = self.kmeans_.cluster_centers_ / X.dtype.type(two)
-            with np.errstate(over="ignore"):  # beyond float64's range above 1e154
-                self.kmeans_.inertia_ = float(self.kmeans_.inertia_) / two / two
+        if two != 1.0 or wscale != 1.0:  # the inertia with X's units and weights
+            # divided by two**2 * wscale in one exact step (powers of two): +inf or 0
+            # only where the inertia itself is beyond float64's range
+            e = 2 * (int(np.frexp(two)[1]) - 1) + int(np.frexp(wscale)[1]) - 1
+            with np.errstate(over="ignore", under="ignore"):
+                self.kmeans_.inertia_ = float(np.ldexp(float(self.kmeans_.inertia_), -e))
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.labels_ = self.kmeans_.labels_
         self.inertia_ = self.kmeans_.inertia_

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import (
@@ -359,3 +360,33 @@ def test_partial_fit_across_extreme_scales(geometry):
     _quiet(aq.partial_fit, [[BIG, 1.0]])
     assert np.all(np.isfinite(aq.cluster_centers_)) and aq.cluster_centers_[0, 0] > 1e299
     _no_nan(aq)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_kmeans_quantizer_weights_beyond_float32(scale):
+    # KMeans casts the weights to X's dtype: float32 data with weights of 1e300
+    # overflowed (1e-300 underflowed to zero); it gets the weights' ratios
+    X, _ = make_blobs(90, centers=3, random_state=SEED)
+    X = X.astype(np.float32)
+    w = np.random.default_rng(SEED).uniform(0.5, 2.0, X.shape[0])
+    base = KMeansQuantizer(3, random_state=SEED).fit(X, sample_weight=w)
+    km = _quiet(KMeansQuantizer(3, random_state=SEED).fit, X, sample_weight=w * scale)
+    assert adjusted_rand_score(km.labels_, base.labels_) == 1.0
+    np.testing.assert_allclose(km.cluster_centers_, base.cluster_centers_, rtol=1e-5)
+    np.testing.assert_allclose(km.inertia_, base.inertia_ * scale, rtol=1e-5)
+
+
+def test_distances_to_centres_beyond_float64_are_inf():
+    # a row at the largest float and a centre on the other side of the origin
+    # (the direction layers' clusters are up to sign): the squared distance is
+    # beyond float64's range, +inf with no RuntimeWarning (the fuzz found it at
+    # 400 examples, in the inertia of a direction layer after partial_fit)
+    from sklearn_attnclust._layers import _assign_to_centres
+
+    big = np.finfo(np.float64).max
+    X = np.array([[big, 0.0], [1.0, 2.0]])
+    centres = np.array([[-1e301, 1.0], [0.0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        labels, d2 = _assign_to_centres(X, np.array([0, 1]), centres)
+    assert d2[0] == np.inf and d2[1] == 5.0
