@@ -203,10 +203,10 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         fitted on large float64 data can overflow float32.
         """
         if not np.all(np.isfinite(out)):
+            fix = "Rescale X." if X.dtype == np.float64 else "Rescale X or pass float64 input."
             raise ValueError(
                 f"{type(self).__name__}.transform overflowed: its output does not fit "
-                f"in {X.dtype} (largest |x| is {float(np.max(np.abs(X))):.3g}). "
-                f"Rescale X or pass float64 input."
+                f"in {X.dtype} (largest |x| is {float(np.max(np.abs(X))):.3g}). {fix}"
             )
         return out
 

@@ -31,6 +31,7 @@ import functools
 
 import numpy as np
 
+from ._base import power_of_two_scale
 from ._assign import first_minimum, nearest_point
 from ._attention import ContextStatistics
 from ._blocks import (KEY_BUCKET_BITS, heavy_limit, key_bucket_counts, keyed_candidates, keyed_rows,
@@ -196,6 +197,11 @@ def dask_fit(rng, n_clusters):
         _FIT.reset(token)
 
 
+#: :meth:`DaskContextStatistics.from_dask` fits rows whose largest magnitude is
+#: beyond ``2**+-UNIT_RANGE`` in units of a power of two near it.
+UNIT_RANGE = 20
+
+
 class DaskContextStatistics:
     """The statistics of :class:`._attention.ContextStatistics` for a dask array.
 
@@ -224,6 +230,7 @@ class DaskContextStatistics:
         self.sq_norms = None
         self.dtype = None  # the blocks' own dtype in the passes
         self._mean = mean
+        self.unit = 1.0  # the rows' unit (X's over it; set by :meth:`from_dask`)
         self._groups = None
 
     def astype(self, dtype, chunk_size=None):
@@ -238,24 +245,50 @@ class DaskContextStatistics:
     def from_dask(cls, X, *, need_fourth=False, chunk_size=8192):
         """Persist ``X`` (rows chunked, one column chunk) and reduce its moments.
 
-        One graph: the second (and fourth) moment, the mean, and whether the
-        rows are finite (a ``ValueError`` if not).
+        Two graphs: whether the rows are finite (a ``ValueError`` if not) and
+        their largest magnitude; then the second (and fourth) moment and the
+        mean, of the rows over a power of two near the largest magnitude where it
+        is beyond ``2**+-UNIT_RANGE``, and over one near their root mean
+        squared norm where that is far from 1 (``unit``: the power of two).
         """
         import dask
         import dask.array as da
 
         X = persist_rows(X)
         n = X.shape[0]
-        todo = [da.isfinite(X).all(), X.T @ X / n, X.mean(axis=0)]
-        if need_fourth:
-            norms = (X * X).sum(axis=1)
-            todo.append((X * norms[:, None]).T @ X / n)
-        out = dask.compute(*todo)
-        if not bool(out[0]):  # a second pass, only to name the problem
+
+        def moments(X):
+            todo = [X.T @ X / n, X.mean(axis=0)]
+            if need_fourth:
+                norms = (X * X).sum(axis=1)
+                todo.append((X * norms[:, None]).T @ X / n)
+            return todo
+
+        # the rows' largest magnitude first (a pass with no product, whose
+        # squares could overflow), and whether they are finite
+        finite, top = dask.compute(da.isfinite(X).all(), abs(X).max())
+        if not bool(finite):  # a second pass, only to name the problem
             raise not_finite_error(bool(da.isnan(X).any().compute()))
-        fourth = np.asarray(out[3]) if need_fourth else None
-        return cls(X, np.asarray(out[1]), fourth, chunk_size=chunk_size,
-                   mean=np.asarray(out[2], dtype=np.float64))
+        top, unit = float(top), 1.0
+        if top > 0 and not 2.0**-UNIT_RANGE <= top <= 2.0**UNIT_RANGE:
+            # far from unit scale (the fourth moment under- or overflows): the rows
+            # times a power of two that brings the largest near 1 (exact, lazy)
+            two = power_of_two_scale(np.array([top], dtype=X.dtype))
+            X, unit = X * X.dtype.type(two), 1.0 / two
+        out = dask.compute(*moments(X))
+        second, mean = np.asarray(out[0]), np.asarray(out[1], dtype=np.float64)
+        fourth = np.asarray(out[2]) if need_fourth else None
+        mean_sq = float(np.trace(second))
+        if mean_sq > 0 and not 1e-4 <= mean_sq <= 1e4:
+            # and the rows' root mean squared norm near 1 (a power of two): the
+            # risk's sixth powers, in float32 too (as ``_direction.unit_scale``)
+            k = int(np.round(np.log2(mean_sq) / 2))
+            X, unit = X * X.dtype.type(np.ldexp(1.0, -k)), unit * float(np.ldexp(1.0, k))
+            second, mean = np.ldexp(second, -2 * k), np.ldexp(mean, -k)
+            fourth = None if fourth is None else np.ldexp(fourth, -4 * k)
+        stats = cls(X, second, fourth, chunk_size=chunk_size, mean=mean)
+        stats.unit = unit  # a power of two
+        return stats
 
     @property
     def total_weight(self):

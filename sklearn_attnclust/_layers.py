@@ -559,11 +559,15 @@ class DirectionLayer:
     def fit_dask(self, X, rng):
         stats = DaskContextStatistics.from_dask(
             X, need_fourth=self.options["context_length"] is not None)
-        self._fit(stats.X, None, rng, stats.mean(), stats=stats)
+        # (the rows over ``stats.unit``, a power of two: see ``from_dask``)
+        unit = stats.unit
+        self._fit(stats.X, None, rng, stats.mean(), stats=stats, rms=unit)
         # the exact moments of the rows, for the stream partial_fit continues
-        self.fit_moments = (stats.mean(), stats.second, stats.fourth, 0)
+        self.fit_moments = (stats.mean(), stats.second, stats.fourth,
+                            int(np.frexp(unit)[1]) - 1)
         _, means = stats.assign(self.heads)
-        self.centers = means[:, None] * self.heads
+        with np.errstate(over="ignore"):  # (centres within X's range)
+            self.centers = (np.asarray(means, dtype=np.float64) * unit)[:, None] * self.heads
         # the fitted layer keeps the moments, not the rows persisted on the cluster
         # (nor a graph of them: it pickles, and frees the cluster's memory)
         self.maths.stats = ContextStatistics.from_moments(
