@@ -1,12 +1,13 @@
 """AttentionQuantizer: centroids as the heads of an attention layer."""
 
+import functools
+import types
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseQuantizer, check_sample_weight, power_of_two_scale, unit_weights
@@ -28,21 +29,32 @@ def _same_param(a, b):
         return False
 
 
+class _LayerMethod:
+    """A method of the estimator that exists where its fitted layer has ``method``
+    (as scikit-learn's ``available_if``, whose ``AttributeError`` names no
+    cause): elsewhere an ``AttributeError`` naming the layer's parameters, and
+    ``hasattr`` is False.  An unfitted estimator has it (calling it raises
+    ``NotFittedError``)."""
+
+    def __init__(self, fn, method, what, offer):
+        self.fn, self.method, self.what, self.offer = fn, method, what, offer
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.fn
+        layer = getattr(obj, "layer_", None)
+        if layer is not None and getattr(layer, self.method, None) is None:
+            params = getattr(obj, "_layer_params", None) or obj._shaping_params()
+            named = ", ".join(f"{k}={params[k]!r}" for k in ("geometry", "risk", "attention"))
+            raise AttributeError(
+                f"This AttentionQuantizer ({named}) has no {self.what}, so no {self.offer}.")
+        return types.MethodType(self.fn, obj)
+
+
 def _layer_has(method, what, offer):
-    """The ``available_if`` check of a method read off the fitted layer: an
-    ``AttributeError`` naming the layer's parameters where it lacks ``method``
-    (an unfitted estimator has it all: calling it raises ``NotFittedError``)."""
-
-    def check(self):
-        layer = getattr(self, "layer_", None)
-        if layer is None or getattr(layer, method, None) is not None:
-            return True
-        params = getattr(self, "_layer_params", None) or self._shaping_params()
-        named = ", ".join(f"{k}={params[k]!r}" for k in ("geometry", "risk", "attention"))
-        raise AttributeError(
-            f"This AttentionQuantizer ({named}) has no {what}, so no {offer}.")
-
-    return check
+    """Decorate a method as a :class:`_LayerMethod`."""
+    return lambda fn: _LayerMethod(fn, method, what, offer)
 
 
 class AttentionQuantizer(BaseQuantizer):
@@ -658,8 +670,8 @@ class AttentionQuantizer(BaseQuantizer):
         X = self._validate_input(X, reset=False)
         return self._check_finite_output(self.layer_.transform(X), X)
 
-    @available_if(_layer_has("predict_proba", "soft weights",
-                             "predict_proba (the linear layer weighs every head equally)"))
+    @_layer_has("predict_proba", "soft weights",
+                             "predict_proba (the linear layer weighs every head equally)")
     def predict_proba(self, X):
         """The attention weights of each sample over the heads.
 
@@ -688,8 +700,8 @@ class AttentionQuantizer(BaseQuantizer):
         X = self._fitted_input(X)
         return self.layer_.log_likelihood(X), X
 
-    @available_if(_layer_has("log_likelihood", "normalised likelihood",
-                             "score_samples (only geometry='point' is a mixture model)"))
+    @_layer_has("log_likelihood", "normalised likelihood",
+                             "score_samples (only geometry='point' is a mixture model)")
     def score_samples(self, X):
         """The log density of each sample under the point layer's mixture.
 
@@ -717,8 +729,8 @@ class AttentionQuantizer(BaseQuantizer):
         n = X.shape[0]
         return float(-2.0 * np.sum(log_l) + penalty(n) * self.layer_.n_parameters())
 
-    @available_if(_layer_has("log_likelihood", "normalised likelihood",
-                             "bic (only geometry='point' is a mixture model)"))
+    @_layer_has("log_likelihood", "normalised likelihood",
+                             "bic (only geometry='point' is a mixture model)")
     def bic(self, X):
         """Bayesian information criterion for the current model on the input X.
 
@@ -737,8 +749,8 @@ class AttentionQuantizer(BaseQuantizer):
         """
         return self._information(X, np.log)
 
-    @available_if(_layer_has("log_likelihood", "normalised likelihood",
-                             "aic (only geometry='point' is a mixture model)"))
+    @_layer_has("log_likelihood", "normalised likelihood",
+                             "aic (only geometry='point' is a mixture model)")
     def aic(self, X):
         """Akaike information criterion for the current model on the input X.
 
