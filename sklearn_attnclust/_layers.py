@@ -340,13 +340,15 @@ def _inertia(X, labels, centers, w, d2):
         return float(np.ldexp(total, top_power))
 
 
-def warn_distinct(n_distinct, n_clusters, stacklevel):
+def warn_distinct(n_distinct, n_clusters, stacklevel, cause=None):
     """A ConvergenceWarning if fewer than ``n_clusters`` clusters hold a row,
-    ``stacklevel`` frames up (to the caller of the public method)."""
+    ``stacklevel`` frames up (to the caller of the public method); ``cause``
+    replaces the usual guess (duplicate points)."""
     if n_distinct < n_clusters:
         warnings.warn(
             f"Number of distinct clusters ({n_distinct}) found smaller than "
-            f"n_clusters ({n_clusters}). Possibly due to duplicate points in X.",
+            f"n_clusters ({n_clusters}). "
+            + ("Possibly due to duplicate points in X." if cause is None else cause),
             ConvergenceWarning,
             stacklevel=stacklevel,
         )

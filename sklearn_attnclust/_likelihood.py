@@ -29,6 +29,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
+from ._blocks import one_blas_thread
 from ._layers import LayerFit, PointLayer, _over, _warn_learned
 from ._point import PointStatistics, _logits, point_weights
 
@@ -126,11 +127,12 @@ def descend_likelihood(stats, Z, beta, bias, *, max_iter, tol):
         return f, g
 
     x0 = np.concatenate([(Z * sz[:, None]).ravel(), [np.log(beta) * sv], bias * sb])
-    res = minimize(fun, x0, jac=True, method="L-BFGS-B",
-                   callback=lambda intermediate_result: curve.append(
-                       float(intermediate_result.fun)),
-                   options={"maxiter": max_iter, "ftol": max(tol, 1e-15) ** 2,
-                            "gtol": 1e-3 * max(tol, 1e-12), "maxls": 40})
+    with one_blas_thread():  # (tiny vectors: BLAS threads only contend)
+        res = minimize(fun, x0, jac=True, method="L-BFGS-B",
+                       callback=lambda intermediate_result: curve.append(
+                           float(intermediate_result.fun)),
+                       options={"maxiter": max_iter, "ftol": max(tol, 1e-15) ** 2,
+                                "gtol": 1e-3 * max(tol, 1e-12), "maxls": 40})
     x = best.get("x", x0)
     Zx, bx, cx = unpack(x)
     converged = bool(res.success) or (res.status == 2 and res.nit > 0)
@@ -142,6 +144,10 @@ class LearnedPointLayer(PointLayer):
     mixing weights trained together on its normalised likelihood."""
 
     auto_temperature = "point"
+    #: Why a cluster can be left empty (the estimator's warning says it)
+    empty_cause = ("With temperature='learn' a head whose mixing weight shrank is the "
+                   "most probable component of no sample: n_clusters is likely above "
+                   "the number of clusters in X (compare bic(X) over n_clusters).")
 
     def __init__(self, **params):
         params = dict(params, temperature="auto")  # the first stage's temperature

@@ -394,7 +394,8 @@ class AttentionQuantizer(BaseQuantizer):
         self.labels_, self.inertia_, counts = fit_assignment(layer, X, sample_weight,
                                                              weight_scale)
         if warn:
-            warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5)
+            warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5,
+                          cause=getattr(layer, "empty_cause", None))
         return self
 
     def _weights(self, sample_weight, X):
