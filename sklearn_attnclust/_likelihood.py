@@ -29,9 +29,10 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from ._blocks import one_blas_thread
+from ._assign import nearest_point
+from ._blocks import map_row_blocks, one_blas_thread
 from ._layers import LayerFit, PointLayer, _over, _warn_learned
-from ._point import PointStatistics, _logits, point_weights
+from ._point import PointStatistics, _logits
 
 __all__ = ["LearnedPointLayer", "mixture_log_density", "negative_log_likelihood"]
 
@@ -189,14 +190,12 @@ class LearnedPointLayer(PointLayer):
     def assign(self, X):
         """The head of largest posterior (its bias and temperature included), and
         the squared distance to its point."""
-        from ._layers import _assign_to_centres
-
-        return _assign_to_centres(X, self.predict(X), self.centers)
+        if self.heads is None:
+            return super().assign(X)
+        return posterior_assign(X, self.chart, self.centers, self.beta, self.bias)
 
     def predict(self, X):
-        if self.heads is None:
-            return np.zeros(X.shape[0], dtype=np.intp)
-        return np.argmax(self.predict_proba(X), axis=1).astype(np.intp)
+        return self.assign(X)[0]
 
     def n_parameters(self):
         """The centres, one variance and ``K - 1`` mixing weights."""
@@ -211,6 +210,33 @@ class LearnedPointLayer(PointLayer):
         return out
 
 
-def learned_weights(X, layer):
-    """The posterior of a (learned) point layer: :func:`._point.point_weights` with its biases."""
-    return point_weights(X, layer.chart, layer.centers, layer.beta, layer.bias)
+def posterior_assign(X, chart, Z, beta, bias, chunk=8192):
+    """The head of largest posterior ``b_h - beta ||y - z_h||^2`` of each row of
+    ``X`` (input units; ``Z`` the input-space points), and the squared distance
+    to its point in input units, over row blocks in threads.  Rows whose logits
+    overflow (far beyond the data) go to the nearest point, the posterior's limit."""
+    n = X.shape[0]
+    labels, d2 = np.empty(n, dtype=np.intp), np.empty(n)
+    Zs = chart.scaled(Z)
+    A = (2.0 * beta) * Zs.T
+    c = beta * np.einsum("ij,ij->i", Zs, Zs) - np.asarray(bias, dtype=np.float64)
+    s2 = chart.spread * chart.spread
+
+    def block(lo, hi):
+        for a in range(lo, hi, chunk):
+            b = min(a + chunk, hi)
+            with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+                Y = chart.scaled(X[a:b])
+                L = Y @ A
+                L -= c
+                lab = np.argmax(L, axis=1)
+                diff = Y - Zs[lab]
+                d2[a:b] = np.einsum("ij,ij->i", diff, diff) * s2
+            bad = ~np.all(np.isfinite(L), axis=1)
+            if np.any(bad):
+                lab[bad] = nearest_point(X[a:b][bad], Z)[0]
+            labels[a:b] = lab
+
+    with one_blas_thread():
+        map_row_blocks(block, n, 2 * chunk)
+    return labels, d2
