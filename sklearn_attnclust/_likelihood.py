@@ -150,8 +150,12 @@ class LearnedPointLayer(PointLayer):
                    "most probable component of no sample: n_clusters is likely above "
                    "the number of clusters in X (compare bic(X) over n_clusters).")
 
+    #: Relative temperature of the first stage (the point layer's fit that the
+    #: likelihood's descent starts from); None: the point layer's "auto"
+    start_temperature = None
+
     def __init__(self, **params):
-        params = dict(params, temperature="auto")  # the first stage's temperature
+        params = dict(params, temperature=self.start_temperature or "auto")
         super().__init__(**params)
 
     def _fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
