@@ -156,7 +156,9 @@ class AttentionQuantizer(BaseQuantizer):
     n_init : "auto" or int, default="auto"
         Number of starts; the one of lowest risk is kept.  ``"auto"``: 1,
         but 10 (``"point"``) or 5 (``"direction"``) for ``init="random"`` or a
-        callable, as KMeans's.
+        callable, as KMeans's, and 3 for ``"k-means++"`` with
+        ``temperature="learn"`` (one start stops at a poor optimum of the
+        likelihood more often than GaussianMixture's k-means start does).
 
     solver : {"riemannian", "projected"}, default="riemannian"
         Direction of the steps: the Riemannian gradient (radial part
