@@ -390,11 +390,17 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False):
 
 
 def absolute_temperature(cov, n_heads, temperature):
-    """``beta`` from the relative ``temperature``: over the mean of the ``K - 1``
-    largest eigenvalues of the scaled covariance (the typical squared spread
-    between ``K`` cluster centres; all of them for ``K = 1``)."""
+    """``beta`` from the relative ``temperature``: over the typical squared spread
+    between ``K`` cluster centres, the mean of the ``K - 1`` largest eigenvalues
+    of the scaled covariance (all of them for ``K = 1``) while ``K - 1 <= d``; with
+    more centres than that, the ``d`` eigenvalues' mean times ``((K - 1) /
+    d)^(-2/d)``, the squared spacing of ``K - 1`` centres that share the data's
+    volume (the within-cluster scale: theory, section 12.3)."""
     eig = np.linalg.eigvalsh(cov)[::-1]
-    spread = float(np.mean(eig[: max(int(n_heads) - 1, 1)]))
+    d, k = eig.shape[0], max(int(n_heads) - 1, 1)
+    spread = float(np.mean(eig[:k]))
+    if k > d:
+        spread *= (k / d) ** (-2.0 / d)
     return float(temperature) / max(spread, np.finfo(np.float64).tiny)
 
 
