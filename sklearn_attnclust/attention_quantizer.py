@@ -116,7 +116,9 @@ class AttentionQuantizer(BaseQuantizer):
         Temperature ``beta`` of the competitive weights, made scale-free:
         for ``"point"``, relative to the mean of the ``n_clusters - 1``
         largest eigenvalues of the covariance (over the data's total
-        variance; the typical squared spread between the centres); for
+        variance; the typical squared spread between the centres), and with
+        more centres than features, to the mean eigenvalue times ``((K - 1)
+        / d)^(-2/d)`` (the squared spacing of the centres); for
         ``"direction"``, relative to the data's typical squared head score.
         ``"auto"`` is 16 for ``"point"`` (nearly hard weights on separated
         clusters) and 2 for ``"direction"``.  Ignored by the linear layer.
