@@ -39,7 +39,11 @@ def test_every_example_is_covered():
 
 
 def _run(script_path, args, cwd):
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
+    # the package of this checkout, also where another one is installed
+    path = [os.path.dirname(EXAMPLES)] + [
+        p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore",
+               PYTHONPATH=os.pathsep.join(path))
     return subprocess.run(
         [sys.executable, str(script_path), "--small", *args],
         check=False, cwd=str(cwd), env=env, capture_output=True, text=True, timeout=120,
