@@ -593,7 +593,8 @@ class PointStatistics:
         else:
             rows = X
             kernel = _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias)
-        labels = None if self.cached or not need_grad or bias is not None else self.labels
+        labels = None if self.cached or not need_grad or bias is not None \
+            else self.labels
 
         def block(lo, hi):
             return kernel.sums(rows, lo, hi, w, need_grad, labels, self.chunk_size)
@@ -642,8 +643,8 @@ class _RawKernel:
     With ``y = (x - o) / s`` (``o`` the chart's offset, ``s`` its spread) and
     ``r`` the stats' origin, the logits ``2 beta <y, z_h> - beta ||z_h||^2`` are
     ``<x - r, a_h> - c_h``, ``a_h = (2 beta / s) z_h`` and ``c_h = <o - r, a_h> +
-    beta ||z_h||^2`` (less a per-head ``bias`` where one is given); the first moments ``sum_i w_i p_ih y_i`` are
-    ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) / s``.  Rows already scaled
+    beta ||z_h||^2`` (less a per-head ``bias`` where one is given); the first
+    moments ``sum_i w_i p_ih y_i`` are ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) / s``.  Rows already scaled
     are read through the unit chart (``o = r = 0``, ``s = 1``).
     """
 
