@@ -644,8 +644,9 @@ class _RawKernel:
     ``r`` the stats' origin, the logits ``2 beta <y, z_h> - beta ||z_h||^2`` are
     ``<x - r, a_h> - c_h``, ``a_h = (2 beta / s) z_h`` and ``c_h = <o - r, a_h> +
     beta ||z_h||^2`` (less a per-head ``bias`` where one is given); the first
-    moments ``sum_i w_i p_ih y_i`` are ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) / s``.  Rows already scaled
-    are read through the unit chart (``o = r = 0``, ``s = 1``).
+    moments ``sum_i w_i p_ih y_i`` are ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) /
+    s``.  Rows already scaled are read through the unit chart (``o = r = 0``,
+    ``s = 1``).
     """
 
     def __init__(self, chart, origin, Z, beta, dtype, bias=None):
