@@ -28,7 +28,8 @@ from ._blocks import one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
 from ._direction import WarmStart, fit_directions
 from ._point import PointMaths, chart_from_data, check_points, point_weights
-from ._strategy import fit_layer, in_squared_units
+from ._reconstruction import competitive_weights
+from ._strategy import LayerFit, fit_layer, in_squared_units
 
 __all__ = ["AxisLayer", "DirectionLayer", "PointLayer", "Stream", "fit_assignment",
            "make_layer", "warn_distinct"]
@@ -267,6 +268,14 @@ def _warn_if_not_converged(fit, max_iter):
         )
 
 
+def _warn_learned(max_iter):
+    warnings.warn(
+        f"AttentionQuantizer(temperature='learn') did not converge in max_iter={max_iter} "
+        "steps of its likelihood's descent. Consider increasing max_iter.",
+        ConvergenceWarning,
+    )
+
+
 def fit_assignment(layer, X, w, weight_scale=1.0):
     """The labels of the rows ``X`` a layer was just fitted to, their inertia (the
     weighted sum of squared distances to the assigned centres), and the number
@@ -331,13 +340,15 @@ def _inertia(X, labels, centers, w, d2):
         return float(np.ldexp(total, top_power))
 
 
-def warn_distinct(n_distinct, n_clusters, stacklevel):
+def warn_distinct(n_distinct, n_clusters, stacklevel, cause=None):
     """A ConvergenceWarning if fewer than ``n_clusters`` clusters hold a row,
-    ``stacklevel`` frames up (to the caller of the public method)."""
+    ``stacklevel`` frames up (to the caller of the public method); ``cause``
+    replaces the usual guess (duplicate points)."""
     if n_distinct < n_clusters:
         warnings.warn(
             f"Number of distinct clusters ({n_distinct}) found smaller than "
-            f"n_clusters ({n_clusters}). Possibly due to duplicate points in X.",
+            f"n_clusters ({n_clusters}). "
+            + ("Possibly due to duplicate points in X." if cause is None else cause),
             ConvergenceWarning,
             stacklevel=stacklevel,
         )
@@ -395,6 +406,7 @@ class PointLayer(_FreeEnergyLayer):
 
     geometry = "point"
     auto_temperature, n_random = "point", 10
+    bias = None  # the logits' bias per head: log mixing weights (temperature="learn")
     stream_moments = False  # partial_fit refits on the reservoir alone
     #: What partial_fit after fit starts from: the centres, each weighted by its
     #: cluster (the chart's soft means of their own clusters: the fit's fixed point)
@@ -456,11 +468,34 @@ class PointLayer(_FreeEnergyLayer):
     def predict(self, X):
         return self.assign(X)[0]
 
+    def predict_proba(self, X):
+        """The attention weights ``p_h(x)`` (n, K): the posterior of the layer's
+        isotropic mixture (uniform where every training row was the same point)."""
+        if self.heads is None:
+            return np.full((X.shape[0], self.n_clusters), 1.0 / self.n_clusters)
+        return point_weights(X, self.chart, self.centers, self.beta, self.bias)
+
+    def log_likelihood(self, X):
+        """``log p(x)`` (n,) in input units of the isotropic mixture whose minus
+        log-likelihood the free energy is (:mod:`._likelihood`)."""
+        if self.heads is None:
+            raise ValueError(
+                "Every training row was the same point: the layer's mixture has zero "
+                "variance and no density.")
+        from ._likelihood import mixture_log_density
+
+        return mixture_log_density(X, self.chart, self.centers, self.beta, self.bias)
+
+    def n_parameters(self):
+        """The free parameters of the likelihood: the centres (the temperature and
+        the equal weights are set, not fitted)."""
+        return int(np.prod(self.centers.shape))
+
     def transform(self, X):
         """The layer's output ``sum_h p_h(x) z_h``."""
         if self.heads is None:
             return np.tile(self.centers[0], (X.shape[0], 1)).astype(X.dtype)
-        P = point_weights(X, self.chart, self.centers, self.beta)
+        P = self.predict_proba(X)
         with np.errstate(over="ignore"):  # float64 centres beyond float32: a ValueError
             return (P @ self.centers).astype(X.dtype, copy=False)
 
@@ -474,7 +509,7 @@ class PointLayer(_FreeEnergyLayer):
             "offset_": chart.offset.astype(dtype),
             "lift_height_": _times(chart.height, chart.spread),
             "scale_": 1.0, "temperature_": _over(self.beta, chart.spread) if chart.spread else 0.0,
-            "second_moment_": None,
+            "second_moment_": None, "weights_": np.full(self.n_clusters, 1.0 / self.n_clusters),
             "risk_": fit.risk if fit else 0.0, "n_iter_": fit.n_iter if fit else 0,
             "risk_curve_": fit.risk_curve if fit else np.zeros(1),
         }
@@ -596,6 +631,24 @@ class DirectionLayer:
         """The head of largest score, and the squared distance to its centre."""
         return _assign_to_centres(X, self.predict(X), self.centers)
 
+    @property
+    def predict_proba(self):
+        """The competitive weights ``softmax_h(beta <x, mu_h>^2)`` (n, K); None for
+        the linear layer, whose heads share every sample equally."""
+        return None if self.maths.beta == 0 else self._competitive_weights
+
+    def _competitive_weights(self, X):
+        maths = self.maths
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"), one_blas_thread():
+            scores = (np.asarray(X, dtype=np.float64) / maths.rms) @ \
+                np.asarray(self.heads, dtype=np.float64).T
+            P = competitive_weights(scores, maths.beta) / self.n_clusters
+        bad = ~np.all(np.isfinite(P), axis=1)  # rows far beyond the data: hard weights
+        if np.any(bad):
+            P[bad] = 0.0
+            P[np.flatnonzero(bad), np.argmax(np.abs(scores[bad]), axis=1)] = 1.0
+        return P
+
     def transform(self, X):
         """``scale * Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the second moment."""
         maths = self.maths
@@ -619,6 +672,7 @@ class DirectionLayer:
             "heads_": self.heads, "cluster_centers_": self.centers.astype(dtype),
             "offset_": None, "lift_height_": None, "scale_": self.scale,
             "temperature_": maths.temperature, "second_moment_": maths.second_moment,
+            "weights_": None,
             "risk_": fit.risk, "n_iter_": fit.n_iter, "risk_curve_": fit.risk_curve,
         }
 
@@ -670,6 +724,10 @@ class AxisLayer(_FreeEnergyLayer):
         """The head of largest score, and the squared distance to its centre."""
         return _assign_to_centres(X, self.predict(X), self.centers)
 
+    def predict_proba(self, X):
+        """The attention weights ``softmax_h(beta <x, mu_h>^2 / s^2)`` (n, K)."""
+        return axis_weights(X, self.heads, self.maths.beta, self.maths.scale)[0]
+
     def transform(self, X):
         """The layer's output ``sum_h p_h(x) <x, mu_h> mu_h``."""
         P, A = axis_weights(X, self.heads, self.maths.beta, self.maths.scale)
@@ -681,7 +739,7 @@ class AxisLayer(_FreeEnergyLayer):
             "heads_": self.heads.astype(dtype), "cluster_centers_": self.centers.astype(dtype),
             "offset_": None, "lift_height_": None, "scale_": 1.0,
             "temperature_": _over(maths.beta, maths.scale),
-            "second_moment_": in_squared_units(maths.second, maths.scale),
+            "second_moment_": in_squared_units(maths.second, maths.scale), "weights_": None,
             "risk_": fit.risk, "n_iter_": fit.n_iter, "risk_curve_": fit.risk_curve,
         }
 
@@ -749,7 +807,13 @@ def _free_energy_params(p, where):
                 "context_length=None, no output scale and no orthogonality penalty."
             )
         p.pop(name)
-    if p["temperature"] != "auto" and not p["temperature"] > 0:
+    if p["temperature"] == "learn":
+        if where != "geometry='point'":
+            raise ValueError(
+                f"temperature='learn' trains the temperature and mixing weights of the "
+                f"point layer's likelihood (geometry='point'); {where} has no normalised "
+                "likelihood: give it 'auto' or a number.")
+    elif p["temperature"] != "auto" and not p["temperature"] > 0:
         raise ValueError(
             f"temperature must be > 0 for {where}: at 0 every head has the same "
             "weight everywhere and the free energy has no clusters to tell apart."
@@ -763,6 +827,11 @@ def make_layer(params):
     geometry, risk = p.pop("geometry"), p.pop("risk")
     p.pop("random_state")
     if geometry == "direction":
+        if p["temperature"] == "learn" and risk != "free-energy":
+            raise ValueError(
+                "temperature='learn' trains the temperature and mixing weights of the "
+                "point layer's likelihood (geometry='point'); the direction layers have "
+                "no normalised likelihood: give them 'auto' or a number.")
         if risk == "free-energy":
             return AxisLayer(**_free_energy_params(
                 p, "geometry='direction' with risk='free-energy'"))
@@ -773,6 +842,10 @@ def make_layer(params):
             "(geometry='direction'); the point layer's risk is its free energy."
         )
     p = _free_energy_params(p, "geometry='point'")
+    if p["temperature"] == "learn":
+        from ._likelihood import LearnedPointLayer
+
+        return LearnedPointLayer(**p)
     if p["temperature"] != "auto" and not p["temperature"] > 0:
         raise ValueError(
             "temperature must be > 0 for geometry='point': at 0 every head has the same "

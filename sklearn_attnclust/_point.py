@@ -423,19 +423,24 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False, full=True):
 
 
 def absolute_temperature(cov, n_heads, temperature):
-    """``beta`` from the relative ``temperature``: over the mean of the ``K - 1``
-    largest eigenvalues of the scaled covariance (the typical squared spread
-    between ``K`` cluster centres; all of them for ``K = 1``).
+    """``beta`` from the relative ``temperature``: over the typical squared spread
+    between ``K`` cluster centres, the mean of the ``K - 1`` largest eigenvalues
+    of the scaled covariance (all of them for ``K = 1``) while ``K - 1 <= d``; with
+    more centres than that, the ``d`` eigenvalues' mean times ``((K - 1) /
+    d)^(-2/d)``, the squared spacing of ``K - 1`` centres that share the data's
+    volume (the within-cluster scale: theory, section 12.3).
 
     ``cov`` is a ``(d, d)`` array (all its eigenvalues, ``eigvalsh``) or a
     :class:`ScaledCovariance` (its ``K - 1`` largest only).
     """
-    k = max(int(n_heads) - 1, 1)
+    k, d = max(int(n_heads) - 1, 1), cov.shape[0]
     if isinstance(cov, ScaledCovariance):
         spread = cov.mean_of_largest(k)
     else:
         eig = np.linalg.eigvalsh(cov)[::-1]
         spread = float(np.mean(eig[:k]))
+    if k > d:
+        spread *= (k / d) ** (-2.0 / d)
     return float(temperature) / max(spread, np.finfo(np.float64).tiny)
 
 
@@ -660,8 +665,10 @@ class PointStatistics:
     def n_samples(self):
         return self.X.shape[0]
 
-    def sums(self, Z, beta, need_grad):
-        """:func:`block_sums` over all the rows, in threads.
+    def sums(self, Z, beta, need_grad, bias=None):
+        """:func:`block_sums` over all the rows, in threads (``bias``: a logit
+        added per head, the log mixing weights of ``temperature="learn"``,
+        :mod:`._likelihood`; no hard assignment is tracked with it).
 
         Large data are not scaled row by row: the chart's affine map is folded
         into the heads (:class:`_RawKernel`), so that a pass reads the rows as
@@ -674,11 +681,12 @@ class PointStatistics:
             if self.scaled_rows is None:
                 self.scaled_rows = self.chart.scaled(X)
             rows = self.scaled_rows
-            kernel = _RawKernel(_UNIT_CHART, np.zeros(X.shape[1]), Z, beta, np.float64)
+            kernel = _RawKernel(_UNIT_CHART, np.zeros(X.shape[1]), Z, beta, np.float64, bias)
         else:
             rows = X
-            kernel = _RawKernel(self.chart, self.origin, Z, beta, self.dtype)
-        labels = None if self.cached or not need_grad else self.labels
+            kernel = _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias)
+        labels = None if self.cached or not need_grad or bias is not None \
+            else self.labels
 
         def block(lo, hi):
             return kernel.sums(rows, lo, hi, w, need_grad, labels, self.chunk_size)
@@ -727,18 +735,21 @@ class _RawKernel:
     With ``y = (x - o) / s`` (``o`` the chart's offset, ``s`` its spread) and
     ``r`` the stats' origin, the logits ``2 beta <y, z_h> - beta ||z_h||^2`` are
     ``<x - r, a_h> - c_h``, ``a_h = (2 beta / s) z_h`` and ``c_h = <o - r, a_h> +
-    beta ||z_h||^2``; the first moments ``sum_i w_i p_ih y_i`` are
-    ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) / s``.  Rows already scaled
-    are read through the unit chart (``o = r = 0``, ``s = 1``).
+    beta ||z_h||^2`` (less a per-head ``bias`` where one is given); the first
+    moments ``sum_i w_i p_ih y_i`` are ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) /
+    s``.  Rows already scaled are read through the unit chart (``o = r = 0``,
+    ``s = 1``).
     """
 
-    def __init__(self, chart, origin, Z, beta, dtype):
+    def __init__(self, chart, origin, Z, beta, dtype, bias=None):
         self.dtype, self.chart = np.dtype(dtype), chart
         # the origin as the rows' precision holds it: rows and heads shift alike
         self.origin = np.asarray(origin, dtype=self.dtype).astype(np.float64)
         self.shift = chart.offset - self.origin
         A = (2.0 * beta / chart.spread) * np.asarray(Z, dtype=np.float64)
         c = A @ self.shift + beta * np.einsum("ij,ij->i", Z, Z)
+        if bias is not None:  # the logits' per-head bias (log mixing weights)
+            c = c - np.asarray(bias, dtype=np.float64)
         self.A, self.c = A.astype(self.dtype), c.astype(self.dtype)[:, None]
         self.r = self.origin.astype(self.dtype) if np.any(self.origin) else None
         self.beta = beta
@@ -832,8 +843,9 @@ def mass_preconditioner(M, masses, height, floor):
     return c**2 / (2.0 * height**2 * np.maximum(masses, floor))
 
 
-def point_weights(X, chart, Z, beta):
-    """The attention weights ``p_h(x)`` (n, K) of input rows ``X``; ``Z`` input-space points.
+def point_weights(X, chart, Z, beta, bias=None):
+    """The attention weights ``p_h(x)`` (n, K) of input rows ``X``; ``Z`` input-space points
+    (``bias``: a logit added per head, the log mixing weights, or None).
 
     Rows so far beyond the data's spread that their logits overflow (1e300
     spreads away) get the weights' limit there, all on the nearest point
@@ -841,6 +853,8 @@ def point_weights(X, chart, Z, beta):
     """
     with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         P = _logits(chart.scaled(X), chart.scaled(Z), beta)  # softmax rows: no ||y||^2
+        if bias is not None:
+            P += bias
         P -= P.max(axis=1, keepdims=True)
         exp_shifted(P)
         P /= P.sum(axis=1, keepdims=True)

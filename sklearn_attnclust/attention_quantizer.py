@@ -1,5 +1,7 @@
 """AttentionQuantizer: centroids as the heads of an attention layer."""
 
+import functools
+import types
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,6 +27,34 @@ def _same_param(a, b):
         return bool(a == b)
     except (TypeError, ValueError):
         return False
+
+
+class _LayerMethod:
+    """A method of the estimator that exists where its fitted layer has ``method``
+    (as scikit-learn's ``available_if``, whose ``AttributeError`` names no
+    cause): elsewhere an ``AttributeError`` naming the layer's parameters, and
+    ``hasattr`` is False.  An unfitted estimator has it (calling it raises
+    ``NotFittedError``)."""
+
+    def __init__(self, fn, method, what, offer):
+        self.fn, self.method, self.what, self.offer = fn, method, what, offer
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.fn
+        layer = getattr(obj, "layer_", None)
+        if layer is not None and getattr(layer, self.method, None) is None:
+            params = getattr(obj, "_layer_params", None) or obj._shaping_params()
+            named = ", ".join(f"{k}={params[k]!r}" for k in ("geometry", "risk", "attention"))
+            raise AttributeError(
+                f"This AttentionQuantizer ({named}) has no {self.what}, so no {self.offer}.")
+        return types.MethodType(self.fn, obj)
+
+
+def _layer_has(method, what, offer):
+    """Decorate a method as a :class:`_LayerMethod`."""
+    return lambda fn: _LayerMethod(fn, method, what, offer)
 
 
 class AttentionQuantizer(BaseQuantizer):
@@ -82,14 +112,23 @@ class AttentionQuantizer(BaseQuantizer):
         (the competitive layer at temperature 0).  The point layer is
         competitive.
 
-    temperature : "auto" or float, default="auto"
+    temperature : "auto", "learn" or float, default="auto"
         Temperature ``beta`` of the competitive weights, made scale-free:
         for ``"point"``, relative to the mean of the ``n_clusters - 1``
         largest eigenvalues of the covariance (over the data's total
-        variance; the typical squared spread between the centres); for
+        variance; the typical squared spread between the centres), and with
+        more centres than features, to the mean eigenvalue times ``((K - 1)
+        / d)^(-2/d)`` (the squared spacing of the centres); for
         ``"direction"``, relative to the data's typical squared head score.
         ``"auto"`` is 16 for ``"point"`` (nearly hard weights on separated
         clusters) and 2 for ``"direction"``.  Ignored by the linear layer.
+        ``"learn"`` (``"point"`` only): after the fit at ``"auto"``, the
+        heads, ``beta`` and a bias per head (the log mixing weights
+        ``log weights_``) are trained together by gradient descent (L-BFGS) on
+        the layer's normalised likelihood, that of an isotropic Gaussian
+        mixture with variance ``1 / (2 temperature_)``: the maximum-likelihood
+        centres, unbiased where clusters overlap (see the user guide's "Soft
+        assignments and choosing K").  Not with a dask array.
 
     context_length : int or None, default=None
         Direction layers: length ``L`` of the training sequences (query
@@ -119,7 +158,9 @@ class AttentionQuantizer(BaseQuantizer):
     n_init : "auto" or int, default="auto"
         Number of starts; the one of lowest risk is kept.  ``"auto"``: 1,
         but 10 (``"point"``) or 5 (``"direction"``) for ``init="random"`` or a
-        callable, as KMeans's.
+        callable, as KMeans's, and 3 for ``"k-means++"`` with
+        ``temperature="learn"`` (one start stops at a poor optimum of the
+        likelihood more often than GaussianMixture's k-means start does).
 
     solver : {"riemannian", "projected"}, default="riemannian"
         Direction of the steps: the Riemannian gradient (radial part
@@ -184,20 +225,30 @@ class AttentionQuantizer(BaseQuantizer):
     temperature_ : float
         Absolute temperature ``beta`` used (0 for the linear layer; in
         inverse squared input units for ``"point"``, and 0 when all the rows
-        are equal, where no head competes).
+        are equal, where no head competes).  For ``"point"`` the mixture's
+        variance per feature is ``1 / (2 temperature_)``; learned with
+        ``temperature="learn"``.
+
+    weights_ : ndarray of shape (n_clusters,) or None
+        ``"point"``: the mixing weights of the layer's mixture, the softmax of
+        the heads' biases (learned with ``temperature="learn"``, else all
+        ``1 / n_clusters``).  None for ``"direction"``.
 
     second_moment_ : ndarray of shape (n_features, n_features) or None
         ``"direction"``: the training data's second moment, the context of
         :meth:`transform`.  None for ``"point"``.
 
     risk_ : float
-        Final risk of the fitted layer (penalty excluded), in squared input units.
+        Final risk of the fitted layer (penalty excluded), in squared input
+        units; with ``temperature="learn"``, the minimised negative mean
+        log-likelihood (in nats, of the density in input units).
 
     n_iter_ : int
         Steps of the kept start (on all the data).
 
     risk_curve_ : ndarray of shape (n_iter_ + 1,)
-        Risk (penalty included) at the start and after each step.
+        Risk (penalty included) at the start and after each step (of the
+        likelihood's descent with ``temperature="learn"``).
 
     layer_ : object
         The fitted layer that ``predict`` and ``transform`` read.
@@ -236,6 +287,16 @@ class AttentionQuantizer(BaseQuantizer):
     ``score`` is minus the mean squared error of :meth:`transform`, the
     layer's soft reconstruction; KMeans's ``score`` is minus the inertia, the
     hard one (``-inertia_`` on the training data; see the user guide).
+    Unlike GaussianMixture's, it is not the mean of :meth:`score_samples`.
+
+    The point layer is a mixture model: its free energy at ``beta`` is, up
+    to a constant, minus the log-likelihood of an isotropic Gaussian mixture
+    of variance ``1 / (2 beta)`` with weights ``weights_``.
+    :meth:`predict_proba` gives its posterior (the attention weights; the
+    competitive weights for ``"direction"``), :meth:`score_samples` its log
+    density, and :meth:`bic` and :meth:`aic` its information criteria, as
+    GaussianMixture's (with ``temperature="learn"`` the likelihood is
+    maximised; see the user guide's "Soft assignments and choosing K").
 
     Data of any finite scale (5e-324 to 1.8e308) and weights of any positive
     scale are accepted: ``cluster_centers_``, ``labels_``, :meth:`predict` and
@@ -265,7 +326,7 @@ class AttentionQuantizer(BaseQuantizer):
         "geometry": [StrOptions({"point", "direction"})],
         "risk": [StrOptions({"auto", "reconstruction", "free-energy"})],
         "attention": [StrOptions({"competitive", "linear"})],
-        "temperature": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "temperature": [StrOptions({"auto", "learn"}), Interval(Real, 0, None, closed="left")],
         "context_length": [Interval(Integral, 1, None, closed="left"), None],
         "scale": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -331,12 +392,14 @@ class AttentionQuantizer(BaseQuantizer):
         of two); ``inertia_`` is with ``sample_weight``, +inf only where it is
         beyond float64's range."""
         self.layer_ = layer
+        self.weights_ = None  # (a layer without mixing weights leaves no stale ones)
         for name, value in layer.attributes(X.dtype).items():
             setattr(self, name, value)
         self.labels_, self.inertia_, counts = fit_assignment(layer, X, sample_weight,
                                                              weight_scale)
         if warn:
-            warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5)
+            warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5,
+                          cause=getattr(layer, "empty_cause", None))
         return self
 
     def _weights(self, sample_weight, X):
@@ -611,6 +674,133 @@ class AttentionQuantizer(BaseQuantizer):
             return map_rows(X, self.layer_.transform, rows_out=True)
         X = self._validate_input(X, reset=False)
         return self._check_finite_output(self.layer_.transform(X), X)
+
+    @_layer_has("predict_proba", "soft weights",
+                             "predict_proba (the linear layer weighs every head equally)")
+    def predict_proba(self, X):
+        """The attention weights of each sample over the heads.
+
+        ``"point"``: ``softmax_h(log weights_[h] - temperature_ ||x -
+        cluster_centers_[h]||^2)``, the posterior probability of each
+        component of the layer's isotropic mixture, as GaussianMixture's
+        ``predict_proba``; its argmax is :meth:`predict`.  ``"direction"``
+        (competitive): the competitive weights ``softmax_h(beta <x,
+        mu_h>^2)``, sign-free (:meth:`predict` takes the largest signed
+        score).  Not for the linear layer (``attention="linear"``), whose
+        heads weigh every sample equally: an ``AttributeError``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_clusters)
+            Rows summing to 1, in ``X``'s dtype.
+        """
+        X = self._fitted_input(X)
+        return self.layer_.predict_proba(X).astype(X.dtype, copy=False)
+
+    def _log_likelihood(self, X):
+        X = self._fitted_input(X)
+        return self.layer_.log_likelihood(X), X
+
+    @_layer_has("log_likelihood", "normalised likelihood",
+                             "score_samples (only geometry='point' is a mixture model)")
+    def score_samples(self, X):
+        """The log density of each sample under the point layer's mixture.
+
+        ``log sum_h weights_[h] (temperature_ / pi)^(d/2) exp(-temperature_
+        ||x - cluster_centers_[h]||^2)``: the isotropic Gaussian mixture of
+        variance ``1 / (2 temperature_)`` whose minus log-likelihood is the
+        layer's free energy, in input units (as GaussianMixture's
+        ``score_samples``).  ``"point"`` only (an ``AttributeError`` otherwise).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_prob : ndarray of shape (n_samples,)
+            In ``X``'s dtype (-inf for rows whose density underflows).
+        """
+        out, X = self._log_likelihood(X)
+        return out.astype(X.dtype, copy=False)
+
+    def _information(self, X, penalty):
+        """``-2 log L + penalty(n) p`` of the rows ``X`` (the sum in float64)."""
+        log_l, X = self._log_likelihood(X)
+        n = X.shape[0]
+        return float(-2.0 * np.sum(log_l) + penalty(n) * self.layer_.n_parameters())
+
+    @_layer_has("log_likelihood", "normalised likelihood",
+                             "bic (only geometry='point' is a mixture model)")
+    def bic(self, X):
+        """Bayesian information criterion for the current model on the input X.
+
+        ``-2 log L + p log n``, ``L`` the likelihood of :meth:`score_samples`
+        and ``p`` the fitted parameters: the centres, and with
+        ``temperature="learn"`` the temperature and ``n_clusters - 1`` mixing
+        weights.  The lower the better, as GaussianMixture's ``bic``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        bic : float
+        """
+        return self._information(X, np.log)
+
+    @_layer_has("log_likelihood", "normalised likelihood",
+                             "aic (only geometry='point' is a mixture model)")
+    def aic(self, X):
+        """Akaike information criterion for the current model on the input X.
+
+        ``-2 log L + 2 p`` (see :meth:`bic`); the lower the better.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        aic : float
+        """
+        return self._information(X, lambda n: 2.0)
+
+    def score(self, X, y=None, sample_weight=None):
+        """Minus the (weighted) mean squared error of :meth:`transform`.
+
+        ``-sum_i w_i ||x_i - transform(X)_i||^2 / sum_i w_i``; higher is
+        better, so that ``GridSearchCV`` works without labels.  It is not
+        the mean log-likelihood (GaussianMixture's ``score``): that is
+        ``score_samples(X).mean()``.  A dask array ``X`` is reduced over its
+        blocks.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or dask array
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples (not with a dask array ``X``).
+
+        Returns
+        -------
+        score : float
+        """
+        if sample_weight is None:
+            return super().score(X)
+        if is_dask_array(X):
+            raise ValueError("sample_weight is not supported with a dask array X.")
+        Xv = self._fitted_input(X)
+        w = check_sample_weight(sample_weight, Xv)
+        R = Xv.astype(np.float64) - self.transform(Xv).astype(np.float64)
+        with np.errstate(over="ignore"):
+            return -float(np.average(np.einsum("ij,ij->i", R, R), weights=w))
 
     def _quantization_risk(self, X):
         """:meth:`score`'s risk; for a dask array ``X``, one reduction over its blocks."""

@@ -58,3 +58,16 @@ def test_figure_scripts_run():
     assert "| case | bare pass (ms) | risk + gradient | risk value | risk + gradient, numpy" in out
     assert "one thread: numpy: logits product" in out
     assert "one thread: compiled kernel (all steps)" in out
+
+
+def test_bench_learn_runs():
+    # (the package of this checkout, also where another one is installed)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "bench_learn.py"), "--n", "1500",
+         "--seeds", "1"], capture_output=True, text=True, timeout=300, check=False, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "| K | d | weights | learn | GaussianMixture (converged) | learn / GM |" in out
+    assert "| 3 | 10 | 5:3:2 |" in out

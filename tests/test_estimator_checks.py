@@ -34,6 +34,7 @@ def _expected_failed_checks(estimator):
     [
         AttentionQuantizer(random_state=0),
         AttentionQuantizer(init="random", n_init=2, temperature=4.0, random_state=0),
+        AttentionQuantizer(3, temperature="learn", random_state=0),
         AttentionQuantizer(2, geometry="direction", random_state=0),
         AttentionQuantizer(2, geometry="direction", attention="linear", init="random",
                            random_state=0),

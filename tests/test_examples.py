@@ -22,6 +22,7 @@ CASES = [
     ("plot_embedding_2d.py", ["embedding_2d.png", "embedding_2d.csv", "embedding_2d.md"],
      False),
     ("plot_point_2d.py", ["point_2d.png", "point_2d.csv", "point_2d.md"], False),
+    ("plot_choose_k.py", ["choose_k.png", "choose_k.csv", "choose_k.md"], False),
     ("head_to_head.py", ["head_to_head.png", "head_to_head.csv", "head_to_head.md"], True),
     ("grid_search.py", ["grid_search.png", "grid_search.csv", "grid_search.md"], True),
 ]
@@ -38,7 +39,11 @@ def test_every_example_is_covered():
 
 
 def _run(script_path, args, cwd):
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
+    # the package of this checkout, also where another one is installed
+    path = [os.path.dirname(EXAMPLES)] + [
+        p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore",
+               PYTHONPATH=os.pathsep.join(path))
     return subprocess.run(
         [sys.executable, str(script_path), "--small", *args],
         check=False, cwd=str(cwd), env=env, capture_output=True, text=True, timeout=120,

@@ -199,8 +199,8 @@ def test_all_zero_data_is_fine_without_directions():
 _PARAMS = [
     ("alpha", -1.0, r"The 'alpha' parameter of AttentionQuantizer must be a float in the range \[0.0, inf\)\. Got -1.0 instead\."),
     ("alpha", np.nan, r"The 'alpha' parameter of AttentionQuantizer must be a float in the range \[0.0, inf\)\. Got nan instead\."),
-    ("temperature", -0.5, r"The 'temperature' parameter of AttentionQuantizer must be a str among \{'auto'\} or a float in the range \[0.0, inf\)\. Got -0.5 instead\."),
-    ("temperature", np.inf, r"The 'temperature' parameter of AttentionQuantizer must be a str among \{'auto'\} or a float in the range \[0.0, inf\)\. Got inf instead\."),
+    ("temperature", -0.5, r"The 'temperature' parameter of AttentionQuantizer must be a str among \{('auto', 'learn'|'learn', 'auto')\} or a float in the range \[0.0, inf\)\. Got -0.5 instead\."),
+    ("temperature", np.inf, r"The 'temperature' parameter of AttentionQuantizer must be a str among \{('auto', 'learn'|'learn', 'auto')\} or a float in the range \[0.0, inf\)\. Got inf instead\."),
     ("learning_rate", -1.0, r"The 'learning_rate' parameter of AttentionQuantizer must be a float in the range \(0.0, inf\)\. Got -1.0 instead\."),
     ("learning_rate", 0.0, r"The 'learning_rate' parameter of AttentionQuantizer must be a float in the range \(0.0, inf\)\. Got 0.0 instead\."),
     ("tol", -1e-3, r"The 'tol' parameter of AttentionQuantizer must be a float in the range \[0.0, inf\)\. Got -0.001 instead\."),

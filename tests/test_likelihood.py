@@ -1,0 +1,270 @@
+"""Soft assignments and the likelihood: predict_proba, score_samples, bic, aic and
+temperature="learn" (:mod:`sklearn_attnclust._likelihood`)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from sklearn.datasets import make_blobs
+from sklearn.mixture import GaussianMixture
+
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust._likelihood import negative_log_likelihood
+from sklearn_attnclust._point import PointStatistics, chart_from_data
+
+
+def _blobs(n=1500, d=2, K=3, seed=0, std=1.0):
+    X, _ = make_blobs(n, centers=K, n_features=d, cluster_std=std, random_state=seed)
+    return X
+
+
+def _overlapping(n, weights, seed, d=3, sep=2.5):
+    """Unit-variance isotropic clusters (K <= d) whose centres are ``sep`` apart:
+    ``sep / sqrt(2)`` times the first K unit vectors."""
+    rng = np.random.default_rng(seed)
+    K = len(weights)
+    C = sep / np.sqrt(2) * np.eye(K, d)
+    p = np.asarray(weights, float) / np.sum(weights)
+    y = rng.choice(K, n, p=p)
+    return C[y] + rng.normal(size=(n, d)), C
+
+
+def _direct_log_density(X, centers, beta, weights):
+    """The isotropic mixture's log density, in closed form from the fitted attributes."""
+    d = X.shape[1]
+    D = ((X[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
+    return logsumexp(np.log(weights) - beta * D, axis=1) + 0.5 * d * np.log(beta / np.pi)
+
+
+FITS = {
+    "point": dict(),
+    "learn": dict(temperature="learn"),
+    "axis": dict(geometry="direction", risk="free-energy"),
+    "competitive": dict(geometry="direction"),
+}
+
+
+@pytest.mark.parametrize("kind", list(FITS))
+def test_predict_proba_rows_sum_to_one(kind):
+    X = _blobs(d=4) + (0 if kind == "point" or kind == "learn" else 5.0)
+    aq = AttentionQuantizer(3, random_state=0, **FITS[kind]).fit(X)
+    P = aq.predict_proba(X)
+    assert P.shape == (X.shape[0], 3)
+    assert np.all(P >= 0)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    if kind in ("point", "learn"):  # the posterior's argmax is the label
+        np.testing.assert_array_equal(P.argmax(axis=1), aq.predict(X))
+        np.testing.assert_array_equal(aq.labels_, aq.predict(X))
+
+
+def test_linear_layer_has_no_soft_weights():
+    X = _blobs(d=4) + 5.0
+    aq = AttentionQuantizer(2, geometry="direction", attention="linear", random_state=0).fit(X)
+    assert not hasattr(aq, "predict_proba")
+    with pytest.raises(AttributeError, match="attention='linear'.*no soft weights"):
+        aq.predict_proba(X)
+    assert not hasattr(aq, "score_samples") and not hasattr(aq, "bic")
+    with pytest.raises(AttributeError, match="geometry='direction'.*score_samples"):
+        aq.score_samples(X)
+    # an unfitted estimator has the methods (they raise NotFittedError)
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        AttentionQuantizer(2).predict_proba(X)
+
+
+def test_direction_layers_have_no_likelihood():
+    X = _blobs(d=4) + 5.0
+    aq = AttentionQuantizer(3, geometry="direction", risk="free-energy", random_state=0).fit(X)
+    assert hasattr(aq, "predict_proba") and not hasattr(aq, "aic")
+    assert aq.weights_ is None
+    with pytest.raises(AttributeError, match="risk='free-energy'.*no normalised likelihood"):
+        aq.bic(X)
+
+
+@pytest.mark.parametrize("temperature", ["auto", "learn", 4.0])
+@pytest.mark.parametrize("shift, scale", [(0.0, 1.0), (1e4, 1e-3), (-3.0, 1e5)])
+def test_score_samples_is_the_mixture_log_density(temperature, shift, scale):
+    """Equal to the closed-form density of the fitted centres, temperature and weights,
+    in input units at any offset and scale (the chart's Jacobian)."""
+    X = _blobs(n=800, d=3, K=4, seed=1) * scale + shift
+    aq = AttentionQuantizer(4, temperature=temperature, random_state=0).fit(X)
+    direct = _direct_log_density(X, aq.cluster_centers_, aq.temperature_, aq.weights_)
+    # (the squared distances lose the offset's digits in the direct form)
+    np.testing.assert_allclose(aq.score_samples(X), direct, rtol=1e-6,
+                               atol=1e-6 * (1 + abs(shift) / scale) ** 2 * 1e-8)
+    assert aq.weights_.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("temperature", ["auto", "learn"])
+def test_posterior_invariant_to_translation_and_scale(temperature):
+    X = _blobs(n=1200, d=2, K=3, seed=2, std=2.0)
+    a = AttentionQuantizer(3, temperature=temperature, random_state=0).fit(X)
+    b = AttentionQuantizer(3, temperature=temperature, random_state=0).fit(X * 1e3 - 7e3)
+    np.testing.assert_allclose(b.predict_proba(X * 1e3 - 7e3), a.predict_proba(X),
+                               atol=1e-5)
+    # the density in input units carries the Jacobian: d log(1e3) less
+    np.testing.assert_allclose(b.score_samples(X * 1e3 - 7e3),
+                               a.score_samples(X) - 2 * np.log(1e3), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(b.temperature_ * 1e6, a.temperature_, rtol=1e-5)
+
+
+@pytest.mark.parametrize("temperature, extra", [("auto", 0), ("learn", 1)])
+def test_bic_aic(temperature, extra):
+    X = _blobs(n=900, d=3, K=3, seed=3)
+    aq = AttentionQuantizer(3, temperature=temperature, random_state=0).fit(X)
+    log_l = float(np.sum(aq.score_samples(X)))
+    p = 3 * 3 + extra * (1 + 2)  # centres; learned: a variance and K - 1 weights
+    assert aq.bic(X) == pytest.approx(-2 * log_l + p * np.log(900), rel=1e-12)
+    assert aq.aic(X) == pytest.approx(-2 * log_l + 2 * p, rel=1e-12)
+
+
+def test_float32_kept():
+    X = _blobs(n=1000, d=3).astype(np.float32)
+    aq = AttentionQuantizer(3, temperature="learn", random_state=0).fit(X)
+    assert aq.cluster_centers_.dtype == np.float32
+    assert aq.predict_proba(X).dtype == np.float32
+    assert aq.score_samples(X).dtype == np.float32
+    a64 = AttentionQuantizer(3, temperature="learn", random_state=0).fit(X.astype(np.float64))
+    np.testing.assert_allclose(aq.cluster_centers_, a64.cluster_centers_, atol=1e-3)
+
+
+@pytest.mark.parametrize("n, dtype", [(500, np.float64), (300000, np.float32)])
+def test_likelihood_gradient_matches_finite_differences(n, dtype):
+    """The gradients in the points, the temperature and the biases (cached small data,
+    and large data read as stored, through the chart folded into the heads)."""
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(n, 3)) + rng.integers(0, 3, size=(n, 1)) * 2.0 + 10).astype(dtype)
+    w = rng.uniform(0.5, 2.0, size=n)
+    chart, _ = chart_from_data(X, w)
+    stats = PointStatistics.from_data(X, w, chart, sq_total=float(w.sum()), n_heads=3)
+    stats.dtype = np.dtype(np.float64)
+    Z = rng.normal(size=(3, 3)) * 0.5
+    beta, b = 3.0, np.array([0.2, -0.3, 0.1])
+    f, (gZ, gbeta, gb), _ = negative_log_likelihood(stats, Z, beta, b)
+    h = 1e-6
+    num = np.zeros_like(Z)
+    for idx in np.ndindex(*Z.shape):
+        e = np.zeros_like(Z)
+        e[idx] = h
+        num[idx] = (negative_log_likelihood(stats, Z + e, beta, b, False)
+                    - negative_log_likelihood(stats, Z - e, beta, b, False)) / (2 * h)
+    np.testing.assert_allclose(gZ, num, rtol=1e-5, atol=1e-7)
+    nb = (negative_log_likelihood(stats, Z, beta + h, b, False)
+          - negative_log_likelihood(stats, Z, beta - h, b, False)) / (2 * h)
+    assert gbeta == pytest.approx(nb, rel=1e-5, abs=1e-7)
+    for k in range(3):
+        e = np.eye(3)[k] * h
+        nk = (negative_log_likelihood(stats, Z, beta, b + e, False)
+              - negative_log_likelihood(stats, Z, beta, b - e, False)) / (2 * h)
+        assert gb[k] == pytest.approx(nk, rel=1e-5, abs=1e-7)
+
+
+@pytest.mark.parametrize("weights", [(1, 1, 1), (5, 3, 2)])
+def test_learned_fit_is_the_maximum_likelihood(weights):
+    """At the learned fit the mixture's stationarity holds: each centre the
+    posterior-weighted mean, each weight the mean posterior, the variance the
+    posterior-weighted mean squared distance per feature; the likelihood is below a
+    richer mixture's (tied full covariance) and the centres are unbiased."""
+    X, C = _overlapping(6000, weights, seed=0)
+    aq = AttentionQuantizer(3, temperature="learn", random_state=0, tol=1e-6).fit(X)
+    P = aq.predict_proba(X)
+    m = P.sum(axis=0)
+    means = (P.T @ X) / m[:, None]
+    np.testing.assert_allclose(aq.cluster_centers_, means, atol=1e-4)
+    np.testing.assert_allclose(aq.weights_, m / X.shape[0], atol=1e-5)
+    D = ((X[:, None, :] - aq.cluster_centers_[None]) ** 2).sum(axis=2)
+    var = float(np.sum(P * D)) / (X.shape[0] * X.shape[1])
+    assert 1 / (2 * aq.temperature_) == pytest.approx(var, rel=1e-4)
+    # a tied full covariance contains the model: its maximum likelihood is not lower
+    gm = GaussianMixture(3, covariance_type="tied", tol=1e-9, max_iter=2000,
+                         means_init=aq.cluster_centers_, random_state=0).fit(X)
+    assert gm.score(X) >= aq.score_samples(X).mean() - 1e-9
+    np.testing.assert_allclose(np.sort(aq.weights_), np.sort(gm.weights_), atol=0.02)
+    # unbiased where the clusters overlap: nearer the true centres than the fit at a
+    # fixed temperature (whose centres are biased, as k-means's)
+    fixed = AttentionQuantizer(3, random_state=0).fit(X)
+
+    def error(est):
+        from scipy.optimize import linear_sum_assignment
+
+        D = np.linalg.norm(est[:, None] - C[None], axis=2)
+        r, c = linear_sum_assignment(D)
+        return np.sqrt(np.mean(D[r, c] ** 2))
+
+    assert error(aq.cluster_centers_) < 0.5 * error(fixed.cluster_centers_)
+
+
+def test_learned_sample_weight_counts_as_repeats():
+    X = _blobs(n=600, d=2, K=3, seed=4, std=1.5)
+    reps = np.random.default_rng(0).integers(1, 4, size=600)
+    a = AttentionQuantizer(3, temperature="learn", random_state=0, tol=1e-6).fit(
+        X, sample_weight=reps)
+    b = AttentionQuantizer(3, temperature="learn", random_state=0, tol=1e-6).fit(
+        np.repeat(X, reps, axis=0))
+    order_a, order_b = np.lexsort(a.cluster_centers_.T), np.lexsort(b.cluster_centers_.T)
+    np.testing.assert_allclose(a.cluster_centers_[order_a], b.cluster_centers_[order_b],
+                               atol=1e-3)
+    np.testing.assert_allclose(a.weights_[order_a], b.weights_[order_b], atol=1e-4)
+    assert a.temperature_ == pytest.approx(b.temperature_, rel=1e-4)
+
+
+def test_learned_partial_fit_and_errors():
+    X = _blobs(n=3000, d=2, K=3, seed=5)
+    aq = AttentionQuantizer(3, temperature="learn", random_state=0)
+    for chunk in np.array_split(X, 3):
+        aq.partial_fit(chunk)
+    full = AttentionQuantizer(3, temperature="learn", random_state=0).fit(X)
+    assert aq.weights_.sum() == pytest.approx(1.0)
+    assert aq.temperature_ == pytest.approx(full.temperature_, rel=1e-4)
+    with pytest.raises(ValueError, match="temperature='learn'.*geometry='point'"):
+        AttentionQuantizer(2, geometry="direction", temperature="learn").fit(X + 5)
+    with pytest.raises(ValueError, match="temperature='learn'.*geometry='point'"):
+        AttentionQuantizer(2, geometry="direction", risk="free-energy",
+                           temperature="learn").fit(X + 5)
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(ValueError, match="temperature='learn' fits numpy arrays"):
+        AttentionQuantizer(3, temperature="learn").fit(da.from_array(X, chunks=1000))
+
+
+def test_score_with_sample_weight():
+    X = _blobs(n=500, d=2)
+    aq = AttentionQuantizer(3, random_state=0).fit(X)
+    assert aq.score(X, sample_weight=np.ones(500)) == pytest.approx(aq.score(X), rel=1e-12)
+    w = np.random.default_rng(0).uniform(0, 2, size=500)
+    R = X - aq.transform(X)
+    assert aq.score(X, sample_weight=w) == pytest.approx(
+        -np.average((R * R).sum(axis=1), weights=w), rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isfinite(aq.score(X))
+
+
+# -- the default temperature with more clusters than dimensions -------------------
+def test_absolute_temperature_rule():
+    """The mean of the K - 1 largest eigenvalues while K - 1 <= d; beyond, the mean
+    eigenvalue times ((K - 1) / d)^(-2/d)."""
+    from sklearn_attnclust._point import absolute_temperature
+
+    cov = np.diag([0.5, 0.3, 0.2])
+    assert absolute_temperature(cov, 3, 16.0) == pytest.approx(16.0 / 0.4)
+    assert absolute_temperature(cov, 4, 16.0) == pytest.approx(16.0 / (1 / 3))
+    assert absolute_temperature(cov, 1, 16.0) == pytest.approx(16.0 / 0.5)
+    assert absolute_temperature(cov, 25, 16.0) == pytest.approx(
+        16.0 / ((1 / 3) * 8.0 ** (-2 / 3)))
+
+
+def test_many_clusters_in_two_dimensions():
+    """40 blobs in 2-D: every head used, inertia near KMeans's from the same seeds (at
+    the former rule, the total variance over d whatever K, the softmax spanned
+    several clusters and heads merged: measured 1.19 x at K = 64, 2.05 x at 256)."""
+    from sklearn.cluster import KMeans
+
+    ratios = []
+    for seed in range(3):
+        X, _ = make_blobs(6000, centers=40, n_features=2, random_state=seed)
+        aq = AttentionQuantizer(40, random_state=seed).fit(X)
+        assert np.unique(aq.labels_).size == 40
+        ratios.append(aq.inertia_ / KMeans(40, n_init=1, random_state=seed).fit(X).inertia_)
+    assert np.median(ratios) <= 1.03, ratios
