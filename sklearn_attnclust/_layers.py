@@ -283,7 +283,8 @@ def fit_assignment(layer, X, w, weight_scale=1.0):
             inertia = float(cached[2]) / weight_scale
         return cached[1], _inertia(X, cached[1], layer.centers, w, inertia), cached[3]
     labels, d2 = layer.assign(X)
-    return (labels, _inertia(X, labels, layer.centers, w, d2),
+    own = getattr(layer, "inertia", None)  # a layer with its own distance (cosine)
+    return (labels, own(d2, w) if own is not None else _inertia(X, labels, layer.centers, w, d2),
             np.bincount(labels, minlength=layer.n_clusters))
 
 
@@ -761,8 +762,12 @@ def make_layer(params):
     if risk == "reconstruction":
         raise ValueError(
             "risk='reconstruction' is the paper's risk of the direction layers "
-            "(geometry='direction'); the point layer's risk is its free energy."
+            f"(geometry='direction'); the {geometry} layer's risk is its free energy."
         )
+    if geometry == "cosine":
+        from ._cosine import CosineLayer  # (it builds on this module's layers)
+
+        return CosineLayer(**_free_energy_params(p, "geometry='cosine'"))
     p = _free_energy_params(p, "geometry='point'")
     if p["temperature"] != "auto" and not p["temperature"] > 0:
         raise ValueError(

@@ -262,7 +262,7 @@ class AttentionQuantizer(BaseQuantizer):
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "geometry": [StrOptions({"point", "direction"})],
+        "geometry": [StrOptions({"point", "direction", "cosine"})],
         "risk": [StrOptions({"auto", "reconstruction", "free-energy"})],
         "attention": [StrOptions({"competitive", "linear"})],
         "temperature": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
@@ -318,6 +318,12 @@ class AttentionQuantizer(BaseQuantizer):
 
     #: Rows kept by :meth:`partial_fit` (a uniform reservoir sample of the stream).
     _partial_fit_reservoir = 50_000
+
+    def _sparse_formats(self):
+        return ["csr", "csc"] if self.geometry == "cosine" else False
+
+    def _sparse_hint(self):
+        return f"(geometry={self.geometry!r})"
 
     def _new_layer(self, n_samples, n_features):
         self._check_n_clusters(n_samples, n_features,
@@ -622,4 +628,7 @@ class AttentionQuantizer(BaseQuantizer):
             X = check_rows(X, self.n_features_in_, type(self).__name__)
             total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
             return total / X.shape[0]
+        own = getattr(self.layer_, "quantization_risk", None)
+        if own is not None:  # the cosine layer's, of the unit rows (also sparse)
+            return own(self._validate_input(X, reset=False))
         return super()._quantization_risk(X)
