@@ -53,6 +53,10 @@ SPREAD_SAMPLE = (512, 2048)
 #: the chunk bounds the (chunk, K) temporaries).
 SPARSE_CHUNK = 16384
 
+#: The smallest spread (rows all of one direction, or one row): the temperature
+#: then at most ``2 * 16 / 1e-6``, far beyond hard weights, and finite.
+SPREAD_FLOOR = 1e-6
+
 _SEED = 0x636F73  # the fixed seed of the rows' keys of the spread's sample
 
 
@@ -280,7 +284,7 @@ def cosine_weights(X, M, beta, inv=None):
 
 def cosine_spread(X, weights, n_heads):
     """The unit of the temperature: the mean of the ``n_heads - 1`` largest
-    eigenvalues of the covariance of the unit rows (all of them for one head),
+    eigenvalues of the covariance of the unit rows (the largest for one head),
     the typical squared distance between the heads' clusters on the sphere.
 
     On a sample of :data:`SPREAD_SAMPLE` rows drawn by their keys (not
@@ -322,7 +326,7 @@ def _top_mean(C, k):
     """The mean of the ``k`` largest eigenvalues of the symmetric ``C`` (at least tiny)."""
     k = min(k, C.shape[0])
     vals = np.linalg.eigvalsh(C)[::-1][:k]
-    return max(float(np.mean(np.maximum(vals, 0.0))), np.finfo(np.float64).tiny)
+    return max(float(np.mean(np.maximum(vals, 0.0))), SPREAD_FLOOR)
 
 
 # -- von Mises-Fisher normaliser ---------------------------------------------
@@ -395,10 +399,7 @@ class CosineMaths:
                 Z, _ = kmeans_plusplus(Y, K, random_state=rng, sample_weight=w,
                                        x_squared_norms=np.ones(Y.shape[0], dtype=Y.dtype))
             else:  # "random": distinct rows, drawn by weight
-                p = None if w is None else w / w.sum()
-                n_pos = Y.shape[0] if w is None else int(np.count_nonzero(w > 0))
-                idx = rng.choice(Y.shape[0], K, replace=n_pos < K, p=p)
-                Z = Y[idx]
+                Z = Y[_draw_distinct(Y, K, rng, w)]
             Z = Z.toarray() if _is_sparse(Z) else Z
             M = _unit(np.asarray(Z, dtype=np.float64))
             return _repair(M, Y, rng)
@@ -472,6 +473,33 @@ def _unit_order(Y, weights):
         return np.lexsort((sparse_row_keys(Y, _SEED), key))
     center = np.average(Y, axis=0, weights=weights).astype(np.float64)
     return canonical_order(Y, center)
+
+
+def _draw_distinct(Y, size, rng, w):
+    """Indices of ``size`` distinct rows of ``Y`` (in :func:`_unit_order`: equal rows
+    adjacent) drawn without replacement, each distinct row with a chance
+    proportional to its total weight, by inverse CDF (as
+    :func:`._init.draw_distinct_rows`): a weight ``w`` draws as ``w`` repeats.
+    Fewer distinct rows of positive weight than ``size``: all, then repeated."""
+    n = Y.shape[0]
+    w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+    new = np.ones(n, dtype=bool)
+    if _is_sparse(Y):
+        keys = sparse_row_keys(Y, _SEED)
+        new[1:] = keys[1:] != keys[:-1]
+    else:
+        new[1:] = np.any(Y[1:] != Y[:-1], axis=1)
+    first = np.flatnonzero(new)
+    mass = np.add.reduceat(w, first)
+    picked = []
+    for _ in range(size):
+        cdf = np.cumsum(mass)
+        if cdf[-1] <= 0:
+            break
+        j = min(int(np.searchsorted(cdf, rng.uniform() * cdf[-1], side="right")), cdf.size - 1)
+        picked.append(j)
+        mass[j] = 0.0
+    return first[np.resize(np.array(picked), size)]
 
 
 def _repair(M, Y, rng):

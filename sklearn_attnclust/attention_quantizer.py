@@ -319,6 +319,11 @@ class AttentionQuantizer(BaseQuantizer):
     #: Rows kept by :meth:`partial_fit` (a uniform reservoir sample of the stream).
     _partial_fit_reservoir = 50_000
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.geometry == "cosine"
+        return tags
+
     def _sparse_formats(self):
         return ["csr", "csc"] if self.geometry == "cosine" else False
 
