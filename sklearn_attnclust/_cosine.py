@@ -34,7 +34,7 @@ from ._blocks import _mix64, chunk_rows, map_row_blocks, one_blas_thread, race_k
 from ._fit import FLOAT32_TOL
 from ._free_energy import exp_shifted, free_energy_sums
 from ._init import canonical_order
-from ._layers import AUTO_TEMPERATURE, _FreeEnergyLayer
+from ._layers import AUTO_TEMPERATURE, Stream, _FreeEnergyLayer
 
 __all__ = ["CosineLayer", "CosineMaths", "CosineStatistics", "cosine_weights",
            "log_bessel_iv", "row_inverse_norms", "sparse_sample", "vmf_log_normaliser"]
@@ -550,6 +550,61 @@ def check_unit_heads(Z, n_clusters, n_features):
     return M
 
 
+# -- the stream of partial_fit ----------------------------------------------------
+class CosineStream(Stream):
+    """:class:`._layers.Stream` whose reservoir may hold the rows of scipy.sparse
+    chunks, as a CSR matrix (never densified): the same algorithm R, by the
+    reservoir slots' sources in the old reservoir and the new chunk."""
+
+    def _add_moments(self, X, w):
+        if not _is_sparse(X):
+            return super()._add_moments(X, w)
+        # (no moments: the cosine layer refits on the reservoir) the total weight,
+        # in the stream's units, as Stream's
+        values = np.abs(np.asarray(X.data, dtype=np.float64)).reshape(1, -1)
+        _, ws = self._rescale(values, np.asarray(w, dtype=np.float64))
+        self.total_weight += float(ws.sum())
+
+    def add(self, X, w):
+        sparse_rows = _is_sparse(self.rows)
+        if not _is_sparse(X) and not sparse_rows:
+            return super().add(X, w)
+        X = sp.csr_matrix(X) if not _is_sparse(X) else sp.csr_matrix(as_rows(X))
+        self._add_moments(X, w)
+        old = self.rows if sparse_rows else sp.csr_matrix(self.rows)
+        n_old, m = old.shape[0], X.shape[0]
+        room = max(self.size - n_old, 0)
+        take = min(room, m)
+        src = np.concatenate([np.arange(n_old), n_old + np.arange(take)])
+        weights = np.concatenate([self.weights, w[:take]])
+        self.n += take
+        if m > room:  # algorithm R on the slots (as Stream._replace)
+            rest = np.arange(room, m)
+            seen = self.n - self.start + np.arange(rest.size)
+            j = (self.rng.random_sample(seen.size) * (seen + 1)).astype(np.int64)
+            keep = j < self.size
+            src[j[keep]] = n_old + rest[keep]
+            weights[j[keep]] = w[rest[keep]]
+            self.n += rest.size
+        combined = sp.vstack([old.astype(X.dtype), X], format="csr")
+        self.rows, self.weights = combined[src], weights
+
+    def sample(self):
+        if not _is_sparse(self.rows):
+            return super().sample()
+        if self.summary is None:
+            return self.rows, self.weights
+        rows, weights = self.summary
+        with np.errstate(under="ignore"):
+            kept = np.ldexp(self.weights, -self.weight_exp)
+        later = self.total_weight - weights.sum()
+        total = kept.sum()
+        scale = later / total if total > 0 and self.n - self.start > kept.size else 1.0
+        return (sp.vstack([sp.csr_matrix(rows.astype(self.rows.dtype)), self.rows],
+                          format="csr"),
+                np.concatenate([weights, kept * scale]))
+
+
 # -- the layer -----------------------------------------------------------------
 class CosineLayer(_FreeEnergyLayer):
     """Clusters as unit directions compared by cosine: the layer of :mod:`._cosine`."""
@@ -560,6 +615,7 @@ class CosineLayer(_FreeEnergyLayer):
     #: partial_fit after fit starts from the centres, each weighted by its cluster
     stream_summary = "centres"
     accepts_sparse = True
+    stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
 
     def __init__(self, *, init, **params):
         if isinstance(init, str) and init == "pca":

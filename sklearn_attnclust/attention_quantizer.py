@@ -474,7 +474,8 @@ class AttentionQuantizer(BaseQuantizer):
             self._stream_layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
             if fitted:  # continue from the fitted heads, as MiniBatchKMeans does
                 self._stream_layer.warm_start_from(self.layer_)
-            self._stream = Stream(self._partial_fit_reservoir, X.shape[1], X.dtype,
+            stream_type = getattr(self._stream_layer, "stream_type", Stream)
+            self._stream = stream_type(self._partial_fit_reservoir, X.shape[1], X.dtype,
                                   check_random_state(self.random_state),
                                   need_fourth=self.context_length is not None,
                                   need_moments=self._stream_layer.stream_moments)
@@ -522,7 +523,7 @@ class AttentionQuantizer(BaseQuantizer):
         continues: its summary ``rows`` with their ``weights`` (of total the
         fit's) and, for the layers that fit on them, the rows' exact ``moments``
         (:meth:`Stream.from_summary`; the model keeps no copy of the rows)."""
-        self._stream = Stream.from_summary(
+        self._stream = getattr(layer, "stream_type", Stream).from_summary(
             rows, weights, n, size=self._partial_fit_reservoir,
             rng=check_random_state(self.random_state), weight_exp=weight_exp,
             moments=moments)
