@@ -30,7 +30,7 @@ from scipy.special import gammaln, ive, logsumexp
 from sklearn.cluster import kmeans_plusplus
 
 from ._blocks import _mix64, chunk_rows, map_row_blocks, one_blas_thread, race_keys, \
-    row_keys, smallest_keys, sum_row_blocks
+    smallest_keys, sum_row_blocks
 from ._fit import FLOAT32_TOL
 from ._free_energy import exp_shifted, free_energy_sums
 from ._init import canonical_order
@@ -72,27 +72,22 @@ def as_rows(X):
     return X
 
 
-def row_inverse_norms(X):
-    """``1 / |x_i|`` of every row (float64), each norm taken at its row's own scale
-    (a power of two: exact), so that rows of any finite scale have one.
-
-    Raises a ValueError naming the rows of zero norm (a row with no direction).
-    """
+def _row_exponents(X):
+    """Each row's power of two ``2**e`` with ``|x 2**e|`` near 1, and ``|x 2**e|^2``
+    (float64), one pass; a ValueError naming the rows of zero norm."""
     n = X.shape[0]
     if _is_sparse(X):
         X = as_rows(X)
         data = np.abs(X.data).astype(np.float64)
         top = np.zeros(n)
+        row = np.repeat(np.arange(n), np.diff(X.indptr))
         if data.size:
-            row = np.repeat(np.arange(n), np.diff(X.indptr))
             np.maximum.at(top, row, data)
         e = np.where(top > 0, -np.frexp(np.where(top > 0, top, 1.0))[1], 0)
-        scaled = np.ldexp(data, e[row]) if data.size else data
-        sq = np.bincount(row, weights=scaled * scaled, minlength=n) if data.size else \
-            np.zeros(n)
+        scaled = np.ldexp(data, e[row])
+        sq = np.bincount(row, weights=scaled * scaled, minlength=n)
     else:
-        top = np.zeros(n)
-        sq = np.zeros(n)
+        top, sq = np.zeros(n), np.zeros(n)
         e = np.zeros(n, dtype=np.int64)
 
         def fill(lo, hi):
@@ -115,32 +110,43 @@ def row_inverse_norms(X):
             f"{int(np.flatnonzero(zero)[0])}): geometry='cosine' compares the rows' "
             "directions, and a zero row has none. Remove these rows (geometry='point' "
             "clusters around points, the origin included).")
-    # 1 / (|x / 2**-e| 2**-e) = 2**e / |x 2**e|
+    return e, sq
+
+
+def row_inverse_norms(X):
+    """``1 / |x_i|`` of every row (float64), each norm taken at its row's own scale
+    (a power of two: exact), so that rows of any finite scale have one (+inf for
+    subnormal rows, whose inverse is beyond float64: see :func:`unit_rows`).
+
+    Raises a ValueError naming the rows of zero norm (a row with no direction).
+    """
+    e, sq = _row_exponents(X)
+    # 1 / (|x 2**e| 2**-e) = 2**e / |x 2**e|
     with np.errstate(over="ignore", under="ignore"):
         return np.ldexp(1.0 / np.sqrt(sq), e)
 
 
 def unit_rows(X, inv=None):
-    """The rows over their norms: an ndarray, or a CSR matrix (a copy of its values)."""
-    inv = row_inverse_norms(X) if inv is None else inv
+    """The rows over their norms, at any scale: an ndarray, or a CSR matrix (a copy
+    of its values), in ``X``'s dtype."""
+    e, sq = _row_exponents(X)
+    r = 1.0 / np.sqrt(sq)
     if _is_sparse(X):
         X = as_rows(X)
         Y = X.copy()
-        Y.data = _scale_values(X.data, np.repeat(inv, np.diff(X.indptr))).astype(X.dtype)
+        counts = np.diff(X.indptr)
+        Y.data = (np.ldexp(np.asarray(X.data, dtype=np.float64), np.repeat(e, counts))
+                  * np.repeat(r, counts)).astype(X.dtype)
         return Y
-    return _scale_values(X, inv[:, None]).astype(X.dtype, copy=False)
+    return (np.ldexp(np.asarray(X, dtype=np.float64), e[:, None]) * r[:, None]).astype(
+        X.dtype, copy=False)
 
 
 def _scale_values(values, inv):
-    """``values * inv`` in float64, also where ``inv`` overflowed (subnormal rows)."""
-    values = np.asarray(values, dtype=np.float64)
+    """``values * inv`` in float64 (0 where it under- or overflows: keys only)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        out = values * inv
-    bad = ~np.isfinite(out)
-    if np.any(bad):  # inv = inf: the row is subnormal; scale in two exact steps
-        big = np.broadcast_to(inv, values.shape)[bad]
-        out[bad] = (values[bad] * 2.0**600) * (big * 2.0**-600)
-    return out
+        out = np.asarray(values, dtype=np.float64) * inv
+    return np.where(np.isfinite(out), out, 0.0)
 
 
 def _scaled_rows_ok(inv):
@@ -295,8 +301,7 @@ def cosine_spread(X, weights, n_heads):
     n, d = X.shape
     m = min(n, max(SPREAD_SAMPLE[0], min(4 * int(n_heads), SPREAD_SAMPLE[1])))
     if m < n:
-        keys = sparse_row_keys(X, _SEED) if _is_sparse(X) else row_keys(X, _SEED)
-        idx = np.sort(smallest_keys(keys, m))
+        idx = np.sort(smallest_keys(_direction_keys(X), m))
     else:
         idx = np.arange(n)
     Y = unit_rows(X[idx])
@@ -322,6 +327,42 @@ def cosine_spread(X, weights, n_heads):
     return _top_mean(C, k)
 
 
+def _quantised(f):
+    """The float64 ``f`` to 23 bits of mantissa, as uint64 words (-0 as +0)."""
+    f = np.asarray(f, dtype=np.float64) + 0.0
+    return f.view(np.uint64) & np.uint64(~((1 << 29) - 1) & (2**64 - 1))
+
+
+def _direction_keys(X):
+    """uint64 keys of the rows' directions: a hash of each unit row's sum of
+    entries and largest and smallest entries (zeros included), to 23 bits, so that
+    a row, its multiples and its dense or sparse twin get one key (their
+    rounding apart), whatever the order of the rows.  One O(nnz) pass."""
+    inv = row_inverse_norms(X)
+    if _is_sparse(X):
+        X = as_rows(X)
+        counts = np.diff(X.indptr)
+        data = np.asarray(X.data, dtype=np.float64)
+        starts = X.indptr[:-1]
+        total = np.add.reduceat(data, starts) if data.size else np.zeros(X.shape[0])
+        top = np.maximum.reduceat(data, starts)
+        low = np.minimum.reduceat(data, starts)
+        gaps = counts < X.shape[1]  # implicit zeros
+        top = np.where(gaps, np.maximum(top, 0.0), top)
+        low = np.where(gaps, np.minimum(low, 0.0), low)
+    else:
+        total = np.asarray(X.sum(axis=1, dtype=np.float64))
+        top = np.asarray(X.max(axis=1), dtype=np.float64)
+        low = np.asarray(X.min(axis=1), dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        parts = [_scale_values(v, inv) for v in (total, top, low)]
+    h = np.full(X.shape[0], np.uint64(_SEED))
+    for k, part in enumerate(parts):
+        with np.errstate(over="ignore"):
+            h = _mix64(h ^ (_quantised(np.nan_to_num(part)) + np.uint64(k)))
+    return h
+
+
 def _top_mean(C, k):
     """The mean of the ``k`` largest eigenvalues of the symmetric ``C`` (at least tiny)."""
     k = min(k, C.shape[0])
@@ -340,6 +381,12 @@ def log_bessel_iv(v, x):
         e = float(ive(v, x))
     if np.isfinite(e) and e > 1e-280:
         return float(np.log(e) + x)
+    return log_bessel_iv_debye(v, x)
+
+
+def log_bessel_iv_debye(v, x):
+    """``log I_v(x)`` by the uniform asymptotic expansion in ``v`` (two terms)."""
+    v, x = float(v), float(x)
     # I_v(x) ~ exp(v eta) / (sqrt(2 pi v) (1 + z^2)^1/4), z = x / v,
     # eta = sqrt(1 + z^2) + log(z / (1 + sqrt(1 + z^2)))
     if v == 0:
