@@ -194,7 +194,7 @@ def test_float32_is_kept():
     assert aq.transform(X32).dtype == np.float32
     a64 = AttentionQuantizer(3, geometry="cosine", random_state=0).fit(X)
     np.testing.assert_array_equal(aq.labels_, a64.labels_)
-    np.testing.assert_allclose(aq.cluster_centers_, a64.cluster_centers_, atol=1e-4)
+    np.testing.assert_allclose(aq.cluster_centers_, a64.cluster_centers_, atol=2e-3)
     assert _ari(y, aq.labels_) > 0.95
     S = sp.csr_matrix(X32)
     assert AttentionQuantizer(3, geometry="cosine", random_state=0).fit(S) \
