@@ -287,6 +287,8 @@ def test_sparse_fit_and_read_outs_equal_the_dense_twin():
 
 def test_sparse_partial_fit_equals_the_dense_stream():
     X, y = _sparse_data(2)
+    perm = np.random.default_rng(0).permutation(X.shape[0])  # chunks of every cluster
+    X, y = X[perm], y[perm]
     S = sp.csr_matrix(X)
     a = AttentionQuantizer(4, geometry="cosine", random_state=0)
     b = AttentionQuantizer(4, geometry="cosine", random_state=0)
