@@ -52,6 +52,14 @@ class AttentionQuantizer(BaseQuantizer):
       ``context_length``; ``attention="competitive"`` weights the heads by a
       softmax of their squared scores, which lets them tell the centroids
       apart (the linear layer's risk depends only on their span).
+    - ``"cosine"``: clusters as unit directions compared by cosine similarity,
+      sign included (spherical k-means; embeddings, TF-IDF text).  Each head is
+      a unit vector, a sample normalised to unit length attends to the heads by
+      ``softmax(beta <x / |x|, mu_h>)``, and ``fit`` minimises the layer's free
+      energy: its stationary heads are the directions of the
+      attention-weighted sums of their samples, spherical k-means's fixed point
+      as ``beta`` grows.  Takes ``scipy.sparse`` CSR and CSC input without
+      densifying it.
 
     Read more in the :ref:`User Guide <user_guide>`.
 
@@ -61,10 +69,10 @@ class AttentionQuantizer(BaseQuantizer):
         Number of heads, i.e. of clusters.  With ``geometry="direction"`` at
         most ``n_features`` (directions that can be orthonormal).
 
-    geometry : {"point", "direction"}, default="point"
-        What a cluster is: points anywhere, or directions from the origin
-        (see above and the user guide's "Choosing the geometry").  Never
-        chosen from the data.
+    geometry : {"point", "direction", "cosine"}, default="point"
+        What a cluster is: points anywhere, directions from the origin up to
+        sign, or unit directions compared by cosine (see above and the user
+        guide's "Choosing the geometry").  Never chosen from the data.
 
     risk : {"auto", "reconstruction", "free-energy"}, default="auto"
         What ``fit`` minimises.  ``"reconstruction"``: the paper's risk, the
@@ -74,8 +82,8 @@ class AttentionQuantizer(BaseQuantizer):
         samples, whose stationary heads are the attention-weighted means of
         their samples (the point layer's risk; for ``"direction"`` it handles
         unequal cluster weights and non-orthogonal directions, theory section
-        13).  ``"auto"``: ``"free-energy"`` for ``"point"``,
-        ``"reconstruction"`` for ``"direction"``.
+        13).  ``"auto"``: ``"free-energy"`` for ``"point"``
+        and ``"cosine"``, ``"reconstruction"`` for ``"direction"``.
 
     attention : {"competitive", "linear"}, default="competitive"
         The direction layer: competitive heads or the paper's linear layer
@@ -87,9 +95,13 @@ class AttentionQuantizer(BaseQuantizer):
         for ``"point"``, relative to the mean of the ``n_clusters - 1``
         largest eigenvalues of the covariance (over the data's total
         variance; the typical squared spread between the centres); for
-        ``"direction"``, relative to the data's typical squared head score.
-        ``"auto"`` is 16 for ``"point"`` (nearly hard weights on separated
-        clusters) and 2 for ``"direction"``.  Ignored by the linear layer.
+        ``"direction"``, relative to the data's typical squared head score;
+        for ``"cosine"``, ``beta = 2 temperature / s``, ``s`` the mean of the
+        ``n_clusters - 1`` largest eigenvalues of the unit rows' covariance
+        (from a sample of at most 2048 rows).
+        ``"auto"`` is 16 for ``"point"`` and ``"cosine"`` (nearly hard weights on
+        separated clusters) and 2 for ``"direction"``.  Ignored by the linear
+        layer.
 
     context_length : int or None, default=None
         Direction layers: length ``L`` of the training sequences (query
@@ -153,7 +165,8 @@ class AttentionQuantizer(BaseQuantizer):
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
         The centres in input space: for ``"point"`` the heads' points (what
         the layer reconstructs with); for ``"direction"`` each head times the
-        mean score of the samples assigned to it.
+        mean score of the samples assigned to it; for ``"cosine"`` the unit
+        heads.
 
     labels_ : ndarray of shape (n_samples,)
         Label of each training sample, ``predict`` of the training data.
@@ -164,7 +177,8 @@ class AttentionQuantizer(BaseQuantizer):
     inertia_ : float
         Sum of the squared distances of the samples to their assigned
         centres, weighted by the sample weights, as KMeans's (+inf where it is
-        beyond float64's range; see Notes).
+        beyond float64's range; see Notes).  For ``"cosine"``, the weighted sum
+        of ``1 - cosine`` to the assigned head, as spherical k-means's.
 
     heads_ : ndarray of shape (n_clusters, n_features + 1) or (n_clusters, n_features)
         Unit heads: in ``n_features + 1`` dimensions for ``"point"``; for
@@ -581,6 +595,7 @@ class AttentionQuantizer(BaseQuantizer):
 
         ``"point"``: the head of largest attention weight, i.e. of nearest
         point.  ``"direction"``: the head of largest score ``<x, mu_h>``.
+        ``"cosine"``: the head of largest cosine ``<x / |x|, mu_h>``.
 
         Parameters
         ----------
@@ -612,7 +627,9 @@ class AttentionQuantizer(BaseQuantizer):
             ``"point"``: ``sum_h p_h(x) cluster_centers_[h]``, the attention
             weights times the heads' points.  ``"direction"``: ``scale_ *
             Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the training
-            data's second moment.  A dask array with ``X``'s chunks (lazy)
+            data's second moment.  ``"cosine"``: ``sum_h p_h(x) mu_h``, the
+            attention weights times the unit heads (the same for every
+            multiple of ``x``).  A dask array with ``X``'s chunks (lazy)
             for a dask array ``X``.
         """
         check_is_fitted(self)
