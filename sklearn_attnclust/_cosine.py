@@ -130,7 +130,7 @@ def row_inverse_norms(X):
         return np.ldexp(1.0 / np.sqrt(sq), e)
 
 
-def unit_rows(X, inv=None):
+def unit_rows(X):
     """The rows over their norms, at any scale: an ndarray, or a CSR matrix (a copy
     of its values), in ``X``'s dtype."""
     e, sq = _row_exponents(X)
@@ -241,7 +241,7 @@ class CosineStatistics:
         X = as_rows(X)
         inv = row_inverse_norms(X) if inv is None else inv
         if not _scaled_rows_ok(inv):  # rows of extreme scale: their unit rows, once
-            X, inv = unit_rows(X, inv), np.ones(X.shape[0])
+            X, inv = unit_rows(X), np.ones(X.shape[0])
         self.X, self.weights = X, weights
         self.inv = inv.astype(X.dtype) if X.dtype == np.float32 else inv
         self.total_weight = float(X.shape[0] if weights is None else np.sum(weights))
@@ -275,7 +275,7 @@ def cosine_scores(X, M, inv=None):
     X = as_rows(X)
     inv = row_inverse_norms(X) if inv is None else inv
     if not _scaled_rows_ok(inv):
-        X, inv = unit_rows(X, inv), np.ones(X.shape[0])
+        X, inv = unit_rows(X), np.ones(X.shape[0])
     with one_blas_thread():
         A = np.asarray(_scores(X, np.asarray(M, dtype=X.dtype).T), dtype=np.float64)
     A *= inv[:, None]
@@ -440,8 +440,7 @@ class CosineMaths:
         ``2 (1 - cosine)``), rows drawn at random, a callable or an array."""
         rows = as_rows(rows)
         K = self.n_clusters
-        inv = row_inverse_norms(rows)
-        Y = unit_rows(rows, inv)
+        Y = unit_rows(rows)
         if isinstance(init, str):
             order = _unit_order(Y, weights)
             Y = Y[order]
