@@ -723,10 +723,8 @@ class CosineLayer(_FreeEnergyLayer):
         return float(np.sum(d2) if w is None else d2 @ w)
 
     def predict(self, X):
-        """The head of largest cosine ``<x / |x|, mu_h>``."""
-        with one_blas_thread():
-            A = _scores(as_rows(X), self.heads.astype(X.dtype).T)
-        return np.argmax(A, axis=1)  # (the positive norms do not change the argmax)
+        """The head of largest cosine ``<x / |x|, mu_h>`` (rows of any scale)."""
+        return np.argmax(cosine_scores(X, self.heads), axis=1)
 
     def predict_proba(self, X):
         """The attention weights ``softmax_h(beta <x / |x|, mu_h>)`` (n, K)."""

@@ -1,6 +1,7 @@
 """geometry="cosine": unit directions compared by cosine, dense and scipy.sparse rows."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -184,6 +185,11 @@ def test_rows_scaling_does_not_change_the_fit():
     tiny = AttentionQuantizer(5, geometry="cosine", random_state=0).fit(X * 1e-310)
     for other in (big, tiny):
         np.testing.assert_array_equal(a.labels_, other.labels_)
+    for f in (1e-310, 1e300):  # read-outs of rows of any scale, with no warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            np.testing.assert_array_equal(a.predict(X * f), a.labels_)
+            np.testing.assert_allclose(a.transform(X * f), a.transform(X), atol=1e-12)
 
 
 def test_float32_is_kept():
