@@ -34,13 +34,10 @@ from ._blocks import _mix64, chunk_rows, map_row_blocks, one_blas_thread, race_k
 from ._fit import FLOAT32_TOL
 from ._free_energy import exp_shifted, free_energy_sums
 from ._init import canonical_order
-from ._layers import AUTO_TEMPERATURE, Stream, _FreeEnergyLayer
+from ._layers import Stream, _FreeEnergyLayer
 
 __all__ = ["CosineLayer", "CosineMaths", "CosineStatistics", "cosine_weights",
            "log_bessel_iv", "row_inverse_norms", "sparse_sample", "vmf_log_normaliser"]
-
-#: ``temperature="auto"`` of the cosine layer (relative: see :func:`cosine_spread`).
-AUTO_TEMPERATURE.setdefault("cosine", 16.0)
 
 #: Tolerance of the coarse stage (the stationarity of :meth:`CosineMaths.stationarity`).
 COARSE_TOL = 1e-3
