@@ -288,8 +288,8 @@ def fit_assignment(layer, X, w, weight_scale=1.0):
         return cached[1], _inertia(X, cached[1], layer.centers, w, inertia), cached[3]
     labels, d2 = layer.assign(X)
     own = getattr(layer, "inertia", None)  # a layer with its own distance (cosine)
-    return (labels, own(d2, w) if own is not None else _inertia(X, labels, layer.centers, w, d2),
-            np.bincount(labels, minlength=layer.n_clusters))
+    inertia = own(d2, w) if own is not None else _inertia(X, labels, layer.centers, w, d2)
+    return labels, inertia, np.bincount(labels, minlength=layer.n_clusters)
 
 
 def _inertia(X, labels, centers, w, d2):
