@@ -181,9 +181,10 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         formats = self._sparse_formats()
         if not formats and issparse(X):
             raise TypeError(
-                f"{type(self).__name__}{self._sparse_hint()} needs dense data: a "
-                "scipy.sparse X was passed. Sparse input (CSR or CSC) is accepted by "
-                "AttentionQuantizer(geometry='cosine'); otherwise use X.toarray().")
+                "Sparse data was passed for X, but dense data is required by "
+                f"{type(self).__name__}{self._sparse_hint()}: sparse input (CSR or CSC) "
+                "is accepted by AttentionQuantizer(geometry='cosine'); otherwise use "
+                "X.toarray().")
         kwargs = {
             "reset": reset,
             "accept_sparse": formats,
