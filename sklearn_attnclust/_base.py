@@ -9,6 +9,7 @@ labels.
 """
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import (
     BaseEstimator,
     ClusterMixin,
@@ -177,8 +178,16 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         to float64).  ``reset=True`` (in ``fit``) records ``n_features_in_``
         and ``feature_names_in_``; ``reset=False`` checks them.
         """
+        formats = self._sparse_formats()
+        if not formats and issparse(X):
+            raise TypeError(
+                "Sparse data was passed for X, but dense data is required by "
+                f"{type(self).__name__}{self._sparse_hint()}: sparse input (CSR or CSC) "
+                "is accepted by AttentionQuantizer(geometry='cosine'); otherwise use "
+                "X.toarray().")
         kwargs = {
             "reset": reset,
+            "accept_sparse": formats,
             "dtype": [np.float64, np.float32],
             "ensure_2d": True,
             "ensure_all_finite": True,
@@ -189,6 +198,14 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if y is None:
                 return validate_data(self, X, **kwargs)
             return validate_data(self, X, y, **kwargs)
+
+    def _sparse_formats(self):
+        """The scipy.sparse formats ``X`` may come in (False: dense only)."""
+        return False
+
+    def _sparse_hint(self):
+        """What the TypeError of a sparse ``X`` names the estimator by (its settings)."""
+        return ""
 
     def _fitted_input(self, X):
         """``X`` validated for a fitted estimator's ``predict`` or ``transform``

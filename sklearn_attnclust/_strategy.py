@@ -51,6 +51,7 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import issparse
 
 from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
                       smallest_keys)
@@ -133,6 +134,10 @@ def _sample(X, weights, m, seed, draw, keys=None):
     """
     n = X.shape[0]
     m = min(int(m), n)
+    if issparse(X):  # a CSR matrix's rows, by keys of their entries
+        from ._cosine import sparse_sample
+
+        return sparse_sample(X, weights, m, seed, draw, keys)
     if not isinstance(X, np.ndarray):  # the rows of a dask array (no weights)
         keyed = getattr(X, "keyed_sample", None)
         if keyed is None:
@@ -281,7 +286,7 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
             stage = maths.statistics(rows, row_w)
             if precision is not None:
                 stage = precision(stage)
-    elif not isinstance(rows, np.ndarray):
+    elif not isinstance(rows, np.ndarray) and not issparse(rows):
         rows = np.asarray(rows)
     descent = _Descent(maths, stats, max_iter=max_iter, verbose=verbose,
                        learning_rate=learning_rate, solver=solver, draw=draw)

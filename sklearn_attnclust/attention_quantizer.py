@@ -82,6 +82,14 @@ class AttentionQuantizer(BaseQuantizer):
       ``context_length``; ``attention="competitive"`` weights the heads by a
       softmax of their squared scores, which lets them tell the centroids
       apart (the linear layer's risk depends only on their span).
+    - ``"cosine"``: clusters as unit directions compared by cosine similarity,
+      sign included (spherical k-means; embeddings, TF-IDF text).  Each head is
+      a unit vector, a sample normalised to unit length attends to the heads by
+      ``softmax(beta <x / |x|, mu_h>)``, and ``fit`` minimises the layer's free
+      energy: its stationary heads are the directions of the
+      attention-weighted sums of their samples, spherical k-means's fixed point
+      as ``beta`` grows.  Takes ``scipy.sparse`` CSR and CSC input without
+      densifying it.
 
     Read more in the :ref:`User Guide <user_guide>`.
 
@@ -91,10 +99,10 @@ class AttentionQuantizer(BaseQuantizer):
         Number of heads, i.e. of clusters.  With ``geometry="direction"`` at
         most ``n_features`` (directions that can be orthonormal).
 
-    geometry : {"point", "direction"}, default="point"
-        What a cluster is: points anywhere, or directions from the origin
-        (see above and the user guide's "Choosing the geometry").  Never
-        chosen from the data.
+    geometry : {"point", "direction", "cosine"}, default="point"
+        What a cluster is: points anywhere, directions from the origin up to
+        sign, or unit directions compared by cosine (see above and the user
+        guide's "Choosing the geometry").  Never chosen from the data.
 
     risk : {"auto", "reconstruction", "free-energy"}, default="auto"
         What ``fit`` minimises.  ``"reconstruction"``: the paper's risk, the
@@ -104,8 +112,8 @@ class AttentionQuantizer(BaseQuantizer):
         samples, whose stationary heads are the attention-weighted means of
         their samples (the point layer's risk; for ``"direction"`` it handles
         unequal cluster weights and non-orthogonal directions, theory section
-        13).  ``"auto"``: ``"free-energy"`` for ``"point"``,
-        ``"reconstruction"`` for ``"direction"``.
+        13).  ``"auto"``: ``"free-energy"`` for ``"point"``
+        and ``"cosine"``, ``"reconstruction"`` for ``"direction"``.
 
     attention : {"competitive", "linear"}, default="competitive"
         The direction layer: competitive heads or the paper's linear layer
@@ -119,9 +127,13 @@ class AttentionQuantizer(BaseQuantizer):
         variance; the typical squared spread between the centres), and with
         more centres than features, to the mean eigenvalue times ``((K - 1)
         / d)^(-2/d)`` (the squared spacing of the centres); for
-        ``"direction"``, relative to the data's typical squared head score.
-        ``"auto"`` is 16 for ``"point"`` (nearly hard weights on separated
-        clusters) and 2 for ``"direction"``.  Ignored by the linear layer.
+        ``"direction"``, relative to the data's typical squared head score;
+        for ``"cosine"``, ``beta = 2 temperature / s``, ``s`` the mean of the
+        ``n_clusters - 1`` largest eigenvalues of the unit rows' covariance
+        (from a sample of at most 2048 rows).
+        ``"auto"`` is 16 for ``"point"`` and ``"cosine"`` (nearly hard weights on
+        separated clusters) and 2 for ``"direction"``.  Ignored by the linear
+        layer.
         ``"learn"`` (``"point"`` only): after the fit at ``"auto"``, the
         heads, ``beta`` and a bias per head (the log mixing weights
         ``log weights_``) are trained together by gradient descent (L-BFGS) on
@@ -194,7 +206,8 @@ class AttentionQuantizer(BaseQuantizer):
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
         The centres in input space: for ``"point"`` the heads' points (what
         the layer reconstructs with); for ``"direction"`` each head times the
-        mean score of the samples assigned to it.
+        mean score of the samples assigned to it; for ``"cosine"`` the unit
+        heads.
 
     labels_ : ndarray of shape (n_samples,)
         Label of each training sample, ``predict`` of the training data.
@@ -205,7 +218,8 @@ class AttentionQuantizer(BaseQuantizer):
     inertia_ : float
         Sum of the squared distances of the samples to their assigned
         centres, weighted by the sample weights, as KMeans's (+inf where it is
-        beyond float64's range; see Notes).
+        beyond float64's range; see Notes).  For ``"cosine"``, the weighted sum
+        of ``1 - cosine`` to the assigned head, as spherical k-means's.
 
     heads_ : ndarray of shape (n_clusters, n_features + 1) or (n_clusters, n_features)
         Unit heads: in ``n_features + 1`` dimensions for ``"point"``; for
@@ -323,7 +337,7 @@ class AttentionQuantizer(BaseQuantizer):
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "geometry": [StrOptions({"point", "direction"})],
+        "geometry": [StrOptions({"point", "direction", "cosine"})],
         "risk": [StrOptions({"auto", "reconstruction", "free-energy"})],
         "attention": [StrOptions({"competitive", "linear"})],
         "temperature": [StrOptions({"auto", "learn"}), Interval(Real, 0, None, closed="left")],
@@ -379,6 +393,17 @@ class AttentionQuantizer(BaseQuantizer):
 
     #: Rows kept by :meth:`partial_fit` (a uniform reservoir sample of the stream).
     _partial_fit_reservoir = 50_000
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.geometry == "cosine"
+        return tags
+
+    def _sparse_formats(self):
+        return ["csr", "csc"] if self.geometry == "cosine" else False
+
+    def _sparse_hint(self):
+        return f"(geometry={self.geometry!r})"
 
     def _new_layer(self, n_samples, n_features):
         self._check_n_clusters(n_samples, n_features,
@@ -526,7 +551,8 @@ class AttentionQuantizer(BaseQuantizer):
             self._stream_layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
             if fitted:  # continue from the fitted heads, as MiniBatchKMeans does
                 self._stream_layer.warm_start_from(self.layer_)
-            self._stream = Stream(self._partial_fit_reservoir, X.shape[1], X.dtype,
+            stream_type = getattr(self._stream_layer, "stream_type", Stream)
+            self._stream = stream_type(self._partial_fit_reservoir, X.shape[1], X.dtype,
                                   check_random_state(self.random_state),
                                   need_fourth=self.context_length is not None,
                                   need_moments=self._stream_layer.stream_moments)
@@ -574,7 +600,7 @@ class AttentionQuantizer(BaseQuantizer):
         continues: its summary ``rows`` with their ``weights`` (of total the
         fit's) and, for the layers that fit on them, the rows' exact ``moments``
         (:meth:`Stream.from_summary`; the model keeps no copy of the rows)."""
-        self._stream = Stream.from_summary(
+        self._stream = getattr(layer, "stream_type", Stream).from_summary(
             rows, weights, n, size=self._partial_fit_reservoir,
             rng=check_random_state(self.random_state), weight_exp=weight_exp,
             moments=moments)
@@ -632,6 +658,7 @@ class AttentionQuantizer(BaseQuantizer):
 
         ``"point"``: the head of largest attention weight, i.e. of nearest
         point.  ``"direction"``: the head of largest score ``<x, mu_h>``.
+        ``"cosine"``: the head of largest cosine ``<x / |x|, mu_h>``.
 
         Parameters
         ----------
@@ -663,7 +690,9 @@ class AttentionQuantizer(BaseQuantizer):
             ``"point"``: ``sum_h p_h(x) cluster_centers_[h]``, the attention
             weights times the heads' points.  ``"direction"``: ``scale_ *
             Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the training
-            data's second moment.  A dask array with ``X``'s chunks (lazy)
+            data's second moment.  ``"cosine"``: ``sum_h p_h(x) mu_h``, the
+            attention weights times the unit heads (the same for every
+            multiple of ``x``).  A dask array with ``X``'s chunks (lazy)
             for a dask array ``X``.
         """
         check_is_fitted(self)
@@ -812,4 +841,7 @@ class AttentionQuantizer(BaseQuantizer):
             X = check_rows(X, self.n_features_in_, type(self).__name__)
             total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
             return total / X.shape[0]
+        own = getattr(self.layer_, "quantization_risk", None)
+        if own is not None:  # the cosine layer's, of the unit rows (also sparse)
+            return own(self._validate_input(X, reset=False))
         return super()._quantization_risk(X)

@@ -25,6 +25,8 @@ CASES = [
     ("plot_choose_k.py", ["choose_k.png", "choose_k.csv", "choose_k.md"], False),
     ("head_to_head.py", ["head_to_head.png", "head_to_head.csv", "head_to_head.md"], True),
     ("grid_search.py", ["grid_search.png", "grid_search.csv", "grid_search.md"], True),
+    ("plot_text_clusters.py", ["text_clusters.png", "text_clusters.csv", "text_clusters.md"],
+     True),
 ]
 
 

@@ -227,7 +227,8 @@ def test_attention_quantizer_rejects_bad_geometry(value, data):
     X, _, _ = data
     # StrOptions lists its set of options, in the order of the string hashes
     with pytest.raises(ValueError, match=r"The 'geometry' parameter of AttentionQuantizer must "
-                       r"be a str among \{('direction', 'point'|'point', 'direction')\}\. "
+                       r"be a str among \{('(cosine|direction|point)', ){2}"
+                       r"'(cosine|direction|point)'\}\. "
                        r"Got .* instead\."):
         AttentionQuantizer(geometry=value).fit(X)
 

@@ -36,6 +36,8 @@ ESTIMATORS = {
         2, geometry="direction", attention="linear", random_state=0),
     "AttentionQuantizer (geometry='direction', risk='free-energy')": lambda: AttentionQuantizer(
         2, geometry="direction", risk="free-energy", random_state=0),
+    "AttentionQuantizer (geometry='cosine')": lambda: AttentionQuantizer(
+        2, geometry="cosine", random_state=0),
     "InContextQuantizer (attention='linear')": lambda: InContextQuantizer(2, random_state=0),
     "InContextQuantizer (attention='softmax')": lambda: InContextQuantizer(
         2, attention="softmax", random_state=0),

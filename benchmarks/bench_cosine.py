@@ -1,0 +1,219 @@
+"""geometry="cosine" against spherical k-means and KMeans(n_init=1): the issue's targets.
+
+Cases (``--case``):
+
+- ``vmf``: von Mises-Fisher mixtures, d = 64 and 384, K = 5 and 20, mean cosine
+  of two rows of a cluster 0.3 and 0.6, ``--n-per`` rows per cluster; the median
+  adjusted Rand index and fit time over ``--seeds`` seeds.
+- ``dense``: ``--n`` unit rows of d = 384, float32, K = 100 (clusters of mean
+  cosine 0.6 to their centre); fit time and ``sum (1 - cosine)`` to the
+  (normalised) centres of each method.
+- ``text``: the docstrings of installed packages labelled by package (as
+  ``examples/plot_text_clusters.py``), sparse TF-IDF; ARI and fit time, KMeans
+  on the same sparse matrix.
+
+Prints a Markdown table.  ``--threads 1`` limits BLAS and OpenMP to one thread.
+"""
+
+import argparse
+import importlib
+import inspect
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import ive
+from sklearn.cluster import KMeans, kmeans_plusplus
+from sklearn.metrics import adjusted_rand_score
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from sklearn_attnclust import AttentionQuantizer  # noqa: E402
+
+
+def spherical_kmeans(X, K, seed, max_iter=300):
+    """Lloyd on unit vectors (dense or sparse rows), k-means++ seeds."""
+    M, _ = kmeans_plusplus(X, K, random_state=seed)
+    M = np.asarray(M.todense() if hasattr(M, "todense") else M, dtype=np.float64)
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    labels = None
+    for _ in range(max_iter):
+        new = np.asarray(np.argmax(X @ M.T, axis=1)).ravel()
+        if labels is not None and np.array_equal(new, labels):
+            break
+        labels = new
+        onehot = np.zeros((X.shape[0], K))
+        onehot[np.arange(X.shape[0]), labels] = 1.0
+        S = np.asarray(X.T @ onehot).T
+        norms = np.linalg.norm(S, axis=1)
+        M = np.where(norms[:, None] > 0, S / np.where(norms > 0, norms, 1.0)[:, None], M)
+    return labels, M
+
+
+def vmf_mixture(n, d, K, within, seed):
+    """Unit rows of ``K`` von Mises-Fisher clusters (Wood's sampler), two rows of a
+    cluster of mean cosine ``within``."""
+    rng = np.random.default_rng(seed)
+    r = np.sqrt(within)
+    guess = r * (d - r * r) / (1 - r * r)
+    kappa = brentq(lambda k: ive(d / 2, k) / ive(d / 2 - 1, k) - r, guess / 4, guess * 4)
+    mus = rng.standard_normal((K, d))
+    mus /= np.linalg.norm(mus, axis=1, keepdims=True)
+    y = rng.integers(0, K, n)
+    b = (d - 1) / (2 * kappa + np.sqrt(4 * kappa**2 + (d - 1) ** 2))
+    x0 = (1 - b) / (1 + b)
+    c = kappa * x0 + (d - 1) * np.log(1 - x0**2)
+    w = np.empty(n)
+    filled = 0
+    while filled < n:
+        z = rng.beta((d - 1) / 2, (d - 1) / 2, size=2 * n)
+        cand = (1 - (1 + b) * z) / (1 - (1 - b) * z)
+        ok = kappa * cand + (d - 1) * np.log(1 - x0 * cand) - c >= np.log(rng.uniform(size=2 * n))
+        got = cand[ok][: n - filled]
+        w[filled:filled + got.size] = got
+        filled += got.size
+    V = rng.standard_normal((n, d))
+    V -= np.sum(V * mus[y], axis=1, keepdims=True) * mus[y]
+    V /= np.linalg.norm(V, axis=1, keepdims=True)
+    return w[:, None] * mus[y] + np.sqrt(1 - w**2)[:, None] * V, y
+
+
+def timed(fun):
+    start = time.perf_counter()
+    out = fun()
+    return out, time.perf_counter() - start
+
+
+def one_minus_cos(X, centres):
+    C = centres / np.linalg.norm(centres, axis=1, keepdims=True)
+    return float(np.sum(1.0 - np.asarray(np.max(X @ C.T, axis=1)).ravel()))
+
+
+def case_vmf(args):
+    print("| d | K | cosine | cosine ARI | s.k-means ARI | KMeans ARI | cosine s | KMeans s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for d in (64, 384):
+        for K in (5, 20):
+            for within in (0.3, 0.6):
+                res = []
+                for seed in range(args.seeds):
+                    X, y = vmf_mixture(args.n_per * K, d, K, within, seed)
+                    aq, ta = timed(lambda: AttentionQuantizer(
+                        K, geometry="cosine", random_state=seed).fit(X))
+                    sk = spherical_kmeans(X, K, seed)[0]
+                    km, tk = timed(lambda: KMeans(K, n_init=1, random_state=seed).fit(X))
+                    res.append((adjusted_rand_score(y, aq.labels_), adjusted_rand_score(y, sk),
+                                adjusted_rand_score(y, km.labels_), ta, tk))
+                m = np.median(np.array(res), axis=0)
+                print(f"| {d} | {K} | {within} | {m[0]:.3f} | {m[1]:.3f} | {m[2]:.3f} | "
+                      f"{m[3]:.3f} | {m[4]:.3f} |", flush=True)
+
+
+def case_dense(args):
+    n, d, K = args.n, 384, 100
+    rng = np.random.default_rng(0)
+    C = rng.standard_normal((K, d))
+    C /= np.linalg.norm(C, axis=1, keepdims=True)
+    y = rng.integers(0, K, n)
+    X = (0.6 * C[y] + rng.standard_normal((n, d)) * (0.8 / np.sqrt(d))).astype(np.float32)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    print(f"n = {n}, d = {d}, K = {K}, float32 unit rows")
+    print("| seed | method | fit s | sum(1 - cos) | ARI |")
+    print("|---|---|---|---|---|")
+    for seed in range(args.seeds):
+        aq, ta = timed(lambda: AttentionQuantizer(K, geometry="cosine",
+                                                  random_state=seed).fit(X))
+        km, tk = timed(lambda: KMeans(K, n_init=1, random_state=seed).fit(X))
+        print(f"| {seed} | cosine | {ta:.2f} | {aq.inertia_:.1f} | "
+              f"{adjusted_rand_score(y, aq.labels_):.3f} |")
+        print(f"| {seed} | KMeans(n_init=1) | {tk:.2f} | "
+              f"{one_minus_cos(X, km.cluster_centers_):.1f} | "
+              f"{adjusted_rand_score(y, km.labels_):.3f} |", flush=True)
+
+
+def docstring_corpus():
+    modules = {
+        "numpy": ["numpy", "numpy.linalg", "numpy.fft", "numpy.random", "numpy.ma",
+                  "numpy.polynomial"],
+        "scipy": ["scipy.stats", "scipy.optimize", "scipy.signal", "scipy.sparse",
+                  "scipy.linalg", "scipy.integrate", "scipy.interpolate", "scipy.spatial",
+                  "scipy.ndimage"],
+        "sklearn": ["sklearn.cluster", "sklearn.linear_model", "sklearn.ensemble",
+                    "sklearn.metrics", "sklearn.preprocessing", "sklearn.decomposition",
+                    "sklearn.model_selection", "sklearn.svm", "sklearn.neighbors",
+                    "sklearn.feature_extraction.text", "sklearn.manifold",
+                    "sklearn.mixture"],
+        "pandas": ["pandas"],
+        "matplotlib": ["matplotlib.pyplot", "matplotlib.axes", "matplotlib.colors",
+                       "matplotlib.figure"],
+    }
+    docs, labels, seen = [], [], set()
+    for label, names in enumerate(modules.values()):
+        for name in names:
+            module = importlib.import_module(name)
+            for attr in sorted(n for n in dir(module) if not n.startswith("_")):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    obj = getattr(module, attr, None)
+                items = [obj]
+                if inspect.isclass(obj):
+                    items += [getattr(obj, m, None) for m in sorted(vars(obj))
+                              if not m.startswith("_")]
+                for item in items:
+                    doc = inspect.getdoc(item) if item is not None else None
+                    if doc and len(doc) >= 200 and doc not in seen:
+                        seen.add(doc)
+                        docs.append(doc)
+                        labels.append(label)
+    return docs, np.array(labels)
+
+
+def case_text(args):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    docs, y = docstring_corpus()
+    X = TfidfVectorizer(stop_words="english", min_df=2, max_df=0.5,
+                        sublinear_tf=True).fit_transform(docs)
+    keep = np.asarray(X.getnnz(axis=1)) > 0
+    X, y = X[keep], y[keep]
+    print(f"{X.shape[0]} documents, {X.shape[1]} terms, {X.nnz} stored entries")
+    print("| K | method | ARI (median) | ARIs | fit s (median) |")
+    print("|---|---|---|---|---|")
+    for K in (5, 10):
+        res = {"cosine": [], "spherical k-means": [], "KMeans(n_init=1)": []}
+        for seed in range(args.seeds):
+            aq, t = timed(lambda: AttentionQuantizer(K, geometry="cosine",
+                                                     random_state=seed).fit(X))
+            res["cosine"].append((adjusted_rand_score(y, aq.labels_), t))
+            (lab, _), t = timed(lambda: spherical_kmeans(X, K, seed))
+            res["spherical k-means"].append((adjusted_rand_score(y, lab), t))
+            km, t = timed(lambda: KMeans(K, n_init=1, random_state=seed).fit(X))
+            res["KMeans(n_init=1)"].append((adjusted_rand_score(y, km.labels_), t))
+        for name, r in res.items():
+            a = [v for v, _ in r]
+            print(f"| {K} | {name} | {np.median(a):.3f} | "
+                  f"{' '.join(f'{v:.2f}' for v in a)} | {np.median([t for _, t in r]):.3f} |",
+                  flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", choices=["vmf", "dense", "text"], required=True)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--n-per", type=int, default=200)
+    parser.add_argument("--n", type=int, default=200000)
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    if args.threads:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(args.threads)
+    print(f"python benchmarks/bench_cosine.py {' '.join(sys.argv[1:])}")
+    {"vmf": case_vmf, "dense": case_dense, "text": case_text}[args.case](args)
+
+
+if __name__ == "__main__":
+    main()
