@@ -31,11 +31,11 @@ import functools
 
 import numpy as np
 
-from ._assign import first_minimum, nearest_point
+from ._assign import nearest_point
 from ._attention import ContextStatistics
-from ._blocks import (KEY_BUCKET_BITS, heavy_limit, key_bucket_counts, keyed_candidates, keyed_rows,
+from ._blocks import (KEY_BUCKET_BITS, _key_block, heavy_limit, key_bucket_counts, keyed_candidates, keyed_rows,
                       merge_candidates, row_keys)
-from ._point import PointChart, block_sums
+from ._point import CACHE_ENTRIES, RAW_OFFSET, PointChart, _RawKernel
 from ._reconstruction import add_risk_sums, risk_sums
 
 __all__ = ["DaskContextStatistics", "DaskPointStatistics", "assignment_totals",
@@ -135,7 +135,8 @@ def _row_groups(X):
 
 
 def _add_parts(parts):
-    """Elementwise sum of tuples of arrays (the per-group sums)."""
+    """Elementwise sum of tuples of arrays (the per-group sums; None: no rows)."""
+    parts = [p for p in parts if p is not None]
     return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
 
 
@@ -305,37 +306,60 @@ def _group_risk_sums(dtype, M, moments, *blocks, kwargs):
 
 
 # -- the point layer ------------------------------------------------------------
+def _chunk_moments(C, buf, keys, seed):
+    """``(n, a, mean, M2)`` of a chunk of rows ``C`` (cache-sized): its largest
+    magnitude ``a`` (NaN or infinite where a row is not finite), the mean and
+    the centred second moment of ``C / a`` (``buf`` holds ``C / a``); with
+    ``keys``, the chunk's :func:`._blocks.row_keys` are written there."""
+    n, d = C.shape
+    if keys is not None:
+        keys[:] = _key_block(C, seed)
+    a = float(max(np.max(C), -np.min(C)))
+    if not np.isfinite(a) or a == 0.0:
+        return n, a, np.zeros(d), np.zeros((d, d))
+    Y = buf[:n]
+    np.divide(C, a, out=Y)
+    mean = Y.sum(axis=0) / n
+    Y -= mean
+    return n, a, mean, Y.T @ Y
+
+
 def _block_moments(block, position, take):
     """Per block: its size, largest magnitude ``a`` (NaN if a row holds a NaN,
     infinite if one holds an infinity), mean and centred second moment of
-    ``block / a`` (as :func:`._point.chart_from_data` takes them, about the
-    mean of the first rows), and its rows ``take`` as ``[(position, rows)]``
-    (empty when ``take`` is None; for ``take = (m, seed)``, its rows of the
-    ``m`` smallest keys as ``[(keys, rows)]``, see :func:`keyed_sample`)."""
+    ``block / a`` (as :func:`._point.chart_from_data` takes them), and its rows
+    ``take`` as ``[(position, rows)]`` (empty when ``take`` is None; for ``take
+    = (m, seed)``, its part of the keyed sample as ``[(counts, candidates)]``,
+    see :func:`_block_keyed`).
+
+    One read of the block from memory: chunk by chunk (each in cache), its
+    magnitude, moments (about the chunk's own mean, combined by
+    :func:`_combine_moments`) and the rows' keys of the sample.
+    """
     n, d = block.shape
-    if take is None:
-        rows = []
-    elif isinstance(take, tuple):
-        rows = [_block_keyed(block, *take)]
-    else:
-        rows = [(position, np.asarray(block[take]))]
-    a = float(max(np.max(block), -np.min(block))) if n else 0.0
-    if not np.isfinite(a):
-        return n, a, np.zeros(d), np.zeros((d, d)), rows
-    if a == 0.0:
-        return n, a, np.zeros(d), np.zeros((d, d)), rows
-    shift = np.asarray(block[:1024], dtype=np.float64).mean(axis=0) / a
-    total, second = np.zeros(d), np.zeros((d, d))
+    keyed = isinstance(take, tuple)
+    keys = np.empty(n, dtype=np.uint64) if keyed else None
     chunk = PASS_ROWS[1]
     buf = np.empty((min(chunk, n), d))  # reused: see PASS_CELLS
+    parts = []
     for b in range(0, n, chunk):
-        Y = buf[:min(chunk, n - b)]
-        np.divide(block[b:b + chunk], a, out=Y)
-        Y -= shift
-        total += Y.sum(axis=0)
-        second += Y.T @ Y
-    mean = total / n
-    return n, a, shift + mean, second - n * np.outer(mean, mean), rows
+        part = _chunk_moments(block[b:b + chunk], buf, None if keys is None else keys[b:b + chunk],
+                              take[1] if keyed else None)
+        if not np.isfinite(part[1]):  # the block is not finite: name NaN if it holds one
+            a = np.nan if np.isnan(block).any() else np.inf
+            return n, a, np.zeros(d), np.zeros((d, d)), []
+        parts.append(part + ([],))
+    if take is None:
+        rows = []
+    elif keyed:
+        m = take[0]
+        rows = [(key_bucket_counts(keys).astype(np.int32), keyed_candidates(block, keys, m, None))]
+    else:
+        rows = [(position, np.asarray(block[take]))]
+    if not parts:
+        return 0, 0.0, np.zeros(d), np.zeros((d, d)), rows
+    n, a, mean, M2, _ = _combine_moments(parts)
+    return n, a, mean, M2, rows
 
 
 def _group_moments(positions, takes, m, *blocks):
@@ -450,32 +474,30 @@ def keyed_sample(X, m, seed):
     return _finish_keyed(X, m, seed, counts, candidates)
 
 
-def _group_point_sums(chart, Z, beta, need_grad, chunk, *blocks):
-    """:func:`._point.block_sums` over the blocks of one group, chunk by chunk,
-    followed by the hard assignment's sum of squared distances (in the chart's
-    units: ``||y||^2 + min_h (||z_h||^2 - 2 <y, z_h>)``) and the rows nearest to
-    each head (a row at equal distance from two heads counts for the first, as
-    :func:`._assign.nearest_point` labels it: a head that duplicates another
-    holds none)."""
-    K, d = Z.shape
-    out, hard, counts = None, 0.0, np.zeros(K, dtype=np.int64)
-    D = -2.0 * Z
-    zz = np.einsum("ij,ij->i", Z, Z)[:, None]
-    inv = 1.0 / chart.spread
-    buf, dbuf = np.empty((chunk, d)), np.empty((K, chunk))  # reused: see PASS_CELLS
+def _group_point_sums(kernel, need_grad, chunk, *blocks):
+    """:meth:`._point._RawKernel.sums` over the blocks of one group (rows as
+    stored, the chart folded into the heads: one read of each block), with the
+    hard assignment (the sum of each row's largest logit and the rows nearest
+    to each head; a row at equal distance from two heads counts for the first,
+    as :func:`._assign.nearest_point` labels it).  None for empty blocks."""
+    out, buf = None, None
     for block in blocks:
-        for a in range(0, block.shape[0], chunk):
-            Y = buf[:min(chunk, block.shape[0] - a)]
-            np.subtract(block[a:a + chunk], chart.offset, out=Y)  # chart.scaled, in place
-            Y *= inv
-            part = block_sums(Y, None, Z, beta, need_grad)
+        n = block.shape[0]
+        labels = np.empty(n, dtype=np.intp)
+        if block.dtype == kernel.dtype and block.flags.c_contiguous and block.flags.aligned:
+            parts = [kernel.sums(block, 0, n, None, need_grad, labels, chunk)] if n else []
+        else:  # (blocks deserialised from a message may be unaligned) chunks copied
+            if buf is None:
+                buf = np.empty((chunk, block.shape[1]), dtype=kernel.dtype)
+            parts = []
+            for a in range(0, n, chunk):
+                Y = buf[:min(chunk, n - a)]
+                Y[...] = block[a:a + chunk]
+                parts.append(kernel.sums(Y, 0, Y.shape[0], None, need_grad,
+                                         labels[a:a + Y.shape[0]], chunk))
+        for part in parts:
             out = part if out is None else tuple(p + q for p, q in zip(out, part))
-            dist = np.matmul(D, Y.T, out=dbuf[:, :Y.shape[0]])  # heads by rows
-            dist += zz
-            low = dist.min(axis=0)
-            hard += float(low.sum()) + float(np.vdot(Y, Y))
-            first_minimum(dist, low, counts=counts)
-    return out + (max(hard, 0.0), counts)
+    return out
 
 
 class _Rows:
@@ -585,6 +607,10 @@ class DaskPointStatistics:
         self.n_passes = 1
         self.hard = {}
         self._groups = None
+        # the passes' precision, as PointStatistics.from_data takes it for large data
+        n, d = X.shape
+        small = n * d <= CACHE_ENTRIES or chart.spread < 2.0**20 / np.finfo(X.dtype).max
+        self.dtype = np.float32 if X.dtype == np.float32 and not small else np.float64
 
     @property
     def n_samples(self):
@@ -641,18 +667,29 @@ class DaskPointStatistics:
         return stats
 
     def sums(self, Z, beta, need_grad):
-        """:func:`._point.block_sums` over every block, added: one graph."""
+        """:func:`._point.block_sums` over every block, added: one graph.
+
+        As :meth:`._point.PointStatistics.sums` runs over large data: the rows
+        read as stored (float32 rows in float32, as there), the chart folded
+        into the heads (:class:`._point._RawKernel`), the hard assignment at
+        these heads returned by the same read.
+        """
         Z = np.asarray(Z, dtype=np.float64)
         if self._groups is None:
             self._groups = _row_groups(self.array)
+        chart, d = self.chart, Z.shape[1]
+        far = np.max(np.abs(chart.offset)) / RAW_OFFSET[np.dtype(self.dtype)] > chart.spread
+        kernel = _RawKernel(chart, chart.offset if far else np.zeros(d), Z, float(beta),
+                            self.dtype)
         chunk = self.chunk_size or int(np.clip(PASS_CELLS // Z.shape[0], *PASS_ROWS))
-        out = _reduce(_group_point_sums, self._groups, self.chart, Z, float(beta),
-                      bool(need_grad), chunk)
+        out = _reduce(_group_point_sums, self._groups, kernel, bool(need_grad), chunk)
         self.n_passes += 1
-        chart = self.chart
+        if need_grad:
+            out = kernel.scaled_moments(out)
         centers = chart.offset + chart.spread * Z  # as PointChart.points computes them
-        with np.errstate(over="ignore"):
-            self.hard[centers.tobytes()] = (float(out[-2]) * chart.spread**2, out[-1])
+        with np.errstate(over="ignore"):  # (sum of squared distances, in the chart's units)
+            hard = max(self.sq_total - float(out[-2]) / beta, 0.0)
+            self.hard[centers.tobytes()] = (hard * chart.spread**2, out[-1])
         return out[:-2]
 
     @staticmethod
