@@ -34,9 +34,9 @@ import numpy as np
 
 from ._assign import nearest_point
 from ._attention import ContextStatistics
-from ._blocks import (KEY_BUCKET_BITS, _key_block, heavy_limit, key_bucket_counts, keyed_candidates, keyed_rows,
+from ._blocks import (KEY_BUCKET_BITS, _key_block, chunk_rows, heavy_limit, key_bucket_counts, keyed_candidates, keyed_rows,
                       merge_candidates, row_keys)
-from ._point import CACHE_ENTRIES, COMPILED, RAW_OFFSET, PointChart, _RawKernel
+from ._point import CACHE_ENTRIES, COMPILED, RAW_OFFSET, PointChart, _near_origin, _RawKernel
 from ._reconstruction import add_risk_sums, risk_sums
 
 __all__ = ["DaskContextStatistics", "DaskPointStatistics", "assignment_totals",
@@ -143,10 +143,17 @@ def _scatter_rows(client, X):
         batch.append(i)
     if batch:
         send()
-    name = "attnclust-rows-" + dask.base.tokenize(X)
+    name = "attnclust-scattered-" + dask.base.tokenize(X)
     graph = {(name, i, 0): future for i, future in enumerate(futures)}
-    return da.Array(HighLevelGraph.from_collections(name, graph, dependencies=()), name,
+    rows = da.Array(HighLevelGraph.from_collections(name, graph, dependencies=()), name,
                     X.chunks, X.dtype)
+    # persisted under the array's own keys (an alias of each block, no copy), so
+    # that the passes find the blocks where they are (:func:`_row_groups`)
+    rows = rows.persist()
+    from distributed import wait
+
+    wait(rows)
+    return rows
 
 
 #: The workers of each client whose processes imported this module (see :func:`warm_workers`).
@@ -415,60 +422,91 @@ def _group_risk_sums(dtype, M, moments, *blocks, kwargs):
 
 
 # -- the point layer ------------------------------------------------------------
-def _chunk_moments(C, buf, keys, seed):
+def _chunk_moments(C, shift, buf):
     """``(n, a, mean, M2)`` of a chunk of rows ``C`` (cache-sized): its largest
-    magnitude ``a`` (NaN or infinite where a row is not finite), the mean and
-    the centred second moment of ``C / a`` (``buf`` holds ``C / a``); with
-    ``keys``, the chunk's :func:`._blocks.row_keys` are written there."""
+    magnitude ``a`` (NaN or infinite where a row is not finite), the mean of
+    ``(C - shift) / a`` and the centred second moment of ``C / a`` (``buf``
+    holds ``(C - shift) / a``, centred on its mean)."""
     n, d = C.shape
-    if keys is not None:
-        keys[:] = _key_block(C, seed)
     a = float(max(np.max(C), -np.min(C)))
     if not np.isfinite(a) or a == 0.0:
         return n, a, np.zeros(d), np.zeros((d, d))
     Y = buf[:n]
     np.divide(C, a, out=Y)
+    Y -= shift / a  # (the rows over a first: the shift's difference cannot overflow)
     mean = (np.ones(n) @ Y) / n  # a product: several times faster than the column sums
     Y -= mean
     return n, a, mean, Y.T @ Y
 
 
-def _block_moments(block, position, take):
-    """Per block: its size, largest magnitude ``a`` (NaN if a row holds a NaN,
-    infinite if one holds an infinity), mean and centred second moment of
-    ``block / a`` (as :func:`._point.chart_from_data` takes them), and its rows
-    ``take`` as ``[(position, rows)]`` (empty when ``take`` is None; for ``take
-    = (m, seed)``, its part of the keyed sample as ``[(counts, candidates)]``,
-    see :func:`_block_keyed`).
+def _raw_moments(block, a, chunk):
+    """``(mean, M2)`` of ``block / a`` from the sums of the rows as stored (one
+    read, no copy: the chunks' products in the block's precision, summed in
+    float64, as :func:`._point.chart_from_data` takes them near the origin),
+    or None where those sums are not finite (then a row is not finite, or
+    the squares overflow)."""
+    n, d = block.shape
+    total, second = np.zeros(d), np.zeros((d, d))
+    ones = np.ones(min(chunk, n), dtype=block.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for b in range(0, n, chunk):
+            C = block[b:b + chunk]
+            total += ones[:C.shape[0]] @ C  # a product: many times faster than the column sums
+            second += C.T @ C
+    if not (np.all(np.isfinite(total)) and np.all(np.isfinite(np.diag(second)))):
+        return None
+    mean = total / n
+    return mean / a, (second - n * np.outer(mean, mean)) / (a * a)
 
-    One read of the block from memory: chunk by chunk (each in cache), its
-    magnitude, moments (about the chunk's own mean, combined by
-    :func:`_combine_moments`) and the rows' keys of the sample.
+
+def _block_moments(block, position, take):
+    """Per block: its size, a scale ``a`` (NaN if a row holds a NaN, infinite
+    if one holds an infinity), mean and centred second moment of ``block /
+    a``, and its rows ``take`` as ``[(position, rows)]`` (empty when ``take``
+    is None; for ``take = (m, seed)``, its part of the keyed sample as
+    ``[(counts, candidates)]``, see :func:`_block_keyed`).
+
+    As :func:`._point.chart_from_data`: rows near the origin (the block's first
+    rows within :data:`._point.NEAREST_OFFSET` spreads of it, at a moderate
+    scale) are summed as stored, ``a`` the largest magnitude of the first
+    rows; other blocks (and blocks whose sums are not finite) chunk by chunk,
+    each chunk scaled by its largest magnitude and centred on its mean in
+    cache (:func:`_chunk_moments`).  Either way one read of the block.
     """
     n, d = block.shape
     keyed = isinstance(take, tuple)
-    keys = np.empty(n, dtype=np.uint64) if keyed else None
+    if take is None:
+        rows = []
+    elif keyed:
+        m, seed = take
+        keys = np.empty(n, dtype=np.uint64)
+        for b in range(0, n, 16384):
+            keys[b:b + 16384] = _key_block(block[b:b + 16384], seed)
+        rows = [(key_bucket_counts(keys).astype(np.int32), keyed_candidates(block, keys, m, None))]
+    else:
+        rows = [(position, np.asarray(block[take]))]
+    if n == 0:
+        return 0, 0.0, np.zeros(d), np.zeros((d, d)), rows
+    head = np.asarray(block[:1024], dtype=np.float64)
+    a = float(np.max(np.abs(head)))
+    if a > 0 and np.isfinite(a) and _near_origin(head, a, np.float64):
+        moments = _raw_moments(block, a, chunk_rows(d, d, block.dtype.itemsize))
+        if moments is not None:
+            return (n, a) + moments + (rows,)
+    # the chunks centred about the mean of the first rows (data far from the
+    # origin keep their digits in the chunks' means and their differences)
+    shift = (head / a).mean(axis=0) * a if a > 0 and np.isfinite(a) else np.zeros(d)
     chunk = PASS_ROWS[1]
     buf = np.empty((min(chunk, n), d))  # reused: see PASS_CELLS
     parts = []
     for b in range(0, n, chunk):
-        part = _chunk_moments(block[b:b + chunk], buf, None if keys is None else keys[b:b + chunk],
-                              take[1] if keyed else None)
+        part = _chunk_moments(block[b:b + chunk], shift, buf)
         if not np.isfinite(part[1]):  # the block is not finite: name NaN if it holds one
             a = np.nan if np.isnan(block).any() else np.inf
             return n, a, np.zeros(d), np.zeros((d, d)), []
         parts.append(part + ([],))
-    if take is None:
-        rows = []
-    elif keyed:
-        m = take[0]
-        rows = [(key_bucket_counts(keys).astype(np.int32), keyed_candidates(block, keys, m, None))]
-    else:
-        rows = [(position, np.asarray(block[take]))]
-    if not parts:
-        return 0, 0.0, np.zeros(d), np.zeros((d, d)), rows
     n, a, mean, M2, _ = _combine_moments(parts)
-    return n, a, mean, M2, rows
+    return n, a, mean + (shift / a if a > 0 else 0.0), M2, rows
 
 
 def _group_moments(positions, takes, m, *blocks):
