@@ -17,6 +17,12 @@ reduces the per-block sums on the cluster and brings back one small tuple:
 
 With a ``distributed.Client`` active, ``dask.compute`` runs on its cluster, so
 the same code runs on a laptop (dask's threads) or on a distributed cluster.
+There, :func:`persist_rows` scatters the blocks of an array whose graph holds
+its data (``da.from_array``) rather than sending that graph, and
+:func:`warm_workers` has each client's workers import the passes once (they
+import no scikit-learn: the package loads its estimators lazily).  Every pass
+reads a block once, through aligned chunks where distributed deserialised it
+unaligned (:func:`_aligned_chunks`).
 :func:`map_rows` and :func:`sum_rows` are the lazy read-outs of a fitted layer
 (``predict``, ``transform``, ``labels_``: dask arrays with the input's row
 chunks; ``score``: one reduction).
@@ -465,45 +471,62 @@ def _aligned_chunks(block, chunk, dtype=None):
         yield a, rows
 
 
-def _block_keyed_below(block, m, seed, limit):
+class _KeyedBelow:
     """:func:`_block_keyed` of a block, its candidates only among the rows of
-    key below ``limit``: the rows' keys chunk by chunk (aligned, in cache),
-    the rows below the limit gathered from the chunk there (a few: the
-    limit is set for about twice ``m`` such rows in all the blocks), then
-    the ``m`` of smallest key, in key order (as :func:`._blocks.keyed_candidates`).
-    Where all the blocks hold fewer than ``m`` such rows together, the
-    sample is gathered again without the limit (:meth:`DaskPointStatistics.from_dask`)."""
-    n, d = block.shape
-    keys = np.empty(n, dtype=np.uint64)
-    low_keys, low_rows, low_pos = [], [], []
-    for b, C in _aligned_chunks(block, 16384):
-        k = keys[b:b + C.shape[0]]
-        k[:] = _key_block(C, seed)
-        below = np.flatnonzero(k < np.uint64(limit))
-        low_keys.append(k[below])
-        low_rows.append(np.take(C, below, axis=0))
-        low_pos.append(below + b)
-    lk = np.concatenate(low_keys) if low_keys else keys[:0]
-    lr = np.concatenate(low_rows) if low_rows else np.empty((0, d), block.dtype)
-    pos = np.concatenate(low_pos) if low_pos else np.zeros(0, np.intp)
-    order = np.lexsort((pos, lk))[:m]  # by key, then position (as smallest_keys)
-    candidates = (lk[order], lr[order], keys[:0], np.zeros(0, np.int64), lr[:0])
-    return key_bucket_counts(keys).astype(np.int32), candidates
+    key below ``limit``: the rows' keys chunk by chunk (:meth:`add`, aligned
+    chunks in cache), the rows below the limit gathered from the chunk there
+    (a few: the limit is set for about twice ``m`` such rows in all the
+    blocks), then (:meth:`result`) the ``m`` of smallest key, in key order (as
+    :func:`._blocks.keyed_candidates`).  Where all the blocks hold fewer than
+    ``m`` such rows together, the sample is gathered again without the limit
+    (:meth:`DaskPointStatistics.from_dask`)."""
+
+    def __init__(self, n, d, dtype, m, seed, limit):
+        self.keys = np.empty(n, dtype=np.uint64)
+        self.m, self.seed, self.limit = m, seed, np.uint64(limit)
+        self.d, self.dtype = d, dtype
+        self.low = []
+
+    def add(self, start, C):
+        k = self.keys[start:start + C.shape[0]]
+        k[:] = _key_block(C, self.seed)
+        below = np.flatnonzero(k < self.limit)
+        self.low.append((k[below], np.take(C, below, axis=0), below + start))
+
+    def result(self):
+        lk = np.concatenate([p[0] for p in self.low]) if self.low else self.keys[:0]
+        lr = np.concatenate([p[1] for p in self.low]) if self.low else \
+            np.empty((0, self.d), self.dtype)
+        pos = np.concatenate([p[2] for p in self.low]) if self.low else np.zeros(0, np.intp)
+        order = np.lexsort((pos, lk))[:self.m]  # by key, then position (as smallest_keys)
+        candidates = (lk[order], lr[order], self.keys[:0], np.zeros(0, np.int64), lr[:0])
+        return key_bucket_counts(self.keys).astype(np.int32), candidates
 
 
-def _raw_moments(block, a, chunk):
+def _block_keyed_below(block, m, seed, limit):
+    """:class:`_KeyedBelow` of a block: ``(bucket counts, candidates)``."""
+    keyed = _KeyedBelow(*block.shape, block.dtype, m, seed, limit)
+    for start, C in _aligned_chunks(block, 16384):
+        keyed.add(start, C)
+    return keyed.result()
+
+
+def _raw_moments(block, a, chunk, keyed=None):
     """``(mean, M2)`` of ``block / a`` from the sums of the rows as stored (one
-    read, no copy: the chunks' products in the block's precision, summed in
-    float64, as :func:`._point.chart_from_data` takes them near the origin),
-    or None where those sums are not finite (then a row is not finite, or
-    the squares overflow)."""
+    read, no copy of aligned blocks: the chunks' products in the block's
+    precision, summed in float64, as :func:`._point.chart_from_data` takes
+    them near the origin), or None where those sums are not finite (then a
+    row is not finite, or the squares overflow).  ``keyed`` (a
+    :class:`_KeyedBelow`) reads the same chunks."""
     n, d = block.shape
     total, second = np.zeros(d), np.zeros((d, d))
     ones = np.ones(min(chunk, n), dtype=block.dtype)
     with np.errstate(over="ignore", invalid="ignore"):
-        for _, C in _aligned_chunks(block, chunk):
+        for start, C in _aligned_chunks(block, chunk):
             total += ones[:C.shape[0]] @ C  # a product: many times faster than the column sums
             second += C.T @ C
+            if keyed is not None:
+                keyed.add(start, C)
     if not (np.all(np.isfinite(total)) and np.all(np.isfinite(np.diag(second)))):
         return None
     mean = total / n
@@ -514,32 +537,33 @@ def _block_moments(block, position, take):
     """Per block: its size, a scale ``a`` (NaN if a row holds a NaN, infinite
     if one holds an infinity), mean and centred second moment of ``block /
     a``, and its rows ``take`` as ``[(position, rows)]`` (empty when ``take``
-    is None; for ``take = (m, seed)``, its part of the keyed sample as
-    ``[(counts, candidates)]``, see :func:`_block_keyed`).
+    is None; for ``take = (m, seed, limit)``, its part of the keyed sample as
+    ``[(counts, candidates)]``, see :class:`_KeyedBelow`).
 
     As :func:`._point.chart_from_data`: rows near the origin (the block's first
     rows within :data:`._point.NEAREST_OFFSET` spreads of it, at a moderate
     scale) are summed as stored, ``a`` the largest magnitude of the first
-    rows; other blocks (and blocks whose sums are not finite) chunk by chunk,
-    each chunk scaled by its largest magnitude and centred on its mean in
-    cache (:func:`_chunk_moments`).  Either way one read of the block.
+    rows, in the same read as the sample's keys; other blocks (and blocks
+    whose sums are not finite) chunk by chunk, each chunk scaled by its
+    largest magnitude and centred on its mean in cache (:func:`_chunk_moments`).
     """
     n, d = block.shape
-    keyed = isinstance(take, tuple)
-    if take is None:
-        rows = []
-    elif keyed:
-        rows = [_block_keyed_below(block, *take)]
-    else:
-        rows = [(position, np.asarray(block[take]))]
+    keyed = _KeyedBelow(n, d, block.dtype, *take) if isinstance(take, tuple) else None
+    rows = [] if take is None or keyed is not None else [(position, np.asarray(block[take]))]
     if n == 0:
-        return 0, 0.0, np.zeros(d), np.zeros((d, d)), rows
+        return 0, 0.0, np.zeros(d), np.zeros((d, d)), [keyed.result()] if keyed else rows
     head = np.asarray(block[:1024], dtype=np.float64)
     a = float(np.max(np.abs(head)))
+    moments = None
     if a > 0 and np.isfinite(a) and _near_origin(head, a, np.float64):
-        moments = _raw_moments(block, a, chunk_rows(d, d, block.dtype.itemsize))
-        if moments is not None:
-            return (n, a) + moments + (rows,)
+        moments = _raw_moments(block, a, chunk_rows(d, d, block.dtype.itemsize), keyed)
+    elif keyed is not None:
+        for start, C in _aligned_chunks(block, 16384):
+            keyed.add(start, C)
+    if keyed is not None:
+        rows = [keyed.result()]
+    if moments is not None:
+        return (n, a) + moments + (rows,)
     # the chunks centred about the mean of the first rows (data far from the
     # origin keep their digits in the chunks' means and their differences)
     shift = (head / a).mean(axis=0) * a if a > 0 and np.isfinite(a) else np.zeros(d)
