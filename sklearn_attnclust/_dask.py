@@ -555,7 +555,7 @@ def _block_moments(block, position, take):
     head = np.asarray(block[:1024], dtype=np.float64)
     a = float(np.max(np.abs(head)))
     moments = None
-    if a > 0 and np.isfinite(a) and _near_origin(head, a, np.float64):
+    if a > 0 and np.isfinite(a) and _near_origin(head, a, block.dtype):  # (squares in its dtype)
         moments = _raw_moments(block, a, chunk_rows(d, d, block.dtype.itemsize), keyed)
     elif keyed is not None:
         for start, C in _aligned_chunks(block, 16384):
