@@ -17,6 +17,12 @@ reduces the per-block sums on the cluster and brings back one small tuple:
 
 With a ``distributed.Client`` active, ``dask.compute`` runs on its cluster, so
 the same code runs on a laptop (dask's threads) or on a distributed cluster.
+There, :func:`persist_rows` scatters the blocks of an array whose graph holds
+its data (``da.from_array``) rather than sending that graph, and
+:func:`warm_workers` has each client's workers import the passes once (they
+import no scikit-learn: the package loads its estimators lazily).  Every pass
+reads a block once, through aligned chunks where distributed deserialised it
+unaligned (:func:`_aligned_chunks`).
 :func:`map_rows` and :func:`sum_rows` are the lazy read-outs of a fitted layer
 (``predict``, ``transform``, ``labels_``: dask arrays with the input's row
 chunks; ``score``: one reduction).
@@ -28,19 +34,20 @@ import contextlib
 import contextvars
 import copy
 import functools
+import weakref
 
 import numpy as np
 
-from ._base import power_of_two_scale
-from ._assign import first_minimum, nearest_point
+from ._assign import nearest_point
 from ._attention import ContextStatistics
-from ._blocks import (KEY_BUCKET_BITS, heavy_limit, key_bucket_counts, keyed_candidates, keyed_rows,
+from ._blocks import (KEY_BUCKET_BITS, _key_block, chunk_rows, heavy_limit, key_bucket_counts, keyed_candidates, keyed_rows,
                       merge_candidates, row_keys)
-from ._point import PointChart, block_sums
+from ._point import CACHE_ENTRIES, COMPILED, RAW_OFFSET, PointChart, _near_origin, _RawKernel
 from ._reconstruction import add_risk_sums, risk_sums
 
 __all__ = ["DaskContextStatistics", "DaskPointStatistics", "assignment_totals",
-           "check_rows", "dask_fit", "is_dask_array", "map_rows", "sum_rows"]
+           "check_rows", "dask_fit", "is_dask_array", "map_rows", "persist_rows", "sum_rows",
+           "warm_workers"]
 
 NOT_FINITE = "Input X contains NaN or infinity."
 
@@ -81,11 +88,125 @@ def _is_persisted(X):
     return len(futures_of(X)) == X.npartitions
 
 
+def _active_client():
+    """The ``distributed.Client`` that ``dask.compute`` runs on, or None."""
+    try:
+        from distributed import default_client
+        client = default_client()
+    except (ImportError, ValueError):  # no distributed, or no client
+        return None
+    import dask.base
+
+    return client if dask.base.get_scheduler() == client.get else None
+
+
+#: Bytes of data held in a dask array's graph (``da.from_array`` of an array in
+#: memory) from which :func:`persist_rows` scatters its blocks to the workers
+#: rather than sending the graph (distributed warns of graphs over 10 MB).
+SCATTER_BYTES = 2**20
+
+#: Largest bytes of blocks computed in the client at once before they are scattered.
+SCATTER_BATCH = 2**26
+
+
+def _embedded_bytes(X):
+    """Bytes of the numpy arrays held in the graph of ``X`` (its data, when it
+    was made by ``da.from_array`` of an array in memory)."""
+    total = 0
+    for value in X.__dask_graph__().values():
+        value = getattr(value, "value", value)  # (a task spec's data node)
+        if isinstance(value, np.ndarray):
+            total += value.nbytes
+    return total
+
+
+def _scatter_rows(client, X):
+    """``X`` as a dask array of its blocks scattered to the workers: the blocks
+    computed in the client (they are slices of its data there), a run of
+    consecutive blocks to each worker (by rows, evenly), a batch of at most
+    :data:`SCATTER_BATCH` bytes at a time."""
+    import dask
+    import dask.array as da
+    from dask.highlevelgraph import HighLevelGraph
+
+    workers = sorted(client.scheduler_info()["workers"])
+    blocks = list(X.to_delayed().ravel())
+    starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
+    owner = [workers[int(start * len(workers) // max(X.shape[0], 1))] for start in starts]
+    row_bytes = X.shape[1] * X.dtype.itemsize
+    futures, batch = [], []
+
+    def send():
+        data = dask.compute(*[blocks[i] for i in batch], scheduler="sync")
+        futures.extend(client.scatter([np.asarray(b) for b in data], workers=[owner[batch[0]]],
+                                      hash=False))
+        batch.clear()
+
+    for i in range(len(blocks)):
+        if batch and (owner[i] != owner[batch[0]] or
+                      row_bytes * sum(X.chunks[0][j] for j in batch + [i]) > SCATTER_BATCH):
+            send()
+        batch.append(i)
+    if batch:
+        send()
+    name = "attnclust-scattered-" + dask.base.tokenize(X)
+    graph = {(name, i, 0): future for i, future in enumerate(futures)}
+    rows = da.Array(HighLevelGraph.from_collections(name, graph, dependencies=()), name,
+                    X.chunks, X.dtype)
+    # persisted under the array's own keys (an alias of each block, no copy), so
+    # that the passes find the blocks where they are (:func:`_row_groups`)
+    rows = rows.persist()
+    from distributed import wait
+
+    wait(rows)
+    return rows
+
+
+#: The workers of each client whose processes imported this module (see :func:`warm_workers`).
+_WARMED = weakref.WeakKeyDictionary()
+
+
+async def _warm_worker():
+    """On a worker: nothing to do; unpickling this function imported this module,
+    the passes and the compiled kernel (and not scikit-learn).  A coroutine:
+    ``Client.run`` need not wait for it."""
+    return COMPILED
+
+
+def warm_workers(client=None):
+    """Have the workers of ``client`` (None: the active one) import the passes,
+    once per client and worker, without waiting: the first graph of the first
+    fit then starts on warm workers.  (The package imports its estimators
+    lazily, so this costs the workers some 0.1 s, not scikit-learn's import.)"""
+    client = client if client is not None else _active_client()
+    if client is None:
+        return
+    workers = set(client.scheduler_info()["workers"])
+    done = _WARMED.setdefault(client, set())
+    new = sorted(workers - done)
+    if new:
+        client.run(_warm_worker, workers=new, wait=False)
+        done.update(new)
+
+
 def persist_rows(X):
-    """``X`` with one column chunk, persisted (unless its blocks already are)."""
+    """``X`` with one column chunk, persisted (unless its blocks already are).
+
+    On a distributed cluster, the blocks of an array whose graph holds its
+    data (``da.from_array`` of an array in memory, over :data:`SCATTER_BYTES`)
+    are scattered to the workers instead: the graph is not sent with the data
+    (nor does distributed warn of a large graph).
+    """
     if X.numblocks[1] != 1:
         X = X.rechunk({1: -1})
-    return X if _is_persisted(X) else X.persist()
+    client = _active_client()
+    if client is not None:
+        warm_workers(client)
+    if _is_persisted(X):
+        return X
+    if client is not None and _embedded_bytes(X) >= SCATTER_BYTES:
+        return _scatter_rows(client, X)
+    return X.persist()
 
 
 #: Largest share of a worker's memory limit that the blocks of one task of a
@@ -136,7 +257,8 @@ def _row_groups(X):
 
 
 def _add_parts(parts):
-    """Elementwise sum of tuples of arrays (the per-group sums)."""
+    """Elementwise sum of tuples of arrays (the per-group sums; None: no rows)."""
+    parts = [p for p in parts if p is not None]
     return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
 
 
@@ -273,6 +395,8 @@ class DaskContextStatistics:
         if top > 0 and not 2.0**-UNIT_RANGE <= top <= 2.0**UNIT_RANGE:
             # far from unit scale (the fourth moment under- or overflows): the rows
             # times a power of two that brings the largest near 1 (exact, lazy)
+            from ._base import power_of_two_scale  # (in the client: _base imports sklearn)
+
             two = power_of_two_scale(np.array([top], dtype=X.dtype))
             X, unit = X * X.dtype.type(two), 1.0 / two
         out = dask.compute(*moments(X))
@@ -333,42 +457,161 @@ def _group_risk_sums(dtype, M, moments, *blocks, kwargs):
     for block in blocks:
         if dtype is not None:
             block = block.astype(dtype, copy=False)
-        parts.append(risk_sums(M, block, *moments, **kwargs))
+        parts.append(risk_sums(M, _aligned(block), *moments, **kwargs))
     return add_risk_sums(parts)
 
 
 # -- the point layer ------------------------------------------------------------
-def _block_moments(block, position, take):
-    """Per block: its size, largest magnitude ``a`` (NaN if a row holds a NaN,
-    infinite if one holds an infinity), mean and centred second moment of
-    ``block / a`` (as :func:`._point.chart_from_data` takes them, about the
-    mean of the first rows), and its rows ``take`` as ``[(position, rows)]``
-    (empty when ``take`` is None; for ``take = (m, seed)``, its rows of the
-    ``m`` smallest keys as ``[(keys, rows)]``, see :func:`keyed_sample`)."""
+def _chunk_moments(C, shift, buf):
+    """``(n, a, mean, M2)`` of a chunk of rows ``C`` (cache-sized): its largest
+    magnitude ``a`` (NaN or infinite where a row is not finite), the mean of
+    ``(C - shift) / a`` and the centred second moment of ``C / a`` (``buf``
+    holds ``(C - shift) / a``, centred on its mean)."""
+    n, d = C.shape
+    a = float(max(np.max(C), -np.min(C)))
+    if not np.isfinite(a) or a == 0.0:
+        return n, a, np.zeros(d), np.zeros((d, d))
+    Y = buf[:n]
+    np.divide(C, a, out=Y)
+    Y -= shift / a  # (the rows over a first: the shift's difference cannot overflow)
+    mean = (np.ones(n) @ Y) / n  # a product: several times faster than the column sums
+    Y -= mean
+    return n, a, mean, Y.T @ Y
+
+
+def _aligned(block):
+    """``block``, copied if it is not C-contiguous and aligned (see :func:`_aligned_chunks`)."""
+    return np.require(block, requirements=["C", "A"])
+
+
+def _aligned_chunks(block, chunk, dtype=None):
+    """``(start, rows)`` of the chunks of ``chunk`` rows of ``block``, each
+    C-contiguous and aligned in ``dtype`` (None: the block's): views where the
+    block is so, else copies into one reused buffer.  The blocks that
+    distributed deserialises from a message are often not aligned (measured:
+    0 to 14 of 16 blocks aligned, after a scatter or a persist of
+    ``da.from_array``), and numpy's products of unaligned rows skip BLAS
+    (a moments pass took 2 to 4 s per worker instead of 0.1 to 0.2 s)."""
+    n = block.shape[0]
+    dtype = block.dtype if dtype is None else np.dtype(dtype)
+    if block.dtype == dtype and block.flags.c_contiguous and block.flags.aligned:
+        for a in range(0, n, chunk):
+            yield a, block[a:a + chunk]
+        return
+    buf = np.empty((min(chunk, n),) + block.shape[1:], dtype=dtype)
+    for a in range(0, n, chunk):
+        rows = buf[:min(chunk, n - a)]
+        rows[...] = block[a:a + chunk]
+        yield a, rows
+
+
+class _KeyedBelow:
+    """:func:`_block_keyed` of a block, its candidates only among the rows of
+    key below ``limit``: the rows' keys chunk by chunk (:meth:`add`, aligned
+    chunks in cache), the rows below the limit gathered from the chunk there
+    (a few: the limit is set for about twice ``m`` such rows in all the
+    blocks), then (:meth:`result`) the ``m`` of smallest key, in key order (as
+    :func:`._blocks.keyed_candidates`).  Where all the blocks hold fewer than
+    ``m`` such rows together, the sample is gathered again without the limit
+    (:meth:`DaskPointStatistics.from_dask`)."""
+
+    def __init__(self, n, d, dtype, m, seed, limit):
+        self.keys = np.empty(n, dtype=np.uint64)
+        self.m, self.seed, self.limit = m, seed, np.uint64(limit)
+        self.d, self.dtype = d, dtype
+        self.low = []
+
+    def add(self, start, C):
+        k = self.keys[start:start + C.shape[0]]
+        k[:] = _key_block(C, self.seed)
+        below = np.flatnonzero(k < self.limit)
+        self.low.append((k[below], np.take(C, below, axis=0), below + start))
+
+    def result(self):
+        lk = np.concatenate([p[0] for p in self.low]) if self.low else self.keys[:0]
+        lr = np.concatenate([p[1] for p in self.low]) if self.low else \
+            np.empty((0, self.d), self.dtype)
+        pos = np.concatenate([p[2] for p in self.low]) if self.low else np.zeros(0, np.intp)
+        order = np.lexsort((pos, lk))[:self.m]  # by key, then position (as smallest_keys)
+        candidates = (lk[order], lr[order], self.keys[:0], np.zeros(0, np.int64), lr[:0])
+        return key_bucket_counts(self.keys).astype(np.int32), candidates
+
+
+def _block_keyed_below(block, m, seed, limit):
+    """:class:`_KeyedBelow` of a block: ``(bucket counts, candidates)``."""
+    keyed = _KeyedBelow(*block.shape, block.dtype, m, seed, limit)
+    for start, C in _aligned_chunks(block, 16384):
+        keyed.add(start, C)
+    return keyed.result()
+
+
+def _raw_moments(block, a, chunk, keyed=None):
+    """``(mean, M2)`` of ``block / a`` from the sums of the rows as stored (one
+    read, no copy of aligned blocks: the chunks' products in the block's
+    precision, summed in float64, as :func:`._point.chart_from_data` takes
+    them near the origin), or None where those sums are not finite (then a
+    row is not finite, or the squares overflow).  ``keyed`` (a
+    :class:`_KeyedBelow`) reads the same chunks."""
     n, d = block.shape
-    if take is None:
-        rows = []
-    elif isinstance(take, tuple):
-        rows = [_block_keyed(block, *take)]
-    else:
-        rows = [(position, np.asarray(block[take]))]
-    a = float(max(np.max(block), -np.min(block))) if n else 0.0
-    if not np.isfinite(a):
-        return n, a, np.zeros(d), np.zeros((d, d)), rows
-    if a == 0.0:
-        return n, a, np.zeros(d), np.zeros((d, d)), rows
-    shift = np.asarray(block[:1024], dtype=np.float64).mean(axis=0) / a
     total, second = np.zeros(d), np.zeros((d, d))
+    ones = np.ones(min(chunk, n), dtype=block.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start, C in _aligned_chunks(block, chunk):
+            total += ones[:C.shape[0]] @ C  # a product: many times faster than the column sums
+            second += C.T @ C
+            if keyed is not None:
+                keyed.add(start, C)
+    if not (np.all(np.isfinite(total)) and np.all(np.isfinite(np.diag(second)))):
+        return None
+    mean = total / n
+    return mean / a, (second - n * np.outer(mean, mean)) / (a * a)
+
+
+def _block_moments(block, position, take):
+    """Per block: its size, a scale ``a`` (NaN if a row holds a NaN, infinite
+    if one holds an infinity), mean and centred second moment of ``block /
+    a``, and its rows ``take`` as ``[(position, rows)]`` (empty when ``take``
+    is None; for ``take = (m, seed, limit)``, its part of the keyed sample as
+    ``[(counts, candidates)]``, see :class:`_KeyedBelow`).
+
+    As :func:`._point.chart_from_data`: rows near the origin (the block's first
+    rows within :data:`._point.NEAREST_OFFSET` spreads of it, at a moderate
+    scale) are summed as stored, ``a`` the largest magnitude of the first
+    rows, in the same read as the sample's keys; other blocks (and blocks
+    whose sums are not finite) chunk by chunk, each chunk scaled by its
+    largest magnitude and centred on its mean in cache (:func:`_chunk_moments`).
+    """
+    n, d = block.shape
+    keyed = _KeyedBelow(n, d, block.dtype, *take) if isinstance(take, tuple) else None
+    rows = [] if take is None or keyed is not None else [(position, np.asarray(block[take]))]
+    if n == 0:
+        return 0, 0.0, np.zeros(d), np.zeros((d, d)), [keyed.result()] if keyed else rows
+    head = np.asarray(block[:1024], dtype=np.float64)
+    a = float(np.max(np.abs(head)))
+    moments = None
+    if a > 0 and np.isfinite(a) and _near_origin(head, a, block.dtype):  # (squares in its dtype)
+        moments = _raw_moments(block, a, chunk_rows(d, d, block.dtype.itemsize), keyed)
+    elif keyed is not None:
+        for start, C in _aligned_chunks(block, 16384):
+            keyed.add(start, C)
+    if keyed is not None:
+        rows = [keyed.result()]
+    if moments is not None:
+        return (n, a) + moments + (rows,)
+    # the chunks centred about the mean of the first rows (data far from the
+    # origin keep their digits in the chunks' means and their differences)
+    shift = (head / a).mean(axis=0) * a if a > 0 and np.isfinite(a) else np.zeros(d)
     chunk = PASS_ROWS[1]
     buf = np.empty((min(chunk, n), d))  # reused: see PASS_CELLS
+    parts = []
     for b in range(0, n, chunk):
-        Y = buf[:min(chunk, n - b)]
-        np.divide(block[b:b + chunk], a, out=Y)
-        Y -= shift
-        total += Y.sum(axis=0)
-        second += Y.T @ Y
-    mean = total / n
-    return n, a, shift + mean, second - n * np.outer(mean, mean), rows
+        part = _chunk_moments(block[b:b + chunk], shift, buf)
+        if not np.isfinite(part[1]):  # the block is not finite: name NaN if it holds one
+            a = np.nan if np.isnan(block).any() else np.inf
+            return n, a, np.zeros(d), np.zeros((d, d)), []
+        parts.append(part + ([],))
+    n, a, mean, M2, _ = _combine_moments(parts)
+    return n, a, mean + (shift / a if a > 0 else 0.0), M2, rows
 
 
 def _group_moments(positions, takes, m, *blocks):
@@ -411,6 +654,12 @@ def _add_moments(parts, m=None):
 
 
 # -- the keyed sample (_strategy._sample) of a dask array's rows -------------------
+def _key_limit(m, n):
+    """A key below which about ``2 m`` of ``n`` rows fall (keys are uniform on
+    64 bits): fewer than ``m`` do with a probability below ``exp(-m / 4)``."""
+    return int(min(2.0**64 * min(2.0 * m / max(n, 1), 1.0), 2.0**64 - 1))
+
+
 def _block_keyed(block, m, seed, heavy=None):
     """A block's part of the keyed sample: its keys' bucket counts (int32; None
     when ``heavy`` is given) and its candidates (:func:`._blocks.keyed_candidates`)."""
@@ -483,32 +732,34 @@ def keyed_sample(X, m, seed):
     return _finish_keyed(X, m, seed, counts, candidates)
 
 
-def _group_point_sums(chart, Z, beta, need_grad, chunk, *blocks):
-    """:func:`._point.block_sums` over the blocks of one group, chunk by chunk,
-    followed by the hard assignment's sum of squared distances (in the chart's
-    units: ``||y||^2 + min_h (||z_h||^2 - 2 <y, z_h>)``) and the rows nearest to
-    each head (a row at equal distance from two heads counts for the first, as
-    :func:`._assign.nearest_point` labels it: a head that duplicates another
-    holds none)."""
-    K, d = Z.shape
-    out, hard, counts = None, 0.0, np.zeros(K, dtype=np.int64)
-    D = -2.0 * Z
-    zz = np.einsum("ij,ij->i", Z, Z)[:, None]
-    inv = 1.0 / chart.spread
-    buf, dbuf = np.empty((chunk, d)), np.empty((K, chunk))  # reused: see PASS_CELLS
+def _group_point_sums(kernel, need_grad, chunk, centers, *blocks):
+    """:meth:`._point._RawKernel.sums` over the blocks of one group (rows as
+    stored, the chart folded into the heads: one read of each block), with the
+    hard assignment (the sum of each row's largest logit and the rows nearest
+    to each head; a row at equal distance from two heads counts for the first,
+    as :func:`._assign.nearest_point` labels it).  With ``centers`` (the heads'
+    points in input units; small data), the squared distances of the rows to
+    their nearest are also summed directly, as the numpy fit measures its
+    inertia there (not as a difference of sums).  None for empty blocks."""
+    out = None
     for block in blocks:
-        for a in range(0, block.shape[0], chunk):
-            Y = buf[:min(chunk, block.shape[0] - a)]
-            np.subtract(block[a:a + chunk], chart.offset, out=Y)  # chart.scaled, in place
-            Y *= inv
-            part = block_sums(Y, None, Z, beta, need_grad)
+        n = block.shape[0]
+        labels = np.empty(n, dtype=np.intp)
+        if centers is None and block.dtype == kernel.dtype and block.flags.c_contiguous \
+                and block.flags.aligned:
+            parts = [kernel.sums(block, 0, n, None, need_grad, labels, chunk)] if n else []
+        else:  # unaligned blocks (see _aligned_chunks), or small data: chunk by chunk
+            parts = []
+            for a, Y in _aligned_chunks(block, chunk, kernel.dtype):
+                lab = labels[a:a + Y.shape[0]]
+                part = kernel.sums(Y, 0, Y.shape[0], None, need_grad, lab, chunk)
+                if centers is not None:
+                    diff = np.subtract(block[a:a + chunk], centers[lab], dtype=np.float64)
+                    part = part + (float(np.einsum("ij,ij->", diff, diff)),)
+                parts.append(part)
+        for part in parts:
             out = part if out is None else tuple(p + q for p, q in zip(out, part))
-            dist = np.matmul(D, Y.T, out=dbuf[:, :Y.shape[0]])  # heads by rows
-            dist += zz
-            low = dist.min(axis=0)
-            hard += float(low.sum()) + float(np.vdot(Y, Y))
-            first_minimum(dist, low, counts=counts)
-    return out + (max(hard, 0.0), counts)
+    return out
 
 
 class _Rows:
@@ -618,6 +869,10 @@ class DaskPointStatistics:
         self.n_passes = 1
         self.hard = {}
         self._groups = None
+        # the passes' precision, as PointStatistics.from_data takes it for large data
+        n, d = X.shape
+        self.small = n * d <= CACHE_ENTRIES or chart.spread < 2.0**20 / np.finfo(X.dtype).max
+        self.dtype = np.float32 if X.dtype == np.float32 and not self.small else np.float64
 
     @property
     def n_samples(self):
@@ -637,8 +892,8 @@ class DaskPointStatistics:
             takes = [slice(None)] * X.numblocks[0]
         elif plan is False:
             takes = [None] * X.numblocks[0]
-        else:  # the strategy's keyed sample
-            takes = [plan] * X.numblocks[0]
+        else:  # the strategy's keyed sample: candidates among the rows of key below a limit
+            takes = [plan + (_key_limit(plan[0], n),)] * X.numblocks[0]
         m = plan[0] if isinstance(plan, tuple) else None
         import dask
 
@@ -652,7 +907,10 @@ class DaskPointStatistics:
         if not np.isfinite(a):  # the largest magnitude is NaN or infinite: no extra pass
             raise not_finite_error(np.isnan(a))
         if m is not None:  # the keyed sample, from the counts and candidates gathered
-            rows = _finish_keyed(X, m, plan[1], *rows)
+            if not rows[0].size and rows[1][0].shape[0] < m:  # too few below the limit
+                rows = keyed_sample(X, m, plan[1])
+            else:
+                rows = _finish_keyed(X, m, plan[1], *rows)
         # the gathered rows: all of them (small data) or the strategy's sample
         view = _Rows(X, None, None if plan is False else rows,
                      plan=plan if isinstance(plan, tuple) else None)
@@ -674,18 +932,34 @@ class DaskPointStatistics:
         return stats
 
     def sums(self, Z, beta, need_grad):
-        """:func:`._point.block_sums` over every block, added: one graph."""
+        """:func:`._point.block_sums` over every block, added: one graph.
+
+        As :meth:`._point.PointStatistics.sums` runs over large data: the rows
+        read as stored (float32 rows in float32, as there), the chart folded
+        into the heads (:class:`._point._RawKernel`), the hard assignment at
+        these heads returned by the same read.
+        """
         Z = np.asarray(Z, dtype=np.float64)
         if self._groups is None:
             self._groups = _row_groups(self.array)
+        chart, d = self.chart, Z.shape[1]
+        far = np.max(np.abs(chart.offset)) / RAW_OFFSET[np.dtype(self.dtype)] > chart.spread
+        kernel = _RawKernel(chart, chart.offset if far else np.zeros(d), Z, float(beta),
+                            self.dtype)
         chunk = self.chunk_size or int(np.clip(PASS_CELLS // Z.shape[0], *PASS_ROWS))
-        out = _reduce(_group_point_sums, self._groups, self.chart, Z, float(beta),
-                      bool(need_grad), chunk)
-        self.n_passes += 1
-        chart = self.chart
-        centers = chart.offset + chart.spread * Z  # as PointChart.points computes them
         with np.errstate(over="ignore"):
-            self.hard[centers.tobytes()] = (float(out[-2]) * chart.spread**2, out[-1])
+            centers = chart.offset + chart.spread * Z  # as PointChart.points computes them
+        out = _reduce(_group_point_sums, self._groups, kernel, bool(need_grad), chunk,
+                      centers if self.small else None)
+        self.n_passes += 1
+        if self.small:  # the squared distances summed row by row
+            hard, out = max(float(out[-1]), 0.0), out[:-1]
+        else:  # as the numpy fit over large data: from the sum of the largest logits
+            with np.errstate(over="ignore"):  # (the inertia is beyond float64 above 1e154)
+                hard = max(self.sq_total - float(out[-2]) / beta, 0.0) * chart.spread**2
+        if need_grad:
+            out = kernel.scaled_moments(out)
+        self.hard[centers.tobytes()] = (hard, out[-1])
         return out[:-2]
 
     @staticmethod
@@ -696,7 +970,7 @@ class DaskPointStatistics:
 
 
 def _block_labels(block, centers):
-    return nearest_point(block, centers)[0]
+    return nearest_point(_aligned(block), centers)[0]
 
 
 # -- lazy read-outs ---------------------------------------------------------------
@@ -717,6 +991,7 @@ def check_rows(X, n_features=None, name="AttentionQuantizer"):
 
 
 def _finite_block(block, fun, check_output):
+    block = _aligned(block)
     if not np.all(np.isfinite(block)):
         raise not_finite_error(bool(np.isnan(block).any()))
     out = fun(block)
@@ -749,7 +1024,7 @@ def sq_error(block, transform):
 
 
 def _block_total(block, fun):
-    return np.array([float(np.sum(fun(block)))])
+    return np.array([float(np.sum(fun(_aligned(block))))])
 
 
 def sum_rows(X, fun):
@@ -760,7 +1035,7 @@ def sum_rows(X, fun):
 
 
 def _block_assignment(block, assign, n_clusters):
-    labels, d2 = assign(block)
+    labels, d2 = assign(_aligned(block))
     return np.concatenate([[float(np.sum(d2))],
                            np.bincount(labels, minlength=n_clusters)])[None, :]
 

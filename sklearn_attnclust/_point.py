@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from importlib.machinery import EXTENSION_SUFFIXES
 
 import numpy as np
-from sklearn.cluster import kmeans_plusplus
 
 from ._assign import NEAREST_OFFSET, first_minimum, nearest_point, row_norms2
 from ._blocks import chunk_rows, one_blas_thread, sum_row_blocks
@@ -923,6 +922,8 @@ class PointMaths:
             Z = np.subtract(Z, chart.offset, dtype=np.float64,
                             out=Z if Z.dtype == np.float64 else None)
             Z *= two
+            from sklearn.cluster import kmeans_plusplus  # here: dask workers import this module
+
             Z, _ = kmeans_plusplus(Z, K, random_state=rng,
                                    sample_weight=None if weights is None else weights[order])
             return chart.offset + Z / two

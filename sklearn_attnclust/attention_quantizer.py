@@ -619,11 +619,11 @@ class AttentionQuantizer(BaseQuantizer):
         The rows are never gathered: ``labels_`` is a lazy dask array with
         ``X``'s row chunks, and ``inertia_`` comes from the fit's last pass.
         """
-        from ._dask import assignment_totals, check_rows, dask_fit
+        from ._dask import assignment_totals, check_rows, dask_fit, persist_rows
 
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported with a dask array X.")
-        X = check_rows(X)
+        X = persist_rows(check_rows(X))  # labels_ reads the persisted blocks
         self.n_features_in_ = X.shape[1]
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_

@@ -1,5 +1,7 @@
 """Fitting on a dask array: the chunked reductions of _dask on a LocalCluster."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
@@ -374,3 +376,110 @@ def test_dask_fitted_model_pickles(geometry, scheduler):
     assert np.array_equal(loaded.labels_, ref.labels_)
     assert np.array_equal(loaded.predict(X), ref.predict(X))
     assert np.allclose(loaded.transform(X), ref.transform(X), rtol=1e-8, atol=1e-10)
+
+
+def test_fit_of_from_array_sends_no_large_graph(client, graph_log):
+    """``fit`` of ``da.from_array`` of an array in memory scatters its blocks:
+    no graph carries the data (dask's warning threshold lowered to 1 MB here;
+    the same array persisted as it is warns, so the check can fail)."""
+    import dask
+
+    X = _blobs(60000, 4, 3)  # 1.9 MB
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1MB"}):
+        with pytest.warns(UserWarning, match="large graph"):
+            da.from_array(X, chunks=(7500, 4)).persist()
+        graph_log.reset()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*large graph")
+            b = AttentionQuantizer(3, random_state=0).fit(da.from_array(X, chunks=(7500, 4)))
+            labels = np.asarray(b.labels_)  # labels_ reads the scattered blocks
+    a = AttentionQuantizer(3, random_state=0).fit(X)
+    assert np.abs(a.cluster_centers_ - b.cluster_centers_).max() < 1e-8
+    assert np.array_equal(a.labels_, labels)
+    # the fit's moments ran one task per worker (the scattered blocks found in place)
+    moments = [g for g in range(len(graph_log.graphs)) if "_group_moments" in graph_log.names(g)]
+    assert len(moments) == 1
+    tasks = [k for k in graph_log.graphs[moments[0]][1]
+             if "_group_moments" in str(k[0] if isinstance(k, tuple) else k)]
+    assert len(tasks) == 2
+
+
+def test_workers_warmed_once_per_client(client, monkeypatch):
+    from sklearn_attnclust import _dask
+
+    calls = []
+    real = client.run
+    monkeypatch.setattr(client, "run", lambda *a, **k: calls.append(k.get("workers")) or
+                        real(*a, **k))
+    monkeypatch.setattr(_dask, "_WARMED", __import__("weakref").WeakKeyDictionary())
+    X = da.from_array(_blobs(4000, 3, 2), chunks=(1000, 3))
+    AttentionQuantizer(2, random_state=0).fit(X)
+    AttentionQuantizer(2, random_state=1).fit(X)
+    assert calls == [sorted(client.scheduler_info()["workers"])]
+
+
+def test_the_passes_import_no_scikit_learn():
+    """What the workers import to run the passes (the package and ``_dask``) does
+    not import scikit-learn or scipy (their import was the first fit's largest cost)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport sklearn_attnclust._dask\n"
+            "assert not {'sklearn', 'scipy'} & set(sys.modules), "
+            "{'sklearn', 'scipy'} & set(sys.modules)\n"
+            "from sklearn_attnclust import AttentionQuantizer\n"
+            "assert 'sklearn' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def _unaligned(X):
+    buf = bytearray(X.nbytes + 1)
+    out = np.frombuffer(buf, dtype=X.dtype, offset=1, count=X.size).reshape(X.shape)
+    out[...] = X
+    assert not out.flags.aligned
+    return out
+
+
+@pytest.mark.parametrize("shift", [0.0, 1e6])
+def test_block_passes_read_unaligned_blocks(shift):
+    """Blocks deserialised by distributed may be unaligned: the passes read them
+    through aligned chunks, with the results of the aligned block."""
+    from sklearn_attnclust._dask import _block_moments, _group_point_sums
+    from sklearn_attnclust._point import PointChart, _RawKernel
+
+    X = _blobs(20000, 5, 3) + shift
+    U = _unaligned(X)
+    ref, got = _block_moments(X, 0, (500, 7, 2**62)), _block_moments(U, 0, (500, 7, 2**62))
+    for r, g in zip(ref[:4], got[:4]):
+        np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-12 * np.max(np.abs(r)))
+    assert np.array_equal(ref[4][0][0], got[4][0][0])  # the keys' bucket counts
+    for r, g in zip(ref[4][0][1], got[4][0][1]):  # the sample's candidates
+        assert np.array_equal(r, g)
+    chart = PointChart(X.mean(axis=0), float(np.sqrt(X.var(axis=0).sum())))
+    Z = np.random.default_rng(0).normal(size=(3, 5))
+    kernel = _RawKernel(chart, chart.offset, Z, 2.0, np.float64)
+    for centers in (None, chart.offset + chart.spread * Z):
+        r = _group_point_sums(kernel, True, 1000, centers, X)
+        g = _group_point_sums(kernel, True, 1000, centers, U)
+        for p, q in zip(r, g):
+            np.testing.assert_allclose(q, p, rtol=1e-10)
+
+
+def test_sample_candidates_below_a_key_limit_are_the_keyed_sample():
+    """The candidates of the rows below the key limit, merged over the blocks,
+    give :func:`keyed_sample_rows`'s sample; with too low a limit there are
+    fewer than the sample's size (the fit then gathers it without one)."""
+    from sklearn_attnclust._blocks import keyed_rows, keyed_sample_rows, row_keys
+    from sklearn_attnclust._dask import _block_keyed_below, _key_limit, _merge_keyed
+
+    X = np.random.default_rng(1).normal(size=(30000, 3))
+    m, seed = 400, 99
+    parts = [_block_keyed_below(X[i:i + 7000], m, seed, _key_limit(m, X.shape[0]))
+             for i in range(0, X.shape[0], 7000)]
+    buckets, candidates = _merge_keyed(parts, m, X.shape[0])
+    assert buckets.size == 0 and candidates[0].shape[0] == m
+    ref = keyed_sample_rows(X, row_keys(X, seed), m, seed)
+    assert np.array_equal(keyed_rows(candidates, m, seed), ref)
+    few = [_block_keyed_below(X[i:i + 7000], m, seed, _key_limit(m, X.shape[0]) // 8)
+           for i in range(0, X.shape[0], 7000)]
+    assert _merge_keyed(few, m, X.shape[0])[1][0].shape[0] < m
