@@ -315,6 +315,14 @@ def exercise(est, X, w, X_new, w_new, partial=True):
             assert out.shape == (X_new.shape[0],), "predict: wrong shape"
         if method == "transform":
             assert out.shape == X_new.shape, "transform: wrong shape"
+    if hasattr(est, "predict_proba"):  # the soft weights: rows that sum to 1
+        try:
+            P = call("predict_proba", est.predict_proba, X_new)
+        except Refused:
+            pass
+        else:
+            assert P.shape == (X_new.shape[0], est.n_clusters), "predict_proba: wrong shape"
+            assert np.all(P >= 0) and np.allclose(P.sum(axis=1), 1.0), "predict_proba: not a posterior"
     if partial and hasattr(est, "partial_fit"):
         try:
             call("partial_fit", est.partial_fit, X_new, sample_weight=w_new)
@@ -351,7 +359,7 @@ common = {
 
 @SETTINGS
 @given(problems(), st.fixed_dictionaries({**common, "init": st.sampled_from(
-    ["k-means++", "random"]), "temperature": st.sampled_from(["auto", 0.5, 16.0, 1e6])}))
+    ["k-means++", "random"]), "temperature": st.sampled_from(["auto", 0.5, 16.0, 1e6, "learn"])}))
 def point(problem, params):
     exercise(AttentionQuantizer(geometry="point", **params), *problem)
 
@@ -376,6 +384,15 @@ def direction(problem, params):
 }))
 def direction_free_energy(problem, params):
     exercise(AttentionQuantizer(geometry="direction", risk="free-energy", **params), *problem)
+
+
+@SETTINGS
+@given(problems(), st.fixed_dictionaries({
+    **common, "init": st.sampled_from(["k-means++", "random"]),
+    "temperature": st.sampled_from(["auto", 0.5, 16.0, 1e6]),
+}))
+def cosine(problem, params):
+    exercise(AttentionQuantizer(geometry="cosine", **params), *problem)
 
 
 @SETTINGS
@@ -420,8 +437,8 @@ def baselines(problem, n_clusters, kind, seed):
     exercise(est, X, w, X_new, w_new)
 
 
-ENTRY_POINTS = {f.__name__: f for f in (point, direction, direction_free_energy, in_context,
-                                        baselines)}
+ENTRY_POINTS = {f.__name__: f for f in (point, direction, direction_free_energy, cosine,
+                                        in_context, baselines)}
 
 
 def main(names):

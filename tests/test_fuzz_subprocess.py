@@ -20,7 +20,8 @@ import pytest
 import sklearn_attnclust
 
 SCRIPT = Path(__file__).with_name("_fuzz_entry_points.py")
-ENTRY_POINTS = ["point", "direction", "direction_free_energy", "in_context", "baselines"]
+ENTRY_POINTS = ["point", "direction", "direction_free_energy", "cosine", "in_context",
+                "baselines"]
 FACTOR = float(os.environ.get("ATTNCLUST_FUZZ_FACTOR", "1"))
 TIMEOUT = 240 * max(FACTOR, 1.0)  # a hang fails too (about 3 s each at the default)
 
