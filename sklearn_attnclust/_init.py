@@ -59,14 +59,33 @@ def squared_norms(D):
 def order_by_key(key, X):
     """The rows sorted by ``key``, ties broken by the rows' values, lexicographically.
 
-    One sort of the keys; a lexicographic sort only when two keys are equal.
+    One sort of the keys; where two keys are equal (unit rows: their squared
+    norms take a few values), a sort by the key and the first feature, and a
+    lexicographic sort over every feature of the rows still tied only.
     """
     order = np.argsort(key)  # distinct keys: any sort gives this order, quicksort fastest
     ranked = key[order]
     if np.all(ranked[1:] != ranked[:-1]):
         return order
-    # np.lexsort's last key is its primary one: the key, then the features in turn
-    return np.lexsort(tuple(np.asarray(X).T[::-1]) + (key,))
+    X = np.asarray(X)
+    if X.shape[1] == 0:
+        return np.lexsort((key,))
+    # np.lexsort's last key is its primary one: the key, then the first feature
+    order = np.lexsort((X[:, 0], key))
+    k, x0 = key[order], X[order, 0]
+    same = (k[1:] == k[:-1]) & (x0[1:] == x0[:-1])
+    if not np.any(same):
+        return order
+    # the rows tied on both, in their slots of ``order``: those slots hold the tied
+    # groups in increasing order of (key, first feature), as the full sort of the
+    # tied rows alone puts them
+    slots = np.zeros(order.size, dtype=bool)
+    slots[1:] |= same
+    slots[:-1] |= same
+    tied = order[slots]
+    Xt = X[tied]
+    order[slots] = tied[np.lexsort(tuple(Xt.T[::-1]) + (key[tied],))]
+    return order
 
 
 def draw_distinct_rows(X, size, rng, sample_weight=None, center=None):
