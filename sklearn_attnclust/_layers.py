@@ -519,6 +519,12 @@ class DirectionLayer:
         _check_seeds(X, self.n_clusters)
         w = _unequal(w)
         self._fit(X, w, rng, _mean_direction(X, w))
+        stats = self.maths.stats
+        if (w is None and X.dtype == np.float64 and self.maths.rms == 1.0
+                and _stream_exponent(float(np.max(np.abs(X), initial=0.0))) == 0):
+            # the moments partial_fit continues from are the fit's own (float64, in
+            # X's units): no second pass of O(n d^2) for them (Stream.moments_of)
+            self.fit_moments = (X.mean(axis=0), stats.second, stats.fourth, 0)
         with one_blas_thread():
             scores, labels = head_scores(X, self.heads)
         self.centers = self._centers(X, labels, w, scores)
