@@ -285,10 +285,17 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
         rows = np.asarray(rows)
     descent = _Descent(maths, stats, max_iter=max_iter, verbose=verbose,
                        learning_rate=learning_rate, solver=solver, draw=draw)
+    # a fit on all the rows at once with ``precision``: the descents at the lower
+    # precision, the best one checked (and if need be finished) at full precision
+    low = not staged and precision is not None and max_iter > 0
+    if low:
+        stage = precision(stats)
     memory = LARGE_FIT_MEMORY if staged else 8
     results = _descend_starts(descent, stage, rows, row_w, init, n_init, random_state,
                               max(tol, maths.coarse_tol) if staged else tol, memory)
-    best = _select(results, maths, stats, select if staged else "sample")
+    best = _select(results, maths, stats, select if staged else ("full" if low else "sample"))
+    if low:
+        best = _finish(descent, stats, best, tol, rows, row_w)
     n_iter_coarse = 0
     if staged and max_iter > 0:
         n_iter_coarse = best.n_iter
@@ -425,6 +432,25 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None):
             res.grad_norms = first.grad_norms + res.grad_norms[1:]
             res.n_iter += first.n_iter
     res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows, row_w)
+    if not np.isfinite(res.value):
+        raise ValueError(NOT_FINITE)
+    return res
+
+
+def _finish(descent, stats, first, tol, rows, row_w=None):
+    """The descent ``first`` on all the rows at a lower precision, checked at full
+    precision: kept if stationary to ``tol`` there, else continued on ``stats``
+    from its heads and L-BFGS pairs (``max_iter`` shared), the steps of both in
+    one curve (as :func:`_polish`)."""
+    if first.grad_norms[-1] <= tol:
+        res = first
+    else:
+        res = descent.run(stats, first.heads, tol, pairs=first.pairs, memory=8,
+                          steps=descent.max_iter - first.n_iter)
+        res.values = first.values + res.values[1:]
+        res.grad_norms = first.grad_norms + res.grad_norms[1:]
+        res.n_iter += first.n_iter
+    res = descent.relocated(stats, res, tol, 8, rows, row_w)
     if not np.isfinite(res.value):
         raise ValueError(NOT_FINITE)
     return res
