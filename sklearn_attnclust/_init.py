@@ -159,8 +159,10 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
     def unit(i):
         return X[i].astype(np.float64) * inv[i]
 
-    def cos2(mu):
-        return ((X @ mu.astype(X.dtype)) * inv) ** 2  # (a cosine: no square overflows)
+    def cos2(U):
+        """Squared cosines (n, t) of the rows with the unit rows of ``U`` (t, d), in one
+        product (one read of ``X`` for all the candidates)."""
+        return ((X @ U.T.astype(X.dtype)) * inv[:, None]) ** 2  # (no square overflows)
 
     def draw(mass, size):
         """Rows drawn with probabilities ``mass / sum(mass)`` (inverse CDF)."""
@@ -169,7 +171,7 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
                           X.shape[0] - 1)
 
     heads = [unit(int(draw(np.where(keep, w, 0.0), 1)[0]))]
-    closest = np.where(keep, 1.0 - cos2(heads[0]), 0.0)
+    closest = np.where(keep, 1.0 - cos2(heads[0][None])[:, 0], 0.0)
     n_trials = 2 + int(np.log(n_heads))
     for _ in range(1, n_heads):
         closest = np.maximum(closest, 0.0)
@@ -177,7 +179,9 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
             break
         # greedy k-means++: draw a few candidates, keep the one that lowers the potential most
         cand = draw(closest * w, n_trials)
-        pots = [np.minimum(closest, np.where(keep, 1.0 - cos2(unit(c)), 0.0)) for c in cand]
+        C2 = cos2(np.array([unit(c) for c in cand]))
+        pots = [np.minimum(closest, np.where(keep, 1.0 - C2[:, j], 0.0))
+                for j in range(len(cand))]
         best = int(np.argmin([p @ w for p in pots]))
         heads.append(unit(cand[best]))
         closest = pots[best]
