@@ -39,7 +39,8 @@ the full-data optimum.  A layer may ask for four variations, by the options of
 descend on all the rows (``descend_sample=False``, for a risk whose cost does
 not grow with the rows), rank the sample's optima by their risk on all the
 rows (``select="full"``), run the sample's descents and a first full-data
-stage on statistics of lower precision (``precision``), the result checked,
+stage (without a sample: the descents) on statistics of lower precision
+(``precision``), the result checked,
 and if need be finished, at full precision, and draw the samples without
 replacement, their rows keeping their weights (``draw="subset"``).  A head
 left with less than half a row's weight is moved to a far row and the descent
@@ -261,7 +262,9 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
         ``precision(stats)``: the same statistics with their passes in a
         lower precision.  The coarse stage runs on them, and the full-data
         stage first runs on them to ``tol``, then is checked (and if need be
-        finished) on ``stats``, the two sharing ``max_iter``.
+        finished) on ``stats``, the two sharing ``max_iter``.  Without a
+        coarse stage, the starts are descended on them (the best, by its risk
+        on ``stats``, checked and finished likewise: :func:`_finish`).
     draw : {"bootstrap", "subset"}
         How the coarse sample is drawn (see :func:`_sample`).
 
