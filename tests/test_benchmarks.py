@@ -58,3 +58,11 @@ def test_figure_scripts_run():
     assert "| case | bare pass (ms) | risk + gradient | risk value | risk + gradient, numpy" in out
     assert "one thread: numpy: logits product" in out
     assert "one thread: compiled kernel (all steps)" in out
+
+
+def test_bench_direction_smoke(tmp_path):
+    table = _smoke_table("bench_direction.py", tmp_path, "bench_direction_smoke.md")
+    assert "| case | method | fit time (s) | / KMeans (spread) | CPU time / KMeans |" in table
+    for method in ("| direction |", "| direction, free-energy |", "| KMeans(n_init=1) |"):
+        assert method in table
+    assert "--smoke" in table  # the command that made it
