@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._blocks import map_row_blocks
+from ._blocks import map_row_blocks, one_blas_thread
 from ._reconstruction import add_risk_sums, competitive_weights, risk_sums
 from ._sphere import riemannian_gradient
 
@@ -245,7 +245,9 @@ def typical_head_score(second, n_heads):
     orthonormal heads can reach.  For ``K`` orthonormal centroids with equal
     weights it is ``1/K + sigma^2``.
     """
-    eigvals = np.linalg.eigvalsh(second)
+    with one_blas_thread():  # (d^3: on OpenBLAS's threads it ran up to 30 times as long
+        # when other processes shared the cores)
+        eigvals = np.linalg.eigvalsh(second)
     top = eigvals[::-1][: max(int(n_heads), 1)]
     return float(max(np.mean(top), np.finfo(np.float64).tiny))
 

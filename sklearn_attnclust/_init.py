@@ -59,14 +59,33 @@ def squared_norms(D):
 def order_by_key(key, X):
     """The rows sorted by ``key``, ties broken by the rows' values, lexicographically.
 
-    One sort of the keys; a lexicographic sort only when two keys are equal.
+    One sort of the keys; where two keys are equal (unit rows: their squared
+    norms take a few values), a sort by the key and the first feature, and a
+    lexicographic sort over every feature of the rows still tied only.
     """
     order = np.argsort(key)  # distinct keys: any sort gives this order, quicksort fastest
     ranked = key[order]
     if np.all(ranked[1:] != ranked[:-1]):
         return order
-    # np.lexsort's last key is its primary one: the key, then the features in turn
-    return np.lexsort(tuple(np.asarray(X).T[::-1]) + (key,))
+    X = np.asarray(X)
+    if X.shape[1] == 0:
+        return np.lexsort((key,))
+    # np.lexsort's last key is its primary one: the key, then the first feature
+    order = np.lexsort((X[:, 0], key))
+    k, x0 = key[order], X[order, 0]
+    same = (k[1:] == k[:-1]) & (x0[1:] == x0[:-1])
+    if not np.any(same):
+        return order
+    # the rows tied on both, in their slots of ``order``: those slots hold the tied
+    # groups in increasing order of (key, first feature), as the full sort of the
+    # tied rows alone puts them
+    slots = np.zeros(order.size, dtype=bool)
+    slots[1:] |= same
+    slots[:-1] |= same
+    tied = order[slots]
+    Xt = X[tied]
+    order[slots] = tied[np.lexsort(tuple(Xt.T[::-1]) + (key[tied],))]
+    return order
 
 
 def draw_distinct_rows(X, size, rng, sample_weight=None, center=None):
@@ -140,8 +159,10 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
     def unit(i):
         return X[i].astype(np.float64) * inv[i]
 
-    def cos2(mu):
-        return ((X @ mu.astype(X.dtype)) * inv) ** 2  # (a cosine: no square overflows)
+    def cos2(U):
+        """Squared cosines (n, t) of the rows with the unit rows of ``U`` (t, d), in one
+        product (one read of ``X`` for all the candidates)."""
+        return ((X @ U.T.astype(X.dtype)) * inv[:, None]) ** 2  # (no square overflows)
 
     def draw(mass, size):
         """Rows drawn with probabilities ``mass / sum(mass)`` (inverse CDF)."""
@@ -150,7 +171,7 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
                           X.shape[0] - 1)
 
     heads = [unit(int(draw(np.where(keep, w, 0.0), 1)[0]))]
-    closest = np.where(keep, 1.0 - cos2(heads[0]), 0.0)
+    closest = np.where(keep, 1.0 - cos2(heads[0][None])[:, 0], 0.0)
     n_trials = 2 + int(np.log(n_heads))
     for _ in range(1, n_heads):
         closest = np.maximum(closest, 0.0)
@@ -158,7 +179,9 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None):
             break
         # greedy k-means++: draw a few candidates, keep the one that lowers the potential most
         cand = draw(closest * w, n_trials)
-        pots = [np.minimum(closest, np.where(keep, 1.0 - cos2(unit(c)), 0.0)) for c in cand]
+        C2 = cos2(np.array([unit(c) for c in cand]))
+        pots = [np.minimum(closest, np.where(keep, 1.0 - C2[:, j], 0.0))
+                for j in range(len(cand))]
         best = int(np.argmin([p @ w for p in pots]))
         heads.append(unit(cand[best]))
         closest = pots[best]

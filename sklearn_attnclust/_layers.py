@@ -24,7 +24,7 @@ from ._assign import nearest_point
 from ._attention import ContextStatistics, attention_from_moments, head_scores
 from ._axes import AxisMaths, axis_moments, axis_weights, largest_score
 from ._base import power_of_two_scale, unit_weights
-from ._blocks import one_blas_thread
+from ._blocks import map_row_blocks, one_blas_thread
 from ._dask import DaskContextStatistics, DaskPointStatistics
 from ._direction import WarmStart, fit_directions
 from ._point import PointMaths, chart_from_data, check_points, point_weights
@@ -559,6 +559,12 @@ class DirectionLayer:
         _check_seeds(X, self.n_clusters)
         w = _unequal(w)
         self._fit(X, w, rng, _mean_direction(X, w))
+        stats = self.maths.stats
+        if (w is None and X.dtype == np.float64 and self.maths.rms == 1.0
+                and _stream_exponent(float(np.max(np.abs(X), initial=0.0))) == 0):
+            # the moments partial_fit continues from are the fit's own (float64, in
+            # X's units): no second pass of O(n d^2) for them (Stream.moments_of)
+            self.fit_moments = (X.mean(axis=0), stats.second, stats.fourth, 0)
         with one_blas_thread():
             scores, labels = head_scores(X, self.heads)
         self.centers = self._centers(X, labels, w, scores)
@@ -784,10 +790,25 @@ def _score_centres(heads, labels, scores, weights=None):
 def _assign_to_centres(X, labels, centers):
     """``labels`` and the squared distance of each row to its centre (+inf
     where it is beyond float64's range: rows and centres near the largest
-    float on opposite sides)."""
-    with np.errstate(over="ignore"):
-        diff = np.asarray(X, dtype=np.float64) - centers[labels]
-        return labels, np.einsum("ij,ij->i", diff, diff)
+    float on opposite sides).  Chunk by chunk, in threads: no temporary of the
+    size of ``X`` (at 1e5 x 128: 0.02 to 0.04 s, against 0.04 to 0.44 s for two
+    temporaries of its size on a loaded machine)."""
+    C = np.asarray(centers, dtype=np.float64)
+    dist = np.empty(X.shape[0])
+
+    def block(lo, hi):
+        for a in range(lo, hi, ASSIGN_CHUNK):
+            b = min(a + ASSIGN_CHUNK, hi)
+            with np.errstate(over="ignore"):
+                diff = np.asarray(X[a:b], dtype=np.float64) - C[labels[a:b]]
+                dist[a:b] = np.einsum("ij,ij->i", diff, diff)
+
+    map_row_blocks(block, X.shape[0], 2 * ASSIGN_CHUNK)
+    return labels, dist
+
+
+#: Rows per chunk of :func:`_assign_to_centres`.
+ASSIGN_CHUNK = 4096
 
 
 def _check_seeds(X, n_clusters):

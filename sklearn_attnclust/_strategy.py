@@ -39,7 +39,8 @@ the full-data optimum.  A layer may ask for four variations, by the options of
 descend on all the rows (``descend_sample=False``, for a risk whose cost does
 not grow with the rows), rank the sample's optima by their risk on all the
 rows (``select="full"``), run the sample's descents and a first full-data
-stage on statistics of lower precision (``precision``), the result checked,
+stage (without a sample: the descents) on statistics of lower precision
+(``precision``), the result checked,
 and if need be finished, at full precision, and draw the samples without
 replacement, their rows keeping their weights (``draw="subset"``).  A head
 left with less than half a row's weight is moved to a far row and the descent
@@ -266,7 +267,9 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
         ``precision(stats)``: the same statistics with their passes in a
         lower precision.  The coarse stage runs on them, and the full-data
         stage first runs on them to ``tol``, then is checked (and if need be
-        finished) on ``stats``, the two sharing ``max_iter``.
+        finished) on ``stats``, the two sharing ``max_iter``.  Without a
+        coarse stage, the starts are descended on them (the best, by its risk
+        on ``stats``, checked and finished likewise: :func:`_finish`).
     draw : {"bootstrap", "subset"}
         How the coarse sample is drawn (see :func:`_sample`).
 
@@ -290,10 +293,17 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
         rows = np.asarray(rows)
     descent = _Descent(maths, stats, max_iter=max_iter, verbose=verbose,
                        learning_rate=learning_rate, solver=solver, draw=draw)
+    # a fit on all the rows at once with ``precision``: the descents at the lower
+    # precision, the best one checked (and if need be finished) at full precision
+    low = not staged and precision is not None and max_iter > 0
+    if low:
+        stage = precision(stats)
     memory = LARGE_FIT_MEMORY if staged else 8
     results = _descend_starts(descent, stage, rows, row_w, init, n_init, random_state,
                               max(tol, maths.coarse_tol) if staged else tol, memory)
-    best = _select(results, maths, stats, select if staged else "sample")
+    best = _select(results, maths, stats, select if staged else ("full" if low else "sample"))
+    if low:
+        best = _finish(descent, stats, best, tol, rows, row_w)
     n_iter_coarse = 0
     if staged and max_iter > 0:
         n_iter_coarse = best.n_iter
@@ -430,6 +440,25 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None):
             res.grad_norms = first.grad_norms + res.grad_norms[1:]
             res.n_iter += first.n_iter
     res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows, row_w)
+    if not np.isfinite(res.value):
+        raise ValueError(NOT_FINITE)
+    return res
+
+
+def _finish(descent, stats, first, tol, rows, row_w=None):
+    """The descent ``first`` on all the rows at a lower precision, checked at full
+    precision: kept if stationary to ``tol`` there, else continued on ``stats``
+    from its heads and L-BFGS pairs (``max_iter`` shared), the steps of both in
+    one curve (as :func:`_polish`)."""
+    if first.grad_norms[-1] <= tol:
+        res = first
+    else:
+        res = descent.run(stats, first.heads, tol, pairs=first.pairs, memory=8,
+                          steps=descent.max_iter - first.n_iter)
+        res.values = first.values + res.values[1:]
+        res.grad_norms = first.grad_norms + res.grad_norms[1:]
+        res.n_iter += first.n_iter
+    res = descent.relocated(stats, res, tol, 8, rows, row_w)
     if not np.isfinite(res.value):
         raise ValueError(NOT_FINITE)
     return res

@@ -472,8 +472,10 @@ class AttentionQuantizer(BaseQuantizer):
         else:  # the centres, weighted by their clusters
             rows, weights = layer.centers, np.bincount(self.labels_, weights=wu,
                                                        minlength=self.n_clusters)
-        moments = (Stream.moments_of(X, w, self.context_length is not None)
-                   if layer.stream_moments else None)
+        moments = None
+        if layer.stream_moments:  # the fit's own moments where it has them
+            moments = getattr(layer, "fit_moments", None) or Stream.moments_of(
+                X, w, self.context_length is not None)
         self._start_stream(layer, X.shape[0], rows, weights, moments,
                            weight_exp=-(int(np.frexp(weight_scale)[1]) - 1))
         return self

@@ -71,3 +71,11 @@ def test_bench_learn_runs():
     out = proc.stdout
     assert "| K | d | weights | learn | GaussianMixture (converged) | learn / GM |" in out
     assert "| 3 | 10 | 5:3:2 |" in out
+
+
+def test_bench_direction_smoke(tmp_path):
+    table = _smoke_table("bench_direction.py", tmp_path, "bench_direction_smoke.md")
+    assert "| case | method | fit time (s) | / KMeans (spread) | CPU time / KMeans |" in table
+    for method in ("| direction |", "| direction, free-energy |", "| KMeans(n_init=1) |"):
+        assert method in table
+    assert "--smoke" in table  # the command that made it

@@ -1,6 +1,7 @@
 """The reconstruction layer's maths object (_direction) and its fits, weighted ones included."""
 
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -289,3 +290,36 @@ def test_rows_whose_squares_underflow_are_fitted():
         aq = AttentionQuantizer(1, geometry="direction", random_state=0).fit([[1.25730221e-301]])
     np.testing.assert_array_equal(aq.cluster_centers_, [[1.25730221e-301]])
     assert aq.scale_ == np.inf and aq.second_moment_[0, 0] == 0.0
+
+
+def test_mixed_precision_without_a_coarse_stage(monkeypatch):
+    # float64 rows of n * d >= MIXED_MIN_SIZE on too few rows for a coarse stage:
+    # the descent runs its passes in float32 and is checked (and finished) in
+    # float64; the heads are a float64 stationary point to tol, the float32 and
+    # float64 steps share max_iter, and the fit is the float64 one to tol
+    import sklearn_attnclust._fit as fit_module
+    from sklearn_attnclust._attention import riemannian_gradient
+
+    X, _, _ = make_orthogonal_mixture(3000, 12, 3, sigma=0.3, random_state=4)
+    monkeypatch.setattr(fit_module, "MIXED_MIN_SIZE", 1000)
+    low = []
+    original = DirectionMaths.low_precision
+    monkeypatch.setattr(DirectionMaths, "low_precision",
+                        lambda self, st: low.append(st) or original(self, st))
+    make = partial(AttentionQuantizer, 3, geometry="direction", random_state=0)
+    mixed = make().fit(X)
+    assert low and len(low[0].X) == len(X)  # float32 passes over all the rows
+    st = ContextStatistics.from_data(X, need_fourth=False)
+    risk, _, grad = attention_risk(mixed.heads_, st, beta=mixed.temperature_,
+                                   context_length=None, return_grad=True)
+    assert np.isclose(risk, mixed.risk_, rtol=1e-12)
+    assert np.linalg.norm(riemannian_gradient(mixed.heads_, grad)) / st.mean_sq_norm <= 1e-4
+    assert len(mixed.risk_curve_) == mixed.n_iter_ + 1
+    with pytest.warns(ConvergenceWarning):
+        short = make(max_iter=2).fit(X)
+    assert short.n_iter_ == 2 and len(short.risk_curve_) == 3
+    monkeypatch.setattr(fit_module, "MIXED_MIN_SIZE", np.inf)
+    plain = make().fit(X)
+    assert np.abs(mixed.heads_ - plain.heads_).max() < 1e-3
+    assert np.isclose(mixed.risk_, plain.risk_, rtol=1e-7)
+    assert np.mean(mixed.labels_ == plain.labels_) > 0.999

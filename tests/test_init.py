@@ -98,3 +98,24 @@ def test_direction_seeds_weigh_repeats_as_weights():
     c = _kmeans_plus_plus(X[::-1], 4, np.random.default_rng(0))
     np.testing.assert_allclose(_kmeans_plus_plus(X, 4, np.random.default_rng(0)), c,
                                rtol=1e-12)
+
+
+def test_order_by_key_refines_ties_as_the_full_lexicographic_sort():
+    # ties in the key (unit rows: their squared norms take a few values), in the
+    # key and the first feature, and repeated rows: the order is the full
+    # lexicographic sort's (key, then the features in turn), stable for repeats
+    from sklearn_attnclust._init import order_by_key, squared_norms
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n, d = int(rng.integers(1, 40)), int(rng.integers(1, 4))
+        X = rng.integers(0, 3, size=(n, d)).astype(float)
+        key = rng.integers(0, 3, size=n).astype(float)
+        np.testing.assert_array_equal(order_by_key(key, X),
+                                      np.lexsort(tuple(X.T[::-1]) + (key,)))
+    U = rng.normal(size=(500, 16))
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    U[250:300] = U[:50]  # repeated rows
+    U[300:320, 0] = U[320:340, 0]  # tied first features, rows otherwise distinct
+    key = squared_norms(U)
+    np.testing.assert_array_equal(order_by_key(key, U), np.lexsort(tuple(U.T[::-1]) + (key,)))

@@ -1,0 +1,191 @@
+"""Time the direction layers against KMeans(n_init=1) on unit-normalised rows.
+
+Data: unit rows in ``d`` dimensions from ``K`` clusters, either a von
+Mises-Fisher-like mixture (``K`` random unit centres plus Gaussian noise of
+standard deviation ``--noise / sqrt(d)`` per coordinate, rows normalised:
+``vmf``) or :func:`sklearn_attnclust.datasets.make_orthogonal_mixture` with
+its rows normalised (``orth``).  For each case the methods are fitted
+``--repeat`` times, interleaved (seeds 0, 1, ...; every method gets the same
+seed): ``AttentionQuantizer(geometry="direction")`` (competitive,
+reconstruction risk), ``geometry="direction", risk="free-energy"`` and
+``KMeans(n_init=1)``.  The table reports medians: fit time, its ratio to
+KMeans's in the same repetition with the spread (min to max of the
+per-repetition ratios), the ratio of the process's CPU time (all threads:
+less sensitive to other processes on a loaded machine), ``n_iter_`` (for the layers: the full-data steps), the adjusted Rand index to the true labels and
+the centroid distance of the unit centres to the true centres (up to sign and
+permutation).  ``--profile`` prints a cProfile of one fit of each layer per case.
+
+Usage::
+
+    python benchmarks/bench_direction.py                 # n = 1e4, d = 64/128/384, K = 5/10/20
+    python benchmarks/bench_direction.py --n 100000 --repeat 3
+    python benchmarks/bench_direction.py --smoke         # tiny, a few seconds (CI)
+    python benchmarks/bench_direction.py --profile --d 384 --K 20 --repeat 1
+"""
+
+import argparse
+import cProfile
+import io
+import os
+import platform
+import pstats
+import sys
+import time
+import warnings
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import adjusted_rand_score
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # the checkout's package, not an installed one
+
+from sklearn_attnclust import AttentionQuantizer  # noqa: E402
+from sklearn_attnclust.datasets import make_orthogonal_mixture  # noqa: E402
+from sklearn_attnclust.metrics import centroid_distance  # noqa: E402
+
+METHODS = {
+    "direction": lambda K, seed: AttentionQuantizer(K, geometry="direction",
+                                                    random_state=seed),
+    "direction, free-energy": lambda K, seed: AttentionQuantizer(
+        K, geometry="direction", risk="free-energy", random_state=seed),
+    "KMeans(n_init=1)": lambda K, seed: KMeans(K, n_init=1, random_state=seed),
+}
+LAYERS = ("direction", "direction, free-energy")
+
+
+def vmf_like(n, d, K, noise, rng):
+    """Unit rows around ``K`` random unit centres (Gaussian noise, then normalised)."""
+    centres = rng.standard_normal((K, d))
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    y = rng.integers(K, size=n)
+    X = centres[y] + rng.standard_normal((n, d)) * (noise / np.sqrt(d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X, y, centres
+
+
+def make_case(kind, n, d, K, noise, seed=12345):
+    rng = np.random.default_rng(seed)
+    if kind == "vmf":
+        return vmf_like(n, d, K, noise, rng)
+    X, y, centres = make_orthogonal_mixture(n, d, K, sigma=0.3, random_state=seed)
+    X = X / np.linalg.norm(X, axis=1, keepdims=True)
+    return X, y, centres
+
+
+def unit_centres(est):
+    C = np.asarray(est.cluster_centers_, dtype=np.float64)
+    return C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-300)
+
+
+def fit_once(name, K, seed, X):
+    est = METHODS[name](K, seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        c0, t0 = time.process_time(), time.perf_counter()
+        est.fit(X)
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return est, elapsed, cpu, warned
+
+
+def profile_fit(name, K, X, top):
+    prof = cProfile.Profile()
+    est = METHODS[name](K, 0)
+    prof.enable()
+    est.fit(X)
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(top)
+    print(f"--- profile: {name}, n_iter_ = {est.n_iter_}")
+    print(out.getvalue())
+
+
+def run_case(kind, n, d, K, noise, repeat, dtype, profile):
+    X, y, centres = make_case(kind, n, d, K, noise)
+    X = X.astype(dtype)
+    rows = {name: {"time": [], "ratio": [], "cpu": [], "iter": [], "ari": [], "cd": [],
+                   "warn": False} for name in METHODS}
+    for seed in range(repeat):
+        times, cpus = {}, {}
+        for name in METHODS:
+            est, elapsed, cpu, warned = fit_once(name, K, seed, X)
+            times[name], cpus[name] = elapsed, cpu
+            r = rows[name]
+            r["time"].append(elapsed)
+            r["iter"].append(int(est.n_iter_))
+            r["ari"].append(adjusted_rand_score(y, est.labels_))
+            r["cd"].append(centroid_distance(unit_centres(est), centres))
+            r["warn"] |= warned
+        for name in METHODS:
+            rows[name]["ratio"].append(times[name] / times["KMeans(n_init=1)"])
+            rows[name]["cpu"].append(cpus[name] / max(cpus["KMeans(n_init=1)"], 1e-9))
+    if profile:
+        for name in LAYERS:
+            profile_fit(name, K, X, profile)
+    return rows
+
+
+def format_rows(case, rows):
+    lines = []
+    for name, r in rows.items():
+        ratio = np.asarray(r["ratio"])
+        lines.append(
+            f"| {case} | {name}{' *' if r['warn'] else ''} | {np.median(r['time']):.3f} | "
+            f"{np.median(ratio):.2f} ({ratio.min():.2f} to {ratio.max():.2f}) | "
+            f"{np.median(r['cpu']):.2f} | "
+            f"{np.median(r['iter']):.0f} | {np.median(r['ari']):.3f} | "
+            f"{np.median(r['cd']):.3f} |")
+    return lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, nargs="+", default=[10000])
+    parser.add_argument("--d", type=int, nargs="+", default=[64, 128, 384])
+    parser.add_argument("--K", type=int, nargs="+", default=[5, 10, 20])
+    parser.add_argument("--data", nargs="+", default=["vmf"], choices=["vmf", "orth"])
+    parser.add_argument("--noise", type=float, default=1.0,
+                        help="vmf: noise norm relative to the unit centres")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--float32", action="store_true")
+    parser.add_argument("--profile", type=int, default=0, metavar="TOP",
+                        help="print the TOP cumulative entries of a cProfile per layer")
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--output-dir", default=os.path.join(HERE, "results"))
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.n, args.d, args.K, args.repeat = [2000], [64], [5], 2
+    dtype = np.float32 if args.float32 else np.float64
+    header = ["| case | method | fit time (s) | / KMeans (spread) | CPU time / KMeans | "
+              "n_iter_ | ARI | centroid distance |", "|---|---|---|---|---|---|---|---|"]
+    lines = list(header)
+    print("\n".join(header), flush=True)
+    for kind in args.data:
+        for n in args.n:
+            for d in args.d:
+                for K in args.K:
+                    if kind == "orth" and K > d:
+                        continue
+                    case = f"{kind} n={n} d={d} K={K}"
+                    rows = run_case(kind, n, d, K, args.noise, args.repeat, dtype,
+                                    args.profile)
+                    new = format_rows(case, rows)
+                    print("\n".join(new), flush=True)
+                    lines += new
+    command = "python benchmarks/bench_direction.py " + " ".join(sys.argv[1:] if argv is None
+                                                                   else argv)
+    text = "\n".join(
+        [f"# bench_direction ({'float32' if args.float32 else 'float64'})", "",
+         f"`{command}` on {platform.machine()}, {os.cpu_count()} CPUs, "
+         f"Python {platform.python_version()}, numpy {np.__version__}; medians of "
+         f"{args.repeat}, interleaved; `*`: a ConvergenceWarning.", ""] + lines) + "\n"
+    os.makedirs(args.output_dir, exist_ok=True)
+    name = "bench_direction_smoke.md" if args.smoke else "bench_direction.md"
+    with open(os.path.join(args.output_dir, name), "w") as fh:
+        fh.write(text)
+
+
+if __name__ == "__main__":
+    main()
