@@ -697,6 +697,12 @@ class CosineLayer(_FreeEnergyLayer):
         self.centers = self.heads
         return self
 
+    @staticmethod
+    def check_chunk(X):
+        """A ``ValueError`` naming the first row of zero norm of a chunk, before
+        :meth:`partial_fit`'s stream keeps it."""
+        _row_exponents(X)
+
     def fit(self, X, w, rng):
         return self._fit(X, w, rng)
 

@@ -95,6 +95,14 @@ def soft_start(stats, Z, beta):
     return 0.5 * d / within, np.log(share)
 
 
+#: Added to the learned variance per coordinate, in the chart's units (where the
+#: rows' total variance is 1): GaussianMixture's ``reg_covar`` made relative to
+#: the data's spread.  Without it, heads on distinct points (n_clusters at least
+#: the number of distinct rows) drive the temperature and the likelihood to
+#: overflow (a temperature of 1e30 and a positive BIC of 1e16 on 9 points).
+VARIANCE_FLOOR = 1e-6
+
+
 def descend_likelihood(stats, Z, beta, bias, *, max_iter, tol):
     """L-BFGS on ``f`` in the heads' points, ``log beta`` and the biases, together.
 
@@ -120,6 +128,10 @@ def descend_likelihood(stats, Z, beta, bias, *, max_iter, tol):
         if not np.isfinite(bx) or bx <= 0:
             return np.inf, np.zeros_like(x)
         f, (gZ, gbeta, gb), _ = negative_log_likelihood(stats, Zx, bx, cx)
+        # the variance floor (as GaussianMixture's reg_covar): its stationary
+        # variance is the within-cluster one plus VARIANCE_FLOOR, so that the
+        # likelihood stays bounded where heads sit on single points
+        f, gbeta = f + bx * d * VARIANCE_FLOOR, gbeta + d * VARIANCE_FLOOR
         if not np.isfinite(f):
             return np.inf, np.zeros_like(x)
         if not best or f < best["f"]:

@@ -563,6 +563,9 @@ class AttentionQuantizer(BaseQuantizer):
             layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
             self._stream_layer = layer.warm_start_from(self._stream_layer)
         stream = self._stream
+        check = getattr(self._stream_layer, "check_chunk", None)
+        if check is not None:  # (a refused chunk must not enter the stream)
+            check(X)
         stream.add(X, np.ones(X.shape[0]) if w is None else w)
         if stream.n < self.n_clusters:
             raise ValueError(
@@ -737,15 +740,18 @@ class AttentionQuantizer(BaseQuantizer):
         return self.layer_.log_likelihood(X), X
 
     @_layer_has("log_likelihood", "normalised likelihood",
-                             "score_samples (only geometry='point' is a mixture model)")
+                             "score_samples (geometry='point' and 'cosine' are mixture models)")
     def score_samples(self, X):
-        """The log density of each sample under the point layer's mixture.
+        """The log density of each sample under the layer's mixture.
 
         ``log sum_h weights_[h] (temperature_ / pi)^(d/2) exp(-temperature_
         ||x - cluster_centers_[h]||^2)``: the isotropic Gaussian mixture of
         variance ``1 / (2 temperature_)`` whose minus log-likelihood is the
         layer's free energy, in input units (as GaussianMixture's
-        ``score_samples``).  ``"point"`` only (an ``AttributeError`` otherwise).
+        ``score_samples``).  For ``"cosine"``, the density of the unit row
+        ``x / |x|`` under a mixture of von Mises-Fisher distributions with the
+        heads as mean directions and concentration ``temperature_``.  The
+        direction layers have none (an ``AttributeError``).
 
         Parameters
         ----------
@@ -766,7 +772,7 @@ class AttentionQuantizer(BaseQuantizer):
         return float(-2.0 * np.sum(log_l) + penalty(n) * self.layer_.n_parameters())
 
     @_layer_has("log_likelihood", "normalised likelihood",
-                             "bic (only geometry='point' is a mixture model)")
+                             "bic (geometry='point' and 'cosine' are mixture models)")
     def bic(self, X):
         """Bayesian information criterion for the current model on the input X.
 
@@ -786,7 +792,7 @@ class AttentionQuantizer(BaseQuantizer):
         return self._information(X, np.log)
 
     @_layer_has("log_likelihood", "normalised likelihood",
-                             "aic (only geometry='point' is a mixture model)")
+                             "aic (geometry='point' and 'cosine' are mixture models)")
     def aic(self, X):
         """Akaike information criterion for the current model on the input X.
 
@@ -829,6 +835,9 @@ class AttentionQuantizer(BaseQuantizer):
             raise ValueError("sample_weight is not supported with a dask array X.")
         Xv = self._fitted_input(X)
         w = check_sample_weight(sample_weight, Xv)
+        own = getattr(self.layer_, "quantization_risk", None)
+        if own is not None:  # the cosine layer's, of the unit rows (also sparse)
+            return -own(Xv, w)
         R = Xv.astype(np.float64) - self.transform(Xv).astype(np.float64)
         with np.errstate(over="ignore"):
             return -float(np.average(np.einsum("ij,ij->i", R, R), weights=w))

@@ -356,3 +356,38 @@ def test_dask_is_refused_clearly():
     X = da.from_array(np.random.default_rng(0).standard_normal((50, 3)), chunks=25)
     with pytest.raises(ValueError, match="geometry='cosine' fits numpy arrays"):
         AttentionQuantizer(2, geometry="cosine").fit(X)
+
+
+def test_weighted_score_is_the_unit_rows_distance():
+    # score with weights: the (weighted) distance of the unit rows to their
+    # reconstruction, as without weights (it was of the raw rows: scale-dependent)
+    rng = np.random.default_rng(3)
+    X = np.abs(rng.normal(size=(300, 5))) + 0.1 * rng.integers(0, 3, size=(300, 1))
+    aq = AttentionQuantizer(3, geometry="cosine", random_state=0).fit(X)
+    ones = np.ones(X.shape[0])
+    assert np.isclose(aq.score(X, sample_weight=ones), aq.score(X), rtol=1e-12)
+    assert np.isclose(aq.score(10.0 * X, sample_weight=ones), aq.score(X), rtol=1e-12)
+    w = rng.uniform(0.5, 2.0, X.shape[0])
+    assert np.isclose(aq.score(sp.csr_matrix(X), sample_weight=w), aq.score(X, sample_weight=w),
+                      rtol=1e-10)
+    reps = rng.integers(1, 4, X.shape[0])
+    assert np.isclose(aq.score(X, sample_weight=reps), aq.score(np.repeat(X, reps, axis=0)),
+                      rtol=1e-10)
+
+
+def test_a_refused_chunk_does_not_enter_the_stream():
+    # a chunk with a zero row is refused with its own row number, and the stream
+    # goes on with the next chunk (it kept the refused rows, refusing every call)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 5))
+    bad = X[:50].copy()
+    bad[7] = 0.0
+    aq = AttentionQuantizer(3, geometry="cosine", random_state=0).fit(X)
+    with pytest.raises(ValueError, match=r"zero norm \(the first, row 7\)"):
+        aq.partial_fit(bad)
+    aq.partial_fit(X[100:200])
+    fresh = AttentionQuantizer(3, geometry="cosine", random_state=0)
+    with pytest.raises(ValueError, match=r"row 7\)"):
+        fresh.partial_fit(bad)
+    fresh.partial_fit(X[:100])
+    assert fresh.cluster_centers_.shape == (3, 5)

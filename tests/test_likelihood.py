@@ -268,3 +268,17 @@ def test_many_clusters_in_two_dimensions():
         assert np.unique(aq.labels_).size == 40
         ratios.append(aq.inertia_ / KMeans(40, n_init=1, random_state=seed).fit(X).inertia_)
     assert np.median(ratios) <= 1.03, ratios
+
+
+def test_learned_variance_has_a_floor():
+    # heads on single points (n_clusters at the number of distinct rows): without
+    # a floor the learned temperature ran to 1e30 and the BIC to +1e16; with it the
+    # variance is at least VARIANCE_FLOOR of the rows' total variance per coordinate
+    from sklearn_attnclust._likelihood import VARIANCE_FLOOR
+
+    X = np.random.default_rng(0).integers(0, 3, (200, 2)).astype(float)
+    aq = AttentionQuantizer(9, temperature="learn", random_state=0).fit(X)
+    total_variance = float(np.trace(np.cov(X.T, bias=True)))
+    assert aq.temperature_ * total_variance <= 0.5 / VARIANCE_FLOOR * (1 + 1e-4)
+    assert np.all(np.isfinite(aq.score_samples(X))) and np.isfinite(aq.bic(X))
+    assert aq.bic(X) < 0  # the 9 points' own likelihood, bounded (GaussianMixture: -3733)

@@ -298,3 +298,26 @@ def test_partial_fit_after_fit_sees_the_weights_ratios_only(params, c):
     ref, out = fitted(1.0), fitted(c)
     assert np.isfinite(out.cluster_centers_).all()
     np.testing.assert_allclose(out.cluster_centers_, ref.cluster_centers_, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("params", [{"geometry": "point"},
+                                    {"geometry": "direction", "risk": "free-energy"}])
+def test_partial_fit_after_fit_moves_the_centre_as_a_fit_on_all_rows(params):
+    # a lower bound to go with the upper ones above: 300 rows of cluster 0 shifted
+    # by 2 along y after a fit on 3000 rows (about 1000 in that cluster) move its
+    # centre by 600 / 1300 = 0.46 along y, as a fit on all 3300 rows does
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(3000, centers=[[10, 0, 0], [0, 10, 0], [0, 0, 10]], cluster_std=1.0,
+                      random_state=5)
+    chunk = X[y == 0][:300] + np.array([0.0, 2.0, 0.0])
+    aq = AttentionQuantizer(3, random_state=0, **params).fit(X)
+    before = aq.cluster_centers_.copy()
+    aq.partial_fit(chunk)
+    union = AttentionQuantizer(3, random_state=0, **params).fit(np.vstack([X, chunk]))
+    i = np.argmin(np.linalg.norm(before - [10, 0, 0], axis=1))
+    j = np.argmin(np.linalg.norm(aq.cluster_centers_ - before[i], axis=1))
+    k = np.argmin(np.linalg.norm(union.cluster_centers_ - before[i], axis=1))
+    expected = 2.0 * 300 / (np.count_nonzero(y == 0) + 300)
+    assert abs((aq.cluster_centers_[j] - before[i])[1] - expected) < 0.06
+    np.testing.assert_allclose(aq.cluster_centers_[j], union.cluster_centers_[k], atol=0.08)
