@@ -639,20 +639,12 @@ class CosineStream(Stream):
         combined = sp.vstack([old.astype(X.dtype), X], format="csr")
         self.rows, self.weights = combined[src], weights
 
-    def sample(self):
-        if not _is_sparse(self.rows):
-            return super().sample()
-        if self.summary is None:
-            return self.rows, self.weights
-        rows, weights = self.summary
-        with np.errstate(under="ignore"):
-            kept = np.ldexp(self.weights, -self.weight_exp)
-        later = self.total_weight - weights.sum()
-        total = kept.sum()
-        scale = later / total if total > 0 and self.n - self.start > kept.size else 1.0
-        return (sp.vstack([sp.csr_matrix(rows.astype(self.rows.dtype)), self.rows],
-                          format="csr"),
-                np.concatenate([weights, kept * scale]))
+    @staticmethod
+    def _stack(summary, rows):
+        """The summary's rows above the reservoir's (a CSR matrix for a sparse one)."""
+        if not _is_sparse(rows):
+            return Stream._stack(summary, rows)
+        return sp.vstack([sp.csr_matrix(summary.astype(rows.dtype)), rows], format="csr")
 
 
 # -- the layer -----------------------------------------------------------------

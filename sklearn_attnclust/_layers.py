@@ -155,8 +155,12 @@ class Stream:
         later = self.total_weight - weights.sum()
         total = kept.sum()
         scale = later / total if total > 0 and self.n - self.start > kept.size else 1.0
-        return (np.vstack([rows.astype(self.rows.dtype), self.rows]),
-                np.concatenate([weights, kept * scale]))
+        return self._stack(rows, self.rows), np.concatenate([weights, kept * scale])
+
+    @staticmethod
+    def _stack(summary, rows):
+        """The summary's rows above the reservoir's, in the reservoir's dtype."""
+        return np.vstack([summary.astype(rows.dtype), rows])
 
     def _rescale(self, X, w):
         """Raise the exponents to those of the rows ``X`` and weights ``w`` (the sums so
