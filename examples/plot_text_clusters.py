@@ -1,5 +1,5 @@
 """Clustering text by cosine: docstrings of installed packages, sparse TF-IDF.
-==========================================================================
+===========================================================================
 
 A real corpus that ships offline: the docstrings (at least 200 characters,
 each once) of the public functions, classes and methods of five installed
