@@ -826,8 +826,18 @@ def _check_seeds(X, n_clusters):
         )
 
 
-def _free_energy_params(p, where):
-    """Drop the reconstruction risk's parameters, refusing any not at its neutral value."""
+def _refuse_learn(why):
+    """``temperature='learn'`` for a layer that does not train it: a ValueError
+    saying ``why``."""
+    raise ValueError(
+        "temperature='learn' trains the temperature and mixing weights of the "
+        f"point layer's likelihood (geometry='point'); {why}: give it 'auto' or a number.")
+
+
+def _free_energy_params(p, where, no_learn=None):
+    """Drop the reconstruction risk's parameters, refusing any not at its neutral
+    value; ``no_learn``: why the layer refuses ``temperature='learn'`` (None: it
+    trains it)."""
     for name, neutral in (("attention", "competitive"), ("context_length", None),
                           ("scale", "auto"), ("alpha", 0.0)):
         if p[name] != neutral:
@@ -838,13 +848,8 @@ def _free_energy_params(p, where):
             )
         p.pop(name)
     if p["temperature"] == "learn":
-        if where != "geometry='point'":
-            what = ("its likelihood's concentration is not trained yet"
-                    if where == "geometry='cosine'" else "it has no normalised likelihood")
-            raise ValueError(
-                f"temperature='learn' trains the temperature and mixing weights of the "
-                f"point layer's likelihood (geometry='point'); for {where} {what}: "
-                "give it 'auto' or a number.")
+        if no_learn is not None:
+            _refuse_learn(f"for {where} {no_learn}")
     elif p["temperature"] != "auto" and not p["temperature"] > 0:
         raise ValueError(
             f"temperature must be > 0 for {where}: at 0 every head has the same "
@@ -859,14 +864,12 @@ def make_layer(params):
     geometry, risk = p.pop("geometry"), p.pop("risk")
     p.pop("random_state")
     if geometry == "direction":
-        if p["temperature"] == "learn" and risk != "free-energy":
-            raise ValueError(
-                "temperature='learn' trains the temperature and mixing weights of the "
-                "point layer's likelihood (geometry='point'); the direction layers have "
-                "no normalised likelihood: give them 'auto' or a number.")
         if risk == "free-energy":
             return AxisLayer(**_free_energy_params(
-                p, "geometry='direction' with risk='free-energy'"))
+                p, "geometry='direction' with risk='free-energy'",
+                no_learn="it has no normalised likelihood"))
+        if p["temperature"] == "learn":
+            _refuse_learn("the direction layers have no normalised likelihood")
         return DirectionLayer(**p)
     if risk == "reconstruction":
         raise ValueError(
@@ -876,7 +879,8 @@ def make_layer(params):
     if geometry == "cosine":
         from ._cosine import CosineLayer  # (it builds on this module's layers)
 
-        return CosineLayer(**_free_energy_params(p, "geometry='cosine'"))
+        return CosineLayer(**_free_energy_params(
+            p, "geometry='cosine'", no_learn="its likelihood's concentration is not trained yet"))
     p = _free_energy_params(p, "geometry='point'")
     if p["temperature"] == "learn":
         from ._likelihood import LearnedPointLayer
