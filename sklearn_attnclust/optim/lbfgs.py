@@ -68,8 +68,8 @@ class LBFGS(Optimizer):
         (M, cand), rgrad, new_rgrad = points, grads[1], new_grads[1]
         s_vec = manifold.transport(cand, cand - M)
         y_vec = new_rgrad - manifold.transport(cand, rgrad)
-        sy = float(np.sum(s_vec * y_vec))
-        if sy > 1e-12 * float(np.linalg.norm(s_vec) * np.linalg.norm(y_vec)):
+        sy = manifold.inner(cand, s_vec, y_vec)
+        if sy > 1e-12 * (manifold.norm(cand, s_vec) * manifold.norm(cand, y_vec)):
             pairs.append((s_vec, y_vec))
             if len(pairs) > self.memory:
                 pairs.pop(0)

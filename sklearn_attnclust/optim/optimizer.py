@@ -218,6 +218,6 @@ class BarzilaiBorwein(_GradientRule):
         s_vec = cand - M
         new_dir = new_rgrad if self.direction == "riemannian" else new_grad
         y_vec = new_dir - manifold.transport(cand, direction)
-        sy = float(np.sum(s_vec * y_vec))
-        step = float(np.sum(s_vec * s_vec)) / sy if sy > 0 else 2.0 * trial
+        sy = manifold.inner(cand, s_vec, y_vec)
+        step = manifold.inner(cand, s_vec, s_vec) / sy if sy > 0 else 2.0 * trial
         return min(max(step, 1e-3 * trial), 1e6 * float(self.learning_rate))
