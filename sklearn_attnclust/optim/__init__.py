@@ -10,7 +10,7 @@
   (:class:`ArmijoBacktracking` by default), each run returning the state a
   later run warm-starts from.
 
-The fit strategy (:mod:`.._strategy`) builds a problem for each descent and
+The fit strategy (:mod:`sklearn_attnclust._strategy`) builds a problem for each descent and
 runs an optimiser on it; nothing here knows of layers beyond the interface
 :class:`LayerProblem` reads, nor imports scikit-learn.
 """

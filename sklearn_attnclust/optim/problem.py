@@ -93,7 +93,7 @@ class LayerProblem(Problem):
     Parameters
     ----------
     maths : object
-        The layer's mathematics (see :mod:`.._strategy`): ``risk``,
+        The layer's mathematics (see :mod:`sklearn_attnclust._strategy`): ``risk``,
         ``preconditioner`` (a method, or None), ``stationarity``.
     stats : object
         The statistics ``maths.risk`` reads.
