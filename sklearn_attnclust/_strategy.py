@@ -57,7 +57,7 @@ from scipy.sparse import issparse
 from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
                       smallest_keys)
 from ._fit import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
-from ._sphere import minimize_on_spheres
+from .optim import LayerProblem, make_optimizer
 
 __all__ = ["MAX_RELOCATIONS", "LayerFit", "fit_layer"]
 
@@ -160,7 +160,8 @@ def _sample(X, weights, m, seed, draw, keys=None):
 
 
 class _Descent:
-    """The descents of one fit: L-BFGS on the spheres, one set of statistics at a time."""
+    """The descents of one fit: the optimiser of ``solver`` on the spheres, one
+    set of statistics (a :class:`.optim.LayerProblem`) at a time."""
 
     def __init__(self, maths, stats, *, max_iter, verbose, learning_rate, solver, draw):
         self.maths, self.stats, self.max_iter, self.verbose = maths, stats, max_iter, verbose
@@ -175,37 +176,25 @@ class _Descent:
         risk = in_squared_units(value, self.maths.unit_root)
         self.say(f"Iteration {it}: risk {risk:.6g}, stationarity {gnorm:.3g}, step {step:.3g}")
 
-    def run(self, st, M0, tol, *, pairs=None, memory=8, steps=None, loud=None):
+    def run(self, st, M0, tol, *, state=None, memory=8, steps=None, loud=None):
         """Descend from ``M0`` on the statistics ``st``; the result's ``empty``
         lists the heads left with less than half the average row's weight.  The steps are
-        printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``."""
-        maths, last = self.maths, {}
+        printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``.
 
-        def objective(M):
-            risk, grad, masses = maths.risk(M, st, return_grad=True)
-            last.update(M=M, masses=masses)
-            return risk, grad
-
-        def masses_at(M):
-            if last.get("M") is not M:
-                objective(M)
-            return last["masses"]
-
-        pre = maths.preconditioner
+        ``state``: the optimiser's state in an earlier result that ended at ``M0``
+        (a warm start); ``memory``: the curvature pairs L-BFGS keeps (more on large
+        fits, :data:`._fit.LARGE_FIT_MEMORY`)."""
+        maths, problem = self.maths, LayerProblem(self.maths, st)
         loud = self.verbose > 1 or st is self.stats if loud is None else loud
-        res = minimize_on_spheres(
-            objective, M0, **self.options, tol=tol, step_rule="lbfgs", pairs=pairs,
-            max_iter=self.max_iter if steps is None else steps, memory=memory,
-            callback=self._callback if loud and self.verbose else None,
-            value_fun=lambda M: maths.risk(M, st, return_grad=False),
-            preconditioner=None if pre is None else (lambda M: pre(M, masses_at(M))),
-            stationarity=lambda M, g: maths.stationarity(M, g, masses_at(M)),
-        )
+        optimizer = make_optimizer(**self.options, memory=memory, tol=tol,
+                                   max_iter=self.max_iter if steps is None else steps)
+        res = optimizer.run(problem, M0, state,
+                            callback=self._callback if loud and self.verbose else None)
         res.empty = np.zeros(0, dtype=np.intp)
         if maths.relocate is not None and np.isfinite(res.value):
             # relative, as a weight is (the masses are shares of the total weight):
             # a head is empty with less than half the average row's weight
-            res.empty = np.flatnonzero(masses_at(res.heads) * _n_rows(st) < 0.5)
+            res.empty = np.flatnonzero(problem.masses(res.heads) * _n_rows(st) < 0.5)
         return res
 
     def relocated(self, st, res, tol, memory, rows, row_w=None):
@@ -406,7 +395,7 @@ def _climb(descent, X, best, m, tol, sampler, precision):
         rows, row_w = sampler(size)
         st = maths.statistics(rows, row_w)
         res = descent.run(st if precision is None else precision(st), best.heads,
-                          max(tol, rung_tol), pairs=best.pairs, memory=LARGE_FIT_MEMORY)
+                          max(tol, rung_tol), state=best.state, memory=LARGE_FIT_MEMORY)
         if np.isfinite(res.value):
             best, steps = res, steps + res.n_iter
         size *= LADDER_FACTOR
@@ -422,19 +411,19 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None):
     below ``tol``), otherwise it is finished on ``stats``, the steps of both
     in one curve.
     """
-    M1, pairs, first = best.heads, best.pairs, None
+    M1, state, first = best.heads, best.state, None
     if precision is not None:
-        first = descent.run(precision(stats), M1, tol, pairs=pairs, memory=LARGE_FIT_MEMORY,
+        first = descent.run(precision(stats), M1, tol, state=state, memory=LARGE_FIT_MEMORY,
                             loud=True)
         if np.isfinite(first.value):
-            M1, pairs = first.heads, first.pairs
+            M1, state = first.heads, first.state
         else:
             first = None
     if first is not None and first.grad_norms[-1] <= tol:
         res = first
     else:
         steps = descent.max_iter - (first.n_iter if first is not None else 0)
-        res = descent.run(stats, M1, tol, pairs=pairs, memory=LARGE_FIT_MEMORY, steps=steps)
+        res = descent.run(stats, M1, tol, state=state, memory=LARGE_FIT_MEMORY, steps=steps)
         if first is not None:  # one curve: the low-precision steps, then the others
             res.values = first.values + res.values[1:]
             res.grad_norms = first.grad_norms + res.grad_norms[1:]
@@ -448,12 +437,12 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None):
 def _finish(descent, stats, first, tol, rows, row_w=None):
     """The descent ``first`` on all the rows at a lower precision, checked at full
     precision: kept if stationary to ``tol`` there, else continued on ``stats``
-    from its heads and L-BFGS pairs (``max_iter`` shared), the steps of both in
+    from its heads and optimiser state (``max_iter`` shared), the steps of both in
     one curve (as :func:`_polish`)."""
     if first.grad_norms[-1] <= tol:
         res = first
     else:
-        res = descent.run(stats, first.heads, tol, pairs=first.pairs, memory=8,
+        res = descent.run(stats, first.heads, tol, state=first.state, memory=8,
                           steps=descent.max_iter - first.n_iter)
         res.values = first.values + res.values[1:]
         res.grad_norms = first.grad_norms + res.grad_norms[1:]

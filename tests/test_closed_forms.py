@@ -398,7 +398,7 @@ def test_competitive_risk_breaks_the_rotation_symmetry(plane_data, L, temperatur
     "beta, L", [(0.0, None), (0.0, 5), (6.0, None)], ids=["linear", "linear-L5", "competitive"]
 )
 def test_swap_symmetric_set_is_kept(beta, L):
-    from sklearn_attnclust._sphere import minimize_on_spheres
+    from sklearn_attnclust.optim import FunctionProblem, SteepestDescent
 
     d, sigma = 10, 0.3
     X, _, centers = data(d, sigma, seed=5, n=5000)
@@ -418,9 +418,8 @@ def test_swap_symmetric_set_is_kept(beta, L):
         risk, _, grad = attention_risk(M, stats, beta=beta, context_length=L, return_grad=True)
         return risk, grad
 
-    res = minimize_on_spheres(
-        fun, M0, solver="riemannian", learning_rate=1.0, max_iter=40, tol=1e-12
-    )
+    optimizer = SteepestDescent(direction="riemannian", learning_rate=1.0, max_iter=40, tol=1e-12)
+    res = optimizer.run(FunctionProblem(fun), M0)
     assert res.n_iter >= 5
     assert max(off_set) < 1e-10
     assert np.linalg.norm(res.heads[1] - S @ res.heads[0]) < 1e-10
@@ -429,7 +428,7 @@ def test_swap_symmetric_set_is_kept(beta, L):
 def test_swap_symmetric_descent_reaches_centroids():
     """On the set, the orthonormal pairs of the centroid plane are the centroids
     up to sign and order; the linear layer's descent converges to one."""
-    from sklearn_attnclust._sphere import minimize_on_spheres
+    from sklearn_attnclust.optim import FunctionProblem, SteepestDescent
 
     d, sigma = 10, 0.3
     X, _, centers = data(d, sigma, seed=5, n=5000)
@@ -443,10 +442,8 @@ def test_swap_symmetric_descent_reaches_centroids():
         risk, _, grad = linear_limit_risk(M, stats, return_grad=True)
         return risk, grad
 
-    res = minimize_on_spheres(
-        fun, np.vstack([mu, S @ mu]), solver="riemannian", learning_rate=1.0,
-        max_iter=1000, tol=1e-9,
-    )
+    optimizer = SteepestDescent(direction="riemannian", learning_rate=1.0, max_iter=1000, tol=1e-9)
+    res = optimizer.run(FunctionProblem(fun), np.vstack([mu, S @ mu]))
     H = res.heads
     dist = min(
         np.linalg.norm(s * H[perm] - centers)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_attnclust._sphere import SphereResult
+from sklearn_attnclust.optim import SphereResult
 from sklearn_attnclust._strategy import TIE_RTOL, _select
 
 

@@ -1,10 +1,13 @@
-"""The optimiser on the product of spheres, with the L-BFGS rule that fit uses."""
+"""The optimisation on the product of spheres (:mod:`sklearn_attnclust.optim`):
+the manifold, the problem, the optimisers (L-BFGS, the rule fit uses, first)
+and what is injected in them (the line search, a warm start's state)."""
 
 import numpy as np
 import pytest
 
-from sklearn_attnclust._attention import riemannian_gradient
-from sklearn_attnclust._sphere import minimize_on_spheres
+from sklearn_attnclust.optim import (LBFGS, ArmijoBacktracking, BarzilaiBorwein,
+                                     FunctionProblem, LayerProblem, Spheres, SteepestDescent,
+                                     make_optimizer, minimize_on_spheres, riemannian_gradient)
 
 
 def _rayleigh(A):
@@ -28,20 +31,92 @@ def _top(A):
     return np.array([np.linalg.eigh(a)[1][:, -1] for a in A])
 
 
+def _aligned(heads, A, atol):
+    return np.allclose(np.abs(np.sum(heads * _top(A), axis=1)), 1.0, atol=atol)
+
+
+# --------------------------------------------------------------------------
+# The manifold
+# --------------------------------------------------------------------------
+def test_projection_is_idempotent_and_orthogonal_to_each_head():
+    rng = np.random.default_rng(1)
+    M = Spheres.random_point(4, 7, rng)
+    G = rng.normal(size=(4, 7))
+    P = Spheres.project(M, G)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", P, M), 0.0, atol=1e-12)
+    np.testing.assert_allclose(Spheres.project(M, P), P, atol=1e-12)
+    # what it removes is radial: each row of G - P is along its head
+    radial = G - P
+    np.testing.assert_allclose(radial, np.einsum("ij,ij->i", G, M)[:, None] * M, atol=1e-12)
+    assert Spheres.inner(M, P, G) == pytest.approx(Spheres.norm(M, P) ** 2, rel=1e-12)
+
+
+def test_retraction_lands_on_the_spheres():
+    rng = np.random.default_rng(2)
+    M = Spheres.random_point(3, 5, rng)
+    V = Spheres.project(M, rng.normal(size=(3, 5)))
+    for t in (1e-8, 0.3, 10.0):
+        R = Spheres.retract(M, V, t)
+        np.testing.assert_allclose(np.linalg.norm(R, axis=1), 1.0, atol=1e-14)
+    # a small step moves to first order along -V
+    np.testing.assert_allclose((Spheres.retract(M, V, 1e-6) - M) / 1e-6, -V, atol=1e-5)
+    # a step that zeroes a head leaves the manifold: refused
+    assert Spheres.retract(M, M, 1.0) is None
+    assert Spheres.retract(M, np.full_like(M, np.inf), 1.0) is None
+
+
+def test_transport_keeps_tangency():
+    rng = np.random.default_rng(3)
+    M = Spheres.random_point(3, 5, rng)
+    N = Spheres.retract(M, Spheres.project(M, rng.normal(size=(3, 5))), 0.2)
+    V = Spheres.project(M, rng.normal(size=(3, 5)))  # tangent at M
+    moved = Spheres.transport(N, V)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", moved, N), 0.0, atol=1e-12)
+    stack = np.stack([V, 2.0 * V, rng.normal(size=(3, 5))])
+    each = np.stack([Spheres.transport(N, v) for v in stack])
+    np.testing.assert_allclose(Spheres.transport_stack(N, stack), each, atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# The optimisers
+# --------------------------------------------------------------------------
 @pytest.mark.parametrize("preconditioned", [False, True])
 def test_lbfgs_finds_the_top_eigenvectors(problem, preconditioned):
     A, M0 = problem
     top_eig = np.array([np.linalg.eigvalsh(a)[-1] for a in A])
     precond = (lambda M: 1.0 / (2.0 * top_eig)) if preconditioned else None
-    res = minimize_on_spheres(_rayleigh(A), M0, step_rule="lbfgs", tol=1e-10, max_iter=500,
-                              preconditioner=precond)
+    res = LBFGS(tol=1e-10, max_iter=500).run(
+        FunctionProblem(_rayleigh(A), preconditioner=precond), M0)
     assert res.converged and not res.line_search_failed
-    assert np.allclose(np.abs(np.sum(res.heads * _top(A), axis=1)), 1.0, atol=1e-9)
+    assert _aligned(res.heads, A, atol=1e-9)
     assert np.allclose(np.linalg.norm(res.heads, axis=1), 1.0)
     # every accepted step lowers the objective (Armijo), to rounding at the end
     assert np.all(np.diff(res.values) <= 1e-13 * abs(res.values[0]))
     assert np.all(np.diff(res.values)[:5] < 0)
     assert res.n_iter == len(res.values) - 1
+
+
+@pytest.mark.parametrize("rule", [SteepestDescent, BarzilaiBorwein])
+def test_the_gradient_rules_find_the_top_eigenvectors(problem, rule):
+    A, M0 = problem
+    res = rule(tol=1e-6, max_iter=3000).run(FunctionProblem(_rayleigh(A)), M0)
+    assert res.converged and not res.line_search_failed and res.state is None
+    assert _aligned(res.heads, A, atol=1e-9)
+    assert np.all(np.diff(res.values) <= 1e-13 * abs(res.values[0]))
+
+
+def test_the_euclidean_direction_descends(problem):
+    # the projected solver: the Euclidean gradient, the rows renormalised after each
+    # step.  Its slope counts the gradient's radial part, which the renormalisation
+    # removes, so near the optimum no step passes the Armijo test: it stops close
+    # to the optimum (measured: 3e-3 in 1 - |cos|), not at it.
+    A, M0 = problem
+    res = BarzilaiBorwein(direction="euclidean", tol=1e-6, max_iter=3000).run(
+        FunctionProblem(_rayleigh(A)), M0)
+    assert np.all(np.diff(res.values) < 0) and res.n_iter > 10
+    assert _aligned(res.heads, A, atol=3e-2)
+    optimum = -np.sum([np.linalg.eigvalsh(a)[-1] for a in A])
+    assert res.value - optimum < 1e-2 * abs(optimum)
 
 
 def test_stationarity_measure_replaces_the_gradient_norm(problem):
@@ -52,22 +127,37 @@ def test_stationarity_measure_replaces_the_gradient_norm(problem):
         seen.append(float(np.linalg.norm(rgrad)))
         return 10.0 * seen[-1]  # a stricter measure stops later
 
-    plain = minimize_on_spheres(_rayleigh(A), M0, step_rule="lbfgs", tol=1e-6)
-    strict = minimize_on_spheres(_rayleigh(A), M0, step_rule="lbfgs", tol=1e-6,
-                                 stationarity=measure)
+    plain = LBFGS(tol=1e-6).run(FunctionProblem(_rayleigh(A)), M0)
+    strict = LBFGS(tol=1e-6).run(FunctionProblem(_rayleigh(A), stationarity=measure), M0)
     # the recorded measure is the problem's own; it stops no earlier than the plain one
     assert strict.converged and strict.grad_norms == [10 * g for g in seen]
     assert strict.n_iter >= plain.n_iter
 
 
-def test_warm_start_with_the_pairs(problem):
+def test_warm_start_from_the_returned_state(problem):
     A, M0 = problem
-    first = minimize_on_spheres(_rayleigh(A), M0, step_rule="lbfgs", tol=1e-3)
-    cold = minimize_on_spheres(_rayleigh(A), first.heads, step_rule="lbfgs", tol=1e-10)
-    warm = minimize_on_spheres(_rayleigh(A), first.heads, step_rule="lbfgs", tol=1e-10,
-                               pairs=first.pairs)
-    assert warm.converged and warm.n_iter <= cold.n_iter
-    assert np.allclose(np.abs(np.sum(warm.heads * _top(A), axis=1)), 1.0, atol=1e-9)
+    fun = FunctionProblem(_rayleigh(A))
+    first = LBFGS(tol=1e-3).run(fun, M0)
+    assert len(first.state) > 0  # the curvature pairs at first.heads
+    warm = LBFGS(tol=1e-10).run(fun, first.heads, first.state)
+    assert warm.converged and _aligned(warm.heads, A, atol=1e-9)
+    # the state passed in is not changed by the run it warm-starts
+    again = LBFGS(tol=1e-10).run(fun, first.heads, first.state)
+    np.testing.assert_array_equal(again.heads, warm.heads)
+
+
+def test_a_warm_start_takes_fewer_steps_than_a_cold_one():
+    # measured on seeds 0-9: 87 steps warm against 118 cold, none warm longer
+    cold, warm = [], []
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        B = rng.normal(size=(3, 6, 6))
+        fun = FunctionProblem(_rayleigh(np.einsum("hij,hkj->hik", B, B) + np.eye(6)))
+        first = LBFGS(tol=1e-3).run(fun, rng.normal(size=(3, 6)))
+        cold.append(LBFGS(tol=1e-10).run(fun, first.heads).n_iter)
+        warm.append(LBFGS(tol=1e-10).run(fun, first.heads, first.state).n_iter)
+    assert all(w <= c + 1 for w, c in zip(warm, cold))
+    assert sum(warm) < 0.9 * sum(cold)
 
 
 def test_an_infinite_trial_is_stepped_back_from(problem):
@@ -80,7 +170,110 @@ def test_an_infinite_trial_is_stepped_back_from(problem):
         value, grad = base(M)
         return (np.inf, grad) if np.any(M[:, 0] < -0.9) else (value, grad)
 
-    res = minimize_on_spheres(fenced, np.abs(M0), step_rule="lbfgs", tol=1e-8, max_iter=300)
+    res = LBFGS(tol=1e-8, max_iter=300).run(FunctionProblem(fenced), np.abs(M0))
     assert np.isfinite(res.value) and np.all(res.heads[:, 0] >= -0.9)
     assert np.linalg.norm(riemannian_gradient(res.heads, base(res.heads)[1])) < 1e-6 \
         or res.line_search_failed or res.converged
+
+
+# --------------------------------------------------------------------------
+# What is injected: the line search
+# --------------------------------------------------------------------------
+class _Counting(ArmijoBacktracking):
+    """The default search, counting its calls."""
+
+    calls = 0
+
+    def search(self, *args):
+        self.calls += 1
+        return super().search(*args)
+
+
+def test_an_injected_line_search_is_used(problem):
+    A, M0 = problem
+    counting = _Counting()
+    res = LBFGS(tol=1e-8, line_search=counting).run(FunctionProblem(_rayleigh(A)), M0)
+    assert counting.calls == res.n_iter > 0
+    plain = LBFGS(tol=1e-8).run(FunctionProblem(_rayleigh(A)), M0)
+    np.testing.assert_array_equal(res.heads, plain.heads)
+
+
+def test_a_line_search_that_finds_nothing_stops_the_descent(problem):
+    A, M0 = problem
+
+    class Never:
+        def search(self, problem, M, direction, value, slope, trial):
+            return None
+
+    res = SteepestDescent(line_search=Never()).run(FunctionProblem(_rayleigh(A)), M0)
+    assert res.n_iter == 0 and res.line_search_failed and not res.converged
+    np.testing.assert_allclose(np.linalg.norm(res.heads, axis=1), 1.0)
+
+
+# --------------------------------------------------------------------------
+# The problem of a layer, and the optimisers by name
+# --------------------------------------------------------------------------
+class _Maths:
+    """A layer's maths on the Rayleigh problem, counting its evaluations."""
+
+    def __init__(self, A, preconditioned):
+        self.A, self.calls = A, 0
+        if not preconditioned:
+            self.preconditioner = None
+
+    def risk(self, M, stats, return_grad=False):
+        self.calls += 1
+        value, grad = _rayleigh(self.A)(M)
+        return (value, grad, np.abs(M[:, 0])) if return_grad else value
+
+    def preconditioner(self, M, masses):
+        return np.ones(M.shape[0])
+
+    def stationarity(self, M, rgrad, masses):
+        return float(np.linalg.norm(rgrad))
+
+
+def test_layer_problem_reads_the_masses_of_the_last_evaluation(problem):
+    A, M0 = problem
+    maths = _Maths(A, preconditioned=True)
+    prob = LayerProblem(maths, stats=None)
+    M = Spheres.random_point(3, 6, 0)
+    prob.cost_and_gradient(M)
+    assert maths.calls == 1
+    np.testing.assert_array_equal(prob.masses(M), np.abs(M[:, 0]))
+    prob.preconditioner(M), prob.stationarity(M, M)
+    assert maths.calls == 1  # no second evaluation at the same point
+    prob.masses(M.copy())
+    assert maths.calls == 2  # another array: evaluated
+    assert LayerProblem(_Maths(A, preconditioned=False), None).preconditioner(M) is None
+
+
+def test_the_layer_problem_is_the_function_problem(problem):
+    A, M0 = problem
+    on_layer = LBFGS(tol=1e-9).run(LayerProblem(_Maths(A, preconditioned=False), None), M0)
+    on_fun = LBFGS(tol=1e-9).run(FunctionProblem(_rayleigh(A)), M0)
+    np.testing.assert_array_equal(on_layer.heads, on_fun.heads)
+    assert on_layer.values == on_fun.values
+
+
+def test_make_optimizer_names_the_optimisers():
+    assert isinstance(make_optimizer("riemannian"), LBFGS)
+    projected = make_optimizer("projected")  # L-BFGS is Riemannian only: Barzilai-Borwein
+    assert isinstance(projected, BarzilaiBorwein) and projected.direction == "euclidean"
+    assert isinstance(make_optimizer("riemannian", "double"), SteepestDescent)
+    assert make_optimizer(memory=3, tol=0.5).memory == 3
+    with pytest.raises(ValueError, match="solver"):
+        make_optimizer("newton")
+    with pytest.raises(ValueError, match="step_rule"):
+        make_optimizer("riemannian", "cg")
+    with pytest.raises(ValueError, match="direction"):
+        SteepestDescent(direction="radial")
+
+
+def test_minimize_on_spheres_runs_the_named_optimiser(problem):
+    A, M0 = problem
+    res = minimize_on_spheres(_rayleigh(A), M0, step_rule="lbfgs", tol=1e-9, armijo=1e-3)
+    ref = LBFGS(tol=1e-9, line_search=ArmijoBacktracking(armijo=1e-3)).run(
+        FunctionProblem(_rayleigh(A)), M0)
+    np.testing.assert_array_equal(res.heads, ref.heads)
+    assert res.values == ref.values

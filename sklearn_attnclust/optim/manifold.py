@@ -1,0 +1,90 @@
+"""The product of unit spheres: where the heads live (theory, section 5).
+
+The heads are the rows of ``M`` (K, d); each lives on its own sphere
+``S^{d-1}``, so ``M`` lives on their product (pymanopt's ``Oblique``
+manifold, by rows).  The optimisers reach the manifold only through the
+operations of :class:`Spheres`: the projection on the tangent space, the
+retraction, the vector transport and the inner product.
+"""
+
+import numpy as np
+
+__all__ = ["Spheres", "normalize_rows", "riemannian_gradient"]
+
+
+def normalize_rows(M):
+    """Scale every row of ``M`` to unit norm; a zero row raises ``ValueError``."""
+    norms = np.linalg.norm(M, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+        raise ValueError("Cannot normalise a zero or non-finite head to the unit sphere.")
+    return M / norms
+
+
+def riemannian_gradient(M, grad):
+    """Project each head's gradient on the tangent space of its sphere.
+
+    ``grad - diag(<g_h, mu_h> / |mu_h|^2) M``: divided by each row's squared
+    norm rather than assuming it is one, so that the projection is exact at
+    rows a rounding away from the sphere (and at any nonzero row).
+    """
+    radial = np.einsum("ij,ij->i", grad, M) / np.maximum(np.einsum("ij,ij->i", M, M), 1e-300)
+    return grad - radial[:, None] * M
+
+
+class Spheres:
+    """The product of the unit spheres of the rows of ``M`` (K, d).
+
+    Tangent space at ``M``: the matrices whose rows are orthogonal to
+    ``M``'s, ``project(M, G) = G - diag(<g_h, mu_h> / |mu_h|^2) M``.
+    Retraction: the rows of ``M - t V`` renormalised (a step along ``-V``).
+    Transport of a tangent vector of a nearby point to ``M``: its projection
+    at ``M`` (exact to first order in the distance between the points).
+    Metric: the Frobenius inner product of the ambient matrices, the sum
+    over the heads of each sphere's own.
+    """
+
+    @staticmethod
+    def project(M, G):
+        """``G`` projected on the tangent space at ``M`` (the Riemannian gradient)."""
+        return riemannian_gradient(M, G)
+
+    @staticmethod
+    def retract(M, V, t):
+        """The rows of ``M - t V`` renormalised, or None if one is zero or not finite
+        (a trial step the line search then steps back from)."""
+        cand = M - t * V
+        norms = np.linalg.norm(cand, axis=1, keepdims=True)
+        if np.all(np.isfinite(norms)) and np.all(norms > 0):
+            return cand / norms
+        return None
+
+    @staticmethod
+    def transport(M, V):
+        """The tangent vector ``V`` (of a nearby point) moved to ``M``: its projection."""
+        return riemannian_gradient(M, V)
+
+    @staticmethod
+    def transport_stack(M, V):
+        """The tangent vectors ``V`` (p, K, d) moved to ``M`` at once, as one stack.
+
+        The same projection as :meth:`transport`, with each row's inverse squared
+        norm computed once for the stack (L-BFGS moves all its pairs every step).
+        """
+        inv = 1.0 / np.maximum(np.einsum("ij,ij->i", M, M), 1e-300)
+        return V - (np.einsum("pij,ij->pi", V, M) * inv)[:, :, None] * M
+
+    @staticmethod
+    def inner(M, U, V):
+        """The inner product of the tangent vectors ``U`` and ``V`` at ``M``."""
+        return float(np.sum(U * V))
+
+    @staticmethod
+    def norm(M, V):
+        """The norm of the tangent vector ``V`` at ``M`` (Frobenius)."""
+        return float(np.linalg.norm(V))
+
+    @staticmethod
+    def random_point(n_rows, n_features, random_state=None):
+        """Rows drawn uniformly on their spheres (normalised Gaussian rows)."""
+        rng = np.random.default_rng(random_state)
+        return normalize_rows(rng.standard_normal((n_rows, n_features)))

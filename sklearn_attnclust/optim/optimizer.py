@@ -1,0 +1,223 @@
+"""Descent on the product of spheres: the loop, and the gradient step rules.
+
+An optimiser minimises a :class:`.problem.Problem` from a start ``M0``.  Each
+step chooses a search direction and a first trial step (the step rule, what
+distinguishes the optimisers), hands them to the injected line search, and
+moves to the point it accepts; the heads stay on the spheres through the
+problem's manifold alone.  Every accepted step passes the line search's
+test, so the cost decreases monotonically.  :class:`Optimizer` runs the loop
+and its stopping rules; :class:`SteepestDescent` and :class:`BarzilaiBorwein`
+step along a gradient, :class:`.lbfgs.LBFGS` (what ``fit`` uses) along a
+quasi-Newton direction.  What a rule keeps between steps (L-BFGS's pairs)
+is returned as the result's ``state``, opaque, to warm-start a later run.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .line_search import ArmijoBacktracking
+from .manifold import normalize_rows
+
+__all__ = ["BarzilaiBorwein", "Optimizer", "SphereResult", "SteepestDescent"]
+
+
+#: Relative size of the objective's rounding: a line search whose first trial
+#: step predicts a smaller decrease (``slope * step <= ROUNDING_FLOOR * |value|``)
+#: cannot see a decrease, and its failure means the iterate is stationary to
+#: rounding (converged), not that the search failed.  Values are sums over many
+#: rows, whose rounding is far above one ulp.
+ROUNDING_FLOOR = 1e3 * np.finfo(np.float64).eps
+
+
+@dataclass
+class SphereResult:
+    """Outcome of :meth:`Optimizer.run`.
+
+    Attributes
+    ----------
+    heads : ndarray of shape (K, d)
+        Unit rows, the last accepted iterate.
+    value : float
+        Objective at ``heads``.
+    n_iter : int
+        Accepted steps taken.
+    values : list of float
+        Objective at the start and after each accepted step.
+    grad_norms : list of float
+        The problem's measure of stationarity (by default the Frobenius norm
+        of the Riemannian gradient) at each of those points.
+    converged : bool
+        True when a stopping criterion on ``tol`` was met, or when no step
+        could show a decrease because the predicted one is below the
+        objective's rounding (:data:`ROUNDING_FLOOR`).
+    line_search_failed : bool
+        True when no step size gave a decrease that should have been
+        visible (the iterate is kept).
+    step_size : float
+        The first trial step the next step would have taken.
+    state : object
+        What the optimiser's step rule keeps between steps, at ``heads``
+        (L-BFGS: its memory; None for the gradient rules): pass it back to
+        ``run`` to warm-start a run from ``heads`` on a nearby problem.
+    """
+
+    heads: np.ndarray
+    value: float
+    n_iter: int = 0
+    values: list = field(default_factory=list)
+    grad_norms: list = field(default_factory=list)
+    converged: bool = False
+    line_search_failed: bool = False
+    step_size: float = 1.0
+    state: object = None
+
+
+def _below_rounding(predicted, value):
+    """Whether the decrease a quasi-Newton step predicts is below the rounding of ``value``."""
+    return predicted <= ROUNDING_FLOOR * max(abs(value), np.finfo(float).tiny)
+
+
+class Optimizer:
+    """The descent loop; subclasses supply the step rule.
+
+    Parameters
+    ----------
+    learning_rate : float, default=1.0
+        First trial step of the first line search (the gradient rules then
+        adapt it).
+    max_iter : int, default=300
+        Maximum number of accepted steps.
+    tol : float, default=1e-6
+        Stop when the problem's measure of stationarity is below ``tol``, or
+        when the relative decrease of the cost over a step is below
+        ``tol**2``, or when the decrease a quasi-Newton step predicts is below
+        the cost's rounding.
+    line_search : object, optional
+        With a ``search(problem, M, direction, value, slope, trial)`` method
+        (see :class:`.line_search.ArmijoBacktracking`, the default).
+    """
+
+    def __init__(self, *, learning_rate=1.0, max_iter=300, tol=1e-6, line_search=None):
+        self.learning_rate, self.max_iter, self.tol = learning_rate, max_iter, tol
+        self.line_search = ArmijoBacktracking() if line_search is None else line_search
+
+    def run(self, problem, M0, state=None, *, callback=None):
+        """Minimise ``problem`` from ``M0`` (its rows normalised first).
+
+        ``state``: the ``state`` of an earlier result that ended at ``M0`` on a
+        nearby problem.  ``callback(iteration, value, stationarity, step)`` is
+        called after each accepted step.  Returns a :class:`SphereResult`.
+        """
+        manifold, tol, memory = problem.manifold, self.tol, self._memory(state)
+        M = normalize_rows(np.array(M0, copy=True))
+        value, grad = problem.cost_and_gradient(M)
+        rgrad = manifold.project(M, grad)
+        gnorm = problem.stationarity(M, rgrad)
+        result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
+        step = float(self.learning_rate)
+        for it in range(1, self.max_iter + 1):
+            if gnorm <= tol:
+                result.converged = True
+                break
+            direction, trial, newton = self._direction(problem, memory, M, grad, rgrad, step)
+            slope = float(np.sum(grad * direction))
+            if slope <= 0:
+                result.line_search_failed = True
+                break
+            found = self.line_search.search(problem, M, direction, value, slope, trial)
+            if found is None:
+                # no test of a decrease can pass when the first trial's predicted
+                # decrease is below the value's rounding: stationary to rounding
+                result.converged = newton and _below_rounding(slope * trial, value)
+                result.line_search_failed = not result.converged
+                break
+            cand, new_value, new_grad, trial = found
+            decrease = value - new_value
+            new_rgrad = manifold.project(cand, new_grad)
+            step = self._update(manifold, memory, (M, cand), (grad, rgrad),
+                                (new_grad, new_rgrad), direction, trial)
+            moved = float(np.linalg.norm(cand - M))
+            M, value, grad, rgrad = cand, new_value, new_grad, new_rgrad
+            gnorm = problem.stationarity(M, rgrad)
+            result.values.append(value)
+            result.grad_norms.append(gnorm)
+            result.n_iter = it
+            if callback is not None:
+                callback(it, value, gnorm, trial)
+            if decrease <= 0 and moved <= 1e-12:
+                # an accepted step too small to move the heads: no progress possible,
+                # at the optimum if the decrease it predicted is below rounding
+                result.converged = newton and _below_rounding(slope * trial, value)
+                result.line_search_failed = not result.converged
+                break
+            if decrease <= tol**2 * max(abs(value), np.finfo(float).tiny):
+                result.converged = True
+                break
+        else:
+            result.converged = gnorm <= tol
+        result.heads, result.value, result.step_size = M, value, step
+        result.state = self._state(memory)
+        return result
+
+    def _memory(self, state):
+        """What the rule keeps during one run, from a warm start's ``state`` (or None)."""
+        return None
+
+    def _state(self, memory):
+        """The result's ``state``: what a later run needs of ``memory``."""
+        return None
+
+    def _direction(self, problem, memory, M, grad, rgrad, step):
+        """``(direction, first trial step, whether it is a quasi-Newton step)``:
+        a quasi-Newton step, tried at step 1, has a slope that predicts the
+        decrease to the optimum; a gradient's at the user's step does not."""
+        raise NotImplementedError
+
+    def _update(self, manifold, memory, points, grads, new_grads, direction, trial):
+        """Record the accepted step ``points = (M, cand)``, with the gradients
+        ``(euclidean, riemannian)`` at each end; returns the next first trial step."""
+        raise NotImplementedError
+
+
+class _GradientRule(Optimizer):
+    """A step along the Riemannian gradient, or the Euclidean one (``direction``).
+
+    ``direction="euclidean"`` steps along the Euclidean gradient and relies on
+    the retraction (renormalising the rows) alone: the ``"projected"`` solver.
+    """
+
+    def __init__(self, *, direction="riemannian", **options):
+        if direction not in ("riemannian", "euclidean"):
+            raise ValueError(
+                f"direction must be 'riemannian' or 'euclidean', got {direction!r}.")
+        super().__init__(**options)
+        self.direction = direction
+
+    def _direction(self, problem, memory, M, grad, rgrad, step):
+        return (rgrad if self.direction == "riemannian" else grad), step, False
+
+
+class SteepestDescent(_GradientRule):
+    """The gradient, each line search starting from twice the last accepted step."""
+
+    def _update(self, manifold, memory, points, grads, new_grads, direction, trial):
+        return 2.0 * trial
+
+
+class BarzilaiBorwein(_GradientRule):
+    """The gradient with the Barzilai-Borwein step ``<s, s> / <s, y>``.
+
+    ``s`` is the last step and ``y`` the change of the search direction (the
+    old one transported to the new point), the step kept within ``1e-3``
+    times the last accepted one and ``1e6`` times the ``learning_rate``.
+    """
+
+    def _update(self, manifold, memory, points, grads, new_grads, direction, trial):
+        (M, cand), (new_grad, new_rgrad) = points, new_grads
+        s_vec = cand - M
+        new_dir = new_rgrad if self.direction == "riemannian" else new_grad
+        y_vec = new_dir - manifold.transport(cand, direction)
+        sy = manifold.inner(cand, s_vec, y_vec)
+        step = manifold.inner(cand, s_vec, s_vec) / sy if sy > 0 else 2.0 * trial
+        return min(max(step, 1e-3 * trial), 1e6 * float(self.learning_rate))
