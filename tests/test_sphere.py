@@ -96,6 +96,38 @@ def test_lbfgs_finds_the_top_eigenvectors(problem, preconditioned):
     assert res.n_iter == len(res.values) - 1
 
 
+def test_the_pairs_kept_are_capped_by_their_numbers(problem, monkeypatch):
+    # heads of 3 x 6 = 18 numbers; a limit of 4 pairs' worth keeps 4 (memory 8),
+    # and one below 2 pairs' worth still keeps 2
+    from sklearn_attnclust.optim import lbfgs
+
+    A, M0 = problem
+    fun = FunctionProblem(_rayleigh(A))
+    free = LBFGS(tol=1e-12, max_iter=30).run(fun, M0)
+    assert len(free.state) == 8
+    for limit, kept in ((2 * 18 * 4, 4), (18, 2)):
+        monkeypatch.setattr(lbfgs, "PAIRS_LIMIT", limit)
+        res = LBFGS(tol=1e-10, max_iter=500).run(fun, M0)
+        assert len(res.state) == kept
+        assert res.converged and _aligned(res.heads, A, atol=1e-8)
+
+
+def test_the_pairs_moved_one_at_a_time_give_the_stacked_direction(monkeypatch):
+    # above STACK_LIMIT the two-loop recursion moves one pair at a time (no
+    # stacks of copies); the direction is the stacked one to rounding
+    from sklearn_attnclust.optim import lbfgs
+
+    rng = np.random.default_rng(1)
+    M = Spheres.random_point(5, 40, random_state=1)
+    tangent = [Spheres.project(M, rng.standard_normal(M.shape)) for _ in range(7)]
+    pairs = [(s, 0.7 * s + 0.3 * y) for s, y in zip(tangent[:3], tangent[3:6])]
+    stacked = lbfgs._two_loop(Spheres, M, tangent[6], pairs)
+    monkeypatch.setattr(lbfgs, "STACK_LIMIT", 0)
+    moved = lbfgs._two_loop(Spheres, M, tangent[6], pairs)
+    np.testing.assert_allclose(moved, stacked, rtol=1e-12, atol=1e-14 * np.abs(stacked).max())
+    assert not np.array_equal(lbfgs._two_loop(Spheres, M, tangent[5], pairs), moved)
+
+
 @pytest.mark.parametrize("rule", [SteepestDescent, BarzilaiBorwein])
 def test_the_gradient_rules_find_the_top_eigenvectors(problem, rule):
     A, M0 = problem

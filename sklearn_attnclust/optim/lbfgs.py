@@ -24,7 +24,8 @@ class LBFGS(Optimizer):
     Parameters
     ----------
     memory : int, default=8
-        Pairs kept.  Each step costs ``O(memory K d)`` in small array
+        Pairs kept, at most as many as :data:`PAIRS_LIMIT` numbers hold (and
+        at least 2).  Each step costs ``O(memory K d)`` in small array
         operations on top of the cost.
     **options
         ``learning_rate``, ``max_iter``, ``tol``, ``line_search``, as in
@@ -42,6 +43,11 @@ class LBFGS(Optimizer):
     def __init__(self, *, memory=8, **options):
         super().__init__(**options)
         self.memory = memory
+
+    def _kept(self, size):
+        """Pairs kept for heads of ``size`` numbers: ``memory``, at most as many as
+        :data:`PAIRS_LIMIT` numbers hold (at least 2)."""
+        return max(2, min(int(self.memory), PAIRS_LIMIT // (2 * int(size))))
 
     def _memory(self, state):
         return list(state) if state else []
@@ -71,32 +77,75 @@ class LBFGS(Optimizer):
         sy = manifold.inner(cand, s_vec, y_vec)
         if sy > 1e-12 * (manifold.norm(cand, s_vec) * manifold.norm(cand, y_vec)):
             pairs.append((s_vec, y_vec))
-            if len(pairs) > self.memory:
+            while len(pairs) > self._kept(M.size):
                 pairs.pop(0)
         return 2.0 * trial
+
+
+#: Numbers the pairs may hold (2 x pairs x K x d; 128 MiB of float64): their
+#: number is capped so for many heads of many features (sparse text: K = 100
+#: heads of d = 5e4 terms hold 5e6 numbers each, 16 pairs 1.3 GB), and no fit
+#: with K d <= 2**19 (16 pairs) is affected.
+PAIRS_LIMIT = 2**24
+
+#: Pairs' numbers (pairs x K x d) up to which the two-loop recursion transports
+#: them as one stack (4 copies of the pairs while it runs; fewer numpy calls
+#: on small problems); above, one pair at a time, twice (a sparse text fit with
+#: K = 100 heads of d = 5e4 terms and 16 pairs held 3.6 GB of stacks).
+STACK_LIMIT = 2**20
 
 
 def _two_loop(manifold, M, g, pairs, scales=None):
     """L-BFGS two-loop recursion: ``H g`` with the pairs moved to ``M``.
 
     The initial inverse Hessian is ``scales`` (K, 1), one per head, when given;
-    otherwise the scalar ``<s, y> / <y, y>`` of the last pair.  The pairs are
-    transported all at once, as one stack."""
-    S = np.array([s for s, _ in pairs], dtype=np.float64)
-    Y = np.array([y for _, y in pairs], dtype=np.float64)
-    S = manifold.transport_stack(M, S)
-    Y = manifold.transport_stack(M, Y)
-    sy = np.einsum("pij,pij->p", S, Y)
+    otherwise the scalar ``<s, y> / <y, y>`` of the last pair."""
+    stacked = len(pairs) * g.size <= STACK_LIMIT
+    moved = (_StackedPairs if stacked else _MovedPairs)(manifold, M, pairs)
+    sy = moved.products()
     q = np.array(g, dtype=np.float64)
     alphas = np.zeros(len(pairs))
     for i in reversed(range(len(pairs))):
         if sy[i] > 0:
-            alphas[i] = np.vdot(S[i], q) / sy[i]
-            q -= alphas[i] * Y[i]
-    yy = np.vdot(Y[-1], Y[-1])
+            s, y = moved[i]
+            alphas[i] = np.vdot(s, q) / sy[i]
+            q -= alphas[i] * y
+    y_last = moved[len(pairs) - 1][1]
+    yy = np.vdot(y_last, y_last)
     gamma = sy[-1] / yy if (yy > 0 and sy[-1] > 0) else 1.0
     r = (gamma if scales is None else scales) * q
     for i in range(len(pairs)):
         if sy[i] > 0:
-            r += (alphas[i] - np.vdot(Y[i], r) / sy[i]) * S[i]
+            s, y = moved[i]
+            r += (alphas[i] - np.vdot(y, r) / sy[i]) * s
     return manifold.project(M, r)
+
+
+class _StackedPairs:
+    """The pairs moved to ``M`` all at once, as two stacks."""
+
+    def __init__(self, manifold, M, pairs):
+        self.S = manifold.transport_stack(M, np.array([s for s, _ in pairs], dtype=np.float64))
+        self.Y = manifold.transport_stack(M, np.array([y for _, y in pairs], dtype=np.float64))
+
+    def __getitem__(self, i):
+        return self.S[i], self.Y[i]
+
+    def products(self):
+        return np.einsum("pij,pij->p", self.S, self.Y)
+
+
+class _MovedPairs:
+    """The pairs moved to ``M`` one at a time, on demand (no stack of copies;
+    each moved twice per recursion)."""
+
+    def __init__(self, manifold, M, pairs):
+        self.manifold, self.M, self.pairs = manifold, M, pairs
+
+    def __getitem__(self, i):
+        s, y = self.pairs[i]
+        return (self.manifold.transport_stack(self.M, s[None])[0],
+                self.manifold.transport_stack(self.M, y[None])[0])
+
+    def products(self):
+        return np.array([np.vdot(*self[i]) for i in range(len(self.pairs))])
