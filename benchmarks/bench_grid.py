@@ -1,0 +1,166 @@
+"""Fit time and inertia over a grid of n, d and K, against KMeans and faiss.
+
+The grid of the cost-at-scale issue: ``make_blobs`` (clusters) and uniform
+data (vector quantization: no clusters), ``n`` rows, ``d`` features, ``K``
+clusters.  For each cell the methods are fitted ``--repeat`` times,
+interleaved (seeds 0, 1, ...), in one process pinned to ``--cpus`` cores
+(all the threads of every method share them); the table reports medians of
+the fit time, its ratio to ``KMeans(n_init=1)``'s with the spread (min to max
+of the per-repetition ratios), the inertia over KMeans's (each computed
+here, in float64, from the fitted centres), the steps (``n_iter_``) and ``*``
+for a fit that raised a ConvergenceWarning.
+
+Peers: ``KMeans(n_init=1)``, ``MiniBatchKMeans``, and ``faiss.Kmeans`` (its
+defaults: 20 iterations on at most 256 rows per centroid, random starts; in
+float32) when ``faiss-cpu`` is installed (an optional benchmark dependency:
+``pip install faiss-cpu``); its column is left out otherwise.
+
+Usage::
+
+    python benchmarks/bench_grid.py --quick       # a few cells, a minute or two
+    python benchmarks/bench_grid.py               # the issue's grid (long)
+    python benchmarks/bench_grid.py --smoke       # tiny cells, seconds (CI)
+"""
+
+import argparse
+import itertools
+import os
+import platform
+import sys
+import time
+import warnings
+
+import numpy as np
+from sklearn.cluster import KMeans, MiniBatchKMeans
+from sklearn.datasets import make_blobs
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import pairwise_distances_argmin_min
+from threadpoolctl import threadpool_limits
+
+from sklearn_attnclust import AttentionQuantizer
+
+try:  # an optional peer
+    import faiss
+except ImportError:  # pragma: no cover - depends on the machine
+    faiss = None
+
+
+class FaissKMeans:
+    """faiss's k-means behind ``fit`` / ``cluster_centers_`` / ``n_iter_``."""
+
+    def __init__(self, n_clusters, random_state):
+        self.n_clusters, self.random_state = n_clusters, random_state
+
+    def fit(self, X):
+        X32 = np.ascontiguousarray(X, dtype=np.float32)
+        km = faiss.Kmeans(X.shape[1], self.n_clusters, seed=int(self.random_state) + 1,
+                          verbose=False)
+        km.train(X32)
+        self.cluster_centers_, self.n_iter_ = km.centroids.astype(np.float64), km.cp.niter
+        return self
+
+
+def methods():
+    found = {
+        "AttentionQuantizer": lambda K, s: AttentionQuantizer(K, random_state=s),
+        "KMeans(n_init=1)": lambda K, s: KMeans(K, n_init=1, random_state=s),
+        "MiniBatchKMeans": lambda K, s: MiniBatchKMeans(K, n_init=1, random_state=s),
+    }
+    if faiss is not None:
+        found["faiss.Kmeans"] = FaissKMeans
+    return found
+
+
+def data(kind, n, d, K, seed=0):
+    if kind == "blobs":
+        return make_blobs(n, d, centers=K, random_state=seed)[0]
+    return np.random.default_rng(seed).uniform(size=(n, d))
+
+
+def inertia(X, centers):
+    _, dist = pairwise_distances_argmin_min(X, centers)
+    return float(np.sum(dist.astype(np.float64) ** 2))
+
+
+def grid(which):
+    if which == "smoke":
+        return [("blobs", 2000, 4, 8), ("uniform", 2000, 4, 16)]
+    if which == "quick":
+        return [(k, 50_000, d, K) for k in ("blobs", "uniform") for d, K in
+                ((16, 64), (64, 256))]
+    return [(k, n, d, K) for k, n, d, K in itertools.product(
+        ("blobs", "uniform"), (50_000, 100_000), (2, 16, 64, 512), (8, 64, 256, 1024))]
+
+
+def run_cell(kind, n, d, K, repeat):
+    X = data(kind, n, d, K)
+    found = methods()
+    times = {m: [] for m in found}
+    inert = {m: [] for m in found}
+    steps = {m: [] for m in found}
+    warned = set()
+    for seed in range(repeat):
+        for name, make in found.items():
+            est = make(K, seed)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ConvergenceWarning)
+                start = time.perf_counter()
+                est.fit(X)
+                times[name].append(time.perf_counter() - start)
+            if any(issubclass(w.category, ConvergenceWarning) for w in caught):
+                warned.add(name)
+            inert[name].append(inertia(X, est.cluster_centers_))
+            steps[name].append(getattr(est, "n_iter_", np.nan))
+    ref_t, ref_i = np.array(times["KMeans(n_init=1)"]), np.array(inert["KMeans(n_init=1)"])
+    rows = []
+    for name in found:
+        ratio = np.array(times[name]) / ref_t
+        rows.append((f"{kind} {n} x {d}, K = {K}", name + ("*" if name in warned else ""),
+                     np.median(times[name]), np.median(ratio), ratio.min(), ratio.max(),
+                     np.median(np.array(inert[name]) / ref_i), np.median(steps[name])))
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="a few cells")
+    size.add_argument("--smoke", action="store_true", help="tiny cells (CI)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cpus", type=int, default=1, help="cores the process may use")
+    parser.add_argument("--output-dir", default=os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), "results"))
+    args = parser.parse_args(argv)
+    args.command = "python benchmarks/bench_grid.py " + " ".join(
+        sys.argv[1:] if argv is None else argv)
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:args.cpus])
+    if faiss is not None:
+        faiss.omp_set_num_threads(args.cpus)
+    with threadpool_limits(args.cpus):
+        table(args)
+
+
+def table(args):
+    which = "smoke" if args.smoke else ("quick" if args.quick else "full")
+    lines = ["| data | method | fit (s) | / KMeans (spread) | inertia / KMeans | steps |",
+             "|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    for cell in grid(which):
+        for case, m, t, r, lo, hi, i, st in run_cell(*cell, args.repeat):
+            lines.append(f"| {case} | {m} | {t:.3f} | {r:.2f} ({lo:.2f} to {hi:.2f}) "
+                         f"| {i:.3f} | {st:.0f} |")
+            print(lines[-1], flush=True)
+    text = "\n".join([
+        f"# bench_grid ({which})", "",
+        f"`{args.command.strip()}` on {platform.machine()}, {args.cpus} of {os.cpu_count()} "
+        f"CPUs, Python {platform.python_version()}, numpy {np.__version__}, faiss "
+        f"{faiss.__version__ if faiss is not None else 'not installed'}; medians of "
+        f"{args.repeat}, interleaved; `*`: a ConvergenceWarning.", ""] + lines) + "\n"
+    os.makedirs(args.output_dir, exist_ok=True)
+    with open(os.path.join(args.output_dir, f"bench_grid_{which}.md"), "w") as fh:
+        fh.write(text)
+
+
+if __name__ == "__main__":
+    main()
