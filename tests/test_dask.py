@@ -414,13 +414,13 @@ def test_fit_of_from_array_sends_no_large_graph(client, graph_log):
 
 
 def test_workers_warmed_once_per_client(client, monkeypatch):
-    from sklearn_attnclust import _dask
+    from sklearn_attnclust.rows import dask as dask_rows
 
     calls = []
     real = client.run
     monkeypatch.setattr(client, "run", lambda *a, **k: calls.append(k.get("workers")) or
                         real(*a, **k))
-    monkeypatch.setattr(_dask, "_WARMED", __import__("weakref").WeakKeyDictionary())
+    monkeypatch.setattr(dask_rows, "_WARMED", __import__("weakref").WeakKeyDictionary())
     X = da.from_array(_blobs(4000, 3, 2), chunks=(1000, 3))
     AttentionQuantizer(2, random_state=0).fit(X)
     AttentionQuantizer(2, random_state=1).fit(X)
@@ -453,7 +453,7 @@ def _unaligned(X):
 def test_block_passes_read_unaligned_blocks(shift):
     """Blocks deserialised by distributed may be unaligned: the passes read them
     through aligned chunks, with the results of the aligned block."""
-    from sklearn_attnclust._dask import _block_moments, _group_point_sums
+    from sklearn_attnclust._dask_point import _block_moments, _group_point_sums
     from sklearn_attnclust._point import PointChart, _RawKernel
 
     X = _blobs(20000, 5, 3) + shift
@@ -479,7 +479,7 @@ def test_sample_candidates_below_a_key_limit_are_the_keyed_sample():
     give :func:`keyed_sample_rows`'s sample; with too low a limit there are
     fewer than the sample's size (the fit then gathers it without one)."""
     from sklearn_attnclust._blocks import keyed_rows, keyed_sample_rows, row_keys
-    from sklearn_attnclust._dask import _block_keyed_below, _key_limit, _merge_keyed
+    from sklearn_attnclust.rows.dask_sample import _block_keyed_below, _key_limit, _merge_keyed
 
     X = np.random.default_rng(1).normal(size=(30000, 3))
     m, seed = 400, 99
