@@ -492,3 +492,31 @@ def test_sample_candidates_below_a_key_limit_are_the_keyed_sample():
     few = [_block_keyed_below(X[i:i + 7000], m, seed, _key_limit(m, X.shape[0]) // 8)
            for i in range(0, X.shape[0], 7000)]
     assert _merge_keyed(few, m, X.shape[0])[1][0].shape[0] < m
+
+
+def test_direction_free_energy_on_dask_through_the_row_source(client):
+    # the direction free-energy layer's kernel (_axes.block_sums) on a dask
+    # array through the generic row source and statistics, with no dask code of
+    # its own: the fit (coarse sample drawn from the source) is the in-memory one
+    from sklearn.utils import check_random_state
+
+    from sklearn_attnclust._axes import AxisMaths, axis_moments, block_sums
+    from sklearn_attnclust._strategy import fit_layer, sample_plan
+    from sklearn_attnclust.rows.dask import DaskRows, persist_rows
+    from sklearn_attnclust.rows.statistics import KernelStatistics
+
+    X = make_orthogonal_mixture(40000, 6, 3, sigma=0.3, random_state=3)[0]
+    scale, second = axis_moments(X)
+    maths = AxisMaths(3, 1.0, scale, second)
+    options = dict(init="k-means++", n_init=1, max_iter=100, tol=1e-6)
+    rng = check_random_state(0)
+    memory = fit_layer(maths, X, None, maths.statistics(X, None), random_state=rng, **options)
+    rng = check_random_state(0)
+    rows = DaskRows(persist_rows(da.from_array(X, chunks=(9000, 6))),
+                    sample_plan(rng, *X.shape, 3))
+    assert rows.sample_seed is not None  # a sampled fit: the plan drew the seed
+    stats = KernelStatistics(rows, block_sums, scale=scale, chunk_size=4096)
+    on_dask = fit_layer(maths, rows, None, stats, random_state=rng, **options)
+    assert rows.n_passes > 2  # the evaluations ran on the cluster
+    np.testing.assert_allclose(on_dask.heads, memory.heads, atol=1e-7)
+    assert abs(on_dask.risk - memory.risk) <= 1e-9 * abs(memory.risk)

@@ -73,3 +73,21 @@ def test_blas_limit_is_scoped_to_the_outermost_caller():
     assert _blas_threads() == before
     AttentionQuantizer(2, random_state=0).fit(np.random.default_rng(0).normal(size=(300, 2)))
     assert _blas_threads() == before
+
+
+def test_kernel_statistics_in_memory_are_the_layer_pass():
+    # the generic statistics of a per-block kernel over MemoryRows give the
+    # direction free-energy layer's own pass, bit for bit (same blocks, chunks)
+    from sklearn_attnclust._axes import AxisStatistics, axis_moments, block_sums
+    from sklearn_attnclust.datasets import make_orthogonal_mixture
+    from sklearn_attnclust.rows.statistics import KernelStatistics
+
+    X = make_orthogonal_mixture(200000, 6, 3, random_state=0)[0]
+    scale, _ = axis_moments(X)
+    own = AxisStatistics.from_data(X, None, scale, 4096)
+    assert own.scaled_rows is None  # large data: the rows scaled chunk by chunk
+    generic = KernelStatistics(MemoryRows(X), block_sums, scale=scale, chunk_size=4096)
+    M = np.linalg.qr(np.random.default_rng(0).normal(size=(6, 3)))[0].T
+    for need_grad in (False, True):
+        a, b = own.sums(M, 3.0, need_grad), generic.sums(M, 3.0, need_grad)
+        assert len(a) == len(b) and all(np.array_equal(p, q) for p, q in zip(a, b))

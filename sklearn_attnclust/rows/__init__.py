@@ -23,8 +23,6 @@ This package imports neither scikit-learn nor dask at module level: dask's
 workers import it to run the passes.
 """
 
-import numpy as np
-
 __all__ = ["RowSource", "add_parts"]
 
 
@@ -71,8 +69,3 @@ class RowSource:
 
     def __array__(self, dtype=None, copy=None):
         raise NotImplementedError
-
-
-def as_array(rows):
-    """The rows of a source (or an array) as a numpy array."""
-    return rows if isinstance(rows, np.ndarray) else np.asarray(rows)
