@@ -433,7 +433,7 @@ def test_the_passes_import_no_scikit_learn():
     import subprocess
     import sys
 
-    code = ("import sys\nimport sklearn_attnclust._dask\n"
+    code = ("import sys\nimport sklearn_attnclust._dask, sklearn_attnclust.rows.statistics\n"
             "assert not {'sklearn', 'scipy'} & set(sys.modules), "
             "{'sklearn', 'scipy'} & set(sys.modules)\n"
             "from sklearn_attnclust import AttentionQuantizer\n"

@@ -91,3 +91,24 @@ def test_kernel_statistics_in_memory_are_the_layer_pass():
     for need_grad in (False, True):
         a, b = own.sums(M, 3.0, need_grad), generic.sums(M, 3.0, need_grad)
         assert len(a) == len(b) and all(np.array_equal(p, q) for p, q in zip(a, b))
+
+
+def test_dask_rows_map_reduce_and_sample_as_in_memory():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    from sklearn_attnclust.rows.dask import DaskRows
+
+    X = np.random.default_rng(2).normal(size=(9000, 3))
+    w = np.array([1.0, -2.0, 0.5])
+    with dask.config.set(scheduler="synchronous"):
+        rows = DaskRows(da.from_array(X, chunks=(2500, 3)).persist(), plan=(300, 5))
+        parts = rows.map(_sums, w)
+        count, total = rows.reduce(_sums, w)
+        sample = rows.sample(300, 5)
+        assert np.array_equal(np.asarray(rows), X) and np.array_equal(rows[np.array([7, 2])],
+                                                                       X[[7, 2]])
+    assert [int(p[0][0]) for p in parts] == [2500, 2500, 2500, 1500]
+    assert count[0] == X.shape[0] and rows.sample_seed == 5 and rows.n_passes == 3
+    np.testing.assert_allclose(total, X.T @ (X @ w), rtol=1e-12)
+    assert np.array_equal(sample, MemoryRows(X).sample(300, 5))

@@ -137,9 +137,11 @@ _WARMED = weakref.WeakKeyDictionary()
 
 
 async def _warm_worker():
-    """On a worker: nothing to do; unpickling this function imported this module,
-    the passes and the compiled kernel (and not scikit-learn).  A coroutine:
+    """On a worker: import the passes (the statistics of :mod:`.._dask`, this
+    module, the compiled kernel; not scikit-learn).  A coroutine:
     ``Client.run`` need not wait for it."""
+    from .. import _dask  # noqa: F401  (the passes the fits send)
+
     return COMPILED
 
 
