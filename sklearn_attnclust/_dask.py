@@ -21,7 +21,6 @@ dask's workers import of it imports no scikit-learn.
 """
 
 import copy
-import functools
 
 import numpy as np
 
@@ -145,8 +144,8 @@ class DaskContextStatistics:
         moments = (self.second, self.second_sq, self.fourth, float(beta), L)
         kwargs = {"lam": lam, "need_grad": bool(need_grad),
                       "chunk_size": int(chunk_size or self.chunk_size)}
-        return self.X.reduce_groups(functools.partial(_group_risk_sums, kwargs=kwargs),
-                                    self.dtype, np.asarray(M), moments, add=add_risk_sums)
+        return self.X.reduce(_risk_block, self.dtype, np.asarray(M), moments, kwargs,
+                             add=add_risk_sums)
 
     def mean(self):
         """Mean of the rows (for the sign of the heads)."""
@@ -168,15 +167,13 @@ class DaskContextStatistics:
         return labels, means
 
 
-def _group_risk_sums(dtype, M, moments, *blocks, kwargs):
-    """:func:`._reconstruction.risk_sums` over the blocks of one group, cast to ``dtype``
-    first (unless None), added."""
-    parts = []
-    for block in blocks:
-        if dtype is not None:
-            block = block.astype(dtype, copy=False)
-        parts.append(risk_sums(M, _aligned(block), *moments, **kwargs))
-    return add_risk_sums(parts)
+def _risk_block(block, dtype, M, moments, kwargs):
+    """:func:`._reconstruction.risk_sums` of one block, cast to ``dtype`` first
+    (unless None)."""
+    if dtype is not None:
+        block = block.astype(dtype, copy=False)
+    return risk_sums(M, block, *moments, **kwargs)
+
 
 # -- lazy read-outs ---------------------------------------------------------------
 def check_rows(X, n_features=None, name="AttentionQuantizer"):
