@@ -66,7 +66,7 @@ def key_name(key):
 
 def count_passes(graphs):
     """Graphs that run a task reading the data (the moments or an evaluation): one pass each."""
-    return sum(any(key_name(k) in ("_group_moments", "_group_point_sums", "_group_risk_sums")
+    return sum(any(key_name(k) in ("_group_moments", "_group_point_sums", "_group_parts")
                    for k in tasks) for tasks in graphs)
 
 

@@ -7,8 +7,18 @@ The risks of the layers are sums over the samples, so over row blocks.
 :func:`map_row_blocks` splits a pass into contiguous blocks run in a thread
 pool (numpy releases the GIL in its products and elementwise loops), and
 :func:`one_blas_thread` keeps BLAS itself on one thread inside them (the
-skinny ``(n, d) x (d, K)`` products run several times faster so).  The dask
-reductions of :mod:`._dask` call the same per-block functions.
+skinny ``(n, d) x (d, K)`` products run several times faster so).  The row
+sources of :mod:`.rows` and the dask passes call the same per-block functions.
+
+Threads.  The blocks of a pass are a property of the machine
+(:data:`N_THREADS`), not of the threads that run them, and their parts are
+added in row order: a fit's numbers do not depend on how many threads run it.
+The pool runs them on :func:`pool_width` threads: the CPUs this process may
+run on (``os.sched_getaffinity``: ``taskset``, cgroup cpusets), within
+``OMP_NUM_THREADS`` where it is set (as scikit-learn's OpenMP loops honour
+it), within :data:`N_THREADS`.  BLAS is limited through ``threadpoolctl`` for
+as long as a fit (or a pass outside one) runs, and restored when it ends
+(:func:`one_blas_thread`).
 """
 
 import contextlib
@@ -32,6 +42,7 @@ __all__ = [
     "map_row_blocks",
     "merge_candidates",
     "one_blas_thread",
+    "pool_width",
     "race_keys",
     "row_keys",
     "smallest_keys",
@@ -48,13 +59,19 @@ _LOCK = threading.Lock()
 @contextlib.contextmanager
 def one_blas_thread():
     """Context manager: BLAS on one thread (the skinny ``(n, d) x (d, K)`` products
-    run several times faster so than on OpenBLAS's threads).
+    run several times faster so than on OpenBLAS's threads, and the passes
+    split the rows over threads themselves).
 
-    The ``threadpoolctl`` controller is built once per process: building it
-    scans the loaded libraries, 2 to 3 ms with scikit-learn imported.  Inside
-    an active limit a nested call sets nothing (BLAS's thread count is one
-    setting for the process; setting it again cost 20 to 40 microseconds per
-    risk evaluation).
+    A ``threadpoolctl`` limit, set on entry and restored on exit by the
+    outermost caller, in its own thread: nothing outlives it.  (OpenBLAS
+    0.3.30 ignores a limit set or restored from another thread once BLAS has
+    run in several, measured: a limit restored by the last caller to leave,
+    in another thread, stayed for the process.)  Inside an active limit a
+    nested call, in any thread, sets nothing: BLAS's thread count is one
+    setting for the process, and setting it again cost 20 to 40 microseconds
+    per risk evaluation.  The ``threadpoolctl`` controller is built once per
+    process: building it scans the loaded libraries, 2 to 3 ms with
+    scikit-learn imported.
     """
     global _BLAS
     with _LOCK:
@@ -73,29 +90,48 @@ def one_blas_thread():
             _LIMITED[0] -= 1
 
 
-#: Threads over which a pass over large data is split (the sums are additive);
-#: numpy releases the GIL in its products and elementwise loops.
+#: Row blocks a pass over large data is split into (its sums are additive): a
+#: property of the machine (``os.cpu_count()``, at most 4), so that a fit's
+#: numbers are the same whatever threads run it (:func:`pool_width`).
 N_THREADS = max(1, min(os.cpu_count() or 1, 4))
 _POOL = None
+
+
+def pool_width():
+    """Threads the pool runs a pass's blocks on: the CPUs available to the
+    process (its affinity), within ``OMP_NUM_THREADS`` if set to a positive
+    integer, within :data:`N_THREADS`."""
+    try:
+        width = len(os.sched_getaffinity(0))
+    except AttributeError:  # (no affinity on macOS and Windows)
+        width = os.cpu_count() or 1
+    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if omp.isdigit() and int(omp) > 0:
+        width = min(width, int(omp))
+    return max(1, min(width, N_THREADS))
 
 
 def map_row_blocks(fun, n, min_rows):
     """``[fun(lo, hi) for each block]`` over contiguous row blocks of ``range(n)``, in threads.
 
     At most :data:`N_THREADS` blocks of at least ``min_rows`` rows each (one
-    block, in the calling thread, for small ``n``).  The blocks depend only on
-    ``n``, ``min_rows`` and the number of threads, and the results come back
-    in row order, so sums over them are reproducible.
+    block for small ``n``), run on :func:`pool_width` threads (in the calling
+    thread for one).  The blocks depend only on ``n``, ``min_rows`` and
+    :data:`N_THREADS`, and the results come back in row order, so sums over
+    them are reproducible whatever the threads.
     """
     global _POOL
     n_blocks = min(N_THREADS, n // max(int(min_rows), 1))
     if n_blocks < 2:
         return [fun(0, n)]
-    if _POOL is None or _POOL[0] != os.getpid():
-        # a pool inherited through fork has no live threads: make a new one
-        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=N_THREADS))
     edges = np.linspace(0, n, n_blocks + 1).astype(int)
-    futures = [_POOL[1].submit(fun, lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
+    width = min(pool_width(), n_blocks)
+    if width < 2:
+        return [fun(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
+    if _POOL is None or _POOL[:2] != (os.getpid(), width):
+        # a pool inherited through fork has no live threads: make a new one
+        _POOL = (os.getpid(), width, ThreadPoolExecutor(max_workers=width))
+    futures = [_POOL[2].submit(fun, lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
     return [f.result() for f in futures]
 
 

@@ -58,6 +58,7 @@ from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys
                       smallest_keys)
 from ._fit import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
 from .optim import LayerProblem, make_optimizer
+from .rows import RowSource
 
 __all__ = ["MAX_RELOCATIONS", "LayerFit", "fit_layer"]
 
@@ -109,14 +110,31 @@ def fit_layer(maths, X, weights, stats, **kwargs):
 
 def sample_seed(rng):
     """The seed of a fit's samples: 8 bytes drawn from ``rng`` (a ``RandomState``
-    or a ``Generator``; the dask statistics draw it from a copy to gather the
-    same sample with the moments)."""
+    or a ``Generator``), once per fit (:class:`_Sampler`, or :func:`sample_plan`
+    before the first pass)."""
     return int.from_bytes(rng.bytes(8), "little")
+
+
+def sample_plan(rng, n_samples, n_features, n_clusters):
+    """The sample of a fit on rows that are not in memory, drawn before their
+    first pass: None for small data (the fit reads all the rows, and nothing
+    is drawn), else ``(m, seed)``: the coarse sample's size and the seed of its
+    keys, drawn from ``rng`` here instead of by :func:`_fit_layer` (the same
+    draw, first in the fit: the fit's later draws are unchanged).
+
+    A row source that holds the seed (``sample_seed``) can gather the sample in
+    its first pass (the dask point statistics do, with the chart's moments);
+    :class:`_Sampler` then reads the seed there.
+    """
+    m = coarse_sample_size(n_samples, n_clusters, n_features)
+    if not n_samples > COARSE_FACTOR * m:
+        return None
+    return m, sample_seed(rng)
 
 
 def _sample(X, weights, m, seed, draw, keys=None):
     """The coarse sample (or a rung of the ladder): its rows, their weights (None:
-    unweighted) and the keys it was drawn by (None for a dask array).
+    unweighted) and the keys it was drawn by (None for a row source).
 
     The rows are those of smallest :func:`._blocks.row_keys` (a hash of each
     row's bytes and ``seed``), in increasing order of key: a function of the
@@ -139,13 +157,12 @@ def _sample(X, weights, m, seed, draw, keys=None):
         from ._cosine import sparse_sample
 
         return sparse_sample(X, weights, m, seed, draw, keys)
-    if not isinstance(X, np.ndarray):  # the rows of a dask array (no weights)
-        keyed = getattr(X, "keyed_sample", None)
-        if keyed is None:
-            from ._dask import keyed_sample
+    if not isinstance(X, np.ndarray):  # a row source (no weights), or a dask array
+        if not isinstance(X, RowSource):
+            from .rows.dask import DaskRows
 
-            return keyed_sample(X, m, seed), None, None
-        return keyed(m, seed), None, None
+            X = DaskRows(X)
+        return X.sample(m, seed), None, None
     if keys is None:
         keys = row_keys(X, seed)
         if weights is not None and draw == "bootstrap":
@@ -272,7 +289,7 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
     staged = large and descend_sample
     rows, row_w, stage, sampler = X, weights, stats, None
     if large:
-        sampler = _Sampler(X, weights, sample_seed(random_state), draw)
+        sampler = _Sampler(X, weights, random_state, draw)
         rows, row_w = sampler(m)
         if staged:
             stage = maths.statistics(rows, row_w)
@@ -362,10 +379,17 @@ def _select(results, maths, stats, select):
 
 class _Sampler:
     """The samples of one fit (:func:`_sample`): the coarse sample and the rungs of
-    the ladder, drawn by the same keys of the rows (computed once)."""
+    the ladder, drawn by the same keys of the rows (computed once).
 
-    def __init__(self, X, weights, seed, draw):
-        self.X, self.weights, self.seed, self.draw, self.keys = X, weights, seed, draw, None
+    Their seed is the row source's ``sample_seed`` where it holds one (drawn by
+    :func:`sample_plan` before its first pass), else drawn from
+    ``random_state`` here: once per fit, either way.
+    """
+
+    def __init__(self, X, weights, random_state, draw):
+        seed = getattr(X, "sample_seed", None)
+        self.seed = sample_seed(random_state) if seed is None else seed
+        self.X, self.weights, self.draw, self.keys = X, weights, draw, None
 
     def __call__(self, m):
         rows, row_w, self.keys = _sample(self.X, self.weights, m, self.seed, self.draw,

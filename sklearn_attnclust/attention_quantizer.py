@@ -624,7 +624,9 @@ class AttentionQuantizer(BaseQuantizer):
         The rows are never gathered: ``labels_`` is a lazy dask array with
         ``X``'s row chunks, and ``inertia_`` comes from the fit's last pass.
         """
-        from ._dask import assignment_totals, check_rows, dask_fit, persist_rows
+        from ._dask import assignment_totals, check_rows, persist_rows
+        from ._strategy import sample_plan
+        from .rows.dask import DaskRows
 
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported with a dask array X.")
@@ -634,12 +636,13 @@ class AttentionQuantizer(BaseQuantizer):
             del self.feature_names_in_
         layer = self._new_layer(*X.shape)
         rng = layer.make_rng(self.random_state)
-        with dask_fit(rng, self.n_clusters) as record:  # the finiteness is checked there
-            layer.fit_dask(X, rng)
+        # the fit's sample is known before the first pass, which may gather it
+        rows = DaskRows(X, sample_plan(rng, *X.shape, self.n_clusters))
+        layer.fit_dask(rows, rng)  # the finiteness is checked there
         self._layer_params = self._shaping_params()
         self._store(layer, np.empty((0, X.shape[1]), X.dtype), None)
         self.labels_ = layer.labels_dask(X)
-        hard = record.hard_assignment(layer.centers)
+        hard = rows.assignment_at(layer.centers)  # the fit's last evaluation's, if there
         if hard is None:  # one reduction: the squared distances to the assigned centres
             hard = assignment_totals(X, layer.assign, self.n_clusters)
         self.inertia_ = hard[0]

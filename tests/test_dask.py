@@ -414,13 +414,13 @@ def test_fit_of_from_array_sends_no_large_graph(client, graph_log):
 
 
 def test_workers_warmed_once_per_client(client, monkeypatch):
-    from sklearn_attnclust import _dask
+    from sklearn_attnclust.rows import dask as dask_rows
 
     calls = []
     real = client.run
     monkeypatch.setattr(client, "run", lambda *a, **k: calls.append(k.get("workers")) or
                         real(*a, **k))
-    monkeypatch.setattr(_dask, "_WARMED", __import__("weakref").WeakKeyDictionary())
+    monkeypatch.setattr(dask_rows, "_WARMED", __import__("weakref").WeakKeyDictionary())
     X = da.from_array(_blobs(4000, 3, 2), chunks=(1000, 3))
     AttentionQuantizer(2, random_state=0).fit(X)
     AttentionQuantizer(2, random_state=1).fit(X)
@@ -433,7 +433,7 @@ def test_the_passes_import_no_scikit_learn():
     import subprocess
     import sys
 
-    code = ("import sys\nimport sklearn_attnclust._dask\n"
+    code = ("import sys\nimport sklearn_attnclust._dask, sklearn_attnclust.rows.statistics\n"
             "assert not {'sklearn', 'scipy'} & set(sys.modules), "
             "{'sklearn', 'scipy'} & set(sys.modules)\n"
             "from sklearn_attnclust import AttentionQuantizer\n"
@@ -453,7 +453,7 @@ def _unaligned(X):
 def test_block_passes_read_unaligned_blocks(shift):
     """Blocks deserialised by distributed may be unaligned: the passes read them
     through aligned chunks, with the results of the aligned block."""
-    from sklearn_attnclust._dask import _block_moments, _group_point_sums
+    from sklearn_attnclust._dask_point import _block_moments, _group_point_sums
     from sklearn_attnclust._point import PointChart, _RawKernel
 
     X = _blobs(20000, 5, 3) + shift
@@ -479,7 +479,7 @@ def test_sample_candidates_below_a_key_limit_are_the_keyed_sample():
     give :func:`keyed_sample_rows`'s sample; with too low a limit there are
     fewer than the sample's size (the fit then gathers it without one)."""
     from sklearn_attnclust._blocks import keyed_rows, keyed_sample_rows, row_keys
-    from sklearn_attnclust._dask import _block_keyed_below, _key_limit, _merge_keyed
+    from sklearn_attnclust.rows.dask_sample import _block_keyed_below, _key_limit, _merge_keyed
 
     X = np.random.default_rng(1).normal(size=(30000, 3))
     m, seed = 400, 99
@@ -492,3 +492,31 @@ def test_sample_candidates_below_a_key_limit_are_the_keyed_sample():
     few = [_block_keyed_below(X[i:i + 7000], m, seed, _key_limit(m, X.shape[0]) // 8)
            for i in range(0, X.shape[0], 7000)]
     assert _merge_keyed(few, m, X.shape[0])[1][0].shape[0] < m
+
+
+def test_direction_free_energy_on_dask_through_the_row_source(client):
+    # the direction free-energy layer's kernel (_axes.block_sums) on a dask
+    # array through the generic row source and statistics, with no dask code of
+    # its own: the fit (coarse sample drawn from the source) is the in-memory one
+    from sklearn.utils import check_random_state
+
+    from sklearn_attnclust._axes import AxisMaths, axis_moments, block_sums
+    from sklearn_attnclust._strategy import fit_layer, sample_plan
+    from sklearn_attnclust.rows.dask import DaskRows, persist_rows
+    from sklearn_attnclust.rows.statistics import KernelStatistics
+
+    X = make_orthogonal_mixture(40000, 6, 3, sigma=0.3, random_state=3)[0]
+    scale, second = axis_moments(X)
+    maths = AxisMaths(3, 1.0, scale, second)
+    options = dict(init="k-means++", n_init=1, max_iter=100, tol=1e-6)
+    rng = check_random_state(0)
+    memory = fit_layer(maths, X, None, maths.statistics(X, None), random_state=rng, **options)
+    rng = check_random_state(0)
+    rows = DaskRows(persist_rows(da.from_array(X, chunks=(9000, 6))),
+                    sample_plan(rng, *X.shape, 3))
+    assert rows.sample_seed is not None  # a sampled fit: the plan drew the seed
+    stats = KernelStatistics(rows, block_sums, scale=scale, chunk_size=4096)
+    on_dask = fit_layer(maths, rows, None, stats, random_state=rng, **options)
+    assert rows.n_passes > 2  # the evaluations ran on the cluster
+    np.testing.assert_allclose(on_dask.heads, memory.heads, atol=1e-7)
+    assert abs(on_dask.risk - memory.risk) <= 1e-9 * abs(memory.risk)
