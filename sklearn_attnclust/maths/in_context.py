@@ -9,6 +9,7 @@ estimator is :class:`.in_context.InContextQuantizer`.
 """
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse.csgraph import connected_components
@@ -16,14 +17,19 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .direction.attention import optimal_scale, typical_head_score
 from .free_energy import exp_shifted
+from .spectrum import RowSpectrum
 
 __all__ = [
     "TEMPERATURE_GRID",
+    "ContextMoments",
+    "context_moments",
     "in_context_attention",
     "in_context_from_moments",
     "in_context_from_rows",
     "in_context_optimal_scale",
     "in_context_unbiased_scale",
+    "layer_scale",
+    "softmax_clusters",
     "softmax_layer",
     "stack_fixed_points",
     "stratified_rows",
@@ -123,6 +129,113 @@ def in_context_unbiased_scale(second, n_clusters):
     ``n_clusters`` largest eigenvalues of ``second``.
     """
     return 1.0 / typical_head_score(second, n_clusters)
+
+
+@dataclass
+class ContextMoments:
+    """The second moment of a fit's rows (scaled near unit size), as the layer reads it.
+
+    Attributes
+    ----------
+    second : ndarray of shape (d, d) or None
+        ``X^T X / n``; None where the rows stand for it (``rows``).
+    rows : ndarray of shape (n, d) or None
+        The rows, where they are no more than the features and wide (beyond the
+        dense bound): ``Sigma x`` and the optimal scale's traces are read from
+        them (the ``n x n`` side), never from a ``(d, d)`` moment.
+    spectrum : RowSpectrum or None
+        The rows' largest eigenvalues, for wide data.
+    trace : float or None
+        ``tr(X^T X) / n``, for wide data.
+    nonzero : bool
+        Whether the moment is not all zero.
+    """
+
+    second: object
+    rows: object
+    spectrum: object
+    trace: object
+    nonzero: bool
+
+    @property
+    def wide(self):
+        return self.spectrum is not None
+
+    def typical_head_score(self, n_clusters):
+        """The mean of the ``n_clusters`` largest eigenvalues of the moment
+        (:func:`wide_typical_head_score` for wide data)."""
+        if self.wide:
+            return wide_typical_head_score(self.spectrum, n_clusters, self.trace)
+        return typical_head_score(self.second, n_clusters)
+
+
+def context_moments(Xs, dense_features):
+    """The :class:`ContextMoments` of the rows ``Xs``, ``dense_features`` the widest
+    data whose ``(d, d)`` moment is formed for the eigenvalues.
+
+    Wide data (beyond ``dense_features``): the temperature's and the unbiased
+    scale's largest eigenvalues from the rows (:class:`.spectrum.RowSpectrum`);
+    where the rows are no more than the features they also stand for their
+    ``(d, d)`` moment, never formed.
+    """
+    n, d = Xs.shape
+    wide, rows_only = d > dense_features, d > dense_features and n <= d
+    second = None if rows_only else Xs.T @ Xs / n
+    spectrum = trace = None
+    if wide:
+        spectrum = RowSpectrum(Xs)
+        trace = float(np.einsum("ij,ij->", Xs, Xs, dtype=np.float64)) / n
+        nonzero = trace > 0
+    else:
+        nonzero = bool(np.any(second))
+    return ContextMoments(second, Xs if rows_only else None, spectrum, trace, nonzero)
+
+
+def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng):
+    """The softmax layer's clusters: the fixed points of its stack on ``context``.
+
+    ``temperature`` is the relative temperature (None: the scan of
+    :func:`stack_fixed_points`, up to 128).  Returns the fixed points (in the
+    units of ``Xs``), the absolute temperature ``beta`` (0 for an all-zero
+    moment, where every weight is equal at any temperature) and the number of
+    substantial fixed points.  A ValueError where the moment underflows.
+    """
+    typical = moments.typical_head_score(n_clusters)
+    if moments.nonzero:
+        # the largest relative temperature the fit may use
+        tau = 128.0 if temperature is None else temperature
+        with np.errstate(over="ignore"):
+            beta = tau / typical
+        if typical <= np.finfo(Xs.dtype).tiny or not np.isfinite(beta):
+            raise ValueError(
+                "X is too small in scale for the softmax temperature (its "
+                "second moment underflows); rescale X."
+            )
+    centers, tau, n_fixed_points = stack_fixed_points(
+        Xs, context, n_clusters, temperature, rng,
+        typical=typical if moments.wide else None,
+    )
+    beta = float(tau / typical) if moments.nonzero else 0.0
+    return centers, beta, n_fixed_points
+
+
+def layer_scale(scale, softmax, moments, n_clusters, Xs=None, out=None):
+    """The output scale ``lam`` of ``scale="auto"`` or ``"unbiased"``, in the units
+    of the fit's rows ``Xs`` (the linear layer's ``lam`` has units of ``1 /
+    x**2``).  ``"auto"``: the risk-optimal scale (for the softmax layer, of its
+    output ``out`` at scale 1 on ``Xs``); ``"unbiased"``: 1 for the softmax
+    layer, :func:`in_context_unbiased_scale` for the linear one."""
+    if scale == "auto":
+        if softmax:
+            return optimal_scale(float(np.sum(Xs * out)), float(np.sum(out * out)))
+        # tr S^3 under- or overflows float32 at scales far from 1
+        return optimal_scale(*moments.spectrum.power_traces()) if moments.rows is not None \
+            else in_context_optimal_scale(moments.second.astype(np.float64))
+    if softmax:
+        return 1.0
+    if moments.wide:
+        return 1.0 / wide_typical_head_score(moments.spectrum, n_clusters, moments.trace)
+    return in_context_unbiased_scale(moments.second, n_clusters)
 
 
 # --------------------------------------------------------------------------
@@ -279,15 +392,24 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
             centers = refine(tau, points)
             if centers.shape[0] >= n_clusters:
                 return centers, float(tau), count
+    return _best_of_the_scan(best, temperature, n_clusters, min_mass, seeds.shape[0], refine)
+
+
+def _best_of_the_scan(best, temperature, n_clusters, min_mass, n_seeds, refine):
+    """:func:`stack_fixed_points` where no temperature tried had ``n_clusters``
+    substantial fixed points: the most substantial ones at the best temperature
+    (``best``, refined by ``refine``), with a ConvergenceWarning; repeated where
+    fewer than ``n_clusters`` of them are distinct.  (The warnings' stack level
+    names the estimator's caller, through :func:`softmax_clusters`.)"""
     tau, points, sizes, count = best
     if temperature is None:
         warnings.warn(
             f"The stacked in-context layer has {count} substantial fixed point(s) "
-            f"(holding at least {min_mass} of {seeds.shape[0]} seeds) at every "
+            f"(holding at least {min_mass} of {n_seeds} seeds) at every "
             f"temperature tried, fewer than n_clusters = {n_clusters}; the "
             f"fixed points of largest mass at temperature {tau:.3g} are kept.",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=5,
         )
     centers = refine(tau, points)
     if centers.shape[0] < n_clusters:
@@ -297,7 +419,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
             f"{centers.shape[0]} fixed point(s) at temperature {tau:.3g}. Possibly "
             f"due to duplicate points in X, or raise the temperature.",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=5,
         )
         centers = centers[np.resize(np.arange(centers.shape[0]), n_clusters)]
     return centers, float(tau), count
