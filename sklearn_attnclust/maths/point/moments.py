@@ -63,18 +63,6 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     dtype = np.float32 if X.dtype == np.float32 and n * d > CACHE_ENTRIES else np.float64
     W = float(n if w is None else w.sum())
 
-    def centred(moments):
-        """The weighted mean and covariance (symmetrised) of the summed rows; for
-        wide data (``full`` false) the covariance's diagonal (d,) only."""
-        mean = moments[0] / W
-        if not full:
-            return mean, moments[1] / W - mean * mean
-        cov = moments[1] / W - np.outer(mean, mean)
-        return mean, 0.5 * (cov + cov.T)
-
-    def trace(cov):
-        return float(np.trace(cov) if full else np.sum(cov))
-
     def covariance(chart, cov=None):
         """The chart with its scaled covariance, as an array or an operator."""
         if full:
@@ -86,8 +74,7 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
         # the moments of the rows as stored (no copy), kept if the data as a whole
         # are near the origin too (else the centring below keeps the digits)
         moments = _scaled_moments(X, w, head, a, dtype, chunk_size, raw=True, full=full)
-        mean, cov = centred(moments)
-        var = trace(cov)
+        mean, cov, var = _centred(moments, W, full)
         raw, size = True, a * a  # the first rows' size, squared
         if not (np.all(np.isfinite(moments[1])) and var > 0
                 and np.max(np.abs(mean)) <= NEAREST_OFFSET * np.sqrt(var)):
@@ -101,8 +88,7 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
         moments = _scaled_moments(X, w, head, a, np.float64, chunk_size, full=full)
     top = a  # the rows' largest magnitude (of the first rows, or of all)
     shift, a = moments[2:]
-    mean, cov = centred(moments)
-    var = trace(cov)
+    mean, cov, var = _centred(moments, W, full)
     offset = (mean + shift) * a
     # all the rows equal to rounding: the variance against the squared size of the
     # rows, in the moments' units (the rows as stored are of size ``a``, the
@@ -117,6 +103,19 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
         spread = max(float(a * np.sqrt(var)), float(np.finfo(np.float64).smallest_subnormal))
     return covariance(PointChart(offset, spread), cov / var)
 
+
+
+def _centred(moments, W, full):
+    """The weighted mean, covariance (symmetrised) and variance (the covariance's
+    trace) of the rows summed in ``moments`` (total weight ``W``); for wide data
+    (``full`` false) the covariance's diagonal (d,) only."""
+    mean = moments[0] / W
+    if not full:
+        cov = moments[1] / W - mean * mean
+        return mean, cov, float(np.sum(cov))
+    cov = moments[1] / W - np.outer(mean, mean)
+    cov = 0.5 * (cov + cov.T)
+    return mean, cov, float(np.trace(cov))
 
 def _near_origin(head, a, dtype):
     """Whether rows like ``head`` (largest magnitude ``a``) may be summed as stored:
@@ -186,9 +185,9 @@ class ScaledCovariance:
     Parameters
     ----------
     X : ndarray of shape (n, d)
-        The rows, in input units (any float dtype).
+        The rows in input units, of any float dtype (read by each product, never copied).
     weights : ndarray of shape (n,) or None
-        Sample weights (None: all one).
+        The rows' sample weights, or None for unit weights.
     chart : PointChart
         The rows' chart (offset and spread; a spread of 0 has no covariance).
     """
