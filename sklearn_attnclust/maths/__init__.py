@@ -8,7 +8,8 @@
 - :mod:`.direction` (``geometry="direction"``, the paper's layers): the
   reconstruction risk over resampled contexts (:mod:`.direction.attention`,
   :mod:`.direction.reconstruction`), the free-energy layer on axes
-  (:mod:`.direction.axes`) and the direction fit (:mod:`.direction.fit`).
+  (:mod:`.direction.axes`) and the reconstruction risk's maths object and fit
+  (:mod:`.direction.maths`).
 - :mod:`.cosine` (``geometry="cosine"``): the rows, dense or sparse
   (:mod:`.cosine.rows`), the passes (:mod:`.cosine.statistics`), the maths
   (:mod:`.cosine.maths`) and the seeding (:mod:`.cosine.seeding`).
@@ -17,8 +18,11 @@
   (:mod:`.spectrum`), the sizes of a fit (:mod:`.sizes`) and small helpers
   (:mod:`.shared`); the in-context layer's maths (:mod:`.in_context`).
 
-Each module says what it is: no maths object, statistic or constant here
-reads the estimators.  The point and direction passes import no scikit-learn
-at module level (dask workers import them: see :mod:`sklearn_attnclust._dask`).
-This package imports nothing itself.
+The estimators (and the layers that make them) read these modules; these
+modules read none of them, but for :mod:`.direction.maths`, which drives its fit
+by :func:`sklearn_attnclust._strategy.fit_layer` and scales the rows by
+:func:`sklearn_attnclust._base.power_of_two_scale`.  What dask workers import for their passes (the
+point modules, :mod:`.direction.attention`, :mod:`.direction.reconstruction`
+and what they import) imports neither scikit-learn nor scipy at module level
+(see :mod:`sklearn_attnclust._dask`).  This package imports nothing itself.
 """

@@ -1,5 +1,5 @@
 """The free energy of competitive attention over a block of rows: the one kernel
-that both free-energy layers (:mod:`._point`, :mod:`._axes`) run in every pass.
+that both free-energy layers (:mod:`.point`, :mod:`.direction.axes`) run in every pass.
 
 For logits ``l_hi`` (a sample's scores against the heads, times the
 temperature ``beta``), the free energy of sample ``i`` is ``-(1/beta) log sum_h

@@ -98,8 +98,8 @@ def in_context_from_rows(X, rows, scale):
 
 
 def wide_typical_head_score(spectrum, n_heads, trace):
-    """:func:`._attention.typical_head_score` of ``spectrum`` (a
-    :class:`._spectrum.RowSpectrum` of the uncentred rows, whose trace is
+    """:func:`.direction.attention.typical_head_score` of ``spectrum`` (a
+    :class:`.spectrum.RowSpectrum` of the uncentred rows, whose trace is
     ``trace``): the mean of its ``n_heads`` largest eigenvalues, without the
     ``(d, d)`` moment (its trace over them where they hold its whole rank)."""
     k = min(max(int(n_heads), 1), spectrum.shape[0])

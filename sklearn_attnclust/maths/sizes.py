@@ -1,6 +1,6 @@
 """The sizes of a fit: the coarse sample, the row chunks, the L-BFGS memory, the precision.
 
-The fit strategy (:mod:`._strategy`) and the layers read them here; the
+The fit strategy (:mod:`sklearn_attnclust._strategy`) and the layers read them here; the
 constants are measured, each where it is defined.  :data:`MIXED_MIN_SIZE` is
 read at fit time (``_fit.MIXED_MIN_SIZE``), so that a test can move it.
 """
@@ -66,7 +66,8 @@ COARSE_CAP_ROWS = 65536
 
 
 def coarse_sample_size(n_samples, n_heads, n_features):
-    """Rows of the random sample of the coarse stage of :func:`._strategy.fit_layer`.
+    """Rows of the random sample of the coarse stage of
+    :func:`sklearn_attnclust._strategy.fit_layer`.
 
     About 2000 points per head, and at least ``8 d`` of them; the statistical
     error of the coarse optimum is then well below the distance the fine

@@ -78,7 +78,7 @@ def vmf_log_normaliser(d, kappa):
 
 # -- the layer's mathematics ---------------------------------------------------
 class CosineMaths:
-    """The cosine layer's mathematics, for :mod:`._strategy`."""
+    """The cosine layer's mathematics, for :mod:`sklearn_attnclust._strategy`."""
 
     coarse_tol = COARSE_TOL
     unit_root = 1.0  # the risk is dimensionless (a mean 1 - cosine)

@@ -115,7 +115,7 @@ def _scaled_rows_ok(inv):
 def sparse_row_keys(X, seed):
     """A uint64 key of each row of a CSR matrix, a function of the row's nonzero
     entries (their columns and values) and ``seed`` only, as
-    :func:`._blocks.row_keys` of dense rows: identical rows share their key."""
+    :func:`sklearn_attnclust._blocks.row_keys` of dense rows: identical rows share their key."""
     X = as_rows(X)
     n = X.shape[0]
     if X.nnz == 0:
@@ -135,9 +135,10 @@ def sparse_row_keys(X, seed):
 
 
 def sparse_sample(X, weights, m, seed, draw, keys=None):
-    """The coarse sample of a CSR matrix's rows, as :func:`._strategy._sample` draws
-    the rows of an ndarray: the ``m`` rows of smallest key (races by weight for
-    ``draw="bootstrap"``), a function of the set of rows, not of their order.
+    """The coarse sample of a CSR matrix's rows, as
+    :func:`sklearn_attnclust._strategy._sample` draws the rows of an ndarray:
+    the ``m`` rows of smallest key (races by weight for ``draw="bootstrap"``),
+    a function of the set of rows, not of their order.
     Returns ``(rows, weights, keys)``, the rows a CSR matrix."""
     X = as_rows(X)
     m = min(int(m), X.shape[0])

@@ -15,9 +15,10 @@ def _unit(M):
 
 
 def _unit_order(Y, weights):
-    """The unit rows in an order of their values only (:func:`._init.canonical_order`
-    about their weighted mean; for a CSR matrix, by the cosine with the mean,
-    ties by their keys), so that the seeds do not depend on the rows' order."""
+    """The unit rows in an order of their values only
+    (:func:`sklearn_attnclust._init.canonical_order` about their weighted mean;
+    for a CSR matrix, by the cosine with the mean, ties by their keys), so that
+    the seeds do not depend on the rows' order."""
     if _is_sparse(Y):
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
         mean = np.asarray(Y.mean(axis=0) if w is None else (Y.T @ w) / w.sum()).ravel()
@@ -31,7 +32,7 @@ def _draw_distinct(Y, size, rng, w):
     """Indices of ``size`` distinct rows of ``Y`` (in :func:`_unit_order`: equal rows
     adjacent) drawn without replacement, each distinct row with a chance
     proportional to its total weight, by inverse CDF (as
-    :func:`._init.draw_distinct_rows`): a weight ``w`` draws as ``w`` repeats.
+    :func:`sklearn_attnclust._init.draw_distinct_rows`): a weight ``w`` draws as ``w`` repeats.
     Fewer distinct rows of positive weight than ``size``: all, then repeated."""
     n = Y.shape[0]
     w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)

@@ -29,11 +29,12 @@ with ``p = <x, vt>``, ``q = <Sigma x, vt>``, ``r = vt^T C vt``,
 For ``L -> infinity``, ``B = q`` and ``Q = s``.  No context is ever sampled.
 
 The per-row sums of ``B``, ``Q`` and their gradients, weighted by the sample
-weights, are the kernel :func:`._reconstruction.risk_sums`; the passes over
+weights, are the kernel :func:`.reconstruction.risk_sums`; the passes over
 the rows run it over row blocks in a thread pool
-(:func:`._blocks.map_row_blocks`), under :func:`._blocks.one_blas_thread`.
-The layer's mathematics for the fit strategy is :mod:`._direction`; the point
-layer (``geometry="point"``) is in :mod:`._point`.
+(:func:`sklearn_attnclust._blocks.map_row_blocks`), under
+:func:`sklearn_attnclust._blocks.one_blas_thread`.
+The layer's mathematics for the fit strategy is :mod:`.maths`; the point
+layer (``geometry="point"``) is in :mod:`..point`.
 """
 
 from dataclasses import dataclass, replace
@@ -41,8 +42,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
-from .reconstruction import add_risk_sums, competitive_weights, risk_sums
 from ..._sphere import riemannian_gradient
+from .reconstruction import add_risk_sums, competitive_weights, risk_sums
 
 __all__ = [
     "ContextStatistics",
@@ -73,7 +74,7 @@ class ContextStatistics:
         The queries (kept only when the risk needs a pass over the data).
     weights : ndarray of shape (n,) or None
         The queries' weights (a weight ``w`` counts as ``w`` repeats of the
-        row; see :mod:`._reconstruction`), or None for all one.
+        row; see :mod:`.reconstruction`), or None for all one.
     sq_norms : ndarray of shape (n,) or None
         ``||x_i||^2`` (only for finite context lengths; None otherwise).
     second : ndarray of shape (d, d)
@@ -115,7 +116,7 @@ class ContextStatistics:
         return float(self.n_samples if self.X is None else self.X.shape[0])
 
     def risk_sums(self, M, beta, L, *, lam=None, need_grad=False, chunk_size=None):
-        """:func:`._reconstruction.risk_sums` over contiguous row blocks of ``X`` in
+        """:func:`.reconstruction.risk_sums` over contiguous row blocks of ``X`` in
         threads, added in order (``chunk_size`` rows per chunk; None: ``self.chunk_size``)."""
         X, sq, w = self.X, self.sq_norms, self.weights
         chunk = max(int(chunk_size or self.chunk_size), 1)

@@ -19,7 +19,7 @@ reconstruction risk of the paper's layer mixes every cluster in its keys and
 tilts the heads, theory section 11).
 
 Every pass is a sum over row blocks (:func:`block_sums`), run in threads;
-the fit strategy is :mod:`._strategy`.  This module knows nothing of
+the fit strategy is :mod:`sklearn_attnclust._strategy`.  This module knows nothing of
 scikit-learn.
 """
 
@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.cluster import kmeans_plusplus
 
-from .attention import typical_head_score
 from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
-from ..free_energy import exp_shifted, free_energy_sums
 from ..._init import check_start, init_heads, order_by_key, squared_norms, unit_start
+from ..free_energy import exp_shifted, free_energy_sums
 from ..shared import CACHE_ENTRIES, check_points, weighted_rows
+from .attention import typical_head_score
 
 __all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
            "largest_score"]
@@ -137,7 +137,7 @@ class AxisStatistics:
 
 
 class AxisMaths:
-    """The direction free-energy layer's mathematics, for :mod:`._strategy`."""
+    """The direction free-energy layer's mathematics, for :mod:`sklearn_attnclust._strategy`."""
 
     coarse_tol = COARSE_TOL
 

@@ -1,9 +1,9 @@
 """The kernel of the reconstruction risk: per-row sums of ``B``, ``Q`` and their gradients.
 
 Every pass of the direction layer's reconstruction risk over rows (the
-threaded passes of :mod:`._attention`, the blocks of a dask array in
-:mod:`._dask`) is :func:`risk_sums` over a block of rows, and the blocks'
-sums add (:func:`add_risk_sums`).  The notation is that of :mod:`._attention`:
+threaded passes of :mod:`.attention`, the blocks of a dask array in
+:mod:`sklearn_attnclust._dask`) is :func:`risk_sums` over a block of rows, and the blocks'
+sums add (:func:`add_risk_sums`).  The notation is that of :mod:`.attention`:
 per query ``x`` with scores ``a = M x``, competitive weights ``w`` and
 weighted scores ``at = w * a``, ``b = M Sigma x``, ``p = <at, a>``,
 ``q = <at, b>``, ``r = at^T (M C M^T) at``, ``s = at^T (M Sigma^2 M^T) at``,
@@ -234,7 +234,7 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
               need_grad=False, chunk_size=8192, sq_norms=None, weights=None):
     """Sums over the rows of ``X`` of ``B``, ``Q`` and of their gradients.
 
-    The building block of :func:`._attention.attention_risk`, exposed so that
+    The building block of :func:`.attention.attention_risk`, exposed so that
     the sums can be taken over chunks held elsewhere (e.g. the blocks of a
     dask array, see ``_dask``) and added.  ``a = X M^T`` and
     ``b = X (M Sigma)^T`` come from one product with the stacked

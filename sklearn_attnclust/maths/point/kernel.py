@@ -123,7 +123,7 @@ def runs_compiled(variant):
 COMPILED = point_sums is not None and runs_compiled(KERNEL_VARIANT)
 
 #: Largest ``max|offset| / spread`` at which the passes over large data read the
-#: rows as stored, the offset folded into the heads (:class:`PointStatistics`).
+#: rows as stored, the offset folded into the heads (:class:`.statistics.PointStatistics`).
 #: The logits then carry a rounding error of about ``eps (1 + ||offset|| /
 #: spread)`` times their scale instead of ``eps``: at most 9 float32 epsilons
 #: (a relative error near 1e-4 in the attention weights at the default

@@ -74,7 +74,7 @@ def absolute_temperature(cov, n_heads, temperature):
     volume (the within-cluster scale: theory, section 12.3).
 
     ``cov`` is a ``(d, d)`` array (all its eigenvalues, ``eigvalsh``) or a
-    :class:`ScaledCovariance` (its ``K - 1`` largest only).
+    :class:`.moments.ScaledCovariance` (its ``K - 1`` largest only).
     """
     k, d = max(int(n_heads) - 1, 1), cov.shape[0]
     if isinstance(cov, ScaledCovariance):
@@ -100,7 +100,7 @@ def point_risk(M, stats, beta, return_grad=False):
     its Euclidean gradient (K, d + 1) and the heads' masses ``sum_i w_i p_ih / W``.
 
     ``stats`` provides ``chart``, ``total_weight`` and ``sums(Z, beta,
-    need_grad)`` (:class:`PointStatistics`, or its dask twin).  The risk is
+    need_grad)`` (:class:`.statistics.PointStatistics`, or its dask twin).  The risk is
     in the data's units (squared spreads); heads whose last coordinate is
     below :data:`MIN_POLE` have an infinite risk (their points are beyond the
     data's reach), so a line search steps back from them.
@@ -152,7 +152,7 @@ def point_weights(X, chart, Z, beta, bias=None):
 
     Rows so far beyond the data's spread that their logits overflow (1e300
     spreads away) get the weights' limit there, all on the nearest point
-    (:func:`._assign.nearest_point`, at each row's own scale).
+    (:func:`sklearn_attnclust._assign.nearest_point`, at each row's own scale).
     """
     with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         P = _logits(chart.scaled(X), chart.scaled(Z), beta)  # softmax rows: no ||y||^2
@@ -169,10 +169,11 @@ def point_weights(X, chart, Z, beta, bias=None):
 
 
 class PointMaths:
-    """The point layer's mathematics, for the fit strategy of :mod:`._strategy`.
+    """The point layer's mathematics, for the fit strategy of :mod:`sklearn_attnclust._strategy`.
 
     Built from the chart of the data and the scaled covariance
-    (:func:`chart_from_data`); see :mod:`._strategy` for the interface.
+    (:func:`.moments.chart_from_data`); see :mod:`sklearn_attnclust._strategy` for
+    the interface.
     """
 
     coarse_tol = COARSE_TOL

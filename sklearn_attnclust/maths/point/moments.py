@@ -178,7 +178,7 @@ class ScaledCovariance:
 
     Its trace is 1 (the chart's spread is the rows' root mean squared
     distance to their weighted mean).  Its largest eigenvalues are found by
-    :class:`._spectrum.RowSpectrum` (from the ``n x n`` weighted Gram matrix of
+    :class:`..spectrum.RowSpectrum` (from the ``n x n`` weighted Gram matrix of
     the centred rows when ``n < d`` is small, else by Lanczos iterations, one
     pass over the rows per product): memory ``O((n + d) k)`` beyond the rows.
 

@@ -23,7 +23,7 @@ def seed_points(X, weights, init, rng, chart, n_clusters):
     n_clusters, random_state)`` (as KMeans's) or an array of shape (K, d).
     ``rng`` is a ``numpy.random.RandomState``; ``chart`` the
     :class:`.chart.PointChart` of the rows.  Both draws run over the rows in
-    :func:`._init.canonical_order` about the chart's offset (the weighted
+    :func:`sklearn_attnclust._init.canonical_order` about the chart's offset (the weighted
     mean), so the seeds depend on the weighted set of rows only: not on
     their order, and a weight ``w`` draws as ``w`` repeats; they are
     KMeans's draws on the rows in that order.

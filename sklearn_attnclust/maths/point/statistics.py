@@ -83,7 +83,7 @@ class PointStatistics:
 
         ``sq_total`` is computed with a pass unless given (it is the total
         weight for the rows the chart was made from).  ``chunk_size`` defaults
-        to :func:`._blocks.chunk_rows` of the passes' precision for ``n_heads``.
+        to :func:`sklearn_attnclust._blocks.chunk_rows` of the passes' precision for ``n_heads``.
         """
         n, d = X.shape
         W = float(n if weights is None else np.sum(weights))
@@ -111,14 +111,14 @@ class PointStatistics:
         return self.X.shape[0]
 
     def sums(self, Z, beta, need_grad, bias=None):
-        """:func:`block_sums` over all the rows, in threads (``bias``: a logit
+        """:func:`.kernel.block_sums` over all the rows, in threads (``bias``: a logit
         added per head, the log mixing weights of ``temperature="learn"``,
-        :mod:`._likelihood`; no hard assignment is tracked with it).
+        :mod:`sklearn_attnclust._likelihood`; no hard assignment is tracked with it).
 
         Large data are not scaled row by row: the chart's affine map is folded
-        into the heads (:class:`_RawKernel`), so that a pass reads the rows as
+        into the heads (:class:`.kernel._RawKernel`), so that a pass reads the rows as
         stored; small data are read in their cached scaled rows.  Each thread's
-        rows go to the compiled kernel in one call (:data:`COMPILED`), or chunk
+        rows go to the compiled kernel in one call (:data:`.kernel.COMPILED`), or chunk
         by chunk to the numpy reference.
         """
         X, w = self.X, self.weights

@@ -2,8 +2,8 @@
 
 ``geometry="direction"`` with ``risk="reconstruction"`` (the paper's layers,
 theory sections 2 and 3).  :class:`DirectionMaths` implements the interface of
-:mod:`._strategy` over the exact risk over resampled contexts of
-:mod:`._attention`:
+:mod:`sklearn_attnclust._strategy` over the exact risk over resampled contexts of
+:mod:`.attention`:
 
 - the objective is the risk relative to the data's mean squared norm (plus
   the orthogonality penalty ``alpha`` times that norm), so the temperature,
@@ -16,7 +16,7 @@ theory sections 2 and 3).  :class:`DirectionMaths` implements the interface of
 - the linear layer as ``L -> infinity`` costs no pass over the rows: its
   starts are seeded from the coarse sample but descended on all the rows.
 
-Sample weights count as repeats of the rows (:mod:`._reconstruction`).
+Sample weights count as repeats of the rows (:mod:`.reconstruction`).
 :func:`fit_directions` runs the strategy for the layer.  This module knows
 nothing of scikit-learn.
 """
@@ -26,14 +26,14 @@ import warnings
 
 import numpy as np
 
-from .. import sizes
 from ..._base import power_of_two_scale
-from .attention import ContextStatistics, attention_risk, typical_head_score
 from ..._blocks import one_blas_thread
-from ..sizes import FLOAT32_TOL, default_chunk_size
 from ..._init import check_start, init_heads, unit_start
-from ..shared import check_points
 from ..._strategy import fit_layer
+from .. import sizes
+from ..shared import check_points
+from ..sizes import FLOAT32_TOL, default_chunk_size
+from .attention import ContextStatistics, attention_risk, typical_head_score
 
 __all__ = ["COARSE_TOL", "DirectionMaths", "WarmStart", "fit_directions", "n_starts",
            "unit_scale"]
@@ -96,7 +96,7 @@ def n_starts(init, n_init):
 
 
 class DirectionMaths:
-    """The reconstruction risk's mathematics, for :mod:`._strategy`.
+    """The reconstruction risk's mathematics, for :mod:`sklearn_attnclust._strategy`.
 
     Parameters
     ----------
@@ -105,7 +105,7 @@ class DirectionMaths:
         The statistics of all the (rescaled) rows.
     attention : {"competitive", "linear"}
     temperature : float
-        Relative to :func:`._attention.typical_head_score`; unused by the linear layer.
+        Relative to :func:`.attention.typical_head_score`; unused by the linear layer.
     context_length : int or None
     scale : float or None
         Fixed output scale, or None to profile it out.  It applies to the
@@ -207,7 +207,7 @@ class DirectionMaths:
         return float(value) if value.ndim == 0 else value
 
     def drop_rows(self):
-        """Keep only the moments (:meth:`._attention.ContextStatistics.moments_only`):
+        """Keep only the moments (:meth:`.attention.ContextStatistics.moments_only`):
         the read-outs after the fit need no row, and a fitted model holds no copy of ``X``."""
         self.stats = ContextStatistics.moments_only(self.stats)
         self._last = None
@@ -230,14 +230,14 @@ class DirectionMaths:
 def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coarse="auto",
                    attention, temperature, context_length, scale, alpha, max_iter, tol,
                    verbose, learning_rate, solver, rms=1.0):
-    """Fit the reconstruction layer by :func:`._strategy.fit_layer`.
+    """Fit the reconstruction layer by :func:`sklearn_attnclust._strategy.fit_layer`.
 
     ``X`` are the rows (a numpy or dask array; the queries of streamed
     moments), ``weights`` their weights or None, ``stats`` their precomputed
     statistics (streamed moments, a dask array's) or None to compute them from
     ``X`` (rescaled by :func:`unit_scale`); with ``stats`` given, ``X`` and
     ``stats`` are in units of ``rms`` (the input's).  Returns ``(fit, maths, scale)``:
-    the :class:`._strategy.LayerFit` (its ``risk`` without the penalty), the
+    the :class:`sklearn_attnclust._strategy.LayerFit` (its ``risk`` without the penalty), the
     :class:`DirectionMaths` (its moments only, no row: :meth:`DirectionMaths.drop_rows`)
     and the output scale at the fitted heads, both in input units.
     """
