@@ -2,7 +2,7 @@
 
 The fit strategy (:mod:`sklearn_attnclust._strategy`) and the layers read them here; the
 constants are measured, each where it is defined.  :data:`MIXED_MIN_SIZE` is
-read at fit time (``_fit.MIXED_MIN_SIZE``), so that a test can move it.
+read at fit time (``sizes.MIXED_MIN_SIZE``), so that a test can move it.
 """
 
 import numpy as np

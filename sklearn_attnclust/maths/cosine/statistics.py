@@ -45,7 +45,7 @@ def block_sums(Xc, r, w, M, beta, need_grad):
     if _is_sparse(Xc):
         L = np.ascontiguousarray(_scores(Xc, M.T.astype(dtype)).T)
     else:
-        L = M.astype(dtype) @ Xc.T  # heads by rows (see _free_energy)
+        L = M.astype(dtype) @ Xc.T  # heads by rows (see free_energy)
     L *= (beta * r).astype(dtype)
     value, P = free_energy_sums(L, w, beta, need_grad)
     if not need_grad:

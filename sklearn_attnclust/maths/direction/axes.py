@@ -84,7 +84,7 @@ def block_sums(Y, w, M, beta, need_grad):
     Returns ``(sum_i w_i F(y_i),)``, and with ``need_grad`` also the masses
     ``sum_i w_i p_ih`` (K,) and ``sum_i w_i p_ih <y_i, mu_h> y_i`` (K, d).
     """
-    A = M @ Y.T  # heads by rows (see _free_energy)
+    A = M @ Y.T  # heads by rows (see free_energy)
     L = A * A
     L *= beta
     value, P = free_energy_sums(L, w, beta, need_grad)

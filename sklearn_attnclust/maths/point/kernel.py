@@ -195,7 +195,7 @@ class _RawKernel:
                               self.beta, need_grad, labels, self.r)
         Xr = X if self.r is None and X.dtype == self.dtype else \
             np.subtract(X, 0 if self.r is None else self.r, dtype=self.dtype)
-        L = self.A @ Xr.T  # heads by rows (see _free_energy)
+        L = self.A @ Xr.T  # heads by rows (see free_energy)
         L -= self.c
         return logit_sums(L, w, self.beta, need_grad, Xr, labels)
 
@@ -235,7 +235,7 @@ def block_sums(Y, w, Z, beta, need_grad):
     if COMPILED:
         kernel = _RawKernel(_UNIT_CHART, np.zeros(Y.shape[1]), Z, beta, Y.dtype)
         return kernel.chunk_sums(Y, w, need_grad)
-    L = ((2.0 * beta) * Z).astype(Y.dtype, copy=False) @ Y.T  # heads by rows (_free_energy)
+    L = ((2.0 * beta) * Z).astype(Y.dtype, copy=False) @ Y.T  # heads by rows (free_energy)
     L -= (beta * np.einsum("ij,ij->i", Z, Z)).astype(Y.dtype)[:, None]
     return logit_sums(L, w, beta, need_grad, Y)
 
