@@ -10,6 +10,7 @@ import numpy as np
 
 from ..._blocks import chunk_rows, one_blas_thread, smallest_keys, sum_row_blocks
 from ..free_energy import exp_shifted, free_energy_sums
+from ..shared import chunk_sums
 from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
     unit_rows
 
@@ -84,14 +85,11 @@ class CosineStatistics:
         X, w, r, chunk = self.X, self.weights, self.inv, self.chunk_size
         M = np.asarray(M, dtype=np.float64)
 
+        def part(a, b):
+            return block_sums(X[a:b], r[a:b], None if w is None else w[a:b], M, beta, need_grad)
+
         def block(lo, hi):
-            out = None
-            for a in range(lo, hi, chunk):
-                b = min(a + chunk, hi)
-                part = block_sums(X[a:b], r[a:b], None if w is None else w[a:b], M, beta,
-                                  need_grad)
-                out = part if out is None else tuple(p + q for p, q in zip(out, part))
-            return out
+            return chunk_sums(part, lo, hi, chunk)
 
         with one_blas_thread():
             return sum_row_blocks(block, X.shape[0], 2 * chunk)

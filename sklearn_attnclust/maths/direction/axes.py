@@ -31,7 +31,7 @@ from sklearn.cluster import kmeans_plusplus
 from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
 from ..._init import check_start, init_heads, order_by_key, squared_norms, unit_start
 from ..free_energy import exp_shifted, free_energy_sums
-from ..shared import CACHE_ENTRIES, check_points, weighted_rows
+from ..shared import CACHE_ENTRIES, check_points, chunk_sums, weighted_rows
 from .attention import typical_head_score
 
 __all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
@@ -123,14 +123,12 @@ class AxisStatistics:
         X, w, chunk, Y, inv = self.X, self.weights, self.chunk_size, self.scaled_rows, \
             1.0 / self.scale
 
+        def part(a, b):
+            rows = np.asarray(X[a:b], dtype=np.float64) * inv if Y is None else Y[a:b]
+            return block_sums(rows, None if w is None else w[a:b], M, beta, need_grad)
+
         def block(lo, hi):
-            out = None
-            for a in range(lo, hi, chunk):
-                b = min(a + chunk, hi)
-                rows = np.asarray(X[a:b], dtype=np.float64) * inv if Y is None else Y[a:b]
-                part = block_sums(rows, None if w is None else w[a:b], M, beta, need_grad)
-                out = part if out is None else tuple(p + q for p, q in zip(out, part))
-            return out
+            return chunk_sums(part, lo, hi, chunk)
 
         with one_blas_thread():
             return sum_row_blocks(block, X.shape[0], 2 * chunk)
