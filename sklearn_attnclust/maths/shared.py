@@ -1,5 +1,5 @@
 """Helpers the geometries' maths share: the cache bound, the weighted sums of rows,
-the check of starting points."""
+the chunk loop of a thread's block and the check of starting points."""
 
 import numpy as np
 
