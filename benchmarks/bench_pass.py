@@ -6,13 +6,13 @@ full-data stage of a fit runs it: in threads, with the hard assignment tracked)
 is timed at the fitted heads, with and without its gradient, against a bare
 pass ``X @ M.T`` with K columns on one BLAS thread (as ``bench_fit.py``
 counts); and with its gradient by the numpy reference the compiled kernel
-replaces (``_point.COMPILED`` off).  The kernel is timed whichever variant
+replaces (``maths.point.kernel.COMPILED`` off).  The kernel is timed whichever variant
 is built (the portable one, which the package does not run by default, too).
 Medians of ``--repeat`` interleaved repetitions, with their range.
 
 With ``--parts``, the steps of one evaluation with its gradient on one thread:
 the compiled kernel's single call, and the numpy reference's steps (chunk by
-chunk, as ``_point._RawKernel`` runs them), each in bare passes.
+chunk, as ``maths.point.kernel._RawKernel`` runs them), each in bare passes.
 
 Usage::
 
@@ -29,11 +29,12 @@ from sklearn.datasets import make_blobs
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from sklearn_attnclust import AttentionQuantizer, _point
+from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust._assign import first_minimum
 from sklearn_attnclust._free_energy import free_energy_sums
 from sklearn_attnclust._point import PointStatistics, _RawKernel, weighted_rows
 from sklearn_attnclust.datasets import make_orthogonal_mixture
+from sklearn_attnclust.maths.point import kernel as point_kernel
 
 
 def cases(small=False):
@@ -75,7 +76,7 @@ def parts(stats, Z, beta, repeat):
 
     with threadpool_limits(limits=1, user_api="blas"):
         for _ in range(repeat):
-            if _point.COMPILED:
+            if point_kernel.COMPILED:
                 step("compiled kernel (all steps)", kernel.sums, X, 0, X.shape[0], None, True,
                      labels, chunk)
             for a in range(0, X.shape[0], chunk):
@@ -104,17 +105,17 @@ def run(case_list, repeat, with_parts=False):
         Z, beta = layer.chart.scaled_points(layer.heads), layer.beta
         M = np.random.default_rng(0).normal(size=(K, X.shape[1])).astype(X.dtype)
         bare, grad, value, reference = [], [], [], []
-        compiled = _point.COMPILED = _point.point_sums is not None  # any variant
+        compiled = point_kernel.COMPILED = point_kernel.point_sums is not None  # any variant
         for _ in range(repeat):  # interleaved: a slow spell hits all four
             with threadpool_limits(limits=1, user_api="blas"):
                 bare.append(_timed(np.matmul, X, M.T))
             grad.append(_timed(stats.sums, Z, beta, True))
             value.append(_timed(stats.sums, Z, beta, False))
-            _point.COMPILED = False
+            point_kernel.COMPILED = False
             try:
                 reference.append(_timed(stats.sums, Z, beta, True))
             finally:
-                _point.COMPILED = compiled
+                point_kernel.COMPILED = compiled
         b = float(np.median(bare))
         rows.append((name, b, np.array(grad) / b, np.array(value) / b,
                      np.array(reference) / b))

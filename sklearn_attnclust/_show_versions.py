@@ -25,21 +25,21 @@ def kernel_description():
     """Which implementation of the point layer's passes runs, and why: the
     compiled kernel's variant (with the instruction set clone this CPU runs
     and the compiler that built it), or the numpy reference and the reason."""
-    from . import _point
+    from .maths.point import kernel
 
-    if _point.point_sums is None:
-        return f"numpy reference (the compiled kernel cannot be imported: {_point.KERNEL_ERROR})"
+    if kernel.point_sums is None:
+        return f"numpy reference (the compiled kernel cannot be imported: {kernel.KERNEL_ERROR})"
     from . import _point_kernel
 
-    if not _point.COMPILED:
+    if not kernel.COMPILED:
         variant = getattr(_point_kernel, "VARIANT", None)
-        if not _point.runs_compiled(variant):  # the portable variant
+        if not kernel.runs_compiled(variant):  # the portable variant
             return (f"numpy reference (the compiled kernel's {variant} variant, built by "
                     f"{getattr(_point_kernel, 'COMPILER', 'an unknown compiler')}, is "
                     "switched off: it is slower than the numpy reference; "
-                    "sklearn_attnclust._point.COMPILED = True runs it)")
+                    "sklearn_attnclust.maths.point.kernel.COMPILED = True runs it)")
         return ("numpy reference (the compiled kernel is built but switched off: "
-                "sklearn_attnclust._point.COMPILED is False)")
+                "sklearn_attnclust.maths.point.kernel.COMPILED is False)")
     # a module built from older sources names neither its variant nor its compiler
     text = f"compiled, {getattr(_point_kernel, 'VARIANT', 'variant unknown (an older build)')}"
     clone = _point_kernel.clone() if hasattr(_point_kernel, "clone") else ""

@@ -8,20 +8,17 @@ from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._attention import optimal_scale, typical_head_score
 from ._base import BaseEmbedding, _nearest_center, power_of_two_scale
-from ._in_context import (
+from .maths.in_context import (
+    context_moments,
     in_context_from_moments,
     in_context_from_rows,
-    in_context_optimal_scale,
-    in_context_unbiased_scale,
+    layer_scale,
+    softmax_clusters,
     softmax_layer,
-    stack_fixed_points,
     stratified_rows,
-    wide_typical_head_score,
 )
-from ._point import DENSE_FEATURES
-from ._spectrum import RowSpectrum
+from .maths.point.moments import DENSE_FEATURES
 
 __all__ = ["InContextQuantizer"]
 
@@ -232,76 +229,20 @@ class InContextQuantizer(BaseEmbedding):
         two = power_of_two_scale(X)
         self._unit = two
         Xs = X * X.dtype.type(two) if two != 1.0 else X
-        # wide data (beyond DENSE_FEATURES): the temperature's and the unbiased
-        # scale's largest eigenvalues from the rows (RowSpectrum); where the rows
-        # are no more than the features they also stand for their (d, d) moment,
-        # never formed (Sigma x, the optimal scale's traces from the n x n side)
-        wide, rows_only = d > DENSE_FEATURES, d > DENSE_FEATURES and n <= d
-        second = None if rows_only else Xs.T @ Xs / n
-        if wide:
-            spectrum = RowSpectrum(Xs)
-            trace = float(np.einsum("ij,ij->", Xs, Xs, dtype=np.float64)) / n
-            nonzero = trace > 0
-        else:
-            nonzero = bool(np.any(second))
-        self._second, self._rows = second, Xs if rows_only else None
-        self.second_moment_ = None if rows_only else self._in_input_units(second, -2)
+        moments = context_moments(Xs, DENSE_FEATURES)  # (read here: a test moves the bound)
+        self._second, self._rows = moments.second, moments.rows
+        self.second_moment_ = None if moments.second is None else \
+            self._in_input_units(moments.second, -2)
         self.context_ = None
         self.temperature_ = 0.0
         self._beta = 0.0
         for name in ("cluster_centers_", "labels_", "inertia_", "n_fixed_points_"):
             self.__dict__.pop(name, None)  # a refit as linear keeps no labels
-        if softmax:
-            rng = check_random_state(self.random_state)
-            context = Xs
-            if self.context_length is not None and self.context_length < n:
-                rows = stratified_rows(Xs, self.context_length, rng)
-                context, self.context_ = Xs[rows], X[rows]
-            else:
-                self.context_ = X
-            typical = wide_typical_head_score(spectrum, self.n_clusters, trace) if wide \
-                else typical_head_score(second, self.n_clusters)
-            if nonzero:
-                # the largest relative temperature the fit may use
-                tau = 128.0 if self.temperature == "auto" else self.temperature
-                with np.errstate(over="ignore"):
-                    beta = tau / typical
-                if typical <= np.finfo(Xs.dtype).tiny or not np.isfinite(beta):
-                    raise ValueError(
-                        "X is too small in scale for the softmax temperature (its "
-                        "second moment underflows); rescale X."
-                    )
-            # an all-zero context: every softmax weight is equal at any temperature
-            centers, tau, self.n_fixed_points_ = stack_fixed_points(
-                Xs, context, self.n_clusters,
-                None if self.temperature == "auto" else self.temperature, rng,
-                typical=typical if wide else None,
-            )
-            self._beta = float(tau / typical) if nonzero else 0.0
-            self.temperature_ = float(self._in_input_units(self._beta, 2))
-            self.cluster_centers_ = self._in_input_units(centers, -1)
-            out = self._embed_scaled(Xs, 1.0)
-            self.labels_ = _nearest_center(out, centers)
-            resid = Xs - centers[self.labels_]
-            self.inertia_ = float(self._in_input_units(
-                np.einsum("ij,ij->", resid, resid, dtype=np.float64), -2))
-
+        out = self._fit_clusters(X, Xs, moments) if softmax else None
         # the output scale in the fit's units (the linear layer's lam has units of
         # 1 / x**2: beyond float64's range in X's units for data of 1e-160 or 1e160)
-        if self.scale == "auto":
-            if softmax:
-                lam = optimal_scale(float(np.sum(Xs * out)), float(np.sum(out * out)))
-            else:
-                # tr S^3 under- or overflows float32 at scales far from 1
-                lam = optimal_scale(*spectrum.power_traces()) if rows_only else \
-                    in_context_optimal_scale(second.astype(np.float64))
-        elif self.scale == "unbiased":
-            if softmax:
-                lam = 1.0
-            elif wide:
-                lam = 1.0 / wide_typical_head_score(spectrum, self.n_clusters, trace)
-            else:
-                lam = in_context_unbiased_scale(second, self.n_clusters)
+        if self.scale in ("auto", "unbiased"):
+            lam = layer_scale(self.scale, softmax, moments, self.n_clusters, Xs, out)
         else:
             lam = float(self.scale) if softmax else \
                 float(self._in_input_units(np.float64(self.scale), -2))
@@ -309,6 +250,30 @@ class InContextQuantizer(BaseEmbedding):
         self.scale_ = float(self.scale) if isinstance(self.scale, Real) else \
             float(lam if softmax else self._in_input_units(np.float64(lam), 2))
         return self
+
+    def _fit_clusters(self, X, Xs, moments):
+        """The softmax layer's clusters (:func:`.maths.in_context.softmax_clusters`)
+        and their attributes; the layer's output at scale 1 on the rows ``Xs``
+        (``X`` in the fit's units)."""
+        n = X.shape[0]
+        rng = check_random_state(self.random_state)
+        context = Xs
+        if self.context_length is not None and self.context_length < n:
+            rows = stratified_rows(Xs, self.context_length, rng)
+            context, self.context_ = Xs[rows], X[rows]
+        else:
+            self.context_ = X
+        centers, self._beta, self.n_fixed_points_ = softmax_clusters(
+            Xs, context, moments, self.n_clusters,
+            None if self.temperature == "auto" else self.temperature, rng)
+        self.temperature_ = float(self._in_input_units(self._beta, 2))
+        self.cluster_centers_ = self._in_input_units(centers, -1)
+        out = self._embed_scaled(Xs, 1.0)
+        self.labels_ = _nearest_center(out, centers)
+        resid = Xs - centers[self.labels_]
+        self.inertia_ = float(self._in_input_units(
+            np.einsum("ij,ij->", resid, resid, dtype=np.float64), -2))
+        return out
 
     def _in_input_units(self, value, power):
         """``value``, computed on X times ``two`` (:meth:`fit`), in X's units: times

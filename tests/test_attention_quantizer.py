@@ -250,7 +250,7 @@ def test_mixed_precision_fit_is_the_float64_optimum(monkeypatch):
     # n * d above _fit.MIXED_MIN_SIZE: the full-data stage runs its passes in
     # float32; the heads must still be a float64 stationary point to tol, and
     # the fit that of float64 passes throughout up to that tolerance
-    import sklearn_attnclust._fit as fit_module
+    import sklearn_attnclust.maths.sizes as fit_module
     from sklearn_attnclust._attention import riemannian_gradient
 
     X, y, centers = make_orthogonal_mixture(80000, 8, 4, sigma=0.3, random_state=2)

@@ -297,7 +297,7 @@ def test_mixed_precision_without_a_coarse_stage(monkeypatch):
     # the descent runs its passes in float32 and is checked (and finished) in
     # float64; the heads are a float64 stationary point to tol, the float32 and
     # float64 steps share max_iter, and the fit is the float64 one to tol
-    import sklearn_attnclust._fit as fit_module
+    import sklearn_attnclust.maths.sizes as fit_module
     from sklearn_attnclust._attention import riemannian_gradient
 
     X, _, _ = make_orthogonal_mixture(3000, 12, 3, sigma=0.3, random_state=4)

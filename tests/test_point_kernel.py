@@ -11,10 +11,11 @@ not depend on which of the two ran it.
 import numpy as np
 import pytest
 
-from sklearn_attnclust import AttentionQuantizer, _point
+from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust._point import CACHE_ENTRIES, logit_sums
+from sklearn_attnclust.maths.point import kernel
 
-BUILT = _point.point_sums is not None
+BUILT = kernel.point_sums is not None
 if BUILT:
     from sklearn_attnclust._point_kernel import HEAD_BLOCK, padded_heads, point_sums
 
@@ -32,7 +33,7 @@ def _needs_kernel(request, monkeypatch):
     variant it is (the portable one is switched off by default)."""
     if request.node.originalname != "test_kernel_is_built" and not BUILT:
         pytest.skip("the compiled kernel is not built")
-    monkeypatch.setattr(_point, "COMPILED", BUILT)
+    monkeypatch.setattr(kernel, "COMPILED", BUILT)
 
 
 def test_the_portable_variant_is_switched_off():
@@ -40,10 +41,10 @@ def test_the_portable_variant_is_switched_off():
     reference in place of the portable one (slower than the reference)."""
     from sklearn_attnclust import _point_kernel
 
-    assert not _point.runs_compiled("portable")
-    assert _point.runs_compiled("vector (target_clones: avx2, default)")
-    assert _point.runs_compiled(None)  # a build older than VARIANT
-    assert _point.KERNEL_VARIANT == _point_kernel.VARIANT
+    assert not kernel.runs_compiled("portable")
+    assert kernel.runs_compiled("vector (target_clones: avx2, default)")
+    assert kernel.runs_compiled(None)  # a build older than VARIANT
+    assert kernel.KERNEL_VARIANT == _point_kernel.VARIANT
     code = ("import sklearn_attnclust._point as p, sklearn_attnclust._point_kernel as k\n"
             "print(p.COMPILED, k.VARIANT)")
     import subprocess
@@ -277,7 +278,7 @@ def test_fits_do_not_depend_on_the_implementation(monkeypatch, dtype, n, d):
     est = AttentionQuantizer(n_clusters=4, random_state=0)
     fast = est.fit(X)
     centres, inertia, labels = fast.cluster_centers_, fast.inertia_, fast.labels_
-    monkeypatch.setattr(_point, "COMPILED", False)
+    monkeypatch.setattr(kernel, "COMPILED", False)
     slow = AttentionQuantizer(n_clusters=4, random_state=0).fit(X)
     tol = 1e-8 if dtype == np.float64 else 1e-4
     np.testing.assert_allclose(centres, slow.cluster_centers_, rtol=tol, atol=tol)

@@ -9,7 +9,7 @@ import scipy
 import sklearn
 
 import sklearn_attnclust
-from sklearn_attnclust import _point
+from sklearn_attnclust.maths.point import kernel
 
 
 def _kernel_line(text):
@@ -27,7 +27,7 @@ def test_show_versions_prints_versions_and_the_kernel(capsys):
         assert version in out
     assert "dask:" in out and "Threadpools:" in out
     line = _kernel_line(out)
-    if _point.COMPILED:
+    if kernel.COMPILED:
         from sklearn_attnclust import _point_kernel
 
         assert line.startswith(f"kernel: compiled, {_point_kernel.VARIANT}")
@@ -39,11 +39,11 @@ def test_show_versions_prints_versions_and_the_kernel(capsys):
 
 
 def test_show_versions_names_the_reference_when_switched_off(capsys, monkeypatch):
-    monkeypatch.setattr(_point, "COMPILED", False)
+    monkeypatch.setattr(kernel, "COMPILED", False)
     sklearn_attnclust.show_versions()
     line = _kernel_line(capsys.readouterr().out)
     assert line.startswith("kernel: numpy reference")
-    if _point.point_sums is not None:
+    if kernel.point_sums is not None:
         assert "switched off" in line
 
 
@@ -52,12 +52,12 @@ def test_show_versions_says_the_portable_variant_is_switched_off(capsys, monkeyp
                                                                  variant):
     """Built, the portable variant is not run (slower than the numpy reference),
     and the kernel line says so; a vector variant runs."""
-    if _point.point_sums is None:
+    if kernel.point_sums is None:
         pytest.skip("the compiled kernel is not built")
     from sklearn_attnclust import _point_kernel
 
     monkeypatch.setattr(_point_kernel, "VARIANT", variant)
-    monkeypatch.setattr(_point, "COMPILED", _point.runs_compiled(variant))
+    monkeypatch.setattr(kernel, "COMPILED", kernel.runs_compiled(variant))
     sklearn_attnclust.show_versions()
     line = _kernel_line(capsys.readouterr().out)
     if variant == "portable":

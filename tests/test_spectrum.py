@@ -12,8 +12,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from sklearn_attnclust import AttentionQuantizer, InContextQuantizer, PCAQuantizer, _spectrum
-from sklearn_attnclust import _point, baselines, in_context
+from sklearn_attnclust import AttentionQuantizer, InContextQuantizer, PCAQuantizer
+from sklearn_attnclust import baselines, in_context
+from sklearn_attnclust.maths import spectrum as _spectrum
+from sklearn_attnclust.maths.point import moments
 from sklearn_attnclust._point import ScaledCovariance, absolute_temperature, chart_from_data
 from sklearn_attnclust._spectrum import RowSpectrum
 
@@ -75,12 +77,12 @@ def test_eigenvectors_beyond_the_rank_are_completed():
 @pytest.mark.parametrize("n", [40, 1200])  # n < d and n > d
 @pytest.mark.parametrize("weighted", [False, True])
 def test_wide_chart_and_temperature_equal_the_dense_ones(monkeypatch, dtype, n, weighted):
-    d = _point.DENSE_FEATURES + 8
+    d = moments.DENSE_FEATURES + 8
     X, w = _rows(n, d, dtype, seed=2, offset=50.0)
     w = w if weighted else None
     chart, cov = chart_from_data(X, w)
     assert isinstance(cov, ScaledCovariance)
-    monkeypatch.setattr(_point, "DENSE_FEATURES", 10**9)
+    monkeypatch.setattr(moments, "DENSE_FEATURES", 10**9)
     # (the dense route of large float32 data sums in float32: the reference is
     # taken on the same values in float64)
     ref_chart, ref_cov = chart_from_data(X.astype(np.float64), w)
@@ -108,13 +110,13 @@ def _same_centres(a, b, atol):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_wide_point_fit_equals_the_dense_route(monkeypatch, dtype):
     rng = np.random.default_rng(3)
-    d, K = _point.DENSE_FEATURES + 100, 4
+    d, K = moments.DENSE_FEATURES + 100, 4
     centres = rng.normal(size=(K, d)) * 0.5
     y = rng.integers(0, K, size=150)
     X = (centres[y] + 0.1 * rng.normal(size=(150, d))).astype(dtype)
     w = rng.uniform(0.5, 2.0, size=150)
     a = AttentionQuantizer(K, random_state=0).fit(X, sample_weight=w)
-    monkeypatch.setattr(_point, "DENSE_FEATURES", 10**9)
+    monkeypatch.setattr(moments, "DENSE_FEATURES", 10**9)
     b = AttentionQuantizer(K, random_state=0).fit(X, sample_weight=w)
     assert a.cluster_centers_.dtype == dtype
     assert np.isclose(a.temperature_, b.temperature_, rtol=1e-10 if dtype == np.float64 else 1e-5)
@@ -235,7 +237,7 @@ def test_wide_fits_at_extreme_scales_equal_the_unit_scale_fits(c):
     # (a power of two: exact); products of the rows as stored with the scale's
     # square would under- or overflow there
     rng = np.random.default_rng(5)
-    d, K, n = _point.DENSE_FEATURES + 100, 3, 400
+    d, K, n = moments.DENSE_FEATURES + 100, 3, 400
     y = rng.integers(0, K, size=n)
     X = rng.normal(size=(K, d))[y] + 0.3 * rng.normal(size=(n, d))
     for est in (AttentionQuantizer(K, random_state=0), PCAQuantizer(K)):

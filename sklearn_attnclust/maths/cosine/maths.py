@@ -1,0 +1,174 @@
+"""The cosine layer's mathematics, and the von Mises-Fisher normaliser of its likelihood.
+
+Clusters as unit directions compared by cosine, sign included
+(``geometry="cosine"``): the heads are unit vectors ``mu_h`` of ``R^d``, each a
+key; a sample ``x``, normalised to ``y = x / |x|``, attends to them by
+``p_h(y) = softmax_h(beta <y, mu_h>)``.  The risk is the layer's free energy
+over the samples, shifted by 1 so that it reads as a mean ``1 - cosine``:
+
+    R = 1 + (1 / W) sum_i w_i F(y_i),    F(y) = -(1 / beta) log sum_h exp(beta <y, mu_h>)
+
+Its Euclidean gradient is ``-(1 / W) sum_i w_i p_h(y_i) y_i`` (no term from the
+weights' derivative), so at a stationary point every head is the direction of
+the attention-weighted sum of its samples: as ``beta`` grows, the fixed point
+of spherical k-means; at finite ``beta``, the M step of a mixture of von
+Mises-Fisher distributions with one concentration ``kappa = beta`` and equal
+weights (:func:`vmf_log_normaliser`).  Unlike ``geometry="direction"``, ``x``
+and ``-x`` are as far apart as two rows can be.  The fit strategy is
+:mod:`sklearn_attnclust._strategy`'s (preconditioned L-BFGS on the spheres,
+coarse-to-fine).
+"""
+
+import numpy as np
+from scipy.special import gammaln, ive
+from sklearn.cluster import kmeans_plusplus
+
+from .rows import _is_sparse, as_rows, unit_rows
+from .seeding import _draw_distinct, _repair, _unit, _unit_order, check_unit_heads
+from .statistics import CosineStatistics, cosine_scores
+
+__all__ = ["CosineMaths", "log_bessel_iv", "vmf_log_normaliser"]
+
+
+#: Tolerance of the coarse stage (the stationarity of :meth:`CosineMaths.stationarity`).
+COARSE_TOL = 1e-3
+
+
+# -- von Mises-Fisher normaliser ---------------------------------------------
+def log_bessel_iv(v, x):
+    """``log I_v(x)`` for ``v >= 0``, ``x > 0``: from ``scipy.special.ive`` where
+    it is a normal number, else by the uniform asymptotic (Debye) expansion,
+    whose leading term is accurate to ``O(1 / v)`` in relative terms, there
+    beyond ``ive``'s range (large ``v`` against ``x``)."""
+    v, x = float(v), float(x)
+    with np.errstate(under="ignore", over="ignore"):
+        e = float(ive(v, x))
+    if np.isfinite(e) and e > 1e-280:
+        return float(np.log(e) + x)
+    return log_bessel_iv_debye(v, x)
+
+
+def log_bessel_iv_debye(v, x):
+    """``log I_v(x)`` by the uniform asymptotic expansion in ``v`` (two terms)."""
+    v, x = float(v), float(x)
+    # I_v(x) ~ exp(v eta) / (sqrt(2 pi v) (1 + z^2)^1/4), z = x / v,
+    # eta = sqrt(1 + z^2) + log(z / (1 + sqrt(1 + z^2)))
+    if v == 0:
+        return float(x - 0.5 * np.log(2 * np.pi * x))
+    z = x / v
+    s = np.sqrt(1.0 + z * z)
+    t = 1.0 / s
+    # the first correction u1(t) / v of the series
+    u1 = (3.0 * t - 5.0 * t**3) / 24.0
+    return float(v * (s + np.log(z / (1.0 + s))) - 0.5 * np.log(2 * np.pi * v)
+                 - 0.5 * np.log(s) + np.log1p(u1 / v))
+
+
+def vmf_log_normaliser(d, kappa):
+    """``log C_d(kappa)``, the von Mises-Fisher density on the unit sphere of ``R^d``
+    being ``C_d(kappa) exp(kappa <mu, y>)`` (with respect to the sphere's area):
+    ``C_d = kappa^(d/2-1) / ((2 pi)^(d/2) I_(d/2-1)(kappa))``; at ``kappa = 0``
+    the uniform density ``Gamma(d/2) / (2 pi^(d/2))``."""
+    d, kappa = int(d), float(kappa)
+    if kappa == 0.0:
+        return float(gammaln(d / 2.0) - np.log(2.0) - (d / 2.0) * np.log(np.pi))
+    v = d / 2.0 - 1.0
+    return float(v * np.log(kappa) - (d / 2.0) * np.log(2 * np.pi) - log_bessel_iv(v, kappa))
+
+
+# -- the layer's mathematics ---------------------------------------------------
+class CosineMaths:
+    """The cosine layer's mathematics, for :mod:`sklearn_attnclust._strategy`."""
+
+    coarse_tol = COARSE_TOL
+    unit_root = 1.0  # the risk is dimensionless (a mean 1 - cosine)
+
+    def __init__(self, n_clusters, temperature, spread, n_features):
+        self.n_clusters, self.d = int(n_clusters), int(n_features)
+        self.spread = float(spread)
+        # beta <y, mu> = beta - (beta / 2) |y - mu|^2: the point layer's relative
+        # temperature over the spread, for the squared distances on the sphere
+        self.beta = 2.0 * float(temperature) / self.spread
+        self.floor = 0.01 / self.n_clusters  # the smallest curvature the steps assume
+        self._last = (None, None)
+
+    def statistics(self, rows, weights):
+        return CosineStatistics(rows, weights, n_heads=self.n_clusters)
+
+    def starts(self, rows, weights, init, rng):
+        """Unit heads: k-means++ on the unit rows (whose squared distances are
+        ``2 (1 - cosine)``), rows drawn at random, a callable or an array."""
+        rows = as_rows(rows)
+        K = self.n_clusters
+        Y = unit_rows(rows)
+        if isinstance(init, str):
+            order = _unit_order(Y, weights)
+            Y = Y[order]
+            w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
+            if init == "k-means++":
+                Z = self._seed_kmeans_plusplus(Y, w, rng)
+            else:  # "random": distinct rows, drawn by weight
+                Z = Y[_draw_distinct(Y, K, rng, w)]
+            Z = Z.toarray() if _is_sparse(Z) else Z
+            M = _unit(np.asarray(Z, dtype=np.float64))
+            return _repair(M, Y, rng)
+        Z = init(rows, K, rng) if callable(init) else init
+        return check_unit_heads(Z, K, rows.shape[1])
+
+    def _seed_kmeans_plusplus(self, Y, w, rng):
+        """scikit-learn's greedy k-means++ on the unit rows (one seeding: the best
+        of 8 by the seeds' sum of cosines was worse, measured on von Mises-Fisher
+        mixtures d = 384, K = 20: median ARI 0.935 against 1.0)."""
+        Z, _ = kmeans_plusplus(Y, self.n_clusters, random_state=rng, sample_weight=w,
+                               x_squared_norms=np.ones(Y.shape[0], dtype=Y.dtype))
+        return Z
+
+    def risk(self, M, stats, return_grad=False):
+        M = np.asarray(M, dtype=np.float64)
+        out = stats.sums(M, self.beta, return_grad)
+        W = stats.total_weight
+        value = 1.0 + out[0] / W
+        if not return_grad:
+            return value
+        S = out[2] / W
+        self._last = (M, np.linalg.norm(S, axis=1))
+        return value, -S, out[1] / W
+
+    def _curvature(self, M, masses):
+        """Each head's curvature on its sphere, ``|sum_i w_i p_ih y_i| / W`` (the
+        Euclidean gradient's norm: at a stationary point the Riemannian Hessian
+        is that times the identity, less the weights' softness), at least
+        :attr:`floor`."""
+        last, norms = self._last
+        if last is not M:
+            norms = np.asarray(masses, dtype=np.float64)
+        return np.maximum(norms, self.floor)
+
+    def preconditioner(self, M, masses):
+        """Per-head inverse curvature: the preconditioned step moves each head to the
+        direction of the weighted sum of its samples (a spherical k-means update)."""
+        return 1.0 / self._curvature(M, masses)
+
+    def stationarity(self, M, rgrad, masses):
+        """``d`` times the sum of the squared angles the preconditioned step would
+        move the heads by, as KMeans's ``tol`` reads its centres' shifts (relative
+        to the mean variance of the features, ``1 / d`` for unit rows)."""
+        shift = rgrad / self._curvature(M, masses)[:, None]
+        return float(self.d * np.sum(shift * shift))
+
+    def relocate(self, M, empty, rows):
+        """Move each empty head to the row of lowest cosine with the other heads."""
+        M = np.array(M, dtype=np.float64, copy=True)
+        keep = np.setdiff1d(np.arange(M.shape[0]), empty)
+        Y = unit_rows(as_rows(rows))
+        best = (cosine_scores(Y, M[keep], np.ones(Y.shape[0])).max(axis=1) if keep.size
+                else np.full(Y.shape[0], -np.inf))
+        for h in empty:
+            i = int(np.argmin(best))
+            if best[i] >= 1.0 - 1e-12:
+                return None
+            row = Y[i]
+            M[h] = _unit(np.asarray(row.toarray() if _is_sparse(row) else row,
+                                    dtype=np.float64).reshape(1, -1))[0]
+            best = np.maximum(best, cosine_scores(Y, M[h:h + 1], np.ones(Y.shape[0]))[:, 0])
+        return M

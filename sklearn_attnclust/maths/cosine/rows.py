@@ -1,0 +1,191 @@
+"""The rows of the cosine layer: dense or CSR, their inverse norms, keys and samples.
+
+A pass never normalises a copy of the rows: with ``r_i = 1 / |x_i|`` (each
+norm taken at its row's own power-of-two scale) the scores are ``r_i <x_i,
+mu_h>``, so a ``scipy.sparse`` matrix is never densified.  The rows' keys are
+functions of their values only (not of their order), for the coarse sample
+and the temperature's sample.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..._blocks import _mix64, map_row_blocks, race_keys, smallest_keys
+
+__all__ = ["as_rows", "row_inverse_norms", "sparse_row_keys", "sparse_sample", "unit_rows"]
+
+
+_SEED = 0x636F73  # the fixed seed of the rows' keys of the spread's sample
+
+
+def _is_sparse(X):
+    return sp.issparse(X)
+
+
+def as_rows(X):
+    """``X`` as the passes read it: an ndarray, or a CSR matrix/array (CSC converted)."""
+    if _is_sparse(X):
+        return X if X.format == "csr" else X.tocsr()
+    return X
+
+
+def _row_exponents(X):
+    """Each row's power of two ``2**e`` with ``|x 2**e|`` near 1, and ``|x 2**e|^2``
+    (float64), one pass; a ValueError naming the rows of zero norm."""
+    n = X.shape[0]
+    if _is_sparse(X):
+        X = as_rows(X)
+        data = np.abs(X.data).astype(np.float64)
+        top = np.zeros(n)
+        row = np.repeat(np.arange(n), np.diff(X.indptr))
+        if data.size:
+            np.maximum.at(top, row, data)
+        e = np.where(top > 0, -np.frexp(np.where(top > 0, top, 1.0))[1], 0)
+        scaled = np.ldexp(data, e[row])
+        sq = np.bincount(row, weights=scaled * scaled, minlength=n)
+    else:
+        top, sq = np.zeros(n), np.zeros(n)
+        e = np.zeros(n, dtype=np.int64)
+
+        def fill(lo, hi):
+            for a in range(lo, hi, 8192):
+                b = min(a + 8192, hi)
+                D = np.abs(np.asarray(X[a:b], dtype=np.float64))
+                t = D.max(axis=1) if D.shape[1] else np.zeros(b - a)
+                top[a:b] = t
+                ee = np.where(t > 0, -np.frexp(np.where(t > 0, t, 1.0))[1], 0)
+                e[a:b] = ee
+                D = np.ldexp(D, ee[:, None])
+                sq[a:b] = np.einsum("ij,ij->i", D, D)
+            return ()
+
+        map_row_blocks(fill, n, 65536)
+    zero = top == 0
+    if np.any(zero):
+        raise ValueError(
+            f"X has {int(np.count_nonzero(zero))} row(s) of zero norm (the first, row "
+            f"{int(np.flatnonzero(zero)[0])}): geometry='cosine' compares the rows' "
+            "directions, and a zero row has none. Remove these rows (geometry='point' "
+            "clusters around points, the origin included).")
+    return e, sq
+
+
+def row_inverse_norms(X):
+    """``1 / |x_i|`` of every row (float64), each norm taken at its row's own scale
+    (a power of two: exact), so that rows of any finite scale have one (+inf for
+    subnormal rows, whose inverse is beyond float64: see :func:`unit_rows`).
+
+    Raises a ValueError naming the rows of zero norm (a row with no direction).
+    """
+    e, sq = _row_exponents(X)
+    # 1 / (|x 2**e| 2**-e) = 2**e / |x 2**e|
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(1.0 / np.sqrt(sq), e)
+
+
+def unit_rows(X):
+    """The rows over their norms, at any scale: an ndarray, or a CSR matrix (a copy
+    of its values), in ``X``'s dtype."""
+    e, sq = _row_exponents(X)
+    r = 1.0 / np.sqrt(sq)
+    if _is_sparse(X):
+        X = as_rows(X)
+        Y = X.copy()
+        counts = np.diff(X.indptr)
+        Y.data = (np.ldexp(np.asarray(X.data, dtype=np.float64), np.repeat(e, counts))
+                  * np.repeat(r, counts)).astype(X.dtype)
+        return Y
+    return (np.ldexp(np.asarray(X, dtype=np.float64), e[:, None]) * r[:, None]).astype(
+        X.dtype, copy=False)
+
+
+def _scale_values(values, inv):
+    """``values * inv`` in float64 (0 where it under- or overflows: keys only)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        out = np.asarray(values, dtype=np.float64) * inv
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+def _scaled_rows_ok(inv):
+    """Whether ``x_i * r_i`` can be taken as one product in the passes (rows neither
+    subnormal nor near the largest float, where ``r_i`` or the products overflow)."""
+    return bool(np.all((inv > 2.0**-900) & (inv < 2.0**900)))
+
+
+def sparse_row_keys(X, seed):
+    """A uint64 key of each row of a CSR matrix, a function of the row's nonzero
+    entries (their columns and values) and ``seed`` only, as
+    :func:`sklearn_attnclust._blocks.row_keys` of dense rows: identical rows share their key."""
+    X = as_rows(X)
+    n = X.shape[0]
+    if X.nnz == 0:
+        return _mix64(np.full(n, np.uint64(seed & (2**64 - 1))))
+    vals = np.ascontiguousarray(X.data, dtype=np.float64).view(np.uint64).copy()
+    cols = X.indices.astype(np.uint64)
+    gen = np.random.default_rng(seed)
+    a, b = (gen.integers(0, 2**63, size=2, dtype=np.uint64) * np.uint64(2) + np.uint64(1))
+    with np.errstate(over="ignore"):
+        h = _mix64(vals * a + _mix64(cols * b + np.uint64(seed & (2**63 - 1))))
+    # the sum of the entries' hashes (wrapping): any order of the entries
+    row = np.repeat(np.arange(n), np.diff(X.indptr))
+    keys = np.zeros(n, dtype=np.uint64)
+    np.add.at(keys, row, h)
+    keys += np.uint64(seed & (2**63 - 1))
+    return _mix64(keys)
+
+
+def sparse_sample(X, weights, m, seed, draw, keys=None):
+    """The coarse sample of a CSR matrix's rows, as
+    :func:`sklearn_attnclust._strategy._sample` draws the rows of an ndarray:
+    the ``m`` rows of smallest key (races by weight for ``draw="bootstrap"``),
+    a function of the set of rows, not of their order.
+    Returns ``(rows, weights, keys)``, the rows a CSR matrix."""
+    X = as_rows(X)
+    m = min(int(m), X.shape[0])
+    if keys is None:
+        keys = sparse_row_keys(X, seed)
+        if weights is not None and draw == "bootstrap":
+            keys = race_keys(keys, weights)
+    idx = smallest_keys(keys, m)
+    if weights is None:
+        return X[idx], None, keys
+    if draw == "subset":
+        return X[idx], weights[idx], keys
+    idx = idx[np.isfinite(keys[idx])]
+    return X[idx], None, keys
+
+
+def _quantised(f):
+    """The float64 ``f`` to 23 bits of mantissa, as uint64 words (-0 as +0)."""
+    f = np.asarray(f, dtype=np.float64) + 0.0
+    return f.view(np.uint64) & np.uint64(~((1 << 29) - 1) & (2**64 - 1))
+
+
+def _direction_keys(X):
+    """uint64 keys of the rows' directions: a hash of each unit row's sum of
+    entries and largest and smallest entries (zeros included), to 23 bits, so that
+    a row, its multiples and its dense or sparse twin get one key (their
+    rounding apart), whatever the order of the rows.  One O(nnz) pass."""
+    inv = row_inverse_norms(X)
+    if _is_sparse(X):
+        X = as_rows(X)
+        counts = np.diff(X.indptr)
+        data = np.asarray(X.data, dtype=np.float64)
+        starts = X.indptr[:-1]
+        total = np.add.reduceat(data, starts) if data.size else np.zeros(X.shape[0])
+        top = np.maximum.reduceat(data, starts)
+        low = np.minimum.reduceat(data, starts)
+        gaps = counts < X.shape[1]  # implicit zeros
+        top = np.where(gaps, np.maximum(top, 0.0), top)
+        low = np.where(gaps, np.minimum(low, 0.0), low)
+    else:
+        total = np.asarray(X.sum(axis=1, dtype=np.float64))
+        top = np.asarray(X.max(axis=1), dtype=np.float64)
+        low = np.asarray(X.min(axis=1), dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        parts = [_scale_values(v, inv) for v in (total, top, low)]
+    h = np.full(X.shape[0], np.uint64(_SEED))
+    for k, part in enumerate(parts):
+        with np.errstate(over="ignore"):
+            h = _mix64(h ^ (_quantised(np.nan_to_num(part)) + np.uint64(k)))
+    return h

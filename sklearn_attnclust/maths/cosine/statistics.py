@@ -1,0 +1,163 @@
+"""The passes of the cosine layer: its block sums, statistics, weights and spread.
+
+The risk and gradient of :mod:`.maths` are sums over row blocks of the free
+energy of ``softmax_h(beta <y, mu_h>)`` (:func:`block_sums`), summed in
+threads by :class:`CosineStatistics`; :func:`cosine_spread` sets the
+temperature's unit from a sample of the unit rows.
+"""
+
+import numpy as np
+
+from ..._blocks import chunk_rows, one_blas_thread, smallest_keys, sum_row_blocks
+from ..free_energy import exp_shifted, free_energy_sums
+from ..shared import chunk_sums
+from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
+    unit_rows
+
+__all__ = ["CosineStatistics", "block_sums", "cosine_scores", "cosine_spread", "cosine_weights"]
+
+
+#: Rows of the sample whose covariance sets the temperature's unit: 4 per head,
+#: 512 to 2048 (its Gram matrix's eigenvalues cost 20 to 300 ms).
+SPREAD_SAMPLE = (512, 2048)
+
+#: Rows per chunk of a pass over a sparse matrix (its products cost O(nnz K);
+#: the chunk bounds the (chunk, K) temporaries).
+SPARSE_CHUNK = 16384
+
+#: The smallest spread (rows all of one direction, or one row): the temperature
+#: then at most ``2 * 16 / 1e-6``, far beyond hard weights, and finite.
+SPREAD_FLOOR = 1e-6
+
+
+def _scores(Xc, Mt):
+    """``Xc @ Mt`` of a block of rows (ndarray or CSR), an ndarray."""
+    out = Xc @ Mt
+    return np.asarray(out)
+
+
+def block_sums(Xc, r, w, M, beta, need_grad):
+    """The additive sums of one block of rows ``Xc`` (inverse norms ``r``) at unit heads ``M``.
+
+    Returns ``(sum_i w_i F(y_i),)`` and with ``need_grad`` also the masses
+    ``sum_i w_i p_ih`` (K,) and the sums ``sum_i w_i p_ih y_i`` (K, d), in float64.
+    """
+    dtype = Xc.dtype
+    if _is_sparse(Xc):
+        L = np.ascontiguousarray(_scores(Xc, M.T.astype(dtype)).T)
+    else:
+        L = M.astype(dtype) @ Xc.T  # heads by rows (see free_energy)
+    L *= (beta * r).astype(dtype)
+    value, P = free_energy_sums(L, w, beta, need_grad)
+    if not need_grad:
+        return (value,)
+    masses = P.sum(axis=1, dtype=np.float64)
+    P *= r.astype(dtype)
+    if _is_sparse(Xc):
+        S = np.asarray(Xc.T @ P.T).T
+    else:
+        S = P @ Xc
+    return value, masses, np.asarray(S, dtype=np.float64)
+
+
+class CosineStatistics:
+    """The rows of a cosine fit: ``X`` (an ndarray or a CSR matrix, never copied
+    unless its rows are of extreme scale), their inverse norms, the weights and
+    their total, and the chunk size."""
+
+    def __init__(self, X, weights, inv=None, chunk_size=None, n_heads=1):
+        X = as_rows(X)
+        inv = row_inverse_norms(X) if inv is None else inv
+        if not _scaled_rows_ok(inv):  # rows of extreme scale: their unit rows, once
+            X, inv = unit_rows(X), np.ones(X.shape[0])
+        self.X, self.weights = X, weights
+        self.inv = inv.astype(X.dtype) if X.dtype == np.float32 else inv
+        self.total_weight = float(X.shape[0] if weights is None else np.sum(weights))
+        self.n_samples = X.shape[0]
+        if chunk_size is None:
+            chunk_size = (max(4096, min(65536, 2**22 // max(int(n_heads), 1)))
+                          if _is_sparse(X) else
+                          chunk_rows(X.shape[1], n_heads, X.dtype.itemsize))
+        self.chunk_size = int(chunk_size)
+
+    def sums(self, M, beta, need_grad):
+        """:func:`block_sums` over all the rows, in threads, chunk by chunk."""
+        X, w, r, chunk = self.X, self.weights, self.inv, self.chunk_size
+        M = np.asarray(M, dtype=np.float64)
+
+        def part(a, b):
+            return block_sums(X[a:b], r[a:b], None if w is None else w[a:b], M, beta, need_grad)
+
+        def block(lo, hi):
+            return chunk_sums(part, lo, hi, chunk)
+
+        with one_blas_thread():
+            return sum_row_blocks(block, X.shape[0], 2 * chunk)
+
+
+def cosine_scores(X, M, inv=None):
+    """The cosines ``<x_i / |x_i|, mu_h>`` (n, K) in float64."""
+    X = as_rows(X)
+    inv = row_inverse_norms(X) if inv is None else inv
+    if not _scaled_rows_ok(inv):
+        X, inv = unit_rows(X), np.ones(X.shape[0])
+    with one_blas_thread():
+        A = np.asarray(_scores(X, np.asarray(M, dtype=X.dtype).T), dtype=np.float64)
+    A *= inv[:, None]
+    return A
+
+
+def cosine_weights(X, M, beta, inv=None):
+    """The attention weights ``softmax_h(beta <x / |x|, mu_h>)`` (n, K) and the cosines."""
+    A = cosine_scores(X, M, inv)
+    P = beta * A
+    P -= P.max(axis=1, keepdims=True)
+    exp_shifted(P)
+    P /= P.sum(axis=1, keepdims=True)
+    return P, A
+
+
+def cosine_spread(X, weights, n_heads):
+    """The unit of the temperature: the mean of the ``n_heads - 1`` largest
+    eigenvalues of the covariance of the unit rows (the largest for one head),
+    the typical squared distance between the heads' clusters on the sphere.
+
+    On a sample of :data:`SPREAD_SAMPLE` rows drawn by their keys (not
+    their order); the ``d x d`` covariance or the sample's Gram matrix, the
+    smaller.  Never a ``d x d`` matrix for wide (or sparse) data.
+    """
+    X = as_rows(X)
+    n, d = X.shape
+    m = min(n, max(SPREAD_SAMPLE[0], min(4 * int(n_heads), SPREAD_SAMPLE[1])))
+    if m < n:
+        idx = np.sort(smallest_keys(_direction_keys(X), m))
+    else:
+        idx = np.arange(n)
+    Y = unit_rows(X[idx])
+    w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)[idx]
+    if not w.sum() > 0:
+        w = np.ones(m)
+    w = w / w.sum()
+    k = max(int(n_heads) - 1, 1)
+    if _is_sparse(Y):
+        G = np.asarray((Y @ Y.T).todense(), dtype=np.float64)
+    else:
+        Y = np.asarray(Y, dtype=np.float64)
+        if d <= m:
+            mean = w @ Y
+            C = (Y * w[:, None]).T @ Y - np.outer(mean, mean)
+            return _top_mean(C, k)
+        G = Y @ Y.T
+    # the weighted, centred Gram matrix: D^1/2 (I - 1 w^T) G (I - w 1^T) D^1/2
+    Gw = G @ w
+    C = G - Gw[:, None] - Gw[None, :] + float(w @ Gw)
+    s = np.sqrt(w)
+    C = C * s[:, None] * s[None, :]
+    return _top_mean(C, k)
+
+
+def _top_mean(C, k):
+    """The mean of the ``k`` largest eigenvalues of the symmetric ``C`` (at least tiny)."""
+    k = min(k, C.shape[0])
+    vals = np.linalg.eigvalsh(C)[::-1][:k]
+    return max(float(np.mean(np.maximum(vals, 0.0))), SPREAD_FLOOR)

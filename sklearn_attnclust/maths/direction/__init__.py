@@ -1,0 +1,1 @@
+"""The direction layers' maths (``geometry="direction"``): see :mod:`sklearn_attnclust.maths`."""

@@ -1,0 +1,249 @@
+"""Directions from the origin, up to sign, trained on the free energy of competitive attention.
+
+``geometry="direction", risk="free-energy"`` (theory, section 13).  The heads
+are unit vectors ``mu_h`` of ``R^d``, each its own query and key; a sample
+``y = x / s`` (``s`` the rows' root mean squared norm) attends to them by the
+competitive softmax of its squared scores, ``p_h(y) = softmax_h(beta <y,
+mu_h>^2)``, the weights of the paper's competitive layer (theory, section 3),
+and the layer outputs the weighted projections ``sum_h p_h <x, mu_h> mu_h``.
+The risk is the layer's free energy over the queries (every sample), exact:
+
+    R = (1 / W) sum_i w_i F(y_i),    F(y) = -(1 / beta) log sum_h exp(beta <y, mu_h>^2)
+
+whose Euclidean gradient ``-(2 / W) sum_i w_i p_h(y_i) <y_i, mu_h> y_i`` has no
+term from the weights' derivative: at a stationary point every head is the top
+eigenvector of its attention-weighted second moment ``sum_i w_i p_ih y_i
+y_i^T``.  For separated directions the weights are hard, and that is the
+direction of the cluster, whatever the clusters' weights and angles (the
+reconstruction risk of the paper's layer mixes every cluster in its keys and
+tilts the heads, theory section 11).
+
+Every pass is a sum over row blocks (:func:`block_sums`), run in threads;
+the fit strategy is :mod:`sklearn_attnclust._strategy`.  This module knows nothing of
+scikit-learn.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.cluster import kmeans_plusplus
+
+from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
+from ..._init import check_start, init_heads, order_by_key, squared_norms, unit_start
+from ..free_energy import exp_shifted, free_energy_sums
+from ..shared import CACHE_ENTRIES, check_points, chunk_sums, weighted_rows
+from .attention import typical_head_score
+
+__all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
+           "largest_score"]
+
+#: Tolerance of the coarse stage (on the Riemannian gradient of the relative
+#: risk, as the reconstruction risk's coarse stage).
+COARSE_TOL = 1e-3
+
+
+def axis_moments(X, sample_weight=None, *, chunk_size=8192):
+    """The rows' root mean squared norm ``s`` and their second moment in units of
+    ``s`` (trace 1), in one threaded pass over ``X / max|X|`` (no under- or
+    overflow at extreme scales).  ``s`` is 0 when every row is zero."""
+    n, d = X.shape
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    W = float(n if w is None else w.sum())
+    a = max(float(X.max()), -float(X.min())) if n else 0.0  # no copy of X
+    if a == 0.0:
+        return 0.0, np.zeros((d, d))
+
+    def block(lo, hi):
+        second = np.zeros((d, d))
+        for b in range(lo, hi, chunk_size):
+            Y = np.asarray(X[b:min(b + chunk_size, hi)], dtype=np.float64) / a
+            second += weighted_rows((Y if w is None else Y * w[b:b + Y.shape[0], None]).T, Y)
+        return (second,)
+
+    with one_blas_thread():
+        (second,) = sum_row_blocks(block, n, 2 * chunk_size)
+    second /= W
+    tr = float(np.trace(second))
+    if not tr > 0:  # the non-zero rows all of weight 0
+        raise ValueError(
+            "Every row of positive sample_weight is zero: the direction layers have no "
+            "direction to fit (geometry='point' clusters around points, the origin "
+            "included).")
+    scale = a * np.sqrt(tr)
+    if not scale > 0:  # a subnormal root mean squared norm rounded to 0
+        raise ValueError(
+            f"X's root mean squared norm underflows to 0 (its largest |x| is {a:.3g}, "
+            "subnormal): the direction layers cannot scale the rows to unit norm; "
+            "rescale X.")
+    return scale, second / tr
+
+
+def block_sums(Y, w, M, beta, need_grad):
+    """The additive sums of one block of scaled rows ``Y`` at unit heads ``M``.
+
+    Returns ``(sum_i w_i F(y_i),)``, and with ``need_grad`` also the masses
+    ``sum_i w_i p_ih`` (K,) and ``sum_i w_i p_ih <y_i, mu_h> y_i`` (K, d).
+    """
+    A = M @ Y.T  # heads by rows (see free_energy)
+    L = A * A
+    L *= beta
+    value, P = free_energy_sums(L, w, beta, need_grad)
+    if not need_grad:
+        return (value,)
+    masses = P.sum(axis=1)
+    P *= A
+    return value, masses, P @ Y
+
+
+@dataclass
+class AxisStatistics:
+    """The rows of a direction free-energy fit: ``X`` (input units), weights, the
+    scale ``s``, the total weight, the chunk size, and the scaled rows for
+    small data."""
+
+    X: np.ndarray
+    weights: object
+    scale: float
+    total_weight: float
+    chunk_size: int = 4096
+    scaled_rows: object = None
+
+    @classmethod
+    def from_data(cls, X, weights, scale, chunk_size=None):
+        n, d = X.shape
+        W = float(n if weights is None else np.sum(weights))
+        # (scaled once also when ``1 / scale`` overflows: subnormal data, below 1e-308)
+        cached = n * d <= CACHE_ENTRIES or scale < 1.0 / np.finfo(np.float64).max
+        Y = np.asarray(X, dtype=np.float64) / scale if cached else None
+        return cls(X=X, weights=weights, scale=float(scale), total_weight=W,
+                   chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y)
+
+    def sums(self, M, beta, need_grad):
+        """:func:`block_sums` over all the rows, in threads, chunk by chunk."""
+        X, w, chunk, Y, inv = self.X, self.weights, self.chunk_size, self.scaled_rows, \
+            1.0 / self.scale
+
+        def part(a, b):
+            rows = np.asarray(X[a:b], dtype=np.float64) * inv if Y is None else Y[a:b]
+            return block_sums(rows, None if w is None else w[a:b], M, beta, need_grad)
+
+        def block(lo, hi):
+            return chunk_sums(part, lo, hi, chunk)
+
+        with one_blas_thread():
+            return sum_row_blocks(block, X.shape[0], 2 * chunk)
+
+
+class AxisMaths:
+    """The direction free-energy layer's mathematics, for :mod:`sklearn_attnclust._strategy`."""
+
+    coarse_tol = COARSE_TOL
+
+    def __init__(self, n_clusters, temperature, scale, second):
+        self.n_clusters, self.scale, self.second = int(n_clusters), float(scale), second
+        # relative to the typical squared head score, as the reconstruction layer
+        self.beta = float(temperature) / typical_head_score(second, n_clusters)
+        self.unit_root = self.scale
+
+    def statistics(self, rows, weights):
+        return AxisStatistics.from_data(rows, weights, self.scale,
+                                        chunk_rows(rows.shape[1], self.n_clusters))
+
+    def starts(self, rows, weights, init, rng):
+        """Unit heads: k-means++ on directions (sign-free), random, PCA, a callable or an array."""
+        Y = np.asarray(rows, dtype=np.float64) / self.scale
+        gen = np.random.default_rng(rng.randint(2**31 - 1))
+        K = self.n_clusters
+        if isinstance(init, str) and init == "k-means++":
+            # scikit-learn's k-means++ on the scaled rows, as directions, drawn in
+            # the canonical order (the seeds depend on the weighted rows only)
+            order = order_by_key(squared_norms(Y), Y)  # canonical_order(Y); Y is scaled
+            Z, _ = kmeans_plusplus(np.take(Y, order, axis=0), K, random_state=rng,
+                                   sample_weight=None if weights is None else weights[order])
+            norms = np.linalg.norm(Z, axis=1, keepdims=True)
+            M = Z / np.where(norms > 0, norms, 1.0)
+            try:
+                check_start(M, Y)
+                return M
+            except ValueError:
+                init = "random"
+        if isinstance(init, str):
+            M = init_heads(Y, K, init, gen, second=self.second)
+            try:
+                check_start(M, Y)
+            except ValueError:  # a seeded start fell on a degenerate set: repair it
+                M = init_heads(Y, K, "random", gen)
+            return M
+        return unit_start(check_points(init(rows, K, rng) if callable(init) else init,
+                                       K, Y.shape[1]), Y)
+
+    def risk(self, M, stats, return_grad=False):
+        M = np.asarray(M, dtype=np.float64)
+        out = stats.sums(M, self.beta, return_grad)
+        W = stats.total_weight
+        if not return_grad:
+            return out[0] / W
+        return out[0] / W, (-2.0 / W) * out[2], out[1] / W
+
+    def preconditioner(self, M, masses):
+        return None
+
+    def stationarity(self, M, rgrad, masses):
+        return float(np.linalg.norm(rgrad))
+
+    def relocate(self, M, empty, rows):
+        """Move each empty head to the row farthest from the other heads' lines."""
+        Y = np.asarray(rows, dtype=np.float64) / self.scale
+        M = np.array(M, copy=True)
+        keep = np.setdiff1d(np.arange(M.shape[0]), empty)
+        sq = np.einsum("ij,ij->i", Y, Y)
+        resid = sq - ((Y @ M[keep].T) ** 2).max(axis=1) if keep.size else sq
+        for h in empty:
+            i = int(np.argmax(resid))
+            if resid[i] <= 1e-12 * max(float(sq.max()), np.finfo(float).tiny):
+                return None
+            M[h] = Y[i] / np.sqrt(sq[i])
+            resid = np.minimum(resid, sq - (Y @ M[h]) ** 2)
+        return M
+
+
+def axis_weights(X, M, beta, scale):
+    """The attention weights (n, K) and the scores ``<x, mu_h>`` (n, K) of input rows."""
+    with one_blas_thread():
+        A = np.asarray(X, dtype=np.float64) @ np.asarray(M, dtype=np.float64).T
+        # the logits beta (a_h / s)^2 less their row maximum, as beta (m / s)^2 ((a_h /
+        # m)^2 - 1), m the row's largest |a_h|: rows far beyond the data's scale s,
+        # whose factor overflows, get hard weights (not inf - inf)
+        m = np.max(np.abs(A), axis=1, keepdims=True)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            factor = beta * (m / scale) ** 2
+            P = (A / np.where(m > 0, m, 1.0)) ** 2 - 1.0
+            P = np.where(P < 0, P * factor, 0.0)
+        exp_shifted(P)
+        P /= P.sum(axis=1, keepdims=True)
+    return P, A
+
+
+def largest_score(X, M):
+    """The head of largest score ``<x, mu_h>`` of each row, and that score.
+
+    The heads are signed so that the data's mean projection on each is
+    positive, and, as for the reconstruction layers, a sample belongs to the
+    head it projects on most (the largest weight among the heads it is on the
+    positive side of)."""
+    M = np.asarray(M, dtype=np.float64)
+    labels = np.empty(X.shape[0], dtype=np.intp)
+    scores = np.empty(X.shape[0])
+
+    def block(lo, hi):
+        for a in range(lo, hi, 8192):
+            b = min(a + 8192, hi)
+            A = np.asarray(X[a:b], dtype=np.float64) @ M.T
+            lab = np.argmax(A, axis=1)
+            labels[a:b] = lab
+            scores[a:b] = np.take_along_axis(A, lab[:, None], axis=1)[:, 0]
+
+    with one_blas_thread():
+        map_row_blocks(block, X.shape[0], 16384)
+    return labels, scores
+

@@ -1,0 +1,283 @@
+"""The direction layer's reconstruction risk, as a maths object of the fit strategy.
+
+``geometry="direction"`` with ``risk="reconstruction"`` (the paper's layers,
+theory sections 2 and 3).  :class:`DirectionMaths` implements the interface of
+:mod:`sklearn_attnclust._strategy` over the exact risk over resampled contexts of
+:mod:`.attention`:
+
+- the objective is the risk relative to the data's mean squared norm (plus
+  the orthogonality penalty ``alpha`` times that norm), so the temperature,
+  the penalty and ``tol`` are scale-free; the output scale is profiled out
+  (or fixed);
+- data far from unit scale are fitted as ``X / rms`` (the risk's sixth
+  powers of ``x`` would under- or overflow), the read-outs in input units;
+- a large float64 fit runs its passes in float32 until a float64 check
+  (:meth:`DirectionMaths.low_precision`, ``sizes.MIXED_MIN_SIZE``);
+- the linear layer as ``L -> infinity`` costs no pass over the rows: its
+  starts are seeded from the coarse sample but descended on all the rows.
+
+Sample weights count as repeats of the rows (:mod:`.reconstruction`).
+:func:`fit_directions` runs the strategy for the layer.  This module knows
+nothing of scikit-learn.
+"""
+
+import dataclasses
+import warnings
+
+import numpy as np
+
+from ..._base import power_of_two_scale
+from ..._blocks import one_blas_thread
+from ..._init import check_start, init_heads, unit_start
+from ..._strategy import fit_layer
+from .. import sizes
+from ..shared import check_points
+from ..sizes import FLOAT32_TOL, default_chunk_size
+from .attention import ContextStatistics, attention_risk, typical_head_score
+
+__all__ = ["COARSE_TOL", "DirectionMaths", "WarmStart", "fit_directions", "n_starts",
+           "unit_scale"]
+
+#: Gradient tolerance of the coarse stage (at least ``tol``).  The coarse
+#: optimum is off the full-data one by the sample's noise (a full-data gradient
+#: of about 3e-3 at 2048 rows per head), so solving the sample beyond 1e-3 buys
+#: nothing.  Measured (four seeds): 200000 x 32, K = 8, 8.8 -> 8.2 full-data
+#: evaluations' worth of work; 100000 x 128, 10.5 -> 9.0; the centroid distances
+#: unchanged to 1e-3.
+COARSE_TOL = 1e-3
+
+
+def unit_scale(X, weights=None):
+    """``(X / rms, rms)`` for data far from unit scale (mean squared norm
+    outside [1e-4, 1e4]), else ``(X, 1.0)``; the mean is weighted by ``weights``.
+
+    The norms are taken on ``X`` times a power of two (exact) that brings it
+    near unit scale, so that no square under- or overflows at any scale
+    (1e-300 or 1e300; ``rms ** 2`` itself may be beyond float64's range).
+    Where the root mean squared norm is itself below float64's smallest normal
+    number (subnormal data), ``rms`` is that power of two's inverse, exact.
+    """
+    two = power_of_two_scale(X)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        Xs = X * X.dtype.type(two) if two != 1.0 else X
+        sq = np.einsum("ij,ij->i", Xs, Xs, dtype=np.float64)
+        mean_sq = float(np.mean(sq) if weights is None else np.average(sq, weights=weights))
+    if np.isfinite(mean_sq) and mean_sq > 0:
+        log_mean_sq = np.log(mean_sq) - 2.0 * np.log(two)  # of X
+        if not np.log(1e-4) <= log_mean_sq <= np.log(1e4):
+            root = np.sqrt(mean_sq)
+            with np.errstate(under="ignore"):
+                rms = float(root / two)
+            if rms < np.finfo(np.float64).tiny:  # below 1e-308: its digits underflow
+                return Xs, 1.0 / two  # (a power of two, exact: the unit of Xs)
+            return Xs / X.dtype.type(root), rms
+    return X, 1.0
+
+
+class WarmStart:
+    """Heads to resume from (the current fit, in ``partial_fit``): the one start, as it is."""
+
+    def __init__(self, heads):
+        self.heads = np.asarray(heads, dtype=np.float64)
+
+
+def n_starts(init, n_init):
+    """The starts of ``n_init``: ``"auto"`` is 5 for ``init="random"``, else 1;
+    an explicit array gives one start, with a warning for another ``n_init``."""
+    if isinstance(init, str) or callable(init):
+        return (5 if isinstance(init, str) and init == "random" else 1) \
+            if n_init == "auto" else n_init
+    if n_init not in ("auto", 1):
+        warnings.warn(
+            "Explicit initial heads passed: performing only one init "
+            f"instead of n_init={n_init}.", RuntimeWarning,
+        )
+    return 1
+
+
+class DirectionMaths:
+    """The reconstruction risk's mathematics, for :mod:`sklearn_attnclust._strategy`.
+
+    Parameters
+    ----------
+    n_clusters : int
+    stats : ContextStatistics or DaskContextStatistics
+        The statistics of all the (rescaled) rows.
+    attention : {"competitive", "linear"}
+    temperature : float
+        Relative to :func:`.attention.typical_head_score`; unused by the linear layer.
+    context_length : int or None
+    scale : float or None
+        Fixed output scale, or None to profile it out.  It applies to the
+        rows as given here (rescaled by :func:`unit_scale`: a fixed scale is
+        not converted, and the fitted one is reported as ``scale / rms**2``).
+    alpha : float
+        Orthogonality penalty, relative to the data's mean squared norm.
+    dtype : numpy.dtype
+        The rows' dtype (the heads are cast to it in the passes).
+    chunk_size : int
+        Rows per chunk of the passes.
+    rms : float
+        ``rms`` of :func:`unit_scale` (1: the rows are in input units).
+    """
+
+    coarse_tol = COARSE_TOL
+    preconditioner = None  # the heads' curvatures are of one scale: plain L-BFGS
+    relocate = None  # the risk has no empty heads: every head reads every row
+
+    def __init__(self, n_clusters, stats, *, attention, temperature, context_length, scale,
+                 alpha, dtype, chunk_size, rms=1.0):
+        self.n_clusters, self.stats, self.L = int(n_clusters), stats, context_length
+        self.needs_rows = not (attention == "linear" and context_length is None)
+        self.norm = stats.mean_sq_norm
+        self.beta = 0.0 if attention == "linear" else \
+            temperature / typical_head_score(stats.second, n_clusters)
+        self.scale, self.alpha, self.abs_alpha = scale, alpha, alpha * self.norm
+        self.dtype, self.chunk_size, self.rms = np.dtype(dtype), int(chunk_size), rms
+        self.unit_root = float(np.sqrt(self.norm)) * rms
+        self._last = None  # the last evaluation on all the rows: heads, risk, scale
+
+    def statistics(self, rows, weights):
+        st = ContextStatistics.from_data(rows, need_fourth=self.L is not None, weights=weights)
+        st.chunk_size = self.chunk_size
+        return st
+
+    def low_precision(self, stats):
+        """The statistics with float32 passes (the float32 chunks hold as many
+        bytes as the float64 ones); the moments stay float64."""
+        return stats.astype(np.float32, chunk_size=2 * self.chunk_size)
+
+    def starts(self, rows, weights, init, rng):
+        """Unit heads: seeded (k-means++, random, PCA) by weight, a callable's, an array,
+        or a :class:`WarmStart`'s."""
+        K = self.n_clusters
+        if isinstance(init, WarmStart):
+            return init.heads
+        if callable(init):
+            M = np.array(init(rows, K, np.random.RandomState(rng.integers(2**31 - 1))),
+                         dtype=np.float64)
+            return unit_start(check_points(M, K, rows.shape[1]), rows)
+        if not isinstance(init, str):
+            return unit_start(check_points(np.array(init, dtype=np.float64), K, rows.shape[1]),
+                              rows)
+        M = init_heads(rows, K, init, rng, second=self.stats.second, sample_weight=weights)
+        try:
+            check_start(M, rows)
+        except ValueError:
+            # a seeded start fell on a degenerate set: repair it at random
+            M = init_heads(rows, K, "random", rng, sample_weight=weights)
+        return M
+
+    def risk(self, M, stats, return_grad=False):
+        """The penalised risk relative to the mean squared norm (and its gradient)."""
+        out = attention_risk(
+            M.astype(self.dtype, copy=False), stats, beta=self.beta, context_length=self.L,
+            scale=self.scale, alpha=self.abs_alpha, return_grad=return_grad,
+        )
+        if stats is self.stats:
+            self._last = (np.array(M, copy=True), out[0], out[1])
+        if not return_grad:
+            return out[0] / self.norm
+        return out[0] / self.norm, out[2].astype(np.float64, copy=False) / self.norm, None
+
+    def stationarity(self, M, rgrad, masses):
+        return float(np.linalg.norm(rgrad))
+
+    def final(self, M):
+        """``(risk, scale)`` at ``M`` in input units, the risk without the penalty."""
+        last = self._last
+        if self.alpha == 0 and last is not None and np.array_equal(last[0], M):
+            risk, lam = last[1], last[2]  # no penalty: the risk is known
+        else:
+            risk, lam = attention_risk(M.astype(self.dtype), self.stats, beta=self.beta,
+                                       context_length=self.L, scale=self.scale)
+        self.fit_scale = float(lam)  # in the rows' units (for the read-outs at any scale)
+        # a mean squared error: >= 0 (the moments' expansion can round a zero risk
+        # below it, which the squared units of data near 1e300 would make -inf)
+        return self.input_units(max(float(risk), 0.0), 2), self.input_units(float(lam), -2)
+
+    def input_units(self, value, power):
+        """``value`` (float or array) in the rows' units times ``rms ** power``, in
+        input units: one factor at a time, so that it under- or overflows only
+        where the result itself is beyond float64's range (0 or inf)."""
+        value = np.asarray(value, dtype=np.float64)
+        with np.errstate(over="ignore", under="ignore"):
+            for _ in range(abs(power)):
+                value = value * self.rms if power > 0 else value / self.rms
+        return float(value) if value.ndim == 0 else value
+
+    def drop_rows(self):
+        """Keep only the moments (:meth:`.attention.ContextStatistics.moments_only`):
+        the read-outs after the fit need no row, and a fitted model holds no copy of ``X``."""
+        self.stats = ContextStatistics.moments_only(self.stats)
+        self._last = None
+
+    @property
+    def temperature(self):
+        """The absolute temperature in input units."""
+        return self.input_units(self.beta, -2)
+
+    @property
+    def second_moment(self):
+        """The data's (weighted) second moment in input units, in its own dtype."""
+        second = self.stats.second
+        if self.rms == 1.0:
+            return second
+        with np.errstate(over="ignore"):
+            return self.input_units(second, 2).astype(second.dtype)
+
+
+def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coarse="auto",
+                   attention, temperature, context_length, scale, alpha, max_iter, tol,
+                   verbose, learning_rate, solver, rms=1.0):
+    """Fit the reconstruction layer by :func:`sklearn_attnclust._strategy.fit_layer`.
+
+    ``X`` are the rows (a numpy or dask array; the queries of streamed
+    moments), ``weights`` their weights or None, ``stats`` their precomputed
+    statistics (streamed moments, a dask array's) or None to compute them from
+    ``X`` (rescaled by :func:`unit_scale`); with ``stats`` given, ``X`` and
+    ``stats`` are in units of ``rms`` (the input's).  Returns ``(fit, maths, scale)``:
+    the :class:`sklearn_attnclust._strategy.LayerFit` (its ``risk`` without the penalty), the
+    :class:`DirectionMaths` (its moments only, no row: :meth:`DirectionMaths.drop_rows`)
+    and the output scale at the fitted heads, both in input units.
+    """
+    if stats is None:
+        X, rms = unit_scale(X, weights)
+    n, d = X.shape
+    chunk = default_chunk_size(n, d, n_clusters)
+    needs_rows = not (attention == "linear" and context_length is None)
+    if stats is None:
+        with one_blas_thread():  # the moments' products too: float32 sums depend on it
+            stats = ContextStatistics.from_data(X, keep_data=needs_rows, weights=weights,
+                                                need_fourth=context_length is not None)
+        stats.chunk_size = chunk
+    if not stats.mean_sq_norm > 0:  # its risk is relative to the mean squared norm
+        if bool(np.any(X)):
+            raise ValueError(
+                "The rows' mean squared norm underflows to 0 (of X, or of the rows streamed "
+                "to partial_fit): their squares are below float64's smallest; rescale X."
+            )
+        raise ValueError(
+            "Every row is zero (of X, or of the rows streamed to partial_fit): the "
+            "direction layers have no direction to fit (geometry='point' clusters "
+            "around points, the origin included)."
+        )
+    maths = DirectionMaths(
+        n_clusters, stats, attention=attention, temperature=temperature,
+        context_length=context_length, scale=scale,
+        alpha=alpha, dtype=X.dtype, chunk_size=chunk, rms=rms,
+    )
+    if X.dtype != np.float64:
+        tol = max(tol, FLOAT32_TOL)
+    descend = needs_rows and max_iter > 0
+    mixed = descend and X.dtype == np.float64 and n * d >= sizes.MIXED_MIN_SIZE
+    fit = fit_layer(
+        maths, X, weights, stats, init=init, n_init=n_starts(init, n_init), max_iter=max_iter,
+        tol=tol, random_state=rng, verbose=verbose, learning_rate=learning_rate, solver=solver,
+        coarse=coarse, descend_sample=descend, select="full",
+        precision=maths.low_precision if mixed else None, draw="subset",
+    )
+    with one_blas_thread():
+        risk, lam = maths.final(fit.heads)
+    maths.drop_rows()
+    return dataclasses.replace(fit, risk=risk), maths, lam

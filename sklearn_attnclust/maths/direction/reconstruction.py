@@ -1,0 +1,315 @@
+"""The kernel of the reconstruction risk: per-row sums of ``B``, ``Q`` and their gradients.
+
+Every pass of the direction layer's reconstruction risk over rows (the
+threaded passes of :mod:`.attention`, the blocks of a dask array in
+:mod:`sklearn_attnclust._dask`) is :func:`risk_sums` over a block of rows, and the blocks'
+sums add (:func:`add_risk_sums`).  The notation is that of :mod:`.attention`:
+per query ``x`` with scores ``a = M x``, competitive weights ``w`` and
+weighted scores ``at = w * a``, ``b = M Sigma x``, ``p = <at, a>``,
+``q = <at, b>``, ``r = at^T (M C M^T) at``, ``s = at^T (M Sigma^2 M^T) at``,
+and::
+
+    B = (p ||x||^2 + (L-1) q) / L
+    Q = (p^2 ||x||^2 + 2 (L-1) p q + (L-1) r + (L-1)(L-2) s) / L^2
+
+(``B = q`` and ``Q = s`` as ``L -> infinity``).
+
+Sample weights
+--------------
+A weight ``w_i`` counts as ``w_i`` repeats of the row: the queries and the
+context tokens are drawn from the weighted empirical distribution.  The
+moments ``Sigma`` and ``C`` are then the weighted ones (the caller's), and
+the risk is the weighted mean of the per-query risk, so every per-row sum
+here, of ``B``, ``Q`` and of their gradients, is a weighted sum
+``sum_i w_i (.)``: the per-row terms and the rows of the stacked products
+with ``X`` are multiplied by ``w_i``.  With integer weights the sums are
+those over the repeated rows.
+"""
+
+import numpy as np
+
+from ..free_energy import exp_shifted
+
+__all__ = ["add_risk_sums", "competitive_weights", "risk_sums"]
+
+
+def competitive_weights(scores, beta, axis=-1):
+    """``w_h = K softmax_h(beta * scores_h**2)`` along ``axis`` (the heads); all ones at beta = 0."""
+    scores = np.asarray(scores)
+    K = scores.shape[axis]
+    if beta == 0:
+        return np.ones_like(scores)
+    z = beta * (scores * scores)
+    z -= z.max(axis=axis, keepdims=True)
+    exp_shifted(z)
+    z *= K / z.sum(axis=axis, keepdims=True)
+    return z
+
+
+def _softmax_backward(g, a, w, at, beta):
+    """Pull gradients with respect to ``at = w * a`` back to ones w.r.t. ``a``, in place.
+
+    Includes the direct dependence of ``at`` on ``a`` through the factor
+    ``a`` (``w * g``): each ``g[k]`` becomes ``J^T g[k]`` with
+    ``J = d at / d a``, i.e. ``w g + 2 beta at (a g - <at, g>_h / K)``.
+    ``g`` is (channels, K, n), the heads along axis 1; all channels are
+    pulled back at once.
+    """
+    K = a.shape[0]
+    if beta == 0:
+        g *= w
+        return g
+    u = g * at
+    total = u.sum(axis=1, keepdims=True)  # <at, g> over the heads, per channel and sample
+    total *= 1.0 / K
+    np.multiply(g, a, out=u)
+    u -= total
+    u *= (2.0 * beta) * at
+    g *= w
+    g += u
+    return g
+
+
+def _coefficients(L, lam, p, q, sq):
+    """Derivatives of the per-sample risk terms with respect to ``(p, q, r, s)``.
+
+    Returns one channel per entry: with ``lam`` None the channels are ``B``
+    and ``Q`` (the gradient is combined as ``-2 lam dB + lam^2 dQ`` once the
+    profiled ``lam`` is known); with ``lam`` given, the single channel
+    ``-2 lam B + lam^2 Q``.  Each coefficient is a scalar or a per-sample array.
+    """
+    if L is None:
+        B = {"cp": 0.0, "cq": 1.0, "cr": 0.0, "cs": 0.0}
+        Q = {"cp": 0.0, "cq": 0.0, "cr": 0.0, "cs": 1.0}
+    else:
+        B = {"cp": sq / L, "cq": (L - 1) / L, "cr": 0.0, "cs": 0.0}
+        Q = {
+            "cp": (2.0 * p * sq + 2.0 * (L - 1) * q) / L**2,
+            "cq": 2.0 * (L - 1) * p / L**2,
+            "cr": (L - 1) / L**2,
+            "cs": (L - 1) * (L - 2) / L**2,
+        }
+    if lam is None:
+        return [B, Q]
+    return [{k: -2.0 * lam * B[k] + lam**2 * Q[k] for k in B}]
+
+
+class _HeadProducts:
+    """The small products of the heads with the moments, shared by every chunk:
+    the stacked ``[M; M Sigma]`` (2K, d), ``G2 = M Sigma^2 M^T`` and (finite
+    ``L``) ``GC = M C M^T``, in the rows' dtype."""
+
+    def __init__(self, M, second, second_sq, fourth, L, dtype):
+        self.K = M.shape[0]
+        MS = M @ second.astype(dtype, copy=False)
+        self.PT = np.ascontiguousarray(np.concatenate([M, MS]))  # (2K, d)
+        G2 = M @ second_sq.astype(dtype, copy=False) @ M.T
+        self.G2 = 0.5 * (G2 + G2.T)
+        self.GC = None
+        if L is not None:
+            GC = M @ fourth.astype(dtype, copy=False) @ M.T
+            self.GC = 0.5 * (GC + GC.T)
+
+
+def _chunk_terms(heads, Xc, wc, sq, beta, L, need_grad, exact_sums):
+    """The per-chunk quantities: a dict of ``a, b, w, at`` (K, c), ``at_G2``,
+    ``at_GC``, ``p``, ``q`` (or None), the weighted ``AtA = sum_i w_i at_i at_i^T``
+    (or None) and the chunk's weighted sums ``B``, ``Q``."""
+    K, G2 = heads.K, heads.G2
+    AB = heads.PT @ Xc.T  # (2K, c)
+    a, b = AB[:K], AB[K:]
+    w = competitive_weights(a, beta, axis=0)
+    at = w * a
+    atw = at if wc is None else at * wc.astype(at.dtype, copy=False)
+    # sum_i at_i at_i^T: the gradient's, and float64's Q at L = infinity
+    AtA = atw @ at.T if (need_grad or (L is None and exact_sums)) else None
+    t = {"a": a, "b": b, "w": w, "at": at, "AtA": AtA,
+         "at_G2": None, "at_GC": None, "p": None, "q": None}
+    if L is None:
+        if exact_sums:
+            t["B"] = float(np.vdot(atw, b))
+            t["Q"] = float(np.sum(G2 * AtA))
+        else:  # per-sample terms summed in float64: values exact to float32's rounding
+            t["at_G2"] = at_G2 = G2 @ at
+            t["B"] = _weighted_total(np.einsum("kc,kc->c", at, b), wc)
+            t["Q"] = _weighted_total(np.einsum("kc,kc->c", at, at_G2), wc)
+        return t
+    t["p"] = p = np.einsum("kc,kc->c", at, a)
+    t["q"] = q = np.einsum("kc,kc->c", at, b)
+    t["at_G2"] = at_G2 = G2 @ at
+    t["at_GC"] = at_GC = heads.GC @ at
+    r = np.einsum("kc,kc->c", at_GC, at)
+    s = np.einsum("kc,kc->c", at_G2, at)
+    t["B"] = _weighted_total(p * sq + (L - 1) * q, wc) / L
+    t["Q"] = _weighted_total(
+        p**2 * sq + 2 * (L - 1) * p * q + (L - 1) * r + (L - 1) * (L - 2) * s, wc) / L**2
+    return t
+
+
+def _weighted_total(values, weights):
+    """``sum_i w_i values_i`` (all ones when ``weights`` is None), in float64."""
+    if weights is None:
+        return float(np.sum(values, dtype=np.float64))
+    return float(np.sum(values * weights, dtype=np.float64))
+
+
+def _chunk_gradient(t, heads, Xc, wc, sq, beta, L, lam):
+    """The chunk's stacked product with ``X`` (float64): per channel the
+    gradient's rows w.r.t. ``a`` (then, for a per-sample ``cq``, ``cq * at``),
+    and last the shared ``at`` when some channel has a constant ``cq``; each
+    row weighted by ``w_i``."""
+    a, b, w, at, at_GC = t["a"], t["b"], t["w"], t["at"], t["at_GC"]
+    at_G2 = heads.G2 @ at if t["at_G2"] is None else t["at_G2"]
+    channels = _coefficients(L, lam, t["p"], t["q"], sq)
+    # one buffer holds the rows of the stacked product: per channel its
+    # gradient w.r.t. a, then (per-sample cq) cq * at; last the shared at
+    per_sample = [bool(np.ndim(c["cq"])) for c in channels]
+    shared_at = not all(per_sample)
+    buf = np.empty((len(channels) + sum(per_sample) + shared_at,) + at.shape, dtype=at.dtype)
+    slots = np.cumsum([0] + [1 + ps for ps in per_sample])[:-1]
+    contiguous = not any(per_sample)
+    # a view when the channels' rows are adjacent (constant cq, as at L = infinity)
+    grads_at = buf[: len(channels)] if contiguous else buf[slots]
+    for k, c in enumerate(channels):
+        g = grads_at[k]
+        cq, cs = c["cq"], c["cs"]
+        if np.ndim(cq) or cq != 0:
+            np.multiply(b, cq, out=g)
+            if np.any(cs):
+                g += (2.0 * cs) * at_G2
+        elif np.any(cs):
+            np.multiply(at_G2, 2.0 * cs, out=g)
+        else:
+            g.fill(0)
+        if L is not None:
+            g += c["cp"] * a
+            g += (2.0 * c["cr"]) * at_GC
+    _softmax_backward(grads_at, a, w, at, beta)
+    for k, c in enumerate(channels):
+        if L is not None:
+            grads_at[k] += c["cp"] * at  # p = <at, a> depends on a directly
+        if not contiguous:
+            buf[slots[k]] = grads_at[k]
+        if per_sample[k]:
+            np.multiply(at, c["cq"], out=buf[slots[k] + 1])
+    if shared_at:
+        buf[-1] = at
+    if wc is not None:
+        buf *= wc.astype(buf.dtype, copy=False)
+    return (buf.reshape(-1, buf.shape[-1]) @ Xc).astype(np.float64, copy=False)
+
+
+def _gradients(acc, AtA, M, second, second_sq, fourth, L, lam):
+    """Per channel, the gradient of the channel's sum from the stacked
+    products ``acc`` and ``AtA``, with the constant coefficients applied (the
+    per-sample ones were applied chunk by chunk)."""
+    K = M.shape[0]
+    one = np.ones(1)
+    channels = _coefficients(L, lam, one, one, one)
+    M64 = M.astype(np.float64)
+    S64 = second.astype(np.float64)
+    MS2 = M64 @ second_sq.astype(np.float64)
+    MC = None if L is None else M64 @ fourth.astype(np.float64)
+    at_X = acc[-K:]  # the shared at^T X, when some channel has a constant cq
+    grads = []
+    row = 0
+    for c in channels:
+        grad = acc[row : row + K].copy()
+        row += K
+        cq = c["cq"]
+        if np.ndim(cq):
+            grad += acc[row : row + K] @ S64
+            row += K
+        elif cq:
+            grad += cq * (at_X @ S64)
+        if c["cs"]:
+            grad += 2.0 * c["cs"] * (AtA @ MS2)
+        if L is not None and c["cr"]:
+            grad += 2.0 * c["cr"] * (AtA @ MC)
+        grads.append(grad)
+    return grads
+
+
+def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
+              need_grad=False, chunk_size=8192, sq_norms=None, weights=None):
+    """Sums over the rows of ``X`` of ``B``, ``Q`` and of their gradients.
+
+    The building block of :func:`.attention.attention_risk`, exposed so that
+    the sums can be taken over chunks held elsewhere (e.g. the blocks of a
+    dask array, see ``_dask``) and added.  ``a = X M^T`` and
+    ``b = X (M Sigma)^T`` come from one product with the stacked
+    ``[M; M Sigma]``; the gradient's products with ``X`` are stacked likewise,
+    so each chunk of rows costs two products with ``X`` and elementwise work
+    on arrays of the chunk's size.  The heads run along axis 0 of the
+    temporaries, (K, chunk).
+
+    Parameters
+    ----------
+    M : ndarray of shape (K, d)
+    X : ndarray of shape (n, d)
+    second, second_sq, fourth : ndarray of shape (d, d)
+        ``Sigma``, ``Sigma^2`` and ``C`` of the whole data (``fourth`` only
+        for finite ``L``), weighted as the rows are.
+    beta : float
+    L : int or None
+    lam : float or None
+        Fixed scale (one gradient channel) or None (two channels, ``B``
+        and ``Q``).
+    need_grad : bool
+    chunk_size : int
+    sq_norms : ndarray of shape (n,), optional
+        ``||x_i||^2`` (computed when needed and not given).
+    weights : ndarray of shape (n,), optional
+        Sample weights: every sum is ``sum_i w_i (.)`` (see the module
+        docstring).  None: all one.
+
+    Returns
+    -------
+    B_sum, Q_sum : float
+    grads : list of ndarray of shape (K, d), or None
+        Per channel, the gradient of the channel's sum, float64.
+
+    Notes
+    -----
+    For float32 ``X`` the per-sample terms of ``B`` and ``Q`` are summed in
+    float64, so the sums do not depend on the chunking beyond float32's
+    rounding of each term (relatively about 1e-8 in the risk).
+    """
+    n, dtype = X.shape[0], X.dtype
+    M = M.astype(dtype, copy=False)
+    heads = _HeadProducts(M, second, second_sq, fourth, L, dtype)
+    B_sum = Q_sum = 0.0
+    # float64 sums over a chunk are exact enough; float32 ones (BLAS dot and
+    # products) are not, to the risk's relative 1e-8 that the line search needs
+    exact_sums = dtype == np.float64
+    acc = None  # stacked products with X, float64
+    AtA = np.zeros((heads.K, heads.K))
+    chunk = max(int(chunk_size), 1)
+    for start in range(0, n, chunk):
+        Xc = X[start : start + chunk]
+        wc = None if weights is None else weights[start : start + chunk]
+        sq = None
+        if L is not None:
+            sq = (sq_norms[start : start + chunk] if sq_norms is not None
+                  else np.einsum("ij,ij->i", Xc, Xc))
+        t = _chunk_terms(heads, Xc, wc, sq, beta, L, need_grad, exact_sums)
+        B_sum += t["B"]
+        Q_sum += t["Q"]
+        if not need_grad:
+            continue
+        AtA += t["AtA"]
+        part = _chunk_gradient(t, heads, Xc, wc, sq, beta, L, lam)
+        acc = part if acc is None else acc + part
+    if not need_grad:
+        return B_sum, Q_sum, None
+    return B_sum, Q_sum, _gradients(acc, AtA, M, second, second_sq, fourth, L, lam)
+
+
+def add_risk_sums(parts):
+    """Add the ``(B_sum, Q_sum, grads)`` of :func:`risk_sums` over disjoint row blocks."""
+    B = sum(p[0] for p in parts)
+    Q = sum(p[1] for p in parts)
+    if parts[0][2] is None:
+        return B, Q, None
+    grads = [sum(p[2][c] for p in parts) for c in range(len(parts[0][2]))]
+    return B, Q, grads

@@ -1,0 +1,425 @@
+"""The in-context layer: query, key and value all the identity (theory, section 8).
+
+``A_I(x; c) = lambda (1/m) sum_j <x, c_j> c_j = lambda Sigma_c x`` on a context
+``c``, its softmax variant ``lambda sum_j softmax_j(beta <x, c_j>) c_j`` (one step
+of mean shift), the closed-form scales of the linear layer, and the deep stack
+of the softmax layer: its fixed points, the temperature at which it has
+``K`` of them, and the partition they define (theory, section 8.7).  The
+estimator is :class:`.in_context.InContextQuantizer`.
+"""
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse.csgraph import connected_components
+from sklearn.exceptions import ConvergenceWarning
+
+from .direction.attention import optimal_scale, typical_head_score
+from .free_energy import exp_shifted
+from .spectrum import RowSpectrum
+
+__all__ = [
+    "TEMPERATURE_GRID",
+    "ContextMoments",
+    "context_moments",
+    "in_context_attention",
+    "in_context_from_moments",
+    "in_context_from_rows",
+    "in_context_optimal_scale",
+    "in_context_unbiased_scale",
+    "layer_scale",
+    "softmax_clusters",
+    "softmax_layer",
+    "stack_fixed_points",
+    "stratified_rows",
+    "wide_typical_head_score",
+]
+
+CHUNK = 2048  # queries per block of the softmax layer's (queries x context) weights
+N_SEEDS = 500  # queries whose flow through the stack finds the fixed points
+FLOW_CONTEXT = 2000  # context tokens the temperature scan runs on
+#: relative temperatures tried, in order, when ``temperature=None``
+TEMPERATURE_GRID = tuple(2.0 ** (k / 2) for k in range(-2, 15))  # 0.5 ... 128
+
+
+def in_context_attention(X, context, scale, attention="linear", beta=1.0):
+    """The parameter-free layer ``A_I(x; c)``.
+
+    ``attention="linear"`` gives ``lam (1/m) sum_j <x, c_j> c_j = lam Sigma_c x``;
+    ``"softmax"`` gives ``lam sum_j softmax_j(beta <x, c_j>) c_j``, one step of
+    mean shift toward the local mean.  ``X`` is (n, d), ``context`` (m, d).
+    """
+    if attention == "linear":
+        m = context.shape[0]
+        return in_context_from_moments(X, context.T @ context / m, scale)
+    if attention == "softmax":
+        return softmax_layer(X, context, beta, scale)
+    raise ValueError(f"attention must be 'linear' or 'softmax', got {attention!r}.")
+
+
+def softmax_layer(X, context, beta, scale=1.0):
+    """``scale * sum_j softmax_j(beta <x, c_j>) c_j`` for each row ``x`` of ``X``.
+
+    Computed in blocks of :data:`CHUNK` queries, so that at most a
+    (CHUNK, m) block of weights exists at a time (never an (n, m, d) tensor).
+    The output has the dtype of ``X``.
+    """
+    out = np.empty_like(X)
+    for start in range(0, X.shape[0], CHUNK):
+        block = slice(start, start + CHUNK)
+        z = X[block] @ context.T
+        z *= beta
+        z -= z.max(axis=1, keepdims=True)
+        exp_shifted(z)
+        z /= z.sum(axis=1, keepdims=True)
+        np.matmul(z, context, out=out[block])
+    if scale != 1.0:
+        out *= scale
+    return out
+
+
+def in_context_from_moments(X, second, scale):
+    """The linear in-context layer ``lam Sigma_c x`` from the context's second moment."""
+    return scale * (X @ second)
+
+
+def in_context_from_rows(X, rows, scale):
+    """The linear in-context layer ``lam Sigma_c x`` from the context's rows
+    (``Sigma_c = rows^T rows / m``, never formed): ``lam (X rows^T) rows / m``,
+    :data:`CHUNK` queries at a time; ``O(n m d)``, for wide rows (``m < d``)."""
+    out = np.empty(X.shape, dtype=np.result_type(X, rows))
+    factor = scale / rows.shape[0]
+    for start in range(0, X.shape[0], CHUNK):
+        block = slice(start, start + CHUNK)
+        np.matmul(X[block] @ rows.T, rows, out=out[block])
+    out *= factor
+    return out
+
+
+def wide_typical_head_score(spectrum, n_heads, trace):
+    """:func:`.direction.attention.typical_head_score` of ``spectrum`` (a
+    :class:`.spectrum.RowSpectrum` of the uncentred rows, whose trace is
+    ``trace``): the mean of its ``n_heads`` largest eigenvalues, without the
+    ``(d, d)`` moment (its trace over them where they hold its whole rank)."""
+    k = min(max(int(n_heads), 1), spectrum.shape[0])
+    if k >= spectrum.rank_bound:
+        top = float(trace) / k
+    else:
+        top = float(np.mean(spectrum.largest(k)))
+    return float(max(top, np.finfo(np.float64).tiny))
+
+
+def in_context_optimal_scale(second):
+    """Risk-optimal scale of the linear in-context layer as ``L -> infinity``.
+
+    The risk ``tr S - 2 lam tr S^2 + lam^2 tr S^3`` is minimised at
+    ``lam = tr S^2 / tr S^3``.
+    """
+    S2 = second @ second
+    return optimal_scale(float(np.trace(S2)), float(np.sum(S2 * second)))
+
+
+def in_context_unbiased_scale(second, n_clusters):
+    """Scale making the linear in-context layer unbiased on orthonormal mixtures.
+
+    For ``K`` orthonormal centroids of equal weight, ``Sigma mu_z =
+    (1/K + sigma^2) mu_z``, so ``lam = 1 / (1/K + sigma^2)`` gives
+    ``E[A_I(X) | z] = mu_z``.  The eigenvalue is estimated as the mean of the
+    ``n_clusters`` largest eigenvalues of ``second``.
+    """
+    return 1.0 / typical_head_score(second, n_clusters)
+
+
+@dataclass
+class ContextMoments:
+    """The second moment of a fit's rows (scaled near unit size), as the layer reads it.
+
+    Attributes
+    ----------
+    second : ndarray of shape (d, d) or None
+        ``X^T X / n``; None where the rows stand for it (``rows``).
+    rows : ndarray of shape (n, d) or None
+        The rows, where they are no more than the features and wide (beyond the
+        dense bound): ``Sigma x`` and the optimal scale's traces are read from
+        them (the ``n x n`` side), never from a ``(d, d)`` moment.
+    spectrum : RowSpectrum or None
+        The rows' largest eigenvalues, for wide data.
+    trace : float or None
+        ``tr(X^T X) / n``, for wide data.
+    nonzero : bool
+        Whether the moment is not all zero.
+    """
+
+    second: object
+    rows: object
+    spectrum: object
+    trace: object
+    nonzero: bool
+
+    @property
+    def wide(self):
+        return self.spectrum is not None
+
+    def typical_head_score(self, n_clusters):
+        """The mean of the ``n_clusters`` largest eigenvalues of the moment
+        (:func:`wide_typical_head_score` for wide data)."""
+        if self.wide:
+            return wide_typical_head_score(self.spectrum, n_clusters, self.trace)
+        return typical_head_score(self.second, n_clusters)
+
+
+def context_moments(Xs, dense_features):
+    """The :class:`ContextMoments` of the rows ``Xs``, ``dense_features`` the widest
+    data whose ``(d, d)`` moment is formed for the eigenvalues.
+
+    Wide data (beyond ``dense_features``): the temperature's and the unbiased
+    scale's largest eigenvalues from the rows (:class:`.spectrum.RowSpectrum`);
+    where the rows are no more than the features they also stand for their
+    ``(d, d)`` moment, never formed.
+    """
+    n, d = Xs.shape
+    wide, rows_only = d > dense_features, d > dense_features and n <= d
+    second = None if rows_only else Xs.T @ Xs / n
+    spectrum = trace = None
+    if wide:
+        spectrum = RowSpectrum(Xs)
+        trace = float(np.einsum("ij,ij->", Xs, Xs, dtype=np.float64)) / n
+        nonzero = trace > 0
+    else:
+        nonzero = bool(np.any(second))
+    return ContextMoments(second, Xs if rows_only else None, spectrum, trace, nonzero)
+
+
+def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng):
+    """The softmax layer's clusters: the fixed points of its stack on ``context``.
+
+    ``temperature`` is the relative temperature (None: the scan of
+    :func:`stack_fixed_points`, up to 128).  Returns the fixed points (in the
+    units of ``Xs``), the absolute temperature ``beta`` (0 for an all-zero
+    moment, where every weight is equal at any temperature) and the number of
+    substantial fixed points.  A ValueError where the moment underflows.
+    """
+    typical = moments.typical_head_score(n_clusters)
+    if moments.nonzero:
+        # the largest relative temperature the fit may use
+        tau = 128.0 if temperature is None else temperature
+        with np.errstate(over="ignore"):
+            beta = tau / typical
+        if typical <= np.finfo(Xs.dtype).tiny or not np.isfinite(beta):
+            raise ValueError(
+                "X is too small in scale for the softmax temperature (its "
+                "second moment underflows); rescale X."
+            )
+    centers, tau, n_fixed_points = stack_fixed_points(
+        Xs, context, n_clusters, temperature, rng,
+        typical=typical if moments.wide else None,
+    )
+    beta = float(tau / typical) if moments.nonzero else 0.0
+    return centers, beta, n_fixed_points
+
+
+def layer_scale(scale, softmax, moments, n_clusters, Xs=None, out=None):
+    """The output scale ``lam`` of ``scale="auto"`` or ``"unbiased"``, in the units
+    of the fit's rows ``Xs`` (the linear layer's ``lam`` has units of ``1 /
+    x**2``).  ``"auto"``: the risk-optimal scale (for the softmax layer, of its
+    output ``out`` at scale 1 on ``Xs``); ``"unbiased"``: 1 for the softmax
+    layer, :func:`in_context_unbiased_scale` for the linear one."""
+    if scale == "auto":
+        if softmax:
+            return optimal_scale(float(np.sum(Xs * out)), float(np.sum(out * out)))
+        # tr S^3 under- or overflows float32 at scales far from 1
+        return optimal_scale(*moments.spectrum.power_traces()) if moments.rows is not None \
+            else in_context_optimal_scale(moments.second.astype(np.float64))
+    if softmax:
+        return 1.0
+    if moments.wide:
+        return 1.0 / wide_typical_head_score(moments.spectrum, n_clusters, moments.trace)
+    return in_context_unbiased_scale(moments.second, n_clusters)
+
+
+# --------------------------------------------------------------------------
+# The deep stack of the softmax layer
+# --------------------------------------------------------------------------
+def stratified_rows(X, size, rng):
+    """Indices of ``size`` rows of ``X`` spread evenly along a random direction.
+
+    The rows are ranked by their projection on a random Gaussian direction
+    (drawn from ``rng``) and the rows at the ranks ``(i + 1/2) n / size`` are
+    kept: a systematic sample that depends on the rows' values, not on their
+    order (up to exact ties of the projection, i.e. duplicate rows, which are
+    interchangeable).  All rows when ``size >= n``.
+    """
+    n = X.shape[0]
+    direction = rng.standard_normal(X.shape[1])
+    if size >= n:
+        return np.arange(n)
+    order = np.argsort(X @ direction.astype(X.dtype), kind="stable")
+    return np.sort(order[((np.arange(size) + 0.5) * (n / size)).astype(np.intp)])
+
+
+def _flow(Y, context, beta, radius, max_iter):
+    """Iterate the softmax layer at scale 1 on the queries ``Y`` until it stops.
+
+    A query stops once a step moves it less than ``radius / 20``; the flow
+    ends when every query has stopped, or after ``max_iter`` steps.  Returns
+    the end points and the number of steps.
+    """
+    Y = Y.copy()
+    active = np.arange(Y.shape[0])
+    it = 0
+    while active.size and it < max_iter:
+        it += 1
+        new = softmax_layer(Y[active], context, beta)
+        diff = new - Y[active]
+        step = np.einsum("ij,ij->i", diff, diff)
+        Y[active] = new
+        active = active[step >= (0.05 * radius) ** 2]  # a NaN step stops too
+    return Y, it
+
+
+def _group(Y, radius):
+    """Group end points closer than ``radius`` (connected components; order-free).
+
+    Returns the group of each end point and the groups' points and sizes,
+    by decreasing size (ties by the points' coordinates, so that the order
+    does not depend on the order of ``Y``).
+    """
+    sq = np.einsum("ij,ij->i", Y, Y)
+    D = sq[:, None] + sq[None, :] - 2.0 * (Y @ Y.T)
+    n_groups, group = connected_components(D < radius * radius, directed=False)
+    sizes = np.bincount(group, minlength=n_groups)
+    points = np.zeros((n_groups, Y.shape[1]), dtype=Y.dtype)
+    np.add.at(points, group, Y)
+    points /= sizes[:, None].astype(Y.dtype)
+    keys = [points[:, j] for j in range(Y.shape[1] - 1, -1, -1)] + [-sizes]
+    order = np.lexsort(keys)
+    rank = np.empty(n_groups, dtype=np.intp)
+    rank[order] = np.arange(n_groups)
+    return rank[group], points[order], sizes[order]
+
+
+def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
+                       typical=None):
+    """The ``n_clusters`` attracting fixed points of the stacked softmax layer.
+
+    The layer at scale 1, ``T(x) = sum_j softmax_j(beta <x, c_j>) c_j``, is a
+    step of mean shift on the kernel density ``p(x) = sum_j exp(-beta ||x -
+    c_j||^2 / 2 + beta ||c_j||^2 / 2)`` (theory, section 8.7); iterating it
+    (a deep stack of the same layer) sends each query to a mode of ``p``.
+    Seeds (:data:`N_SEEDS` rows of ``X``, :func:`stratified_rows`) flow
+    through the stack; their end points closer than a tenth of the kernel's
+    width ``1 / sqrt(beta)`` are one fixed point, whose *mass* is its number of
+    seeds.  A fixed point is *substantial* when its mass is at least a fifth
+    of an equal share, ``n_seeds / (5 K)``, and 2.
+
+    The seeds flow on a sample of :data:`FLOW_CONTEXT` context tokens
+    (:func:`stratified_rows`).  With ``temperature=None`` the relative
+    temperatures of :data:`TEMPERATURE_GRID` are tried in increasing order
+    and the first at which the stack
+    has at least ``n_clusters`` substantial fixed points is kept (the most
+    substantial fixed points there if none reaches it, with a
+    ConvergenceWarning).  The ``n_clusters`` fixed points of largest mass are
+    then refined by the flow on the whole ``context``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Training data (the seeds are drawn from it).
+    context : ndarray of shape (n_context, n_features)
+        The layer's context.
+    n_clusters : int
+    temperature : float or None
+        Relative temperature ``tau``; ``beta = tau / s``, ``s`` the mean of
+        the ``n_clusters`` largest eigenvalues of the second moment.  None
+        scans the grid.
+    rng : numpy.random.RandomState
+    max_iter : int, default=300
+        Steps of the flow at most, per temperature.
+    typical : float or None, default=None
+        The mean of the ``n_clusters`` largest eigenvalues of ``X``'s second
+        moment, if known (wide data: without the ``(d, d)`` moment); None
+        computes it from the moment.
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, n_features)
+        The fixed points, by decreasing mass.
+    tau : float
+        The relative temperature used.
+    n_fixed_points : int
+        Number of substantial fixed points at ``tau``.
+    """
+    n = X.shape[0]
+    if typical is None:
+        second = X.T @ X / n
+        typical, nonzero = typical_head_score(second, n_clusters), bool(np.any(second))
+    else:
+        nonzero = bool(np.any(X))
+    width = np.sqrt(typical)  # the data's scale; the kernel's width is width / sqrt(tau)
+    seeds = X[stratified_rows(X, N_SEEDS, rng)]
+    flow_context = context[stratified_rows(context, FLOW_CONTEXT, rng)]
+    min_mass = max(2, int(np.ceil(seeds.shape[0] / (5 * n_clusters))))
+
+    def run(tau, ctx):
+        radius = 0.1 * width / np.sqrt(tau)
+        ends, _ = _flow(seeds, ctx, tau / typical, radius, max_iter)
+        _, points, sizes = _group(ends, radius)
+        return points, sizes, int(np.sum(sizes >= min_mass))
+
+    def refine(tau, points):
+        # the seeds flowed on a sample of the context: refine on the whole of it
+        centers = points[:n_clusters]
+        if tau > 0 and nonzero and flow_context.shape[0] < context.shape[0]:
+            radius = 0.1 * width / np.sqrt(tau)
+            centers, _ = _flow(centers, context, tau / typical, radius, max_iter)
+        # the distinct ones, in the order of mass
+        radius = 0.1 * width / np.sqrt(max(tau, 1e-300))
+        group = _group(centers, radius)[0]
+        return centers[np.sort(np.unique(group, return_index=True)[1])]
+
+    taus = list(TEMPERATURE_GRID) if temperature is None else [float(temperature)]
+    best = None
+    for tau in taus:
+        if tau == 0 or not nonzero:
+            # every weight equal: the one fixed point is the context mean
+            points, sizes, count = context.mean(axis=0, keepdims=True), np.array([n]), 1
+        else:
+            points, sizes, count = run(tau, flow_context)
+        if best is None or count > best[3]:
+            best = (tau, points, sizes, count)
+        if count >= n_clusters:
+            centers = refine(tau, points)
+            if centers.shape[0] >= n_clusters:
+                return centers, float(tau), count
+    return _best_of_the_scan(best, temperature, n_clusters, min_mass, seeds.shape[0], refine)
+
+
+def _best_of_the_scan(best, temperature, n_clusters, min_mass, n_seeds, refine):
+    """:func:`stack_fixed_points` where no temperature tried had ``n_clusters``
+    substantial fixed points: the most substantial ones at the best temperature
+    (``best``, refined by ``refine``), with a ConvergenceWarning; repeated where
+    fewer than ``n_clusters`` of them are distinct.  (The warnings' stack level
+    names the estimator's caller, through :func:`softmax_clusters`.)"""
+    tau, points, sizes, count = best
+    if temperature is None:
+        warnings.warn(
+            f"The stacked in-context layer has {count} substantial fixed point(s) "
+            f"(holding at least {min_mass} of {n_seeds} seeds) at every "
+            f"temperature tried, fewer than n_clusters = {n_clusters}; the "
+            f"fixed points of largest mass at temperature {tau:.3g} are kept.",
+            ConvergenceWarning,
+            stacklevel=5,
+        )
+    centers = refine(tau, points)
+    if centers.shape[0] < n_clusters:
+        warnings.warn(
+            f"Number of distinct clusters ({centers.shape[0]}) found smaller than "
+            f"n_clusters ({n_clusters}): the stacked in-context layer has "
+            f"{centers.shape[0]} fixed point(s) at temperature {tau:.3g}. Possibly "
+            f"due to duplicate points in X, or raise the temperature.",
+            ConvergenceWarning,
+            stacklevel=5,
+        )
+        centers = centers[np.resize(np.arange(centers.shape[0]), n_clusters)]
+    return centers, float(tau), count

@@ -1,0 +1,1 @@
+"""The point layer's maths (``geometry="point"``): see :mod:`sklearn_attnclust.maths`."""

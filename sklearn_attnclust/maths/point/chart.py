@@ -1,0 +1,98 @@
+"""The point layer's chart: unit heads in ``R^(d+1)`` and points of ``R^d``.
+
+The central (gnomonic) chart maps a unit head ``mu_h = (u_h, c_h)``, ``c_h >
+0``, to the point ``z_h = offset + spread * height * u_h / c_h`` (the layer's
+maths: :mod:`.maths`); the chart itself is made from the data by the moment
+pass of :mod:`.moments`.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["LIFT_HEIGHT", "MIN_POLE", "PointChart"]
+
+
+#: Height of the chart's plane above the data's centre, in units of the data's
+#: root mean squared spread.  A point at ``r`` spreads from the centre sits
+#: at ``atan(r / height)`` from the pole: the data's clusters stay well inside
+#: the open hemisphere, where the chart is smooth.
+LIFT_HEIGHT = 3.0
+
+#: Smallest last coordinate of a head: the chart's point is at most
+#: ``height / MIN_POLE`` spreads from the centre.  A step beyond is rejected.
+MIN_POLE = 1e-3
+
+
+@dataclass
+class PointChart:
+    """The chart between unit heads in ``R^(d+1)`` and points of ``R^d``.
+
+    Attributes
+    ----------
+    offset : ndarray of shape (d,)
+        The data's centre (weighted mean), in input units.
+    spread : float
+        The data's root mean squared distance to ``offset``, in input units.
+    height : float
+        The chart's plane above the centre, in units of ``spread``.
+    """
+
+    offset: np.ndarray
+    spread: float
+    height: float = LIFT_HEIGHT
+
+    def scaled(self, X, dtype=np.float64):
+        """Rows in the data's units, ``(X - offset) / spread``, in ``dtype``."""
+        dtype = np.dtype(dtype)
+        Y = np.subtract(X, self.offset.astype(dtype, copy=False), dtype=dtype)
+        inv = 1.0 / self.spread if self.spread > 1.0 / np.finfo(np.float64).max else np.inf
+        if np.isfinite(inv) and inv <= np.finfo(dtype).max:
+            Y *= dtype.type(inv)
+        else:  # subnormal spreads (data below 1e-308) have no finite inverse
+            np.divide(Y, self.spread, out=Y, casting="unsafe")
+        return Y
+
+    def scaled_points(self, M):
+        """The points ``height u / c`` of unit heads ``M = (u, c)``, in the data's units."""
+        M = np.asarray(M, dtype=np.float64)
+        return self.height * M[:, :-1] / M[:, -1:]
+
+    def points(self, M):
+        """The input-space points of unit heads ``M`` (K, d + 1).
+
+        A point beyond float64's range (an empty head's, up to ``height /
+        MIN_POLE`` spreads from the centre, of data that span that range) is
+        saturated at the largest float, coordinate by coordinate."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = self.offset + self.spread * self.scaled_points(M)
+        if not np.all(np.isfinite(Z)):
+            big = np.finfo(np.float64).max
+            Z = np.clip(np.nan_to_num(Z, nan=0.0, posinf=big, neginf=-big), -big, big)
+        return Z
+
+    def heads(self, Z):
+        """Unit heads (K, d + 1) of input-space points ``Z`` (K, d).
+
+        A point so far from the data (a warm start of :meth:`partial_fit` on
+        rows of another scale) that its scaled coordinates overflow gets the
+        head of its direction on the chart's equator (``c = 0``): beyond the
+        data's reach, where the risk is infinite."""
+        with np.errstate(over="ignore"):
+            Y = self.scaled(Z)
+        H = np.hstack([Y, np.full((Y.shape[0], 1), self.height)])
+        far = ~np.all(np.isfinite(H), axis=1)
+        if np.any(far):
+            H[far] = np.hstack([np.sign(np.nan_to_num(Y[far], posinf=1.0, neginf=-1.0)),
+                                np.zeros((int(far.sum()), 1))])
+        top = np.max(np.abs(H), axis=1, keepdims=True)
+        H = H / top  # (no square overflows)
+        return H / np.linalg.norm(H, axis=1, keepdims=True)
+
+    def pull_back(self, M, G):
+        """Gradient on the heads ``M`` of a gradient ``G`` on their scaled points."""
+        M = np.asarray(M, dtype=np.float64)
+        c = M[:, -1:]
+        gu = (self.height / c) * G
+        gc = -(self.height / c[:, 0] ** 2) * np.einsum("ij,ij->i", M[:, :-1], G)
+        return np.hstack([gu, gc[:, None]])

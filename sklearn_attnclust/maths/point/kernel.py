@@ -1,0 +1,261 @@
+"""The point layer's pass over a block of rows: the compiled kernel or its numpy reference.
+
+A pass sums, over a block of rows, the free energy of the attention weights
+and (with the gradient) the heads' masses and first moments (the maths of
+:mod:`.maths`).  The sums come from the compiled kernel
+(``sklearn_attnclust._point_kernel``, one read of the rows) where it is built,
+from its numpy reference :func:`logit_sums` elsewhere; :data:`COMPILED` says
+which runs (a test may switch it off here).  :class:`_RawKernel` folds the
+chart's affine map into the heads, so that large data are read as stored.
+This module knows nothing of scikit-learn.
+"""
+
+import os
+import sys
+import warnings
+from importlib.machinery import EXTENSION_SUFFIXES
+
+import numpy as np
+
+from ..._assign import first_minimum
+from ..free_energy import free_energy_sums
+from ..shared import weighted_rows
+
+__all__ = ["COMPILED", "KERNEL_ERROR", "KERNEL_VARIANT", "KernelNotBuiltWarning", "RAW_OFFSET",
+           "block_sums", "logit_sums", "runs_compiled"]
+
+#: The package's folder, where the compiled kernel is built (``_point_kernel*``).
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class KernelNotBuiltWarning(UserWarning):
+    """The compiled point kernel cannot be imported: the point layer runs its
+    numpy reference (the same results, slower)."""
+
+
+#: What the numpy reference costs against the compiled kernel's vector variant:
+#: one evaluation with its gradient, medians of ``benchmarks/bench_pass.py
+#: --parts --repeat 3`` at 2e5 x 32, 1e6 x 2 (float64) and 1e7 x 32 (float32),
+#: gcc 12 (the portable variant is slower than the reference: not used).
+REFERENCE_COST = ("1.6 to 2.2 times slower per pass than the compiled kernel "
+                  "(measured on one thread and in threads)")
+
+
+def _not_built_message(error):
+    """Why the kernel is missing, what is missing, what it costs, how to fix it."""
+    here = _PACKAGE
+    root = os.path.dirname(here)
+    built = [f for f in os.listdir(here) if f.startswith("_point_kernel")
+             and f.endswith(tuple(EXTENSION_SUFFIXES))]
+    if built:
+        why = f"{', '.join(built)} is there but cannot be imported ({error})"
+    else:
+        why = ("it was not compiled when the package was installed (no working C "
+               "compiler was found, or the compilation failed)")
+    if os.path.exists(os.path.join(root, "setup.py")) and \
+            os.path.exists(os.path.join(root, ".git")):  # a source checkout
+        command = f'python -m pip install --force-reinstall --no-deps -e "{root}"'
+    else:
+        command = ("python -m pip install --force-reinstall --no-deps --no-cache-dir "
+                   "sklearn_attnclust")
+    return (
+        f"sklearn_attnclust's compiled point kernel is not built: {why}.  What is "
+        "missing: a C compiler at install (gcc or clang; on Windows the Microsoft C++ "
+        "Build Tools; on macOS `xcode-select --install`).  What it costs: the point "
+        "layer (AttentionQuantizer's default geometry=\"point\") runs its numpy "
+        f"reference instead, with the same results, {REFERENCE_COST}.  How to "
+        f"fix: install a C compiler, then reinstall: `{command}`.  "
+        "sklearn_attnclust.show_versions() names the kernel that runs.")
+
+
+def _caller_stacklevel():
+    """The ``stacklevel`` that attributes a warning issued by the caller of this
+    function to the first frame outside this package: the user's import, not
+    the package module that imported this one.  Frames of importlib's bootstrap
+    are skipped, as :func:`warnings.warn` skips them."""
+    package = _PACKAGE + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None:
+        frame = frame.f_back
+        name = frame.f_code.co_filename
+        if "importlib" in name and "_bootstrap" in name:
+            continue
+        level += 1
+        if not os.path.abspath(name).startswith(package):
+            break
+    return level
+
+
+try:  # the compiled pass (setup.py builds it; it is optional there)
+    from ..._point_kernel import padded_heads, point_sums
+except ImportError as exc:  # pragma: no cover - only where the extension was not built
+    padded_heads = point_sums = None
+    #: Why the compiled kernel cannot be imported (None where it is).
+    KERNEL_ERROR = f"{type(exc).__name__}: {exc}"
+    warnings.warn(_not_built_message(KERNEL_ERROR), KernelNotBuiltWarning,
+                  stacklevel=_caller_stacklevel())
+    #: The variant of the built kernel (``_point_kernel.VARIANT``), None without
+    #: one (or in a build older than it).
+    KERNEL_VARIANT = None
+else:
+    KERNEL_ERROR = None
+    from ... import _point_kernel
+    KERNEL_VARIANT = getattr(_point_kernel, "VARIANT", None)
+    del _point_kernel
+
+
+def runs_compiled(variant):
+    """Whether the point layer's passes run a built kernel of this ``variant``.
+
+    Not the portable variant (plain C, the one MSVC builds): its loops run on
+    the baseline instruction set (SSE2 on x86-64), and it was measured slower
+    than the numpy reference, whose products and exponentials numpy and its
+    BLAS dispatch to the CPU's widest vectors (``benchmarks/bench_pass.py
+    --parts --repeat 3``, gcc 12: 1.5 to 2.8 times the reference's time at
+    2e5 x 32, 1e6 x 2 and 1e7 x 32 float32).  Setting :data:`COMPILED` to
+    True runs it anyway.  (A build older than ``VARIANT``, None here, is run.)
+    """
+    return variant != "portable"
+
+
+#: Whether the point layer's passes run the compiled kernel (``_point_kernel``):
+#: where it is built, unless it is the portable variant (:func:`runs_compiled`).
+COMPILED = point_sums is not None and runs_compiled(KERNEL_VARIANT)
+
+#: Largest ``max|offset| / spread`` at which the passes over large data read the
+#: rows as stored, the offset folded into the heads (:class:`.statistics.PointStatistics`).
+#: The logits then carry a rounding error of about ``eps (1 + ||offset|| /
+#: spread)`` times their scale instead of ``eps``: at most 9 float32 epsilons
+#: (a relative error near 1e-4 in the attention weights at the default
+#: temperature, whose stationarity floor is far below the default ``tol``).
+RAW_OFFSET = {np.dtype(np.float32): 8.0, np.dtype(np.float64): 1e5}
+
+
+class _UnitChart:
+    """The identity chart of rows already scaled (offset 0, spread 1), as
+    :class:`_RawKernel` reads it."""
+
+    offset = 0.0
+    spread = 1.0
+
+
+_UNIT_CHART = _UnitChart()
+
+
+class _RawKernel:
+    """:func:`block_sums` on rows in input units, the chart folded into the heads.
+
+    With ``y = (x - o) / s`` (``o`` the chart's offset, ``s`` its spread) and
+    ``r`` the stats' origin, the logits ``2 beta <y, z_h> - beta ||z_h||^2`` are
+    ``<x - r, a_h> - c_h``, ``a_h = (2 beta / s) z_h`` and ``c_h = <o - r, a_h> +
+    beta ||z_h||^2`` (less a per-head ``bias`` where one is given); the first
+    moments ``sum_i w_i p_ih y_i`` are ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) /
+    s``.  Rows already scaled are read through the unit chart (``o = r = 0``,
+    ``s = 1``).
+    """
+
+    def __init__(self, chart, origin, Z, beta, dtype, bias=None):
+        self.dtype, self.chart = np.dtype(dtype), chart
+        # the origin as the rows' precision holds it: rows and heads shift alike
+        self.origin = np.asarray(origin, dtype=self.dtype).astype(np.float64)
+        self.shift = chart.offset - self.origin
+        A = (2.0 * beta / chart.spread) * np.asarray(Z, dtype=np.float64)
+        c = A @ self.shift + beta * np.einsum("ij,ij->i", Z, Z)
+        if bias is not None:  # the logits' per-head bias (log mixing weights)
+            c = c - np.asarray(bias, dtype=np.float64)
+        self.A, self.c = A.astype(self.dtype), c.astype(self.dtype)[:, None]
+        self.r = self.origin.astype(self.dtype) if np.any(self.origin) else None
+        self.beta = beta
+        if COMPILED:
+            self.At, self.c1 = padded_heads(self.A, self.dtype), self.c[:, 0].copy()
+
+    def sums(self, X, lo, hi, w, need_grad, labels=None, chunk=4096):
+        """``(value,)`` or ``(value, masses, sum_i w_i p_ih (x_i - r))`` of the rows
+        ``X[lo:hi]``; with ``labels``, the hard assignment too (:func:`logit_sums`).
+
+        The compiled kernel reads rows stored as the passes compute them (C
+        order, in the kernel's dtype) in one call; other rows, and the numpy
+        reference, go ``chunk`` rows at a time (a converted copy of a chunk).
+        """
+        direct = COMPILED and X.dtype == self.dtype and X.flags.c_contiguous
+        out = None
+        for a in range(lo, hi, max(hi - lo, 1) if direct else chunk):
+            b = hi if direct else min(a + chunk, hi)
+            part = self.chunk_sums(X[a:b], None if w is None else w[a:b], need_grad,
+                                   None if labels is None else labels[a:b])
+            out = part if out is None else tuple(p + q for p, q in zip(out, part))
+        return out
+
+    def chunk_sums(self, X, w, need_grad, labels=None):
+        """:meth:`sums` of a chunk of rows, by the compiled kernel or by numpy."""
+        if COMPILED:
+            X = np.ascontiguousarray(X, dtype=self.dtype)
+            return point_sums(X, self.At, self.c1,
+                              None if w is None else np.ascontiguousarray(w, np.float64),
+                              self.beta, need_grad, labels, self.r)
+        Xr = X if self.r is None and X.dtype == self.dtype else \
+            np.subtract(X, 0 if self.r is None else self.r, dtype=self.dtype)
+        L = self.A @ Xr.T  # heads by rows (see free_energy)
+        L -= self.c
+        return logit_sums(L, w, self.beta, need_grad, Xr, labels)
+
+    def scaled_moments(self, out):
+        """The summed ``out`` with its moments in the chart's units."""
+        value, mass, first = out[:3]
+        return (value, mass, (first - mass[:, None] * self.shift) / self.chart.spread) + out[3:]
+
+
+def block_sums(Y, w, Z, beta, need_grad):
+    """The additive sums of one block of scaled rows.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (b, d), float64 or float32
+        Scaled rows (the logits and weights are computed in their precision,
+        the sums returned in float64).
+    w : ndarray of shape (b,) or None
+        Their weights (None: all one).
+    Z : ndarray of shape (K, d)
+        Scaled points of the heads.
+    beta : float
+    need_grad : bool
+
+    Returns
+    -------
+    tuple
+        ``(sum_i w_i G(y_i),)`` with ``G(y) = -(1/beta) log sum_h exp(2 beta <y,
+        z_h> - beta ||z_h||^2)``, so that ``F(y) = ||y||^2 + G(y)``; and with
+        ``need_grad`` also the masses ``sum_i w_i p_ih`` (K,) and the first
+        moments ``sum_i w_i p_ih y_i`` (K, d).
+
+    By the compiled kernel where it is built (:data:`COMPILED`; the rows read
+    through the unit chart of :class:`_RawKernel`), else by the numpy
+    reference, :func:`logit_sums` of the logits' product.
+    """
+    if COMPILED:
+        kernel = _RawKernel(_UNIT_CHART, np.zeros(Y.shape[1]), Z, beta, Y.dtype)
+        return kernel.chunk_sums(Y, w, need_grad)
+    L = ((2.0 * beta) * Z).astype(Y.dtype, copy=False) @ Y.T  # heads by rows (free_energy)
+    L -= (beta * np.einsum("ij,ij->i", Z, Z)).astype(Y.dtype)[:, None]
+    return logit_sums(L, w, beta, need_grad, Y)
+
+
+def logit_sums(L, w, beta, need_grad, rows, labels=None):
+    """:func:`block_sums` from a block's logits ``L`` (K, b), overwritten, and its
+    ``rows`` as the logits read them (for the first moments).
+
+    With ``labels`` (an array of the block's rows), the head of largest logit of
+    each row (its nearest point) is written there, and ``sum_i w_i max_h
+    logit_ih`` and the rows' count per head are appended to the sums: the hard
+    assignment, for free.
+    """
+    top = L.max(axis=0)
+    hard = ()
+    if labels is not None:
+        counts = np.zeros(L.shape[0], dtype=np.int64)
+        labels[:] = first_minimum(L, top, largest=True, counts=counts)
+        hard = (float(top.sum(dtype=np.float64) if w is None else w @ top), counts)
+    value, P = free_energy_sums(L, w, beta, need_grad, top=top)
+    if not need_grad:
+        return (value,) + hard
+    return (value, P.sum(axis=1, dtype=np.float64), weighted_rows(P, rows)) + hard

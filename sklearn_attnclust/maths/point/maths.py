@@ -1,0 +1,221 @@
+"""The point layer's mathematics: its risk, gradient, preconditioner and read-outs.
+
+Clusters around points (``geometry="point"``, theory section 12).  Each head
+is a unit vector ``mu_h = (u_h, c_h)`` of ``R^(d+1)`` with ``c_h > 0``; the
+central (gnomonic) chart (:mod:`.chart`) maps it to the point
+
+    z_h = offset + spread * height * u_h / c_h
+
+where the plane at ``height`` above the data's centre is touched by the ray
+through ``mu_h``.  A sample ``x`` is read in the data's own units,
+``y = (x - offset) / spread`` (its rows then have unit mean squared spread),
+and attends to the heads by the competitive softmax
+
+    p_h(y) = softmax_h(-beta ||y - zs_h||^2)        zs_h = height u_h / c_h
+
+which, up to a per-sample constant, is ``softmax_h(2 beta <y, zs_h> - beta
+||zs_h||^2)``: query ``y``, key ``zs_h`` and a bias per head.  The layer's
+output is ``sum_h p_h(y) z_h``: the heads' points are its values.
+
+The risk is the layer's free energy over the queries (every sample), exact,
+with no context sampled:
+
+    R = (1 / W) sum_i w_i F(y_i),    F(y) = -(1 / beta) log sum_h exp(-beta ||y - zs_h||^2)
+      = sum_h p_h ||y - zs_h||^2 - H(p) / beta
+
+the attention-weighted squared error of the heads minus the temperature times
+the entropy of the weights.  Its gradient has no term from the weights'
+derivative:
+
+    dR/dzs_h = (2 / W) sum_i w_i p_h(y_i) (zs_h - y_i)
+
+so its stationary points are the self-consistent ones where every head's
+point is the attention-weighted mean of its context, ``zs_h = sum_i w_i p_ih
+y_i / sum_i w_i p_ih`` (the value the context would return for the head).  For
+separated clusters the weights are hard and that is the cluster mean,
+whatever the clusters' sizes and angles; as ``beta -> infinity`` the risk is
+the k-means objective ``E min_h ||y - zs_h||^2``.  The curvature along a head
+is its mass ``2 sum_i w_i p_ih / W``, bounded as ``beta`` grows (the weights'
+derivative cancels), so the descent stays well conditioned.
+
+Every pass is a sum over row blocks (:func:`.kernel.block_sums`), run in
+threads by :class:`.statistics.PointStatistics` or over dask blocks by
+:mod:`sklearn_attnclust._dask`.  This module knows nothing of scikit-learn.
+"""
+
+import numpy as np
+
+from ..._assign import nearest_point
+from ..._blocks import one_blas_thread
+from ..free_energy import exp_shifted
+from .chart import MIN_POLE
+from .moments import ScaledCovariance
+from .seeding import seed_points
+from .statistics import PointStatistics
+
+__all__ = ["COARSE_TOL", "PointMaths", "absolute_temperature", "lloyd_shift",
+           "mass_preconditioner", "point_risk", "point_weights"]
+
+
+#: Tolerance of the coarse stage (at least ``tol``): the sample's own
+#: resolution.  With about 2000 rows per head, the heads' points are off the
+#: full-data optimum by sampling noise whose squared shifts, in the units of
+#: :func:`lloyd_shift`, are of order ``d K / 2000`` times the within-cluster
+#: share of the variance; solving the sample further buys nothing.
+COARSE_TOL = 1e-2
+
+
+def absolute_temperature(cov, n_heads, temperature):
+    """``beta`` from the relative ``temperature``: over the typical squared spread
+    between ``K`` cluster centres, the mean of the ``K - 1`` largest eigenvalues
+    of the scaled covariance (all of them for ``K = 1``) while ``K - 1 <= d``; with
+    more centres than that, the ``d`` eigenvalues' mean times ``((K - 1) /
+    d)^(-2/d)``, the squared spacing of ``K - 1`` centres that share the data's
+    volume (the within-cluster scale: theory, section 12.3).
+
+    ``cov`` is a ``(d, d)`` array (all its eigenvalues, ``eigvalsh``) or a
+    :class:`.moments.ScaledCovariance` (its ``K - 1`` largest only).
+    """
+    k, d = max(int(n_heads) - 1, 1), cov.shape[0]
+    if isinstance(cov, ScaledCovariance):
+        spread = cov.mean_of_largest(k)
+    else:
+        eig = np.linalg.eigvalsh(cov)[::-1]
+        spread = float(np.mean(eig[:k]))
+    if k > d:
+        spread *= (k / d) ** (-2.0 / d)
+    return float(temperature) / max(spread, np.finfo(np.float64).tiny)
+
+
+def _logits(Y, Z, beta):
+    """``2 beta <y, z_h> - beta ||z_h||^2`` (b, K): minus ``beta ||y - z_h||^2`` up to
+    the per-row ``beta ||y||^2``, which the softmax over heads does not see."""
+    L = Y @ ((2.0 * beta) * Z.T)
+    L -= beta * np.einsum("ij,ij->i", Z, Z)
+    return L
+
+
+def point_risk(M, stats, beta, return_grad=False):
+    """The risk ``R`` of unit heads ``M`` (K, d + 1); with ``return_grad``, also
+    its Euclidean gradient (K, d + 1) and the heads' masses ``sum_i w_i p_ih / W``.
+
+    ``stats`` provides ``chart``, ``total_weight`` and ``sums(Z, beta,
+    need_grad)`` (:class:`.statistics.PointStatistics`, or its dask twin).  The risk is
+    in the data's units (squared spreads); heads whose last coordinate is
+    below :data:`MIN_POLE` have an infinite risk (their points are beyond the
+    data's reach), so a line search steps back from them.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    if np.any(M[:, -1] < MIN_POLE):
+        return (np.inf, np.full_like(M, np.nan), None) if return_grad else np.inf
+    chart = stats.chart
+    Z = chart.scaled_points(M)
+    out = stats.sums(Z, beta, return_grad)
+    W = stats.total_weight
+    risk = (stats.sq_total + out[0]) / W
+    if not return_grad:
+        return risk
+    G = (2.0 / W) * (out[1][:, None] * Z - out[2])
+    return risk, chart.pull_back(M, G), out[1] / W
+
+
+def lloyd_shift(M, rgrad, masses, height, floor):
+    """How far the heads are from stationary, in KMeans's units.
+
+    The mass-preconditioned step of each head moves its scaled point by about
+    ``c_h rgrad_h / (2 height m_h)`` (the shift a k-means update would make);
+    returned is ``d`` times the sum of their squares, which KMeans compares
+    with ``tol`` (its tolerance is ``tol`` times the mean variance of the
+    features, ``1 / d`` in the data's units).
+    """
+    M = np.asarray(M, dtype=np.float64)
+    shift = (M[:, -1] / (2.0 * height * np.maximum(masses, floor)))[:, None] * rgrad
+    return float((M.shape[1] - 1) * np.sum(shift * shift))
+
+
+def mass_preconditioner(M, masses, height, floor):
+    """Per-head inverse curvature of the risk on the heads: ``c_h^2 / (2 height^2 m_h)``.
+
+    Along a head the risk's curvature in its scaled point is ``2 m_h`` (its
+    mass), and the chart stretches a head's tangent step by ``height / c_h``;
+    masses below ``floor`` are raised to it (an empty head gets a bounded
+    step).  A step ``-scales * gradient`` moves each point to the weighted
+    mean of its samples: the step of a k-means update, as a preconditioner.
+    """
+    c = np.asarray(M, dtype=np.float64)[:, -1]
+    return c**2 / (2.0 * height**2 * np.maximum(masses, floor))
+
+
+def point_weights(X, chart, Z, beta, bias=None):
+    """The attention weights ``p_h(x)`` (n, K) of input rows ``X``; ``Z`` input-space points
+    (``bias``: a logit added per head, the log mixing weights, or None).
+
+    Rows so far beyond the data's spread that their logits overflow (1e300
+    spreads away) get the weights' limit there, all on the nearest point
+    (:func:`sklearn_attnclust._assign.nearest_point`, at each row's own scale).
+    """
+    with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
+        P = _logits(chart.scaled(X), chart.scaled(Z), beta)  # softmax rows: no ||y||^2
+        if bias is not None:
+            P += bias
+        P -= P.max(axis=1, keepdims=True)
+        exp_shifted(P)
+        P /= P.sum(axis=1, keepdims=True)
+    bad = ~np.all(np.isfinite(P), axis=1)
+    if np.any(bad):
+        P[bad] = 0.0
+        P[np.flatnonzero(bad), nearest_point(X[bad], Z)[0]] = 1.0
+    return P
+
+
+class PointMaths:
+    """The point layer's mathematics, for the fit strategy of :mod:`sklearn_attnclust._strategy`.
+
+    Built from the chart of the data and the scaled covariance
+    (:func:`.moments.chart_from_data`); see :mod:`sklearn_attnclust._strategy` for
+    the interface.
+    """
+
+    coarse_tol = COARSE_TOL
+
+    def __init__(self, n_clusters, temperature, chart, cov):
+        self.n_clusters, self.chart = int(n_clusters), chart
+        self.beta = absolute_temperature(cov, n_clusters, temperature)
+        self.floor = 0.1 / self.n_clusters  # the smallest mass the steps assume
+        self.unit_root = chart.spread
+
+    def statistics(self, rows, weights, sq_total=None):
+        return PointStatistics.from_data(rows, weights, self.chart, sq_total=sq_total,
+                                         n_heads=self.n_clusters)
+
+    def seed_points(self, X, weights, init, rng):
+        """Input-space starting points (K, d) drawn from the rows ``X``
+        (:func:`.seeding.seed_points` about this chart)."""
+        return seed_points(X, weights, init, rng, self.chart, self.n_clusters)
+
+    def starts(self, rows, weights, init, rng):
+        return self.chart.heads(self.seed_points(rows, weights, init, rng))
+
+    def risk(self, M, stats, return_grad=False):
+        return point_risk(M, stats, self.beta, return_grad=return_grad)
+
+    def preconditioner(self, M, masses):
+        return mass_preconditioner(M, masses, self.chart.height, self.floor)
+
+    def stationarity(self, M, rgrad, masses):
+        return lloyd_shift(M, rgrad, masses, self.chart.height, self.floor)
+
+    def relocate(self, M, empty, rows):
+        """Move each empty head to the row farthest from its nearest point (None
+        when no row is off the other points: fewer distinct rows than heads)."""
+        Z = self.chart.points(M)
+        keep = np.setdiff1d(np.arange(M.shape[0]), empty)
+        # (every head empty: the distances to the data's centre)
+        _, dist = nearest_point(rows, Z[keep] if keep.size else self.chart.offset[None, :])
+        for h in empty:
+            i = int(np.argmax(dist))
+            if dist[i] <= 0:
+                return None
+            Z[h] = rows[i]
+            dist = np.minimum(dist, nearest_point(rows, Z[h:h + 1])[1])
+        return self.chart.heads(Z)
