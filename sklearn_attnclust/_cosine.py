@@ -13,7 +13,7 @@ weights' derivative), so at a stationary point every head is the direction of
 the attention-weighted sum of its samples: as ``beta`` grows, the fixed point
 of spherical k-means; at finite ``beta``, the M step of a mixture of von
 Mises-Fisher distributions with one concentration ``kappa = beta`` and equal
-weights (:meth:`CosineLayer.log_likelihood`).  Unlike
+weights (:meth:`.layers.cosine.CosineLayer.log_likelihood`).  Unlike
 ``geometry="direction"``, ``x`` and ``-x`` are as far apart as two rows can be.
 
 A pass never normalises a copy of the rows: with ``r_i = 1 / |x_i|``, the
@@ -26,17 +26,15 @@ free-energy layers (preconditioned L-BFGS on the spheres, coarse-to-fine).
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import gammaln, ive, logsumexp
+from scipy.special import gammaln, ive
 from sklearn.cluster import kmeans_plusplus
 
 from ._blocks import _mix64, chunk_rows, map_row_blocks, one_blas_thread, race_keys, \
     smallest_keys, sum_row_blocks
-from ._fit import FLOAT32_TOL
 from ._free_energy import exp_shifted, free_energy_sums
 from ._init import canonical_order
-from ._layers import Stream, _FreeEnergyLayer
 
-__all__ = ["CosineLayer", "CosineMaths", "CosineStatistics", "cosine_weights",
+__all__ = ["CosineMaths", "CosineStatistics", "cosine_weights",
            "log_bessel_iv", "row_inverse_norms", "sparse_sample", "vmf_log_normaliser"]
 
 #: Tolerance of the coarse stage (the stationarity of :meth:`CosineMaths.stationarity`).
@@ -598,169 +596,3 @@ def check_unit_heads(Z, n_clusters, n_features):
         raise ValueError("init has identical directions; they would receive identical "
                          "gradients and never separate.") from None
     return M
-
-
-# -- the stream of partial_fit ----------------------------------------------------
-class CosineStream(Stream):
-    """:class:`._layers.Stream` whose reservoir may hold the rows of scipy.sparse
-    chunks, as a CSR matrix (never densified): the same algorithm R, by the
-    reservoir slots' sources in the old reservoir and the new chunk."""
-
-    def _add_moments(self, X, w):
-        if not _is_sparse(X):
-            return super()._add_moments(X, w)
-        # (no moments: the cosine layer refits on the reservoir) the total weight,
-        # in the stream's units, as Stream's
-        values = np.abs(np.asarray(X.data, dtype=np.float64)).reshape(1, -1)
-        _, ws = self._rescale(values, np.asarray(w, dtype=np.float64))
-        self.total_weight += float(ws.sum())
-
-    def add(self, X, w):
-        sparse_rows = _is_sparse(self.rows)
-        if not _is_sparse(X) and not sparse_rows:
-            return super().add(X, w)
-        X = sp.csr_matrix(X) if not _is_sparse(X) else sp.csr_matrix(as_rows(X))
-        self._add_moments(X, w)
-        old = self.rows if sparse_rows else sp.csr_matrix(self.rows)
-        n_old, m = old.shape[0], X.shape[0]
-        room = max(self.size - n_old, 0)
-        take = min(room, m)
-        src = np.concatenate([np.arange(n_old), n_old + np.arange(take)])
-        weights = np.concatenate([self.weights, w[:take]])
-        self.n += take
-        if m > room:  # algorithm R on the slots (as Stream._replace)
-            rest = np.arange(room, m)
-            seen = self.n - self.start + np.arange(rest.size)
-            j = (self.rng.random_sample(seen.size) * (seen + 1)).astype(np.int64)
-            keep = j < self.size
-            src[j[keep]] = n_old + rest[keep]
-            weights[j[keep]] = w[rest[keep]]
-            self.n += rest.size
-        combined = sp.vstack([old.astype(X.dtype), X], format="csr")
-        self.rows, self.weights = combined[src], weights
-
-    @staticmethod
-    def _stack(summary, rows):
-        """The summary's rows above the reservoir's (a CSR matrix for a sparse one)."""
-        if not _is_sparse(rows):
-            return Stream._stack(summary, rows)
-        return sp.vstack([sp.csr_matrix(summary.astype(rows.dtype)), rows], format="csr")
-
-
-# -- the layer -----------------------------------------------------------------
-class CosineLayer(_FreeEnergyLayer):
-    """Clusters as unit directions compared by cosine: the layer of :mod:`._cosine`."""
-
-    geometry = "cosine"
-    auto_temperature, n_random = "cosine", 10
-    stream_moments = False  # partial_fit refits on the reservoir alone
-    #: partial_fit after fit starts from the centres, each weighted by its cluster
-    stream_summary = "centres"
-    accepts_sparse = True
-    stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
-
-    def __init__(self, *, init, **params):
-        if isinstance(init, str) and init == "pca":
-            raise ValueError(
-                "init='pca' seeds directions up to sign (geometry='direction'); for "
-                "geometry='cosine' use 'k-means++', 'random', a callable or an array.")
-        super().__init__(init=init, **params)
-
-    def _warm_start(self):
-        return getattr(self, "centers", None)
-
-    def _fit(self, X, w, rng, *, init=None, n_init=None):
-        X = as_rows(X)
-        n, d = X.shape
-        start = self.init if init is None else init
-        if not isinstance(start, str) and not callable(start):
-            check_unit_heads(start, self.n_clusters, d)
-        stats = CosineStatistics(X, w, n_heads=self.n_clusters)
-        spread = cosine_spread(stats.X, w, self.n_clusters)
-        maths = CosineMaths(self.n_clusters, self.temperature, spread, d)
-        tol = max(self.tol, FLOAT32_TOL) if X.dtype == np.float32 else self.tol
-        saved, self.tol = self.tol, tol
-        try:
-            fit = self._descend(maths, stats.X, w, stats, rng, init, n_init)
-        finally:
-            self.tol = saved
-        self.fit_, self.maths, self.beta = fit, maths, maths.beta
-        self.heads = np.asarray(fit.heads, dtype=np.float64)
-        self.centers = self.heads
-        return self
-
-    @staticmethod
-    def check_chunk(X):
-        """A ``ValueError`` naming the first row of zero norm of a chunk, before
-        :meth:`partial_fit`'s stream keeps it."""
-        _row_exponents(X)
-
-    def fit(self, X, w, rng):
-        return self._fit(X, w, rng)
-
-    def fit_dask(self, X, rng):
-        raise ValueError(
-            "geometry='cosine' fits numpy arrays and scipy.sparse matrices; for a dask "
-            "array use geometry='point' or geometry='direction'.")
-
-    # -- read-outs ----------------------------------------------------------
-    def assign(self, X):
-        """The head of largest cosine, and ``1 - cosine`` (what ``inertia_`` sums,
-        as spherical k-means reports it)."""
-        A = cosine_scores(X, self.heads)
-        labels = np.argmax(A, axis=1)
-        cos = A[np.arange(A.shape[0]), labels]
-        return labels, np.maximum(1.0 - cos, 0.0)
-
-    @staticmethod
-    def inertia(d2, w):
-        """``sum_i w_i (1 - cos_i)`` of the assigned cosines' ``d2 = 1 - cos``."""
-        return float(np.sum(d2) if w is None else d2 @ w)
-
-    def predict(self, X):
-        """The head of largest cosine ``<x / |x|, mu_h>`` (rows of any scale)."""
-        return np.argmax(cosine_scores(X, self.heads), axis=1)
-
-    def predict_proba(self, X):
-        """The attention weights ``softmax_h(beta <x / |x|, mu_h>)`` (n, K)."""
-        return cosine_weights(X, self.heads, self.beta)[0]
-
-    def transform(self, X):
-        """The attention embedding ``sum_h p_h(x) mu_h`` (n, d), in the unit rows' units."""
-        P = self.predict_proba(X)
-        return (P @ self.heads).astype(X.dtype, copy=False)
-
-    def quantization_risk(self, X, sample_weight=None):
-        """The (weighted) mean of ``|x / |x| - transform(x)|^2`` without forming
-        ``transform`` for sparse rows: ``1 - 2 p . c + p^T G p``, ``c`` the cosines
-        and ``G`` the heads' Gram matrix."""
-        P, A = cosine_weights(X, self.heads, self.beta)
-        G = self.heads @ self.heads.T
-        err = 1.0 - 2.0 * np.einsum("ij,ij->i", P, A) + np.einsum("ij,ij->i", P @ G, P)
-        err = np.maximum(err, 0.0)
-        return float(np.average(err, weights=sample_weight))
-
-    def log_likelihood(self, X):
-        """The log density of each unit row ``x / |x|`` (n,) under the mixture of von
-        Mises-Fisher distributions with the heads as mean directions, one
-        concentration ``kappa = beta`` and equal weights (with respect to the
-        area of the unit sphere)."""
-        A = cosine_scores(X, self.heads)
-        K, d = self.heads.shape
-        return (logsumexp(self.beta * A, axis=1) - np.log(K)
-                + vmf_log_normaliser(d, self.beta))
-
-    def n_parameters(self):
-        """The free parameters of the mixture: ``K (d - 1)`` mean directions (the
-        concentration is set by ``temperature``, the weights equal)."""
-        K, d = self.heads.shape
-        return int(K * (d - 1))
-
-    def attributes(self, dtype):
-        fit = self.fit_
-        return {
-            "heads_": self.heads.astype(dtype), "cluster_centers_": self.heads.astype(dtype),
-            "offset_": None, "lift_height_": None, "scale_": 1.0,
-            "temperature_": float(self.beta), "second_moment_": None,
-            "risk_": fit.risk, "n_iter_": fit.n_iter, "risk_curve_": fit.risk_curve,
-        }
