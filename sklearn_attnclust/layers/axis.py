@@ -26,6 +26,8 @@ class AxisLayer(FreeEnergyLayer):
     #: A sample of the fit's rows (its centres, read off the heads, are not the
     #: free energy's fixed point where the directions overlap)
     stream_summary = "sample"
+    no_dask = ("risk='free-energy' with geometry='direction' fits numpy arrays; for a dask "
+               "array use geometry='point' or the direction layer's reconstruction risk.")
 
     def _warm_start(self):
         return getattr(self, "heads", None)
@@ -41,15 +43,6 @@ class AxisLayer(FreeEnergyLayer):
         labels, scores = largest_score(X, self.heads)
         self.centers = score_centres(self.heads, labels, scores, w)
 
-    def fit(self, X, w, rng):
-        self._fit(X, w, rng)
-        return None
-
-    def fit_dask(self, X, rng):
-        raise ValueError(
-            "risk='free-energy' with geometry='direction' fits numpy arrays; for a dask "
-            "array use geometry='point' or the direction layer's reconstruction risk."
-        )
 
     def predict(self, X):
         """The head of largest score ``<x, mu_h>``, as the reconstruction layers'."""

@@ -233,9 +233,12 @@ class Layer(ABC):
     def warm_start_from(self, other):
         """Continue from the heads of ``other``, a fitted layer of the same kind; returns self."""
 
+    #: The refusal of a dask array, saying what to use instead.
+    no_dask = "This layer fits numpy arrays; for a dask array use geometry='point'."
+
     def fit_dask(self, X, rng):
-        """Fit to a dask array (refused by default)."""
-        raise ValueError(f"geometry={self.geometry!r} fits numpy arrays, not dask arrays.")
+        """Fit to a dask array (a ValueError saying :attr:`no_dask` by default)."""
+        raise ValueError(self.no_dask)
 
     @abstractmethod
     def assign(self, X):

@@ -75,20 +75,14 @@ class CosineLayer(FreeEnergyLayer):
     #: index on von Mises-Fisher mixtures; 0.1 and below lose clusters)
     auto_temperature, n_random = 16.0, 10
     no_learn = "its likelihood's concentration is not trained yet"
+    no_dask = ("geometry='cosine' fits numpy arrays and scipy.sparse matrices; for a dask "
+               "array use geometry='point' or geometry='direction'.")
     stream_moments = False  # partial_fit refits on the reservoir alone
     #: partial_fit after fit starts from the centres, each weighted by its cluster
     stream_summary = "centres"
     accepts_sparse = True
     stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
 
-    @classmethod
-    def validate(cls, params):
-        p = super().validate(params)
-        if isinstance(p["init"], str) and p["init"] == "pca":
-            raise ValueError(
-                "init='pca' seeds directions up to sign (geometry='direction'); for "
-                "geometry='cosine' use 'k-means++', 'random', a callable or an array.")
-        return p
 
     def _warm_start(self):
         return getattr(self, "centers", None)
@@ -118,14 +112,6 @@ class CosineLayer(FreeEnergyLayer):
         :meth:`partial_fit`'s stream keeps it."""
         _row_exponents(X)
 
-    def fit(self, X, w, rng):
-        self._fit(X, w, rng)
-        return None
-
-    def fit_dask(self, X, rng):
-        raise ValueError(
-            "geometry='cosine' fits numpy arrays and scipy.sparse matrices; for a dask "
-            "array use geometry='point' or geometry='direction'.")
 
     # -- read-outs ----------------------------------------------------------
     def assign(self, X):

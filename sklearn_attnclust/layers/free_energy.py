@@ -48,6 +48,10 @@ class FreeEnergyLayer(Layer):
                 )
             p.pop(name)
         cls.check_temperature(p["temperature"])
+        if not cls.directions and isinstance(p["init"], str) and p["init"] == "pca":
+            raise ValueError(
+                "init='pca' seeds directions up to sign (geometry='direction'); for "
+                f"{cls.where()} use 'k-means++', 'random', a callable or an array.")
         return p
 
     def __init__(self, *, n_clusters, temperature, init, n_init, max_iter, tol, verbose,
@@ -66,6 +70,11 @@ class FreeEnergyLayer(Layer):
         )
         warn_if_not_converged(fit, self.max_iter)
         return fit
+
+    def fit(self, X, w, rng):
+        """Fit to the rows ``X`` (weights ``w`` or None) by ``_fit``; returns
+        what it returns (the :class:`.base.Assignment` of ``X``, or None)."""
+        return self._fit(X, w, rng)
 
     def warm_start_from(self, other):
         """Continue from the heads of ``other`` (a fitted layer of the same kind):

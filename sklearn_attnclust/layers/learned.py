@@ -9,6 +9,7 @@ import numpy as np
 from .._likelihood import descend_likelihood, posterior_assign, soft_start
 from .._point import PointStatistics
 from .._strategy import LayerFit
+from .base import Layer
 from .common import over_squared, warn_learned
 from .point import PointLayer
 
@@ -67,10 +68,9 @@ class LearnedPointLayer(PointLayer):
             warn_learned(self.max_iter)
         return None
 
-    def fit_dask(self, X, rng):
-        raise ValueError(
-            "temperature='learn' fits numpy arrays; for a dask array use a fixed "
-            "temperature ('auto' or a number).")
+    no_dask = ("temperature='learn' fits numpy arrays; for a dask array use a fixed "
+               "temperature ('auto' or a number).")
+    fit_dask = Layer.fit_dask  # (refused: the point layer's is not this layer's)
 
     # -- read-outs ----------------------------------------------------------
     def assign(self, X):

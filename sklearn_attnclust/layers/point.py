@@ -40,16 +40,6 @@ class PointLayer(FreeEnergyLayer):
             return LearnedPointLayer.from_params(params)
         return super().from_params(params)
 
-    @classmethod
-    def validate(cls, params):
-        p = super().validate(params)
-        if isinstance(p["init"], str) and p["init"] == "pca":
-            raise ValueError(
-                "init='pca' seeds directions (geometry='direction'); for "
-                "geometry='point' use 'k-means++', 'random', a callable or an array."
-            )
-        return p
-
     def _warm_start(self):
         return getattr(self, "centers", None)
 
