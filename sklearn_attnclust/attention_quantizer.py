@@ -6,18 +6,18 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseQuantizer, check_sample_weight, power_of_two_scale, unit_weights
+from ._base import BaseQuantizer, power_of_two_scale, unit_weights
 from ._dask import is_dask_array
+from ._layer_dispatch import LayerDispatch
 from ._readouts import LayerReadouts
 from ._stream_fit import StreamFitMixin
-from .layers import layer_class, make_layer
 from .layers.base import GEOMETRIES
-from .layers.common import training_assignment, warn_distinct
+from .layers.common import warn_distinct
 
 __all__ = ["AttentionQuantizer"]
 
 
-class AttentionQuantizer(StreamFitMixin, LayerReadouts, BaseQuantizer):
+class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuantizer):
     """Cluster by training the heads of an attention layer on the sphere.
 
     Each of the ``n_clusters`` heads is a unit vector; ``fit`` minimises an
@@ -351,52 +351,6 @@ class AttentionQuantizer(StreamFitMixin, LayerReadouts, BaseQuantizer):
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
-
-    def _layer_class(self):
-        """The registered layer class of the parameters (None for a geometry or
-        risk that has none: the parameter validation or :meth:`_new_layer` says so)."""
-        try:
-            return layer_class(self.geometry, self.risk)
-        except (KeyError, ValueError, TypeError):
-            return None
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        cls = self._layer_class()
-        tags.input_tags.sparse = cls is not None and cls.accepts_sparse
-        return tags
-
-    def _sparse_formats(self):
-        cls = self._layer_class()
-        return ["csr", "csc"] if cls is not None and cls.accepts_sparse else False
-
-    def _sparse_hint(self):
-        return f"(geometry={self.geometry!r})"
-
-    def _new_layer(self, n_samples, n_features):
-        cls = layer_class(self.geometry, self.risk)
-        self._check_n_clusters(n_samples, n_features, directions=cls.directions)
-        return make_layer(self.get_params())
-
-    def _store(self, layer, X, sample_weight, warn=False, weight_scale=1.0, assignment=None):
-        """Keep the fitted layer and expose its attributes; label the rows ``X``
-        (with ``warn``, a ConvergenceWarning if a cluster is left empty), from
-        the ``assignment`` the layer's fit returned if it did.
-        The layer was fitted with ``sample_weight`` times ``weight_scale`` (a power
-        of two); ``inertia_`` is with ``sample_weight``, +inf only where it is
-        beyond float64's range."""
-        self.layer_ = layer
-        for name, value in layer.state(X.dtype).items():
-            setattr(self, name, value)
-        self.labels_, self.inertia_, counts = training_assignment(
-            layer, X, sample_weight, assignment, weight_scale)
-        if warn:
-            warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5,
-                          cause=getattr(layer, "empty_cause", None))
-        return self
-
-    def _weights(self, sample_weight, X):
-        return check_sample_weight(sample_weight, X)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
