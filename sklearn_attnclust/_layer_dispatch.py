@@ -11,6 +11,7 @@ says what it takes.
 import numpy as np
 
 from ._base import check_sample_weight
+from .layers import builtin  # noqa: F401  (registers the package's layers)
 from .layers import layer_class, make_layer
 from .layers.common import training_assignment, warn_distinct
 

@@ -19,8 +19,9 @@ y_i`` at the posterior ``p_ih = softmax_h(b_h - beta ||y_i - z_h||^2)``:
 
 so the stationary points are the maximum-likelihood centres, variance and
 weights of the spherical mixture with one variance.  The learned layer
-(:class:`.layers.learned.LearnedPointLayer`) descends ``f`` in all of them at once by L-BFGS (``scipy.optimize``), with no
-EM loop, from the point layer's fit at its default temperature.  In input
+(:class:`.layers.learned.LearnedPointLayer`) descends ``f`` in all of them at
+once by L-BFGS (``scipy.optimize``), with no EM loop, from the point layer's
+fit at its default temperature.  In input
 units the density carries the chart's Jacobian: ``log p(x) = log p_Y(y) - d
 log s``, ``s`` the chart's spread.  This module knows nothing of the estimator.
 """

@@ -2,21 +2,12 @@
 
 :mod:`.base` holds the contract (:class:`~.base.Layer`, :class:`~.base.LayerMaths`,
 :class:`~.base.Statistics`, :class:`~.base.LayerState`) and the registry from
-``(geometry, risk)`` to the layer class.  Importing this package registers
-the layers below; the first risk registered for a geometry is its
-``risk="auto"``:
-
-- :mod:`.point`: ``geometry="point"`` (and :mod:`.learned`, its
-  ``temperature="learn"``);
-- :mod:`.direction`: ``geometry="direction"``, the paper's reconstruction risk;
-- :mod:`.axis`: ``geometry="direction"`` with ``risk="free-energy"``;
-- :mod:`.cosine`: ``geometry="cosine"``.
+``(geometry, risk)`` to the layer class.  The package's own layers are
+registered by importing :mod:`.builtin` (the estimator does): importing this
+package alone loads the contract only, so that the maths modules the layers
+build on can derive from it without a circular import.
 """
 
-from . import point  # noqa: F401  (registers its layer)
-from . import direction  # noqa: F401  (before .axis: the direction's "auto" risk)
-from . import axis  # noqa: F401
-from . import cosine  # noqa: F401
 from .base import (Assignment, Layer, LayerMaths, LayerState, Statistics, layer_class,
                    register_layer, registered_geometries, unregister_layer)
 
