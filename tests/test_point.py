@@ -532,18 +532,18 @@ def test_first_minimum_is_argmin():
 
 
 def test_large_fit_counts_its_clusters_in_its_last_pass(monkeypatch):
-    from sklearn_attnclust import attention_quantizer
+    from sklearn_attnclust import _layer_dispatch
 
     X, _ = make_blobs(CACHE_ENTRIES // 2 + 1000, centers=3, n_features=2, random_state=0)
     seen = []
-    real = attention_quantizer.training_assignment
+    real = _layer_dispatch.training_assignment
 
     def spy(layer, rows, w, assignment=None, *scale):
         tracked = assignment is not None  # labelled in the fit's last pass
         seen.append((tracked, real(layer, rows, w, assignment, *scale)))
         return seen[-1][1]
 
-    monkeypatch.setattr(attention_quantizer, "training_assignment", spy)
+    monkeypatch.setattr(_layer_dispatch, "training_assignment", spy)
     aq = AttentionQuantizer(n_clusters=3, random_state=0).fit(X)
     tracked, (labels, _, counts) = seen[-1]
     assert tracked and labels is aq.labels_

@@ -31,9 +31,11 @@ __all__ = ["Assignment", "Layer", "LayerMaths", "LayerState", "Statistics",
 class Statistics(ABC):  # noqa: B024 (a contract of attributes: no abstract method)
     """Sums over a set of rows that add over row blocks.
 
-    Attributes every statistics object has (as instance attributes or
-    properties): ``total_weight``, the sum of the rows' weights (their number
-    when unweighted), and ``n_samples``, the number of rows.  Whatever else it
+    Attributes every statistics object has (as instance attributes, dataclass
+    fields or properties: the base sets none, so that a dataclass may derive
+    from it): ``total_weight``, the sum of the rows' weights (their number
+    when unweighted), and ``n_samples``, the number of rows (or the rows
+    themselves as ``X``, whose length the strategy reads).  Whatever else it
     holds is read by its maths' :meth:`LayerMaths.risk` only.
     """
 
