@@ -13,19 +13,22 @@ __all__ = ["canonical_order", "check_start", "draw_distinct_rows", "generator_fr
            "init_heads", "n_starts", "order_by_key", "squared_norms", "unit_start"]
 
 
-def n_starts(init, n_init, n_random, n_seeded=1, what="centres"):
+def n_starts(init, n_init, n_random, n_seeded=1, n_callable=None, what="centres"):
     """The number of starts of ``n_init``, ``"auto"`` resolved.
 
-    ``"auto"``: ``n_random`` for ``init="random"`` or a callable (as KMeans's),
-    ``n_seeded`` for another named seeding (k-means++, PCA), 1 for an explicit
-    array of ``what``.  An explicit array gives one start, with KMeans's
-    warning when ``n_init`` asks for more.
+    ``"auto"``: ``n_random`` for ``init="random"``, ``n_callable`` (default
+    ``n_random``, as KMeans's) for a callable, ``n_seeded`` for another named
+    seeding (k-means++, PCA), 1 for an explicit array of ``what``.  An
+    explicit array gives one start, with KMeans's warning when ``n_init`` asks
+    for more.
     """
     explicit = not isinstance(init, str) and not callable(init)
     if n_init == "auto":
         if explicit:
             return 1
-        return n_random if callable(init) or init == "random" else n_seeded
+        if callable(init):
+            return n_random if n_callable is None else n_callable
+        return n_random if init == "random" else n_seeded
     if explicit and n_init != 1:
         warnings.warn(
             f"Explicit initial {what} passed: performing only one init "

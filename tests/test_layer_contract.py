@@ -210,3 +210,25 @@ def test_package_maths_follow_the_protocol(geometry, risk):
     state = aq.layer_.state(np.float64)
     assert isinstance(state, LayerState)
     assert clone(aq).fit(np.abs(X)).n_iter_ == aq.n_iter_
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({}, 1), ({"init": "random"}, 10), ({"temperature": "learn"}, 3),
+    ({"temperature": "learn", "init": "random"}, 10),
+    ({"geometry": "direction", "init": "random"}, 5),
+    ({"geometry": "direction", "init": lambda X, K, rs: X[:K]}, 1),
+    ({"geometry": "direction", "risk": "free-energy", "init": lambda X, K, rs: X[:K]}, 5),
+    ({"geometry": "cosine", "init": "random"}, 10), ({"n_init": 4}, 4),
+])
+def test_n_init_auto_is_resolved_once_by_the_layer(params, expected):
+    from sklearn_attnclust.layers import make_layer
+
+    assert make_layer(AttentionQuantizer(3, **params).get_params()).n_init == expected
+
+
+def test_explicit_centres_give_one_start_with_a_warning():
+    from sklearn_attnclust.layers import make_layer
+
+    params = AttentionQuantizer(2, init=np.eye(2), n_init=3).get_params()
+    with pytest.warns(RuntimeWarning, match="only one init"):
+        assert make_layer(params).n_init == 1

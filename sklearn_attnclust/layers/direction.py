@@ -31,8 +31,10 @@ class DirectionLayer(Layer):
     stream_summary = "sample"  # of the queries (the risk is not a sum over centres)
     #: ``temperature="auto"``: 2, as measured on the orthonormal mixtures.
     auto_temperature = 2.0
-    #: Starts of ``n_init="auto"`` for random or callable starts.
-    n_random = 5
+    #: Starts of ``n_init="auto"`` for random starts, and for a callable's (1,
+    #: as the direction layers have always taken it, where the estimator's
+    #: docstring says 5)
+    n_random, n_callable = 5, 1
     #: The linear layer is the competitive one at temperature 0.
     positive_temperature = False
     no_learn = "(the paper's layers) it has no normalised likelihood"
@@ -47,7 +49,8 @@ class DirectionLayer(Layer):
         if temperature == "auto":
             temperature = self.auto_temperature
         self.n_clusters, self.init, self.max_iter = n_clusters, init, max_iter
-        self.n_init = n_starts(init, n_init, self.n_random, what="heads")
+        self.n_init = n_starts(init, n_init, self.n_random, n_callable=self.n_callable,
+                               what="heads")
         self.options = {
             "attention": attention, "temperature": temperature,
             "context_length": context_length,
