@@ -63,7 +63,7 @@ class LayerDispatch:
             layer, X, sample_weight, assignment, weight_scale)
         if warn:
             warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5,
-                          cause=getattr(layer, "empty_cause", None))
+                          cause=layer.empty_cause)
         return self
 
     def _weights(self, sample_weight, X):

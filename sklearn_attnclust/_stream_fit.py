@@ -66,7 +66,7 @@ class StreamFitMixin:
                                                        minlength=self.n_clusters)
         moments = None
         if layer.stream_moments:  # the fit's own moments where it has them
-            moments = getattr(layer, "fit_moments", None) or Stream.moments_of(
+            moments = layer.fit_moments or Stream.moments_of(
                 X, w, self.context_length is not None)
         self._start_stream(layer, X.shape[0], rows, weights, moments,
                            weight_exp=-(int(np.frexp(weight_scale)[1]) - 1))
@@ -83,7 +83,7 @@ class StreamFitMixin:
             self._stream_layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
             if fitted:  # continue from the fitted heads, as MiniBatchKMeans does
                 self._stream_layer.warm_start_from(self.layer_)
-            stream_type = getattr(self._stream_layer, "stream_type", Stream)
+            stream_type = self._stream_layer.stream_type
             self._stream = stream_type(self._partial_fit_reservoir, X.shape[1], X.dtype,
                                   check_random_state(self.random_state),
                                   need_fourth=self.context_length is not None,
@@ -93,9 +93,7 @@ class StreamFitMixin:
             layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
             self._stream_layer = layer.warm_start_from(self._stream_layer)
         stream = self._stream
-        check = getattr(self._stream_layer, "check_chunk", None)
-        if check is not None:  # (a refused chunk must not enter the stream)
-            check(X)
+        self._stream_layer.check_chunk(X)  # (a refused chunk must not enter the stream)
         stream.add(X, np.ones(X.shape[0]) if w is None else w)
         if stream.n < self.n_clusters:
             raise ValueError(
@@ -135,7 +133,7 @@ class StreamFitMixin:
         continues: its summary ``rows`` with their ``weights`` (of total the
         fit's) and, for the layers that fit on them, the rows' exact ``moments``
         (:meth:`Stream.from_summary`; the model keeps no copy of the rows)."""
-        self._stream = getattr(layer, "stream_type", Stream).from_summary(
+        self._stream = layer.stream_type.from_summary(
             rows, weights, n, size=self._partial_fit_reservoir,
             rng=check_random_state(self.random_state), weight_exp=weight_exp,
             moments=moments)

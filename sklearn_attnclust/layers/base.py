@@ -23,6 +23,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .stream import Stream
+
 __all__ = ["Assignment", "Layer", "LayerMaths", "LayerState", "Statistics",
            "layer_class", "register_layer", "registered_geometries", "unregister_layer"]
 
@@ -161,9 +163,19 @@ class Layer(ABC):
     heads are orthonormal directions, at most ``n_features`` of them),
     ``stream_moments`` (``partial_fit`` keeps the streamed moments),
     ``stream_summary`` (what ``partial_fit`` after ``fit`` starts from:
-    ``"centres"`` or ``"sample"``), ``positive_temperature`` (a temperature of
-    0 is refused) and ``auto_temperature`` (the relative temperature of
-    ``temperature="auto"``).
+    ``"centres"`` or ``"sample"``), ``stream_type`` (the class of that
+    stream), ``positive_temperature`` (a temperature of 0 is refused),
+    ``auto_temperature`` (the relative temperature of ``temperature="auto"``)
+    and ``empty_cause`` (why a cluster can be left empty, for the estimator's
+    warning; None: duplicate points).  After ``fit``, ``centers`` (the centres
+    in input space) and ``fit_moments`` (the rows' moments ``partial_fit``
+    continues from, where the fit has them; else None).
+
+    Optional read-outs, which the estimator's methods of the same name need
+    (:meth:`offers`): ``predict_proba(X)`` (the attention weights),
+    ``log_likelihood(X)`` with ``n_parameters()`` (a normalised likelihood)
+    and ``quantization_risk(X, sample_weight)`` (a risk of its own for
+    ``score``).
     """
 
     geometry: str
@@ -171,8 +183,11 @@ class Layer(ABC):
     directions = False
     stream_moments = False
     stream_summary = "centres"
+    stream_type = Stream
     positive_temperature = True
     auto_temperature: float
+    empty_cause = None
+    fit_moments = None
 
     #: The estimator's parameters a layer is built from (``random_state`` is the
     #: estimator's: it seeds the generator of :meth:`make_rng`).
@@ -241,6 +256,10 @@ class Layer(ABC):
     def fit_dask(self, X, rng):
         """Fit to a dask array (a ValueError saying :attr:`no_dask` by default)."""
         raise ValueError(self.no_dask)
+
+    def check_chunk(self, X):
+        """Refuse a chunk before ``partial_fit``'s stream keeps it (a ValueError);
+        by default every chunk the estimator validated is accepted."""
 
     @abstractmethod
     def assign(self, X):
