@@ -10,7 +10,8 @@ import numpy as np
 
 from ._blocks import chunk_rows, map_row_blocks, one_blas_thread
 
-__all__ = ["NEAREST_OFFSET", "first_minimum", "nearest_point", "row_norms2"]
+__all__ = ["ASSIGN_CHUNK", "NEAREST_OFFSET", "distances_to_centres", "first_minimum",
+           "nearest_point", "row_norms2"]
 
 
 #: Largest ``max|mean| / spread`` of the points at which :func:`nearest_point`
@@ -149,3 +150,27 @@ def row_norms2(Y):
     """Each row's squared norm, in ``Y``'s precision (a product with ones: several
     times faster than ``einsum`` for few features)."""
     return (Y * Y) @ np.ones(Y.shape[1], dtype=Y.dtype)
+
+
+def distances_to_centres(X, labels, centers):
+    """``labels`` and the squared distance of each row to its centre (+inf
+    where it is beyond float64's range: rows and centres near the largest
+    float on opposite sides).  Chunk by chunk, in threads: no temporary of the
+    size of ``X`` (at 1e5 x 128: 0.02 to 0.04 s, against 0.04 to 0.44 s for two
+    temporaries of its size on a loaded machine)."""
+    C = np.asarray(centers, dtype=np.float64)
+    dist = np.empty(X.shape[0])
+
+    def block(lo, hi):
+        for a in range(lo, hi, ASSIGN_CHUNK):
+            b = min(a + ASSIGN_CHUNK, hi)
+            with np.errstate(over="ignore"):
+                diff = np.asarray(X[a:b], dtype=np.float64) - C[labels[a:b]]
+                dist[a:b] = np.einsum("ij,ij->i", diff, diff)
+
+    map_row_blocks(block, X.shape[0], 2 * ASSIGN_CHUNK)
+    return labels, dist
+
+
+#: Rows per chunk of :func:`distances_to_centres`.
+ASSIGN_CHUNK = 4096

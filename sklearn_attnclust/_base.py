@@ -18,6 +18,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ._assign import nearest_point
 from .metrics import quantization_risk
 
 __all__ = ["BaseEmbedding", "BaseQuantizer"]
@@ -124,35 +125,8 @@ def unit_weights(w):
         return w * power_of_two_scale(w)
 
 
-def _nearest_center(X, centers):
-    """Index of the nearest center (Euclidean) of each row of ``X``."""
-    # at unit scale (a power of two: exact), so that no square under- or overflows
-    two = power_of_two_scale(centers)
-    # rows far beyond the centres' scale (whose products with them would
-    # overflow), each at its own unit scale below
-    with np.errstate(over="ignore"):  # (inf for huge centres: no row is beyond)
-        limit = np.ldexp(1.0, np.finfo(X.dtype).maxexp // 3) / two
-    far = np.max(np.abs(X), axis=1, initial=0.0) > limit
-    Xn = X[~far] if np.any(far) else X
-    if two != 1.0:
-        Xn, centers = Xn * X.dtype.type(two), centers * centers.dtype.type(two)
-    # ||x - c||^2 = ||x||^2 - 2 <x, c> + ||c||^2; ||x||^2 does not change argmin.
-    sq_centers = np.einsum("ij,ij->i", centers, centers)
-    near = np.argmin(sq_centers[None, :] - 2.0 * (Xn @ centers.T), axis=1)
-    if not np.any(far):
-        return near
-    labels = np.empty(X.shape[0], dtype=near.dtype)
-    labels[~far] = near
-    # ||x - c||^2 s less ||x||^2 s: ||c||^2 s - 2 <x s, c>, s a power of two with
-    # |x s| ~ 1 for each far row (the centres' term underflows harmlessly)
-    Xf = X[far].astype(np.float64)
-    e = -np.frexp(np.max(np.abs(Xf), axis=1))[1]
-    C = np.asarray(centers, dtype=np.float64)
-    with np.errstate(under="ignore"):
-        D = np.ldexp(sq_centers.astype(np.float64)[None, :], e[:, None]) \
-            - 2.0 * (np.ldexp(Xf, e[:, None]) @ C.T)
-    labels[far] = np.argmin(D, axis=1)
-    return labels
+def _nearest_center(X, centers):  # moved: in_context.py imports it (see _assign)
+    return nearest_point(X, centers)[0]
 
 
 class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):

@@ -1,9 +1,48 @@
-"""Starting heads on the product of spheres, and the order seeds are drawn in."""
+"""Starting heads on the product of spheres, and the order seeds are drawn in.
+
+Also the two rules every layer's starts share: how many there are
+(:func:`n_starts`, which resolves ``n_init="auto"``) and the generator a
+``RandomState`` seeds (:func:`generator_from`).
+"""
+
+import warnings
 
 import numpy as np
 
-__all__ = ["canonical_order", "check_start", "draw_distinct_rows", "init_heads", "order_by_key",
-           "squared_norms", "unit_start"]
+__all__ = ["canonical_order", "check_start", "draw_distinct_rows", "generator_from",
+           "init_heads", "n_starts", "order_by_key", "squared_norms", "unit_start"]
+
+
+def n_starts(init, n_init, n_random, n_seeded=1, n_callable=None, what="centres"):
+    """The number of starts of ``n_init``, ``"auto"`` resolved.
+
+    ``"auto"``: ``n_random`` for ``init="random"``, ``n_callable`` (default
+    ``n_random``, as KMeans's) for a callable, ``n_seeded`` for another named
+    seeding (k-means++, PCA), 1 for an explicit array of ``what``.  An
+    explicit array gives one start, with KMeans's warning when ``n_init`` asks
+    for more.
+    """
+    explicit = not isinstance(init, str) and not callable(init)
+    if n_init == "auto":
+        if explicit:
+            return 1
+        if callable(init):
+            return n_random if n_callable is None else n_callable
+        return n_random if init == "random" else n_seeded
+    if explicit and n_init != 1:
+        warnings.warn(
+            f"Explicit initial {what} passed: performing only one init "
+            f"instead of n_init={n_init}.", RuntimeWarning,
+        )
+        return 1
+    return n_init
+
+
+def generator_from(random_state):
+    """A ``numpy.random.Generator`` seeded by one draw of ``randint(2**31 - 1)``
+    from the ``RandomState`` ``random_state``: the one way a layer turns the
+    estimator's legacy generator into a new one."""
+    return np.random.default_rng(random_state.randint(2**31 - 1))
 
 
 def canonical_order(X, center=None):

@@ -18,9 +18,10 @@ y_i`` at the posterior ``p_ih = softmax_h(b_h - beta ||y_i - z_h||^2)``:
     df/db_h  = pi_h - m_h / W
 
 so the stationary points are the maximum-likelihood centres, variance and
-weights of the spherical mixture with one variance.  :class:`LearnedPointLayer`
-descends ``f`` in all of them at once by L-BFGS (``scipy.optimize``), with no
-EM loop, from the point layer's fit at its default temperature.  In input
+weights of the spherical mixture with one variance.  The learned layer
+(:class:`.layers.learned.LearnedPointLayer`) descends ``f`` in all of them at
+once by L-BFGS (``scipy.optimize``), with no EM loop, from the point layer's
+fit at its default temperature.  In input
 units the density carries the chart's Jacobian: ``log p(x) = log p_Y(y) - d
 log s``, ``s`` the chart's spread.  This module knows nothing of the estimator.
 """
@@ -31,10 +32,10 @@ from scipy.special import logsumexp
 
 from ._assign import nearest_point
 from ._blocks import map_row_blocks, one_blas_thread
-from ._layers import LayerFit, PointLayer, _over, _warn_learned
-from ._point import PointStatistics, _logits
+from ._point import _logits
 
-__all__ = ["LearnedPointLayer", "mixture_log_density", "negative_log_likelihood"]
+__all__ = ["descend_likelihood", "mixture_log_density", "negative_log_likelihood",
+           "posterior_assign", "soft_start"]
 
 #: Smallest share of the weight a head's step scale assumes (an emptying head
 #: keeps a bounded step).
@@ -150,91 +151,6 @@ def descend_likelihood(stats, Z, beta, bias, *, max_iter, tol):
     Zx, bx, cx = unpack(x)
     converged = bool(res.success) or (res.status == 2 and res.nit > 0)
     return Zx, float(bx), cx - logsumexp(cx), np.asarray(curve), int(res.nit), converged
-
-
-class LearnedPointLayer(PointLayer):
-    """``temperature="learn"``: the point layer's heads, temperature and log
-    mixing weights trained together on its normalised likelihood."""
-
-    auto_temperature = "point"
-    #: Why a cluster can be left empty (the estimator's warning says it)
-    empty_cause = ("With temperature='learn' a head whose mixing weight shrank is the "
-                   "most probable component of no sample: n_clusters is likely above "
-                   "the number of clusters in X (compare bic(X) over n_clusters).")
-
-    #: Relative temperature of the first stage (the point layer's fit that the
-    #: likelihood's descent starts from); None: the point layer's "auto"
-    start_temperature = None
-
-    #: Starts of ``n_init="auto"`` with ``init="k-means++"``: the best of them (of
-    #: lowest free energy) starts the likelihood's descent.  Measured with
-    #: ``examples/plot_choose_k.py``'s data sets (true K = 2 to 8, 10 each): the BIC
-    #: picked the true K in 54 of 70 from 1 start, 62 from 3, 64 from 5
-    #: (GaussianMixture(spherical): 57); the misses from 1 start were mostly
-    #: K + 1, a poor optimum at the true K.
-    n_kmeanspp = 3
-
-    def __init__(self, **params):
-        params = dict(params, temperature=self.start_temperature or "auto")
-        super().__init__(**params)
-        init = params["init"]
-        if params["n_init"] == "auto" and isinstance(init, str) and init == "k-means++":
-            self.n_init = self.n_kmeanspp
-
-    def _fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
-        super()._fit(X, w, rng, init=init, n_init=n_init, stats=stats, chart=chart, cov=cov)
-        # (labels change with the biases and temperature: the first stage's are stale)
-        self.__dict__.pop("assignment", None)
-        chart, K = self.chart, self.n_clusters
-        if self.heads is None:  # every row the same point: no variance to learn
-            self.bias = np.full(K, -np.log(K))
-            return self
-        W = float(X.shape[0] if w is None else np.sum(w))
-        stats = PointStatistics.from_data(X, w, chart, sq_total=W, n_heads=K)
-        stats.dtype = np.dtype(np.float64)  # (its passes in float64: f's differences are tiny)
-        Z0 = chart.scaled_points(self.heads)
-        beta0, b0 = soft_start(stats, Z0, self.beta)
-        Z, beta, bias, curve, n_iter, converged = descend_likelihood(
-            stats, Z0, beta0, b0, max_iter=self.max_iter, tol=self.tol)
-        self.beta, self.bias = beta, bias
-        with np.errstate(over="ignore", invalid="ignore"):
-            self.centers = chart.offset + chart.spread * Z
-        self.heads = chart.heads(self.centers)
-        log_s = X.shape[1] * np.log(chart.spread)
-        self.fit_ = LayerFit(heads=self.heads, risk=float(curve[-1] + log_s), n_iter=n_iter,
-                             risk_curve=curve + log_s, converged=converged,
-                             line_search_failed=False, grad_norm=0.0, tol=self.tol)
-        if self.max_iter > 0 and not converged:
-            _warn_learned(self.max_iter)
-        return self
-
-    def fit_dask(self, X, rng):
-        raise ValueError(
-            "temperature='learn' fits numpy arrays; for a dask array use a fixed "
-            "temperature ('auto' or a number).")
-
-    # -- read-outs ----------------------------------------------------------
-    def assign(self, X):
-        """The head of largest posterior (its bias and temperature included), and
-        the squared distance to its point."""
-        if self.heads is None:
-            return super().assign(X)
-        return posterior_assign(X, self.chart, self.centers, self.beta, self.bias)
-
-    def predict(self, X):
-        return self.assign(X)[0]
-
-    def n_parameters(self):
-        """The centres, one variance and ``K - 1`` mixing weights."""
-        K, d = self.centers.shape
-        return K * d + 1 + (K - 1)
-
-    def attributes(self, dtype):
-        out = super().attributes(dtype)
-        out["weights_"] = np.exp(self.bias)
-        if self.heads is not None:
-            out["temperature_"] = _over(self.beta, self.chart.spread)
-        return out
 
 
 def posterior_assign(X, chart, Z, beta, bias, chunk=8192):

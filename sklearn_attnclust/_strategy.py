@@ -2,17 +2,19 @@
 
 The strategy runs the loop; each layer supplies its mathematics through a small
 object (``maths``), as scikit-learn's ``BaseMixture`` runs EM and each mixture
-supplies its steps.  The interface, implemented by :class:`._point.PointMaths`
-(``geometry="point"``), :class:`._axes.AxisMaths` (``geometry="direction"``,
-``risk="free-energy"``) and :class:`._direction.DirectionMaths`
-(``geometry="direction"``, the reconstruction risk):
+supplies its steps.  The protocol is :class:`.layers.base.LayerMaths` (the
+abstract methods, and the defaults of the optional ones), implemented by
+:class:`._point.PointMaths` (``geometry="point"``), :class:`._axes.AxisMaths`
+(``geometry="direction"``, ``risk="free-energy"``),
+:class:`._direction.DirectionMaths` (``geometry="direction"``, the
+reconstruction risk) and :class:`._cosine.CosineMaths` (``geometry="cosine"``):
 
 ``maths.n_clusters``
     Number of heads.
 ``maths.statistics(rows, weights)``
-    The statistics of a set of rows (the coarse sample): an object with
-    ``total_weight`` and whatever ``maths.risk`` reads; its sums add over
-    row blocks.
+    The statistics of a set of rows (the coarse sample): a
+    :class:`.layers.base.Statistics`, with ``total_weight`` and whatever
+    ``maths.risk`` reads; its sums add over row blocks.
 ``maths.starts(rows, weights, init, rng)``
     Unit starting heads (K, D).
 ``maths.risk(M, stats, return_grad)``
@@ -20,11 +22,12 @@ supplies its steps.  The interface, implemented by :class:`._point.PointMaths`
     the Euclidean gradient and each head's share of the rows' weight (None
     for a layer with neither preconditioner nor relocation).
 ``maths.preconditioner(M, masses)``, ``maths.stationarity(M, rgrad, masses)``
-    Per-head inverse curvatures (or None), and the measure of stationarity
-    compared with ``tol``.  ``maths.preconditioner`` may itself be None.
+    Per-head inverse curvatures (None by default: plain L-BFGS), and the
+    measure of stationarity compared with ``tol``.
 ``maths.relocate(M, empty, rows)``
-    Heads with the ``empty`` ones moved to far rows (or None).
-    ``maths.relocate`` may itself be None: the layer has no empty heads.
+    Heads with the ``empty`` ones moved to far rows (None by default: the
+    layer has no empty heads).  :func:`.layers.base.preconditioner_of` and
+    :func:`.layers.base.relocation_of` tell whether a maths has its own.
 ``maths.unit_root``, ``maths.coarse_tol``
     The square root of the risk's unit in input units (the risk in input units
     is ``risk * unit_root * unit_root``, one factor at a time: it under- or
@@ -242,12 +245,13 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
 
     Parameters
     ----------
-    maths : object
-        The layer's mathematics (see the module docstring).
+    maths : LayerMaths
+        The layer's mathematics (:class:`.layers.base.LayerMaths`; see the
+        module docstring).
     X : ndarray or dask array of shape (n, d)
     weights : ndarray of shape (n,) or None
-    stats : object
-        ``maths``'s statistics of all the rows.
+    stats : Statistics
+        ``maths``'s statistics of all the rows (:class:`.layers.base.Statistics`).
     init, n_init :
         Passed to ``maths.starts``; the start of lowest risk is kept.
     max_iter, learning_rate, solver :

@@ -1,63 +1,23 @@
 """AttentionQuantizer: centroids as the heads of an attention layer."""
 
-import functools
-import types
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseQuantizer, check_sample_weight, power_of_two_scale, unit_weights
+from ._base import BaseQuantizer, power_of_two_scale, unit_weights
 from ._dask import is_dask_array
-from ._layers import Stream, fit_assignment, make_layer, warn_distinct
+from ._layer_dispatch import LayerDispatch
+from ._readouts import LayerReadouts
+from ._stream_fit import StreamFitMixin
+from .layers.base import GEOMETRIES
+from .layers.common import warn_distinct
 
 __all__ = ["AttentionQuantizer"]
 
 
-def _same_param(a, b):
-    """Whether two values of a parameter are the same (arrays by value)."""
-    if a is b:
-        return True
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.array_equal(a, b)
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):
-        return False
-
-
-class _LayerMethod:
-    """A method of the estimator that exists where its fitted layer has ``method``
-    (as scikit-learn's ``available_if``, whose ``AttributeError`` names no
-    cause): elsewhere an ``AttributeError`` naming the layer's parameters, and
-    ``hasattr`` is False.  An unfitted estimator has it (calling it raises
-    ``NotFittedError``)."""
-
-    def __init__(self, fn, method, what, offer):
-        self.fn, self.method, self.what, self.offer = fn, method, what, offer
-        functools.update_wrapper(self, fn)
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            return self.fn
-        layer = getattr(obj, "layer_", None)
-        if layer is not None and getattr(layer, self.method, None) is None:
-            params = getattr(obj, "_layer_params", None) or obj._shaping_params()
-            named = ", ".join(f"{k}={params[k]!r}" for k in ("geometry", "risk", "attention"))
-            raise AttributeError(
-                f"This AttentionQuantizer ({named}) has no {self.what}, so no {self.offer}.")
-        return types.MethodType(self.fn, obj)
-
-
-def _layer_has(method, what, offer):
-    """Decorate a method as a :class:`_LayerMethod`."""
-    return lambda fn: _LayerMethod(fn, method, what, offer)
-
-
-class AttentionQuantizer(BaseQuantizer):
+class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuantizer):
     """Cluster by training the heads of an attention layer on the sphere.
 
     Each of the ``n_clusters`` heads is a unit vector; ``fit`` minimises an
@@ -337,7 +297,8 @@ class AttentionQuantizer(BaseQuantizer):
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "geometry": [StrOptions({"point", "direction", "cosine"})],
+        # (the registered geometries: a live set, see .layers.register_layer)
+        "geometry": [StrOptions(GEOMETRIES)],
         "risk": [StrOptions({"auto", "reconstruction", "free-energy"})],
         "attention": [StrOptions({"competitive", "linear"})],
         "temperature": [StrOptions({"auto", "learn"}), Interval(Real, 0, None, closed="left")],
@@ -391,45 +352,6 @@ class AttentionQuantizer(BaseQuantizer):
         self.random_state = random_state
         self.verbose = verbose
 
-    #: Rows kept by :meth:`partial_fit` (a uniform reservoir sample of the stream).
-    _partial_fit_reservoir = 50_000
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self.geometry == "cosine"
-        return tags
-
-    def _sparse_formats(self):
-        return ["csr", "csc"] if self.geometry == "cosine" else False
-
-    def _sparse_hint(self):
-        return f"(geometry={self.geometry!r})"
-
-    def _new_layer(self, n_samples, n_features):
-        self._check_n_clusters(n_samples, n_features,
-                               directions=self.geometry == "direction")
-        return make_layer(self.get_params())
-
-    def _store(self, layer, X, sample_weight, warn=False, weight_scale=1.0):
-        """Keep the fitted layer and expose its attributes; label the rows ``X``
-        (with ``warn``, a ConvergenceWarning if a cluster is left empty).
-        The layer was fitted with ``sample_weight`` times ``weight_scale`` (a power
-        of two); ``inertia_`` is with ``sample_weight``, +inf only where it is
-        beyond float64's range."""
-        self.layer_ = layer
-        self.weights_ = None  # (a layer without mixing weights leaves no stale ones)
-        for name, value in layer.attributes(X.dtype).items():
-            setattr(self, name, value)
-        self.labels_, self.inertia_, counts = fit_assignment(layer, X, sample_weight,
-                                                             weight_scale)
-        if warn:
-            warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5,
-                          cause=getattr(layer, "empty_cause", None))
-        return self
-
-    def _weights(self, sample_weight, X):
-        return check_sample_weight(sample_weight, X)
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Train the heads on ``X``.
@@ -461,43 +383,12 @@ class AttentionQuantizer(BaseQuantizer):
         # the layers see the weights' ratios only: the weights times a power of two
         # (exact) that makes the largest near 1, so that no weighted sum overflows
         wu = unit_weights(w)
-        layer.fit(X, wu, layer.make_rng(self.random_state))
+        assignment = layer.fit(X, wu, layer.make_rng(self.random_state))
         self._layer_params = self._shaping_params()
         weight_scale = 1.0 if w is None else power_of_two_scale(w)
-        self._store(layer, X, w, warn=True, weight_scale=weight_scale)
-        # the stream partial_fit continues: a summary of the rows, its weights
-        # the weights' ratios (in units of 1 / weight_scale, a power of two)
-        if layer.stream_summary == "sample":  # a sample of the rows
-            rows, weights = self._query_sample(X, wu)
-        else:  # the centres, weighted by their clusters
-            rows, weights = layer.centers, np.bincount(self.labels_, weights=wu,
-                                                       minlength=self.n_clusters)
-        moments = None
-        if layer.stream_moments:  # the fit's own moments where it has them
-            moments = getattr(layer, "fit_moments", None) or Stream.moments_of(
-                X, w, self.context_length is not None)
-        self._start_stream(layer, X.shape[0], rows, weights, moments,
-                           weight_exp=-(int(np.frexp(weight_scale)[1]) - 1))
+        self._store(layer, X, w, warn=True, weight_scale=weight_scale, assignment=assignment)
+        self._stream_from_fit(layer, X, w, wu, weight_scale)
         return self
-
-    #: The fit's rows :meth:`partial_fit` keeps as its start (for the layers
-    #: that start from a sample): a uniform sample of at most this many rows (and
-    #: values), so that a fitted model holds no copy of ``X``.
-    _stream_queries = 2048
-    _stream_query_values = 2**16
-
-    def _query_sample(self, X, w):
-        """A uniform sample of the rows ``X`` (:attr:`_stream_queries` at most)
-        with their weights scaled to the total weight of all the rows."""
-        n, d = X.shape
-        m = max(min(n, self._stream_queries, self._stream_query_values // d),
-                min(n, 4 * self.n_clusters))
-        W = float(n if w is None else w.sum())
-        pick = np.sort(check_random_state(self.random_state).choice(n, m, replace=False)) \
-            if m < n else np.arange(n)
-        weights = np.ones(m) if w is None else np.asarray(w, dtype=np.float64)[pick]
-        total = weights.sum()
-        return X[pick], weights * (W / total) if total > 0 else np.full(m, W / m)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, sample_weight=None):
@@ -543,80 +434,7 @@ class AttentionQuantizer(BaseQuantizer):
         -------
         self : AttentionQuantizer
         """
-        first = not hasattr(self, "_stream")
-        fitted = hasattr(self, "layer_")
-        if fitted:
-            self._check_layer_params()
-        X = self._validate_input(X, reset=not fitted)
-        w = self._weights(sample_weight, X)
-        if first:
-            self._stream_layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
-            if fitted:  # continue from the fitted heads, as MiniBatchKMeans does
-                self._stream_layer.warm_start_from(self.layer_)
-            stream_type = getattr(self._stream_layer, "stream_type", Stream)
-            self._stream = stream_type(self._partial_fit_reservoir, X.shape[1], X.dtype,
-                                  check_random_state(self.random_state),
-                                  need_fourth=self.context_length is not None,
-                                  need_moments=self._stream_layer.stream_moments)
-            self._stream_rng = self._stream_layer.make_rng(self.random_state)
-        else:  # the other parameters (max_iter, tol, ...) as they are now
-            layer = self._new_layer(max(X.shape[0], self.n_clusters), X.shape[1])
-            self._stream_layer = layer.warm_start_from(self._stream_layer)
-        stream = self._stream
-        check = getattr(self._stream_layer, "check_chunk", None)
-        if check is not None:  # (a refused chunk must not enter the stream)
-            check(X)
-        stream.add(X, np.ones(X.shape[0]) if w is None else w)
-        if stream.n < self.n_clusters:
-            raise ValueError(
-                f"n_samples = {stream.n} should be >= n_clusters = {self.n_clusters}."
-            )
-        layer = self._stream_layer.partial_fit(stream, self._stream_rng)
-        self.n_steps_ = getattr(self, "n_steps_", 0) + 1
-        self._layer_params = self._shaping_params()
-        return self._store(layer, X, w)
-
-    #: The parameters that shape the layer's heads and risk: changed after
-    #: :meth:`fit` or mid-stream, :meth:`partial_fit` refuses to continue.
-    _shaping = ("n_clusters", "geometry", "risk", "attention", "temperature",
-                "context_length", "scale", "alpha")
-
-    def _shaping_params(self):
-        return {name: getattr(self, name) for name in self._shaping}
-
-    def _check_layer_params(self):
-        """A ``ValueError`` if a parameter of :attr:`_shaping` changed since the
-        heads were fitted (MiniBatchKMeans would silently keep the old heads)."""
-        before = getattr(self, "_layer_params", None)
-        if before is None:
-            return
-        now = self._shaping_params()
-        changed = [k for k in self._shaping if not _same_param(before[k], now[k])]
-        if changed:
-            what = ", ".join(f"{k}={before[k]!r} -> {now[k]!r}" for k in changed)
-            raise ValueError(
-                f"partial_fit continues the fitted heads, but {what} changed since they "
-                "were fitted: call fit, or partial_fit on a clone of the estimator, to "
-                "start anew with the new parameters."
-            )
-
-    def _start_stream(self, layer, n, rows, weights, moments, weight_exp=0):
-        """Make the fit of ``n`` rows the start of the stream :meth:`partial_fit`
-        continues: its summary ``rows`` with their ``weights`` (of total the
-        fit's) and, for the layers that fit on them, the rows' exact ``moments``
-        (:meth:`Stream.from_summary`; the model keeps no copy of the rows)."""
-        self._stream = getattr(layer, "stream_type", Stream).from_summary(
-            rows, weights, n, size=self._partial_fit_reservoir,
-            rng=check_random_state(self.random_state), weight_exp=weight_exp,
-            moments=moments)
-        self._stream_layer = layer
-        self._stream_rng = layer.make_rng(self.random_state)
-
-    def _reset_stream(self):
-        """Forget the stream of :meth:`partial_fit` (:meth:`fit` starts anew)."""
-        for name in ("_stream", "_stream_layer", "_stream_rng", "n_steps_"):
-            if hasattr(self, name):
-                delattr(self, name)
+        return self._continue_stream(X, sample_weight)
 
     def _fit_dask(self, X, sample_weight):
         """:meth:`fit` on a ``dask.array``: the passes over the data run chunk by chunk.
@@ -660,202 +478,3 @@ class AttentionQuantizer(BaseQuantizer):
         if labels is not None and is_dask_array(labels):
             state = dict(state, labels_=np.asarray(labels.compute()))
         return state
-
-    def predict(self, X):
-        """The cluster of each sample.
-
-        ``"point"``: the head of largest attention weight, i.e. of nearest
-        point.  ``"direction"``: the head of largest score ``<x, mu_h>``.
-        ``"cosine"``: the head of largest cosine ``<x / |x|, mu_h>``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            A dask array with ``X``'s row chunks (lazy) for a dask array ``X``.
-        """
-        check_is_fitted(self)
-        if is_dask_array(X):
-            from ._dask import check_rows, map_rows
-
-            X = check_rows(X, self.n_features_in_, type(self).__name__)
-            return map_rows(X, self.layer_.predict, rows_out=False)
-        return self.layer_.predict(self._validate_input(X, reset=False))
-
-    def transform(self, X):
-        """Apply the trained attention layer.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_new : ndarray of shape (n_samples, n_features)
-            ``"point"``: ``sum_h p_h(x) cluster_centers_[h]``, the attention
-            weights times the heads' points.  ``"direction"``: ``scale_ *
-            Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the training
-            data's second moment.  ``"cosine"``: ``sum_h p_h(x) mu_h``, the
-            attention weights times the unit heads (the same for every
-            multiple of ``x``).  A dask array with ``X``'s chunks (lazy)
-            for a dask array ``X``.
-        """
-        check_is_fitted(self)
-        if is_dask_array(X):
-            from ._dask import check_rows, map_rows
-
-            X = check_rows(X, self.n_features_in_, type(self).__name__)
-            return map_rows(X, self.layer_.transform, rows_out=True)
-        X = self._validate_input(X, reset=False)
-        return self._check_finite_output(self.layer_.transform(X), X)
-
-    @_layer_has("predict_proba", "soft weights",
-                             "predict_proba (the linear layer weighs every head equally)")
-    def predict_proba(self, X):
-        """The attention weights of each sample over the heads.
-
-        ``"point"``: ``softmax_h(log weights_[h] - temperature_ ||x -
-        cluster_centers_[h]||^2)``, the posterior probability of each
-        component of the layer's isotropic mixture, as GaussianMixture's
-        ``predict_proba``; its argmax is :meth:`predict`.  ``"direction"``
-        (competitive): the competitive weights ``softmax_h(beta <x,
-        mu_h>^2)``, sign-free (:meth:`predict` takes the largest signed
-        score).  Not for the linear layer (``attention="linear"``), whose
-        heads weigh every sample equally: an ``AttributeError``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_clusters)
-            Rows summing to 1, in ``X``'s dtype.
-        """
-        X = self._fitted_input(X)
-        return self.layer_.predict_proba(X).astype(X.dtype, copy=False)
-
-    def _log_likelihood(self, X):
-        X = self._fitted_input(X)
-        return self.layer_.log_likelihood(X), X
-
-    @_layer_has("log_likelihood", "normalised likelihood",
-                             "score_samples (geometry='point' and 'cosine' are mixture models)")
-    def score_samples(self, X):
-        """The log density of each sample under the layer's mixture.
-
-        ``log sum_h weights_[h] (temperature_ / pi)^(d/2) exp(-temperature_
-        ||x - cluster_centers_[h]||^2)``: the isotropic Gaussian mixture of
-        variance ``1 / (2 temperature_)`` whose minus log-likelihood is the
-        layer's free energy, in input units (as GaussianMixture's
-        ``score_samples``).  For ``"cosine"``, the density of the unit row
-        ``x / |x|`` under a mixture of von Mises-Fisher distributions with the
-        heads as mean directions and concentration ``temperature_``.  The
-        direction layers have none (an ``AttributeError``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_prob : ndarray of shape (n_samples,)
-            In ``X``'s dtype (-inf for rows whose density underflows).
-        """
-        out, X = self._log_likelihood(X)
-        return out.astype(X.dtype, copy=False)
-
-    def _information(self, X, penalty):
-        """``-2 log L + penalty(n) p`` of the rows ``X`` (the sum in float64)."""
-        log_l, X = self._log_likelihood(X)
-        n = X.shape[0]
-        return float(-2.0 * np.sum(log_l) + penalty(n) * self.layer_.n_parameters())
-
-    @_layer_has("log_likelihood", "normalised likelihood",
-                             "bic (geometry='point' and 'cosine' are mixture models)")
-    def bic(self, X):
-        """Bayesian information criterion for the current model on the input X.
-
-        ``-2 log L + p log n``, ``L`` the likelihood of :meth:`score_samples`
-        and ``p`` the fitted parameters: the centres, and with
-        ``temperature="learn"`` the temperature and ``n_clusters - 1`` mixing
-        weights.  The lower the better, as GaussianMixture's ``bic``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        bic : float
-        """
-        return self._information(X, np.log)
-
-    @_layer_has("log_likelihood", "normalised likelihood",
-                             "aic (geometry='point' and 'cosine' are mixture models)")
-    def aic(self, X):
-        """Akaike information criterion for the current model on the input X.
-
-        ``-2 log L + 2 p`` (see :meth:`bic`); the lower the better.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        aic : float
-        """
-        return self._information(X, lambda n: 2.0)
-
-    def score(self, X, y=None, sample_weight=None):
-        """Minus the (weighted) mean squared error of :meth:`transform`.
-
-        ``-sum_i w_i ||x_i - transform(X)_i||^2 / sum_i w_i``; higher is
-        better, so that ``GridSearchCV`` works without labels.  It is not
-        the mean log-likelihood (GaussianMixture's ``score``): that is
-        ``score_samples(X).mean()``.  A dask array ``X`` is reduced over its
-        blocks.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features) or dask array
-        y : None
-            Ignored.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the samples (not with a dask array ``X``).
-
-        Returns
-        -------
-        score : float
-        """
-        if sample_weight is None:
-            return super().score(X)
-        if is_dask_array(X):
-            raise ValueError("sample_weight is not supported with a dask array X.")
-        Xv = self._fitted_input(X)
-        w = check_sample_weight(sample_weight, Xv)
-        own = getattr(self.layer_, "quantization_risk", None)
-        if own is not None:  # the cosine layer's, of the unit rows (also sparse)
-            return -own(Xv, w)
-        R = Xv.astype(np.float64) - self.transform(Xv).astype(np.float64)
-        with np.errstate(over="ignore"):
-            return -float(np.average(np.einsum("ij,ij->i", R, R), weights=w))
-
-    def _quantization_risk(self, X):
-        """:meth:`score`'s risk; for a dask array ``X``, one reduction over its blocks."""
-        if is_dask_array(X):
-            import functools
-
-            from ._dask import check_rows, sq_error, sum_rows
-
-            X = check_rows(X, self.n_features_in_, type(self).__name__)
-            total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
-            return total / X.shape[0]
-        own = getattr(self.layer_, "quantization_risk", None)
-        if own is not None:  # the cosine layer's, of the unit rows (also sparse)
-            return own(self._validate_input(X, reset=False))
-        return super()._quantization_risk(X)

@@ -8,8 +8,8 @@ from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array
 
-from ._base import (BaseQuantizer, _nearest_center, check_sample_weight, power_of_two_scale,
-                    unit_weights)
+from ._assign import nearest_point
+from ._base import BaseQuantizer, check_sample_weight, power_of_two_scale, unit_weights
 from ._point import DENSE_FEATURES
 from ._spectrum import RowSpectrum
 
@@ -28,7 +28,7 @@ class _CenterQuantizer(BaseQuantizer):
     @staticmethod
     def _assign(X, centers):
         """Index of the nearest center (Euclidean) of each row of ``X``."""
-        return _nearest_center(X, centers)
+        return nearest_point(X, centers)[0]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

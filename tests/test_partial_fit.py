@@ -88,13 +88,14 @@ def test_fit_resets_the_stream(geometry):
 def test_partial_fit_after_fit_continues_from_the_fitted_heads(geometry, monkeypatch):
     # as MiniBatchKMeans: the first partial_fit after fit starts from the fitted
     # heads (one start, no seeding), not from a new seeding
-    from sklearn_attnclust import _layers
+    from sklearn_attnclust.layers.direction import DirectionLayer
+    from sklearn_attnclust.layers.point import PointLayer
 
     X, _, _ = make_orthogonal_mixture(3000, 6, 3, sigma=0.2, random_state=0)
     aq = AttentionQuantizer(3, geometry=geometry, random_state=0).fit(X)
     fitted = (aq.cluster_centers_ if geometry == "point" else aq.heads_).copy()
     starts = []
-    for cls in (_layers.PointLayer, _layers.DirectionLayer):
+    for cls in (PointLayer, DirectionLayer):
         original = cls.partial_fit
 
         def spy(self, stream, rng, original=original):

@@ -491,14 +491,14 @@ def test_chart_moments_as_stored_and_shifted(far):
 def test_large_fit_labels_from_its_last_pass(monkeypatch, dtype):
     # past CACHE_ENTRIES the fit's last evaluation labels the rows: no pass of
     # its own, the same labels and inertia as the nearest centres
-    from sklearn_attnclust import _layers
+    from sklearn_attnclust.layers import point as point_layer
 
     X, _ = make_blobs(150000, centers=5, n_features=8, random_state=0)
     X = X.astype(dtype)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=X.shape[0])
     calls = []
-    nearest = _layers.nearest_point
-    monkeypatch.setattr(_layers, "nearest_point",
+    nearest = point_layer.nearest_point
+    monkeypatch.setattr(point_layer, "nearest_point",
                         lambda *a: calls.append(1) or nearest(*a))
     aq = AttentionQuantizer(5, random_state=0).fit(X, sample_weight=w)
     assert not calls
@@ -532,18 +532,18 @@ def test_first_minimum_is_argmin():
 
 
 def test_large_fit_counts_its_clusters_in_its_last_pass(monkeypatch):
-    from sklearn_attnclust import attention_quantizer
+    from sklearn_attnclust import _layer_dispatch
 
     X, _ = make_blobs(CACHE_ENTRIES // 2 + 1000, centers=3, n_features=2, random_state=0)
     seen = []
-    real = attention_quantizer.fit_assignment
+    real = _layer_dispatch.training_assignment
 
-    def spy(layer, rows, w, *scale):
-        tracked = "assignment" in layer.__dict__  # labelled in the fit's last pass
-        seen.append((tracked, real(layer, rows, w, *scale)))
+    def spy(layer, rows, w, assignment=None, *scale):
+        tracked = assignment is not None  # labelled in the fit's last pass
+        seen.append((tracked, real(layer, rows, w, assignment, *scale)))
         return seen[-1][1]
 
-    monkeypatch.setattr(attention_quantizer, "fit_assignment", spy)
+    monkeypatch.setattr(_layer_dispatch, "training_assignment", spy)
     aq = AttentionQuantizer(n_clusters=3, random_state=0).fit(X)
     tracked, (labels, _, counts) = seen[-1]
     assert tracked and labels is aq.labels_

@@ -418,12 +418,12 @@ def test_distances_to_centres_beyond_float64_are_inf():
     # (the direction layers' clusters are up to sign): the squared distance is
     # beyond float64's range, +inf with no RuntimeWarning (the fuzz found it at
     # 400 examples, in the inertia of a direction layer after partial_fit)
-    from sklearn_attnclust._layers import _assign_to_centres
+    from sklearn_attnclust._assign import distances_to_centres
 
     big = np.finfo(np.float64).max
     X = np.array([[big, 0.0], [1.0, 2.0]])
     centres = np.array([[-1e301, 1.0], [0.0, 0.0]])
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        labels, d2 = _assign_to_centres(X, np.array([0, 1]), centres)
+        labels, d2 = distances_to_centres(X, np.array([0, 1]), centres)
     assert d2[0] == np.inf and d2[1] == 5.0

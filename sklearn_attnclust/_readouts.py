@@ -1,0 +1,253 @@
+"""The methods of ``AttentionQuantizer`` that read its fitted layer.
+
+``predict`` and ``transform`` (on numpy or dask rows), ``score``, and the
+optional read-outs: ``predict_proba`` (the attention weights),
+``score_samples``, ``bic`` and ``aic`` (the layer's normalised likelihood),
+which exist where the fitted layer offers them
+(:meth:`.layers.base.Layer.offers`): elsewhere an ``AttributeError`` that
+names the layer's parameters, and ``hasattr`` is False.
+"""
+
+import functools
+import types
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import check_sample_weight
+from ._dask import is_dask_array
+
+__all__ = ["LayerReadouts"]
+
+
+class _LayerMethod:
+    """A method of the estimator that exists where its fitted layer offers ``method``
+    (as scikit-learn's ``available_if``, whose ``AttributeError`` names no
+    cause): elsewhere an ``AttributeError`` naming the layer's parameters, and
+    ``hasattr`` is False.  An unfitted estimator has it (calling it raises
+    ``NotFittedError``)."""
+
+    def __init__(self, fn, method, what, offer):
+        self.fn, self.method, self.what, self.offer = fn, method, what, offer
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.fn
+        layer = getattr(obj, "layer_", None)
+        if layer is not None and not layer.offers(self.method):
+            params = getattr(obj, "_layer_params", None) or obj._shaping_params()
+            named = ", ".join(f"{k}={params[k]!r}" for k in ("geometry", "risk", "attention"))
+            raise AttributeError(
+                f"This AttentionQuantizer ({named}) has no {self.what}, so no {self.offer}.")
+        return types.MethodType(self.fn, obj)
+
+
+def _layer_has(method, what, offer):
+    """Decorate a method as a :class:`_LayerMethod`."""
+    return lambda fn: _LayerMethod(fn, method, what, offer)
+
+
+class LayerReadouts:
+    """The read-outs of ``AttentionQuantizer``'s fitted layer ``layer_`` (a mixin
+    before :class:`.._base.BaseQuantizer`, which supplies ``_validate_input``,
+    ``_fitted_input``, ``_check_finite_output`` and the unweighted ``score``)."""
+
+    def predict(self, X):
+        """The cluster of each sample.
+
+        ``"point"``: the head of largest attention weight, i.e. of nearest
+        point.  ``"direction"``: the head of largest score ``<x, mu_h>``.
+        ``"cosine"``: the head of largest cosine ``<x / |x|, mu_h>``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            A dask array with ``X``'s row chunks (lazy) for a dask array ``X``.
+        """
+        check_is_fitted(self)
+        if is_dask_array(X):
+            from ._dask import check_rows, map_rows
+
+            X = check_rows(X, self.n_features_in_, type(self).__name__)
+            return map_rows(X, self.layer_.predict, rows_out=False)
+        return self.layer_.predict(self._validate_input(X, reset=False))
+
+    def transform(self, X):
+        """Apply the trained attention layer.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features)
+            ``"point"``: ``sum_h p_h(x) cluster_centers_[h]``, the attention
+            weights times the heads' points.  ``"direction"``: ``scale_ *
+            Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the training
+            data's second moment.  ``"cosine"``: ``sum_h p_h(x) mu_h``, the
+            attention weights times the unit heads (the same for every
+            multiple of ``x``).  A dask array with ``X``'s chunks (lazy)
+            for a dask array ``X``.
+        """
+        check_is_fitted(self)
+        if is_dask_array(X):
+            from ._dask import check_rows, map_rows
+
+            X = check_rows(X, self.n_features_in_, type(self).__name__)
+            return map_rows(X, self.layer_.transform, rows_out=True)
+        X = self._validate_input(X, reset=False)
+        return self._check_finite_output(self.layer_.transform(X), X)
+
+    @_layer_has("predict_proba", "soft weights",
+                             "predict_proba (the linear layer weighs every head equally)")
+    def predict_proba(self, X):
+        """The attention weights of each sample over the heads.
+
+        ``"point"``: ``softmax_h(log weights_[h] - temperature_ ||x -
+        cluster_centers_[h]||^2)``, the posterior probability of each
+        component of the layer's isotropic mixture, as GaussianMixture's
+        ``predict_proba``; its argmax is :meth:`predict`.  ``"direction"``
+        (competitive): the competitive weights ``softmax_h(beta <x,
+        mu_h>^2)``, sign-free (:meth:`predict` takes the largest signed
+        score).  Not for the linear layer (``attention="linear"``), whose
+        heads weigh every sample equally: an ``AttributeError``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_clusters)
+            Rows summing to 1, in ``X``'s dtype.
+        """
+        X = self._fitted_input(X)
+        return self.layer_.predict_proba(X).astype(X.dtype, copy=False)
+
+    def _log_likelihood(self, X):
+        X = self._fitted_input(X)
+        return self.layer_.log_likelihood(X), X
+
+    @_layer_has("log_likelihood", "normalised likelihood",
+                             "score_samples (geometry='point' and 'cosine' are mixture models)")
+    def score_samples(self, X):
+        """The log density of each sample under the layer's mixture.
+
+        ``log sum_h weights_[h] (temperature_ / pi)^(d/2) exp(-temperature_
+        ||x - cluster_centers_[h]||^2)``: the isotropic Gaussian mixture of
+        variance ``1 / (2 temperature_)`` whose minus log-likelihood is the
+        layer's free energy, in input units (as GaussianMixture's
+        ``score_samples``).  For ``"cosine"``, the density of the unit row
+        ``x / |x|`` under a mixture of von Mises-Fisher distributions with the
+        heads as mean directions and concentration ``temperature_``.  The
+        direction layers have none (an ``AttributeError``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_prob : ndarray of shape (n_samples,)
+            In ``X``'s dtype (-inf for rows whose density underflows).
+        """
+        out, X = self._log_likelihood(X)
+        return out.astype(X.dtype, copy=False)
+
+    def _information(self, X, penalty):
+        """``-2 log L + penalty(n) p`` of the rows ``X`` (the sum in float64)."""
+        log_l, X = self._log_likelihood(X)
+        n = X.shape[0]
+        return float(-2.0 * np.sum(log_l) + penalty(n) * self.layer_.n_parameters())
+
+    @_layer_has("log_likelihood", "normalised likelihood",
+                             "bic (geometry='point' and 'cosine' are mixture models)")
+    def bic(self, X):
+        """Bayesian information criterion for the current model on the input X.
+
+        ``-2 log L + p log n``, ``L`` the likelihood of :meth:`score_samples`
+        and ``p`` the fitted parameters: the centres, and with
+        ``temperature="learn"`` the temperature and ``n_clusters - 1`` mixing
+        weights.  The lower the better, as GaussianMixture's ``bic``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        bic : float
+        """
+        return self._information(X, np.log)
+
+    @_layer_has("log_likelihood", "normalised likelihood",
+                             "aic (geometry='point' and 'cosine' are mixture models)")
+    def aic(self, X):
+        """Akaike information criterion for the current model on the input X.
+
+        ``-2 log L + 2 p`` (see :meth:`bic`); the lower the better.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        aic : float
+        """
+        return self._information(X, lambda n: 2.0)
+
+    def score(self, X, y=None, sample_weight=None):
+        """Minus the (weighted) mean squared error of :meth:`transform`.
+
+        ``-sum_i w_i ||x_i - transform(X)_i||^2 / sum_i w_i``; higher is
+        better, so that ``GridSearchCV`` works without labels.  It is not
+        the mean log-likelihood (GaussianMixture's ``score``): that is
+        ``score_samples(X).mean()``.  A dask array ``X`` is reduced over its
+        blocks.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or dask array
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples (not with a dask array ``X``).
+
+        Returns
+        -------
+        score : float
+        """
+        if sample_weight is None:
+            return super().score(X)
+        if is_dask_array(X):
+            raise ValueError("sample_weight is not supported with a dask array X.")
+        Xv = self._fitted_input(X)
+        w = check_sample_weight(sample_weight, Xv)
+        own = getattr(self.layer_, "quantization_risk", None)
+        if own is not None:  # the cosine layer's, of the unit rows (also sparse)
+            return -own(Xv, w)
+        R = Xv.astype(np.float64) - self.transform(Xv).astype(np.float64)
+        with np.errstate(over="ignore"):
+            return -float(np.average(np.einsum("ij,ij->i", R, R), weights=w))
+
+    def _quantization_risk(self, X):
+        """:meth:`score`'s risk; for a dask array ``X``, one reduction over its blocks."""
+        if is_dask_array(X):
+            import functools
+
+            from ._dask import check_rows, sq_error, sum_rows
+
+            X = check_rows(X, self.n_features_in_, type(self).__name__)
+            total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
+            return total / X.shape[0]
+        own = getattr(self.layer_, "quantization_risk", None)
+        if own is not None:  # the cosine layer's, of the unit rows (also sparse)
+            return own(self._validate_input(X, reset=False))
+        return super()._quantization_risk(X)

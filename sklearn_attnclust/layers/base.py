@@ -1,0 +1,353 @@
+"""The layer contract: what a layer, its maths and its statistics provide.
+
+A *layer* is one geometry of ``AttentionQuantizer`` with one risk: built from
+the estimator's parameters (:meth:`Layer.from_params`, which owns the layer's
+validation and its temperature rule), fitted (``fit``, ``partial_fit``,
+``fit_dask``), then read (``predict``, ``assign``, ``transform``, the optional
+``predict_proba`` and ``log_likelihood``, and :meth:`Layer.state`, the fitted
+attributes as one :class:`LayerState`).  The estimator finds the layer class
+in the registry by ``(geometry, risk)`` (:func:`register_layer`,
+:func:`layer_class`) and never branches on the geometry: a new layer is one
+module with one ``@register_layer`` line.
+
+A layer's *maths* (:class:`LayerMaths`) is what the fit strategy
+(:mod:`.._strategy`) descends: statistics of a block of rows, starts, the risk
+and its gradient, and optional per-head preconditioning and relocation of
+empty heads (defaults: none).  Its *statistics* (:class:`Statistics`) are sums
+over rows that add over row blocks, so that threads and dask reduce them alike.
+"""
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .stream import Stream
+
+__all__ = ["Assignment", "Layer", "LayerMaths", "LayerState", "Statistics",
+           "layer_class", "register_layer", "registered_geometries", "unregister_layer"]
+
+
+# -- maths and statistics ---------------------------------------------------------
+class Statistics(ABC):  # noqa: B024 (a contract of attributes: no abstract method)
+    """Sums over a set of rows that add over row blocks.
+
+    Attributes every statistics object has (as instance attributes, dataclass
+    fields or properties: the base sets none, so that a dataclass may derive
+    from it): ``total_weight``, the sum of the rows' weights (their number
+    when unweighted), and ``n_samples``, the number of rows (or the rows
+    themselves as ``X``, whose length the strategy reads).  Whatever else it
+    holds is read by its maths' :meth:`LayerMaths.risk` only.
+    """
+
+    total_weight: float
+    n_samples: int
+
+
+class LayerMaths(ABC):
+    """The mathematics of a layer, as the fit strategy (:mod:`.._strategy`) reads it.
+
+    Subclasses set ``n_clusters`` (the number of heads), ``unit_root`` (the
+    square root of the risk's unit in input units: the risk in input units is
+    ``risk * unit_root * unit_root``, one factor at a time, so that it under-
+    or overflows only where the result is beyond float64's range) and
+    ``coarse_tol`` (the tolerance of the coarse stage), and implement the
+    abstract methods.  :meth:`preconditioner` and :meth:`relocate` default to
+    none: the strategy then runs plain L-BFGS and relocates no head.
+    """
+
+    n_clusters: int
+    unit_root: float = 1.0
+    coarse_tol: float
+
+    @abstractmethod
+    def statistics(self, rows, weights):
+        """The :class:`Statistics` of the rows (weights or None) that :meth:`risk` reads."""
+
+    @abstractmethod
+    def starts(self, rows, weights, init, rng):
+        """Unit starting heads (K, D) from the rows, the ``init`` and the generator."""
+
+    @abstractmethod
+    def risk(self, M, stats, return_grad=False):
+        """The risk at unit heads ``M``; with ``return_grad``, ``(risk, grad,
+        masses)``: the Euclidean gradient and each head's share of the rows'
+        weight (None for a layer with neither preconditioner nor relocation)."""
+
+    @abstractmethod
+    def stationarity(self, M, rgrad, masses):
+        """The measure of stationarity at ``M`` compared with ``tol``."""
+
+    def preconditioner(self, M, masses):
+        """Per-head inverse curvatures (K,) at ``M``, or None: plain L-BFGS."""
+        return None
+
+    def relocate(self, M, empty, rows):
+        """The heads with the ``empty`` ones moved to far rows, or None: no empty heads."""
+        return None
+
+
+def _overrides(maths, name):
+    """Whether ``maths`` has its own ``name``: a :class:`LayerMaths` whose
+    subclass overrides the default, or (a maths class of the older protocol)
+    any member that is not None."""
+    member = getattr(type(maths), name, None)
+    if isinstance(maths, LayerMaths):
+        return member is not getattr(LayerMaths, name)
+    return member is not None
+
+
+def preconditioner_of(maths):
+    """The bound preconditioner of ``maths``, or None where it has none (the
+    strategy then skips the masses it would need)."""
+    return maths.preconditioner if _overrides(maths, "preconditioner") else None
+
+
+def relocation_of(maths):
+    """The bound relocation of ``maths``, or None where it has no empty heads."""
+    return maths.relocate if _overrides(maths, "relocate") else None
+
+
+#: The members the strategy reads of a maths object (:func:`missing_members`).
+MATHS_MEMBERS = ("n_clusters", "unit_root", "coarse_tol", "statistics", "starts", "risk",
+                 "stationarity")
+
+
+def missing_members(maths):
+    """The members of :data:`MATHS_MEMBERS` that ``maths`` lacks (a structural
+    check of the protocol, for maths classes that do not derive from
+    :class:`LayerMaths`)."""
+    return [name for name in MATHS_MEMBERS if not hasattr(maths, name)]
+
+
+# -- what a fitted layer gives the estimator -----------------------------------------
+@dataclass
+class LayerState:
+    """The fitted attributes of ``AttentionQuantizer`` that a layer sets (the
+    estimator copies every field onto itself; see its docstring for their
+    meaning).  Fields that do not apply to a layer stay None."""
+
+    heads_: np.ndarray
+    cluster_centers_: np.ndarray
+    risk_: float
+    n_iter_: int
+    risk_curve_: np.ndarray
+    temperature_: float
+    scale_: float = 1.0
+    offset_: Any = None
+    lift_height_: Any = None
+    second_moment_: Any = None
+    weights_: Any = None
+
+    def items(self):
+        """``(name, value)`` of every field (the arrays as they are, not copied)."""
+        return [(f.name, getattr(self, f.name)) for f in fields(self)]
+
+
+class Assignment(NamedTuple):
+    """The hard assignment of the rows a layer was fitted to, as its fit's last
+    pass computed it: the labels, the inertia (with the weights the layer was
+    fitted with) and the rows per cluster."""
+
+    labels: np.ndarray
+    inertia: float
+    counts: np.ndarray
+
+
+class Layer(ABC):
+    """One geometry with one risk, fitted and read by ``AttentionQuantizer``.
+
+    Class attributes: ``geometry`` (its name in the estimator's parameter),
+    ``accepts_sparse`` (``scipy.sparse`` input), ``directions`` (whether the
+    heads are orthonormal directions, at most ``n_features`` of them),
+    ``stream_moments`` (``partial_fit`` keeps the streamed moments),
+    ``stream_summary`` (what ``partial_fit`` after ``fit`` starts from:
+    ``"centres"`` or ``"sample"``), ``stream_type`` (the class of that
+    stream), ``positive_temperature`` (a temperature of 0 is refused),
+    ``auto_temperature`` (the relative temperature of ``temperature="auto"``)
+    and ``empty_cause`` (why a cluster can be left empty, for the estimator's
+    warning; None: duplicate points).  After ``fit``, ``centers`` (the centres
+    in input space) and ``fit_moments`` (the rows' moments ``partial_fit``
+    continues from, where the fit has them; else None).
+
+    Optional read-outs, which the estimator's methods of the same name need
+    (:meth:`offers`): ``predict_proba(X)`` (the attention weights),
+    ``log_likelihood(X)`` with ``n_parameters()`` (a normalised likelihood)
+    and ``quantization_risk(X, sample_weight)`` (a risk of its own for
+    ``score``).
+    """
+
+    geometry: str
+    accepts_sparse = False
+    directions = False
+    stream_moments = False
+    stream_summary = "centres"
+    stream_type = Stream
+    positive_temperature = True
+    auto_temperature: float
+    empty_cause = None
+    fit_moments = None
+
+    #: The estimator's parameters a layer is built from (``random_state`` is the
+    #: estimator's: it seeds the generator of :meth:`make_rng`).
+    PARAMS = ("n_clusters", "attention", "temperature", "context_length", "scale", "alpha",
+              "init", "n_init", "solver", "learning_rate", "max_iter", "tol", "verbose")
+
+    @classmethod
+    def from_params(cls, params):
+        """The unfitted layer of the estimator's ``get_params()``: its parameters
+        checked (:meth:`validate`), then passed to the constructor."""
+        p = {name: params[name] for name in cls.PARAMS}
+        return cls(**cls.validate(p))
+
+    @classmethod
+    def validate(cls, params):
+        """Check the parameters (the layer's cross-parameter rules); returns
+        those the constructor takes.  The default checks the temperature
+        (:meth:`check_temperature`)."""
+        cls.check_temperature(params["temperature"])
+        return params
+
+    @classmethod
+    def check_temperature(cls, temperature):
+        """The layer's temperature rule: ``"learn"`` refused unless a subclass
+        trains it (:attr:`no_learn` says why), and 0 where
+        :attr:`positive_temperature`."""
+        if temperature == "learn" and cls.no_learn is not None:
+            refuse_learn(f"for {cls.where()} {cls.no_learn}")
+        if cls.positive_temperature and temperature not in ("auto", "learn") \
+                and not temperature > 0:
+            raise ValueError(
+                f"temperature must be > 0 for {cls.where()}: at 0 every head has the same "
+                "weight everywhere and the free energy has no clusters to tell apart.")
+
+    @classmethod
+    def where(cls):
+        """The layer as the estimator's parameters name it, for messages."""
+        return f"geometry={cls.geometry!r}"
+
+    #: Why the layer refuses ``temperature="learn"`` (after "for geometry=...");
+    #: None: it trains it.
+    no_learn = "it has no normalised likelihood"
+
+    @staticmethod
+    @abstractmethod
+    def make_rng(random_state):
+        """The generator the fit draws from, made from the estimator's ``random_state``."""
+
+    @abstractmethod
+    def fit(self, X, w, rng):
+        """Fit to the rows ``X`` (weights ``w`` or None).  Returns the
+        :class:`Assignment` of ``X`` where the fit's last pass computed it,
+        else None (the estimator then calls :meth:`assign`)."""
+
+    @abstractmethod
+    def partial_fit(self, stream, rng):
+        """Refit on a ``partial_fit`` stream (:class:`.stream.Stream`); returns self."""
+
+    @abstractmethod
+    def warm_start_from(self, other):
+        """Continue from the heads of ``other``, a fitted layer of the same kind; returns self."""
+
+    #: The refusal of a dask array, saying what to use instead.
+    no_dask = "This layer fits numpy arrays; for a dask array use geometry='point'."
+
+    def fit_dask(self, X, rng):
+        """Fit to a dask array (a ValueError saying :attr:`no_dask` by default)."""
+        raise ValueError(self.no_dask)
+
+    def check_chunk(self, X):
+        """Refuse a chunk before ``partial_fit``'s stream keeps it (a ValueError);
+        by default every chunk the estimator validated is accepted."""
+
+    @abstractmethod
+    def assign(self, X):
+        """The label of each row and its squared distance to its centre (what
+        :meth:`inertia` sums)."""
+
+    @abstractmethod
+    def predict(self, X):
+        """The label of each row."""
+
+    @abstractmethod
+    def transform(self, X):
+        """The layer's output (n, d)."""
+
+    @abstractmethod
+    def state(self, dtype):
+        """The fitted attributes, a :class:`LayerState` (arrays in ``dtype``)."""
+
+    @staticmethod
+    def inertia(d2, w):
+        """``sum_i w_i d2_i`` of :meth:`assign`'s distances; None: the estimator's
+        own sum of squared distances to the centres (exact at every scale)."""
+        return None
+
+    def offers(self, method):
+        """Whether this layer has ``method`` (``"predict_proba"`` or
+        ``"log_likelihood"``), which the estimator's method of that name needs."""
+        return callable(getattr(self, method, None))
+
+
+def refuse_learn(why):
+    """``temperature='learn'`` for a layer that does not train it: a ValueError
+    saying ``why``."""
+    raise ValueError(
+        "temperature='learn' trains the temperature and mixing weights of the "
+        f"point layer's likelihood (geometry='point'); {why}: give it 'auto' or a number.")
+
+
+# -- the registry ------------------------------------------------------------------
+#: ``(geometry, risk) -> layer class``; the first risk registered for a geometry
+#: is its ``risk="auto"``.
+_REGISTRY = {}
+_AUTO_RISK = {}
+#: The registered geometries: the live set the estimator's parameter
+#: constraint reads.
+GEOMETRIES = set()
+
+
+def register_layer(geometry, risk):
+    """Class decorator: the layer of ``(geometry, risk)``, the geometry's
+    ``risk="auto"`` if it is the first registered for it."""
+
+    def register(cls):
+        _REGISTRY[geometry, risk] = cls
+        _AUTO_RISK.setdefault(geometry, risk)
+        GEOMETRIES.add(geometry)
+        return cls
+
+    return register
+
+
+def unregister_layer(geometry, risk):
+    """Remove ``(geometry, risk)`` (and the geometry when no risk is left)."""
+    del _REGISTRY[geometry, risk]
+    if _AUTO_RISK.get(geometry) == risk:
+        del _AUTO_RISK[geometry]
+        left = [r for (g, r) in _REGISTRY if g == geometry]
+        if left:
+            _AUTO_RISK[geometry] = left[0]
+        else:
+            GEOMETRIES.discard(geometry)
+
+
+def registered_geometries():
+    """The geometries a layer is registered for, sorted."""
+    return sorted(GEOMETRIES)
+
+
+def layer_class(geometry, risk="auto"):
+    """The layer class of ``(geometry, risk)``; a ValueError naming the
+    geometries that have ``risk`` where this one does not."""
+    if risk == "auto":
+        risk = _AUTO_RISK[geometry]
+    cls = _REGISTRY.get((geometry, risk))
+    if cls is None:
+        others = sorted(g for (g, r) in _REGISTRY if r == risk)
+        named = " or ".join(f"geometry={g!r}" for g in others)
+        raise ValueError(
+            f"risk={risk!r} is the risk of the layers of {named}; the {geometry} layer's "
+            f"risk is {_AUTO_RISK[geometry]!r}.")
+    return cls

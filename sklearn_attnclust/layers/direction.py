@@ -1,0 +1,201 @@
+"""Clusters as directions from the origin: the paper's layers on their reconstruction
+risk, ``geometry="direction"`` (:mod:`.._attention`, fitted through :mod:`.._direction`)."""
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .._assign import distances_to_centres
+from .._attention import ContextStatistics, attention_from_moments, head_scores
+from .._base import unit_weights
+from .._blocks import one_blas_thread
+from .._dask import DaskContextStatistics
+from .._direction import WarmStart, fit_directions
+from .._init import generator_from, n_starts
+from .._reconstruction import competitive_weights
+from .base import Layer, LayerState, register_layer
+from .common import warm_start_copy, warn_if_not_converged
+from .heads import check_seeds, mean_direction, score_centres, signed, unequal
+from .stream import stream_exponent
+
+__all__ = ["DirectionLayer"]
+
+
+@register_layer("direction", "reconstruction")
+class DirectionLayer(Layer):
+    """Clusters as directions from the origin: the paper's layers on their reconstruction
+    risk (:mod:`._attention`), fitted by :mod:`._strategy` through :mod:`._direction`."""
+
+    geometry = "direction"
+    directions = True  # orthonormal heads: at most n_features of them
+    stream_moments = True  # partial_fit refits on the streamed moments
+    stream_summary = "sample"  # of the queries (the risk is not a sum over centres)
+    #: ``temperature="auto"``: 2, as measured on the orthonormal mixtures.
+    auto_temperature = 2.0
+    #: Starts of ``n_init="auto"`` for random starts, and for a callable's (1,
+    #: as the direction layers have always taken it, where the estimator's
+    #: docstring says 5)
+    n_random, n_callable = 5, 1
+    #: The linear layer is the competitive one at temperature 0.
+    positive_temperature = False
+    no_learn = "(the paper's layers) it has no normalised likelihood"
+
+    @staticmethod
+    def make_rng(random_state):
+        """The directions' starts and samples draw from a ``Generator``."""
+        return generator_from(check_random_state(random_state))
+
+    def __init__(self, *, n_clusters, attention, temperature, context_length, scale, alpha,
+                 init, n_init, solver, learning_rate, max_iter, tol, verbose):
+        if temperature == "auto":
+            temperature = self.auto_temperature
+        self.n_clusters, self.init, self.max_iter = n_clusters, init, max_iter
+        self.n_init = n_starts(init, n_init, self.n_random, n_callable=self.n_callable,
+                               what="heads")
+        self.options = {
+            "attention": attention, "temperature": temperature,
+            "context_length": context_length,
+            "scale": None if scale == "auto" else float(scale), "alpha": alpha,
+            "solver": solver, "learning_rate": learning_rate, "max_iter": max_iter,
+            "tol": tol, "verbose": verbose, "n_clusters": n_clusters,
+        }
+
+    def _fit(self, X, w, rng, mean, *, init=None, n_init=None, **kwargs):
+        """Fit the heads (signed so that the mean projection is >= 0) by
+        :func:`.._direction.fit_directions`."""
+        self.fit_, self.maths, self.scale = fit_directions(
+            X, w, rng, init=self.init if init is None else init,
+            n_init=self.n_init if n_init is None else n_init, **self.options, **kwargs)
+        warn_if_not_converged(self.fit_, self.max_iter)
+        self.heads = signed(self.fit_.heads, mean).astype(X.dtype)
+
+    def fit(self, X, w, rng):
+        check_seeds(X, self.n_clusters)
+        w = unequal(w)
+        self._fit(X, w, rng, mean_direction(X, w))
+        stats = self.maths.stats
+        if (w is None and X.dtype == np.float64 and self.maths.rms == 1.0
+                and stream_exponent(float(np.max(np.abs(X), initial=0.0))) == 0):
+            # the moments partial_fit continues from are the fit's own (float64, in
+            # X's units): no second pass of O(n d^2) for them (Stream.moments_of)
+            self.fit_moments = (X.mean(axis=0), stats.second, stats.fourth, 0)
+        with one_blas_thread():
+            scores, labels = head_scores(X, self.heads)
+        self.centers = self._centers(X, labels, w, scores)
+        return None
+
+    def warm_start_from(self, other):
+        """Continue from the heads of ``other`` (see :meth:`.Layer.warm_start_from`)."""
+        return warm_start_copy(self, other)
+
+    def partial_fit(self, stream, rng):
+        """Refit on the streamed moments and the reservoir's queries (with their
+        weights), from the current heads after the first call."""
+        queries, w = stream.sample()
+        W, dtype = stream.total_weight, queries.dtype
+        w = unit_weights(unequal(w))
+        # the fit in units of a power of two 2**e near the rows' root mean squared
+        # norm where it is far from 1 (as :func:`._direction.unit_scale`: the
+        # risk's sixth powers, in float32 too), the read-outs in X's
+        second = stream.second / W
+        fourth = None if stream.fourth is None else stream.fourth / W
+        mean_sq, k = float(np.trace(second)), 0
+        if mean_sq > 0 and not 1e-4 <= mean_sq <= 1e4:
+            k = int(np.round(np.log2(mean_sq) / 2))
+        e = stream.row_exp + k
+        rms = float(np.ldexp(1.0, e))
+        with np.errstate(under="ignore"):
+            rows = queries if e == 0 else np.ldexp(queries, -e).astype(dtype)
+            second = np.ldexp(second, -2 * k).astype(dtype)
+            fourth = None if fourth is None else np.ldexp(fourth, -4 * k).astype(dtype)
+        stats = ContextStatistics.from_moments(second, fourth=fourth, n_samples=stream.n,
+                                               X=rows, weights=w)
+        heads = getattr(self, "heads", None)
+        warm = {} if heads is None else {"init": WarmStart(heads), "n_init": 1}
+        self._fit(rows, w, rng, stream.total / W, stats=stats, coarse=False, rms=rms, **warm)
+        self.centers = self._centers(queries, self.predict(queries), w)
+        return self
+
+    def fit_dask(self, X, rng):
+        stats = DaskContextStatistics.from_dask(
+            X, need_fourth=self.options["context_length"] is not None)
+        # (the rows over ``stats.unit``, a power of two: see ``from_dask``)
+        unit = stats.unit
+        self._fit(stats.X, None, rng, stats.mean(), stats=stats, rms=unit)
+        # the exact moments of the rows, for the stream partial_fit continues
+        self.fit_moments = (stats.mean(), stats.second, stats.fourth,
+                            int(np.frexp(unit)[1]) - 1)
+        _, means = stats.assign(self.heads)
+        with np.errstate(over="ignore"):  # (centres within X's range)
+            self.centers = (np.asarray(means, dtype=np.float64) * unit)[:, None] * self.heads
+        # the fitted layer keeps the moments, not the rows persisted on the cluster
+        # (nor a graph of them: it pickles, and frees the cluster's memory)
+        self.maths.stats = ContextStatistics.from_moments(
+            stats.second, fourth=stats.fourth, n_samples=stats.n_samples, need_sq_norms=False)
+        return self
+
+    def labels_dask(self, X):
+        """The head of largest score of every row: a dask array with ``X``'s row chunks (lazy)."""
+        return X.map_blocks(self.predict, dtype=np.intp, drop_axis=1)
+
+    # -- read-outs ----------------------------------------------------------
+    def _centers(self, X, labels, w=None, scores=None):
+        """Each head times the (weighted) mean score of the samples assigned to it."""
+        if scores is None:
+            with one_blas_thread():
+                scores = head_scores(X, self.heads)[0]
+        own = scores[np.arange(X.shape[0]), labels].astype(np.float64)
+        return score_centres(self.heads, labels, own, w).astype(self.heads.dtype)
+
+    def predict(self, X):
+        """The head of largest score ``<x, mu_h>``."""
+        with one_blas_thread():
+            return head_scores(X, self.heads)[1]
+
+    def assign(self, X):
+        """The head of largest score, and the squared distance to its centre."""
+        return distances_to_centres(X, self.predict(X), self.centers)
+
+    def offers(self, method):
+        """No ``predict_proba`` for the linear layer, whose heads share every
+        sample equally."""
+        if method == "predict_proba":
+            return self.maths.beta != 0
+        return super().offers(method)
+
+    def predict_proba(self, X):
+        """The competitive weights ``softmax_h(beta <x, mu_h>^2)`` (n, K)."""
+        maths = self.maths
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"), one_blas_thread():
+            scores = (np.asarray(X, dtype=np.float64) / maths.rms) @ \
+                np.asarray(self.heads, dtype=np.float64).T
+            P = competitive_weights(scores, maths.beta) / self.n_clusters
+        bad = ~np.all(np.isfinite(P), axis=1)  # rows far beyond the data: hard weights
+        if np.any(bad):
+            P[bad] = 0.0
+            P[np.flatnonzero(bad), np.argmax(np.abs(scores[bad]), axis=1)] = 1.0
+        return P
+
+    def transform(self, X):
+        """``scale * Sigma (sum_h w_h(x) <x, mu_h> mu_h)``, ``Sigma`` the second moment."""
+        maths = self.maths
+        # in the fit's units, the rows over the data's rms (its moments, scale and
+        # temperature in input units under- or overflow beyond 1e-150 or 1e150)
+        dtype = in_dtype = X.dtype
+        rms = dtype.type(maths.rms)
+        if not 0 < rms < np.inf:  # a float64 fit's unit beyond float32's range
+            X, dtype, rms = X.astype(np.float64), np.dtype(np.float64), maths.rms
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = attention_from_moments(
+                X if rms == 1 else X / rms, maths.stats.second.astype(dtype, copy=False),
+                self.heads.astype(dtype, copy=False), maths.fit_scale, maths.beta,
+            )
+            # (beyond the input's float32 range: inf, refused by the estimator)
+            return (out if rms == 1 else out * rms).astype(in_dtype, copy=False)
+
+    def state(self, dtype):
+        fit, maths = self.fit_, self.maths
+        return LayerState(
+            heads_=self.heads, cluster_centers_=self.centers.astype(dtype), scale_=self.scale,
+            temperature_=maths.temperature, second_moment_=maths.second_moment,
+            risk_=fit.risk, n_iter_=fit.n_iter, risk_curve_=fit.risk_curve,
+        )

@@ -1,0 +1,55 @@
+"""What the direction layers share: their heads' signs, centres and seeds."""
+
+import numpy as np
+
+from .._base import power_of_two_scale, unit_weights
+
+__all__ = ["check_seeds", "mean_direction", "score_centres", "signed", "unequal"]
+
+
+def unequal(w):
+    """The sample weights, or None when they are all equal (the unweighted fit)."""
+    return None if w is None or np.all(w == w[0]) else w
+
+
+def mean_direction(X, w):
+    """The (weighted) mean row of ``X`` times a positive factor (a power of two that
+    brings ``X`` near unit scale, so that the sum neither under- nor overflows):
+    what :func:`signed` reads, the mean's direction."""
+    two = power_of_two_scale(X)
+    Xs = np.asarray(X, dtype=np.float64) * two
+    return Xs.mean(axis=0) if w is None else np.average(Xs, axis=0, weights=w / w.max())
+
+
+def signed(heads, mean):
+    """The heads signed so that the data's mean projection on each is >= 0."""
+    signs = np.sign(mean @ heads.T)
+    signs[signs == 0] = 1.0
+    return heads * signs[:, None]
+
+
+def score_centres(heads, labels, scores, weights=None):
+    """Each head times the (weighted) mean score of the rows assigned to it (0 if none)."""
+    K = heads.shape[0]
+    # the scores and weights at unit scale (powers of two, exact), so that the sums
+    # of scores near the largest float do not overflow; the means scaled back
+    two = power_of_two_scale(scores)
+    weights = unit_weights(weights)
+    scaled = np.asarray(scores, dtype=np.float64) * two
+    mass = np.bincount(labels, weights=weights, minlength=K)
+    sums = np.bincount(labels, weights=scaled if weights is None else weights * scaled,
+                       minlength=K)
+    means = np.divide(sums, mass, out=np.zeros(K), where=mass > 0)
+    with np.errstate(over="ignore"):  # (means within the scores' range: no overflow)
+        return (means / two)[:, None] * heads
+
+
+def check_seeds(X, n_clusters):
+    """Enough non-zero rows to seed ``n_clusters`` directions from."""
+    n_nonzero = int(np.count_nonzero(X.any(axis=1)))
+    if n_nonzero < n_clusters:
+        raise ValueError(
+            f"X has {n_nonzero} non-zero row(s), fewer than n_clusters = "
+            f"{n_clusters}: all-zero rows have no direction to seed a head from "
+            "(geometry='point' clusters around points, the origin included)."
+        )

@@ -1,0 +1,173 @@
+"""What ``partial_fit`` keeps of a stream of rows: :class:`Stream`."""
+
+import numpy as np
+
+__all__ = ["STREAM_RANGE", "Stream", "stream_exponent"]
+
+
+#: Rows and weights of a :class:`Stream` whose largest magnitude is within
+#: ``2**+-STREAM_RANGE`` are summed as they are; beyond, in units of a power of
+#: two, so that the fourth moments times the weights never overflow.
+STREAM_RANGE = 60
+
+
+def stream_exponent(a):
+    """0 for a largest magnitude ``a`` within ``2**+-STREAM_RANGE`` (or 0), else
+    the exponent ``e`` with ``a / 2**e`` in [1, 2) (``2**e`` finite up to the
+    largest float)."""
+    if a == 0 or 2.0**-STREAM_RANGE <= a <= 2.0**STREAM_RANGE:
+        return 0
+    return int(np.frexp(a)[1]) - 1
+
+
+class Stream:
+    """What :meth:`partial_fit` keeps of a stream of rows.
+
+    A uniform reservoir sample of at most ``size`` rows with their weights
+    (algorithm R, vectorised), the number of rows seen, and (``need_moments``,
+    for the layers that fit on them) the exact streamed moments of all of
+    them: the weighted sum, second moment and (``need_fourth``) fourth moment,
+    and their total weight.  The sums are of the rows over ``2**row_exp``
+    weighted by the weights over ``2**weight_exp`` (both 0 for rows and weights
+    of moderate size; raised as larger ones arrive, the sums so far scaled down
+    exactly), so that they neither under- nor overflow at any scale; the
+    reservoir keeps the rows and weights as given.  A stream that continues a
+    fit (:meth:`from_summary`) also keeps the fit's summary, weighted rows
+    apart from the reservoir.
+    """
+
+    def __init__(self, size, n_features, dtype, rng, need_fourth, need_moments=True):
+        self.size, self.rng, self.n = int(size), rng, 0
+        # the fit's summary (rows, weights in units of 2**weight_exp) kept
+        # apart, and the number of rows it counts for
+        self.summary, self.start = None, 0
+        self.rows = np.empty((0, n_features), dtype=dtype)
+        self.weights = np.empty(0)
+        self.total_weight, self.total = 0.0, np.zeros(n_features)
+        self.second = np.zeros((n_features, n_features)) if need_moments else None
+        self.fourth = np.zeros((n_features, n_features)) \
+            if need_fourth and need_moments else None
+        self.row_exp = self.weight_exp = None  # set by the first rows
+
+    @classmethod
+    def moments_of(cls, X, w, need_fourth, chunk_rows=65536):
+        """The moments of the rows ``X`` (weights ``w`` or None) as
+        :meth:`from_summary` takes them: ``(mean, second, fourth, row_exp)``,
+        means over the total weight of the rows over ``2**row_exp`` (``fourth``
+        None unless ``need_fourth``), summed in chunks of ``chunk_rows`` as
+        :meth:`add` sums them."""
+        n, d = X.shape
+        stream = cls(0, d, X.dtype, None, need_fourth)
+        for start in range(0, n, chunk_rows):
+            stop = min(start + chunk_rows, n)
+            stream._add_moments(X[start:stop], np.ones(stop - start) if w is None
+                                else np.asarray(w[start:stop], dtype=np.float64))
+        W = stream.total_weight
+        return (stream.total / W, stream.second / W,
+                None if stream.fourth is None else stream.fourth / W, stream.row_exp)
+
+    @classmethod
+    def from_summary(cls, rows, weights, n, *, size, rng, weight_exp=0, moments=None):
+        """The stream that starts with a fit's ``n`` rows, summarised by weighted
+        ``rows`` (the fitted centres with the total weights of their clusters,
+        or a sample of the rows with weights of the same total), the
+        ``weights`` in units of ``2**weight_exp``, kept apart from the reservoir
+        of the rows streamed later (which :meth:`sample` weighs against them),
+        and ``moments``: the rows' exact ``(mean, second, fourth, row_exp)`` as
+        :meth:`moments_of` gives them, for the layers that fit on them.  A
+        fitted model keeps this, not a copy of the rows."""
+        need_fourth = moments is not None and moments[2] is not None
+        stream = cls(size, rows.shape[1], rows.dtype, rng, need_fourth,
+                     need_moments=moments is not None)
+        weights = np.asarray(weights, dtype=np.float64)
+        # the summary's weights in the stream's units (as add's: 2**e for weights
+        # beyond 2**+-STREAM_RANGE)
+        e = stream_exponent(float(np.max(weights, initial=0.0)))
+        with np.errstate(under="ignore"):
+            weights = np.ldexp(weights, -e)
+        stream.weight_exp = int(weight_exp) + e
+        stream.summary = (np.array(rows), weights)
+        stream.n = stream.start = int(n)
+        stream.total_weight = W = float(weights.sum())
+        stream.row_exp = 0
+        if moments is not None:
+            mean, second, fourth, stream.row_exp = moments
+            stream.total = np.asarray(mean, dtype=np.float64) * W
+            stream.second = np.asarray(second, dtype=np.float64) * W
+            if need_fourth:
+                stream.fourth = np.asarray(fourth, dtype=np.float64) * W
+        return stream
+
+    def sample(self):
+        """The rows the layers refit on and their weights: the reservoir, after
+        the fit's summary if there is one (the reservoir's weights then scaled
+        to the total weight of the rows it samples; all in units of
+        ``2**weight_exp``, so only their ratios are meaningful)."""
+        if self.summary is None:
+            return self.rows, self.weights
+        rows, weights = self.summary
+        with np.errstate(under="ignore"):
+            kept = np.ldexp(self.weights, -self.weight_exp)
+        later = self.total_weight - weights.sum()
+        total = kept.sum()
+        scale = later / total if total > 0 and self.n - self.start > kept.size else 1.0
+        return self._stack(rows, self.rows), np.concatenate([weights, kept * scale])
+
+    @staticmethod
+    def _stack(summary, rows):
+        """The summary's rows above the reservoir's, in the reservoir's dtype."""
+        return np.vstack([summary.astype(rows.dtype), rows])
+
+    def _rescale(self, X, w):
+        """Raise the exponents to those of the rows ``X`` and weights ``w`` (the sums so
+        far, and the summary's weights, scaled down to match); returns ``X`` and
+        ``w`` in the new units."""
+        row_exp = stream_exponent(float(np.max(np.abs(X), initial=0.0)))
+        weight_exp = stream_exponent(float(np.max(w, initial=0.0)))
+        if self.row_exp is not None:
+            row_exp, weight_exp = max(row_exp, self.row_exp), max(weight_exp, self.weight_exp)
+            dr, dw = self.row_exp - row_exp, self.weight_exp - weight_exp
+            with np.errstate(under="ignore"):
+                self.total_weight = float(np.ldexp(self.total_weight, dw))
+                self.total = np.ldexp(self.total, dr + dw)
+                if self.second is not None:
+                    self.second = np.ldexp(self.second, 2 * dr + dw)
+                if self.fourth is not None:
+                    self.fourth = np.ldexp(self.fourth, 4 * dr + dw)
+                if self.summary is not None:
+                    self.summary = (self.summary[0], np.ldexp(self.summary[1], dw))
+        self.row_exp, self.weight_exp = row_exp, weight_exp
+        with np.errstate(under="ignore"):
+            return np.ldexp(X, -row_exp), np.ldexp(w, -weight_exp)
+
+    def _add_moments(self, X, w):
+        X64, ws = self._rescale(X.astype(np.float64, copy=False),
+                                np.asarray(w, dtype=np.float64))
+        self.total_weight += float(ws.sum())
+        if self.second is not None:
+            Xw = X64 * ws[:, None]
+            self.total += Xw.sum(axis=0)
+            self.second += Xw.T @ X64
+            if self.fourth is not None:
+                self.fourth += (Xw * np.einsum("ij,ij->i", X64, X64)[:, None]).T @ X64
+
+    def _replace(self, rows, weights, X, w):
+        """Algorithm R on the full reservoir ``rows, weights`` (in place) for the
+        rows ``X`` that come after the ``self.n`` seen."""
+        seen = self.n - self.start + np.arange(X.shape[0])  # reservoir index of each row
+        j = (self.rng.random_sample(seen.size) * (seen + 1)).astype(np.int64)
+        keep = j < self.size
+        rows[j[keep]] = X[keep]  # later rows win, as in the sequential algorithm
+        weights[j[keep]] = w[keep]
+
+    def add(self, X, w):
+        """Add the rows ``X`` (n, d) with weights ``w`` (n,)."""
+        self._add_moments(X, w)
+        room = max(self.size - self.rows.shape[0], 0)
+        rows = np.vstack([self.rows.astype(X.dtype, copy=False), X[:room]])
+        weights = np.concatenate([self.weights, w[:room]])
+        self.n += min(room, X.shape[0])
+        if X.shape[0] > room:
+            self._replace(rows, weights, X[room:], w[room:])
+            self.n += X.shape[0] - room
+        self.rows, self.weights = rows, weights
