@@ -299,11 +299,38 @@ def test_dask_sample_keeps_rows_repeated_many_times(client):
     assert np.array_equal(keyed_sample(da.from_array(X, chunks=(7000, 2)), m, 11), S)
 
 
-def test_dask_direction_free_energy_refused(client):
-    X = np.abs(_blobs(2000, 4, 2))
-    with pytest.raises(ValueError, match="dask"):
-        AttentionQuantizer(2, geometry="direction", risk="free-energy").fit(
-            da.from_array(X, chunks=(500, 4)))
+@pytest.mark.parametrize("n", [3000, 40000])  # all the rows; a sampled fit
+def test_dask_direction_free_energy_equals_numpy_fit(client, n):
+    # the layer declares its kernel: the generic fit of the layer contract (no
+    # dask code of its own) gives the in-memory fit, to the sums' order
+    from sklearn.metrics import adjusted_rand_score
+
+    X = make_orthogonal_mixture(n, 6, 3, sigma=0.3, random_state=3)[0]
+    params = dict(geometry="direction", risk="free-energy", random_state=0)
+    a = AttentionQuantizer(3, **params).fit(X)
+    Xd = da.from_array(X, chunks=(7000, 6))
+    b = AttentionQuantizer(3, **params).fit(Xd)
+    np.testing.assert_allclose(b.heads_, a.heads_, atol=1e-7)
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, atol=1e-7)
+    assert is_dask_array(b.labels_)
+    labels = b.labels_.compute()
+    assert adjusted_rand_score(a.labels_, labels) == 1.0
+    assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-9)
+    assert b.risk_ == pytest.approx(a.risk_, rel=1e-9)
+    assert np.array_equal(b.predict(Xd).compute(), labels)
+    np.testing.assert_allclose(b.transform(Xd).compute(), a.transform(X), atol=1e-9)
+    with pytest.raises(ValueError, match="sample_weight is not supported"):
+        AttentionQuantizer(3, **params).fit(Xd, sample_weight=np.ones(n))
+
+
+def test_dask_direction_free_energy_refuses_bad_rows(client):
+    X = make_orthogonal_mixture(2000, 4, 2, random_state=0)[0]
+    X[1234, 2] = np.nan
+    est = AttentionQuantizer(2, geometry="direction", risk="free-energy")
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(da.from_array(X, chunks=(500, 4)))
+    with pytest.raises(ValueError, match="non-zero row"):
+        est.fit(da.from_array(np.zeros((100, 4)), chunks=(50, 4)))
 
 
 def test_dask_point_fit_float32(client):
@@ -434,6 +461,7 @@ def test_the_passes_import_no_scikit_learn():
     import sys
 
     code = ("import sys\nimport sklearn_attnclust._dask, sklearn_attnclust.rows.statistics\n"
+            "import sklearn_attnclust.maths.direction.axes\n"
             "assert not {'sklearn', 'scipy'} & set(sys.modules), "
             "{'sklearn', 'scipy'} & set(sys.modules)\n"
             "from sklearn_attnclust import AttentionQuantizer\n"
