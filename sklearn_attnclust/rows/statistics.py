@@ -80,8 +80,9 @@ class KernelStatistics:
     def of_maths(cls, rows, maths):
         """The statistics of ``maths``'s kernel over ``rows``, in its units
         (:class:`.layers.base.LayerMaths`: ``kernel``, ``kernel_scale``,
-        ``kernel_offset``), chunks of :func:`._blocks.chunk_rows` rows."""
-        return cls(rows, maths.kernel, scale=maths.kernel_scale,
+        ``kernel_offset``, by default 1 and None), chunks of
+        :func:`._blocks.chunk_rows` rows."""
+        return cls(rows, maths.kernel, scale=getattr(maths, "kernel_scale", 1.0),
                    offset=getattr(maths, "kernel_offset", None),
                    chunk_size=chunk_rows(rows.shape[1], maths.n_clusters))
 
