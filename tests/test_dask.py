@@ -255,13 +255,14 @@ def test_lazy_read_outs_check_their_input(client):
 @pytest.mark.parametrize("value, name", [(np.nan, "NaN"), (np.inf, "infinity"),
                                          (-np.inf, "infinity")])
 @pytest.mark.parametrize("where", ["middle", "last"])
-@pytest.mark.parametrize("geometry", ["point", "direction"])
-def test_dask_fit_refuses_non_finite_rows(client, geometry, where, value, name):
+@pytest.mark.parametrize("layer", ["point", "direction", "direction:free-energy", "cosine"])
+def test_dask_fit_refuses_non_finite_rows(client, layer, where, value, name):
     # a NaN in a chunk after the first was lost by max() in the moments' merge
+    geometry, _, risk = layer.partition(":")
     X = np.abs(_blobs(8000, 5, 2))
     X[5000 if where == "middle" else 7999, 1] = value
     with pytest.raises(ValueError, match=f"Input X contains {name}"):
-        AttentionQuantizer(2, geometry=geometry, random_state=0).fit(
+        AttentionQuantizer(2, geometry=geometry, risk=risk or "auto", random_state=0).fit(
             da.from_array(X, chunks=(2000, 5)))
 
 
@@ -304,6 +305,8 @@ def test_dask_sample_keeps_rows_repeated_many_times(client):
 def test_generic_dask_fit_equals_numpy_fit(client, n, geometry, risk):
     # layers that declare their kernel: the generic fit of the layer contract
     # (no dask code of their own) gives the in-memory fit, to the sums' order
+    import pickle
+
     from sklearn.metrics import adjusted_rand_score
 
     if geometry == "cosine":
@@ -325,6 +328,9 @@ def test_generic_dask_fit_equals_numpy_fit(client, n, geometry, risk):
     assert np.array_equal(b.predict(Xd).compute(), labels)
     np.testing.assert_allclose(b.transform(Xd).compute(), a.transform(X), atol=1e-9)
     assert b.score(Xd) == pytest.approx(a.score(X), rel=1e-9)
+    loaded = pickle.loads(pickle.dumps(b))  # (labels_ computed: the rows stay on the cluster)
+    assert np.array_equal(loaded.labels_, labels)
+    np.testing.assert_allclose(loaded.transform(X), a.transform(X), atol=1e-9)
     with pytest.raises(ValueError, match="sample_weight is not supported"):
         AttentionQuantizer(3, **params).fit(Xd, sample_weight=np.ones(n))
 
