@@ -285,3 +285,29 @@ def test_explicit_centres_give_one_start_with_a_warning():
     params = AttentionQuantizer(2, init=np.eye(2), n_init=3).get_params()
     with pytest.warns(RuntimeWarning, match="only one init"):
         assert make_layer(params).n_init == 1
+
+
+@pytest.mark.parametrize("geometry, risk", [(GEOMETRY, "free-energy"),
+                                            ("direction", "free-energy"), ("cosine", "auto")])
+def test_generic_fit_on_rows_in_memory(registered, geometry, risk):
+    # the generic fit reads any row source: on rows in memory (threads), the
+    # layer's fit to the sums' order
+    from sklearn_attnclust.layers import make_layer
+    from sklearn_attnclust.rows.memory import MemoryRows
+
+    X = np.abs(make_blobs(2000, centers=3, n_features=3, random_state=1)[0])
+    params = AttentionQuantizer(3, geometry=geometry, risk=risk, random_state=0).get_params()
+    a, b = make_layer(params), make_layer(params)
+    a.fit(X, None, a.make_rng(0))
+    assert b.fit_source(MemoryRows(X), b.make_rng(0)) is b
+    np.testing.assert_allclose(b.centers, a.centers, atol=1e-7)
+    assert np.array_equal(b.predict(X), a.predict(X))
+
+
+def test_a_layer_without_a_kernel_refuses_a_row_source():
+    from sklearn_attnclust.layers import make_layer
+    from sklearn_attnclust.rows.memory import MemoryRows
+
+    layer = make_layer(AttentionQuantizer(2, temperature="learn").get_params())
+    with pytest.raises(ValueError, match="temperature='learn' fits numpy arrays"):
+        layer.fit_source(MemoryRows(np.eye(3)), layer.make_rng(0))
