@@ -47,17 +47,19 @@ class AxisLayer(FreeEnergyLayer):
 
     # -- the generic fit on a row source (a dask array's: Layer.fit_dask) --------
     def source_maths(self, rows):
-        """:class:`AxisMaths` of the rows' moments and mean direction (two passes)."""
-        scale, second, self._mean, nonzero = source_moments(rows)
+        """:class:`AxisMaths` of the rows' moments, with their mean direction
+        ``mean`` (two passes)."""
+        scale, second, mean, nonzero = source_moments(rows)
         check_seed_count(nonzero, self.n_clusters)
-        return AxisMaths(self.n_clusters, self.temperature, scale, second)
+        maths = AxisMaths(self.n_clusters, self.temperature, scale, second)
+        maths.mean = mean  # (what source_readouts signs the heads by)
+        return maths
 
     def source_readouts(self, fit, maths, rows):
         """The heads signed by the mean direction, and each head times the mean
         score of its rows (one pass: :func:`.._axes.score_sums`)."""
         self.fit_, self.maths = fit, maths
-        self.heads = signed(fit.heads, self._mean)
-        del self._mean
+        self.heads = signed(fit.heads, maths.mean)
         counts, sums = KernelStatistics(rows, score_sums, scale=maths.scale).sums(self.heads)
         means = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
         with np.errstate(over="ignore"):  # (centres within the rows' range)
