@@ -182,6 +182,12 @@ def check_rows(X, n_features=None, name="AttentionQuantizer"):
     block by block when the result is computed (:func:`map_rows`)."""
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-D dask array, got {X.ndim} dimension(s).")
+    meta = type(getattr(X, "_meta", None))
+    if meta.__module__.startswith("scipy.sparse"):
+        raise TypeError(
+            f"{name} fits dask arrays of dense (numpy) chunks; this one's chunks are "
+            f"{meta.__name__}: densify them (X.map_blocks(lambda b: b.toarray())) or fit a "
+            "scipy.sparse matrix in memory (geometry='point' or 'cosine').")
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features, but {name} is expecting "
                          f"{n_features} features as input.")
@@ -223,6 +229,12 @@ def sq_error(block, transform):
     out = _finite_block(block, transform, True)
     diff = np.asarray(block, dtype=np.float64) - np.asarray(out, dtype=np.float64)
     return np.einsum("ij,ij->", diff, diff)
+
+
+def risk_total(block, risk):
+    """``risk(block)`` (a layer's mean risk of its rows) times the rows of one
+    block (checked as :func:`map_rows` does)."""
+    return _finite_block(block, risk, False) * block.shape[0]
 
 
 def _block_total(block, fun):

@@ -242,10 +242,14 @@ class LayerReadouts:
         if is_dask_array(X):
             import functools
 
-            from ._dask import check_rows, sq_error, sum_rows
+            from ._dask import check_rows, risk_total, sq_error, sum_rows
 
             X = check_rows(X, self.n_features_in_, type(self).__name__)
-            total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
+            own = getattr(self.layer_, "quantization_risk", None)
+            if own is not None:  # the cosine layer's, of the unit rows
+                total = sum_rows(X, functools.partial(risk_total, risk=own))
+            else:
+                total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
             return total / X.shape[0]
         own = getattr(self.layer_, "quantization_risk", None)
         if own is not None:  # the cosine layer's, of the unit rows (also sparse)

@@ -254,9 +254,11 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
     fit's rows (the fitted centres weighted by their clusters, or moments and
     a sample of queries).
 
-    ``fit`` also accepts a ``dask.array.Array`` (rows in chunks): every pass
-    is a sum over the chunks computed by dask (on the cluster of an active
-    ``distributed.Client``), so the data are never gathered.
+    ``fit`` also accepts a ``dask.array.Array`` (rows in dense chunks), for
+    every geometry and risk (not ``temperature="learn"``, nor
+    ``sample_weight``): every pass is a sum over the chunks computed by dask
+    (on the cluster of an active ``distributed.Client``), so the data are
+    never gathered.
 
     ``score`` is minus the mean squared error of :meth:`transform`, the
     layer's soft reconstruction; KMeans's ``score`` is minus the inertia, the

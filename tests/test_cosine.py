@@ -351,11 +351,18 @@ def test_row_inverse_norms_at_any_scale():
         np.testing.assert_allclose(Y, [[0.6, 0.8]] * 3, rtol=1e-4)  # (subnormal: 1e-4)
 
 
-def test_dask_is_refused_clearly():
+def test_dask_fit_is_the_numpy_fit():
+    # (dense chunks, through the layer contract's generic fit; tests/test_dask.py
+    # has more)
     da = pytest.importorskip("dask.array")
-    X = da.from_array(np.random.default_rng(0).standard_normal((50, 3)), chunks=25)
-    with pytest.raises(ValueError, match="geometry='cosine' fits numpy arrays"):
-        AttentionQuantizer(2, geometry="cosine").fit(X)
+    import dask
+
+    X = np.random.default_rng(0).standard_normal((50, 3))
+    a = AttentionQuantizer(2, geometry="cosine", random_state=0).fit(X)
+    with dask.config.set(scheduler="synchronous"):
+        b = AttentionQuantizer(2, geometry="cosine", random_state=0).fit(
+            da.from_array(X, chunks=25))
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, atol=1e-9)
 
 
 def test_weighted_score_is_the_unit_rows_distance():

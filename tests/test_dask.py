@@ -255,13 +255,14 @@ def test_lazy_read_outs_check_their_input(client):
 @pytest.mark.parametrize("value, name", [(np.nan, "NaN"), (np.inf, "infinity"),
                                          (-np.inf, "infinity")])
 @pytest.mark.parametrize("where", ["middle", "last"])
-@pytest.mark.parametrize("geometry", ["point", "direction"])
-def test_dask_fit_refuses_non_finite_rows(client, geometry, where, value, name):
+@pytest.mark.parametrize("layer", ["point", "direction", "direction:free-energy", "cosine"])
+def test_dask_fit_refuses_non_finite_rows(client, layer, where, value, name):
     # a NaN in a chunk after the first was lost by max() in the moments' merge
+    geometry, _, risk = layer.partition(":")
     X = np.abs(_blobs(8000, 5, 2))
     X[5000 if where == "middle" else 7999, 1] = value
     with pytest.raises(ValueError, match=f"Input X contains {name}"):
-        AttentionQuantizer(2, geometry=geometry, random_state=0).fit(
+        AttentionQuantizer(2, geometry=geometry, risk=risk or "auto", random_state=0).fit(
             da.from_array(X, chunks=(2000, 5)))
 
 
@@ -299,11 +300,61 @@ def test_dask_sample_keeps_rows_repeated_many_times(client):
     assert np.array_equal(keyed_sample(da.from_array(X, chunks=(7000, 2)), m, 11), S)
 
 
-def test_dask_direction_free_energy_refused(client):
-    X = np.abs(_blobs(2000, 4, 2))
-    with pytest.raises(ValueError, match="dask"):
-        AttentionQuantizer(2, geometry="direction", risk="free-energy").fit(
-            da.from_array(X, chunks=(500, 4)))
+@pytest.mark.parametrize("n", [3000, 40000])  # all the rows; a sampled fit
+@pytest.mark.parametrize("geometry, risk", [("direction", "free-energy"), ("cosine", "auto")])
+def test_generic_dask_fit_equals_numpy_fit(client, n, geometry, risk):
+    # layers that declare their kernel: the generic fit of the layer contract
+    # (no dask code of their own) gives the in-memory fit, to the sums' order
+    import pickle
+
+    from sklearn.metrics import adjusted_rand_score
+
+    if geometry == "cosine":
+        X = _blobs(n, 6, 3, seed=1)
+    else:
+        X = make_orthogonal_mixture(n, 6, 3, sigma=0.3, random_state=3)[0]
+    params = dict(geometry=geometry, risk=risk, random_state=0)
+    a = AttentionQuantizer(3, **params).fit(X)
+    Xd = da.from_array(X, chunks=(7000, 6))
+    b = AttentionQuantizer(3, **params).fit(Xd)
+    np.testing.assert_allclose(b.heads_, a.heads_, atol=1e-7)
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, atol=1e-7)
+    assert b.temperature_ == pytest.approx(a.temperature_, rel=1e-12)
+    assert is_dask_array(b.labels_)
+    labels = b.labels_.compute()
+    assert adjusted_rand_score(a.labels_, labels) == 1.0
+    assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-9)
+    assert b.risk_ == pytest.approx(a.risk_, rel=1e-9)
+    assert np.array_equal(b.predict(Xd).compute(), labels)
+    np.testing.assert_allclose(b.transform(Xd).compute(), a.transform(X), atol=1e-9)
+    assert b.score(Xd) == pytest.approx(a.score(X), rel=1e-9)
+    loaded = pickle.loads(pickle.dumps(b))  # (labels_ computed: the rows stay on the cluster)
+    assert np.array_equal(loaded.labels_, labels)
+    np.testing.assert_allclose(loaded.transform(X), a.transform(X), atol=1e-9)
+    with pytest.raises(ValueError, match="sample_weight is not supported"):
+        AttentionQuantizer(3, **params).fit(Xd, sample_weight=np.ones(n))
+
+
+def test_generic_dask_fit_refuses_bad_rows(client):
+    X = make_orthogonal_mixture(2000, 4, 2, random_state=0)[0]
+    X[1234, 2] = np.nan
+    est = AttentionQuantizer(2, geometry="direction", risk="free-energy")
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(da.from_array(X, chunks=(500, 4)))
+    with pytest.raises(ValueError, match="non-zero row"):
+        est.fit(da.from_array(np.zeros((100, 4)), chunks=(50, 4)))
+    X[1234, 2] = 0.0
+    X[[7, 1500]] = 0.0
+    with pytest.raises(ValueError, match="2 row\\(s\\) of zero norm"):
+        AttentionQuantizer(2, geometry="cosine").fit(da.from_array(X, chunks=(500, 4)))
+
+
+def test_sparse_chunks_are_refused_clearly():
+    import scipy.sparse as sp
+
+    X = da.from_array(np.abs(_blobs(100, 4, 2)), chunks=(50, 4)).map_blocks(sp.csr_matrix)
+    with pytest.raises(TypeError, match="dense \\(numpy\\) chunks; this one's chunks are csr"):
+        AttentionQuantizer(2, geometry="cosine").fit(X)
 
 
 def test_dask_point_fit_float32(client):
@@ -434,6 +485,7 @@ def test_the_passes_import_no_scikit_learn():
     import sys
 
     code = ("import sys\nimport sklearn_attnclust._dask, sklearn_attnclust.rows.statistics\n"
+            "import sklearn_attnclust.maths.direction.axes\n"
             "assert not {'sklearn', 'scipy'} & set(sys.modules), "
             "{'sklearn', 'scipy'} & set(sys.modules)\n"
             "from sklearn_attnclust import AttentionQuantizer\n"

@@ -6,7 +6,9 @@ takes for ``AttentionQuantizer(geometry=GEOMETRY)`` to fit, predict and pass
 scikit-learn's estimator checks; the registry is restored after each test.
 Its maths derives from :class:`LayerMaths` with only what has no default
 (no preconditioner, no relocation): the strategy runs it as it runs the
-package's own layers.
+package's own layers.  It declares its per-block kernel, and reads its chart
+and centres from a row source: it then fits a dask array through the layer
+contract's generic fit, with no dask code of its own.
 """
 
 import numpy as np
@@ -27,18 +29,41 @@ from sklearn_attnclust.layers import (Layer, LayerMaths, LayerState, Statistics,
                                       unregister_layer)
 from sklearn_attnclust.layers.base import missing_members, preconditioner_of, relocation_of
 from sklearn_attnclust.layers.free_energy import FreeEnergyLayer
+from sklearn_attnclust.maths.point.chart import PointChart
+from sklearn_attnclust.rows.statistics import KernelStatistics
 
 GEOMETRY = "gaussian-test"
 
 
 # -- the new layer's module ---------------------------------------------------------
+def gaussian_sums(Y, w, Z, beta, need_grad):
+    """The kernel: the sums of a block of rows ``Y`` (chart units) at the points
+    ``Z``: ``sum_i w_i F(y_i)``, and the masses ``sum_i w_i p_ih`` (K,) and
+    ``sum_i w_i p_ih y_i`` (K, d) of the gradient."""
+    L = -beta * ((Y[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2)
+    F = -logsumexp(L, axis=1) / beta
+    value = float(np.sum(F) if w is None else F @ w)
+    if not need_grad:
+        return (value,)
+    P = softmax(L, axis=1) * (1.0 if w is None else w[:, None])
+    return value, P.sum(axis=0), P.T @ Y
+
+
+def moment_sums(Y, w):
+    """The rows' sum and sum of squared norms, of a block (unweighted)."""
+    return Y.sum(axis=0), np.einsum("ij,ij->", Y, Y)
+
+
 class GaussianStatistics(Statistics):
-    """The rows in the chart's units and their weights."""
+    """The rows in the chart's units and their weights: the kernel's sums in memory."""
 
     def __init__(self, Y, weights):
         self.Y, self.weights = Y, weights
         self.n_samples = Y.shape[0]
         self.total_weight = float(self.n_samples if weights is None else weights.sum())
+
+    def sums(self, *args):
+        return gaussian_sums(self.Y, self.weights, *args)
 
 
 class GaussianMaths(LayerMaths):
@@ -46,10 +71,12 @@ class GaussianMaths(LayerMaths):
     heads' chart points ``z_h``: the free energy of a Gaussian mixture."""
 
     coarse_tol = 1e-2
+    kernel = staticmethod(gaussian_sums)
 
     def __init__(self, n_clusters, beta, chart):
         self.n_clusters, self.beta, self.chart = n_clusters, beta, chart
-        self.unit_root = chart.spread
+        self.unit_root = self.kernel_scale = chart.spread
+        self.kernel_offset = chart.offset
 
     def statistics(self, rows, weights):
         return GaussianStatistics(self.chart.scaled(rows), weights)
@@ -65,17 +92,13 @@ class GaussianMaths(LayerMaths):
         return self.chart.heads(np.asarray(init, dtype=np.float64))
 
     def risk(self, M, stats, return_grad=False):
-        Z, Y, w = self.chart.scaled_points(M), stats.Y, stats.weights
-        L = -self.beta * ((Y[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2)
-        F = -logsumexp(L, axis=1) / self.beta
+        Z = self.chart.scaled_points(M)
+        out = stats.sums(Z, self.beta, return_grad)
         W = stats.total_weight
-        risk = float(np.sum(F) if w is None else F @ w) / W
         if not return_grad:
-            return risk
-        P = softmax(L, axis=1) * (1.0 if w is None else w[:, None])
-        m = P.sum(axis=0)
-        gZ = (2.0 / W) * (m[:, None] * Z - P.T @ Y)
-        return risk, self.chart.pull_back(M, gZ), m / W
+            return out[0] / W
+        gZ = (2.0 / W) * (out[1][:, None] * Z - out[2])
+        return out[0] / W, self.chart.pull_back(M, gZ), out[1] / W
 
     def stationarity(self, M, rgrad, masses):
         return float(np.linalg.norm(rgrad))
@@ -102,6 +125,16 @@ class GaussianLayer(FreeEnergyLayer):
 
     def fit(self, X, w, rng):
         self._fit(X, w, rng)
+
+    def source_maths(self, rows):  # the chart from two passes over a row source
+        n = rows.shape[0]
+        mean = KernelStatistics(rows, moment_sums).sums()[0] / n
+        spread = np.sqrt(KernelStatistics(rows, moment_sums, offset=mean).sums()[1] / n)
+        return GaussianMaths(self.n_clusters, self.temperature, PointChart(mean, spread))
+
+    def source_readouts(self, fit, maths, rows):
+        self.chart, self.fit_ = maths.chart, fit
+        self.centers = self.chart.points(fit.heads)
 
     def assign(self, X):
         return nearest_point(X, self.centers)
@@ -150,6 +183,26 @@ def test_a_registered_layer_fits_and_predicts(registered):
     assert not hasattr(aq, "score_samples")  # the layer offers no likelihood
     P = aq.predict_proba(X)
     assert np.allclose(P.sum(axis=1), 1.0) and np.array_equal(P.argmax(axis=1), aq.labels_)
+
+
+def test_a_registered_layer_fits_on_dask(registered):
+    # the generic fit of the layer contract: the layer's kernel over the dask
+    # array's blocks (on dask's synchronous scheduler), its read-outs lazy
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, y = make_blobs(1500, centers=3, n_features=2, cluster_std=0.6, random_state=0)
+    a = AttentionQuantizer(3, geometry=GEOMETRY, random_state=0).fit(X)
+    Xd = da.from_array(X, chunks=(400, 2))
+    with dask.config.set(scheduler="synchronous"):
+        b = AttentionQuantizer(3, geometry=GEOMETRY, random_state=0).fit(Xd)
+        labels, predicted = b.labels_.compute(), b.predict(Xd).compute()
+        out = b.transform(Xd).compute()
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, atol=1e-7)
+    assert adjusted_rand_score(a.labels_, labels) == 1.0
+    assert np.array_equal(predicted, labels)
+    assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-9)
+    np.testing.assert_allclose(out, a.transform(X), atol=1e-7)
 
 
 def test_a_registered_layer_passes_the_estimator_checks(registered):
@@ -232,3 +285,29 @@ def test_explicit_centres_give_one_start_with_a_warning():
     params = AttentionQuantizer(2, init=np.eye(2), n_init=3).get_params()
     with pytest.warns(RuntimeWarning, match="only one init"):
         assert make_layer(params).n_init == 1
+
+
+@pytest.mark.parametrize("geometry, risk", [(GEOMETRY, "free-energy"),
+                                            ("direction", "free-energy"), ("cosine", "auto")])
+def test_generic_fit_on_rows_in_memory(registered, geometry, risk):
+    # the generic fit reads any row source: on rows in memory (threads), the
+    # layer's fit to the sums' order
+    from sklearn_attnclust.layers import make_layer
+    from sklearn_attnclust.rows.memory import MemoryRows
+
+    X = np.abs(make_blobs(2000, centers=3, n_features=3, random_state=1)[0])
+    params = AttentionQuantizer(3, geometry=geometry, risk=risk, random_state=0).get_params()
+    a, b = make_layer(params), make_layer(params)
+    a.fit(X, None, a.make_rng(0))
+    assert b.fit_source(MemoryRows(X), b.make_rng(0)) is b
+    np.testing.assert_allclose(b.centers, a.centers, atol=1e-7)
+    assert np.array_equal(b.predict(X), a.predict(X))
+
+
+def test_a_layer_without_a_kernel_refuses_a_row_source():
+    from sklearn_attnclust.layers import make_layer
+    from sklearn_attnclust.rows.memory import MemoryRows
+
+    layer = make_layer(AttentionQuantizer(2, temperature="learn").get_params())
+    with pytest.raises(ValueError, match="temperature='learn' fits numpy arrays"):
+        layer.fit_source(MemoryRows(np.eye(3)), layer.make_rng(0))

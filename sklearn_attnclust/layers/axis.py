@@ -1,13 +1,17 @@
 """Clusters as directions trained on the free energy: ``geometry="direction"``,
 ``risk="free-energy"`` (the layer of :mod:`.._axes`)."""
 
+import numpy as np
+
 from .._assign import distances_to_centres
-from .._axes import AxisMaths, axis_moments, axis_weights, largest_score
 from .._strategy import in_squared_units
+from ..maths.direction.axes import (AxisMaths, axis_moments, axis_weights, largest_score,
+                                    score_sums, source_moments)
+from ..rows.statistics import KernelStatistics
 from .base import LayerState, register_layer
 from .common import over_squared
 from .free_energy import FreeEnergyLayer
-from .heads import check_seeds, mean_direction, score_centres, signed
+from .heads import check_seed_count, check_seeds, mean_direction, score_centres, signed
 
 __all__ = ["AxisLayer"]
 
@@ -26,8 +30,6 @@ class AxisLayer(FreeEnergyLayer):
     #: A sample of the fit's rows (its centres, read off the heads, are not the
     #: free energy's fixed point where the directions overlap)
     stream_summary = "sample"
-    no_dask = ("risk='free-energy' with geometry='direction' fits numpy arrays; for a dask "
-               "array use geometry='point' or the direction layer's reconstruction risk.")
 
     def _warm_start(self):
         return getattr(self, "heads", None)
@@ -43,6 +45,25 @@ class AxisLayer(FreeEnergyLayer):
         labels, scores = largest_score(X, self.heads)
         self.centers = score_centres(self.heads, labels, scores, w)
 
+    # -- the generic fit on a row source (a dask array's: Layer.fit_dask) --------
+    def source_maths(self, rows):
+        """:class:`AxisMaths` of the rows' moments, with their mean direction
+        ``mean`` (two passes)."""
+        scale, second, mean, nonzero = source_moments(rows)
+        check_seed_count(nonzero, self.n_clusters)
+        maths = AxisMaths(self.n_clusters, self.temperature, scale, second)
+        maths.mean = mean  # (what source_readouts signs the heads by)
+        return maths
+
+    def source_readouts(self, fit, maths, rows):
+        """The heads signed by the mean direction, and each head times the mean
+        score of its rows (one pass: :func:`.._axes.score_sums`)."""
+        self.fit_, self.maths = fit, maths
+        self.heads = signed(fit.heads, maths.mean)
+        counts, sums = KernelStatistics(rows, score_sums, scale=maths.scale).sums(self.heads)
+        means = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+        with np.errstate(over="ignore"):  # (centres within the rows' range)
+            self.centers = (means * maths.scale)[:, None] * self.heads
 
     def predict(self, X):
         """The head of largest score ``<x, mu_h>``, as the reconstruction layers'."""

@@ -55,11 +55,25 @@ class LayerMaths(ABC):
     ``coarse_tol`` (the tolerance of the coarse stage), and implement the
     abstract methods.  :meth:`preconditioner` and :meth:`relocate` default to
     none: the strategy then runs plain L-BFGS and relocates no head.
+
+    A maths whose risk is a sum over rows of a *per-block kernel* declares it,
+    and the layer then fits on any row source, a dask array's included
+    (:meth:`Layer.fit_dask`), with no statistics class of its own:
+    ``kernel`` is a module-level function ``kernel(Y, w, *args) -> tuple``
+    of sums that add over row blocks (``Y`` a chunk of rows in float64, in
+    the maths' units ``(x - kernel_offset) / kernel_scale``; ``w`` None:
+    unweighted), importable without scikit-learn (dask's workers import its
+    module); :meth:`risk` reads those sums as ``stats.sums(*args)``, which
+    both its in-memory statistics and :class:`.rows.statistics.KernelStatistics`
+    provide.  ``kernel`` None (the default): no generic dask fit.
     """
 
     n_clusters: int
     unit_root: float = 1.0
     coarse_tol: float
+    kernel = None
+    kernel_scale: float = 1.0
+    kernel_offset = None
 
     @abstractmethod
     def statistics(self, rows, weights):
@@ -176,6 +190,17 @@ class Layer(ABC):
     ``log_likelihood(X)`` with ``n_parameters()`` (a normalised likelihood)
     and ``quantization_risk(X, sample_weight)`` (a risk of its own for
     ``score``).
+
+    The generic dask fit (:meth:`fit_dask`, :meth:`fit_source`): a layer
+    whose maths declares its per-block kernel (:class:`LayerMaths`) gets it
+    by two methods that read a row source (:class:`.rows.RowSource`:
+    ``rows.reduce`` of per-block functions, or
+    :class:`.rows.statistics.KernelStatistics` of kernels, never dask
+    itself): :meth:`source_maths` (its maths from the rows' moments) and
+    :meth:`source_readouts` (heads and centres from the fit), and by the
+    strategy's descent ``_descend(maths, X, w, stats, rng, init, n_init)``
+    (the free-energy layers'). ``labels_`` and ``inertia_`` are then the
+    estimator's passes of :meth:`predict` and :meth:`assign` over the blocks.
     """
 
     geometry: str
@@ -254,8 +279,43 @@ class Layer(ABC):
     no_dask = "This layer fits numpy arrays; for a dask array use geometry='point'."
 
     def fit_dask(self, X, rng):
-        """Fit to a dask array (a ValueError saying :attr:`no_dask` by default)."""
-        raise ValueError(self.no_dask)
+        """Fit to a dask array's rows ``X`` (a :class:`.rows.dask.DaskRows`) by
+        :meth:`fit_source`; a ValueError saying :attr:`no_dask` for a layer
+        without it.  Returns self."""
+        return self.fit_source(X, rng)
+
+    def fit_source(self, rows, rng):
+        """Fit to a row source (unweighted), every pass through it: the maths
+        of the rows' moments (:meth:`source_maths`), the descent of the
+        strategy on :class:`.rows.statistics.KernelStatistics` of the maths'
+        kernel (its samples drawn by the source), then the read-outs
+        (:meth:`source_readouts`).  Returns self."""
+        maths = self.source_maths(rows)
+        if getattr(maths, "kernel", None) is None:
+            raise ValueError(self.no_dask)
+        from ..rows.statistics import KernelStatistics
+
+        stats = KernelStatistics.of_maths(rows, maths)
+        fit = self._descend(maths, rows, None, stats, rng, None, None)
+        self.source_readouts(fit, maths, rows)
+        return self
+
+    def source_maths(self, rows):
+        """The layer's maths (declaring its ``kernel``, :class:`LayerMaths`)
+        from the moments of a row source's rows (unweighted), or None: the
+        layer fits no row source (:meth:`fit_dask` refuses, saying :attr:`no_dask`)."""
+        return None
+
+    def source_readouts(self, fit, maths, rows):
+        """Keep the result ``fit`` (a :class:`.._strategy.LayerFit`) of
+        :meth:`fit_source`: the heads and ``centers``, read from the row
+        source where they need a pass."""
+        raise NotImplementedError
+
+    def labels_dask(self, X):
+        """The label of every row (:meth:`predict`): a dask array with ``X``'s
+        row chunks (lazy)."""
+        return X.map_blocks(self.predict, dtype=np.intp, drop_axis=1)
 
     def check_chunk(self, X):
         """Refuse a chunk before ``partial_fit``'s stream keeps it (a ValueError);

@@ -10,6 +10,8 @@ from .._cosine import (CosineMaths, CosineStatistics, _is_sparse, _row_exponents
                        check_unit_heads, cosine_scores, cosine_spread, cosine_weights,
                        vmf_log_normaliser)
 from .._fit import FLOAT32_TOL
+from ..maths.cosine.source import source_spread, unit_block_sums
+from ..rows.statistics import row_extent
 from .base import LayerState, register_layer
 from .free_energy import FreeEnergyLayer
 from .stream import Stream
@@ -75,8 +77,6 @@ class CosineLayer(FreeEnergyLayer):
     #: index on von Mises-Fisher mixtures; 0.1 and below lose clusters)
     auto_temperature, n_random = 16.0, 10
     no_learn = "its likelihood's concentration is not trained yet"
-    no_dask = ("geometry='cosine' fits numpy arrays and scipy.sparse matrices; for a dask "
-               "array use geometry='point' or geometry='direction'.")
     stream_moments = False  # partial_fit refits on the reservoir alone
     #: partial_fit after fit starts from the centres, each weighted by its cluster
     stream_summary = "centres"
@@ -96,12 +96,36 @@ class CosineLayer(FreeEnergyLayer):
         stats = CosineStatistics(X, w, n_heads=self.n_clusters)
         spread = cosine_spread(stats.X, w, self.n_clusters)
         maths = CosineMaths(self.n_clusters, self.temperature, spread, d)
+        self.source_readouts(self._descend(maths, stats.X, w, stats, rng, init, n_init), maths,
+                             X)
+
+    def _descend(self, maths, X, w, stats, rng, init, n_init):
+        """The free-energy layers' descent, to a tolerance of at least
+        :data:`.._fit.FLOAT32_TOL` on float32 rows."""
         tol = max(self.tol, FLOAT32_TOL) if X.dtype == np.float32 else self.tol
         saved, self.tol = self.tol, tol
         try:
-            fit = self._descend(maths, stats.X, w, stats, rng, init, n_init)
+            return super()._descend(maths, X, w, stats, rng, init, n_init)
         finally:
             self.tol = saved
+
+    # -- the generic fit on a row source (a dask array's: Layer.fit_dask) --------
+    def source_maths(self, rows):
+        """:class:`.._cosine.CosineMaths` of the rows' spread (a pass for the rows
+        of zero norm, a pass for the spread's sample), its kernel
+        :func:`.._cosine.source.unit_block_sums` on the rows as they are."""
+        n_nonzero = row_extent(rows)[1]
+        if n_nonzero < rows.shape[0]:
+            raise ValueError(
+                f"X has {rows.shape[0] - n_nonzero} row(s) of zero norm: geometry='cosine' "
+                "compares the rows' directions, and a zero row has none.")
+        maths = CosineMaths(self.n_clusters, self.temperature,
+                            source_spread(rows, self.n_clusters), rows.shape[1])
+        maths.kernel = unit_block_sums
+        return maths
+
+    def source_readouts(self, fit, maths, rows):
+        """The unit heads are the centres (no pass)."""
         self.fit_, self.maths, self.beta = fit, maths, maths.beta
         self.heads = np.asarray(fit.heads, dtype=np.float64)
         self.centers = self.heads

@@ -133,10 +133,6 @@ class DirectionLayer(Layer):
             stats.second, fourth=stats.fourth, n_samples=stats.n_samples, need_sq_norms=False)
         return self
 
-    def labels_dask(self, X):
-        """The head of largest score of every row: a dask array with ``X``'s row chunks (lazy)."""
-        return X.map_blocks(self.predict, dtype=np.intp, drop_axis=1)
-
     # -- read-outs ----------------------------------------------------------
     def _centers(self, X, labels, w=None, scores=None):
         """Each head times the (weighted) mean score of the samples assigned to it."""

@@ -4,7 +4,8 @@ import numpy as np
 
 from .._base import power_of_two_scale, unit_weights
 
-__all__ = ["check_seeds", "mean_direction", "score_centres", "signed", "unequal"]
+__all__ = ["check_seed_count", "check_seeds", "mean_direction", "score_centres", "signed",
+           "unequal"]
 
 
 def unequal(w):
@@ -46,7 +47,11 @@ def score_centres(heads, labels, scores, weights=None):
 
 def check_seeds(X, n_clusters):
     """Enough non-zero rows to seed ``n_clusters`` directions from."""
-    n_nonzero = int(np.count_nonzero(X.any(axis=1)))
+    check_seed_count(int(np.count_nonzero(X.any(axis=1))), n_clusters)
+
+
+def check_seed_count(n_nonzero, n_clusters):
+    """At least ``n_clusters`` non-zero rows (``n_nonzero`` of them) to seed from."""
     if n_nonzero < n_clusters:
         raise ValueError(
             f"X has {n_nonzero} non-zero row(s), fewer than n_clusters = "

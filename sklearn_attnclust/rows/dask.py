@@ -138,9 +138,12 @@ _WARMED = weakref.WeakKeyDictionary()
 
 async def _warm_worker():
     """On a worker: import the passes (the statistics of :mod:`.._dask`, this
-    module, the compiled kernel; not scikit-learn).  A coroutine:
-    ``Client.run`` need not wait for it."""
+    module, the compiled kernel, the generic fit's kernels of the direction
+    free energy; not scikit-learn).  A coroutine: ``Client.run`` need not
+    wait for it."""
     from .. import _dask  # noqa: F401  (the passes the fits send)
+    from ..maths.direction import axes  # noqa: F401
+    from . import statistics  # noqa: F401
 
     return COMPILED
 

@@ -14,17 +14,21 @@ numbers (the same blocks and chunks).
 
 import numpy as np
 
-from .._blocks import one_blas_thread
+from .._blocks import chunk_rows, one_blas_thread
 
-__all__ = ["KernelStatistics"]
+__all__ = ["KernelStatistics", "row_extent"]
 
 
-def kernel_block(block, kernel, chunk, inv, args):
-    """``kernel(rows * inv, None, *args)`` over the chunks of ``chunk`` rows of
-    ``block`` (read in float64), added in order; None for an empty block."""
+def kernel_block(block, kernel, chunk, inv, args, offset=None):
+    """``kernel((rows - offset) * inv, None, *args)`` over the chunks of ``chunk``
+    rows of ``block`` (read in float64; no offset where None), added in order;
+    None for an empty block."""
     out = None
     for a in range(0, block.shape[0], chunk):
-        rows = np.asarray(block[a:a + chunk], dtype=np.float64) * inv
+        rows = np.array(block[a:a + chunk], dtype=np.float64)  # (a copy: scaled in place)
+        if offset is not None:
+            rows -= offset
+        rows *= inv
         part = kernel(rows, None, *args)
         out = part if out is None else tuple(p + q for p, q in zip(out, part))
     return out
@@ -45,6 +49,9 @@ class KernelStatistics:
         scale)``).
     chunk_size : int
         Rows per chunk of the kernel.
+    offset : ndarray of shape (n_features,) or None
+        The rows' origin: the kernel reads ``(rows - offset) / scale`` (None:
+        the origin).
 
     Attributes
     ----------
@@ -54,9 +61,10 @@ class KernelStatistics:
         The number of rows.
     """
 
-    def __init__(self, rows, kernel, *, scale=1.0, chunk_size=4096):
+    def __init__(self, rows, kernel, *, scale=1.0, chunk_size=4096, offset=None):
         self.X, self.kernel = rows, kernel
         self.scale, self.chunk_size = float(scale), int(chunk_size)
+        self.offset = None if offset is None else np.asarray(offset, dtype=np.float64)
         self.n_samples = int(rows.shape[0])
         self.total_weight = float(self.n_samples)
 
@@ -66,4 +74,43 @@ class KernelStatistics:
         layers' passes."""
         with one_blas_thread():
             return self.X.reduce(kernel_block, self.kernel, self.chunk_size, 1.0 / self.scale,
-                                 args, min_rows=2 * self.chunk_size)
+                                 args, self.offset, min_rows=2 * self.chunk_size)
+
+    @classmethod
+    def of_maths(cls, rows, maths):
+        """The statistics of ``maths``'s kernel over ``rows``, in its units
+        (:class:`.layers.base.LayerMaths`: ``kernel``, ``kernel_scale``,
+        ``kernel_offset``, by default 1 and None), chunks of
+        :func:`._blocks.chunk_rows` rows."""
+        return cls(rows, maths.kernel, scale=getattr(maths, "kernel_scale", 1.0),
+                   offset=getattr(maths, "kernel_offset", None),
+                   chunk_size=chunk_rows(rows.shape[1], maths.n_clusters))
+
+
+def _extent_block(block):
+    """``(largest |x|, rows not all zero)`` of a block (NaN or inf where a row is not finite)."""
+    B = np.asarray(block)
+    top = float(np.max(np.abs(B))) if B.size else 0.0
+    return np.array([top]), np.array([np.count_nonzero(B.any(axis=1))])
+
+
+def _add_extents(parts):
+    """The blocks' extents: the largest of their magnitudes (a NaN wins), their rows added."""
+    parts = [p for p in parts if p is not None]
+    top = parts[0][0]
+    for p in parts[1:]:
+        top = np.maximum(top, p[0])
+    return top, sum(p[1] for p in parts)
+
+
+def row_extent(rows):
+    """The largest magnitude of a row source's rows and the number of its rows
+    that are not all zero: one pass.  Raises a ``ValueError`` naming NaN or
+    infinity where a row is not finite."""
+    top, nonzero = rows.reduce(_extent_block, add=_add_extents)
+    a = float(top[0])
+    if not np.isfinite(a):
+        from .dask import not_finite_error
+
+        raise not_finite_error(bool(np.isnan(a)))
+    return a, int(nonzero[0])

@@ -26,7 +26,6 @@ scikit-learn.
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.cluster import kmeans_plusplus
 
 from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
 from ..._init import check_start, init_heads, order_by_key, squared_norms, unit_start
@@ -35,7 +34,7 @@ from ..shared import CACHE_ENTRIES, check_points, chunk_sums, weighted_rows
 from .attention import typical_head_score
 
 __all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
-           "largest_score"]
+           "largest_score", "score_sums", "source_moments"]
 
 #: Tolerance of the coarse stage (on the Riemannian gradient of the relative
 #: risk, as the reconstruction risk's coarse stage).
@@ -62,7 +61,13 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
 
     with one_blas_thread():
         (second,) = sum_row_blocks(block, n, 2 * chunk_size)
-    second /= W
+    return unit_second(second / W, a)
+
+
+def unit_second(second, a):
+    """``(s, second / tr)`` of the rows' second moment ``second`` in units of
+    their largest magnitude ``a``: ``s = a sqrt(tr)`` their root mean squared
+    norm (a ValueError where it is 0)."""
     tr = float(np.trace(second))
     if not tr > 0:  # the non-zero rows all of weight 0
         raise ValueError(
@@ -76,6 +81,37 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
             "subnormal): the direction layers cannot scale the rows to unit norm; "
             "rescale X.")
     return scale, second / tr
+
+
+def second_sums(Y, w):
+    """The rows' second moment ``Y^T Y`` and their sum, of one block (unweighted)."""
+    return weighted_rows(Y.T, Y), Y.sum(axis=0)
+
+
+def source_moments(rows):
+    """:func:`axis_moments` of a row source's rows (unweighted; a dask array's):
+    ``(s, second, mean, nonzero)``, with the direction of their mean and the
+    number of rows that are not all zero.  Two passes (:func:`.rows.statistics.row_extent`,
+    then the moments of the rows over their largest magnitude)."""
+    from ...rows.statistics import KernelStatistics, row_extent
+
+    a, nonzero = row_extent(rows)
+    if a == 0.0:
+        return 0.0, np.zeros((rows.shape[1],) * 2), np.zeros(rows.shape[1]), 0
+    second, total = KernelStatistics(rows, second_sums, scale=a).sums()
+    scale, second = unit_second(second / rows.shape[0], a)
+    return scale, second, total, nonzero
+
+
+def score_sums(Y, w, M):
+    """Per head, the rows of largest score ``<y, mu_h>`` and the sum of that
+    score, of one block (unweighted): :func:`largest_score`'s centres."""
+    A = Y @ M.T
+    labels = np.argmax(A, axis=1)
+    K = M.shape[0]
+    own = np.take_along_axis(A, labels[:, None], axis=1)[:, 0]
+    return (np.bincount(labels, minlength=K).astype(np.float64),
+            np.bincount(labels, weights=own, minlength=K))
 
 
 def block_sums(Y, w, M, beta, need_grad):
@@ -138,12 +174,15 @@ class AxisMaths:
     """The direction free-energy layer's mathematics, for :mod:`sklearn_attnclust._strategy`."""
 
     coarse_tol = COARSE_TOL
+    #: The per-block kernel of the risk, in units of :attr:`kernel_scale`
+    #: (:class:`.layers.base.LayerMaths`): the rows' passes on any row source.
+    kernel = staticmethod(block_sums)
 
     def __init__(self, n_clusters, temperature, scale, second):
         self.n_clusters, self.scale, self.second = int(n_clusters), float(scale), second
         # relative to the typical squared head score, as the reconstruction layer
         self.beta = float(temperature) / typical_head_score(second, n_clusters)
-        self.unit_root = self.scale
+        self.unit_root = self.kernel_scale = self.scale
 
     def statistics(self, rows, weights):
         return AxisStatistics.from_data(rows, weights, self.scale,
@@ -155,6 +194,8 @@ class AxisMaths:
         gen = np.random.default_rng(rng.randint(2**31 - 1))
         K = self.n_clusters
         if isinstance(init, str) and init == "k-means++":
+            from sklearn.cluster import kmeans_plusplus  # (dask's workers import this module)
+
             # scikit-learn's k-means++ on the scaled rows, as directions, drawn in
             # the canonical order (the seeds depend on the weighted rows only)
             order = order_by_key(squared_norms(Y), Y)  # canonical_order(Y); Y is scaled
