@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._assign import row_norms2
-from ..._blocks import chunk_rows, one_blas_thread, sum_row_blocks
+from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
+                        sum_row_blocks)
 from ..shared import CACHE_ENTRIES
 from .chart import PointChart
 from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
@@ -111,7 +112,8 @@ class PointStatistics:
         return self.X.shape[0]
 
     def sums(self, Z, beta, need_grad, bias=None):
-        """:func:`.kernel.block_sums` over all the rows, in threads (``bias``: a logit
+        """The sums of :meth:`.kernel._RawKernel.range_sums` (:func:`.kernel.block_sums`'s)
+        over all the rows, its row blocks in threads (``bias``: a logit
         added per head, the log mixing weights of ``temperature="learn"``,
         :mod:`sklearn_attnclust._likelihood`; no hard assignment is tracked with it).
 
@@ -132,15 +134,12 @@ class PointStatistics:
             kernel = _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias)
         labels = None if self.cached or not need_grad or bias is not None \
             else self.labels
-
-        def block(lo, hi):
-            return kernel.sums(rows, lo, hi, w, need_grad, labels, self.chunk_size)
-
         # threads from as many rows as float64 chunks would need (float32 chunks
         # hold twice the rows: mid-size float32 data keep their two threads)
         min_rows = 2 * self.chunk_size * np.dtype(self.dtype).itemsize // 8
         with one_blas_thread():
-            out = sum_row_blocks(block, X.shape[0], min_rows)
+            out = add_blocks(map_row_blocks(kernel.range_sums, X.shape[0], min_rows, rows, w,
+                                            need_grad, labels, self.chunk_size))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
             self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)
