@@ -80,8 +80,6 @@ def _stack_at_kernel(estimator, X):
             for f in stack]
 
 
-@pytest.mark.xfail(strict=True, reason="18 frames with a call back into the statistics' "
-                   "module through a closure (issue 27: to do)")
 def test_short_path_from_fit_to_the_kernel():
     X = np.random.default_rng(0).standard_normal((2000, 2))
     stack = _stack_at_kernel(AttentionQuantizer(5, random_state=0), X)
