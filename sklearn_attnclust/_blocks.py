@@ -46,6 +46,7 @@ __all__ = [
     "pool_width",
     "race_keys",
     "row_keys",
+    "rows_block",
     "smallest_keys",
     "sorted_distinct",
     "sum_row_blocks",
@@ -137,6 +138,12 @@ def map_row_blocks(fun, n, min_rows, *args):
         _POOL = (os.getpid(), width, ThreadPoolExecutor(max_workers=width))
     futures = [_POOL[2].submit(fun, lo, hi, *args) for lo, hi in zip(edges[:-1], edges[1:])]
     return [f.result() for f in futures]
+
+
+def rows_block(lo, hi, X, fun, args):
+    """``fun(X[lo:hi], *args)``: a per-block function of the rows themselves,
+    as :func:`map_row_blocks` maps it over the blocks of ``X``."""
+    return fun(X[lo:hi], *args)
 
 
 def add_blocks(parts):
