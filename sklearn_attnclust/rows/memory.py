@@ -5,8 +5,6 @@ The blocks are those of :func:`._blocks.map_row_blocks` (contiguous, as many as
 do not depend on the threads that run them.
 """
 
-import numpy as np
-
 from .._blocks import keyed_sample_rows, map_row_blocks, row_keys, rows_block
 from . import RowSource
 
