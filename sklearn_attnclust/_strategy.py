@@ -9,11 +9,11 @@ whose sums add over row blocks), ``starts(rows, weights, init, rng)``,
 rows' weight: its mass), ``stationarity(M, rgrad, masses)`` (compared with
 ``tol``), the optional ``preconditioner(M, masses)`` and ``relocate(M, empty,
 rows)``, ``unit_root`` (the square root of the risk's unit in input units) and
-``coarse_tol``.  It is implemented by :class:`.maths.point.maths.PointMaths`
-(``geometry="point"``), :class:`.maths.direction.axes.AxisMaths` (``geometry=
-"direction"``, ``risk="free-energy"``), :class:`.maths.direction.maths.DirectionMaths`
-(the reconstruction risk) and :class:`.maths.cosine.maths.CosineMaths`
-(``geometry="cosine"``).
+``coarse_tol``.  Implemented by :class:`.maths.point.maths.PointMaths`
+(``geometry="point"``), :class:`.maths.direction.axes.AxisMaths`
+(``geometry="direction"``, ``risk="free-energy"``),
+:class:`.maths.direction.maths.DirectionMaths` (the reconstruction risk) and
+:class:`.maths.cosine.maths.CosineMaths` (``geometry="cosine"``).
 
 The descent is L-BFGS on the product of spheres (:mod:`.optim`).  On large
 data each start is first descended on a random sample and the best one
