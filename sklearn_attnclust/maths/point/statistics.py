@@ -27,6 +27,13 @@ def _sq_sum(Y, w):
     return float(w @ row_norms2(Y))
 
 
+def _sq_block(lo, hi, X, Y, w, chart, dtype):
+    """``(sum_i w_i ||y_i||^2,)`` of the rows ``lo:hi``: their scaled rows ``Y``
+    if cached (else None: ``X``'s rows scaled by ``chart`` in ``dtype``)."""
+    rows = chart.scaled(X[lo:hi], dtype) if Y is None else Y[lo:hi]
+    return (_sq_sum(rows, None if w is None else w[lo:hi]),)
+
+
 @dataclass
 class PointStatistics:
     """The rows of a point-layer fit and the constants of its risk.
@@ -95,11 +102,8 @@ class PointStatistics:
         Y = chart.scaled(X) if cached and sq_total is None else None
         dtype = np.float32 if not cached and X.dtype == np.float32 else np.float64
         if sq_total is None:
-            sq_total = float(sum_row_blocks(
-                lambda lo, hi: (_sq_sum(chart.scaled(X[lo:hi], dtype) if Y is None
-                                        else Y[lo:hi],
-                                        None if weights is None else weights[lo:hi]),),
-                n, 65536)[0])
+            sq_total = float(sum_row_blocks(_sq_block, n, 65536, X, Y, weights, chart,
+                                            dtype)[0])
         # (the offset over the bound: the spread times it overflows at 1e308)
         far = np.max(np.abs(chart.offset)) / RAW_OFFSET[np.dtype(dtype)] > chart.spread
         return cls(X=X, weights=weights, chart=chart, total_weight=W, sq_total=sq_total,
