@@ -58,7 +58,7 @@ class PointLayer(FreeEnergyLayer):
         if chart is None:
             chart, cov = chart_from_data(X, w)
         self.chart, self.fit_ = chart, None
-        if chart.spread == 0.0:  # no spread: every row the same point
+        if chart.spread == 0.0:  # no spread: every row is the same point
             self.centers = np.tile(chart.offset, (self.n_clusters, 1))
             self.beta, self.heads = np.inf, None
             return None

@@ -242,7 +242,7 @@ def block_sums(Y, w, Z, beta, need_grad):
     """
     if COMPILED and Y.shape[0]:  # (one chunk: the block's rows in one call)
         kernel = _RawKernel(_UNIT_CHART, np.zeros(Y.shape[1]), Z, beta, Y.dtype)
-        return kernel.range_sums(0, Y.shape[0], Y, w, need_grad, chunk=max(Y.shape[0], 1))
+        return kernel.range_sums(0, Y.shape[0], Y, w, need_grad, chunk=Y.shape[0])
     L = ((2.0 * beta) * Z).astype(Y.dtype, copy=False) @ Y.T  # heads by rows (free_energy)
     L -= (beta * np.einsum("ij,ij->i", Z, Z)).astype(Y.dtype)[:, None]
     return logit_sums(L, w, beta, need_grad, Y)
