@@ -32,6 +32,7 @@ from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 __all__ = [
     "KEY_BUCKET_BITS",
     "N_THREADS",
+    "add_blocks",
     "chunk_rows",
     "gather_rows",
     "heavy_limit",
@@ -45,6 +46,7 @@ __all__ = [
     "pool_width",
     "race_keys",
     "row_keys",
+    "rows_block",
     "smallest_keys",
     "sorted_distinct",
     "sum_row_blocks",
@@ -111,35 +113,48 @@ def pool_width():
     return max(1, min(width, N_THREADS))
 
 
-def map_row_blocks(fun, n, min_rows):
-    """``[fun(lo, hi) for each block]`` over contiguous row blocks of ``range(n)``, in threads.
+def map_row_blocks(fun, n, min_rows, *args):
+    """``[fun(lo, hi, *args) for each block]`` over contiguous row blocks of
+    ``range(n)``, in threads.
 
     At most :data:`N_THREADS` blocks of at least ``min_rows`` rows each (one
     block for small ``n``), run on :func:`pool_width` threads (in the calling
     thread for one).  The blocks depend only on ``n``, ``min_rows`` and
     :data:`N_THREADS`, and the results come back in row order, so sums over
-    them are reproducible whatever the threads.
+    them are reproducible whatever the threads.  ``fun`` is best a pure
+    per-block function defined at module level, its inputs passed in ``args``
+    (not a closure): the path from a pass to its kernel then reads top down.
     """
     global _POOL
     n_blocks = min(N_THREADS, n // max(int(min_rows), 1))
     if n_blocks < 2:
-        return [fun(0, n)]
+        return [fun(0, n, *args)]
     edges = np.linspace(0, n, n_blocks + 1).astype(int)
     width = min(pool_width(), n_blocks)
     if width < 2:
-        return [fun(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
+        return [fun(lo, hi, *args) for lo, hi in zip(edges[:-1], edges[1:])]
     if _POOL is None or _POOL[:2] != (os.getpid(), width):
         # a pool inherited through fork has no live threads: make a new one
         _POOL = (os.getpid(), width, ThreadPoolExecutor(max_workers=width))
-    futures = [_POOL[2].submit(fun, lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
+    futures = [_POOL[2].submit(fun, lo, hi, *args) for lo, hi in zip(edges[:-1], edges[1:])]
     return [f.result() for f in futures]
 
 
-def sum_row_blocks(fun, n, min_rows):
-    """Elementwise sum of the tuples ``fun(lo, hi)`` over the row blocks of
-    :func:`map_row_blocks`, added in row order."""
-    parts = map_row_blocks(fun, n, min_rows)
+def rows_block(lo, hi, X, fun, args):
+    """``fun(X[lo:hi], *args)``: a per-block function of the rows themselves,
+    as :func:`map_row_blocks` maps it over the blocks of ``X``."""
+    return fun(X[lo:hi], *args)
+
+
+def add_blocks(parts):
+    """Elementwise sum of the tuples ``parts`` (a pass's blocks, in row order)."""
     return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
+
+
+def sum_row_blocks(fun, n, min_rows, *args):
+    """:func:`add_blocks` of the tuples ``fun(lo, hi, *args)`` over the row
+    blocks of :func:`map_row_blocks`, added in row order."""
+    return add_blocks(map_row_blocks(fun, n, min_rows, *args))
 
 
 def chunk_rows(n_features, n_heads, itemsize=8):

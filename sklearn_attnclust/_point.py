@@ -14,7 +14,7 @@ from .maths.point.kernel import (COMPILED, KERNEL_ERROR, KERNEL_VARIANT,  # noqa
                                  point_sums, runs_compiled)
 from .maths.point.maths import (COARSE_TOL, PointMaths, _logits,  # noqa: F401  moved
                                 absolute_temperature, lloyd_shift, mass_preconditioner,
-                                point_risk, point_weights)
+                                point_weights)
 from .maths.point.moments import (DENSE_FEATURES, ScaledCovariance,  # noqa: F401  moved
                                   _near_origin, _scaled_moments, chart_from_data)
 from .maths.point.statistics import PointStatistics, _sq_sum  # noqa: F401  moved

@@ -2,39 +2,20 @@
 
 The strategy runs the loop; each layer supplies its mathematics through a small
 object (``maths``), as scikit-learn's ``BaseMixture`` runs EM and each mixture
-supplies its steps.  The protocol is :class:`.layers.base.LayerMaths` (the
-abstract methods, and the defaults of the optional ones), implemented by
-:class:`._point.PointMaths` (``geometry="point"``), :class:`._axes.AxisMaths`
+supplies its steps.  The protocol is :class:`.layers.base.LayerMaths`:
+``n_clusters``, ``statistics(rows, weights)`` (a :class:`.layers.base.Statistics`
+whose sums add over row blocks), ``starts(rows, weights, init, rng)``,
+``risk(M, stats, return_grad)`` (with the gradient, each head's share of the
+rows' weight: its mass), ``stationarity(M, rgrad, masses)`` (compared with
+``tol``), the optional ``preconditioner(M, masses)`` and ``relocate(M, empty,
+rows)``, ``unit_root`` (the square root of the risk's unit in input units) and
+``coarse_tol``.  Implemented by :class:`.maths.point.maths.PointMaths`
+(``geometry="point"``), :class:`.maths.direction.axes.AxisMaths`
 (``geometry="direction"``, ``risk="free-energy"``),
-:class:`._direction.DirectionMaths` (``geometry="direction"``, the
-reconstruction risk) and :class:`._cosine.CosineMaths` (``geometry="cosine"``):
+:class:`.maths.direction.maths.DirectionMaths` (the reconstruction risk) and
+:class:`.maths.cosine.maths.CosineMaths` (``geometry="cosine"``).
 
-``maths.n_clusters``
-    Number of heads.
-``maths.statistics(rows, weights)``
-    The statistics of a set of rows (the coarse sample): a
-    :class:`.layers.base.Statistics`, with ``total_weight`` and whatever
-    ``maths.risk`` reads; its sums add over row blocks.
-``maths.starts(rows, weights, init, rng)``
-    Unit starting heads (K, D).
-``maths.risk(M, stats, return_grad)``
-    The risk at unit heads ``M``; with ``return_grad``, ``(risk, grad, masses)``:
-    the Euclidean gradient and each head's share of the rows' weight (None
-    for a layer with neither preconditioner nor relocation).
-``maths.preconditioner(M, masses)``, ``maths.stationarity(M, rgrad, masses)``
-    Per-head inverse curvatures (None by default: plain L-BFGS), and the
-    measure of stationarity compared with ``tol``.
-``maths.relocate(M, empty, rows)``
-    Heads with the ``empty`` ones moved to far rows (None by default: the
-    layer has no empty heads).  :func:`.layers.base.preconditioner_of` and
-    :func:`.layers.base.relocation_of` tell whether a maths has its own.
-``maths.unit_root``, ``maths.coarse_tol``
-    The square root of the risk's unit in input units (the risk in input units
-    is ``risk * unit_root * unit_root``, one factor at a time: it under- or
-    overflows only where the result itself is beyond float64's range, never
-    to NaN), and the coarse stage's tolerance.
-
-The descent is L-BFGS on the product of spheres (:mod:`._sphere`).  On large
+The descent is L-BFGS on the product of spheres (:mod:`.optim`).  On large
 data each start is first descended on a random sample and the best one
 polished on all the rows (with the sample's L-BFGS memory), so the result is
 the full-data optimum.  A layer may ask for four variations, by the options of
@@ -103,14 +84,6 @@ class LayerFit:
     n_iter_coarse: int = 0
 
 
-def fit_layer(maths, X, weights, stats, **kwargs):
-    """:func:`_fit_layer` with BLAS on one thread (the skinny products of the
-    passes, and the small ``d x d`` ones, run faster so; the passes split the rows
-    over threads themselves)."""
-    with one_blas_thread():
-        return _fit_layer(maths, X, weights, stats, **kwargs)
-
-
 def sample_seed(rng):
     """The seed of a fit's samples: 8 bytes drawn from ``rng`` (a ``RandomState``
     or a ``Generator``), once per fit (:class:`_Sampler`, or :func:`sample_plan`
@@ -122,7 +95,7 @@ def sample_plan(rng, n_samples, n_features, n_clusters):
     """The sample of a fit on rows that are not in memory, drawn before their
     first pass: None for small data (the fit reads all the rows, and nothing
     is drawn), else ``(m, seed)``: the coarse sample's size and the seed of its
-    keys, drawn from ``rng`` here instead of by :func:`_fit_layer` (the same
+    keys, drawn from ``rng`` here instead of by :func:`fit_layer` (the same
     draw, first in the fit: the fit's later draws are unchanged).
 
     A row source that holds the seed (``sample_seed``) can gather the sample in
@@ -183,9 +156,8 @@ class _Descent:
     """The descents of one fit: the optimiser of ``solver`` on the spheres, one
     set of statistics (a :class:`.optim.LayerProblem`) at a time."""
 
-    def __init__(self, maths, stats, *, max_iter, verbose, learning_rate, solver, draw):
+    def __init__(self, maths, stats, *, max_iter, verbose, learning_rate, solver):
         self.maths, self.stats, self.max_iter, self.verbose = maths, stats, max_iter, verbose
-        self.draw = draw  # how the samples are drawn (see _sample)
         self.options = {"solver": solver, "learning_rate": learning_rate}
 
     def say(self, text):
@@ -238,10 +210,16 @@ class _Descent:
         return res
 
 
-def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_state,
-               verbose=0, learning_rate=1.0, solver="riemannian", coarse="auto",
-               descend_sample=True, select="sample", precision=None, draw="bootstrap"):
+def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_state,
+              verbose=0, learning_rate=1.0, solver="riemannian", coarse="auto",
+              descend_sample=True, select="sample", precision=None, draw="bootstrap"):
     """Fit the layer of ``maths`` to the rows ``X`` (weights or None), whose statistics are ``stats``.
+
+    Each start is seeded (``maths.starts``) and descended on the stage's
+    statistics (the coarse sample's, or ``stats``), its empty heads
+    relocated; the best is then descended on all the rows.  BLAS runs on one
+    thread meanwhile (the skinny products of the passes, and the small ``d x
+    d`` ones, run faster so; the passes split the rows over threads themselves).
 
     Parameters
     ----------
@@ -255,7 +233,7 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
     init, n_init :
         Passed to ``maths.starts``; the start of lowest risk is kept.
     max_iter, learning_rate, solver :
-        As in :func:`._sphere.minimize_on_spheres`; ``max_iter`` bounds each stage.
+        As in :func:`.optim.make_optimizer`; ``max_iter`` bounds each stage.
     tol : float
         Compared with ``maths.stationarity``; a step that lowers the risk by
         less than ``tol**2`` relatively also stops.
@@ -287,46 +265,83 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
     -------
     LayerFit
     """
-    n, d = X.shape
-    m = coarse_sample_size(n, maths.n_clusters, d)
-    large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
-    staged = large and descend_sample
-    rows, row_w, stage, sampler = X, weights, stats, None
-    if large:
-        sampler = _Sampler(X, weights, random_state, draw)
-        rows, row_w = sampler(m)
-        if staged:
-            stage = maths.statistics(rows, row_w)
-            if precision is not None:
-                stage = precision(stage)
-    elif not isinstance(rows, np.ndarray) and not issparse(rows):
-        rows = np.asarray(rows)
-    descent = _Descent(maths, stats, max_iter=max_iter, verbose=verbose,
-                       learning_rate=learning_rate, solver=solver, draw=draw)
-    # a fit on all the rows at once with ``precision``: the descents at the lower
-    # precision, the best one checked (and if need be finished) at full precision
-    low = not staged and precision is not None and max_iter > 0
-    if low:
-        stage = precision(stats)
-    memory = LARGE_FIT_MEMORY if staged else 8
-    results = _descend_starts(descent, stage, rows, row_w, init, n_init, random_state,
-                              max(tol, maths.coarse_tol) if staged else tol, memory)
-    best = _select(results, maths, stats, select if staged else ("full" if low else "sample"))
-    if low:
+    with one_blas_thread():
+        plan = _Plan(maths, X, weights, stats, random_state, coarse=coarse,
+                     descend_sample=descend_sample, precision=precision, draw=draw,
+                     max_iter=max_iter)
+        descent = _Descent(maths, stats, max_iter=max_iter, verbose=verbose,
+                           learning_rate=learning_rate, solver=solver)
+        stage, rows, row_w, memory = plan.stage, plan.rows, plan.row_w, plan.memory
+        stage_tol = max(tol, maths.coarse_tol) if plan.staged else tol
+        results = []
+        for k in range(n_init):
+            descent.say(f"Initialization {k}")
+            M0 = maths.starts(rows, row_w, init, random_state)
+            res = descent.run(stage, M0, stage_tol, memory=memory)
+            if np.isfinite(res.value):
+                results.append(descent.relocated(stage, res, stage_tol, memory, rows, row_w))
+        if not results:
+            raise ValueError(NOT_FINITE)
+        best = _select(results, maths, stats, plan.selection(select))
+        return _full_data(descent, plan, best, tol, n_init)
+
+
+class _Plan:
+    """The stages of one fit: the coarse sample (``staged``: the starts are
+    descended on it), or all the rows, possibly at a lower precision first
+    (``low``); the rows the starts are seeded from, the statistics they are
+    descended on (``stage``) and the L-BFGS memory.  See :func:`fit_layer`'s
+    options."""
+
+    def __init__(self, maths, X, weights, stats, random_state, *, coarse, descend_sample,
+                 precision, draw, max_iter):
+        n, d = X.shape
+        self.X, self.stats, self.precision = X, stats, precision
+        self.m = m = coarse_sample_size(n, maths.n_clusters, d)
+        large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
+        self.staged = staged = large and descend_sample
+        self.rows, self.row_w, self.stage, self.sampler = X, weights, stats, None
+        if large:
+            self.sampler = _Sampler(X, weights, random_state, draw)
+            self.rows, self.row_w = self.sampler(m)
+            if staged:
+                self.stage = maths.statistics(self.rows, self.row_w)
+                if precision is not None:
+                    self.stage = precision(self.stage)
+        elif not isinstance(X, np.ndarray) and not issparse(X):
+            self.rows = np.asarray(X)
+        # a fit on all the rows at once with ``precision``: the descents at the lower
+        # precision, the best one checked (and if need be finished) at full precision
+        self.low = not staged and precision is not None and max_iter > 0
+        if self.low:
+            self.stage = precision(stats)
+        self.memory = LARGE_FIT_MEMORY if staged else 8
+
+    def selection(self, select):
+        """How the best start is chosen (:func:`_select`): ``select`` after a
+        coarse stage, on ``stats`` after descents at a lower precision."""
+        return select if self.staged else ("full" if self.low else "sample")
+
+
+def _full_data(descent, plan, best, tol, n_init):
+    """The best start ``best`` finished on all the rows (from the coarse sample
+    up the ladder, or checked at full precision), as a :class:`LayerFit`."""
+    maths, stats, rows, row_w = descent.maths, plan.stats, plan.rows, plan.row_w
+    if plan.low:
         best = _finish(descent, stats, best, tol, rows, row_w)
     n_iter_coarse = 0
-    if staged and max_iter > 0:
+    if plan.staged and descent.max_iter > 0:
         n_iter_coarse = best.n_iter
-        best, steps = _climb(descent, X, best, m, tol, sampler, precision)
+        best, steps = _climb(descent, plan.X, best, plan.m, tol, plan.sampler, plan.precision)
         n_iter_coarse += steps
         if n_init > 1:
             descent.say("Full data")
-        best = _polish(descent, stats, best, tol, rows, precision, row_w)
+        best = _polish(descent, stats, best, tol, rows, plan.precision, row_w)
     if best.converged:
         descent.say(f"Converged at iteration {best.n_iter}: "
                     f"stationarity {best.grad_norms[-1]:.3g}.")
     risk = best.value
-    if staged and max_iter == 0:
+    if plan.staged and descent.max_iter == 0:
         risk = maths.risk(best.heads, stats, return_grad=False)
     root = maths.unit_root
     return LayerFit(
@@ -335,21 +350,6 @@ def _fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_
         converged=bool(best.converged), line_search_failed=bool(best.line_search_failed),
         grad_norm=float(best.grad_norms[-1]), tol=float(tol), n_iter_coarse=n_iter_coarse,
     )
-
-
-def _descend_starts(descent, stage, rows, row_w, init, n_init, rng, tol, memory):
-    """Each start seeded from ``rows`` and descended on ``stage`` (empty heads
-    relocated); the descents of finite risk."""
-    results = []
-    for k in range(n_init):
-        descent.say(f"Initialization {k}")
-        M0 = descent.maths.starts(rows, row_w, init, rng)
-        res = descent.run(stage, M0, tol, memory=memory)
-        if np.isfinite(res.value):
-            results.append(descent.relocated(stage, res, tol, memory, rows, row_w))
-    if not results:
-        raise ValueError(NOT_FINITE)
-    return results
 
 
 def in_squared_units(value, root):

@@ -22,7 +22,6 @@ from sklearn_attnclust._point import (
     absolute_temperature,
     block_sums,
     chart_from_data,
-    point_risk,
     point_weights,
     weighted_rows,
 )
@@ -40,6 +39,13 @@ def blobs():
     X, y = make_blobs(900, centers=[[8, 3], [14, 9], [6, 12]], cluster_std=[1.0, 0.8, 0.5],
                       random_state=1)
     return X, y
+
+
+def point_risk(M, stats, beta, return_grad=False):
+    """:meth:`PointMaths.risk` at the absolute temperature ``beta``."""
+    maths = PointMaths(M.shape[0], 1.0, stats.chart, np.eye(M.shape[1] - 1))
+    maths.beta = beta
+    return maths.risk(M, stats, return_grad)
 
 
 def _stats(X, w=None):

@@ -22,8 +22,9 @@ class FreeEnergyLayer(Layer):
     stream's reservoir and the fit's summary: no streamed (d, d) moment).
 
     Subclasses set ``auto_temperature``, ``n_random`` (the starts of
-    ``n_init="auto"`` for random or callable starts), ``_fit`` and
-    ``_warm_start`` (the current fit as an ``init``).
+    ``n_init="auto"`` for random or callable starts), ``_fit`` (the fit, with
+    ``init`` and ``n_init`` keywords in place of the layer's own: the warm
+    start of ``partial_fit``) and ``_warm_start`` (the current fit as an ``init``).
     """
 
     #: Starts of ``n_init="auto"`` for a named seeding (k-means++).
@@ -61,19 +62,26 @@ class FreeEnergyLayer(Layer):
         self.n_init = n_starts(init, n_init, self.n_random, self.n_seeded)
         self.options = {"verbose": verbose, "learning_rate": learning_rate, "solver": solver}
 
+    def descent_options(self, init=None, n_init=None):
+        """The options of :func:`.._strategy.fit_layer` for this layer's starts
+        (``init``, ``n_init``: the layer's own where None)."""
+        return dict(init=self.init if init is None else init,
+                    n_init=self.n_init if n_init is None else n_init,
+                    max_iter=self.max_iter, tol=self.tol, **self.options)
+
     def _descend(self, maths, X, w, stats, rng, init, n_init):
-        """:func:`.._strategy.fit_layer` with this layer's starts and options."""
-        fit = fit_layer(
-            maths, X, w, stats, init=self.init if init is None else init,
-            n_init=self.n_init if n_init is None else n_init, max_iter=self.max_iter,
-            tol=self.tol, random_state=rng, **self.options,
-        )
+        """:func:`.._strategy.fit_layer` with this layer's starts and options,
+        warning where it did not converge."""
+        fit = fit_layer(maths, X, w, stats, random_state=rng,
+                        **self.descent_options(init, n_init))
         warn_if_not_converged(fit, self.max_iter)
         return fit
 
     def fit(self, X, w, rng):
         """Fit to the rows ``X`` (weights ``w`` or None) by ``_fit``; returns
-        what it returns (the :class:`.base.Assignment` of ``X``, or None)."""
+        what it returns (the :class:`.base.Assignment` of ``X``, or None).  (A
+        subclass may implement ``fit`` itself, ``_fit`` calling it: the point
+        layer does, one frame fewer from the estimator to the kernel.)"""
         return self._fit(X, w, rng)
 
     def warm_start_from(self, other):

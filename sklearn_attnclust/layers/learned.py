@@ -41,10 +41,12 @@ class LearnedPointLayer(PointLayer):
     def __init__(self, **params):
         super().__init__(**dict(params, temperature=self.start_temperature or "auto"))
 
-    def _fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
+    def fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
+        """The point layer's fit, then its likelihood's descent from it (returns
+        None: the labels are the posterior's, :meth:`assign`)."""
         # (the first stage's labels are dropped: they change with the biases and
         # the temperature)
-        super()._fit(X, w, rng, init=init, n_init=n_init, stats=stats, chart=chart, cov=cov)
+        super().fit(X, w, rng, init=init, n_init=n_init, stats=stats, chart=chart, cov=cov)
         chart, K = self.chart, self.n_clusters
         if self.heads is None:  # every row the same point: no variance to learn
             self.bias = np.full(K, -np.log(K))

@@ -5,8 +5,9 @@ import numpy as np
 from .._assign import nearest_point
 from .._dask import DaskPointStatistics
 from .._point import PointMaths, chart_from_data, check_points, point_weights
+from .._strategy import fit_layer
 from .base import Assignment, LayerState, register_layer
-from .common import over_squared, times
+from .common import over_squared, times, warn_if_not_converged
 from .free_energy import FreeEnergyLayer
 
 __all__ = ["PointLayer"]
@@ -43,7 +44,17 @@ class PointLayer(FreeEnergyLayer):
     def _warm_start(self):
         return getattr(self, "centers", None)
 
-    def _fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
+    def fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
+        """Fit to the rows ``X`` (weights ``w`` or None): the chart of the rows,
+        then :func:`.._strategy.fit_layer` on its maths.  Returns the
+        :class:`.base.Assignment` of the fit's last pass over large data, else None.
+
+        ``init``, ``n_init``: in place of the layer's own (a warm start);
+        ``stats``, ``chart``, ``cov``: the rows' statistics, chart and scaled
+        covariance where computed already (a dask fit's first pass).
+        """
+        if init is None and not isinstance(self.init, str) and not callable(self.init):
+            check_points(self.init, self.n_clusters, X.shape[1])
         if chart is None:
             chart, cov = chart_from_data(X, w)
         self.chart, self.fit_ = chart, None
@@ -56,7 +67,9 @@ class PointLayer(FreeEnergyLayer):
         if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
             stats.track_assignment()
-        self.fit_ = fit = self._descend(maths, X, w, stats, rng, init, n_init)
+        self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
+                                    **self.descent_options(init, n_init))
+        warn_if_not_converged(fit, self.max_iter)
         self.beta, self.heads = maths.beta, fit.heads
         self.centers = chart.points(fit.heads)
         hard = stats.assignment_at(chart.scaled_points(fit.heads)) if tracked else None
@@ -67,14 +80,13 @@ class PointLayer(FreeEnergyLayer):
             inertia = float(hard[1]) * np.float64(chart.spread) ** 2
         return Assignment(hard[0], inertia, hard[2])
 
-    def fit(self, X, w, rng):
-        if not isinstance(self.init, str) and not callable(self.init):
-            check_points(self.init, self.n_clusters, X.shape[1])
-        return self._fit(X, w, rng)
+    def _fit(self, X, w, rng, **options):
+        """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`)."""
+        return self.fit(X, w, rng, **options)
 
     def fit_dask(self, X, rng):
         stats = DaskPointStatistics.from_dask(X)
-        self._fit(stats.X, None, rng, stats=stats, chart=stats.chart, cov=stats.cov)
+        self.fit(stats.X, None, rng, stats=stats, chart=stats.chart, cov=stats.cov)
         return self
 
     def labels_dask(self, X):

@@ -23,14 +23,15 @@ This package imports neither scikit-learn nor dask at module level: dask's
 workers import it to run the passes.
 """
 
+from .._blocks import add_blocks
+
 __all__ = ["RowSource", "add_parts"]
 
 
 def add_parts(parts):
     """Elementwise sum of tuples of arrays (the parts of a pass, in order; a
     None part: a block without rows)."""
-    parts = [p for p in parts if p is not None]
-    return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
+    return add_blocks([p for p in parts if p is not None])
 
 
 class RowSource:

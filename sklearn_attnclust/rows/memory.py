@@ -5,9 +5,7 @@ The blocks are those of :func:`._blocks.map_row_blocks` (contiguous, as many as
 do not depend on the threads that run them.
 """
 
-import numpy as np
-
-from .._blocks import keyed_sample_rows, map_row_blocks, row_keys
+from .._blocks import keyed_sample_rows, map_row_blocks, row_keys, rows_block
 from . import RowSource
 
 __all__ = ["MemoryRows"]
@@ -33,8 +31,7 @@ class MemoryRows(RowSource):
         """``fun(block, *args)`` over the contiguous row blocks of
         :func:`._blocks.map_row_blocks` (blocks of at least ``min_rows`` rows),
         in threads."""
-        X = self.X
-        return map_row_blocks(lambda lo, hi: fun(X[lo:hi], *args), X.shape[0], min_rows)
+        return map_row_blocks(rows_block, self.shape[0], min_rows, self.X, fun, args)
 
     def sample(self, m, seed):
         keys = self._keys

@@ -1,16 +1,17 @@
 """The passes of the cosine layer: its block sums, statistics, weights and spread.
 
 The risk and gradient of :mod:`.maths` are sums over row blocks of the free
-energy of ``softmax_h(beta <y, mu_h>)`` (:func:`block_sums`), summed in
-threads by :class:`CosineStatistics`; :func:`cosine_spread` sets the
-temperature's unit from a sample of the unit rows.
+energy of ``softmax_h(beta <y, mu_h>)`` (:func:`.kernel.range_sums`, the pass
+over a block), summed in threads by :class:`CosineStatistics`;
+:func:`cosine_spread` sets the temperature's unit from a sample of the unit
+rows.
 """
 
 import numpy as np
 
-from ..._blocks import chunk_rows, one_blas_thread, smallest_keys, sum_row_blocks
-from ..free_energy import exp_shifted, free_energy_sums
-from ..shared import chunk_sums
+from ..._blocks import add_blocks, chunk_rows, map_row_blocks, one_blas_thread, smallest_keys
+from ..free_energy import exp_shifted
+from .kernel import _scores, block_sums, range_sums  # noqa: F401  (block_sums: re-exported)
 from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
     unit_rows
 
@@ -28,36 +29,6 @@ SPARSE_CHUNK = 16384
 #: The smallest spread (rows all of one direction, or one row): the temperature
 #: then at most ``2 * 16 / 1e-6``, far beyond hard weights, and finite.
 SPREAD_FLOOR = 1e-6
-
-
-def _scores(Xc, Mt):
-    """``Xc @ Mt`` of a block of rows (ndarray or CSR), an ndarray."""
-    out = Xc @ Mt
-    return np.asarray(out)
-
-
-def block_sums(Xc, r, w, M, beta, need_grad):
-    """The additive sums of one block of rows ``Xc`` (inverse norms ``r``) at unit heads ``M``.
-
-    Returns ``(sum_i w_i F(y_i),)`` and with ``need_grad`` also the masses
-    ``sum_i w_i p_ih`` (K,) and the sums ``sum_i w_i p_ih y_i`` (K, d), in float64.
-    """
-    dtype = Xc.dtype
-    if _is_sparse(Xc):
-        L = np.ascontiguousarray(_scores(Xc, M.T.astype(dtype)).T)
-    else:
-        L = M.astype(dtype) @ Xc.T  # heads by rows (see free_energy)
-    L *= (beta * r).astype(dtype)
-    value, P = free_energy_sums(L, w, beta, need_grad)
-    if not need_grad:
-        return (value,)
-    masses = P.sum(axis=1, dtype=np.float64)
-    P *= r.astype(dtype)
-    if _is_sparse(Xc):
-        S = np.asarray(Xc.T @ P.T).T
-    else:
-        S = P @ Xc
-    return value, masses, np.asarray(S, dtype=np.float64)
 
 
 class CosineStatistics:
@@ -81,18 +52,13 @@ class CosineStatistics:
         self.chunk_size = int(chunk_size)
 
     def sums(self, M, beta, need_grad):
-        """:func:`block_sums` over all the rows, in threads, chunk by chunk."""
-        X, w, r, chunk = self.X, self.weights, self.inv, self.chunk_size
-        M = np.asarray(M, dtype=np.float64)
-
-        def part(a, b):
-            return block_sums(X[a:b], r[a:b], None if w is None else w[a:b], M, beta, need_grad)
-
-        def block(lo, hi):
-            return chunk_sums(part, lo, hi, chunk)
-
+        """:func:`.kernel.range_sums` over all the rows: its row blocks in
+        threads, each chunk by chunk."""
+        X, chunk = self.X, self.chunk_size
         with one_blas_thread():
-            return sum_row_blocks(block, X.shape[0], 2 * chunk)
+            return add_blocks(map_row_blocks(range_sums, X.shape[0], 2 * chunk, X, self.inv,
+                                             self.weights, np.asarray(M, dtype=np.float64),
+                                             beta, need_grad, chunk))
 
 
 def cosine_scores(X, M, inv=None):

@@ -169,30 +169,38 @@ class _RawKernel:
         if COMPILED:
             self.At, self.c1 = padded_heads(self.A, self.dtype), self.c[:, 0].copy()
 
-    def sums(self, X, lo, hi, w, need_grad, labels=None, chunk=4096):
+    def range_sums(self, lo, hi, X, w, need_grad, labels=None, chunk=4096):
         """``(value,)`` or ``(value, masses, sum_i w_i p_ih (x_i - r))`` of the rows
-        ``X[lo:hi]``; with ``labels``, the hard assignment too (:func:`logit_sums`).
+        ``X[lo:hi]`` (weights ``w``, None: all one); with ``labels`` (an array of
+        ``X``'s rows), the hard assignment too (:func:`logit_sums`).  A pass
+        maps it over its row blocks (:func:`..._blocks.map_row_blocks`).
 
         The compiled kernel reads rows stored as the passes compute them (C
-        order, in the kernel's dtype) in one call; other rows, and the numpy
-        reference, go ``chunk`` rows at a time (a converted copy of a chunk).
+        order, in the kernel's dtype) in one call; other rows go ``chunk`` rows
+        at a time (a converted copy of a chunk), to the compiled kernel or to
+        the numpy reference (:meth:`reference_sums`).
         """
         direct = COMPILED and X.dtype == self.dtype and X.flags.c_contiguous
         out = None
         for a in range(lo, hi, max(hi - lo, 1) if direct else chunk):
             b = hi if direct else min(a + chunk, hi)
-            part = self.chunk_sums(X[a:b], None if w is None else w[a:b], need_grad,
-                                   None if labels is None else labels[a:b])
+            wc, lc = None if w is None else w[a:b], None if labels is None else labels[a:b]
+            if COMPILED:
+                part = point_sums(np.ascontiguousarray(X[a:b], dtype=self.dtype), self.At,
+                                  self.c1, None if wc is None else
+                                  np.ascontiguousarray(wc, np.float64),
+                                  self.beta, need_grad, lc, self.r)
+            else:
+                part = self.reference_sums(X[a:b], wc, need_grad, lc)
             out = part if out is None else tuple(p + q for p, q in zip(out, part))
         return out
 
-    def chunk_sums(self, X, w, need_grad, labels=None):
-        """:meth:`sums` of a chunk of rows, by the compiled kernel or by numpy."""
-        if COMPILED:
-            X = np.ascontiguousarray(X, dtype=self.dtype)
-            return point_sums(X, self.At, self.c1,
-                              None if w is None else np.ascontiguousarray(w, np.float64),
-                              self.beta, need_grad, labels, self.r)
+    def sums(self, X, lo, hi, w, need_grad, labels=None, chunk=4096):
+        """:meth:`range_sums` with the rows first (the dask passes' order)."""
+        return self.range_sums(lo, hi, X, w, need_grad, labels, chunk)
+
+    def reference_sums(self, X, w, need_grad, labels=None):
+        """:meth:`range_sums` of a chunk of rows by the numpy reference."""
         Xr = X if self.r is None and X.dtype == self.dtype else \
             np.subtract(X, 0 if self.r is None else self.r, dtype=self.dtype)
         L = self.A @ Xr.T  # heads by rows (see free_energy)
@@ -232,9 +240,9 @@ def block_sums(Y, w, Z, beta, need_grad):
     through the unit chart of :class:`_RawKernel`), else by the numpy
     reference, :func:`logit_sums` of the logits' product.
     """
-    if COMPILED:
+    if COMPILED and Y.shape[0]:  # (one chunk: the block's rows in one call)
         kernel = _RawKernel(_UNIT_CHART, np.zeros(Y.shape[1]), Z, beta, Y.dtype)
-        return kernel.chunk_sums(Y, w, need_grad)
+        return kernel.range_sums(0, Y.shape[0], Y, w, need_grad, chunk=Y.shape[0])
     L = ((2.0 * beta) * Z).astype(Y.dtype, copy=False) @ Y.T  # heads by rows (free_energy)
     L -= (beta * np.einsum("ij,ij->i", Z, Z)).astype(Y.dtype)[:, None]
     return logit_sums(L, w, beta, need_grad, Y)

@@ -54,7 +54,7 @@ from .seeding import seed_points
 from .statistics import PointStatistics
 
 __all__ = ["COARSE_TOL", "PointMaths", "absolute_temperature", "lloyd_shift",
-           "mass_preconditioner", "point_risk", "point_weights"]
+           "mass_preconditioner", "point_weights"]
 
 
 #: Tolerance of the coarse stage (at least ``tol``): the sample's own
@@ -93,30 +93,6 @@ def _logits(Y, Z, beta):
     L = Y @ ((2.0 * beta) * Z.T)
     L -= beta * np.einsum("ij,ij->i", Z, Z)
     return L
-
-
-def point_risk(M, stats, beta, return_grad=False):
-    """The risk ``R`` of unit heads ``M`` (K, d + 1); with ``return_grad``, also
-    its Euclidean gradient (K, d + 1) and the heads' masses ``sum_i w_i p_ih / W``.
-
-    ``stats`` provides ``chart``, ``total_weight`` and ``sums(Z, beta,
-    need_grad)`` (:class:`.statistics.PointStatistics`, or its dask twin).  The risk is
-    in the data's units (squared spreads); heads whose last coordinate is
-    below :data:`MIN_POLE` have an infinite risk (their points are beyond the
-    data's reach), so a line search steps back from them.
-    """
-    M = np.asarray(M, dtype=np.float64)
-    if np.any(M[:, -1] < MIN_POLE):
-        return (np.inf, np.full_like(M, np.nan), None) if return_grad else np.inf
-    chart = stats.chart
-    Z = chart.scaled_points(M)
-    out = stats.sums(Z, beta, return_grad)
-    W = stats.total_weight
-    risk = (stats.sq_total + out[0]) / W
-    if not return_grad:
-        return risk
-    G = (2.0 / W) * (out[1][:, None] * Z - out[2])
-    return risk, chart.pull_back(M, G), out[1] / W
 
 
 def lloyd_shift(M, rgrad, masses, height, floor):
@@ -197,7 +173,29 @@ class PointMaths:
         return self.chart.heads(self.seed_points(rows, weights, init, rng))
 
     def risk(self, M, stats, return_grad=False):
-        return point_risk(M, stats, self.beta, return_grad=return_grad)
+        """The risk ``R`` of unit heads ``M`` (K, d + 1) at this layer's ``beta``;
+        with ``return_grad``, also its Euclidean gradient (K, d + 1) and the
+        heads' masses ``sum_i w_i p_ih / W``.
+
+        ``stats`` provides ``chart``, ``total_weight``, ``sq_total`` and ``sums(Z,
+        beta, need_grad)`` (:class:`.statistics.PointStatistics`, or its dask
+        twin).  The risk is in the data's units (squared spreads); heads whose
+        last coordinate is below :data:`MIN_POLE` have an infinite risk (their
+        points are beyond the data's reach), so a line search steps back from
+        them.
+        """
+        M = np.asarray(M, dtype=np.float64)
+        if np.any(M[:, -1] < MIN_POLE):
+            return (np.inf, np.full_like(M, np.nan), None) if return_grad else np.inf
+        chart = stats.chart
+        Z = chart.scaled_points(M)
+        out = stats.sums(Z, self.beta, return_grad)
+        W = stats.total_weight
+        risk = (stats.sq_total + out[0]) / W
+        if not return_grad:
+            return risk
+        G = (2.0 / W) * (out[1][:, None] * Z - out[2])
+        return risk, chart.pull_back(M, G), out[1] / W
 
     def preconditioner(self, M, masses):
         return mass_preconditioner(M, masses, self.chart.height, self.floor)

@@ -117,6 +117,7 @@ def _centred(moments, W, full):
     cov = 0.5 * (cov + cov.T)
     return mean, cov, float(np.trace(cov))
 
+
 def _near_origin(head, a, dtype):
     """Whether rows like ``head`` (largest magnitude ``a``) may be summed as stored:
     no square under- or overflows ``dtype`` and their mean is within
@@ -147,29 +148,34 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False, full=True):
             s = ((head * (1.0 / a)).mean(axis=0) * a).astype(dtype)
     inv = dtype(1.0 / a)
     shift = s.astype(np.float64) / a
-    d = X.shape[1]
-
-    def block(lo, hi):
-        total, second = np.zeros(d), np.zeros((d, d) if full else d)
-        with np.errstate(over="ignore", invalid="ignore"):
-            for b in range(lo, hi, chunk_size):
-                Y = X[b:min(b + chunk_size, hi)]
-                if not raw or Y.dtype != dtype:
-                    Y = np.subtract(Y, s, dtype=dtype)
-                if not raw:
-                    Y *= inv
-                Yw = Y if w is None else Y * w[b:b + Y.shape[0], None].astype(dtype)
-                # a product: many times faster than numpy's column sums
-                total += np.ones(Y.shape[0], dtype=dtype) @ Yw
-                if full:
-                    second += weighted_rows(Yw.T, Y)
-                else:  # the column sums of Yw * Y, as a product (as the total)
-                    second += np.ones(Y.shape[0], dtype=dtype) @ (Yw * Y)
-        return total, second
-
     with one_blas_thread():
-        total, second = sum_row_blocks(block, X.shape[0], 2 * chunk_size)
+        total, second = sum_row_blocks(_moment_block, X.shape[0], 2 * chunk_size, X, w, s,
+                                       inv, dtype, raw, full, chunk_size)
     return total, second, shift, a
+
+
+def _moment_block(lo, hi, X, w, s, inv, dtype, raw, full, chunk_size):
+    """The sums of the rows ``X[lo:hi]`` less ``s`` times ``inv`` (as they are
+    with ``raw``), weighted, and of their (full: outer; else elementwise)
+    squares, ``chunk_size`` rows at a time, in ``dtype`` (a block of the moment
+    pass of :func:`_scaled_moments`)."""
+    d = X.shape[1]
+    total, second = np.zeros(d), np.zeros((d, d) if full else d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for b in range(lo, hi, chunk_size):
+            Y = X[b:min(b + chunk_size, hi)]
+            if not raw or Y.dtype != dtype:
+                Y = np.subtract(Y, s, dtype=dtype)
+            if not raw:
+                Y *= inv
+            Yw = Y if w is None else Y * w[b:b + Y.shape[0], None].astype(dtype)
+            # a product: many times faster than numpy's column sums
+            total += np.ones(Y.shape[0], dtype=dtype) @ Yw
+            if full:
+                second += weighted_rows(Yw.T, Y)
+            else:  # the column sums of Yw * Y, as a product (as the total)
+                second += np.ones(Y.shape[0], dtype=dtype) @ (Yw * Y)
+    return total, second
 
 
 class ScaledCovariance:

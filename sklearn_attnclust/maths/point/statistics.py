@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._assign import row_norms2
-from ..._blocks import chunk_rows, one_blas_thread, sum_row_blocks
+from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
+                        sum_row_blocks)
 from ..shared import CACHE_ENTRIES
 from .chart import PointChart
 from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
@@ -24,6 +25,13 @@ def _sq_sum(Y, w):
     if w is None:
         return float(np.vdot(Y, Y))
     return float(w @ row_norms2(Y))
+
+
+def _sq_block(lo, hi, X, Y, w, chart, dtype):
+    """``(sum_i w_i ||y_i||^2,)`` of the rows ``lo:hi``: their scaled rows ``Y``
+    if cached (else None: ``X``'s rows scaled by ``chart`` in ``dtype``)."""
+    rows = chart.scaled(X[lo:hi], dtype) if Y is None else Y[lo:hi]
+    return (_sq_sum(rows, None if w is None else w[lo:hi]),)
 
 
 @dataclass
@@ -94,11 +102,8 @@ class PointStatistics:
         Y = chart.scaled(X) if cached and sq_total is None else None
         dtype = np.float32 if not cached and X.dtype == np.float32 else np.float64
         if sq_total is None:
-            sq_total = float(sum_row_blocks(
-                lambda lo, hi: (_sq_sum(chart.scaled(X[lo:hi], dtype) if Y is None
-                                        else Y[lo:hi],
-                                        None if weights is None else weights[lo:hi]),),
-                n, 65536)[0])
+            sq_total = float(sum_row_blocks(_sq_block, n, 65536, X, Y, weights, chart,
+                                            dtype)[0])
         # (the offset over the bound: the spread times it overflows at 1e308)
         far = np.max(np.abs(chart.offset)) / RAW_OFFSET[np.dtype(dtype)] > chart.spread
         return cls(X=X, weights=weights, chart=chart, total_weight=W, sq_total=sq_total,
@@ -111,7 +116,8 @@ class PointStatistics:
         return self.X.shape[0]
 
     def sums(self, Z, beta, need_grad, bias=None):
-        """:func:`.kernel.block_sums` over all the rows, in threads (``bias``: a logit
+        """The sums of :meth:`.kernel._RawKernel.range_sums` (:func:`.kernel.block_sums`'s)
+        over all the rows, its row blocks in threads (``bias``: a logit
         added per head, the log mixing weights of ``temperature="learn"``,
         :mod:`sklearn_attnclust._likelihood`; no hard assignment is tracked with it).
 
@@ -132,15 +138,12 @@ class PointStatistics:
             kernel = _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias)
         labels = None if self.cached or not need_grad or bias is not None \
             else self.labels
-
-        def block(lo, hi):
-            return kernel.sums(rows, lo, hi, w, need_grad, labels, self.chunk_size)
-
         # threads from as many rows as float64 chunks would need (float32 chunks
         # hold twice the rows: mid-size float32 data keep their two threads)
         min_rows = 2 * self.chunk_size * np.dtype(self.dtype).itemsize // 8
         with one_blas_thread():
-            out = sum_row_blocks(block, X.shape[0], min_rows)
+            out = add_blocks(map_row_blocks(kernel.range_sums, X.shape[0], min_rows, rows, w,
+                                            need_grad, labels, self.chunk_size))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
             self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)
