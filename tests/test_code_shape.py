@@ -85,10 +85,7 @@ def _stack_at_kernel(estimator, X, site):
 #: layer's compiled kernel, the cosine layer's free-energy sums (numpy).
 KERNEL_SITES = [
     ("point", "point_sums"),
-    pytest.param("cosine", "free_energy_sums", marks=pytest.mark.xfail(
-        strict=True, reason="12 frames, with a call back into layers/free_energy.py "
-        "(FreeEnergyLayer.fit -> CosineLayer._fit -> FreeEnergyLayer._descend): 10 once "
-        "layers/cosine.py's fit calls _strategy.fit_layer itself, as layers/point.py's")),
+    ("cosine", "free_energy_sums"),
 ]
 
 

@@ -12,7 +12,9 @@ from .._cosine import (CosineMaths, CosineStatistics, _is_sparse, _row_exponents
 from .._fit import FLOAT32_TOL
 from ..maths.cosine.source import source_spread, unit_block_sums
 from ..rows.statistics import row_extent
+from .._strategy import fit_layer
 from .base import LayerState, register_layer
+from .common import warn_if_not_converged
 from .free_energy import FreeEnergyLayer
 from .stream import Stream
 
@@ -87,7 +89,10 @@ class CosineLayer(FreeEnergyLayer):
     def _warm_start(self):
         return getattr(self, "centers", None)
 
-    def _fit(self, X, w, rng, *, init=None, n_init=None):
+    def fit(self, X, w, rng, *, init=None, n_init=None):
+        """Fit to the unit rows of ``X`` (weights ``w`` or None): the cosine
+        statistics and maths, then :func:`.._strategy.fit_layer` on them (called
+        here, one frame fewer from the estimator to the kernel)."""
         X = as_rows(X)
         n, d = X.shape
         start = self.init if init is None else init
@@ -96,18 +101,16 @@ class CosineLayer(FreeEnergyLayer):
         stats = CosineStatistics(X, w, n_heads=self.n_clusters)
         spread = cosine_spread(stats.X, w, self.n_clusters)
         maths = CosineMaths(self.n_clusters, self.temperature, spread, d)
-        self.source_readouts(self._descend(maths, stats.X, w, stats, rng, init, n_init), maths,
-                             X)
+        fit = fit_layer(maths, stats.X, w, stats, random_state=rng,
+                        **self.descent_options(init, n_init, stats.X))
+        warn_if_not_converged(fit, self.max_iter)
+        self.source_readouts(fit, maths, X)
 
-    def _descend(self, maths, X, w, stats, rng, init, n_init):
-        """The free-energy layers' descent, to a tolerance of at least
-        :data:`.._fit.FLOAT32_TOL` on float32 rows."""
-        tol = max(self.tol, FLOAT32_TOL) if X.dtype == np.float32 else self.tol
-        saved, self.tol = self.tol, tol
-        try:
-            return super()._descend(maths, X, w, stats, rng, init, n_init)
-        finally:
-            self.tol = saved
+    _fit = fit  # (partial_fit's refit on the reservoir)
+
+    def tol_for(self, X):
+        """At least :data:`..maths.sizes.FLOAT32_TOL` on float32 rows."""
+        return max(self.tol, FLOAT32_TOL) if X.dtype == np.float32 else self.tol
 
     # -- the generic fit on a row source (a dask array's: Layer.fit_dask) --------
     def source_maths(self, rows):

@@ -62,18 +62,24 @@ class FreeEnergyLayer(Layer):
         self.n_init = n_starts(init, n_init, self.n_random, self.n_seeded)
         self.options = {"verbose": verbose, "learning_rate": learning_rate, "solver": solver}
 
-    def descent_options(self, init=None, n_init=None):
+    def descent_options(self, init=None, n_init=None, X=None):
         """The options of :func:`.._strategy.fit_layer` for this layer's starts
-        (``init``, ``n_init``: the layer's own where None)."""
+        (``init``, ``n_init``: the layer's own where None) on the rows ``X``
+        (their tolerance: :meth:`tol_for`)."""
         return dict(init=self.init if init is None else init,
                     n_init=self.n_init if n_init is None else n_init,
-                    max_iter=self.max_iter, tol=self.tol, **self.options)
+                    max_iter=self.max_iter, tol=self.tol if X is None else self.tol_for(X),
+                    **self.options)
+
+    def tol_for(self, X):
+        """The descent's tolerance on the rows ``X``: the layer's ``tol``."""
+        return self.tol
 
     def _descend(self, maths, X, w, stats, rng, init, n_init):
         """:func:`.._strategy.fit_layer` with this layer's starts and options,
         warning where it did not converge."""
         fit = fit_layer(maths, X, w, stats, random_state=rng,
-                        **self.descent_options(init, n_init))
+                        **self.descent_options(init, n_init, X))
         warn_if_not_converged(fit, self.max_iter)
         return fit
 
