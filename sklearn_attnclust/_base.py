@@ -18,7 +18,6 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._assign import nearest_point
 from .metrics import quantization_risk
 
 __all__ = ["BaseEmbedding", "BaseQuantizer"]
@@ -123,10 +122,6 @@ def unit_weights(w):
         return w
     with np.errstate(under="ignore"):
         return w * power_of_two_scale(w)
-
-
-def _nearest_center(X, centers):  # moved: in_context.py imports it (see _assign)
-    return nearest_point(X, centers)[0]
 
 
 class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):

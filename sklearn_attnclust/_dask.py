@@ -30,6 +30,7 @@ from ._reconstruction import add_risk_sums, risk_sums
 from .rows.dask import DaskRows, _aligned, not_finite_error, persist_rows
 from .rows.dask import is_dask_array, warm_workers  # noqa: F401  (moved)
 from .rows.dask_sample import keyed_sample  # noqa: F401  (moved)
+from .layers.base import Statistics
 
 __all__ = ["DaskContextStatistics", "DaskPointStatistics", "assignment_totals",
            "check_rows", "is_dask_array", "map_rows", "persist_rows", "sum_rows",
@@ -40,7 +41,7 @@ __all__ = ["DaskContextStatistics", "DaskPointStatistics", "assignment_totals",
 UNIT_RANGE = 20
 
 
-class DaskContextStatistics:
+class DaskContextStatistics(Statistics):
     """The statistics of :class:`._attention.ContextStatistics` for a dask array.
 
     Attributes

@@ -20,6 +20,7 @@ from .rows.dask import (DaskRows, _aligned, _aligned_chunks, _row_groups, not_fi
                         persist_rows)
 from .rows.dask_sample import (_finish_keyed, _key_limit, _KeyedBelow, _merge_keyed, _tree,
                                keyed_sample)
+from .layers.base import Statistics
 
 __all__ = ["DaskPointStatistics"]
 
@@ -190,7 +191,7 @@ def _group_point_sums(kernel, need_grad, chunk, centers, *blocks):
     return out
 
 
-class DaskPointStatistics:
+class DaskPointStatistics(Statistics):
     """The point layer's statistics (:class:`._point.PointStatistics`) for a dask array.
 
     :meth:`from_dask` reduces the chart's moments (on the rows over their

@@ -41,6 +41,7 @@ from scipy.sparse import issparse
 from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
                       smallest_keys)
 from ._fit import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
+from .layers.base import relocation_of
 from .optim import LayerProblem, make_optimizer
 from .rows import RowSource
 
@@ -183,7 +184,7 @@ class _Descent:
         res = optimizer.run(problem, M0, state,
                             callback=self._callback if loud and self.verbose else None)
         res.empty = np.zeros(0, dtype=np.intp)
-        if maths.relocate is not None and np.isfinite(res.value):
+        if relocation_of(maths) is not None and np.isfinite(res.value):
             # relative, as a weight is (the masses are shares of the total weight):
             # a head is empty with less than half the average row's weight
             res.empty = np.flatnonzero(problem.masses(res.heads) * _n_rows(st) < 0.5)

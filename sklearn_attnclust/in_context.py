@@ -8,7 +8,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseEmbedding, _nearest_center, power_of_two_scale
+from ._assign import nearest_point
+from ._base import BaseEmbedding, power_of_two_scale
 from .maths.in_context import (
     context_moments,
     in_context_from_moments,
@@ -269,7 +270,7 @@ class InContextQuantizer(BaseEmbedding):
         self.temperature_ = float(self._in_input_units(self._beta, 2))
         self.cluster_centers_ = self._in_input_units(centers, -1)
         out = self._embed_scaled(Xs, 1.0)
-        self.labels_ = _nearest_center(out, centers)
+        self.labels_ = nearest_point(out, centers)[0]
         resid = Xs - centers[self.labels_]
         self.inertia_ = float(self._in_input_units(
             np.einsum("ij,ij->", resid, resid, dtype=np.float64), -2))
@@ -326,7 +327,7 @@ class InContextQuantizer(BaseEmbedding):
         X = self._fitted_input(X)
         centers = self.cluster_centers_.astype(X.dtype, copy=False)
         with np.errstate(over="ignore", invalid="ignore"):
-            return _nearest_center(self._embed(X, 1.0), centers)
+            return nearest_point(self._embed(X, 1.0), centers)[0]
 
     @available_if(_labels_from_the_stack)
     def fit_predict(self, X, y=None):

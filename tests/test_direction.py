@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
+from sklearn_attnclust.layers.base import preconditioner_of, relocation_of
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust._attention import (
     ContextStatistics,
@@ -67,7 +68,7 @@ def test_risk_is_relative_to_the_mean_squared_norm(mixture, L, alpha):
     # the scale is profiled out: the gradient is the envelope one, to first order
     assert np.max(np.abs(fd - grad)) <= 1e-5 * np.max(np.abs(fd))
     assert maths.stationarity(M, grad, None) == float(np.linalg.norm(grad))
-    assert maths.preconditioner is None and maths.relocate is None
+    assert preconditioner_of(maths) is None and relocation_of(maths) is None
 
 
 def test_final_risk_has_no_penalty_and_is_in_input_units(mixture):

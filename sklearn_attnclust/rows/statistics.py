@@ -15,6 +15,7 @@ numbers (the same blocks and chunks).
 import numpy as np
 
 from .._blocks import chunk_rows, one_blas_thread
+from ..layers.base import Statistics
 
 __all__ = ["KernelStatistics", "row_extent"]
 
@@ -34,7 +35,7 @@ def kernel_block(block, kernel, chunk, inv, args, offset=None):
     return out
 
 
-class KernelStatistics:
+class KernelStatistics(Statistics):
     """The sums of ``kernel`` over a row source's rows over ``scale`` (unweighted).
 
     Parameters

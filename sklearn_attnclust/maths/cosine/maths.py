@@ -26,6 +26,7 @@ from sklearn.cluster import kmeans_plusplus
 from .rows import _is_sparse, as_rows, unit_rows
 from .seeding import _draw_distinct, _repair, _unit, _unit_order, check_unit_heads
 from .statistics import CosineStatistics, cosine_scores
+from ...layers.base import LayerMaths
 
 __all__ = ["CosineMaths", "log_bessel_iv", "vmf_log_normaliser"]
 
@@ -77,11 +78,11 @@ def vmf_log_normaliser(d, kappa):
 
 
 # -- the layer's mathematics ---------------------------------------------------
-class CosineMaths:
+class CosineMaths(LayerMaths):
     """The cosine layer's mathematics, for :mod:`sklearn_attnclust._strategy`."""
 
     coarse_tol = COARSE_TOL
-    unit_root = 1.0  # the risk is dimensionless (a mean 1 - cosine)
+    # unit_root: the default 1 (the risk is dimensionless: a mean 1 - cosine)
 
     def __init__(self, n_clusters, temperature, spread, n_features):
         self.n_clusters, self.d = int(n_clusters), int(n_features)

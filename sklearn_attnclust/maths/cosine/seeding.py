@@ -3,7 +3,7 @@ their values, made distinct, or checked when given."""
 
 import numpy as np
 
-from ..._init import canonical_order
+from ..._init import canonical_order, generator_from
 from .rows import _SEED, _is_sparse, sparse_row_keys
 
 __all__ = ["check_unit_heads"]
@@ -64,7 +64,7 @@ def _repair(M, Y, rng):
     except ValueError:
         pass
     K, d = M.shape
-    gen = np.random.default_rng(rng.randint(2**31 - 1))
+    gen = generator_from(rng)
     for h in range(1, K):
         G = M[:h] @ M[h]
         if np.max(G) > 1.0 - 1e-10:

@@ -14,6 +14,7 @@ from ..free_energy import exp_shifted
 from .kernel import _scores, block_sums, range_sums  # noqa: F401  (block_sums: re-exported)
 from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
     unit_rows
+from ...layers.base import Statistics
 
 __all__ = ["CosineStatistics", "block_sums", "cosine_scores", "cosine_spread", "cosine_weights"]
 
@@ -31,7 +32,7 @@ SPARSE_CHUNK = 16384
 SPREAD_FLOOR = 1e-6
 
 
-class CosineStatistics:
+class CosineStatistics(Statistics):
     """The rows of a cosine fit: ``X`` (an ndarray or a CSR matrix, never copied
     unless its rows are of extreme scale), their inverse norms, the weights and
     their total, and the chunk size."""

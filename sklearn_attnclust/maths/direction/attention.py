@@ -44,6 +44,7 @@ import numpy as np
 from ..._blocks import map_row_blocks, one_blas_thread
 from ..._sphere import riemannian_gradient
 from .reconstruction import add_risk_sums, competitive_weights, risk_sums
+from ...layers.base import Statistics
 
 __all__ = [
     "ContextStatistics",
@@ -65,7 +66,7 @@ __all__ = [
 # Statistics of the data that the risks need
 # --------------------------------------------------------------------------
 @dataclass
-class ContextStatistics:
+class ContextStatistics(Statistics):
     """Moments of the data that define the resampled-context risk.
 
     Attributes

@@ -28,10 +28,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
-from ..._init import check_start, init_heads, order_by_key, squared_norms, unit_start
+from ..._init import (check_start, generator_from, init_heads, order_by_key, squared_norms,
+                      unit_start)
 from ..free_energy import exp_shifted, free_energy_sums
 from ..shared import CACHE_ENTRIES, check_points, chunk_sums, weighted_rows
 from .attention import typical_head_score
+from ...layers.base import LayerMaths, Statistics
 
 __all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
            "largest_score", "score_sums", "source_moments"]
@@ -132,7 +134,7 @@ def block_sums(Y, w, M, beta, need_grad):
 
 
 @dataclass
-class AxisStatistics:
+class AxisStatistics(Statistics):
     """The rows of a direction free-energy fit: ``X`` (input units), weights, the
     scale ``s``, the total weight, the chunk size, and the scaled rows for
     small data."""
@@ -170,7 +172,7 @@ class AxisStatistics:
             return sum_row_blocks(block, X.shape[0], 2 * chunk)
 
 
-class AxisMaths:
+class AxisMaths(LayerMaths):
     """The direction free-energy layer's mathematics, for :mod:`sklearn_attnclust._strategy`."""
 
     coarse_tol = COARSE_TOL
@@ -191,7 +193,7 @@ class AxisMaths:
     def starts(self, rows, weights, init, rng):
         """Unit heads: k-means++ on directions (sign-free), random, PCA, a callable or an array."""
         Y = np.asarray(rows, dtype=np.float64) / self.scale
-        gen = np.random.default_rng(rng.randint(2**31 - 1))
+        gen = generator_from(rng)
         K = self.n_clusters
         if isinstance(init, str) and init == "k-means++":
             from sklearn.cluster import kmeans_plusplus  # (dask's workers import this module)

@@ -34,6 +34,7 @@ from .. import sizes
 from ..shared import check_points
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
+from ...layers.base import LayerMaths
 
 __all__ = ["COARSE_TOL", "DirectionMaths", "WarmStart", "fit_directions", "n_starts",
            "unit_scale"]
@@ -95,7 +96,7 @@ def n_starts(init, n_init):
     return 1
 
 
-class DirectionMaths:
+class DirectionMaths(LayerMaths):
     """The reconstruction risk's mathematics, for :mod:`sklearn_attnclust._strategy`.
 
     Parameters
@@ -122,8 +123,8 @@ class DirectionMaths:
     """
 
     coarse_tol = COARSE_TOL
-    preconditioner = None  # the heads' curvatures are of one scale: plain L-BFGS
-    relocate = None  # the risk has no empty heads: every head reads every row
+    # no preconditioner (the heads' curvatures are of one scale: plain L-BFGS) and no
+    # relocation (the risk has no empty heads: every head reads every row): the defaults
 
     def __init__(self, n_clusters, stats, *, attention, temperature, context_length, scale,
                  alpha, dtype, chunk_size, rms=1.0):

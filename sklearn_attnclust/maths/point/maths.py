@@ -52,6 +52,7 @@ from .chart import MIN_POLE
 from .moments import ScaledCovariance
 from .seeding import seed_points
 from .statistics import PointStatistics
+from ...layers.base import LayerMaths
 
 __all__ = ["COARSE_TOL", "PointMaths", "absolute_temperature", "lloyd_shift",
            "mass_preconditioner", "point_weights"]
@@ -144,7 +145,7 @@ def point_weights(X, chart, Z, beta, bias=None):
     return P
 
 
-class PointMaths:
+class PointMaths(LayerMaths):
     """The point layer's mathematics, for the fit strategy of :mod:`sklearn_attnclust._strategy`.
 
     Built from the chart of the data and the scaled covariance

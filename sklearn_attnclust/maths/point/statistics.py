@@ -17,6 +17,7 @@ from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
 from ..shared import CACHE_ENTRIES
 from .chart import PointChart
 from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
+from ...layers.base import Statistics
 
 __all__ = ["PointStatistics"]
 
@@ -35,7 +36,7 @@ def _sq_block(lo, hi, X, Y, w, chart, dtype):
 
 
 @dataclass
-class PointStatistics:
+class PointStatistics(Statistics):
     """The rows of a point-layer fit and the constants of its risk.
 
     Attributes
