@@ -31,8 +31,10 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust._assign import first_minimum
-from sklearn_attnclust._free_energy import free_energy_sums
-from sklearn_attnclust._point import PointStatistics, _RawKernel, weighted_rows
+from sklearn_attnclust.maths.free_energy import free_energy_sums
+from sklearn_attnclust.maths.point.statistics import PointStatistics
+from sklearn_attnclust.maths.point.kernel import _RawKernel
+from sklearn_attnclust.maths.shared import weighted_rows
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.maths.point import kernel as point_kernel
 

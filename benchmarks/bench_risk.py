@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sklearn_attnclust._attention import ContextStatistics, attention_risk
+from sklearn_attnclust.maths.direction.attention import ContextStatistics, attention_risk
 
 
 def _median_time(fun, repeat):

@@ -36,11 +36,8 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from sklearn_attnclust import AttentionQuantizer, KMeansQuantizer
-from sklearn_attnclust._attention import (
-    ContextStatistics,
-    attention_risk,
-    typical_head_score,
-)
+from sklearn_attnclust.maths.direction.attention import (ContextStatistics, attention_risk,
+                                                         typical_head_score)
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
 

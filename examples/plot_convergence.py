@@ -35,12 +35,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from sklearn_attnclust._attention import (
-    ContextStatistics,
-    attention_risk,
-    typical_head_score,
-)
-from sklearn_attnclust._sphere import minimize_on_spheres
+from sklearn_attnclust.maths.direction.attention import (ContextStatistics, attention_risk,
+                                                         typical_head_score)
+from sklearn_attnclust.optim.minimize import minimize_on_spheres
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
 

@@ -6,7 +6,7 @@ This package implements the estimators of "Attention-based clustering"
 
 import importlib
 
-from . import _point  # noqa: F401  (warns at the user's import where the kernel is not built)
+from .maths.point import kernel as _kernel  # noqa: F401  (warns at the user's import where the kernel is not built)
 
 #: The public names and their modules, imported when first read (PEP 562): the
 #: dask workers of a fit import the package's passes, not scikit-learn (whose

@@ -1,7 +1,7 @@
 """The hard assignment of rows to points: the nearest point of each row.
 
 The labels of every point-layer fit and prediction (:func:`nearest_point`),
-and the first-extremum counts that the point layer's passes (:mod:`._point`)
+and the first-extremum counts that the point layer's passes (:mod:`sklearn_attnclust.maths.point`)
 share with it.  Rows are read as stored,
 chunk by chunk, in threads (:func:`._blocks.map_row_blocks`).
 """

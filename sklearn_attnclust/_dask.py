@@ -9,7 +9,7 @@ per pass, the parts added on the cluster):
   chart's moments, the finiteness check and the fit's coarse sample in one
   graph, then one graph per evaluation, which also returns the hard assignment.
 - :class:`DaskContextStatistics` (``geometry="direction"``, the reconstruction
-  risk): the moments by one dask reduction, and :func:`._reconstruction.risk_sums`
+  risk): the moments by one dask reduction, and :func:`sklearn_attnclust.maths.direction.reconstruction.risk_sums`
   over the blocks, added, per evaluation.
 
 :func:`map_rows` and :func:`sum_rows` are the lazy read-outs of a fitted layer
@@ -24,9 +24,9 @@ import copy
 
 import numpy as np
 
-from ._attention import ContextStatistics
+from .maths.direction.attention import ContextStatistics
 from ._dask_point import DaskPointStatistics  # noqa: F401  (moved)
-from ._reconstruction import add_risk_sums, risk_sums
+from .maths.direction.reconstruction import add_risk_sums, risk_sums
 from .rows.dask import DaskRows, _aligned, not_finite_error, persist_rows
 from .rows.dask import is_dask_array, warm_workers  # noqa: F401  (moved)
 from .rows.dask_sample import keyed_sample  # noqa: F401  (moved)
@@ -42,7 +42,7 @@ UNIT_RANGE = 20
 
 
 class DaskContextStatistics(Statistics):
-    """The statistics of :class:`._attention.ContextStatistics` for a dask array.
+    """The statistics of :class:`sklearn_attnclust.maths.direction.attention.ContextStatistics` for a dask array.
 
     Attributes
     ----------
@@ -140,7 +140,7 @@ class DaskContextStatistics(Statistics):
         return float(self.n_samples)
 
     def risk_sums(self, M, beta, L, *, lam=None, need_grad=False, chunk_size=None):
-        """:func:`._reconstruction.risk_sums` over every block of ``X``, added (one
+        """:func:`sklearn_attnclust.maths.direction.reconstruction.risk_sums` over every block of ``X``, added (one
         graph; ``chunk_size`` rows per chunk, None: ``self.chunk_size``)."""
         moments = (self.second, self.second_sq, self.fourth, float(beta), L)
         kwargs = {"lam": lam, "need_grad": bool(need_grad),
@@ -169,7 +169,7 @@ class DaskContextStatistics(Statistics):
 
 
 def _risk_block(block, dtype, M, moments, kwargs):
-    """:func:`._reconstruction.risk_sums` of one block, cast to ``dtype`` first
+    """:func:`sklearn_attnclust.maths.direction.reconstruction.risk_sums` of one block, cast to ``dtype`` first
     (unless None)."""
     if dtype is not None:
         block = block.astype(dtype, copy=False)

@@ -15,7 +15,10 @@ import numpy as np
 
 from ._assign import nearest_point
 from ._blocks import chunk_rows
-from ._point import CACHE_ENTRIES, RAW_OFFSET, PointChart, _near_origin, _RawKernel
+from .maths.shared import CACHE_ENTRIES
+from .maths.point.kernel import RAW_OFFSET, _RawKernel
+from .maths.point.chart import PointChart
+from .maths.point.moments import _near_origin
 from .rows.dask import (DaskRows, _aligned, _aligned_chunks, _row_groups, not_finite_error,
                         persist_rows)
 from .rows.dask_sample import (_finish_keyed, _key_limit, _KeyedBelow, _merge_keyed, _tree,
@@ -30,7 +33,7 @@ __all__ = ["DaskPointStatistics"]
 #: under which every temporary of 128 KiB or more is mapped and unmapped afresh
 #: (measured: passes 3 to 5 times slower than in the client with chunks of 8192
 #: rows); the scaled rows go to a buffer reused over the chunks, and the
-#: ``(K, chunk)`` temporaries of :func:`._point.block_sums` stay near that size
+#: ``(K, chunk)`` temporaries of :func:`sklearn_attnclust.maths.point.kernel.block_sums` stay near that size
 #: (measured under that setting, 10^5 rows, d = 32: K = 4, 12 ms at 4096 rows
 #: against 14 at 8192; K = 16, 23 ms at 512 to 1024 rows against 30 at 8192).
 PASS_CELLS, PASS_ROWS = 16384, (512, 4096)
@@ -56,7 +59,7 @@ def _chunk_moments(C, shift, buf):
 def _raw_moments(block, a, chunk, keyed=None):
     """``(mean, M2)`` of ``block / a`` from the sums of the rows as stored (one
     read, no copy of aligned blocks: the chunks' products in the block's
-    precision, summed in float64, as :func:`._point.chart_from_data` takes
+    precision, summed in float64, as :func:`sklearn_attnclust.maths.point.moments.chart_from_data` takes
     them near the origin), or None where those sums are not finite (then a
     row is not finite, or the squares overflow).  ``keyed`` (a
     :class:`_KeyedBelow`) reads the same chunks."""
@@ -82,8 +85,8 @@ def _block_moments(block, position, take):
     is None; for ``take = (m, seed, limit)``, its part of the keyed sample as
     ``[(counts, candidates)]``, see :class:`_KeyedBelow`).
 
-    As :func:`._point.chart_from_data`: rows near the origin (the block's first
-    rows within :data:`._point.NEAREST_OFFSET` spreads of it, at a moderate
+    As :func:`sklearn_attnclust.maths.point.moments.chart_from_data`: rows near the origin (the block's first
+    rows within :data:`sklearn_attnclust._assign.NEAREST_OFFSET` spreads of it, at a moderate
     scale) are summed as stored, ``a`` the largest magnitude of the first
     rows, in the same read as the sample's keys; other blocks (and blocks
     whose sums are not finite) chunk by chunk, each chunk scaled by its
@@ -162,7 +165,7 @@ def _add_moments(parts, m=None):
 
 
 def _group_point_sums(kernel, need_grad, chunk, centers, *blocks):
-    """:meth:`._point._RawKernel.sums` over the blocks of one group (rows as
+    """:meth:`sklearn_attnclust.maths.point.kernel._RawKernel.sums` over the blocks of one group (rows as
     stored, the chart folded into the heads: one read of each block), with the
     hard assignment (the sum of each row's largest logit and the rows nearest
     to each head; a row at equal distance from two heads counts for the first,
@@ -192,13 +195,13 @@ def _group_point_sums(kernel, need_grad, chunk, centers, *blocks):
 
 
 class DaskPointStatistics(Statistics):
-    """The point layer's statistics (:class:`._point.PointStatistics`) for a dask array.
+    """The point layer's statistics (:class:`sklearn_attnclust.maths.point.statistics.PointStatistics`) for a dask array.
 
     :meth:`from_dask` reduces the chart's moments (on the rows over their
-    largest magnitude, as :func:`._point.chart_from_data` does), checks the
+    largest magnitude, as :func:`sklearn_attnclust.maths.point.moments.chart_from_data` does), checks the
     rows are finite and gathers the rows its source's plan asks (all of them
     for small data, or the fit's keyed sample), in one graph; each pass of
-    the risk (:meth:`sums`) maps :func:`._point.block_sums` over the blocks,
+    the risk (:meth:`sums`) maps :func:`sklearn_attnclust.maths.point.kernel.block_sums` over the blocks,
     one task per worker, and adds the results on the cluster: one graph.
 
     Attributes
@@ -260,11 +263,11 @@ class DaskPointStatistics(Statistics):
         return cls(rows, PointChart(offset, a * np.sqrt(var)), cov / var)
 
     def sums(self, Z, beta, need_grad):
-        """:func:`._point.block_sums` over every block, added: one graph.
+        """:func:`sklearn_attnclust.maths.point.kernel.block_sums` over every block, added: one graph.
 
-        As :meth:`._point.PointStatistics.sums` runs over large data: the rows
+        As :meth:`sklearn_attnclust.maths.point.statistics.PointStatistics.sums` runs over large data: the rows
         read as stored (float32 rows in float32, as there), the chart folded
-        into the heads (:class:`._point._RawKernel`), the hard assignment at
+        into the heads (:class:`sklearn_attnclust.maths.point.kernel._RawKernel`), the hard assignment at
         these heads returned by the same read (kept: :meth:`assignment_at`).
         """
         Z = np.asarray(Z, dtype=np.float64)

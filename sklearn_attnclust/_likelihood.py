@@ -3,7 +3,7 @@
 With logits ``b_h - beta ||y - z_h||^2`` (``y`` a row in the chart's units,
 ``z_h`` the heads' scaled points, ``b_h`` a bias per head), the point layer's
 free energy ``R_b = (1/W) sum_i w_i (-(1/beta) log sum_h exp(b_h - beta ||y_i -
-z_h||^2))`` (:mod:`._point`, the biases folded into its logits) gives the
+z_h||^2))`` (:mod:`sklearn_attnclust.maths.point`, the biases folded into its logits) gives the
 negative mean log-likelihood of an isotropic Gaussian mixture with variance
 ``1 / (2 beta)`` per coordinate and mixing weights ``pi = softmax(b)``:
 
@@ -32,7 +32,7 @@ from scipy.special import logsumexp
 
 from ._assign import nearest_point
 from ._blocks import map_row_blocks, one_blas_thread
-from ._point import _logits
+from .maths.point.maths import _logits
 
 __all__ = ["descend_likelihood", "mixture_log_density", "negative_log_likelihood",
            "posterior_assign", "soft_start"]

@@ -40,7 +40,7 @@ from scipy.sparse import issparse
 
 from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
                       smallest_keys)
-from ._fit import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
+from .maths.sizes import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
 from .layers.base import relocation_of
 from .optim import LayerProblem, make_optimizer
 from .rows import RowSource
@@ -131,7 +131,7 @@ def _sample(X, weights, m, seed, draw, keys=None):
     n = X.shape[0]
     m = min(int(m), n)
     if issparse(X):  # a CSR matrix's rows, by keys of their entries
-        from ._cosine import sparse_sample
+        from .maths.cosine.rows import sparse_sample
 
         return sparse_sample(X, weights, m, seed, draw, keys)
     if not isinstance(X, np.ndarray):  # a row source (no weights), or a dask array
@@ -176,7 +176,7 @@ class _Descent:
 
         ``state``: the optimiser's state in an earlier result that ended at ``M0``
         (a warm start); ``memory``: the curvature pairs L-BFGS keeps (more on large
-        fits, :data:`._fit.LARGE_FIT_MEMORY`)."""
+        fits, :data:`sklearn_attnclust.maths.sizes.LARGE_FIT_MEMORY`)."""
         maths, problem = self.maths, LayerProblem(self.maths, st)
         loud = self.verbose > 1 or st is self.stats if loud is None else loud
         optimizer = make_optimizer(**self.options, memory=memory, tol=tol,
@@ -243,7 +243,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         the sample does not depend on the order of the rows).
     verbose : int
     coarse : "auto" or bool
-        Seed the starts from a sample of :func:`._fit.coarse_sample_size`
+        Seed the starts from a sample of :func:`sklearn_attnclust.maths.sizes.coarse_sample_size`
         rows and descend them on it first (``"auto"``: when ``n`` is over
         ``COARSE_FACTOR`` times it).
     descend_sample : bool

@@ -10,8 +10,8 @@ from sklearn.utils.validation import check_array
 
 from ._assign import nearest_point
 from ._base import BaseQuantizer, check_sample_weight, power_of_two_scale, unit_weights
-from ._point import DENSE_FEATURES
-from ._spectrum import RowSpectrum
+from .maths.point.moments import DENSE_FEATURES
+from .maths.spectrum import RowSpectrum
 
 __all__ = ["KMeansQuantizer", "OptimalQuantizer", "PCAQuantizer"]
 

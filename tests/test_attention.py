@@ -3,16 +3,11 @@
 import numpy as np
 import pytest
 
-from sklearn_attnclust._attention import (
-    ContextStatistics,
-    attention,
-    attention_risk,
-    competitive_weights,
-    linear_limit_risk,
-    orthogonality_penalty,
-    riemannian_gradient,
-    sequence_attention,
-)
+from sklearn_attnclust.maths.direction.attention import (ContextStatistics, attention,
+                                                         attention_risk, linear_limit_risk,
+                                                         orthogonality_penalty, sequence_attention)
+from sklearn_attnclust.maths.direction.reconstruction import competitive_weights
+from sklearn_attnclust.optim.manifold import riemannian_gradient
 
 
 def _finite_difference(f, M, eps=1e-6):

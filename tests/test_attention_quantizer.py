@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_attnclust import AttentionQuantizer, KMeansQuantizer
-from sklearn_attnclust._attention import ContextStatistics, attention_risk
+from sklearn_attnclust.maths.direction.attention import ContextStatistics, attention_risk
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
 
@@ -220,7 +220,8 @@ def test_float32_sums_give_float64_values():
     # float64: the risk is that of the rounded rows, whatever the chunking (a
     # float32 sum over a chunk would change with it in the 8th digit, noise
     # that the line search near convergence cannot tell from a decrease)
-    from sklearn_attnclust._attention import riemannian_gradient, typical_head_score
+    from sklearn_attnclust.optim.manifold import riemannian_gradient
+    from sklearn_attnclust.maths.direction.attention import typical_head_score
     from sklearn_attnclust._blocks import one_blas_thread
 
     X, _, _ = make_orthogonal_mixture(30000, 10, 3, sigma=0.3, random_state=1)
@@ -251,7 +252,7 @@ def test_mixed_precision_fit_is_the_float64_optimum(monkeypatch):
     # float32; the heads must still be a float64 stationary point to tol, and
     # the fit that of float64 passes throughout up to that tolerance
     import sklearn_attnclust.maths.sizes as fit_module
-    from sklearn_attnclust._attention import riemannian_gradient
+    from sklearn_attnclust.optim.manifold import riemannian_gradient
 
     X, y, centers = make_orthogonal_mixture(80000, 8, 4, sigma=0.3, random_state=2)
     assert X.size >= fit_module.MIXED_MIN_SIZE

@@ -7,7 +7,7 @@ from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._axes import AxisMaths, axis_moments, block_sums
+from sklearn_attnclust.maths.direction.axes import AxisMaths, axis_moments, block_sums
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
 

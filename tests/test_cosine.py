@@ -13,10 +13,10 @@ from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._cosine import (CosineMaths, CosineStatistics, cosine_spread,
-                                       log_bessel_iv, log_bessel_iv_debye,
-                                       row_inverse_norms, unit_rows,
-                                       vmf_log_normaliser)
+from sklearn_attnclust.maths.cosine.maths import (CosineMaths, log_bessel_iv, log_bessel_iv_debye,
+                                                  vmf_log_normaliser)
+from sklearn_attnclust.maths.cosine.statistics import CosineStatistics, cosine_spread
+from sklearn_attnclust.maths.cosine.rows import row_inverse_norms, unit_rows
 
 
 # -- references written here ------------------------------------------------------

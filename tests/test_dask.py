@@ -10,7 +10,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._attention import ContextStatistics, attention_risk
+from sklearn_attnclust.maths.direction.attention import ContextStatistics, attention_risk
 from sklearn_attnclust._dask import DaskContextStatistics, is_dask_array
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 
@@ -107,10 +107,10 @@ def test_dask_fit_equals_numpy_fit(client, L):
 
 
 def test_dask_fit_with_float32_passes_agrees_with_numpy(client):
-    # n * d above _fit.MIXED_MIN_SIZE: both fits run their full-data passes in
+    # n * d above maths.sizes.MIXED_MIN_SIZE: both fits run their full-data passes in
     # float32, whose sums depend on the chunking at float32's rounding; both end
     # at the float64 optimum to tol, so they agree to that tolerance
-    import sklearn_attnclust._fit as fit_module
+    import sklearn_attnclust.maths.sizes as fit_module
 
     X, _, _ = make_orthogonal_mixture(60000, 10, 2, sigma=0.3, random_state=0)
     assert X.size >= fit_module.MIXED_MIN_SIZE
@@ -506,7 +506,8 @@ def test_block_passes_read_unaligned_blocks(shift):
     """Blocks deserialised by distributed may be unaligned: the passes read them
     through aligned chunks, with the results of the aligned block."""
     from sklearn_attnclust._dask_point import _block_moments, _group_point_sums
-    from sklearn_attnclust._point import PointChart, _RawKernel
+    from sklearn_attnclust.maths.point.chart import PointChart
+    from sklearn_attnclust.maths.point.kernel import _RawKernel
 
     X = _blobs(20000, 5, 3) + shift
     U = _unaligned(X)
@@ -552,7 +553,7 @@ def test_direction_free_energy_on_dask_through_the_row_source(client):
     # its own: the fit (coarse sample drawn from the source) is the in-memory one
     from sklearn.utils import check_random_state
 
-    from sklearn_attnclust._axes import AxisMaths, axis_moments, block_sums
+    from sklearn_attnclust.maths.direction.axes import AxisMaths, axis_moments, block_sums
     from sklearn_attnclust._strategy import fit_layer, sample_plan
     from sklearn_attnclust.rows.dask import DaskRows, persist_rows
     from sklearn_attnclust.rows.statistics import KernelStatistics

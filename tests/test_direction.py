@@ -9,18 +9,10 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_attnclust.layers.base import preconditioner_of, relocation_of
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._attention import (
-    ContextStatistics,
-    attention_risk,
-    typical_head_score,
-)
-from sklearn_attnclust._direction import (
-    DirectionMaths,
-    WarmStart,
-    fit_directions,
-    n_starts,
-    unit_scale,
-)
+from sklearn_attnclust.maths.direction.attention import (ContextStatistics, attention_risk,
+                                                         typical_head_score)
+from sklearn_attnclust.maths.direction.maths import (DirectionMaths, WarmStart, fit_directions,
+                                                     n_starts, unit_scale)
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 
 OPTIONS = {"attention": "competitive", "temperature": 2.0, "context_length": None,
@@ -299,7 +291,7 @@ def test_mixed_precision_without_a_coarse_stage(monkeypatch):
     # float64; the heads are a float64 stationary point to tol, the float32 and
     # float64 steps share max_iter, and the fit is the float64 one to tol
     import sklearn_attnclust.maths.sizes as fit_module
-    from sklearn_attnclust._attention import riemannian_gradient
+    from sklearn_attnclust.optim.manifold import riemannian_gradient
 
     X, _, _ = make_orthogonal_mixture(3000, 12, 3, sigma=0.3, random_state=4)
     monkeypatch.setattr(fit_module, "MIXED_MIN_SIZE", 1000)

@@ -4,12 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp, softmax
 
-from sklearn_attnclust._free_energy import (
-    EXP_FLOOR,
-    exp_shifted,
-    free_energy_sums,
-    sum_log,
-)
+from sklearn_attnclust.maths.free_energy import EXP_FLOOR, exp_shifted, free_energy_sums, sum_log
 
 
 @pytest.mark.parametrize("largest", [1, 2, 3, 8, 1000, 10**6, 10**12])

@@ -261,7 +261,7 @@ def _known_float32_scale_issue(est, X):
     """float32 data far from unit scale, on which the direction layers' fit is known to fail.
 
     The risk holds sixth powers of ``X`` and is computed in the input's dtype
-    (``_fit.py`` / ``_attention.py``): it overflows float32 (RuntimeWarning,
+    (``maths/sizes.py`` / ``maths/direction/attention.py``): it overflows float32 (RuntimeWarning,
     then a ValueError or wrong heads) or underflows it (silently unmoved
     heads).  Pinned by the strict xfails of
     ``test_reliability.py::test_float32_extreme_scales``; skipped here.

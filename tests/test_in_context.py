@@ -17,7 +17,7 @@ from sklearn.utils.estimator_checks import (
 )
 
 from sklearn_attnclust import InContextQuantizer
-from sklearn_attnclust._in_context import softmax_layer, stratified_rows
+from sklearn_attnclust.maths.in_context import softmax_layer, stratified_rows
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
 

@@ -23,7 +23,7 @@ from sklearn.utils.estimator_checks import check_estimator
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust._assign import nearest_point
 from sklearn_attnclust._init import canonical_order
-from sklearn_attnclust._point import chart_from_data
+from sklearn_attnclust.maths.point.moments import chart_from_data
 from sklearn_attnclust.layers import (Layer, LayerMaths, LayerState, Statistics, layer_class,
                                       register_layer, registered_geometries,
                                       unregister_layer)

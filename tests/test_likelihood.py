@@ -11,7 +11,8 @@ from sklearn.mixture import GaussianMixture
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust._likelihood import negative_log_likelihood
-from sklearn_attnclust._point import PointStatistics, chart_from_data
+from sklearn_attnclust.maths.point.statistics import PointStatistics
+from sklearn_attnclust.maths.point.moments import chart_from_data
 
 
 def _blobs(n=1500, d=2, K=3, seed=0, std=1.0):
@@ -245,7 +246,7 @@ def test_score_with_sample_weight():
 def test_absolute_temperature_rule():
     """The mean of the K - 1 largest eigenvalues while K - 1 <= d; beyond, the mean
     eigenvalue times ((K - 1) / d)^(-2/d)."""
-    from sklearn_attnclust._point import absolute_temperature
+    from sklearn_attnclust.maths.point.maths import absolute_temperature
 
     cov = np.diag([0.5, 0.3, 0.2])
     assert absolute_temperature(cov, 3, 16.0) == pytest.approx(16.0 / 0.4)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._attention import ContextStatistics, attention_risk
+from sklearn_attnclust.maths.direction.attention import ContextStatistics, attention_risk
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance
 

@@ -14,17 +14,12 @@ from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust._assign import first_minimum, nearest_point
-from sklearn_attnclust._point import (
-    CACHE_ENTRIES,
-    PointChart,
-    PointMaths,
-    PointStatistics,
-    absolute_temperature,
-    block_sums,
-    chart_from_data,
-    point_weights,
-    weighted_rows,
-)
+from sklearn_attnclust.maths.shared import CACHE_ENTRIES, weighted_rows
+from sklearn_attnclust.maths.point.chart import PointChart
+from sklearn_attnclust.maths.point.maths import PointMaths, absolute_temperature, point_weights
+from sklearn_attnclust.maths.point.statistics import PointStatistics
+from sklearn_attnclust.maths.point.kernel import block_sums
+from sklearn_attnclust.maths.point.moments import chart_from_data
 from sklearn_attnclust._strategy import fit_layer
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 from sklearn_attnclust.metrics import centroid_distance

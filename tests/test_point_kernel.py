@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._point import CACHE_ENTRIES, logit_sums
+from sklearn_attnclust.maths.shared import CACHE_ENTRIES
+from sklearn_attnclust.maths.point.kernel import logit_sums
 from sklearn_attnclust.maths.point import kernel
 
 BUILT = kernel.point_sums is not None
@@ -45,7 +46,7 @@ def test_the_portable_variant_is_switched_off():
     assert kernel.runs_compiled("vector (target_clones: avx2, default)")
     assert kernel.runs_compiled(None)  # a build older than VARIANT
     assert kernel.KERNEL_VARIANT == _point_kernel.VARIANT
-    code = ("import sklearn_attnclust._point as p, sklearn_attnclust._point_kernel as k\n"
+    code = ("import sklearn_attnclust.maths.point.kernel as p, sklearn_attnclust._point_kernel as k\n"
             "print(p.COMPILED, k.VARIANT)")
     import subprocess
     import sys
@@ -309,7 +310,7 @@ def test_without_the_kernel_the_package_warns_and_fits():
         "sys.modules['sklearn_attnclust._point_kernel'] = None\n"
         "with warnings.catch_warnings(record=True) as caught:\n"
         "    warnings.simplefilter('always')\n"
-        "    import sklearn_attnclust._point as p\n"
+        "    import sklearn_attnclust.maths.point.kernel as p\n"
         "assert not p.COMPILED\n"
         "mine = [w for w in caught if issubclass(w.category, p.KernelNotBuiltWarning)]\n"
         "assert len(mine) == 1, caught\n"

@@ -3,11 +3,8 @@
 import numpy as np
 import pytest
 
-from sklearn_attnclust._reconstruction import (
-    add_risk_sums,
-    competitive_weights,
-    risk_sums,
-)
+from sklearn_attnclust.maths.direction.reconstruction import (add_risk_sums, competitive_weights,
+                                                              risk_sums)
 
 
 def _moments(X, w):

@@ -6,7 +6,7 @@ import pytest
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust._blocks import keyed_sample_rows, race_keys, row_keys, smallest_keys
-from sklearn_attnclust._fit import COARSE_FACTOR, coarse_sample_size
+from sklearn_attnclust.maths.sizes import COARSE_FACTOR, coarse_sample_size
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 
 

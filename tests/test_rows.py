@@ -78,7 +78,7 @@ def test_blas_limit_is_scoped_to_the_outermost_caller():
 def test_kernel_statistics_in_memory_are_the_layer_pass():
     # the generic statistics of a per-block kernel over MemoryRows give the
     # direction free-energy layer's own pass, bit for bit (same blocks, chunks)
-    from sklearn_attnclust._axes import AxisStatistics, axis_moments, block_sums
+    from sklearn_attnclust.maths.direction.axes import AxisStatistics, axis_moments, block_sums
     from sklearn_attnclust.datasets import make_orthogonal_mixture
     from sklearn_attnclust.rows.statistics import KernelStatistics
 

@@ -1,6 +1,6 @@
 """Wide data: the top eigenpairs without the (d, d) matrix (issue 30).
 
-The solvers of :mod:`sklearn_attnclust._spectrum` (the n x n Gram side, and
+The solvers of :mod:`sklearn_attnclust.maths.spectrum` (the n x n Gram side, and
 Lanczos on the moment as an operator) against the dense ``eigvalsh`` of the
 (d, d) moment they replace; the estimators on wide data against the same fits
 with the dense route forced; and the wide fits' memory, which must not hold a
@@ -16,8 +16,9 @@ from sklearn_attnclust import AttentionQuantizer, InContextQuantizer, PCAQuantiz
 from sklearn_attnclust import baselines, in_context
 from sklearn_attnclust.maths import spectrum as _spectrum
 from sklearn_attnclust.maths.point import moments
-from sklearn_attnclust._point import ScaledCovariance, absolute_temperature, chart_from_data
-from sklearn_attnclust._spectrum import RowSpectrum
+from sklearn_attnclust.maths.point.moments import ScaledCovariance, chart_from_data
+from sklearn_attnclust.maths.point.maths import absolute_temperature
+from sklearn_attnclust.maths.spectrum import RowSpectrum
 
 
 def _rows(n, d, dtype, seed=0, offset=3.0):

@@ -1,5 +1,5 @@
 """Clusters as directions trained on the free energy: ``geometry="direction"``,
-``risk="free-energy"`` (the layer of :mod:`.._axes`)."""
+``risk="free-energy"`` (the layer of :mod:`sklearn_attnclust.maths.direction.axes`)."""
 
 import numpy as np
 
@@ -18,7 +18,7 @@ __all__ = ["AxisLayer"]
 
 @register_layer("direction", "free-energy")
 class AxisLayer(FreeEnergyLayer):
-    """Clusters as directions, trained on the free energy: the layer of :mod:`._axes`."""
+    """Clusters as directions, trained on the free energy: the layer of :mod:`sklearn_attnclust.maths.direction.axes`."""
 
     geometry = "direction"
     directions = True  # orthonormal heads: at most n_features of them
@@ -57,7 +57,7 @@ class AxisLayer(FreeEnergyLayer):
 
     def source_readouts(self, fit, maths, rows):
         """The heads signed by the mean direction, and each head times the mean
-        score of its rows (one pass: :func:`.._axes.score_sums`)."""
+        score of its rows (one pass: :func:`sklearn_attnclust.maths.direction.axes.score_sums`)."""
         self.fit_, self.maths = fit, maths
         self.heads = signed(fit.heads, maths.mean)
         counts, sums = KernelStatistics(rows, score_sums, scale=maths.scale).sums(self.heads)

@@ -1,15 +1,17 @@
 """Clusters as unit directions compared by cosine: ``geometry="cosine"`` (the
-layer of :mod:`.._cosine`), and the ``partial_fit`` stream that keeps sparse
+layer of :mod:`sklearn_attnclust.maths.cosine`), and the ``partial_fit`` stream that keeps sparse
 chunks sparse."""
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from .._cosine import (CosineMaths, CosineStatistics, _is_sparse, _row_exponents, as_rows,
-                       check_unit_heads, cosine_scores, cosine_spread, cosine_weights,
-                       vmf_log_normaliser)
-from .._fit import FLOAT32_TOL
+from ..maths.cosine.maths import CosineMaths, vmf_log_normaliser
+from ..maths.cosine.statistics import (CosineStatistics, cosine_scores, cosine_spread,
+                                       cosine_weights)
+from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows
+from ..maths.cosine.seeding import check_unit_heads
+from ..maths.sizes import FLOAT32_TOL
 from ..maths.cosine.source import source_spread, unit_block_sums
 from ..rows.statistics import row_extent
 from .._strategy import fit_layer
@@ -71,11 +73,11 @@ class CosineStream(Stream):
 # -- the layer -----------------------------------------------------------------
 @register_layer("cosine", "free-energy")
 class CosineLayer(FreeEnergyLayer):
-    """Clusters as unit directions compared by cosine: the layer of :mod:`.._cosine`."""
+    """Clusters as unit directions compared by cosine: the layer of :mod:`sklearn_attnclust.maths.cosine`."""
 
     geometry = "cosine"
     #: ``temperature="auto"``: 16 relative to the spread of the unit rows, as the
-    #: point layer's (see :mod:`.._cosine`: 0.3 to 64 within 0.01 in adjusted Rand
+    #: point layer's (see :mod:`sklearn_attnclust.maths.cosine`: 0.3 to 64 within 0.01 in adjusted Rand
     #: index on von Mises-Fisher mixtures; 0.1 and below lose clusters)
     auto_temperature, n_random = 16.0, 10
     no_learn = "its likelihood's concentration is not trained yet"
@@ -114,9 +116,9 @@ class CosineLayer(FreeEnergyLayer):
 
     # -- the generic fit on a row source (a dask array's: Layer.fit_dask) --------
     def source_maths(self, rows):
-        """:class:`.._cosine.CosineMaths` of the rows' spread (a pass for the rows
+        """:class:`sklearn_attnclust.maths.cosine.maths.CosineMaths` of the rows' spread (a pass for the rows
         of zero norm, a pass for the spread's sample), its kernel
-        :func:`.._cosine.source.unit_block_sums` on the rows as they are."""
+        :func:`sklearn_attnclust.maths.cosine.source.unit_block_sums` on the rows as they are."""
         n_nonzero = row_extent(rows)[1]
         if n_nonzero < rows.shape[0]:
             raise ValueError(

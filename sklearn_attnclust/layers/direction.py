@@ -1,17 +1,17 @@
 """Clusters as directions from the origin: the paper's layers on their reconstruction
-risk, ``geometry="direction"`` (:mod:`.._attention`, fitted through :mod:`.._direction`)."""
+risk, ``geometry="direction"`` (:mod:`sklearn_attnclust.maths.direction.attention`, fitted through :mod:`sklearn_attnclust.maths.direction.maths`)."""
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 from .._assign import distances_to_centres
-from .._attention import ContextStatistics, attention_from_moments, head_scores
+from ..maths.direction.attention import ContextStatistics, attention_from_moments, head_scores
 from .._base import unit_weights
 from .._blocks import one_blas_thread
 from .._dask import DaskContextStatistics
-from .._direction import WarmStart, fit_directions
+from ..maths.direction.maths import WarmStart, fit_directions
 from .._init import generator_from, n_starts
-from .._reconstruction import competitive_weights
+from ..maths.direction.reconstruction import competitive_weights
 from .base import Layer, LayerState, register_layer
 from .common import warm_start_copy, warn_if_not_converged
 from .heads import check_seeds, mean_direction, score_centres, signed, unequal
@@ -23,7 +23,7 @@ __all__ = ["DirectionLayer"]
 @register_layer("direction", "reconstruction")
 class DirectionLayer(Layer):
     """Clusters as directions from the origin: the paper's layers on their reconstruction
-    risk (:mod:`._attention`), fitted by :mod:`._strategy` through :mod:`._direction`."""
+    risk (:mod:`sklearn_attnclust.maths.direction.attention`), fitted by :mod:`._strategy` through :mod:`sklearn_attnclust.maths.direction.maths`."""
 
     geometry = "direction"
     directions = True  # orthonormal heads: at most n_features of them
@@ -61,7 +61,7 @@ class DirectionLayer(Layer):
 
     def _fit(self, X, w, rng, mean, *, init=None, n_init=None, **kwargs):
         """Fit the heads (signed so that the mean projection is >= 0) by
-        :func:`.._direction.fit_directions`."""
+        :func:`sklearn_attnclust.maths.direction.maths.fit_directions`."""
         self.fit_, self.maths, self.scale = fit_directions(
             X, w, rng, init=self.init if init is None else init,
             n_init=self.n_init if n_init is None else n_init, **self.options, **kwargs)
@@ -94,7 +94,7 @@ class DirectionLayer(Layer):
         W, dtype = stream.total_weight, queries.dtype
         w = unit_weights(unequal(w))
         # the fit in units of a power of two 2**e near the rows' root mean squared
-        # norm where it is far from 1 (as :func:`._direction.unit_scale`: the
+        # norm where it is far from 1 (as :func:`sklearn_attnclust.maths.direction.maths.unit_scale`: the
         # risk's sixth powers, in float32 too), the read-outs in X's
         second = stream.second / W
         fourth = None if stream.fourth is None else stream.fourth / W

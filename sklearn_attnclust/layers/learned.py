@@ -7,7 +7,7 @@ assignment) are :mod:`.._likelihood`'s; this module is the layer.
 import numpy as np
 
 from .._likelihood import descend_likelihood, posterior_assign, soft_start
-from .._point import PointStatistics
+from ..maths.point.statistics import PointStatistics
 from .._strategy import LayerFit
 from .base import Layer
 from .common import over_squared, warn_learned

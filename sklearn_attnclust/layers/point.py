@@ -1,10 +1,12 @@
-"""Clusters around points: ``geometry="point"`` (the layer of :mod:`.._point`)."""
+"""Clusters around points: ``geometry="point"`` (the layer of :mod:`sklearn_attnclust.maths.point`)."""
 
 import numpy as np
 
 from .._assign import nearest_point
 from .._dask import DaskPointStatistics
-from .._point import PointMaths, chart_from_data, check_points, point_weights
+from ..maths.point.maths import PointMaths, point_weights
+from ..maths.point.moments import chart_from_data
+from ..maths.shared import check_points
 from .._strategy import fit_layer
 from .base import Assignment, LayerState, register_layer
 from .common import over_squared, times, warn_if_not_converged
@@ -15,7 +17,7 @@ __all__ = ["PointLayer"]
 
 @register_layer("point", "free-energy")
 class PointLayer(FreeEnergyLayer):
-    """Clusters around points: the layer of :mod:`._point`, fitted by :mod:`._strategy`."""
+    """Clusters around points: the layer of :mod:`sklearn_attnclust.maths.point`, fitted by :mod:`._strategy`."""
 
     geometry = "point"
     #: ``temperature="auto"``: 16 times the inverse spread between centres, where

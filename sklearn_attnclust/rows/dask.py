@@ -25,7 +25,7 @@ import weakref
 
 import numpy as np
 
-from .._point import COMPILED
+from ..maths.point.kernel import COMPILED
 from . import RowSource, add_parts
 
 __all__ = ["DaskRows", "is_dask_array", "not_finite_error", "persist_rows", "take_rows",

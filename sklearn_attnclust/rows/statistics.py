@@ -3,8 +3,8 @@
 A layer's risk is a sum over its rows of a *kernel*: a pure function
 ``kernel(Y, w, *args)`` of a chunk of scaled rows ``Y`` (their weights ``w``,
 None: all one) returning a tuple of sums that add over chunks (for example
-:func:`._axes.block_sums`, the direction free energy, or
-:func:`._point.block_sums`).  :class:`KernelStatistics` runs it over the
+:func:`sklearn_attnclust.maths.direction.axes.block_sums`, the direction free energy, or
+:func:`sklearn_attnclust.maths.point.kernel.block_sums`).  :class:`KernelStatistics` runs it over the
 chunks of every block of a :class:`.RowSource`, the parts added in the
 blocks' order: the same code on rows in memory (threads) and on a dask array
 (one graph per evaluation), with no statistics class of the layer's own for

@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
-from ..._sphere import riemannian_gradient
+from ...optim.manifold import riemannian_gradient
 from .reconstruction import add_risk_sums, competitive_weights, risk_sums
 from ...layers.base import Statistics
 
