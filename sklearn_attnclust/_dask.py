@@ -24,17 +24,13 @@ import copy
 
 import numpy as np
 
+from .layers.base import Statistics
 from .maths.direction.attention import ContextStatistics
-from ._dask_point import DaskPointStatistics  # noqa: F401  (moved)
 from .maths.direction.reconstruction import add_risk_sums, risk_sums
 from .rows.dask import DaskRows, _aligned, not_finite_error, persist_rows
-from .rows.dask import is_dask_array, warm_workers  # noqa: F401  (moved)
-from .rows.dask_sample import keyed_sample  # noqa: F401  (moved)
-from .layers.base import Statistics
 
-__all__ = ["DaskContextStatistics", "DaskPointStatistics", "assignment_totals",
-           "check_rows", "is_dask_array", "map_rows", "persist_rows", "sum_rows",
-           "warm_workers"]
+__all__ = ["DaskContextStatistics", "assignment_totals", "check_rows", "map_rows",
+           "persist_rows", "sum_rows"]
 
 #: :meth:`DaskContextStatistics.from_dask` fits rows whose largest magnitude is
 #: beyond ``2**+-UNIT_RANGE`` in units of a power of two near it.

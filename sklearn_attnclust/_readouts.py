@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import check_sample_weight
-from ._dask import is_dask_array
+from .rows.dask import is_dask_array
 
 __all__ = ["LayerReadouts"]
 

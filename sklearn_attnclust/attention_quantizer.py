@@ -7,7 +7,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseQuantizer, power_of_two_scale, unit_weights
-from ._dask import is_dask_array
+from .rows.dask import is_dask_array
 from ._layer_dispatch import LayerDispatch
 from ._readouts import LayerReadouts
 from ._stream_fit import StreamFitMixin

@@ -11,7 +11,8 @@ distributed = pytest.importorskip("distributed")
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.maths.direction.attention import ContextStatistics, attention_risk
-from sklearn_attnclust._dask import DaskContextStatistics, is_dask_array
+from sklearn_attnclust._dask import DaskContextStatistics
+from sklearn_attnclust.rows.dask import is_dask_array
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 
 
@@ -286,7 +287,7 @@ def test_dask_sample_keeps_rows_repeated_many_times(client):
     # a row repeated c times enters the keyed sample about c m / n times, as in
     # memory (one key per copy), not all at once or not at all
     from sklearn_attnclust._blocks import keyed_sample_rows, row_keys
-    from sklearn_attnclust._dask import keyed_sample
+    from sklearn_attnclust.rows.dask_sample import keyed_sample
 
     rng = np.random.default_rng(0)
     X = np.vstack([np.repeat([[0.0, 0.0], [5.0, 1.0]], [30000, 10000], axis=0),

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .._assign import nearest_point
-from .._dask import DaskPointStatistics
+from .._dask_point import DaskPointStatistics
 from ..maths.point.maths import PointMaths, point_weights
 from ..maths.point.moments import chart_from_data
 from ..maths.shared import check_points
