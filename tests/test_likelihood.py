@@ -1,5 +1,5 @@
 """Soft assignments and the likelihood: predict_proba, score_samples, bic, aic and
-temperature="learn" (:mod:`sklearn_attnclust._likelihood`)."""
+temperature="learn" (:mod:`sklearn_attnclust.maths.point.likelihood`)."""
 
 import warnings
 
@@ -10,7 +10,7 @@ from sklearn.datasets import make_blobs
 from sklearn.mixture import GaussianMixture
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._likelihood import negative_log_likelihood
+from sklearn_attnclust.maths.point.likelihood import negative_log_likelihood
 from sklearn_attnclust.maths.point.statistics import PointStatistics
 from sklearn_attnclust.maths.point.moments import chart_from_data
 
@@ -275,7 +275,7 @@ def test_learned_variance_has_a_floor():
     # heads on single points (n_clusters at the number of distinct rows): without
     # a floor the learned temperature ran to 1e30 and the BIC to +1e16; with it the
     # variance is at least VARIANCE_FLOOR of the rows' total variance per coordinate
-    from sklearn_attnclust._likelihood import VARIANCE_FLOOR
+    from sklearn_attnclust.maths.point.likelihood import VARIANCE_FLOOR
 
     X = np.random.default_rng(0).integers(0, 3, (200, 2)).astype(float)
     aq = AttentionQuantizer(9, temperature="learn", random_state=0).fit(X)

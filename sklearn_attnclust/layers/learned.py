@@ -1,12 +1,12 @@
 """``temperature="learn"``: the point layer trained on its normalised likelihood.
 
 The maths (the likelihood, its gradient, the descent and the posterior
-assignment) are :mod:`.._likelihood`'s; this module is the layer.
+assignment) are :mod:`..maths.point.likelihood`'s; this module is the layer.
 """
 
 import numpy as np
 
-from .._likelihood import descend_likelihood, posterior_assign, soft_start
+from ..maths.point.likelihood import descend_likelihood, posterior_assign, soft_start
 from ..maths.point.statistics import PointStatistics
 from .._strategy import LayerFit
 from .base import Layer

@@ -112,12 +112,12 @@ class PointLayer(FreeEnergyLayer):
 
     def log_likelihood(self, X):
         """``log p(x)`` (n,) in input units of the isotropic mixture whose minus
-        log-likelihood the free energy is (:mod:`._likelihood`)."""
+        log-likelihood the free energy is (:mod:`..maths.point.likelihood`)."""
         if self.heads is None:
             raise ValueError(
                 "Every training row was the same point: the layer's mixture has zero "
                 "variance and no density.")
-        from .._likelihood import mixture_log_density
+        from ..maths.point.likelihood import mixture_log_density
 
         return mixture_log_density(X, self.chart, self.centers, self.beta, self.bias)
 

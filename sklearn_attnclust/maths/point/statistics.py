@@ -120,7 +120,7 @@ class PointStatistics(Statistics):
         """The sums of :meth:`.kernel._RawKernel.range_sums` (:func:`.kernel.block_sums`'s)
         over all the rows, its row blocks in threads (``bias``: a logit
         added per head, the log mixing weights of ``temperature="learn"``,
-        :mod:`sklearn_attnclust._likelihood`; no hard assignment is tracked with it).
+        :mod:`sklearn_attnclust.maths.point.likelihood`; no hard assignment is tracked with it).
 
         Large data are not scaled row by row: the chart's affine map is folded
         into the heads (:class:`.kernel._RawKernel`), so that a pass reads the rows as

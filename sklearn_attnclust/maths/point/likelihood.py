@@ -30,9 +30,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from ._assign import nearest_point
-from ._blocks import map_row_blocks, one_blas_thread
-from .maths.point.maths import _logits
+from ..._assign import nearest_point
+from ..._blocks import map_row_blocks, one_blas_thread
+from .maths import _logits
 
 __all__ = ["descend_likelihood", "mixture_log_density", "negative_log_likelihood",
            "posterior_assign", "soft_start"]
