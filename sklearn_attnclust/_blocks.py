@@ -48,7 +48,6 @@ __all__ = [
     "row_keys",
     "rows_block",
     "smallest_keys",
-    "sorted_distinct",
     "sum_row_blocks",
 ]
 
@@ -163,15 +162,6 @@ def chunk_rows(n_features, n_heads, itemsize=8):
     rows: a float32 risk pass at 1e7 x 32 took 15 % less so)."""
     width = max(int(n_features), int(n_heads), 1) * int(itemsize)
     return int(min(max(2**21 // width, 1024), 65536))
-
-
-def sorted_distinct(index):
-    """``np.unique(index)`` of an integer array, by one sort (numpy 2's hashed
-    ``unique`` took 30 to 40 ms on 1e5 row indices, the sort under 1 ms)."""
-    index = np.sort(index)
-    keep = np.ones(index.shape[0], dtype=bool)
-    keep[1:] = index[1:] != index[:-1]
-    return index[keep]
 
 
 def gather_rows(X, index):

@@ -11,8 +11,9 @@ from sklearn_attnclust.layers.base import preconditioner_of, relocation_of
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.maths.direction.attention import (ContextStatistics, attention_risk,
                                                          typical_head_score)
+from sklearn_attnclust._init import n_starts as _n_starts
 from sklearn_attnclust.maths.direction.maths import (DirectionMaths, WarmStart, fit_directions,
-                                                     n_starts, unit_scale)
+                                                     unit_scale)
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 
 OPTIONS = {"attention": "competitive", "temperature": 2.0, "context_length": None,
@@ -85,6 +86,13 @@ def test_final_risk_has_no_penalty_and_is_in_input_units(mixture):
 
 
 def test_number_of_starts():
+    # the direction layer's starts, resolved once by the layer (_init.n_starts)
+    from sklearn_attnclust.layers.direction import DirectionLayer
+
+    def n_starts(init, n_init):
+        return _n_starts(init, n_init, DirectionLayer.n_random,
+                         n_callable=DirectionLayer.n_callable, what="heads")
+
     assert n_starts("random", "auto") == 5
     assert n_starts("k-means++", "auto") == 1 and n_starts("pca", 3) == 3
     assert n_starts(lambda X, K, rs: X[:K], "auto") == 1
@@ -113,7 +121,7 @@ def test_starts_are_unit_and_seeded_by_weight(mixture):
 def test_oracle_layer_keeps_its_start(mixture):
     X, centers = mixture
     fit, maths, lam = fit_directions(X, None, np.random.default_rng(0), n_clusters=3,
-                                     init=centers, n_init="auto",
+                                     init=centers, n_init=1,
                                      **{**OPTIONS, "max_iter": 0})
     assert np.allclose(fit.heads, centers) and fit.n_iter == 0
     risk, scale = attention_risk(centers, ContextStatistics.from_data(X), beta=maths.beta)
@@ -124,7 +132,7 @@ def test_linear_limit_seeds_from_the_sample_and_descends_on_all_rows():
     # the linear layer as L -> infinity costs no pass over the rows: no coarse stage
     X, _, _ = make_orthogonal_mixture(60000, 8, 2, sigma=0.3, random_state=1)
     fit, maths, _ = fit_directions(X, None, np.random.default_rng(0), n_clusters=2,
-                                   init="k-means++", n_init="auto",
+                                   init="k-means++", n_init=1,
                                    **{**OPTIONS, "attention": "linear", "tol": 1e-6})
     assert not maths.needs_rows and maths.stats.X is None
     assert fit.n_iter_coarse == 0 and fit.converged
@@ -204,7 +212,7 @@ def test_warm_start_is_used_as_it_is(mixture):
     with pytest.raises(ValueError, match="identical heads"):
         maths.starts(X, None, twins, np.random.default_rng(0))
     assert np.array_equal(maths.starts(X, None, WarmStart(twins), None), twins)
-    assert n_starts(WarmStart(twins), 1) == 1
+    assert _n_starts(WarmStart(twins), 1, 5) == 1
 
 
 def _arrays_with_rows(obj, n, path="model", seen=None):

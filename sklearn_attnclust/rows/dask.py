@@ -137,11 +137,12 @@ _WARMED = weakref.WeakKeyDictionary()
 
 
 async def _warm_worker():
-    """On a worker: import the passes (the statistics of :mod:`.._dask`, this
-    module, the compiled kernel, the generic fit's kernels of the direction
-    free energy; not scikit-learn).  A coroutine: ``Client.run`` need not
-    wait for it."""
-    from .. import _dask  # noqa: F401  (the passes the fits send)
+    """On a worker: import the passes (the fused statistics of the point layer
+    and of the reconstruction risk, this module, the compiled kernel, the
+    generic fit's kernels of the direction free energy and the cosine layer;
+    not scikit-learn).  A coroutine: ``Client.run`` need not wait for it."""
+    from .. import _dask, _dask_point  # noqa: F401  (the passes the fits send)
+    from ..maths.cosine import source  # noqa: F401
     from ..maths.direction import axes  # noqa: F401
     from . import statistics  # noqa: F401
 

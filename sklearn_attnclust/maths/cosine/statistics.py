@@ -23,10 +23,6 @@ __all__ = ["CosineStatistics", "block_sums", "cosine_scores", "cosine_spread", "
 #: 512 to 2048 (its Gram matrix's eigenvalues cost 20 to 300 ms).
 SPREAD_SAMPLE = (512, 2048)
 
-#: Rows per chunk of a pass over a sparse matrix (its products cost O(nnz K);
-#: the chunk bounds the (chunk, K) temporaries).
-SPARSE_CHUNK = 16384
-
 #: The smallest spread (rows all of one direction, or one row): the temperature
 #: then at most ``2 * 16 / 1e-6``, far beyond hard weights, and finite.
 SPREAD_FLOOR = 1e-6

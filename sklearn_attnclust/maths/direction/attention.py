@@ -42,7 +42,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
-from ...optim.manifold import riemannian_gradient
 from .reconstruction import add_risk_sums, competitive_weights, risk_sums
 from ...layers.base import Statistics
 
@@ -56,7 +55,6 @@ __all__ = [
     "linear_limit_risk",
     "optimal_scale",
     "orthogonality_penalty",
-    "riemannian_gradient",
     "sequence_attention",
     "typical_head_score",
 ]

@@ -228,9 +228,6 @@ class AxisMaths(LayerMaths):
             return out[0] / W
         return out[0] / W, (-2.0 / W) * out[2], out[1] / W
 
-    def preconditioner(self, M, masses):
-        return None
-
     def stationarity(self, M, rgrad, masses):
         return float(np.linalg.norm(rgrad))
 

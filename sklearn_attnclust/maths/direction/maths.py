@@ -22,7 +22,6 @@ nothing of scikit-learn.
 """
 
 import dataclasses
-import warnings
 
 import numpy as np
 
@@ -36,7 +35,7 @@ from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
 from ...layers.base import LayerMaths
 
-__all__ = ["COARSE_TOL", "DirectionMaths", "WarmStart", "fit_directions", "n_starts",
+__all__ = ["COARSE_TOL", "DirectionMaths", "WarmStart", "fit_directions",
            "unit_scale"]
 
 #: Gradient tolerance of the coarse stage (at least ``tol``).  The coarse
@@ -80,20 +79,6 @@ class WarmStart:
 
     def __init__(self, heads):
         self.heads = np.asarray(heads, dtype=np.float64)
-
-
-def n_starts(init, n_init):
-    """The starts of ``n_init``: ``"auto"`` is 5 for ``init="random"``, else 1;
-    an explicit array gives one start, with a warning for another ``n_init``."""
-    if isinstance(init, str) or callable(init):
-        return (5 if isinstance(init, str) and init == "random" else 1) \
-            if n_init == "auto" else n_init
-    if n_init not in ("auto", 1):
-        warnings.warn(
-            "Explicit initial heads passed: performing only one init "
-            f"instead of n_init={n_init}.", RuntimeWarning,
-        )
-    return 1
 
 
 class DirectionMaths(LayerMaths):
@@ -273,7 +258,7 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
     descend = needs_rows and max_iter > 0
     mixed = descend and X.dtype == np.float64 and n * d >= sizes.MIXED_MIN_SIZE
     fit = fit_layer(
-        maths, X, weights, stats, init=init, n_init=n_starts(init, n_init), max_iter=max_iter,
+        maths, X, weights, stats, init=init, n_init=n_init, max_iter=max_iter,
         tol=tol, random_state=rng, verbose=verbose, learning_rate=learning_rate, solver=solver,
         coarse=coarse, descend_sample=descend, select="full",
         precision=maths.low_precision if mixed else None, draw="subset",
