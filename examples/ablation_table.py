@@ -17,7 +17,7 @@ range) for:
   k-means as references.
 
 Every row uses the same data and the same random start per seed.  The
-no-projection rows call ``_attention.attention_risk`` directly, since the
+no-projection rows call ``sklearn_attnclust.maths.direction.attention.attention_risk`` directly, since the
 estimator always renormalises; all other rows are ``AttentionQuantizer`` fits.
 
 Run: ``python examples/ablation_table.py [--small] [--output-dir DIR]``.

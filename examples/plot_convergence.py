@@ -13,8 +13,8 @@ Two layers, each at sigma = 0.3 and sigma = 1 and over several seeds:
 * for reference, the linear layer from the same random start, which reaches the
   centroid plane and stops at an arbitrary rotation in it (section 6.1).
 
-How the per-iteration distances are obtained: the risk of ``_attention`` is
-minimised with ``_sphere.minimize_on_spheres`` (the optimiser of
+How the per-iteration distances are obtained: the risk of ``maths.direction.attention`` is
+minimised with ``sklearn_attnclust.optim.minimize_on_spheres`` (the optimiser of
 ``AttentionQuantizer``, same relative objective, line search and tolerance) and
 a callback records the distance of the accepted heads after every step.  The
 objective wrapper remembers the last heads evaluated; the line search evaluates

@@ -120,7 +120,7 @@ class DaskContextStatistics(Statistics):
         mean_sq = float(np.trace(second))
         if mean_sq > 0 and not 1e-4 <= mean_sq <= 1e4:
             # and the rows' root mean squared norm near 1 (a power of two): the
-            # risk's sixth powers, in float32 too (as ``_direction.unit_scale``)
+            # risk's sixth powers, in float32 too (as ``maths.direction.maths.unit_scale``)
             k = int(np.round(np.log2(mean_sq) / 2))
             X, unit = X * X.dtype.type(np.ldexp(1.0, -k)), unit * float(np.ldexp(1.0, k))
             second, mean = np.ldexp(second, -2 * k), np.ldexp(mean, -k)

@@ -248,7 +248,7 @@ def test_float32_sums_give_float64_values():
 
 
 def test_mixed_precision_fit_is_the_float64_optimum(monkeypatch):
-    # n * d above _fit.MIXED_MIN_SIZE: the full-data stage runs its passes in
+    # n * d above maths.sizes.MIXED_MIN_SIZE: the full-data stage runs its passes in
     # float32; the heads must still be a float64 stationary point to tol, and
     # the fit that of float64 passes throughout up to that tolerance
     import sklearn_attnclust.maths.sizes as fit_module

@@ -549,7 +549,7 @@ def test_sample_candidates_below_a_key_limit_are_the_keyed_sample():
 
 
 def test_direction_free_energy_on_dask_through_the_row_source(client):
-    # the direction free-energy layer's kernel (_axes.block_sums) on a dask
+    # the direction free-energy layer's kernel (maths.direction.axes.block_sums) on a dask
     # array through the generic row source and statistics, with no dask code of
     # its own: the fit (coarse sample drawn from the source) is the in-memory one
     from sklearn.utils import check_random_state

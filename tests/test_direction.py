@@ -1,4 +1,4 @@
-"""The reconstruction layer's maths object (_direction) and its fits, weighted ones included."""
+"""The reconstruction layer's maths object (maths.direction.maths) and its fits, weighted ones included."""
 
 import warnings
 from functools import partial

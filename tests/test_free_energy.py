@@ -1,4 +1,4 @@
-"""The free-energy kernel shared by the free-energy layers (``_free_energy``)."""
+"""The free-energy kernel shared by the free-energy layers (``maths.free_energy``)."""
 
 import numpy as np
 import pytest

@@ -1,6 +1,6 @@
 """The compiled point kernel (``_point_kernel``) against its numpy reference.
 
-``point_sums`` must compute what ``_point.logit_sums`` computes from numpy's
+``point_sums`` must compute what ``maths.point.kernel.logit_sums`` computes from numpy's
 primitives: the free energy, the masses, the first moments and the hard
 assignment of a block of rows, for both precisions, with and without weights
 and an origin, at every tail of its tiles and blocks of heads; its
