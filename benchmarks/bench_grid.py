@@ -133,6 +133,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.command = "python benchmarks/bench_grid.py " + " ".join(
         sys.argv[1:] if argv is None else argv)
+    args.available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else os.cpu_count()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:args.cpus])
     if faiss is not None:
@@ -153,8 +155,8 @@ def table(args):
             print(lines[-1], flush=True)
     text = "\n".join([
         f"# bench_grid ({which})", "",
-        f"`{args.command.strip()}` on {platform.machine()}, {args.cpus} of {os.cpu_count()} "
-        f"CPUs, Python {platform.python_version()}, numpy {np.__version__}, faiss "
+        f"`{args.command.strip()}` on {platform.machine()}, {args.cpus} of {args.available} "
+        f"available CPUs, Python {platform.python_version()}, numpy {np.__version__}, faiss "
         f"{faiss.__version__ if faiss is not None else 'not installed'}; medians of "
         f"{args.repeat}, interleaved; `*`: a ConvergenceWarning.", ""] + lines) + "\n"
     os.makedirs(args.output_dir, exist_ok=True)

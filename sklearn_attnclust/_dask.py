@@ -30,7 +30,7 @@ from .maths.direction.reconstruction import add_risk_sums, risk_sums
 from .rows.dask import DaskRows, _aligned, not_finite_error, persist_rows
 
 __all__ = ["DaskContextStatistics", "assignment_totals", "check_rows", "map_rows",
-           "persist_rows", "sum_rows"]
+           "sum_rows"]
 
 #: :meth:`DaskContextStatistics.from_dask` fits rows whose largest magnitude is
 #: beyond ``2**+-UNIT_RANGE`` in units of a power of two near it.

@@ -444,7 +444,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         The rows are never gathered: ``labels_`` is a lazy dask array with
         ``X``'s row chunks, and ``inertia_`` comes from the fit's last pass.
         """
-        from ._dask import assignment_totals, check_rows, persist_rows
+        from ._dask import assignment_totals, check_rows
+        from .rows.dask import persist_rows
         from ._strategy import sample_plan
         from .rows.dask import DaskRows
 

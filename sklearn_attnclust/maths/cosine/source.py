@@ -1,6 +1,6 @@
 """The cosine layer on a row source (a dask array's rows): its kernel and its spread.
 
-:func:`unit_block_sums` is :func:`.statistics.block_sums` of a chunk of dense
+:func:`unit_block_sums` is :func:`.kernel.block_sums` of a chunk of dense
 rows with their inverse norms computed there: the per-block kernel
 (:class:`.layers.base.LayerMaths`) that :class:`.rows.statistics.KernelStatistics`
 sums over any row source.  :func:`source_spread` is :func:`.statistics.cosine_spread`
@@ -12,13 +12,14 @@ import numpy as np
 
 from ..._blocks import smallest_keys
 from .rows import _direction_keys, _scaled_rows_ok, row_inverse_norms, unit_rows
-from .statistics import SPREAD_SAMPLE, block_sums, cosine_spread
+from .kernel import block_sums
+from .statistics import SPREAD_SAMPLE, cosine_spread
 
 __all__ = ["source_spread", "unit_block_sums"]
 
 
 def unit_block_sums(Y, w, M, beta, need_grad):
-    """:func:`.statistics.block_sums` of the dense rows ``Y`` (a ValueError
+    """:func:`.kernel.block_sums` of the dense rows ``Y`` (a ValueError
     naming a row of zero norm), rows of extreme scale taken as unit rows (as
     :class:`.statistics.CosineStatistics` takes them)."""
     inv = row_inverse_norms(Y)

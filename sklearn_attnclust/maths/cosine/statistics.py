@@ -11,12 +11,12 @@ import numpy as np
 
 from ..._blocks import add_blocks, chunk_rows, map_row_blocks, one_blas_thread, smallest_keys
 from ..free_energy import exp_shifted
-from .kernel import _scores, block_sums, range_sums  # noqa: F401  (block_sums: re-exported)
+from .kernel import _scores, range_sums
 from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
     unit_rows
 from ...layers.base import Statistics
 
-__all__ = ["CosineStatistics", "block_sums", "cosine_scores", "cosine_spread", "cosine_weights"]
+__all__ = ["CosineStatistics", "cosine_scores", "cosine_spread", "cosine_weights"]
 
 
 #: Rows of the sample whose covariance sets the temperature's unit: 4 per head,
