@@ -47,7 +47,7 @@ sklearn_attnclust: the compiled point kernel (_point_kernel) was NOT built.
 #: --repeat 3 at 2e5 x 32, 1e6 x 2 (float64) and 1e7 x 32 (float32), gcc 12 (the
 #: portable variant, slower than the numpy reference, is not run).  pip shows
 #: this message only with `pip install -v`; the import warns in any case.
-COST = ("1.6 to 2.2 times slower per pass than the compiled kernel "
+COST = ("1.8 to 2.3 times slower per pass than the compiled kernel "
         "(measured on one thread and in threads)")
 
 
