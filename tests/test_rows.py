@@ -49,10 +49,27 @@ def test_sampler_reads_the_seed_of_its_source():
 def test_fits_do_not_depend_on_the_threads(monkeypatch):
     # the blocks of a pass are fixed (N_THREADS); the threads that run them are
     # not: one thread (OMP_NUM_THREADS=1) gives the same numbers, bit for bit
-    X = make_blobs(60000, n_features=4, centers=5, random_state=0)[0]
+    # (the pool's width forced to 2 first, so that the test runs two threads on a
+    # machine of one CPU too; rows enough for two blocks of the full-data pass)
+    import threading
+
+    from sklearn_attnclust.maths.point.kernel import _RawKernel
+
+    X = make_blobs(400000, n_features=4, centers=5, random_state=0)[0]
     monkeypatch.setattr(_blocks, "N_THREADS", 2)
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(_blocks, "pool_width", lambda: 2)
+    threads, kernel = set(), _RawKernel.range_sums
+
+    def spy(self, *args):
+        threads.add(threading.get_ident())
+        return kernel(self, *args)
+
+    monkeypatch.setattr(_RawKernel, "range_sums", spy)
     many = AttentionQuantizer(5, random_state=0).fit(X)
+    assert threads - {threading.get_ident()}  # the blocks ran in the pool's threads
+    monkeypatch.undo()
+    monkeypatch.setattr(_blocks, "N_THREADS", 2)
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     assert pool_width() == 1
     one = AttentionQuantizer(5, random_state=0).fit(X)
