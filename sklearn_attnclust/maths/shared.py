@@ -1,9 +1,9 @@
-"""Helpers the geometries' maths share: the cache bound, the weighted sums of rows,
-the chunk loop of a thread's block and the check of starting points."""
+"""Helpers the geometries' maths share: the cache bound, the weighted sums of rows
+and the check of starting points."""
 
 import numpy as np
 
-__all__ = ["CACHE_ENTRIES", "check_points", "chunk_sums", "weighted_rows"]
+__all__ = ["CACHE_ENTRIES", "check_points", "weighted_rows"]
 
 
 #: Largest data (``n * d`` entries, 8 MiB in float64) whose scaled rows a fit
@@ -37,14 +37,3 @@ def check_points(Z, n_clusters, n_features):
     if not np.all(np.isfinite(Z)):
         raise ValueError("init array contains NaN or infinity.")
     return Z
-
-
-def chunk_sums(part, lo, hi, chunk):
-    """The tuples of sums ``part(a, b)`` of the chunks ``[a, b)`` of ``chunk`` rows
-    of ``[lo, hi)``, added in the chunks' order (a thread's block of a pass,
-    chunk by chunk: the chunks bound the temporaries); None for no rows."""
-    out = None
-    for a in range(lo, hi, chunk):
-        sums = part(a, min(a + chunk, hi))
-        out = sums if out is None else tuple(p + q for p, q in zip(out, sums))
-    return out

@@ -31,7 +31,7 @@ from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_bloc
 from ..._init import (check_start, generator_from, init_heads, order_by_key, squared_norms,
                       unit_start)
 from ..free_energy import exp_shifted, free_energy_sums
-from ..shared import CACHE_ENTRIES, check_points, chunk_sums, weighted_rows
+from ..shared import CACHE_ENTRIES, check_points, weighted_rows
 from .attention import typical_head_score
 from ...layers.base import LayerMaths, Statistics
 
@@ -157,19 +157,26 @@ class AxisStatistics(Statistics):
                    chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y)
 
     def sums(self, M, beta, need_grad):
-        """:func:`block_sums` over all the rows, in threads, chunk by chunk."""
-        X, w, chunk, Y, inv = self.X, self.weights, self.chunk_size, self.scaled_rows, \
-            1.0 / self.scale
-
-        def part(a, b):
-            rows = np.asarray(X[a:b], dtype=np.float64) * inv if Y is None else Y[a:b]
-            return block_sums(rows, None if w is None else w[a:b], M, beta, need_grad)
-
-        def block(lo, hi):
-            return chunk_sums(part, lo, hi, chunk)
-
+        """:func:`block_sums` over all the rows, in threads (:func:`range_sums`
+        of each block), chunk by chunk."""
+        chunk = self.chunk_size
         with one_blas_thread():
-            return sum_row_blocks(block, X.shape[0], 2 * chunk)
+            return sum_row_blocks(range_sums, self.X.shape[0], 2 * chunk, self.X, self.weights,
+                                  self.scaled_rows, 1.0 / self.scale, M, beta, need_grad, chunk)
+
+
+def range_sums(lo, hi, X, w, Y, inv, M, beta, need_grad, chunk):
+    """:func:`block_sums` of the rows ``lo:hi`` over their scale (``Y``'s rows
+    where they are cached, else ``X``'s times ``inv``; weights ``w`` or None),
+    ``chunk`` rows at a time (the chunks bound the temporaries), added in the
+    chunks' order; None for no rows."""
+    out = None
+    for a in range(lo, hi, chunk):
+        b = min(a + chunk, hi)
+        rows = np.asarray(X[a:b], dtype=np.float64) * inv if Y is None else Y[a:b]
+        part = block_sums(rows, None if w is None else w[a:b], M, beta, need_grad)
+        out = part if out is None else tuple(p + q for p, q in zip(out, part))
+    return out
 
 
 class AxisMaths(LayerMaths):
