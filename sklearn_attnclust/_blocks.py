@@ -129,11 +129,13 @@ def map_row_blocks(fun, n, min_rows, *args):
     if n_blocks < 2:
         return [fun(0, n, *args)]
     edges = np.linspace(0, n, n_blocks + 1).astype(int)
-    width = min(pool_width(), n_blocks)
-    if width < 2:
+    width = pool_width()
+    if min(width, n_blocks) < 2:
         return [fun(lo, hi, *args) for lo, hi in zip(edges[:-1], edges[1:])]
     if _POOL is None or _POOL[:2] != (os.getpid(), width):
-        # a pool inherited through fork has no live threads: make a new one
+        # a pool inherited through fork has no live threads: make a new one (its
+        # width that of the process, not of this pass: passes of fewer blocks
+        # share it, rather than each number of blocks making a pool of its own)
         _POOL = (os.getpid(), width, ThreadPoolExecutor(max_workers=width))
     futures = [_POOL[2].submit(fun, lo, hi, *args) for lo, hi in zip(edges[:-1], edges[1:])]
     return [f.result() for f in futures]
