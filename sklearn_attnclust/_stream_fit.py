@@ -57,8 +57,6 @@ class StreamFitMixin:
         """Start the stream :meth:`partial_fit` continues after :meth:`fit` on ``X``:
         a summary of the rows, its weights the weights' ratios (``wu``, in units
         of ``1 / weight_scale``, a power of two)."""
-        # the stream partial_fit continues: a summary of the rows, its weights
-        # the weights' ratios (in units of 1 / weight_scale, a power of two)
         if layer.stream_summary == "sample":  # a sample of the rows
             rows, weights = self._query_sample(X, wu)
         else:  # the centres, weighted by their clusters
