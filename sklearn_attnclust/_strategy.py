@@ -41,7 +41,8 @@ from scipy.sparse import issparse
 from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
                       smallest_keys)
 from .maths.sizes import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
-from .layers.base import relocation_of
+from ._swap import swap_rounds
+from .layers.base import relocation_of, swap_of
 from .optim import LayerProblem, make_optimizer
 from .rows import RowSource
 
@@ -83,6 +84,7 @@ class LayerFit:
     grad_norm: float
     tol: float
     n_iter_coarse: int = 0
+    n_iter_swap: int = 0
 
 
 def sample_seed(rng):
@@ -284,7 +286,13 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         if not results:
             raise ValueError(NOT_FINITE)
         best = _select(results, maths, stats, plan.selection(select))
-        return _full_data(descent, plan, best, tol, n_init)
+        swap_steps = 0
+        if isinstance(init, str) and best.converged and swap_of(maths) is not None:
+            best, swap_steps = swap_rounds(descent, stage, best, stage_tol, memory, rows,
+                                           row_w, random_state)
+        fit = _full_data(descent, plan, best, tol, n_init)
+        fit.n_iter_swap = swap_steps
+        return fit
 
 
 class _Plan:

@@ -169,14 +169,16 @@ def test_random_init_on_standardised_blobs(seed):
 
     X, y = make_blobs(900, centers=3, n_features=2, random_state=1)
     X = StandardScaler().fit_transform(X)
-    # one random start: where KMeans from that start goes (two seeds in one
-    # blob leave a local optimum for both, on 4 of these 10 seeds, where the
-    # soft border inside the split blob moves a few samples)
+    # one random start: KMeans from that start stays at a local optimum on 4
+    # of these 10 seeds (two seeds in one blob); the layer's swap stage moves
+    # the surplus head to the empty blob, so one start is never worse than
+    # KMeans from it, and finds the blobs
     aq = AttentionQuantizer(3, init="random", n_init=1, random_state=seed).fit(X)
     start = AttentionQuantizer(3, init="random", n_init=1, max_iter=0,
                                random_state=seed).fit(X).cluster_centers_
     km = KMeans(3, init=start, n_init=1).fit(X)
-    assert adjusted_rand_score(km.labels_, aq.labels_) > 0.98
+    assert aq.inertia_ <= km.inertia_ * (1 + 1e-3)
+    assert adjusted_rand_score(y, aq.labels_) > 0.95
     # the default number of random starts finds the blobs
     aq = AttentionQuantizer(3, init="random", random_state=seed).fit(X)
     assert np.bincount(aq.labels_, minlength=3).min() > 250

@@ -101,6 +101,17 @@ class LayerMaths(ABC):
         """The heads with the ``empty`` ones moved to far rows, or None: no empty heads."""
         return None
 
+    def swap_distances(self, M, rows):
+        """For the swap stage (:mod:`.._swap`): each row's nearest head and its
+        squared distances to it and to the second nearest, ``(labels, d1, d2)``
+        (in any units common to the rows), or None: no swap (the default)."""
+        return None
+
+    def moved(self, M, h, row):
+        """The heads ``M`` with head ``h`` moved onto the input row ``row``
+        (the swap stage's move; needed with :meth:`swap_distances`)."""
+        raise NotImplementedError
+
 
 def _overrides(maths, name):
     """Whether ``maths`` has its own ``name``: a :class:`LayerMaths` whose
@@ -121,6 +132,12 @@ def preconditioner_of(maths):
 def relocation_of(maths):
     """The bound relocation of ``maths``, or None where it has no empty heads."""
     return maths.relocate if _overrides(maths, "relocate") else None
+
+
+def swap_of(maths):
+    """The bound :meth:`LayerMaths.swap_distances` of ``maths``, or None where it
+    has no swap stage."""
+    return maths.swap_distances if _overrides(maths, "swap_distances") else None
 
 
 #: The members the strategy reads of a maths object (:func:`missing_members`).

@@ -46,6 +46,7 @@ threads by :class:`.statistics.PointStatistics` or over dask blocks by
 import numpy as np
 
 from ..._assign import nearest_point
+from ..._swap import two_nearest
 from ..._blocks import one_blas_thread
 from ..free_energy import exp_shifted
 from .chart import MIN_POLE
@@ -217,4 +218,18 @@ class PointMaths(LayerMaths):
                 return None
             Z[h] = rows[i]
             dist = np.minimum(dist, nearest_point(rows, Z[h:h + 1])[1])
+        return self.chart.heads(Z)
+
+    def swap_distances(self, M, rows):
+        """Each row's nearest head and squared distances to the two nearest heads'
+        points (:func:`sklearn_attnclust._swap.two_nearest`), in the chart's scaled
+        units (finite at any scale of the rows); None with one head."""
+        if self.n_clusters < 2:
+            return None
+        with np.errstate(over="ignore", invalid="ignore"):
+            return two_nearest(self.chart.scaled(rows), self.chart.scaled_points(M))
+
+    def moved(self, M, h, row):
+        Z = self.chart.points(M)
+        Z[h] = row
         return self.chart.heads(Z)

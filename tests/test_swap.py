@@ -1,0 +1,134 @@
+"""The swap stage of a fit (:mod:`sklearn_attnclust._swap`)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
+
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust._swap import _RowDraw, swap_target, two_nearest
+
+
+def test_two_nearest_is_the_brute_force():
+    rng = np.random.default_rng(0)
+    Y, Z = rng.normal(size=(1000, 5)), rng.normal(size=(7, 5))
+    labels, d1, d2 = two_nearest(Y, Z, block_rows=64)
+    D = ((Y[:, None, :] - Z[None]) ** 2).sum(-1)
+    S = np.sort(D, axis=1)
+    assert np.array_equal(labels, D.argmin(1))
+    assert np.allclose(d1, S[:, 0], rtol=1e-10, atol=1e-12)
+    assert np.allclose(d2, S[:, 1], rtol=1e-10, atol=1e-12)
+
+
+def test_the_least_useful_head_is_moved():
+    # head 2 sits beside head 1 (removing either costs little): the row drawn
+    # is nearly always in the blob no head serves
+    rng = np.random.default_rng(1)
+    Y = np.r_[rng.normal(size=(300, 2)) * 0.1, rng.normal(size=(300, 2)) * 0.1 + 5,
+              rng.normal(size=(300, 2)) * 0.1 + [0, 9]]
+    Z = np.array([[0.0, 0.0], [5.0, 5.0], [5.05, 5.0]])
+    labels, d1, d2 = two_nearest(Y, Z)
+    draw = _RowDraw(Y, None, np.random.RandomState(0))
+    rows = []
+    for _ in range(20):
+        h, i = swap_target(labels, d1, d2, None, draw, 3)
+        assert h in (1, 2)
+        rows.append(i)
+    assert np.mean(np.array(rows) >= 600) > 0.9
+
+
+def test_a_row_is_drawn_in_proportion_to_its_probability():
+    rng = np.random.default_rng(2)
+    Y = rng.normal(size=(3, 4))
+    p = np.array([1.0, 2.0, 7.0])
+    draw = _RowDraw(Y, None, np.random.default_rng(0))
+    counts = np.bincount([draw(p) for _ in range(6000)], minlength=3) / 6000
+    assert np.allclose(counts, p / p.sum(), atol=0.025)
+    assert draw(np.zeros(3)) is None
+
+
+def test_the_draw_ignores_the_rows_order_scale_and_how_weights_are_split():
+    rng = np.random.default_rng(3)
+    Y = rng.normal(size=(50, 3))
+    p = rng.random(50)
+    perm = rng.permutation(50)
+    draws = [_RowDraw(Y, None, np.random.RandomState(5)),
+             _RowDraw(Y[perm], None, np.random.RandomState(5)),
+             _RowDraw(Y * 1e-200 + 3e-200, None, np.random.RandomState(5))]
+    # a row of weight 3 and probability 3 p equals three copies of it of p each
+    w = np.ones(50)
+    w[0] = 3
+    Y3, p3 = np.r_[Y, Y[:1], Y[:1]], np.r_[p, p[:1], p[:1]]
+    q = p.copy()
+    q[0] *= 3
+    weighted = _RowDraw(Y, w, np.random.RandomState(5))
+    repeated = _RowDraw(Y3, None, np.random.RandomState(5))
+    for _ in range(40):
+        i, j, k = draws[0](p), draws[1](p[perm]), draws[2](p)
+        assert np.array_equal(Y[i], Y[perm][j]) and i == k
+        assert np.array_equal(Y[weighted(q)], Y3[repeated(p3)])
+
+
+def _inertia(X, C):
+    return ((X[:, None, :] - C[None]) ** 2).sum(-1).min(1).sum()
+
+
+def test_one_start_finds_the_best_optimum_known_more_often_than_kmeans():
+    hits = km_hits = total = 0
+    for s in range(10):
+        K = 5 + s % 6
+        X, _ = make_blobs(3000, 2, centers=K, random_state=100 + s)
+        best = KMeans(K, n_init=30, random_state=0).fit(X).inertia_
+        for seed in range(2):
+            aq = AttentionQuantizer(K, random_state=seed).fit(X)
+            km = KMeans(K, n_init=1, random_state=seed).fit(X)
+            best = min(best, km.inertia_, _inertia(X, aq.cluster_centers_))
+            hits += _inertia(X, aq.cluster_centers_) <= 1.01 * best
+            km_hits += km.inertia_ <= 1.01 * best
+            total += 1
+    assert hits >= 0.85 * total
+    assert hits >= km_hits
+
+
+def _bad_start_data():
+    X, y = make_blobs(900, centers=3, n_features=2, random_state=1)
+    X = (X - X.mean(0)) / X.std(0)
+    blob = [X[y == k].mean(0) for k in range(3)]
+    # two heads in blob 0, none in blob 2: KMeans stays there
+    start = np.array([blob[0] - 0.05, blob[0] + 0.05, blob[1]])
+    return X, y, start
+
+
+def test_an_explicit_start_is_descended_without_swaps():
+    X, y, start = _bad_start_data()
+    aq = AttentionQuantizer(3, init=start, n_init=1).fit(X)
+    km = KMeans(3, init=start, n_init=1).fit(X)
+    assert adjusted_rand_score(km.labels_, aq.labels_) > 0.98
+    assert adjusted_rand_score(y, aq.labels_) < 0.9
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_kept_swaps_do_not_depend_on_row_order_or_weights_split(seed):
+    # one random start from which the swap stage is needed (the test above's
+    # local optimum is where KMeans from these starts ends)
+    X, y, _ = _bad_start_data()
+    params = dict(n_clusters=3, init="random", n_init=1, random_state=seed)
+    aq = AttentionQuantizer(**params).fit(X)
+    assert adjusted_rand_score(y, aq.labels_) > 0.95
+    perm = np.random.default_rng(seed).permutation(X.shape[0])
+    shuffled = AttentionQuantizer(**params).fit(X[perm])
+    assert np.allclose(np.sort(shuffled.cluster_centers_, 0), np.sort(aq.cluster_centers_, 0),
+                       rtol=1e-7, atol=1e-9)
+    # integer weights equal repeated rows
+    w = np.ones(X.shape[0])
+    w[:50] = 3
+    rep = np.r_[X, X[:50], X[:50]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = AttentionQuantizer(**params).fit(X, sample_weight=w)
+        b = AttentionQuantizer(**params).fit(rep)
+    assert np.allclose(np.sort(a.cluster_centers_, 0), np.sort(b.cluster_centers_, 0),
+                       rtol=1e-6, atol=1e-8)
