@@ -118,11 +118,11 @@ class LearnedCosineLayer(CosineLayer):
         super().fit(X, w, rng, init=init, n_init=n_init)
         stats = VmfStatistics(X, w, n_heads=self.n_clusters)
         kappa0, b0 = vmf_start(stats, self.heads, self.beta)
-        M, kappa, bias, curve, n_iter, converged = descend_vmf(
+        M, kappa, bias, risk, curve, n_iter, converged = descend_vmf(
             stats, self.heads, kappa0, b0, max_iter=self.max_iter, tol=self.tol)
         self.beta, self.bias = kappa, bias
         self.heads = self.centers = M
-        self.fit_ = LayerFit(heads=M, risk=float(curve[-1]), n_iter=n_iter, risk_curve=curve,
+        self.fit_ = LayerFit(heads=M, risk=risk, n_iter=n_iter, risk_curve=curve,
                              converged=converged, line_search_failed=False, grad_norm=0.0,
                              tol=self.tol)
         if self.max_iter > 0 and not converged:

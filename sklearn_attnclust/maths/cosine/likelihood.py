@@ -172,8 +172,9 @@ def descend_vmf(stats, M, kappa, bias, *, max_iter, tol):
     length ``sqrt(kappa |S_h| / W)``, the square root of its curvature on the
     sphere, ``log kappa`` is scaled by the square root of its curvature and a
     bias by its weight's, so that one step size suits them all.  Returns the unit
-    heads, ``kappa``, the biases (normalised: ``logsumexp(b) = 0``), the value
-    curve, the number of steps and whether it converged.
+    heads, ``kappa``, the biases (normalised: ``logsumexp(b) = 0``), ``f`` there
+    (without the floor's term), the curve of the minimised value (with it), the
+    number of steps and whether it converged.
     """
     K, d = M.shape
     f0, _, share = negative_log_likelihood(stats, M, kappa, bias)
@@ -192,12 +193,12 @@ def descend_vmf(stats, M, kappa, bias, *, max_iter, tol):
         Mx, norms, kx, bx = unpack(x)
         if not (np.isfinite(kx) and kx > 0 and np.all(norms > 0)):
             return np.inf, np.zeros_like(x)
-        f, (gM, gk, gb), _ = negative_log_likelihood(stats, Mx, kx, bx)
-        f, gk = f + CONCENTRATION_FLOOR * kx, gk + CONCENTRATION_FLOOR
+        raw, (gM, gk, gb), _ = negative_log_likelihood(stats, Mx, kx, bx)
+        f, gk = raw + CONCENTRATION_FLOOR * kx, gk + CONCENTRATION_FLOOR
         if not np.isfinite(f):
             return np.inf, np.zeros_like(x)
         if not best or f < best["f"]:
-            best.update(f=f, x=x.copy())
+            best.update(f=f, x=x.copy(), raw=raw)
         gV = _tangent(gM, Mx) / norms[:, None]
         return f, np.concatenate([gV.ravel(), [gk * kx / sv], gb / sb])
 
@@ -210,7 +211,8 @@ def descend_vmf(stats, M, kappa, bias, *, max_iter, tol):
                                 "gtol": 1e-3 * max(tol, 1e-12), "maxls": 40})
     Mx, _, kx, bx = unpack(best.get("x", x0))
     converged = bool(res.success) or (res.status == 2 and res.nit > 0)
-    return Mx, float(kx), bx - logsumexp(bx), np.asarray(curve), int(res.nit), converged
+    return (Mx, float(kx), bx - logsumexp(bx), float(best.get("raw", f0)), np.asarray(curve),
+            int(res.nit), converged)
 
 
 def vmf_posterior(X, M, kappa, bias):
