@@ -11,6 +11,7 @@ import numpy as np
 from ..maths.cosine.likelihood import VmfStatistics, descend_vmf, vmf_posterior, vmf_start
 from ..maths.point.likelihood import descend_likelihood, posterior_assign, soft_start
 from ..maths.point.statistics import PointStatistics
+from .._dask_point import DaskPointStatistics
 from .._strategy import LayerFit
 from .base import Layer
 from .common import over_squared, warn_learned
@@ -55,8 +56,10 @@ class LearnedPointLayer(PointLayer):
         if self.heads is None:  # every row the same point: no variance to learn
             self.bias = np.full(K, -np.log(K))
             return None
-        W = float(X.shape[0] if w is None else np.sum(w))
-        stats = PointStatistics.from_data(X, w, chart, sq_total=W, n_heads=K)
+        if not isinstance(stats, DaskPointStatistics):
+            W = float(X.shape[0] if w is None else np.sum(w))
+            stats = PointStatistics.from_data(X, w, chart, sq_total=W, n_heads=K)
+        # (a dask array's statistics: the same sums, added over its blocks)
         stats.dtype = np.dtype(np.float64)  # (its passes in float64: f's differences are tiny)
         Z0 = chart.scaled_points(self.heads)
         beta0, b0 = soft_start(stats, Z0, self.beta)
@@ -74,9 +77,9 @@ class LearnedPointLayer(PointLayer):
             warn_learned(self.max_iter)
         return None
 
-    no_dask = ("temperature='learn' fits numpy arrays; for a dask array use a fixed "
-               "temperature ('auto' or a number).")
-    fit_dask = Layer.fit_dask  # (refused: the point layer's is not this layer's)
+    # fit_dask: the point layer's (its statistics' sums take the biases, and add
+    # over a dask array's blocks); the labels are the posterior's, block by block
+    labels_dask = Layer.labels_dask
 
     # -- read-outs ----------------------------------------------------------
     def assign(self, X):
