@@ -147,13 +147,12 @@ def test_read_outs_are_the_mixture():
 
 def test_sparse_equals_dense():
     X, y = _sparse_rows()
-    a = _fit(X, tol=1e-8)
+    a, b = _fit(X, tol=1e-8), _fit(sp.csr_matrix(X), tol=1e-8)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, atol=1e-8)
+    assert b.temperature_ == pytest.approx(a.temperature_, rel=1e-8)
+    np.testing.assert_allclose(b.weights_, a.weights_, atol=1e-8)
     for S in (sp.csr_matrix(X), sp.csc_array(X)):
-        b = _fit(S, tol=1e-8)
-        np.testing.assert_array_equal(a.labels_, b.labels_)
-        np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, atol=1e-8)
-        assert b.temperature_ == pytest.approx(a.temperature_, rel=1e-8)
-        np.testing.assert_allclose(b.weights_, a.weights_, atol=1e-8)
         np.testing.assert_allclose(a.predict_proba(S), a.predict_proba(X), atol=1e-12)
         np.testing.assert_allclose(a.score_samples(S), a.score_samples(X), rtol=1e-12)
     assert adjusted_rand_score(y, a.labels_) > 0.95
@@ -176,7 +175,7 @@ def test_sample_weight_counts_as_repeats_and_float32_is_kept():
     np.testing.assert_allclose(c.weights_, c64.weights_, atol=1e-3)
 
 
-def test_partial_fit_and_dask_refused():
+def test_partial_fit():
     X, _, _ = vmf_mixture(3000, 10, [0.5, 0.3, 0.2], 25.0, seed=5)
     X = X[np.random.default_rng(0).permutation(X.shape[0])]
     aq = AttentionQuantizer(3, geometry="cosine", temperature="learn", random_state=0)
@@ -185,9 +184,26 @@ def test_partial_fit_and_dask_refused():
     full = _fit(X)
     assert aq.weights_.sum() == pytest.approx(1.0)
     assert aq.temperature_ == pytest.approx(full.temperature_, rel=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dask_fit_is_the_numpy_fit(dtype):
     da = pytest.importorskip("dask.array")
-    with pytest.raises(ValueError, match="temperature='learn'.*dask array"):
-        _fit(da.from_array(X, chunks=1000))
+    import dask
+
+    X, _, _ = vmf_mixture(3000, 10, [0.5, 0.3, 0.2], 25.0, seed=6)
+    X = X.astype(dtype)
+    a = _fit(X)
+    with dask.config.set(scheduler="threads"):
+        b = _fit(da.from_array(X, chunks=(700, 10)))
+        labels = np.asarray(b.labels_)
+    assert b.cluster_centers_.dtype == dtype
+    tol = 1e-8 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, atol=tol)
+    np.testing.assert_allclose(b.weights_, a.weights_, atol=tol)
+    assert b.temperature_ == pytest.approx(a.temperature_, rel=tol)
+    np.testing.assert_array_equal(labels, a.labels_)
+    assert b.inertia_ == pytest.approx(a.inertia_, rel=tol)
 
 
 def test_one_direction_keeps_a_finite_concentration():

@@ -8,7 +8,8 @@ assignment) are :mod:`..maths.point.likelihood`'s and
 
 import numpy as np
 
-from ..maths.cosine.likelihood import VmfStatistics, descend_vmf, vmf_posterior, vmf_start
+from ..maths.cosine.likelihood import (SourceVmfStatistics, VmfStatistics, descend_vmf,
+                                       vmf_posterior, vmf_start)
 from ..maths.point.likelihood import descend_likelihood, posterior_assign, soft_start
 from ..maths.point.statistics import PointStatistics
 from .._dask_point import DaskPointStatistics
@@ -119,7 +120,21 @@ class LearnedCosineLayer(CosineLayer):
     def fit(self, X, w, rng, *, init=None, n_init=None):
         """The cosine layer's fit, then its likelihood's descent from it."""
         super().fit(X, w, rng, init=init, n_init=n_init)
-        stats = VmfStatistics(X, w, n_heads=self.n_clusters)
+        self.learn(VmfStatistics(X, w, n_heads=self.n_clusters))
+
+    _fit = fit  # (partial_fit's refit on the reservoir)
+
+    def fit_dask(self, X, rng):
+        """The cosine layer's fit on a dask array's rows (:meth:`.base.Layer.fit_source`),
+        then its likelihood's descent from it, each evaluation one pass over the
+        blocks.  Returns self."""
+        self.fit_source(X, rng)
+        self.learn(SourceVmfStatistics(X))
+        return self
+
+    def learn(self, stats):
+        """The likelihood's descent from the fitted heads at their temperature,
+        on the rows' statistics (``likelihood_sums`` and ``total_weight``)."""
         kappa0, b0 = vmf_start(stats, self.heads, self.beta)
         M, kappa, bias, risk, curve, n_iter, converged = descend_vmf(
             stats, self.heads, kappa0, b0, max_iter=self.max_iter, tol=self.tol)
@@ -130,15 +145,6 @@ class LearnedCosineLayer(CosineLayer):
                              tol=self.tol)
         if self.max_iter > 0 and not converged:
             warn_learned(self.max_iter)
-
-    _fit = fit  # (partial_fit's refit on the reservoir)
-
-    no_dask = ("temperature='learn' fits numpy arrays and scipy.sparse matrices for "
-               "geometry='cosine'; for a dask array use a fixed temperature ('auto' or a "
-               "number).")
-
-    def fit_dask(self, X, rng):
-        raise ValueError(self.no_dask)
 
     # -- read-outs ----------------------------------------------------------
     def weights(self, X):

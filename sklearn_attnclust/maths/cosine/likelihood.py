@@ -41,7 +41,7 @@ from .maths import vmf_log_normaliser
 from .rows import _is_sparse
 from .statistics import CosineStatistics, cosine_scores
 
-__all__ = ["VmfStatistics", "bessel_ratio", "descend_vmf", "negative_log_likelihood",
+__all__ = ["SourceVmfStatistics", "VmfStatistics", "bessel_ratio", "block_likelihood_sums", "descend_vmf", "negative_log_likelihood",
            "vmf_posterior", "vmf_start"]
 
 #: Smallest share of the weight a head's step scale assumes (an emptying head
@@ -130,6 +130,28 @@ class VmfStatistics(CosineStatistics):
                 _likelihood_range, X.shape[0], 2 * chunk, X, np.asarray(self.inv, np.float64),
                 self.weights, np.asarray(M, dtype=np.float64), float(kappa),
                 np.asarray(bias, dtype=np.float64), chunk))
+
+
+def block_likelihood_sums(Y, M, kappa, bias):
+    """:meth:`VmfStatistics.likelihood_sums` of one block of dense rows ``Y``
+    (unweighted), in the calling thread: a dask worker's part of a pass."""
+    stats = VmfStatistics(Y, None, n_heads=M.shape[0])
+    return _likelihood_range(0, Y.shape[0], stats.X, np.asarray(stats.inv, np.float64), None,
+                             np.asarray(M, dtype=np.float64), float(kappa),
+                             np.asarray(bias, dtype=np.float64), min(stats.chunk_size, 8192))
+
+
+class SourceVmfStatistics:
+    """The sums of :class:`VmfStatistics` over a row source's blocks (a dask
+    array's rows, :class:`...rows.dask.DaskRows`; unweighted): one graph a pass."""
+
+    def __init__(self, rows):
+        self.rows, self.total_weight = rows, float(rows.shape[0])
+
+    def likelihood_sums(self, M, kappa, bias):
+        """:func:`block_likelihood_sums` over every block, added."""
+        return self.rows.reduce(block_likelihood_sums, np.asarray(M, dtype=np.float64),
+                                float(kappa), np.asarray(bias, dtype=np.float64))
 
 
 def negative_log_likelihood(stats, M, kappa, bias, need_grad=True):
