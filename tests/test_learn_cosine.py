@@ -44,13 +44,10 @@ def _fit(X, K=3, sample_weight=None, **kw):
 # -- the maths ----------------------------------------------------------------------
 @pytest.mark.parametrize("sparse", [False, True])
 def test_gradient_matches_finite_differences(sparse):
+    X, _ = _sparse_rows(seed=1, n=300, d=12)
     rng = np.random.default_rng(1)
-    X = rng.standard_normal((300, 12)) * rng.uniform(0.5, 3.0, size=(300, 1))
-    if sparse:
-        X[np.abs(X) < 0.8] = 0.0
-        X[np.flatnonzero(~X.any(axis=1)), 0] = 1.0
-        X = sp.csr_matrix(X)
-    stats = VmfStatistics(X, rng.uniform(0.2, 2.0, 300), n_heads=4)
+    stats = VmfStatistics(sp.csr_matrix(X) if sparse else X, rng.uniform(0.2, 2.0, 300),
+                          n_heads=4)
     M = rng.standard_normal((4, 12))
     M /= np.linalg.norm(M, axis=1, keepdims=True)
     kappa, bias = 7.0, rng.normal(size=4)

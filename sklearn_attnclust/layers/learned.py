@@ -113,6 +113,9 @@ class LearnedCosineLayer(CosineLayer):
     (:mod:`..maths.cosine.likelihood`)."""
 
     empty_cause = LearnedPointLayer.empty_cause
+    #: Starts of ``n_init="auto"`` with ``init="k-means++"``, as the learned point
+    #: layer's: the best of them (of lowest free energy) starts the descent
+    n_seeded = 3
 
     def __init__(self, **params):
         super().__init__(**dict(params, temperature="auto"))
