@@ -81,6 +81,9 @@ class LearnedPointLayer(PointLayer):
     # fit_dask: the point layer's (its statistics' sums take the biases, and add
     # over a dask array's blocks); the labels are the posterior's, block by block
     labels_dask = Layer.labels_dask
+    no_dask = ("temperature='learn' fits numpy arrays and dask arrays (by the point "
+               "layer's own passes); it has no per-block kernel for the generic fit of "
+               "another row source.")
 
     # -- read-outs ----------------------------------------------------------
     def assign(self, X):
