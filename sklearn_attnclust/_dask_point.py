@@ -262,19 +262,21 @@ class DaskPointStatistics(Statistics):
             return cls(rows, PointChart(offset, 0.0), np.zeros((d, d)))
         return cls(rows, PointChart(offset, a * np.sqrt(var)), cov / var)
 
-    def sums(self, Z, beta, need_grad):
+    def sums(self, Z, beta, need_grad, bias=None):
         """:func:`sklearn_attnclust.maths.point.kernel.block_sums` over every block, added: one graph.
 
         As :meth:`sklearn_attnclust.maths.point.statistics.PointStatistics.sums` runs over large data: the rows
         read as stored (float32 rows in float32, as there), the chart folded
         into the heads (:class:`sklearn_attnclust.maths.point.kernel._RawKernel`), the hard assignment at
         these heads returned by the same read (kept: :meth:`assignment_at`).
+        ``bias``: a logit added per head (the log mixing weights of
+        ``temperature="learn"``); no hard assignment is kept with it.
         """
         Z = np.asarray(Z, dtype=np.float64)
         chart, d = self.chart, Z.shape[1]
         far = np.max(np.abs(chart.offset)) / RAW_OFFSET[np.dtype(self.dtype)] > chart.spread
         kernel = _RawKernel(chart, chart.offset if far else np.zeros(d), Z, float(beta),
-                            self.dtype)
+                            self.dtype, bias)
         chunk = self.chunk_size or int(np.clip(PASS_CELLS // Z.shape[0], *PASS_ROWS))
         with np.errstate(over="ignore"):
             centers = chart.offset + chart.spread * Z  # as PointChart.points computes them
@@ -287,7 +289,7 @@ class DaskPointStatistics(Statistics):
                 hard = max(self.sq_total - float(out[-2]) / beta, 0.0) * chart.spread**2
         if need_grad:
             out = kernel.scaled_moments(out)
-        self.X.assignment = (centers, hard, out[-1])
+        self.X.assignment = (centers, hard, out[-1]) if bias is None else None
         return out[:-2]
 
     @staticmethod

@@ -112,7 +112,10 @@ class LayerReadouts:
         ``"point"``: ``softmax_h(log weights_[h] - temperature_ ||x -
         cluster_centers_[h]||^2)``, the posterior probability of each
         component of the layer's isotropic mixture, as GaussianMixture's
-        ``predict_proba``; its argmax is :meth:`predict`.  ``"direction"``
+        ``predict_proba``; its argmax is :meth:`predict`.  ``"cosine"``:
+        ``softmax_h(temperature_ <x / |x|, cluster_centers_[h]>)``, with
+        ``log weights_[h]`` added with ``temperature="learn"`` (the von
+        Mises-Fisher mixture's posterior).  ``"direction"``
         (competitive): the competitive weights ``softmax_h(beta <x,
         mu_h>^2)``, sign-free (:meth:`predict` takes the largest signed
         score).  Not for the linear layer (``attention="linear"``), whose
@@ -145,7 +148,8 @@ class LayerReadouts:
         layer's free energy, in input units (as GaussianMixture's
         ``score_samples``).  For ``"cosine"``, the density of the unit row
         ``x / |x|`` under a mixture of von Mises-Fisher distributions with the
-        heads as mean directions and concentration ``temperature_``.  The
+        heads as mean directions, concentration ``temperature_`` (and mixing
+        weights ``weights_`` with ``temperature="learn"``, else equal).  The
         direction layers have none (an ``AttributeError``).
 
         Parameters

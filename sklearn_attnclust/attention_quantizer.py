@@ -94,13 +94,18 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         ``"auto"`` is 16 for ``"point"`` and ``"cosine"`` (nearly hard weights on
         separated clusters) and 2 for ``"direction"``.  Ignored by the linear
         layer.
-        ``"learn"`` (``"point"`` only): after the fit at ``"auto"``, the
-        heads, ``beta`` and a bias per head (the log mixing weights
-        ``log weights_``) are trained together by gradient descent (L-BFGS) on
-        the layer's normalised likelihood, that of an isotropic Gaussian
-        mixture with variance ``1 / (2 temperature_)``: the maximum-likelihood
-        centres, unbiased where clusters overlap (see the user guide's "Soft
-        assignments and choosing K").  Not with a dask array.
+        ``"learn"`` (``"point"`` and ``"cosine"``): after the fit at
+        ``"auto"``, the heads, ``beta`` and a bias per head (the log mixing
+        weights ``log weights_``) are trained together by gradient descent
+        (L-BFGS, no EM loop) on the layer's normalised likelihood: for
+        ``"point"`` an isotropic Gaussian mixture with variance ``1 / (2
+        temperature_)``, for ``"cosine"`` a von Mises-Fisher mixture of the
+        unit rows with one concentration ``temperature_``.  The
+        maximum-likelihood centres, unbiased where clusters overlap (see the
+        user guide's "Soft assignments and choosing K").  With
+        ``sample_weight``, ``partial_fit``, float32, dask arrays and (for
+        ``"cosine"``) sparse input.  Refused by the direction layers: their
+        weights have no normalised density over the rows.
 
     context_length : int or None, default=None
         Direction layers: length ``L`` of the training sequences (query
@@ -200,13 +205,14 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         Absolute temperature ``beta`` used (0 for the linear layer; in
         inverse squared input units for ``"point"``, and 0 when all the rows
         are equal, where no head competes).  For ``"point"`` the mixture's
-        variance per feature is ``1 / (2 temperature_)``; learned with
-        ``temperature="learn"``.
+        variance per feature is ``1 / (2 temperature_)``; for ``"cosine"`` it is
+        the von Mises-Fisher concentration; learned with ``temperature="learn"``.
 
     weights_ : ndarray of shape (n_clusters,) or None
         ``"point"``: the mixing weights of the layer's mixture, the softmax of
         the heads' biases (learned with ``temperature="learn"``, else all
-        ``1 / n_clusters``).  None for ``"direction"``.
+        ``1 / n_clusters``); ``"cosine"``: learned with ``temperature="learn"``,
+        else None.  None for ``"direction"``.
 
     second_moment_ : ndarray of shape (n_features, n_features) or None
         ``"direction"``: the training data's second moment, the context of
@@ -215,7 +221,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
     risk_ : float
         Final risk of the fitted layer (penalty excluded), in squared input
         units; with ``temperature="learn"``, the minimised negative mean
-        log-likelihood (in nats, of the density in input units).
+        log-likelihood (in nats, of the density in input units; for
+        ``"cosine"``, of the unit rows' density on the sphere).
 
     n_iter_ : int
         Steps of the kept start (on all the data).

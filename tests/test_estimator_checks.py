@@ -54,6 +54,7 @@ def _expected_failed_checks(estimator):
                            random_state=0),
         AttentionQuantizer(geometry="cosine", random_state=0),
         AttentionQuantizer(3, geometry="cosine", init="random", n_init=2, random_state=0),
+        AttentionQuantizer(3, geometry="cosine", temperature="learn", random_state=0),
         InContextQuantizer(),
         InContextQuantizer(attention="softmax", context_length=50, random_state=0),
     ],

@@ -224,9 +224,7 @@ def test_learned_partial_fit_and_errors():
     with pytest.raises(ValueError, match="temperature='learn'.*geometry='point'"):
         AttentionQuantizer(2, geometry="direction", risk="free-energy",
                            temperature="learn").fit(X + 5)
-    da = pytest.importorskip("dask.array")
-    with pytest.raises(ValueError, match="temperature='learn' fits numpy arrays"):
-        AttentionQuantizer(3, temperature="learn").fit(da.from_array(X, chunks=1000))
+    # (a dask array: tests/test_learn_dask.py)
 
 
 def test_score_with_sample_weight():

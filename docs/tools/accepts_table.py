@@ -38,6 +38,10 @@ ESTIMATORS = {
         2, geometry="direction", risk="free-energy", random_state=0),
     "AttentionQuantizer (geometry='cosine')": lambda: AttentionQuantizer(
         2, geometry="cosine", random_state=0),
+    "AttentionQuantizer (geometry='point', temperature='learn')": lambda: AttentionQuantizer(
+        2, temperature="learn", random_state=0),
+    "AttentionQuantizer (geometry='cosine', temperature='learn')": lambda: AttentionQuantizer(
+        2, geometry="cosine", temperature="learn", random_state=0),
     "InContextQuantizer (attention='linear')": lambda: InContextQuantizer(2, random_state=0),
     "InContextQuantizer (attention='softmax')": lambda: InContextQuantizer(
         2, attention="softmax", random_state=0),

@@ -30,6 +30,14 @@ class AxisLayer(FreeEnergyLayer):
     #: A sample of the fit's rows (its centres, read off the heads, are not the
     #: free energy's fixed point where the directions overlap)
     stream_summary = "sample"
+    #: Why not ``temperature="learn"``: its weights read the scaled rows' lengths,
+    #: and ``exp(beta <y, mu>^2)`` has no normaliser over ``R^d``; the likelihood
+    #: that has one (a Watson mixture, normalised by Kummer's function) is of the
+    #: unit rows, another layer than this one
+    no_learn = ("its weights softmax(beta <x / s, mu_h>^2) read the rows' lengths, and "
+                "exp(beta <y, mu>^2) has no normaliser over R^d (a Watson mixture of the "
+                "unit rows x / |x| would be another layer); for unit directions with their "
+                "sign use geometry='cosine', which learns its von Mises-Fisher concentration")
 
     def _warm_start(self):
         return getattr(self, "heads", None)

@@ -371,8 +371,9 @@ def refuse_learn(why):
     """``temperature='learn'`` for a layer that does not train it: a ValueError
     saying ``why``."""
     raise ValueError(
-        "temperature='learn' trains the temperature and mixing weights of the "
-        f"point layer's likelihood (geometry='point'); {why}: give it 'auto' or a number.")
+        "temperature='learn' trains the temperature and mixing weights of a mixture "
+        "likelihood (geometry='point': isotropic Gaussian; geometry='cosine': von "
+        f"Mises-Fisher); {why}: give it 'auto' or a number.")
 
 
 # -- the registry ------------------------------------------------------------------

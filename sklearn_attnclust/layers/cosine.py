@@ -80,13 +80,24 @@ class CosineLayer(FreeEnergyLayer):
     #: point layer's (see :mod:`sklearn_attnclust.maths.cosine`: 0.3 to 64 within 0.01 in adjusted Rand
     #: index on von Mises-Fisher mixtures; 0.1 and below lose clusters)
     auto_temperature, n_random = 16.0, 10
-    no_learn = "its likelihood's concentration is not trained yet"
+    no_learn = None  # (temperature="learn" is the learned layer's: from_params)
+    bias = None  # the logits' bias per head: log mixing weights (temperature="learn")
     stream_moments = False  # partial_fit refits on the reservoir alone
     #: partial_fit after fit starts from the centres, each weighted by its cluster
     stream_summary = "centres"
     accepts_sparse = True
     stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
 
+
+    @classmethod
+    def from_params(cls, params):
+        """The cosine layer, or with ``temperature="learn"`` the learned one
+        (:class:`.learned.LearnedCosineLayer`, a von Mises-Fisher mixture)."""
+        if params["temperature"] == "learn" and cls is CosineLayer:
+            from .learned import LearnedCosineLayer
+
+            return LearnedCosineLayer.from_params(params)
+        return super().from_params(params)
 
     def _warm_start(self):
         return getattr(self, "centers", None)
@@ -160,9 +171,14 @@ class CosineLayer(FreeEnergyLayer):
         """The head of largest cosine ``<x / |x|, mu_h>`` (rows of any scale)."""
         return np.argmax(cosine_scores(X, self.heads), axis=1)
 
+    def weights(self, X):
+        """The attention weights ``softmax_h(beta <x / |x|, mu_h>)`` (n, K) and the
+        cosines (n, K)."""
+        return cosine_weights(X, self.heads, self.beta)
+
     def predict_proba(self, X):
         """The attention weights ``softmax_h(beta <x / |x|, mu_h>)`` (n, K)."""
-        return cosine_weights(X, self.heads, self.beta)[0]
+        return self.weights(X)[0]
 
     def transform(self, X):
         """The attention embedding ``sum_h p_h(x) mu_h`` (n, d), in the unit rows' units."""
@@ -173,7 +189,7 @@ class CosineLayer(FreeEnergyLayer):
         """The (weighted) mean of ``|x / |x| - transform(x)|^2`` without forming
         ``transform`` for sparse rows: ``1 - 2 p . c + p^T G p``, ``c`` the cosines
         and ``G`` the heads' Gram matrix."""
-        P, A = cosine_weights(X, self.heads, self.beta)
+        P, A = self.weights(X)
         G = self.heads @ self.heads.T
         err = 1.0 - 2.0 * np.einsum("ij,ij->i", P, A) + np.einsum("ij,ij->i", P @ G, P)
         err = np.maximum(err, 0.0)
@@ -182,11 +198,13 @@ class CosineLayer(FreeEnergyLayer):
     def log_likelihood(self, X):
         """The log density of each unit row ``x / |x|`` (n,) under the mixture of von
         Mises-Fisher distributions with the heads as mean directions, one
-        concentration ``kappa = beta`` and equal weights (with respect to the
-        area of the unit sphere)."""
+        concentration ``kappa = beta`` and the weights ``softmax(bias)`` (equal
+        without biases; with respect to the area of the unit sphere)."""
         A = cosine_scores(X, self.heads)
         K, d = self.heads.shape
-        return (logsumexp(self.beta * A, axis=1) - np.log(K)
+        log_pi = (np.full(K, -np.log(K)) if self.bias is None
+                  else self.bias - logsumexp(self.bias))
+        return (logsumexp(self.beta * A + log_pi, axis=1)
                 + vmf_log_normaliser(d, self.beta))
 
     def n_parameters(self):

@@ -1,19 +1,25 @@
-"""``temperature="learn"``: the point layer trained on its normalised likelihood.
+"""``temperature="learn"``: the point and cosine layers trained on their normalised
+likelihoods (an isotropic Gaussian mixture, a von Mises-Fisher mixture).
 
 The maths (the likelihood, its gradient, the descent and the posterior
-assignment) are :mod:`..maths.point.likelihood`'s; this module is the layer.
+assignment) are :mod:`..maths.point.likelihood`'s and
+:mod:`..maths.cosine.likelihood`'s; this module is the layers.
 """
 
 import numpy as np
 
+from ..maths.cosine.likelihood import (SourceVmfStatistics, VmfStatistics, descend_vmf,
+                                       vmf_posterior, vmf_start)
 from ..maths.point.likelihood import descend_likelihood, posterior_assign, soft_start
 from ..maths.point.statistics import PointStatistics
+from .._dask_point import DaskPointStatistics
 from .._strategy import LayerFit
 from .base import Layer
 from .common import over_squared, warn_learned
+from .cosine import CosineLayer
 from .point import PointLayer
 
-__all__ = ["LearnedPointLayer"]
+__all__ = ["LearnedCosineLayer", "LearnedPointLayer"]
 
 
 class LearnedPointLayer(PointLayer):
@@ -51,8 +57,10 @@ class LearnedPointLayer(PointLayer):
         if self.heads is None:  # every row the same point: no variance to learn
             self.bias = np.full(K, -np.log(K))
             return None
-        W = float(X.shape[0] if w is None else np.sum(w))
-        stats = PointStatistics.from_data(X, w, chart, sq_total=W, n_heads=K)
+        if not isinstance(stats, DaskPointStatistics):
+            W = float(X.shape[0] if w is None else np.sum(w))
+            stats = PointStatistics.from_data(X, w, chart, sq_total=W, n_heads=K)
+        # (a dask array's statistics: the same sums, added over its blocks)
         stats.dtype = np.dtype(np.float64)  # (its passes in float64: f's differences are tiny)
         Z0 = chart.scaled_points(self.heads)
         beta0, b0 = soft_start(stats, Z0, self.beta)
@@ -70,9 +78,12 @@ class LearnedPointLayer(PointLayer):
             warn_learned(self.max_iter)
         return None
 
-    no_dask = ("temperature='learn' fits numpy arrays; for a dask array use a fixed "
-               "temperature ('auto' or a number).")
-    fit_dask = Layer.fit_dask  # (refused: the point layer's is not this layer's)
+    # fit_dask: the point layer's (its statistics' sums take the biases, and add
+    # over a dask array's blocks); the labels are the posterior's, block by block
+    labels_dask = Layer.labels_dask
+    no_dask = ("temperature='learn' fits numpy arrays and dask arrays (by the point "
+               "layer's own passes); it has no per-block kernel for the generic fit of "
+               "another row source.")
 
     # -- read-outs ----------------------------------------------------------
     def assign(self, X):
@@ -95,4 +106,72 @@ class LearnedPointLayer(PointLayer):
         out.weights_ = np.exp(self.bias)
         if self.heads is not None:
             out.temperature_ = over_squared(self.beta, self.chart.spread)
+        return out
+
+
+class LearnedCosineLayer(CosineLayer):
+    """``temperature="learn"`` for ``geometry="cosine"``: a von Mises-Fisher
+    mixture with one concentration, its unit heads, concentration and log mixing
+    weights trained together on its normalised likelihood
+    (:mod:`..maths.cosine.likelihood`)."""
+
+    empty_cause = LearnedPointLayer.empty_cause
+    #: Starts of ``n_init="auto"`` with ``init="k-means++"``, as the learned point
+    #: layer's: the best of them (of lowest free energy) starts the descent
+    n_seeded = 3
+
+    def __init__(self, **params):
+        super().__init__(**dict(params, temperature="auto"))
+
+    def fit(self, X, w, rng, *, init=None, n_init=None):
+        """The cosine layer's fit, then its likelihood's descent from it."""
+        super().fit(X, w, rng, init=init, n_init=n_init)
+        self.learn(VmfStatistics(X, w, n_heads=self.n_clusters))
+
+    _fit = fit  # (partial_fit's refit on the reservoir)
+
+    def fit_dask(self, X, rng):
+        """The cosine layer's fit on a dask array's rows (:meth:`.base.Layer.fit_source`),
+        then its likelihood's descent from it, each evaluation one pass over the
+        blocks.  Returns self."""
+        self.fit_source(X, rng)
+        self.learn(SourceVmfStatistics(X))
+        return self
+
+    def learn(self, stats):
+        """The likelihood's descent from the fitted heads at their temperature,
+        on the rows' statistics (``likelihood_sums`` and ``total_weight``)."""
+        kappa0, b0 = vmf_start(stats, self.heads, self.beta)
+        M, kappa, bias, risk, curve, n_iter, converged = descend_vmf(
+            stats, self.heads, kappa0, b0, max_iter=self.max_iter, tol=self.tol)
+        self.beta, self.bias = kappa, bias
+        self.heads = self.centers = M
+        self.fit_ = LayerFit(heads=M, risk=risk, n_iter=n_iter, risk_curve=curve,
+                             converged=converged, line_search_failed=False, grad_norm=0.0,
+                             tol=self.tol)
+        if self.max_iter > 0 and not converged:
+            warn_learned(self.max_iter)
+
+    # -- read-outs ----------------------------------------------------------
+    def weights(self, X):
+        """The posterior ``softmax_h(b_h + kappa <x / |x|, mu_h>)`` and the cosines."""
+        return vmf_posterior(X, self.heads, self.beta, self.bias)
+
+    def assign(self, X):
+        """The head of largest posterior (its bias included), and ``1 - cosine`` to it."""
+        P, A = self.weights(X)
+        labels = np.argmax(P, axis=1)
+        return labels, np.maximum(1.0 - A[np.arange(A.shape[0]), labels], 0.0)
+
+    def predict(self, X):
+        return self.assign(X)[0]
+
+    def n_parameters(self):
+        """``K (d - 1)`` mean directions, the concentration and ``K - 1`` weights."""
+        K, d = self.heads.shape
+        return int(K * (d - 1) + 1 + (K - 1))
+
+    def state(self, dtype):
+        out = super().state(dtype)
+        out.weights_ = np.exp(self.bias)
         return out
