@@ -140,3 +140,16 @@ def test_parameter_names_per_class():
     assert clone(Wider(3, extra=5)).extra == 5
     assert sorted(clone(KMeansQuantizer(3)).get_params()) == sorted(
         KMeansQuantizer(3).get_params())
+
+
+def test_norms_are_numpys_bit_for_bit():
+    from sklearn_attnclust.optim.manifold import frobenius, row_norms
+
+    rng = np.random.default_rng(0)
+    for shape in [(3, 5), (10, 65), (1, 1), (40, 3)]:
+        for dtype in (np.float64, np.float32):
+            A = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4)).astype(dtype)
+            for V in (A, np.asfortranarray(A), A[:, ::2], A.T):
+                assert frobenius(V) == float(np.linalg.norm(V))
+                assert np.array_equal(row_norms(V), np.linalg.norm(V, axis=1, keepdims=True))
+    assert frobenius(np.arange(6).reshape(2, 3)) == float(np.linalg.norm(np.arange(6)))
