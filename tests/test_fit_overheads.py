@@ -153,3 +153,16 @@ def test_norms_are_numpys_bit_for_bit():
                 assert frobenius(V) == float(np.linalg.norm(V))
                 assert np.array_equal(row_norms(V), np.linalg.norm(V, axis=1, keepdims=True))
     assert frobenius(np.arange(6).reshape(2, 3)) == float(np.linalg.norm(np.arange(6)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rows_centred_once_are_the_rows_centred_in_order(blobs, dtype):
+    from sklearn_attnclust._init import centred_order, centred_rows_in_order
+
+    X = np.vstack([blobs, blobs[:40]]).astype(dtype)  # ties too
+    center = X.mean(axis=0, dtype=np.float64)
+    order = centred_order(X, center, 0.25, chunk=64)
+    expected = (np.take(X, order, axis=0).astype(np.float64) - center) * 0.25
+    for small in (X.size, X.size - 1):  # centred once, or chunk by chunk
+        got_order, Z = centred_rows_in_order(X, center, 0.25, small=small)
+        assert np.array_equal(got_order, order) and np.array_equal(Z, expected)

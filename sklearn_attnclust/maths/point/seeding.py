@@ -6,7 +6,7 @@ No scikit-learn at import: dask workers import the point layer's modules, and
 
 import numpy as np
 
-from ..._init import centred_order, draw_distinct_rows
+from ..._init import centred_rows_in_order, draw_distinct_rows
 from ..shared import check_points
 
 __all__ = ["seed_points"]
@@ -76,11 +76,7 @@ def seed_points(X, weights, init, rng, chart, n_clusters):
         # (at most 2**1000: for subnormal data, below 1e-308, the scaled rows
         # are of size 2**-30 or so, far from underflow)
         two = 2.0 ** min(-np.round(np.log2(chart.spread)), 1000.0)
-        order = centred_order(X, chart.offset, two)
-        Z = np.take(X, order, axis=0)  # the one copy of the rows: in order, then centred
-        Z = np.subtract(Z, chart.offset, dtype=np.float64,
-                        out=Z if Z.dtype == np.float64 else None)
-        Z *= two
+        order, Z = centred_rows_in_order(X, chart.offset, two)
         Z = _kmeans_plusplus(Z, K, rng, None if weights is None else weights[order])
         return chart.offset + Z / two
     if isinstance(init, str) and init == "random":
