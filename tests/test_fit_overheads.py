@@ -104,16 +104,14 @@ def test_other_input_still_goes_through_validate_data(blobs):
         aq.predict(blobs)
     aq.fit(blobs)  # a plain array: the feature names are gone
     assert not hasattr(aq, "feature_names_in_")
-    with pytest.raises(ValueError, match="X has 4 features, but AttentionQuantizer is "
-                                         "expecting 5 features"):
-        aq.predict(blobs[:, :4])
-    bad = blobs.copy()
-    bad[3, 2] = np.inf
-    with pytest.raises(ValueError, match="Input X contains infinity"):
-        AttentionQuantizer(4).fit(bad)
-    bad[3, 2] = np.nan
-    with pytest.raises(ValueError, match="Input X contains NaN"):
-        aq.predict(bad)
+    inf, nan = blobs.copy(), blobs.copy()
+    inf[3, 2], nan[5, 1] = np.inf, np.nan
+    for method, X, message in [
+            (aq.predict, blobs[:, :4], "X has 4 features, but AttentionQuantizer is expecting 5"),
+            (AttentionQuantizer(4).fit, inf, "Input X contains infinity"),
+            (aq.predict, nan, "Input X contains NaN")]:
+        with pytest.raises(ValueError, match=message):
+            method(X)
     ints = AttentionQuantizer(4, random_state=0).fit(np.round(blobs * 10).astype(int))
     assert ints.cluster_centers_.dtype == np.float64
     with pytest.raises(ValueError, match="Expected 2D array"):
