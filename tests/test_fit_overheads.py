@@ -164,3 +164,25 @@ def test_rows_centred_once_are_the_rows_centred_in_order(blobs, dtype):
     for small in (X.size, X.size - 1):  # centred once, or chunk by chunk
         got_order, Z = centred_rows_in_order(X, center, 0.25, small=small)
         assert np.array_equal(got_order, order) and np.array_equal(Z, expected)
+
+
+@pytest.mark.parametrize("dtype, big", [(np.float64, 1e308), (np.float32, 1e38)])
+def test_rows_beyond_the_products_range_are_still_found(dtype, big):
+    # rows whose products with the points overflow, among usual ones: found
+    # whatever their neighbours' squared norms, and labelled right (the products
+    # alone would put the last two with the points 1 and 0: ties at -inf)
+    from sklearn_attnclust._assign import nearest_point
+
+    Z = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    X = np.random.default_rng(0).standard_normal((50, 2))
+    X[[3, 17, 18, 49]] = np.array([[1.5, 0.2], [-1.5, 0.2], [-1.0, 1.7], [1.7, -1.6]]) * big
+    X = X.astype(dtype)
+    labels, dist = nearest_point(X, Z)
+    Xs = X.astype(np.float64)
+    s = np.max(np.abs(Xs), axis=1, keepdims=True)
+    np.testing.assert_array_equal(
+        labels, np.argmin((Z**2).sum(axis=1) / s - 2 * (Xs / s) @ Z.T, axis=1))
+    np.testing.assert_array_equal(labels[[3, 17, 18, 49]], [0, 1, 2, 0])
+    with np.errstate(over="ignore"):
+        d2 = (((Xs / s)[:, None, :] - Z[None, :, :] / s[:, None, :]) ** 2).sum(axis=2) * s**2
+    np.testing.assert_allclose(dist, d2.min(axis=1), rtol=1e-5 if dtype == np.float32 else 1e-9)
