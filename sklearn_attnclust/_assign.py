@@ -34,24 +34,7 @@ def nearest_point(X, Z):
     scaled by a power of two (exact), so that no square under- or overflows.
     """
     Z = np.asarray(Z, dtype=np.float64)
-    dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
-    if dtype == np.float32 and np.max(np.abs(Z), initial=0.0) > 2.0**120:
-        dtype = np.dtype(np.float64)  # points beyond float32's range (fitted in float64)
-    # (the mean at the points' unit scale, exact: no sum of points near the
-    # largest float overflows)
-    e = int(np.frexp(np.max(np.abs(Z), initial=0.0))[1]) if Z.size else 0
-    centre = np.ldexp(np.ldexp(Z, -e).mean(axis=0), e)
-    with np.errstate(over="ignore"):
-        size = float(np.max(np.abs(Z - centre))) if Z.shape[0] > 1 else 0.0
-    far = np.max(np.abs(centre)) > NEAREST_OFFSET * size
-    # the origin as the rows' precision holds it: the rows and the points shift alike
-    origin = centre.astype(dtype).astype(np.float64) if far else np.zeros_like(centre)
-    top = float(np.max(np.abs(Z - origin)))
-    exact = 2.0 ** (np.finfo(dtype).maxexp // 4)  # squares of smaller rows are safe
-    # (a power of two that dtype holds: subnormal points, below 1e-308, are
-    # scaled up to about 2**-30, far from underflow)
-    two = 2.0 ** min(-np.round(np.log2(top)), np.finfo(dtype).maxexp - 2.0) \
-        if top > 0 and not 1 / exact < top < exact else 1.0
+    dtype, far, origin, two = _frame(X, Z)
     Zc = (Z - origin) * two
     W = (-2.0 * Zc).astype(dtype)
     sq = np.einsum("ij,ij->i", Zc, Zc).astype(dtype)[:, None]
@@ -61,6 +44,7 @@ def nearest_point(X, Z):
     # rows beyond this (at the points' scale) would overflow the products: each is
     # read at its own unit scale (:func:`_far_rows`)
     limit = np.ldexp(1.0, np.finfo(dtype).maxexp // 3)
+    limit2 = dtype.type(limit * limit)
     labels = np.empty(n, dtype=np.intp)
     dist = np.empty(n)
 
@@ -78,12 +62,17 @@ def nearest_point(X, Z):
                 D += sq
                 low = D.min(axis=0)
                 labels[a:b] = first_minimum(D, low)
-                low += row_norms2(Y)
+                norms = row_norms2(Y)
+                low += norms
                 np.maximum(low, 0.0, out=low)
                 if two != 1.0:
                     low /= two
                     low /= two
                 dist[a:b] = low
+                # (a row with an entry beyond the limit has a squared norm of at
+                # least its square, or inf: the rows are looked at only then)
+                if np.max(norms, initial=0.0) < limit2:
+                    continue
                 beyond = np.max(np.abs(Y), axis=1, initial=0.0) > limit
                 if np.any(beyond):
                     rows = a + np.flatnonzero(beyond)
@@ -92,6 +81,33 @@ def nearest_point(X, Z):
     with one_blas_thread():
         map_row_blocks(block, n, 16384)
     return labels, dist
+
+
+def _frame(X, Z):
+    """Where :func:`nearest_point` computes: the precision of the products (``X``'s,
+    float64 for points beyond float32's range), whether the points are far from
+    the origin, the origin ``r`` it subtracts (float64) and the power of two
+    ``two`` the shifted points and rows are scaled by."""
+    largest = float(np.max(np.abs(Z), initial=0.0))
+    dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
+    if dtype == np.float32 and largest > 2.0**120:
+        dtype = np.dtype(np.float64)  # points beyond float32's range (fitted in float64)
+    # (the mean at the points' unit scale, exact: no sum of points near the
+    # largest float overflows)
+    e = int(np.frexp(largest)[1]) if Z.size else 0
+    centre = np.ldexp(np.ldexp(Z, -e).mean(axis=0), e)
+    with np.errstate(over="ignore"):
+        size = float(np.max(np.abs(Z - centre))) if Z.shape[0] > 1 else 0.0
+    far = np.max(np.abs(centre)) > NEAREST_OFFSET * size
+    # the origin as the rows' precision holds it: the rows and the points shift alike
+    origin = centre.astype(dtype).astype(np.float64) if far else np.zeros_like(centre)
+    top = float(np.max(np.abs(Z - origin))) if far else largest
+    exact = 2.0 ** (np.finfo(dtype).maxexp // 4)  # squares of smaller rows are safe
+    # (a power of two that dtype holds: subnormal points, below 1e-308, are
+    # scaled up to about 2**-30, far from underflow)
+    two = 2.0 ** min(-np.round(np.log2(top)), np.finfo(dtype).maxexp - 2.0) \
+        if top > 0 and not 1 / exact < top < exact else 1.0
+    return dtype, far, origin, two
 
 
 def _far_rows(Y, Zc, two):

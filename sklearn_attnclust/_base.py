@@ -22,6 +22,9 @@ from .metrics import quantization_risk
 
 __all__ = ["BaseEmbedding", "BaseQuantizer"]
 
+#: The dtypes ``_validate_input`` keeps (other dtypes are converted to float64).
+_PLAIN_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+
 
 def _check_nonzero_rows(X):
     """Raise a ValueError if ``X`` has all-zero rows.
@@ -147,6 +150,8 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         to float64).  ``reset=True`` (in ``fit``) records ``n_features_in_``
         and ``feature_names_in_``; ``reset=False`` checks them.
         """
+        if y is None and self._plain_input(X, reset):
+            return X
         formats = self._sparse_formats()
         if not formats and issparse(X):
             raise TypeError(
@@ -167,6 +172,30 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if y is None:
                 return validate_data(self, X, **kwargs)
             return validate_data(self, X, y, **kwargs)
+
+    def _plain_input(self, X, reset):
+        """Whether ``X`` is a finite 2-D float64 or float32 ``numpy.ndarray`` with
+        rows and columns (and, with ``reset=False``, the fitted number of
+        features and no fitted feature names): ``validate_data`` returns such
+        an ``X`` itself.  Then its other effects are made here (with ``reset``,
+        ``n_features_in_`` recorded and ``feature_names_in_`` deleted), without
+        its generic checks (0.06 ms of a fit on 150 rows); any other ``X`` goes
+        through ``validate_data``, its conversions, errors and warnings."""
+        if type(X) is not np.ndarray or X.ndim != 2 or X.dtype not in _PLAIN_DTYPES \
+                or 0 in X.shape:
+            return False
+        if not reset and (getattr(self, "n_features_in_", None) != X.shape[1]
+                          or hasattr(self, "feature_names_in_")):
+            return False
+        # (as scikit-learn's check: a finite sum, float32 summed in float64; an
+        # overflowing sum of finite rows is left to validate_data)
+        with np.errstate(invalid="ignore", over="ignore"):
+            if not np.isfinite(np.sum(X, dtype=np.float64)):
+                return False
+        if reset:
+            self.n_features_in_ = X.shape[1]
+            self.__dict__.pop("feature_names_in_", None)
+        return True
 
     def _sparse_formats(self):
         """The scipy.sparse formats ``X`` may come in (False: dense only)."""

@@ -90,6 +90,27 @@ def centred_order(X, center, scale, chunk=1024):
     return order_by_key(key, D)
 
 
+def centred_rows_in_order(X, center, scale, small=2**20):
+    """The :func:`centred_order` of the rows and the centred rows ``(X - center) *
+    scale`` (float64) in that order, one copy of them.
+
+    Rows of at most ``small`` entries are centred once, the keys taken from
+    those centred rows, which are then put in order (the centring of the rows in
+    order repeated the same operations: the same rows to the bit); larger
+    rows are ordered chunk by chunk (:func:`centred_order`), then centred.
+    """
+    if X.shape[0] * X.shape[1] <= small:
+        D = np.subtract(X, center, dtype=np.float64)
+        D *= scale
+        order = order_by_key(squared_norms(D), D)
+        return order, np.take(D, order, axis=0)
+    order = centred_order(X, center, scale)
+    Z = np.take(X, order, axis=0)
+    Z = np.subtract(Z, center, dtype=np.float64, out=Z if Z.dtype == np.float64 else None)
+    Z *= scale
+    return order, Z
+
+
 def squared_norms(D):
     """Each row's squared norm, equal for equal rows wherever they are stored."""
     return np.einsum("ij,ij->i", D, D)

@@ -23,6 +23,17 @@ class LayerDispatch:
     attributes (the estimator supplies ``geometry``, ``risk``, ``n_clusters``,
     ``get_params`` and ``_check_n_clusters``)."""
 
+    @classmethod
+    def _get_param_names(cls):
+        """The constructor's parameter names (scikit-learn's, read from the
+        signature of ``__init__`` by ``get_params``, twice in every fit: 0.04 ms
+        each), found once per class."""
+        names = cls.__dict__.get("_param_names")
+        if names is None:
+            names = tuple(super()._get_param_names())
+            cls._param_names = names
+        return list(names)
+
     def _layer_class(self):
         """The registered layer class of the parameters (None for a geometry or
         risk that has none: the parameter validation or :meth:`_new_layer` says so)."""

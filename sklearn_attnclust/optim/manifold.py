@@ -9,12 +9,31 @@ retraction, the vector transport and the inner product.
 
 import numpy as np
 
-__all__ = ["Spheres", "normalize_rows", "riemannian_gradient"]
+__all__ = ["Spheres", "frobenius", "normalize_rows", "riemannian_gradient", "row_norms"]
+
+
+def frobenius(V):
+    """``np.linalg.norm(V)`` of a float array: the same operations (the square
+    root of the dot product of the raveled array), without its handling of the
+    other norms' arguments (a few microseconds, some twenty times per descent)."""
+    x = np.asarray(V)
+    if x.dtype.kind != "f":
+        return float(np.linalg.norm(x))
+    x = x.ravel(order="K")
+    return float(np.sqrt(x.dot(x)))
+
+
+def row_norms(M):
+    """``np.linalg.norm(M, axis=1, keepdims=True)`` of a float array ``M`` (K, d):
+    the same operations, without the handling of the other norms' arguments."""
+    if M.dtype.kind != "f":
+        return np.linalg.norm(M, axis=1, keepdims=True)
+    return np.sqrt(np.add.reduce(M * M, axis=1, keepdims=True))
 
 
 def normalize_rows(M):
     """Scale every row of ``M`` to unit norm; a zero row raises ``ValueError``."""
-    norms = np.linalg.norm(M, axis=1, keepdims=True)
+    norms = row_norms(np.asarray(M))
     if not np.all(np.isfinite(norms)) or np.any(norms == 0):
         raise ValueError("Cannot normalise a zero or non-finite head to the unit sphere.")
     return M / norms
@@ -53,7 +72,7 @@ class Spheres:
         """The rows of ``M - t V`` renormalised, or None if one is zero or not finite
         (a trial step the line search then steps back from)."""
         cand = M - t * V
-        norms = np.linalg.norm(cand, axis=1, keepdims=True)
+        norms = row_norms(cand)
         if np.all(np.isfinite(norms)) and np.all(norms > 0):
             return cand / norms
         return None
@@ -81,7 +100,7 @@ class Spheres:
     @staticmethod
     def norm(M, V):
         """The norm of the tangent vector ``V`` at ``M`` (Frobenius)."""
-        return float(np.linalg.norm(V))
+        return frobenius(V)
 
     @staticmethod
     def random_point(n_rows, n_features, random_state=None):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .line_search import ArmijoBacktracking
-from .manifold import normalize_rows
+from .manifold import frobenius, normalize_rows
 
 __all__ = ["BarzilaiBorwein", "Optimizer", "SphereResult", "SteepestDescent"]
 
@@ -137,7 +137,7 @@ class Optimizer:
             new_rgrad = manifold.project(cand, new_grad)
             step = self._update(manifold, memory, (M, cand), (grad, rgrad),
                                 (new_grad, new_rgrad), direction, trial)
-            moved = float(np.linalg.norm(cand - M))
+            moved = frobenius(cand - M)
             M, value, grad, rgrad = cand, new_value, new_grad, new_rgrad
             gnorm = problem.stationarity(M, rgrad)
             result.values.append(value)

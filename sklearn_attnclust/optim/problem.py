@@ -10,9 +10,7 @@ with ``tol``).  :class:`LayerProblem` asks them of a layer's maths and one set
 of statistics; :class:`FunctionProblem` of plain callables.
 """
 
-import numpy as np
-
-from .manifold import Spheres
+from .manifold import Spheres, frobenius
 
 __all__ = ["FunctionProblem", "LayerProblem", "Problem"]
 
@@ -42,7 +40,7 @@ class Problem:
 
     def stationarity(self, M, rgrad):
         """How far ``M`` is from stationary, given its Riemannian gradient ``rgrad``."""
-        return float(np.linalg.norm(rgrad))
+        return frobenius(rgrad)
 
 
 class FunctionProblem(Problem):

@@ -6,10 +6,53 @@ No scikit-learn at import: dask workers import the point layer's modules, and
 
 import numpy as np
 
-from ..._init import centred_order, draw_distinct_rows
+from ..._init import centred_rows_in_order, draw_distinct_rows
 from ..shared import check_points
 
 __all__ = ["seed_points"]
+
+
+#: The arguments of ``sklearn.cluster._kmeans._kmeans_plusplus`` (scikit-learn 1.3 to 1.9).
+_PRIVATE_ARGS = ("X", "n_clusters", "x_squared_norms", "sample_weight", "random_state",
+                 "n_local_trials")
+_PRIVATE = []  # [the private function, or None], found at the first seeding
+
+
+def _private_kmeans_plusplus():
+    """``sklearn.cluster._kmeans._kmeans_plusplus`` if it exists with the
+    arguments of :data:`_PRIVATE_ARGS`, else None (looked up once per process)."""
+    if not _PRIVATE:
+        import inspect
+
+        try:
+            from sklearn.cluster._kmeans import _kmeans_plusplus as private
+            names = tuple(inspect.signature(private).parameters)
+        except (ImportError, TypeError, ValueError):
+            private, names = None, ()
+        _PRIVATE.append(private if names == _PRIVATE_ARGS else None)
+    return _PRIVATE[0]
+
+
+def _kmeans_plusplus(Z, K, rng, weights):
+    """scikit-learn's k-means++ centres of the rows ``Z`` (float64, finite, C order)
+    drawn with ``rng`` (a ``RandomState``), ``weights`` or None for all one.
+
+    The public ``kmeans_plusplus`` checks its input (which the seeding's own
+    rows pass: 0.1 ms of a fit on 150 rows) and calls its computational part,
+    ``sklearn.cluster._kmeans._kmeans_plusplus``: that is called directly
+    where it exists with the arguments it has in scikit-learn 1.3 to 1.9,
+    else the public function (the same draws).
+    """
+    private = _private_kmeans_plusplus()
+    if private is not None:
+        from sklearn.utils.extmath import row_norms
+
+        return private(Z, K, x_squared_norms=row_norms(Z, squared=True),
+                       sample_weight=np.ones(Z.shape[0]) if weights is None
+                       else np.asarray(weights, dtype=np.float64), random_state=rng)[0]
+    from sklearn.cluster import kmeans_plusplus  # here: dask workers import this module
+
+    return kmeans_plusplus(Z, K, random_state=rng, sample_weight=weights)[0]
 
 
 def seed_points(X, weights, init, rng, chart, n_clusters):
@@ -33,15 +76,8 @@ def seed_points(X, weights, init, rng, chart, n_clusters):
         # (at most 2**1000: for subnormal data, below 1e-308, the scaled rows
         # are of size 2**-30 or so, far from underflow)
         two = 2.0 ** min(-np.round(np.log2(chart.spread)), 1000.0)
-        order = centred_order(X, chart.offset, two)
-        Z = np.take(X, order, axis=0)  # the one copy of the rows: in order, then centred
-        Z = np.subtract(Z, chart.offset, dtype=np.float64,
-                        out=Z if Z.dtype == np.float64 else None)
-        Z *= two
-        from sklearn.cluster import kmeans_plusplus  # here: dask workers import this module
-
-        Z, _ = kmeans_plusplus(Z, K, random_state=rng,
-                               sample_weight=None if weights is None else weights[order])
+        order, Z = centred_rows_in_order(X, chart.offset, two)
+        Z = _kmeans_plusplus(Z, K, rng, None if weights is None else weights[order])
         return chart.offset + Z / two
     if isinstance(init, str) and init == "random":
         return draw_distinct_rows(X, K, rng, weights, chart.offset).astype(np.float64)
