@@ -112,8 +112,7 @@ class _RowDraw:
     drawn as one point of their summed probability)."""
 
     def __init__(self, rows, weights, rng):
-        center = np.average(rows, axis=0, weights=weights)
-        self.order = canonical_order(rows, center)
+        self.order = canonical_order(rows, _weighted_mean(rows, weights))
         ordered = np.take(rows, self.order, axis=0)
         new_point = np.ones(ordered.shape[0], dtype=bool)
         new_point[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
@@ -127,6 +126,19 @@ class _RowDraw:
             return None
         j = int(np.searchsorted(cdf, self.rng.uniform() * cdf[-1], side="right"))
         return int(self.order[self.first[min(j, cdf.size - 1)]])
+
+
+def _weighted_mean(rows, weights):
+    """The rows' weighted mean, taken on the rows and weights over powers of two
+    (exact), so that no sum overflows at any finite scale."""
+    top = float(np.max(np.abs(rows))) if rows.size else 0.0
+    shift = int(np.clip(-np.round(np.log2(top)), -1023, 1023)) if 0 < top < np.inf else 0
+    w = None
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64)
+        w = np.ldexp(w, -int(np.frexp(np.max(w))[1]))
+    return np.ldexp(np.average(np.ldexp(rows.astype(np.float64), shift), axis=0, weights=w),
+                    -shift)
 
 
 def swap_target(labels, d1, d2, weights, draw, n_heads):

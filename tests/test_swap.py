@@ -132,3 +132,19 @@ def test_kept_swaps_do_not_depend_on_row_order_or_weights_split(seed):
         b = AttentionQuantizer(**params).fit(rep)
     assert np.allclose(np.sort(a.cluster_centers_, 0), np.sort(b.cluster_centers_, 0),
                        rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("dtype, s", [(np.float64, 1e-300), (np.float64, 1e300),
+                                      (np.float64, 2.0**-1030), (np.float32, 1e-30),
+                                      (np.float32, 1e30)])
+def test_kept_swaps_at_extreme_scales(dtype, s):
+    # the swap's distances and draw are scale-free: the fit of the scaled rows
+    # is the unit-scale fit scaled, with no RuntimeWarning
+    X, y, _ = _bad_start_data()
+    params = dict(n_clusters=3, init="random", n_init=1, random_state=0)
+    base = AttentionQuantizer(**params).fit(X.astype(dtype))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        aq = AttentionQuantizer(**params).fit((X * s).astype(dtype))
+    assert adjusted_rand_score(base.labels_, aq.labels_) == 1.0
+    assert adjusted_rand_score(y, aq.labels_) > 0.95
