@@ -26,7 +26,7 @@ import numpy as np
 
 from ._init import canonical_order
 
-__all__ = ["SWAP_PATIENCE", "SWAP_ROUNDS", "swap_rounds", "two_nearest"]
+__all__ = ["SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order", "swap_rounds", "two_nearest"]
 
 #: Trials at most per fit.
 SWAP_ROUNDS = 8
@@ -55,7 +55,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
         dist = maths.swap_distances(best.heads, rows)
         if dist is None:
             break
-        draw = draw or _RowDraw(rows, row_w, rng)
+        draw = draw or _RowDraw(*maths.swap_order(rows, row_w), rng)
         target = swap_target(*dist, row_w, draw, maths.n_clusters)
         if target is None:
             break
@@ -103,20 +103,28 @@ def two_nearest(Y, Z, block_rows=BLOCK_ROWS):
     return labels, d1, d2
 
 
-class _RowDraw:
-    """Draws of one row by inverse CDF over the distinct rows in
-    :func:`._init.canonical_order` about their weighted mean, a uniform from
-    the fit's generator per draw: the row drawn depends on the weighted set of
-    rows only, not on their order, their scale or position (up to rounding), or
-    on how a weight is split among copies of a row (copies are adjacent and
-    drawn as one point of their summed probability)."""
+def draw_order(rows, weights):
+    """The rows' :func:`._init.canonical_order` about their weighted mean and the
+    positions in it where a distinct row starts (copies of a row are adjacent):
+    the order :class:`_RowDraw` draws in, for dense rows (a maths whose rows
+    are otherwise defines :meth:`.layers.base.LayerMaths.swap_order`)."""
+    order = canonical_order(rows, _weighted_mean(rows, weights))
+    ordered = np.take(rows, order, axis=0)
+    new_point = np.ones(ordered.shape[0], dtype=bool)
+    new_point[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    return order, np.flatnonzero(new_point)
 
-    def __init__(self, rows, weights, rng):
-        self.order = canonical_order(rows, _weighted_mean(rows, weights))
-        ordered = np.take(rows, self.order, axis=0)
-        new_point = np.ones(ordered.shape[0], dtype=bool)
-        new_point[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
-        self.first, self.rng = np.flatnonzero(new_point), rng
+
+class _RowDraw:
+    """Draws of one row by inverse CDF over the distinct rows in an order of
+    their values (:func:`draw_order`), a uniform from the fit's generator per
+    draw: the row drawn depends on the weighted set of rows only, not on their
+    order, their scale or position (up to rounding), or on how a weight is
+    split among copies of a row (copies are adjacent and drawn as one point of
+    their summed probability)."""
+
+    def __init__(self, order, first, rng):
+        self.order, self.first, self.rng = order, first, rng
 
     def __call__(self, p):
         """The index of a row drawn with probability proportional to ``p``, or

@@ -9,7 +9,11 @@ from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._swap import _RowDraw, swap_target, two_nearest
+from sklearn_attnclust._swap import _RowDraw as _Draw, draw_order, swap_target, two_nearest
+
+
+def _RowDraw(rows, weights, rng):
+    return _Draw(*draw_order(rows, weights), rng)
 
 
 def test_two_nearest_is_the_brute_force():

@@ -107,6 +107,13 @@ class LayerMaths(ABC):
         (in any units common to the rows), or None: no swap (the default)."""
         return None
 
+    def swap_order(self, rows, weights):
+        """The order the swap stage draws rows in and where each distinct row
+        starts in it (:func:`.._swap.draw_order`, for dense rows)."""
+        from .._swap import draw_order
+
+        return draw_order(rows, weights)
+
     def moved(self, M, h, row):
         """The heads ``M`` with head ``h`` moved onto the input row ``row``
         (the swap stage's move; needed with :meth:`swap_distances`)."""
