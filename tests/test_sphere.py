@@ -113,8 +113,8 @@ def test_the_pairs_kept_are_capped_by_their_numbers(problem, monkeypatch):
 
 
 def test_the_pairs_moved_one_at_a_time_give_the_stacked_direction(monkeypatch):
-    # above STACK_LIMIT the two-loop recursion moves one pair at a time (no
-    # stacks of copies); the direction is the stacked one to rounding
+    # above STACK_LIMIT the two-loop recursion moves no pair (no stacks of
+    # copies: _two_loop_in_place); the direction is the stacked one to rounding
     from sklearn_attnclust.optim import lbfgs
 
     rng = np.random.default_rng(1)
