@@ -37,9 +37,11 @@ def _row_exponents(X):
         X = as_rows(X)
         data = np.abs(X.data).astype(np.float64)
         top = np.zeros(n)
-        row = np.repeat(np.arange(n), np.diff(X.indptr))
-        if data.size:
-            np.maximum.at(top, row, data)
+        counts = np.diff(X.indptr)
+        row = np.repeat(np.arange(n), counts)
+        filled = counts > 0
+        if data.size:  # each stored row's largest |value| (rows without entries: 0)
+            top[filled] = np.maximum.reduceat(data, X.indptr[:-1][filled])
         e = np.where(top > 0, -np.frexp(np.where(top > 0, top, 1.0))[1], 0)
         scaled = np.ldexp(data, e[row])
         sq = np.bincount(row, weights=scaled * scaled, minlength=n)
