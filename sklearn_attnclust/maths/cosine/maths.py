@@ -24,7 +24,8 @@ from scipy.special import gammaln, ive
 from sklearn.cluster import kmeans_plusplus
 
 from .rows import _is_sparse, as_rows, unit_rows
-from .seeding import _draw_distinct, _repair, _unit, _unit_order, check_unit_heads
+from .seeding import (_draw_distinct, _repair, _unit, _unit_order, check_unit_heads,
+                      sparse_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
 from ...layers.base import LayerMaths
 
@@ -120,6 +121,8 @@ class CosineMaths(LayerMaths):
         """scikit-learn's greedy k-means++ on the unit rows (one seeding: the best
         of 8 by the seeds' sum of cosines was worse, measured on von Mises-Fisher
         mixtures d = 384, K = 20: median ARI 0.935 against 1.0)."""
+        if _is_sparse(Y):
+            return sparse_kmeans_plusplus(Y, self.n_clusters, w, rng)[0]
         Z, _ = kmeans_plusplus(Y, self.n_clusters, random_state=rng, sample_weight=w,
                                x_squared_norms=np.ones(Y.shape[0], dtype=Y.dtype))
         return Z

@@ -1,0 +1,45 @@
+"""The cosine layer's faster paths equal the ones they replace."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.cluster import kmeans_plusplus
+
+from sklearn_attnclust.maths.cosine.rows import _row_exponents, unit_rows
+from sklearn_attnclust.maths.cosine.seeding import sparse_kmeans_plusplus
+
+
+def _text(n, d, seed, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    topics = rng.gamma(0.3, size=(5, d))
+    rows = topics[rng.integers(0, 5, n)] * rng.gamma(2.0, size=(n, d))
+    rows[rows < np.quantile(rows, 0.9)] = 0.0
+    rows[:, 0] += 0.5
+    return sp.csr_matrix(rows.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sparse_kmeans_plusplus_draws_scikit_learns_seeds(dtype, weighted):
+    Y = unit_rows(_text(600, 80, 0, dtype))
+    w = np.random.default_rng(1).uniform(0.2, 3.0, 600) if weighted else None
+    for K, seed in ((1, 0), (7, 1), (20, 2)):
+        _, ref = kmeans_plusplus(Y, K, random_state=np.random.RandomState(seed), sample_weight=w,
+                                 x_squared_norms=np.ones(600, dtype=dtype))
+        Z, ids = sparse_kmeans_plusplus(Y, K, w, np.random.RandomState(seed))
+        np.testing.assert_array_equal(ids, ref)
+        assert sp.issparse(Z) and Z.dtype == dtype
+        np.testing.assert_array_equal(Z.toarray(), Y[ref].toarray())
+
+
+def test_sparse_row_exponents_equal_the_dense_ones():
+    X = _text(300, 50, 3)
+    X = sp.vstack([X, sp.csr_matrix(np.r_[0.0, 2.0**-600, np.zeros(48)][None])]).tocsr()
+    X.data[::7] *= -3.0
+    e, sq = _row_exponents(X)
+    e_dense, sq_dense = _row_exponents(X.toarray())
+    np.testing.assert_array_equal(e, e_dense)
+    np.testing.assert_allclose(sq, sq_dense, rtol=1e-14)
+    empty = sp.csr_matrix((2, 4))
+    with pytest.raises(ValueError, match="2 row\\(s\\) of zero norm"):
+        _row_exponents(sp.vstack([empty, sp.csr_matrix(np.ones((1, 4)))]).tocsr())
