@@ -9,7 +9,7 @@ from scipy.special import logsumexp
 from ..maths.cosine.maths import CosineMaths, vmf_log_normaliser
 from ..maths.cosine.statistics import (CosineStatistics, cosine_scores, cosine_spread,
                                        cosine_weights)
-from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows
+from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
 from ..maths.cosine.seeding import check_unit_heads
 from ..maths.sizes import FLOAT32_TOL
 from ..maths.cosine.source import source_spread, unit_block_sums
@@ -21,6 +21,16 @@ from .free_energy import FreeEnergyLayer
 from .stream import Stream
 
 __all__ = ["CosineLayer", "CosineStream"]
+
+
+#: Smallest dense float64 data (``n * d`` entries, 1 MiB) whose cosine fit runs
+#: its descents' passes in float32, then checks (and if need be finishes) the
+#: result in float64 (:func:`.._strategy.fit_layer`'s ``precision``).  Measured
+#: (one thread, von Mises-Fisher mixtures, 200 rows a cluster, medians of 8
+#: fits): d = 384, K = 20, 0.21 s against 0.24 s; d = 64, K = 20, 0.040 s against
+#: 0.054 s; the same ARI and inertia.  Sparse rows keep float64 (their float32
+#: products were no faster on TF-IDF rows).  Smaller fits keep float64 throughout.
+MIXED_MIN_SIZE = 2**17
 
 
 # -- the stream of partial_fit ----------------------------------------------------
@@ -100,11 +110,15 @@ class CosineLayer(FreeEnergyLayer):
         start = self.init if init is None else init
         if not isinstance(start, str) and not callable(start):
             check_unit_heads(start, self.n_clusters, d)
-        stats = CosineStatistics(X, w, n_heads=self.n_clusters)
-        spread = cosine_spread(stats.X, w, self.n_clusters)
-        maths = CosineMaths(self.n_clusters, self.temperature, spread, d)
-        fit = fit_layer(maths, stats.X, w, stats, random_state=rng,
-                        **self.descent_options(init, n_init, stats.X))
+        with rows_known(X, _row_exponents(X)):  # one pass for the norms of the rows
+            stats = CosineStatistics(X, w, n_heads=self.n_clusters)
+            spread = cosine_spread(stats.X, w, self.n_clusters)
+            maths = CosineMaths(self.n_clusters, self.temperature, spread, d)
+            mixed = (not _is_sparse(stats.X) and stats.X.dtype == np.float64
+                     and n * d >= MIXED_MIN_SIZE and self.max_iter > 0)
+            fit = fit_layer(maths, stats.X, w, stats, random_state=rng,
+                            precision=maths.low_precision if mixed else None,
+                            **self.descent_options(init, n_init, stats.X))
         warn_if_not_converged(fit, self.max_iter)
         self.source_readouts(fit, maths, X)
 

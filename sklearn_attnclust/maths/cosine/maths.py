@@ -97,6 +97,13 @@ class CosineMaths(LayerMaths):
     def statistics(self, rows, weights):
         return CosineStatistics(rows, weights, n_heads=self.n_clusters)
 
+    @staticmethod
+    def low_precision(stats):
+        """``stats`` with float32 passes (:meth:`.statistics.CosineStatistics.low_precision`),
+        or ``stats`` itself where float32 would not hold its rows."""
+        low = stats.low_precision()
+        return stats if low is None else low
+
     def starts(self, rows, weights, init, rng):
         """Unit heads: k-means++ on the unit rows (whose squared distances are
         ``2 (1 - cosine)``), rows drawn at random, a callable or an array."""

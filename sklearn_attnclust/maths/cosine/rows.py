@@ -7,12 +7,16 @@ functions of their values only (not of their order), for the coarse sample
 and the temperature's sample.
 """
 
+import threading
+from contextlib import contextmanager
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..._blocks import _mix64, map_row_blocks, race_keys, smallest_keys
 
-__all__ = ["as_rows", "row_inverse_norms", "sparse_row_keys", "sparse_sample", "unit_rows"]
+__all__ = ["as_rows", "row_inverse_norms", "rows_known", "sparse_row_keys", "sparse_sample",
+           "unit_rows"]
 
 
 _SEED = 0x636F73  # the fixed seed of the rows' keys of the spread's sample
@@ -29,9 +33,29 @@ def as_rows(X):
     return X
 
 
+_known = threading.local()
+
+
+@contextmanager
+def rows_known(X, exponents):
+    """Within the block, in this thread, :func:`_row_exponents` of the object ``X``
+    is ``exponents`` (a fit's rows, read by its statistics, its spread's keys and
+    its seeds: one pass, not three).  Only for the length of a fit: the rows are
+    not modified meanwhile."""
+    before = getattr(_known, "rows", None)
+    _known.rows = (X, exponents)
+    try:
+        yield
+    finally:
+        _known.rows = before
+
+
 def _row_exponents(X):
     """Each row's power of two ``2**e`` with ``|x 2**e|`` near 1, and ``|x 2**e|^2``
     (float64), one pass; a ValueError naming the rows of zero norm."""
+    known = getattr(_known, "rows", None)
+    if known is not None and known[0] is X:
+        return known[1]
     n = X.shape[0]
     if _is_sparse(X):
         X = as_rows(X)
