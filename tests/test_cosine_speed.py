@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from sklearn.cluster import kmeans_plusplus
 
 from sklearn_attnclust.maths.cosine.rows import _row_exponents, unit_rows
-from sklearn_attnclust.maths.cosine.seeding import sparse_kmeans_plusplus
+from sklearn_attnclust.maths.cosine.seeding import unit_kmeans_plusplus
 
 
 def _text(n, d, seed, dtype=np.float64):
@@ -18,18 +18,21 @@ def _text(n, d, seed, dtype=np.float64):
     return sp.csr_matrix(rows.astype(dtype))
 
 
+@pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_sparse_kmeans_plusplus_draws_scikit_learns_seeds(dtype, weighted):
+def test_unit_kmeans_plusplus_draws_scikit_learns_seeds(sparse, dtype, weighted):
     Y = unit_rows(_text(600, 80, 0, dtype))
+    Y = Y if sparse else Y.toarray()
     w = np.random.default_rng(1).uniform(0.2, 3.0, 600) if weighted else None
     for K, seed in ((1, 0), (7, 1), (20, 2)):
         _, ref = kmeans_plusplus(Y, K, random_state=np.random.RandomState(seed), sample_weight=w,
                                  x_squared_norms=np.ones(600, dtype=dtype))
-        Z, ids = sparse_kmeans_plusplus(Y, K, w, np.random.RandomState(seed))
+        Z, ids = unit_kmeans_plusplus(Y, K, w, np.random.RandomState(seed))
         np.testing.assert_array_equal(ids, ref)
-        assert sp.issparse(Z) and Z.dtype == dtype
-        np.testing.assert_array_equal(Z.toarray(), Y[ref].toarray())
+        assert sp.issparse(Z) == sparse and Z.dtype == dtype
+        np.testing.assert_array_equal(Z.toarray() if sparse else Z,
+                                      Y[ref].toarray() if sparse else Y[ref])
 
 
 def test_sparse_row_exponents_equal_the_dense_ones():

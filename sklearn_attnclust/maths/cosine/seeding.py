@@ -7,7 +7,7 @@ from sklearn.utils import check_random_state
 from ..._init import canonical_order, generator_from
 from .rows import _SEED, _is_sparse, sparse_row_keys
 
-__all__ = ["check_unit_heads", "sparse_kmeans_plusplus"]
+__all__ = ["check_unit_heads", "unit_kmeans_plusplus"]
 
 
 def _unit(M):
@@ -56,19 +56,20 @@ def _draw_distinct(Y, size, rng, w):
     return first[np.resize(np.array(picked), size)]
 
 
-def sparse_kmeans_plusplus(Y, n_seeds, w, random_state):
-    """Greedy k-means++ on the unit rows of the CSR matrix ``Y`` (weights ``w`` or
-    None): the seeds, rows of ``Y`` (a CSR matrix), and their indices.
+def unit_kmeans_plusplus(Y, n_seeds, w, random_state):
+    """Greedy k-means++ on the unit rows ``Y`` (an ndarray or a CSR matrix; weights
+    ``w`` or None): the seeds, rows of ``Y``, and their indices.
 
     The draws of :func:`sklearn.cluster.kmeans_plusplus` (a first row by weight,
     then ``2 + log K`` candidates by the weighted squared distance to the seeds,
     the one that lowers the weighted sum the most kept), from the same random
-    numbers, so the seeds are its seeds; each step's distances ``|c|^2 + 1 -
-    2 <y, c>`` come from one product of the rows with the dense candidates
-    (``O(nnz)`` per candidate), where scikit-learn multiplies two sparse
-    matrices, converting all the rows at each step (measured on 3842 TF-IDF
-    rows of 13885 terms, one thread: K = 10, 16 ms against 30 ms; K = 50, 90
-    ms against 150 ms; the same seeds, also weighted and in float32).
+    numbers, so the seeds are its seeds (up to a tie in the rounding of the
+    distances); each step's distances ``|c|^2 + 1 - 2 <y, c>`` come from one
+    product of the rows with the dense candidates in the rows' precision, where
+    scikit-learn multiplies two sparse matrices (converting all the rows at each
+    step) and computes float32 distances in float64 chunks.  Measured (one
+    thread): 3842 TF-IDF rows of 13885 terms, K = 10, 16 ms against 30 ms; K =
+    50, 90 ms against 150 ms.
     """
     state = check_random_state(random_state)
     n = Y.shape[0]
@@ -76,9 +77,9 @@ def sparse_kmeans_plusplus(Y, n_seeds, w, random_state):
     trials = 2 + int(np.log(n_seeds))
 
     def distances(ids):
-        C = Y[ids].toarray()
+        C = Y[ids].toarray() if _is_sparse(Y) else Y[ids]
         sq = np.einsum("ij,ij->i", C, C)
-        D = np.asarray(Y @ C.T).T
+        D = np.asarray(C @ Y.T) if not _is_sparse(Y) else np.asarray(Y @ C.T).T
         D *= -2.0
         D += sq[:, None]
         D += 1.0
