@@ -6,7 +6,8 @@ import scipy.sparse as sp
 from sklearn.cluster import kmeans_plusplus
 
 from sklearn_attnclust.maths.cosine.rows import _row_exponents, unit_rows
-from sklearn_attnclust.maths.cosine.seeding import unit_kmeans_plusplus
+from sklearn_attnclust._init import canonical_order
+from sklearn_attnclust.maths.cosine.seeding import _unit_order, unit_kmeans_plusplus
 
 
 def _text(n, d, seed, dtype=np.float64):
@@ -46,3 +47,18 @@ def test_sparse_row_exponents_equal_the_dense_ones():
     empty = sp.csr_matrix((2, 4))
     with pytest.raises(ValueError, match="2 row\\(s\\) of zero norm"):
         _row_exponents(sp.vstack([empty, sp.csr_matrix(np.ones((1, 4)))]).tocsr())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_unit_rows_and_their_order_equal_the_one_pass_ones(dtype):
+    X = _text(9000, 12, 4, dtype).toarray() * 3.0
+    X[5] = X[17]  # a tie, broken by the rows' values
+    Y = unit_rows(X)
+    assert Y.dtype == dtype
+    e, sq = _row_exponents(X)  # the rows over their norms in one float64 copy
+    ref = np.ldexp(X.astype(np.float64), e[:, None]) * (1.0 / np.sqrt(sq))[:, None]
+    np.testing.assert_array_equal(Y, ref.astype(dtype))
+    w = np.random.default_rng(5).uniform(0.2, 3.0, Y.shape[0])
+    for weights in (None, w):
+        center = np.average(Y, axis=0, weights=weights).astype(np.float64)
+        np.testing.assert_array_equal(_unit_order(Y, weights), canonical_order(Y, center))

@@ -121,8 +121,12 @@ def unit_rows(X):
         Y.data = (np.ldexp(np.asarray(X.data, dtype=np.float64), np.repeat(e, counts))
                   * np.repeat(r, counts)).astype(X.dtype)
         return Y
-    return (np.ldexp(np.asarray(X, dtype=np.float64), e[:, None]) * r[:, None]).astype(
-        X.dtype, copy=False)
+    X = np.asarray(X)
+    out = np.empty(X.shape, dtype=X.dtype)
+    for a in range(0, X.shape[0], 8192):  # float64 temporaries of a chunk only
+        b = a + 8192
+        out[a:b] = np.ldexp(np.asarray(X[a:b], dtype=np.float64), e[a:b, None]) * r[a:b, None]
+    return out
 
 
 def _scale_values(values, inv):

@@ -4,7 +4,7 @@ their values, made distinct, or checked when given."""
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._init import canonical_order, generator_from
+from ..._init import canonical_order, centred_order, generator_from
 from .rows import _SEED, _is_sparse, sparse_row_keys
 
 __all__ = ["check_unit_heads", "unit_kmeans_plusplus"]
@@ -26,7 +26,13 @@ def _unit_order(Y, weights):
         key = -np.asarray(Y @ mean).ravel()
         return np.lexsort((sparse_row_keys(Y, _SEED), key))
     center = np.average(Y, axis=0, weights=weights).astype(np.float64)
-    return canonical_order(Y, center)
+    top = 0.0
+    for a in range(0, Y.shape[0], 4096):  # canonical_order's scale, without a copy
+        top = max(top, float(np.max(np.abs(np.subtract(Y[a:a + 4096], center)), initial=0.0)))
+    if not 0 < top < np.inf:
+        return canonical_order(Y, center)
+    scale = np.ldexp(1.0, int(np.clip(-np.round(np.log2(top)), -1023, 1023)))
+    return centred_order(Y, center, scale)
 
 
 def _draw_distinct(Y, size, rng, w):
