@@ -12,6 +12,7 @@ step.
 """
 
 import numpy as np
+from scipy.linalg.blas import daxpy
 
 from .optimizer import Optimizer
 
@@ -160,7 +161,7 @@ def _two_loop_in_place(manifold, M, g, pairs, scales=None):
         if sy[i] > 0:  # <P s, q> with q unprojected: <s, q> - sum_h c(s)_h c(q)_h |mu_h|^2
             s, y = pairs[i]
             alphas[i] = (np.vdot(s, q) - np.sum(radial[0][i] * cq * norms)) / sy[i]
-            q -= alphas[i] * y
+            _axpy(-alphas[i], y, q)
             cq -= alphas[i] * radial[1][i]
     y_last, b_last = pairs[-1][1], radial[1][-1]
     yy = np.vdot(y_last, y_last) - np.sum(b_last * b_last * norms)
@@ -172,6 +173,14 @@ def _two_loop_in_place(manifold, M, g, pairs, scales=None):
         if sy[i] > 0:
             s, y = pairs[i]
             step = alphas[i] - (np.vdot(y, q) - np.sum(radial[1][i] * cq * norms)) / sy[i]
-            q += step * s
+            _axpy(step, s, q)
             cq += step * radial[0][i]
     return manifold.project(M, q)
+
+
+def _axpy(a, x, y):
+    """``y += a x`` in place (BLAS's daxpy, no temporary, for C-contiguous float64)."""
+    if x.flags.c_contiguous and y.flags.c_contiguous and x.dtype == y.dtype == np.float64:
+        daxpy(x.ravel(), y.ravel(), a=float(a))
+    else:
+        y += a * x

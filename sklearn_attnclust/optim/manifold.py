@@ -79,7 +79,9 @@ class Spheres:
         (``norms``: the ``|mu_h|^2`` if known): :meth:`transport` is
         ``V - diag(radial(M, V)) M``."""
         norms = np.einsum("ij,ij->i", M, M) if norms is None else norms
-        return np.einsum("ij,ij->i", V, M) / np.maximum(norms, 1e-300)
+        # the rows' products as a stack of (1, d) x (d, 1) products: twice
+        # einsum's speed on 10 x 13885 and 100 x 384
+        return (V[:, None, :] @ M[:, :, None]).ravel() / np.maximum(norms, 1e-300)
 
     @staticmethod
     def inner(M, U, V):
