@@ -76,12 +76,17 @@ def _row_exponents(X):
         def fill(lo, hi):
             for a in range(lo, hi, 8192):
                 b = min(a + 8192, hi)
-                D = np.abs(np.asarray(X[a:b], dtype=np.float64))
+                D = np.asarray(X[a:b], dtype=np.float64)
+                # |values| in place in a converted copy (float32 rows), else a copy
+                D = np.abs(D, out=D) if D.dtype != X.dtype else np.abs(D)
                 t = D.max(axis=1) if D.shape[1] else np.zeros(b - a)
                 top[a:b] = t
                 ee = np.where(t > 0, -np.frexp(np.where(t > 0, t, 1.0))[1], 0)
                 e[a:b] = ee
-                D = np.ldexp(D, ee[:, None])
+                if ee.size and np.max(np.abs(ee)) < 1000:  # by a power of two: exact
+                    D *= np.ldexp(1.0, ee)[:, None]
+                else:  # (subnormal rows: the factor itself beyond float64)
+                    D = np.ldexp(D, ee[:, None])
                 sq[a:b] = np.einsum("ij,ij->i", D, D)
             return ()
 
