@@ -2,6 +2,8 @@
 layer of :mod:`sklearn_attnclust.maths.cosine`), and the ``partial_fit`` stream that keeps sparse
 chunks sparse."""
 
+import dataclasses
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
@@ -11,6 +13,7 @@ from ..maths.cosine.statistics import (CosineStatistics, cosine_scores, cosine_s
                                        cosine_weights)
 from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
 from ..maths.cosine.seeding import check_unit_heads
+from ..maths import sizes
 from ..maths.sizes import FLOAT32_TOL
 from ..maths.cosine.source import source_spread, unit_block_sums
 from ..rows.statistics import row_extent
@@ -22,16 +25,6 @@ from .free_energy import FreeEnergyLayer
 from .stream import Stream
 
 __all__ = ["CosineLayer", "CosineStream"]
-
-
-#: Smallest dense float64 data (``n * d`` entries, 1 MiB) whose cosine fit runs
-#: its descents' passes in float32, then checks (and if need be finishes) the
-#: result in float64 (:func:`.._strategy.fit_layer`'s ``precision``).  Measured
-#: (one thread, von Mises-Fisher mixtures, 200 rows a cluster, medians of 8
-#: fits): d = 384, K = 20, 0.21 s against 0.24 s; d = 64, K = 20, 0.040 s against
-#: 0.054 s; the same ARI and inertia.  Sparse rows keep float64 (their float32
-#: products were no faster on TF-IDF rows).  Smaller fits keep float64 throughout.
-MIXED_MIN_SIZE = 2**17
 
 
 # -- the stream of partial_fit ----------------------------------------------------
@@ -118,11 +111,18 @@ class CosineLayer(FreeEnergyLayer):
             stats = CosineStatistics(X, w, n_heads=self.n_clusters)
             spread = cosine_spread(stats.X, w, self.n_clusters)
             maths = CosineMaths(self.n_clusters, self.temperature, spread, d)
+            # dense float64 data of sizes.MIXED_MIN_SIZE entries on: the descents on
+            # float32 passes, checked (and if need be finished) in float64.  Measured
+            # (one thread, von Mises-Fisher mixtures, 200 rows a cluster, 8 fits):
+            # d = 384, K = 20, 0.21 s against 0.24 s, the same ARI and inertia.
+            # Sparse rows keep float64 (float32 products no faster on TF-IDF rows)
             mixed = (not _is_sparse(stats.X) and stats.X.dtype == np.float64
-                     and n * d >= MIXED_MIN_SIZE and self.max_iter > 0)
+                     and n * d >= sizes.MIXED_MIN_SIZE and self.max_iter > 0)
             fit = fit_layer(maths, stats.X, w, stats, random_state=rng,
                             precision=maths.low_precision if mixed else None,
                             **self.descent_options(init, n_init, stats.X))
+            if mixed:  # the risk at float64 (the descent may end on its float32 passes)
+                fit = dataclasses.replace(fit, risk=float(maths.risk(fit.heads, stats)))
         warn_if_not_converged(fit, self.max_iter)
         self.source_readouts(fit, maths, X)
 
