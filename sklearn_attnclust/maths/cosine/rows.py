@@ -128,9 +128,16 @@ def unit_rows(X):
         return Y
     X = np.asarray(X)
     out = np.empty(X.shape, dtype=X.dtype)
+    exact = e.size == 0 or np.max(np.abs(e)) < 1000  # 2**e a float64: x 2**e = ldexp(x, e)
     for a in range(0, X.shape[0], 8192):  # float64 temporaries of a chunk only
         b = a + 8192
-        out[a:b] = np.ldexp(np.asarray(X[a:b], dtype=np.float64), e[a:b, None]) * r[a:b, None]
+        D = np.array(X[a:b], dtype=np.float64)
+        if exact:  # (ldexp takes 3 times as long)
+            D *= np.ldexp(1.0, e[a:b])[:, None]
+        else:
+            D = np.ldexp(D, e[a:b, None])
+        D *= r[a:b, None]
+        out[a:b] = D
     return out
 
 
