@@ -113,8 +113,8 @@ def test_the_pairs_kept_are_capped_by_their_numbers(problem, monkeypatch):
 
 
 def test_the_pairs_moved_one_at_a_time_give_the_stacked_direction(monkeypatch):
-    # above STACK_LIMIT the two-loop recursion moves one pair at a time (no
-    # stacks of copies); the direction is the stacked one to rounding
+    # above STACK_LIMIT the two-loop recursion moves no pair (no stacks of
+    # copies: _two_loop_in_place); the direction is the stacked one to rounding
     from sklearn_attnclust.optim import lbfgs
 
     rng = np.random.default_rng(1)
@@ -125,6 +125,15 @@ def test_the_pairs_moved_one_at_a_time_give_the_stacked_direction(monkeypatch):
     monkeypatch.setattr(lbfgs, "STACK_LIMIT", 0)
     moved = lbfgs._two_loop(Spheres, M, tangent[6], pairs)
     np.testing.assert_allclose(moved, stacked, rtol=1e-12, atol=1e-14 * np.abs(stacked).max())
+    # pairs of a point 0.1 away (the transport then moves them), per-head scales
+    N = Spheres.retract(M, Spheres.project(M, rng.standard_normal(M.shape)), 0.1)
+    scales = rng.uniform(0.5, 2.0, (5, 1))
+    monkeypatch.setattr(lbfgs, "STACK_LIMIT", 2**20)
+    stacked = lbfgs._two_loop(Spheres, N, tangent[6], pairs, scales)
+    monkeypatch.setattr(lbfgs, "STACK_LIMIT", 0)
+    moved = lbfgs._two_loop(Spheres, N, tangent[6], pairs, scales)
+    np.testing.assert_allclose(moved, stacked, rtol=1e-12, atol=1e-14 * np.abs(stacked).max())
+    assert np.abs(moved - lbfgs._two_loop(Spheres, M, tangent[6], pairs, scales)).max() > 1e-3
     assert not np.array_equal(lbfgs._two_loop(Spheres, M, tangent[5], pairs), moved)
 
 

@@ -93,6 +93,16 @@ class Spheres:
         return V - (np.einsum("pij,ij->pi", V, M) * inv)[:, :, None] * M
 
     @staticmethod
+    def radial(M, V, norms=None):
+        """Each row's coefficient along its head, ``<v_h, mu_h> / |mu_h|^2`` (K,)
+        (``norms``: the ``|mu_h|^2`` if known): :meth:`transport` is
+        ``V - diag(radial(M, V)) M``."""
+        norms = np.einsum("ij,ij->i", M, M) if norms is None else norms
+        # the rows' products as a stack of (1, d) x (d, 1) products: twice
+        # einsum's speed on 10 x 13885 and 100 x 384
+        return (V[:, None, :] @ M[:, :, None]).ravel() / np.maximum(norms, 1e-300)
+
+    @staticmethod
     def inner(M, U, V):
         """The inner product of the tangent vectors ``U`` and ``V`` at ``M``."""
         return float(np.sum(U * V))

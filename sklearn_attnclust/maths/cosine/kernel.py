@@ -35,7 +35,9 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk):
     out = None
     for a in range(lo, hi, chunk):
         b = min(a + chunk, hi)
-        Xc, rc, wc = X[a:b], r[a:b], None if w is None else w[a:b]
+        # (a CSR slice copies its rows: all the rows are X itself)
+        Xc = X if (a == 0 and b == X.shape[0]) else X[a:b]
+        rc, wc = r[a:b], None if w is None else w[a:b]
         dtype, sparse = Xc.dtype, _is_sparse(Xc)
         if sparse:
             L = np.ascontiguousarray(_scores(Xc, M.T.astype(dtype)).T)

@@ -21,10 +21,10 @@ coarse-to-fine).
 
 import numpy as np
 from scipy.special import gammaln, ive
-from sklearn.cluster import kmeans_plusplus
 
 from .rows import _is_sparse, as_rows, unit_rows
-from .seeding import _draw_distinct, _repair, _unit, _unit_order, check_unit_heads
+from .seeding import (_draw_distinct, _repair, _unit, _unit_order, check_unit_heads,
+                      unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
 from ...layers.base import LayerMaths
 
@@ -96,6 +96,13 @@ class CosineMaths(LayerMaths):
     def statistics(self, rows, weights):
         return CosineStatistics(rows, weights, n_heads=self.n_clusters)
 
+    @staticmethod
+    def low_precision(stats):
+        """``stats`` with float32 passes (:meth:`.statistics.CosineStatistics.low_precision`),
+        or ``stats`` itself where float32 would not hold its rows."""
+        low = stats.low_precision()
+        return stats if low is None else low
+
     def starts(self, rows, weights, init, rng):
         """Unit heads: k-means++ on the unit rows (whose squared distances are
         ``2 (1 - cosine)``), rows drawn at random, a callable or an array."""
@@ -117,12 +124,11 @@ class CosineMaths(LayerMaths):
         return check_unit_heads(Z, K, rows.shape[1])
 
     def _seed_kmeans_plusplus(self, Y, w, rng):
-        """scikit-learn's greedy k-means++ on the unit rows (one seeding: the best
-        of 8 by the seeds' sum of cosines was worse, measured on von Mises-Fisher
-        mixtures d = 384, K = 20: median ARI 0.935 against 1.0)."""
-        Z, _ = kmeans_plusplus(Y, self.n_clusters, random_state=rng, sample_weight=w,
-                               x_squared_norms=np.ones(Y.shape[0], dtype=Y.dtype))
-        return Z
+        """Greedy k-means++ on the unit rows (:func:`.seeding.unit_kmeans_plusplus`:
+        scikit-learn's draws; one seeding: the best of 8 by the seeds' sum of
+        cosines was worse, measured on von Mises-Fisher mixtures d = 384, K = 20:
+        median ARI 0.935 against 1.0)."""
+        return unit_kmeans_plusplus(Y, self.n_clusters, w, rng)[0]
 
     def risk(self, M, stats, return_grad=False):
         M = np.asarray(M, dtype=np.float64)

@@ -7,12 +7,16 @@ functions of their values only (not of their order), for the coarse sample
 and the temperature's sample.
 """
 
+import threading
+from contextlib import contextmanager
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..._blocks import _mix64, map_row_blocks, race_keys, smallest_keys
 
-__all__ = ["as_rows", "row_inverse_norms", "sparse_row_keys", "sparse_sample", "unit_rows"]
+__all__ = ["as_rows", "row_inverse_norms", "rows_known", "sparse_row_keys", "sparse_sample",
+           "unit_rows"]
 
 
 _SEED = 0x636F73  # the fixed seed of the rows' keys of the spread's sample
@@ -29,17 +33,39 @@ def as_rows(X):
     return X
 
 
+_known = threading.local()
+
+
+@contextmanager
+def rows_known(X, exponents):
+    """Within the block, in this thread, :func:`_row_exponents` of the object ``X``
+    is ``exponents`` (a fit's rows, read by its statistics, its spread's keys and
+    its seeds: one pass, not three).  Only for the length of a fit: the rows are
+    not modified meanwhile."""
+    before = getattr(_known, "rows", None)
+    _known.rows = (X, exponents)
+    try:
+        yield
+    finally:
+        _known.rows = before
+
+
 def _row_exponents(X):
     """Each row's power of two ``2**e`` with ``|x 2**e|`` near 1, and ``|x 2**e|^2``
     (float64), one pass; a ValueError naming the rows of zero norm."""
+    known = getattr(_known, "rows", None)
+    if known is not None and known[0] is X:
+        return known[1]
     n = X.shape[0]
     if _is_sparse(X):
         X = as_rows(X)
         data = np.abs(X.data).astype(np.float64)
         top = np.zeros(n)
-        row = np.repeat(np.arange(n), np.diff(X.indptr))
-        if data.size:
-            np.maximum.at(top, row, data)
+        counts = np.diff(X.indptr)
+        row = np.repeat(np.arange(n), counts)
+        filled = counts > 0
+        if data.size:  # each stored row's largest |value| (rows without entries: 0)
+            top[filled] = np.maximum.reduceat(data, X.indptr[:-1][filled])
         e = np.where(top > 0, -np.frexp(np.where(top > 0, top, 1.0))[1], 0)
         scaled = np.ldexp(data, e[row])
         sq = np.bincount(row, weights=scaled * scaled, minlength=n)
@@ -50,12 +76,17 @@ def _row_exponents(X):
         def fill(lo, hi):
             for a in range(lo, hi, 8192):
                 b = min(a + 8192, hi)
-                D = np.abs(np.asarray(X[a:b], dtype=np.float64))
+                D = np.asarray(X[a:b], dtype=np.float64)
+                # |values| in place in a converted copy (float32 rows), else a copy
+                D = np.abs(D, out=D) if D.dtype != X.dtype else np.abs(D)
                 t = D.max(axis=1) if D.shape[1] else np.zeros(b - a)
                 top[a:b] = t
                 ee = np.where(t > 0, -np.frexp(np.where(t > 0, t, 1.0))[1], 0)
                 e[a:b] = ee
-                D = np.ldexp(D, ee[:, None])
+                if ee.size and np.max(np.abs(ee)) < 1000:  # by a power of two: exact
+                    D *= np.ldexp(1.0, ee)[:, None]
+                else:  # (subnormal rows: the factor itself beyond float64)
+                    D = np.ldexp(D, ee[:, None])
                 sq[a:b] = np.einsum("ij,ij->i", D, D)
             return ()
 
@@ -95,8 +126,19 @@ def unit_rows(X):
         Y.data = (np.ldexp(np.asarray(X.data, dtype=np.float64), np.repeat(e, counts))
                   * np.repeat(r, counts)).astype(X.dtype)
         return Y
-    return (np.ldexp(np.asarray(X, dtype=np.float64), e[:, None]) * r[:, None]).astype(
-        X.dtype, copy=False)
+    X = np.asarray(X)
+    out = np.empty(X.shape, dtype=X.dtype)
+    exact = e.size == 0 or np.max(np.abs(e)) < 1000  # 2**e a float64: x 2**e = ldexp(x, e)
+    for a in range(0, X.shape[0], 8192):  # float64 temporaries of a chunk only
+        b = a + 8192
+        D = np.array(X[a:b], dtype=np.float64)
+        if exact:  # (ldexp takes 3 times as long)
+            D *= np.ldexp(1.0, e[a:b])[:, None]
+        else:
+            D = np.ldexp(D, e[a:b, None])
+        D *= r[a:b, None]
+        out[a:b] = D
+    return out
 
 
 def _scale_values(values, inv):

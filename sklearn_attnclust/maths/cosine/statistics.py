@@ -48,6 +48,15 @@ class CosineStatistics(Statistics):
                           chunk_rows(X.shape[1], n_heads, X.dtype.itemsize))
         self.chunk_size = int(chunk_size)
 
+    def low_precision(self):
+        """The same rows with float32 passes (a float32 copy of float64 rows, its
+        chunks of twice the rows), or None where a float32 copy would not hold
+        them (rows of norm beyond ``2**+-60``)."""
+        if self.X.dtype != np.float64 or not np.all((self.inv > 2.0**-60) & (self.inv < 2.0**60)):
+            return None
+        return CosineStatistics(self.X.astype(np.float32), self.weights, inv=self.inv,
+                                chunk_size=2 * self.chunk_size)
+
     def sums(self, M, beta, need_grad):
         """:func:`.kernel.range_sums` over all the rows: its row blocks in
         threads, each chunk by chunk."""

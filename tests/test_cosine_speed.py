@@ -1,0 +1,64 @@
+"""The cosine layer's faster paths equal the ones they replace."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.cluster import kmeans_plusplus
+
+from sklearn_attnclust.maths.cosine.rows import _row_exponents, unit_rows
+from sklearn_attnclust._init import canonical_order
+from sklearn_attnclust.maths.cosine.seeding import _unit_order, unit_kmeans_plusplus
+
+
+def _text(n, d, seed, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    topics = rng.gamma(0.3, size=(5, d))
+    rows = topics[rng.integers(0, 5, n)] * rng.gamma(2.0, size=(n, d))
+    rows[rows < np.quantile(rows, 0.9)] = 0.0
+    rows[:, 0] += 0.5
+    return sp.csr_matrix(rows.astype(dtype))
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_unit_kmeans_plusplus_draws_scikit_learns_seeds(sparse, dtype, weighted):
+    Y = unit_rows(_text(600, 80, 0, dtype))
+    Y = Y if sparse else Y.toarray()
+    w = np.random.default_rng(1).uniform(0.2, 3.0, 600) if weighted else None
+    for K, seed in ((1, 0), (7, 1), (20, 2)):
+        _, ref = kmeans_plusplus(Y, K, random_state=np.random.RandomState(seed), sample_weight=w,
+                                 x_squared_norms=np.ones(600, dtype=dtype))
+        Z, ids = unit_kmeans_plusplus(Y, K, w, np.random.RandomState(seed))
+        np.testing.assert_array_equal(ids, ref)
+        assert sp.issparse(Z) == sparse and Z.dtype == dtype
+        np.testing.assert_array_equal(Z.toarray() if sparse else Z,
+                                      Y[ref].toarray() if sparse else Y[ref])
+
+
+def test_sparse_row_exponents_equal_the_dense_ones():
+    X = _text(300, 50, 3)
+    X = sp.vstack([X, sp.csr_matrix(np.r_[0.0, 2.0**-600, np.zeros(48)][None])]).tocsr()
+    X.data[::7] *= -3.0
+    e, sq = _row_exponents(X)
+    e_dense, sq_dense = _row_exponents(X.toarray())
+    np.testing.assert_array_equal(e, e_dense)
+    np.testing.assert_allclose(sq, sq_dense, rtol=1e-14)
+    empty = sp.csr_matrix((2, 4))
+    with pytest.raises(ValueError, match="2 row\\(s\\) of zero norm"):
+        _row_exponents(sp.vstack([empty, sp.csr_matrix(np.ones((1, 4)))]).tocsr())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_unit_rows_and_their_order_equal_the_one_pass_ones(dtype):
+    X = _text(9000, 12, 4, dtype).toarray() * 3.0
+    X[5] = X[17]  # a tie, broken by the rows' values
+    Y = unit_rows(X)
+    assert Y.dtype == dtype
+    e, sq = _row_exponents(X)  # the rows over their norms in one float64 copy
+    ref = np.ldexp(X.astype(np.float64), e[:, None]) * (1.0 / np.sqrt(sq))[:, None]
+    np.testing.assert_array_equal(Y, ref.astype(dtype))
+    w = np.random.default_rng(5).uniform(0.2, 3.0, Y.shape[0])
+    for weights in (None, w):
+        center = np.average(Y, axis=0, weights=weights).astype(np.float64)
+        np.testing.assert_array_equal(_unit_order(Y, weights), canonical_order(Y, center))
