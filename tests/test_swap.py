@@ -27,21 +27,34 @@ def test_two_nearest_is_the_brute_force():
     assert np.allclose(d2, S[:, 1], rtol=1e-10, atol=1e-12)
 
 
-def test_the_least_useful_head_is_moved():
-    # head 2 sits beside head 1 (removing either costs little): the row drawn
-    # is nearly always in the blob no head serves
+def test_the_least_useful_head_is_moved_to_the_unserved_blob():
+    # head 2 sits beside head 1 (removing either costs little); the candidate
+    # chosen is in the blob no head serves, and the move lowers the hard risk
     rng = np.random.default_rng(1)
     Y = np.r_[rng.normal(size=(300, 2)) * 0.1, rng.normal(size=(300, 2)) * 0.1 + 5,
               rng.normal(size=(300, 2)) * 0.1 + [0, 9]]
     Z = np.array([[0.0, 0.0], [5.0, 5.0], [5.05, 5.0]])
-    labels, d1, d2 = two_nearest(Y, Z)
     draw = _RowDraw(Y, None, np.random.RandomState(0))
-    rows = []
-    for _ in range(20):
-        h, i = swap_target(labels, d1, d2, None, draw, 3)
-        assert h in (1, 2)
-        rows.append(i)
-    assert np.mean(np.array(rows) >= 600) > 0.9
+    for _ in range(10):
+        h, i, change = swap_target(Y, Z, np.ones(900), draw, 3)
+        assert h in (1, 2) and i >= 600 and change < -0.5
+
+
+def test_the_change_of_the_hard_risk_is_exact():
+    rng = np.random.default_rng(4)
+    Y, Z, w = rng.normal(size=(500, 3)), rng.normal(size=(4, 3)), rng.random(500)
+    draw = _RowDraw(Y, w, np.random.RandomState(1))
+    h, i, change = swap_target(Y, Z, w, draw, 3)
+
+    def hard(Z):
+        return np.sum(w * ((Y[:, None] - Z[None]) ** 2).sum(-1).min(1))
+
+    Z2 = Z.copy()
+    Z2[h] = Y[i]
+    assert np.isclose(change, (hard(Z2) - hard(Z)) / hard(Z), rtol=1e-9, atol=1e-12)
+    # h is the head whose removal raises the hard risk least
+    rises = [hard(np.delete(Z, k, axis=0)) for k in range(4)]
+    assert h == int(np.argmin(rises))
 
 
 def test_a_row_is_drawn_in_proportion_to_its_probability():
@@ -152,3 +165,28 @@ def test_kept_swaps_at_extreme_scales(dtype, s):
         aq = AttentionQuantizer(**params).fit((X * s).astype(dtype))
     assert adjusted_rand_score(base.labels_, aq.labels_) == 1.0
     assert adjusted_rand_score(y, aq.labels_) > 0.95
+
+
+def test_cosine_swaps_separate_merged_clusters_in_high_dimension():
+    # d = 384, K = 20: every unit row is at about one chord distance from its
+    # head, so the k-means++ draw lands anywhere; the candidate drawn in the
+    # cluster of largest spread finds the two clusters one head holds
+    from test_cosine import vmf_mixture
+
+    for seed in range(3):
+        X, y = vmf_mixture(4000, 384, 20, 0.6, seed)[:2]
+        aq = AttentionQuantizer(20, geometry="cosine", random_state=seed).fit(X)
+        assert adjusted_rand_score(y, aq.labels_) > 0.99
+
+
+def test_cosine_swaps_sparse_equal_dense():
+    from scipy import sparse
+
+    from test_cosine import vmf_mixture
+
+    X, y = vmf_mixture(3000, 64, 20, 0.3, 1)[:2]
+    X[np.abs(X) < 0.05] = 0.0
+    a = AttentionQuantizer(20, geometry="cosine", random_state=1).fit(X)
+    b = AttentionQuantizer(20, geometry="cosine", random_state=1).fit(sparse.csr_matrix(X))
+    assert np.array_equal(a.labels_, b.labels_)
+    assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-8)

@@ -101,11 +101,15 @@ class LayerMaths(ABC):
         """The heads with the ``empty`` ones moved to far rows, or None: no empty heads."""
         return None
 
-    def swap_distances(self, M, rows):
-        """For the swap stage (:mod:`.._swap`): each row's nearest head and its
-        squared distances to it and to the second nearest, ``(labels, d1, d2)``
-        (in any units common to the rows), or None: no swap (the default)."""
+    def swap_space(self, rows):
+        """For the swap stage (:mod:`.._swap`): the rows as points of a space whose
+        squared distances to :meth:`swap_points` the stage compares (an ndarray
+        or a sparse matrix), or None: no swap stage (the default)."""
         return None
+
+    def swap_points(self, M):
+        """The heads ``M`` as points (K, D) of :meth:`swap_space`."""
+        raise NotImplementedError
 
     def swap_order(self, rows, weights):
         """The order the swap stage draws rows in and where each distinct row
@@ -116,7 +120,7 @@ class LayerMaths(ABC):
 
     def moved(self, M, h, row):
         """The heads ``M`` with head ``h`` moved onto the input row ``row``
-        (the swap stage's move; needed with :meth:`swap_distances`)."""
+        (the swap stage's move; needed with :meth:`swap_space`)."""
         raise NotImplementedError
 
 
@@ -142,9 +146,9 @@ def relocation_of(maths):
 
 
 def swap_of(maths):
-    """The bound :meth:`LayerMaths.swap_distances` of ``maths``, or None where it
+    """The bound :meth:`LayerMaths.swap_space` of ``maths``, or None where it
     has no swap stage."""
-    return maths.swap_distances if _overrides(maths, "swap_distances") else None
+    return maths.swap_space if _overrides(maths, "swap_space") else None
 
 
 #: The members the strategy reads of a maths object (:func:`missing_members`).

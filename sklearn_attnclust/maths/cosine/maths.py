@@ -23,6 +23,7 @@ import numpy as np
 from scipy.special import gammaln, ive
 
 from .rows import _is_sparse, as_rows, unit_rows
+from .rows import _SEED, sparse_row_keys
 from .seeding import (_draw_distinct, _repair, _unit, _unit_order, check_unit_heads,
                       unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
@@ -178,4 +179,33 @@ class CosineMaths(LayerMaths):
             M[h] = _unit(np.asarray(row.toarray() if _is_sparse(row) else row,
                                     dtype=np.float64).reshape(1, -1))[0]
             best = np.maximum(best, cosine_scores(Y, M[h:h + 1], np.ones(Y.shape[0]))[:, 0])
+        return M
+
+    def swap_space(self, rows):
+        """The unit rows (dense or CSR), whose squared distances to the unit heads
+        are ``2 - 2 cos`` (the swap stage's, :mod:`..._swap`); None with one head."""
+        return unit_rows(as_rows(rows)) if self.n_clusters > 1 else None
+
+    def swap_points(self, M):
+        return np.asarray(M, dtype=np.float64)
+
+    def swap_order(self, rows, weights):
+        """The unit rows' order of :func:`.seeding._unit_order` (dense or sparse) and
+        where each distinct unit row starts in it."""
+        Y = unit_rows(as_rows(rows))
+        order = _unit_order(Y, weights)
+        Y = Y[order]
+        new = np.ones(Y.shape[0], dtype=bool)
+        if _is_sparse(Y):
+            keys = sparse_row_keys(Y, _SEED)
+            new[1:] = keys[1:] != keys[:-1]
+        else:
+            new[1:] = np.any(Y[1:] != Y[:-1], axis=1)
+        return order, np.flatnonzero(new)
+
+    def moved(self, M, h, row):
+        """The heads with head ``h`` the unit direction of the input row ``row``."""
+        M = np.array(M, dtype=np.float64, copy=True)
+        row = row.toarray() if _is_sparse(row) else row
+        M[h] = _unit(unit_rows(np.asarray(row, dtype=np.float64).reshape(1, -1)))[0]
         return M

@@ -46,7 +46,6 @@ threads by :class:`.statistics.PointStatistics` or over dask blocks by
 import numpy as np
 
 from ..._assign import nearest_point
-from ..._swap import two_nearest
 from ..._blocks import one_blas_thread
 from ..free_energy import exp_shifted
 from .chart import MIN_POLE
@@ -220,14 +219,14 @@ class PointMaths(LayerMaths):
             dist = np.minimum(dist, nearest_point(rows, Z[h:h + 1])[1])
         return self.chart.heads(Z)
 
-    def swap_distances(self, M, rows):
-        """Each row's nearest head and squared distances to the two nearest heads'
-        points (:func:`sklearn_attnclust._swap.two_nearest`), in the chart's scaled
-        units (finite at any scale of the rows); None with one head."""
-        if self.n_clusters < 2:
-            return None
-        with np.errstate(over="ignore", invalid="ignore"):
-            return two_nearest(self.chart.scaled(rows), self.chart.scaled_points(M))
+    def swap_space(self, rows):
+        """The rows in the chart's scaled units (finite at any scale of the rows),
+        where the swap stage (:mod:`sklearn_attnclust._swap`) compares squared
+        distances; None with one head."""
+        return self.chart.scaled(rows) if self.n_clusters > 1 else None
+
+    def swap_points(self, M):
+        return self.chart.scaled_points(M)
 
     def moved(self, M, h, row):
         Z = self.chart.points(M)
