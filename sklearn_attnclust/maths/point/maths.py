@@ -81,7 +81,10 @@ NOISE_SHARE = 1e-3
 #: stops where the shift is below ``max(tol, min(NOISE_SHARE * noise,
 #: NOISE_DISCOUNT * tol))``, so that ``tol`` still tightens the fit (to
 #: ``tol=0``) and a stage's looser tolerance (:data:`COARSE_TOL`, the swap
-#: trials') is loosened by the noise no further than the final one.
+#: trials') is loosened by the noise no further than the final one.  Uniform
+#: data, n = 5e4, d = 64, K = 256: 300 steps and a ConvergenceWarning without
+#: the noise, 152 at 1e2 (KMeans 113 Lloyd iterations); 71 at 1e3, but then 4-row
+#: fits at the default ``tol`` stop 4e-6 off k-means's exact centres.
 NOISE_DISCOUNT = 1e2
 
 
