@@ -156,7 +156,10 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         Stop when the Riemannian gradient norm of the relative risk is below
         ``tol`` or a step lowers the relative risk by less than ``tol**2``.
         For float32 input to the direction layers it is raised to the square
-        root of float32's machine epsilon.
+        root of float32's machine epsilon.  For ``"point"`` the measure is
+        KMeans's (the squared shift a k-means update would make, over the mean
+        variance of the features), counted a hundred times less where it is
+        below a thousandth of the heads' sampling noise (theory, section 12.4).
 
     random_state : int, RandomState instance or None, default=None
         Seeds the starts (for ``"point"`` exactly as KMeans's, so both start
