@@ -100,6 +100,9 @@ def _scatter_rows(client, X):
     from dask.highlevelgraph import HighLevelGraph
 
     workers = sorted(client.scheduler_info()["workers"])
+    if not workers:  # a cluster still starting, or between workers (seen under load)
+        client.wait_for_workers(1, timeout=120)
+        workers = sorted(client.scheduler_info()["workers"])
     blocks = list(X.to_delayed().ravel())
     starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]])
     owner = [workers[int(start * len(workers) // max(X.shape[0], 1))] for start in starts]
