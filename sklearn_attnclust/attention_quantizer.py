@@ -451,8 +451,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
     def _fit_dask(self, X, sample_weight):
         """:meth:`fit` on a ``dask.array``: the passes over the data run chunk by chunk.
 
-        The rows are never gathered (but for a layer whose ``partial_fit`` after
-        ``fit`` starts from a sample of them, ``stream_summary == "sample"``):
+        The rows are never gathered (but with ``temperature="learn"`` a sample
+        of them, which ``partial_fit`` after ``fit`` starts from):
         ``labels_`` is a lazy dask array with ``X``'s row chunks, and
         ``inertia_`` comes from the fit's last pass.
         """
@@ -481,7 +481,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         self.inertia_ = hard[0]
         warn_distinct(np.count_nonzero(hard[1]), self.n_clusters, stacklevel=5)
         rows, weights = layer.centers, hard[1]
-        if layer.stream_summary == "sample":  # (as _stream_from_fit) a sample of the rows
+        if self.temperature == "learn":  # a sample of the rows (as _stream_from_fit):
+            # the mixture's likelihood on the centres alone shrinks its variance
             rows, weights = self._query_sample(X, None)
             rows = np.asarray(rows.compute())
         self._start_stream(layer, X.shape[0], rows, weights,
