@@ -93,7 +93,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             fails += 1
             if fails >= SWAP_PATIENCE:
                 break
-    if kept and trial_tol > tol:
+    if kept and (trial_tol > tol or not best.converged):  # (a trial stops at SWAP_STEPS)
         again = descent.run(stage, best.heads, tol, state=best.state, memory=memory)
         steps += again.n_iter
         if again.value <= best.value:

@@ -451,8 +451,10 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
     def _fit_dask(self, X, sample_weight):
         """:meth:`fit` on a ``dask.array``: the passes over the data run chunk by chunk.
 
-        The rows are never gathered: ``labels_`` is a lazy dask array with
-        ``X``'s row chunks, and ``inertia_`` comes from the fit's last pass.
+        The rows are never gathered (but with ``temperature="learn"`` a sample
+        of them, which ``partial_fit`` after ``fit`` starts from):
+        ``labels_`` is a lazy dask array with ``X``'s row chunks, and
+        ``inertia_`` comes from the fit's last pass.
         """
         from ._dask import assignment_totals, check_rows
         from .rows.dask import persist_rows
@@ -478,7 +480,12 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
             hard = assignment_totals(X, layer.assign, self.n_clusters)
         self.inertia_ = hard[0]
         warn_distinct(np.count_nonzero(hard[1]), self.n_clusters, stacklevel=5)
-        self._start_stream(layer, X.shape[0], layer.centers, hard[1],
+        rows, weights = layer.centers, hard[1]
+        if self.temperature == "learn":  # a sample of the rows (as _stream_from_fit):
+            # the mixture's likelihood on the centres alone shrinks its variance
+            rows, weights = self._query_sample(X, None)
+            rows = np.asarray(rows.compute())
+        self._start_stream(layer, X.shape[0], rows, weights,
                            layer.fit_moments if layer.stream_moments else None)
         return self
 

@@ -183,6 +183,19 @@ def test_partial_fit():
     assert aq.temperature_ == pytest.approx(full.temperature_, rel=1e-3)
 
 
+@pytest.mark.parametrize("geometry", ["cosine", "point"])
+def test_partial_fit_after_fit_keeps_the_learned_temperature(geometry):
+    # partial_fit after fit continues from a summary of the fitted rows: the
+    # centres weighted by their clusters are no rows of the mixture (their
+    # likelihood drove the concentration / temperature 10 times up)
+    X, _, _ = vmf_mixture(3000, 10, [0.5, 0.3, 0.2], 25.0, seed=5)
+    X = X[np.random.default_rng(0).permutation(X.shape[0])]
+    params = dict(n_clusters=3, geometry=geometry, temperature="learn", random_state=0)
+    fitted = AttentionQuantizer(**params).fit(X)
+    more = AttentionQuantizer(**params).fit(X).partial_fit(X[:300])
+    assert more.temperature_ == pytest.approx(fitted.temperature_, rel=0.1)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_dask_fit_is_the_numpy_fit(dtype):
     da = pytest.importorskip("dask.array")

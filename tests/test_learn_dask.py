@@ -60,3 +60,15 @@ def test_dask_sample_weight_is_refused():
     with pytest.raises(ValueError, match="sample_weight"):
         AttentionQuantizer(2, temperature="learn").fit(da.from_array(X, chunks=50),
                                                        sample_weight=np.ones(100))
+
+
+def test_partial_fit_after_a_dask_fit_keeps_the_learned_temperature():
+    # the stream after a dask fit starts from a sample of the rows, as after a
+    # numpy fit (the centres' likelihood drove temperature_ ten times up)
+    X, _ = make_blobs(4000, centers=3, n_features=4, cluster_std=1.5, random_state=2)
+    with dask.config.set(scheduler="threads"):
+        aq = AttentionQuantizer(3, temperature="learn", random_state=0)
+        aq.fit(da.from_array(X, chunks=1000))
+    fitted = aq.temperature_
+    aq.partial_fit(X[:300])
+    assert aq.temperature_ == pytest.approx(fitted, rel=0.1)

@@ -190,3 +190,17 @@ def test_cosine_swaps_sparse_equal_dense():
     b = AttentionQuantizer(20, geometry="cosine", random_state=1).fit(sparse.csr_matrix(X))
     assert np.array_equal(a.labels_, b.labels_)
     assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-8)
+
+
+def test_a_kept_trial_cut_by_its_step_cap_is_finished_at_a_loose_tol(monkeypatch):
+    # a trial is descended at most SWAP_STEPS steps; kept unconverged (here: no
+    # step at all) it must still be finished where tol is at least the coarse one
+    from sklearn_attnclust import _swap
+
+    monkeypatch.setattr(_swap, "SWAP_STEPS", 0)
+    X, y, _ = _bad_start_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        aq = AttentionQuantizer(3, init="random", n_init=1, random_state=0, tol=0.02).fit(X)
+    assert adjusted_rand_score(y, aq.labels_) > 0.95
+    assert aq.n_iter_ > 0

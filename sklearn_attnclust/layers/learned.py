@@ -34,6 +34,10 @@ class LearnedPointLayer(PointLayer):
     #: Relative temperature of the first stage (the point layer's fit that the
     #: likelihood's descent starts from); None: the point layer's "auto"
     start_temperature = None
+    #: partial_fit after fit continues from a sample of the rows: the centres
+    #: weighted by their clusters (the point layer's summary) are no sample of the
+    #: mixture, and its likelihood on them shrinks the variance ten times and more
+    stream_summary = "sample"
 
     #: Starts of ``n_init="auto"`` with ``init="k-means++"`` (the point layer's only
     #: named seeding but "random", whose starts are ``n_random``): the best of them (of
@@ -117,6 +121,7 @@ class LearnedCosineLayer(CosineLayer):
     (:mod:`..maths.cosine.likelihood`)."""
 
     empty_cause = LearnedPointLayer.empty_cause
+    stream_summary = LearnedPointLayer.stream_summary
     #: Starts of ``n_init="auto"`` with ``init="k-means++"``, as the learned point
     #: layer's: the best of them (of lowest free energy) starts the descent
     n_seeded = 3
