@@ -281,3 +281,19 @@ def test_learned_variance_has_a_floor():
     assert aq.temperature_ * total_variance <= 0.5 / VARIANCE_FLOOR * (1 + 1e-4)
     assert np.all(np.isfinite(aq.score_samples(X))) and np.isfinite(aq.bic(X))
     assert aq.bic(X) < 0  # the 9 points' own likelihood, bounded (GaussianMixture: -3733)
+
+
+def test_scaled_points_beyond_float64_saturate():
+    # the learned layer's centres are ``offset + spread * Zs``; a head far out on
+    # data spanning float64's range overflowed to inf, and the labelling pass's
+    # frame took inf - inf (found by the fuzz at 400 examples)
+    from sklearn_attnclust.maths.point.chart import PointChart
+
+    chart = PointChart(offset=np.array([-1e150, 0.0]), spread=1e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        Z = chart.unscaled(np.array([[3.0, -2.0], [0.5, np.inf]]))
+    big = np.finfo(np.float64).max
+    assert np.all(np.isfinite(Z))
+    assert Z[0, 0] == big and Z[0, 1] == -big and Z[1, 1] == big
+    assert Z[1, 0] == -1e150 + 0.5e308

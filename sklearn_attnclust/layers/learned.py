@@ -72,8 +72,7 @@ class LearnedPointLayer(PointLayer):
         Z, beta, bias, curve, n_iter, converged = descend_likelihood(
             stats, Z0, beta0, b0, max_iter=self.max_iter, tol=self.tol)
         self.beta, self.bias = beta, bias
-        with np.errstate(over="ignore", invalid="ignore"):
-            self.centers = chart.offset + chart.spread * Z
+        self.centers = chart.unscaled(Z)  # (saturated beyond float64's range)
         self.heads = chart.heads(self.centers)
         log_s = X.shape[1] * np.log(chart.spread)
         self.fit_ = LayerFit(heads=self.heads, risk=float(curve[-1] + log_s), n_iter=n_iter,

@@ -64,8 +64,13 @@ class PointChart:
         A point beyond float64's range (an empty head's, up to ``height /
         MIN_POLE`` spreads from the centre, of data that span that range) is
         saturated at the largest float, coordinate by coordinate."""
+        return self.unscaled(self.scaled_points(M))
+
+    def unscaled(self, Zs):
+        """Input-space points of scaled points ``Zs`` (K, d), ``offset + spread *
+        Zs``, saturated at the largest float beyond float64's range."""
         with np.errstate(over="ignore", invalid="ignore"):
-            Z = self.offset + self.spread * self.scaled_points(M)
+            Z = self.offset + self.spread * np.asarray(Zs, dtype=np.float64)
         if not np.all(np.isfinite(Z)):
             big = np.finfo(np.float64).max
             Z = np.clip(np.nan_to_num(Z, nan=0.0, posinf=big, neginf=-big), -big, big)
