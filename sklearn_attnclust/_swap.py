@@ -80,7 +80,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
         if target is None:
             break
         if target[2] < SWAP_SLACK:
-            trial = descent.run(stage, maths.moved(best.heads, target[0], rows[target[1]]),
+            trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
                                 trial_tol, memory=memory,
                                 steps=min(SWAP_STEPS, descent.max_iter))
             steps += trial.n_iter
@@ -101,6 +101,12 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     if kept:  # the kept result's steps: its start's descent and every trial's
         best.n_iter = first_steps + steps
     return best, steps
+
+
+def _row(rows, i):
+    """Row ``i`` of ``rows``: a 1-D array, or a sparse matrix's (or array's) row as
+    a (1, d) sparse matrix (scipy before 1.13 has no 1-D slice of a sparse array)."""
+    return rows[[i]] if hasattr(rows, "tocsr") else rows[i]
 
 
 def _squared_norms(Y):
