@@ -148,6 +148,15 @@ def order_by_key(key, X):
     return order
 
 
+def distinct_starts(ordered):
+    """Where each distinct row starts among rows in an order that puts equal rows
+    side by side (:func:`canonical_order`): the positions of the rows that differ
+    from the row before them (the first row included)."""
+    new_point = np.ones(ordered.shape[0], dtype=bool)
+    new_point[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    return np.flatnonzero(new_point)
+
+
 def draw_distinct_rows(X, size, rng, sample_weight=None, center=None):
     """``size`` distinct rows of ``X`` drawn without replacement by weight.
 
@@ -175,9 +184,7 @@ def draw_distinct_rows(X, size, rng, sample_weight=None, center=None):
     Xs = np.take(np.asarray(X), order, axis=0)
     w = (np.ones(Xs.shape[0]) if sample_weight is None
          else np.asarray(sample_weight, dtype=np.float64)[order])
-    new_point = np.ones(Xs.shape[0], dtype=bool)
-    new_point[1:] = np.any(Xs[1:] != Xs[:-1], axis=1)
-    first = np.flatnonzero(new_point)
+    first = distinct_starts(Xs)
     mass = np.add.reduceat(w, first) if first.size else np.zeros(0)
     picked = []
     for _ in range(size):

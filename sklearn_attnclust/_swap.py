@@ -27,7 +27,7 @@ knows nothing of scikit-learn or of the estimator.
 
 import numpy as np
 
-from ._init import canonical_order
+from ._init import canonical_order, distinct_starts
 
 __all__ = ["SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order", "squared_distances", "swap_rounds",
            "swap_target", "two_nearest"]
@@ -148,10 +148,7 @@ def draw_order(rows, weights):
     the order :class:`_RowDraw` draws in, for dense rows (a maths whose rows
     are otherwise defines :meth:`.layers.base.LayerMaths.swap_order`)."""
     order = canonical_order(rows, _weighted_mean(rows, weights))
-    ordered = np.take(rows, order, axis=0)
-    new_point = np.ones(ordered.shape[0], dtype=bool)
-    new_point[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
-    return order, np.flatnonzero(new_point)
+    return order, distinct_starts(np.take(rows, order, axis=0))
 
 
 class _RowDraw:

@@ -23,9 +23,8 @@ import numpy as np
 from scipy.special import gammaln, ive
 
 from .rows import _is_sparse, as_rows, unit_rows
-from .rows import _SEED, sparse_row_keys
-from .seeding import (_draw_distinct, _repair, _unit, _unit_order, check_unit_heads,
-                      unit_kmeans_plusplus)
+from .seeding import (_draw_distinct, _repair, _unit, _unit_order, _unit_starts,
+                      check_unit_heads, unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
 from ...layers.base import LayerMaths
 
@@ -194,14 +193,7 @@ class CosineMaths(LayerMaths):
         where each distinct unit row starts in it."""
         Y = unit_rows(as_rows(rows))
         order = _unit_order(Y, weights)
-        Y = Y[order]
-        new = np.ones(Y.shape[0], dtype=bool)
-        if _is_sparse(Y):
-            keys = sparse_row_keys(Y, _SEED)
-            new[1:] = keys[1:] != keys[:-1]
-        else:
-            new[1:] = np.any(Y[1:] != Y[:-1], axis=1)
-        return order, np.flatnonzero(new)
+        return order, _unit_starts(Y[order])
 
     def moved(self, M, h, row):
         """The heads with head ``h`` the unit direction of the input row ``row``."""

@@ -4,7 +4,7 @@ their values, made distinct, or checked when given."""
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._init import canonical_order, centred_order, generator_from
+from ..._init import canonical_order, centred_order, distinct_starts, generator_from
 from .rows import _SEED, _is_sparse, sparse_row_keys
 
 __all__ = ["check_unit_heads", "unit_kmeans_plusplus"]
@@ -35,6 +35,18 @@ def _unit_order(Y, weights):
     return centred_order(Y, center, scale)
 
 
+def _unit_starts(Y):
+    """Where each distinct row starts among unit rows ``Y`` in :func:`_unit_order`
+    (equal rows adjacent): by their keys for a CSR matrix, by their values else
+    (:func:`sklearn_attnclust._init.distinct_starts`)."""
+    if not _is_sparse(Y):
+        return distinct_starts(Y)
+    keys = sparse_row_keys(Y, _SEED)
+    new = np.ones(Y.shape[0], dtype=bool)
+    new[1:] = keys[1:] != keys[:-1]
+    return np.flatnonzero(new)
+
+
 def _draw_distinct(Y, size, rng, w):
     """Indices of ``size`` distinct rows of ``Y`` (in :func:`_unit_order`: equal rows
     adjacent) drawn without replacement, each distinct row with a chance
@@ -43,13 +55,7 @@ def _draw_distinct(Y, size, rng, w):
     Fewer distinct rows of positive weight than ``size``: all, then repeated."""
     n = Y.shape[0]
     w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
-    new = np.ones(n, dtype=bool)
-    if _is_sparse(Y):
-        keys = sparse_row_keys(Y, _SEED)
-        new[1:] = keys[1:] != keys[:-1]
-    else:
-        new[1:] = np.any(Y[1:] != Y[:-1], axis=1)
-    first = np.flatnonzero(new)
+    first = _unit_starts(Y)
     mass = np.add.reduceat(w, first)
     picked = []
     for _ in range(size):

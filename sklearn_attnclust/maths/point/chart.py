@@ -66,6 +66,13 @@ class PointChart:
         saturated at the largest float, coordinate by coordinate."""
         return self.unscaled(self.scaled_points(M))
 
+    def unit_power(self):
+        """The power of two nearest ``1 / spread`` (at most ``2**1000``): rows
+        centred on ``offset`` and scaled by it are of about unit size, exactly
+        (for subnormal data, below 1e-308, of size 2**-30 or so, far from
+        underflow)."""
+        return 2.0 ** min(-np.round(np.log2(self.spread)), 1000.0)
+
     def unscaled(self, Zs):
         """Input-space points of scaled points ``Zs`` (K, d), ``offset + spread *
         Zs``, saturated at the largest float beyond float64's range."""

@@ -46,7 +46,7 @@ threads by :class:`.statistics.PointStatistics` or over dask blocks by
 import numpy as np
 
 from ..._assign import nearest_point
-from ..._init import centred_order
+from ..._init import centred_order, distinct_starts
 from ..._blocks import one_blas_thread
 from ..free_energy import exp_shifted
 from .chart import MIN_POLE
@@ -297,12 +297,8 @@ class PointMaths(LayerMaths):
         """The rows' canonical order about the chart's offset (the data's weighted
         mean, as the seeds' draws; keys chunk by chunk, no copy of the rows) and
         where each distinct row starts in it."""
-        two = 2.0 ** min(-np.round(np.log2(self.chart.spread)), 1000.0)
-        order = centred_order(rows, self.chart.offset, two)
-        ordered = np.take(rows, order, axis=0)
-        new = np.ones(ordered.shape[0], dtype=bool)
-        new[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
-        return order, np.flatnonzero(new)
+        order = centred_order(rows, self.chart.offset, self.chart.unit_power())
+        return order, distinct_starts(np.take(rows, order, axis=0))
 
     def moved(self, M, h, row):
         Z = self.chart.points(M)

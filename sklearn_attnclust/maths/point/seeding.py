@@ -73,9 +73,7 @@ def seed_points(X, weights, init, rng, chart, n_clusters):
     """
     K = n_clusters
     if isinstance(init, str) and init == "k-means++":
-        # (at most 2**1000: for subnormal data, below 1e-308, the scaled rows
-        # are of size 2**-30 or so, far from underflow)
-        two = 2.0 ** min(-np.round(np.log2(chart.spread)), 1000.0)
+        two = chart.unit_power()
         order, Z = centred_rows_in_order(X, chart.offset, two)
         Z = _kmeans_plusplus(Z, K, rng, None if weights is None else weights[order])
         return chart.offset + Z / two
