@@ -84,7 +84,6 @@ class LayerFit:
     grad_norm: float
     tol: float
     n_iter_coarse: int = 0
-    n_iter_swap: int = 0
 
 
 def sample_seed(rng):
@@ -286,13 +285,10 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         if not results:
             raise ValueError(NOT_FINITE)
         best = _select(results, maths, stats, plan.selection(select))
-        swap_steps = 0
         if isinstance(init, str) and best.converged and swap_of(maths) is not None:
-            best, swap_steps = swap_rounds(descent, stage, best, stage_tol, memory, rows,
-                                           row_w, random_state)
-        fit = _full_data(descent, plan, best, tol, n_init)
-        fit.n_iter_swap = swap_steps
-        return fit
+            best = swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
+                               random_state)
+        return _full_data(descent, plan, best, tol, n_init)
 
 
 class _Plan:

@@ -57,7 +57,7 @@ BLOCK_ROWS = 4096
 
 
 def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
-    """``best`` (a descent's result on ``stage``) after the swap trials, and their steps.
+    """``best`` (a descent's result on ``stage``) after the swap trials.
 
     A trial (:func:`swap_target`) whose move raises the hard risk by less than
     :data:`SWAP_SLACK` of it is descended on ``stage`` for at most
@@ -69,7 +69,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     descent and of every trial (the stage's work on the way to it)."""
     maths, fails, steps, kept = descent.maths, 0, 0, False
     if maths.n_clusters < 2:
-        return best, 0
+        return best
     trial_tol, first_steps = max(tol, maths.coarse_tol), best.n_iter
     Y = maths.swap_space(rows)
     w = np.ones(Y.shape[0]) if row_w is None else np.asarray(row_w, dtype=np.float64)
@@ -100,7 +100,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             best = again
     if kept:  # the kept result's steps: its start's descent and every trial's
         best.n_iter = first_steps + steps
-    return best, steps
+    return best
 
 
 def _row(rows, i):
