@@ -1,15 +1,20 @@
 """Clusters around points: ``geometry="point"`` (the layer of :mod:`sklearn_attnclust.maths.point`)."""
 
 import numpy as np
+from scipy.sparse import issparse
 
 from .._assign import nearest_point
 from .._dask_point import DaskPointStatistics
 from ..maths.point.maths import PointMaths, point_weights
 from ..maths.point.moments import chart_from_data
+from ..maths.point.sparse import sparse_chart, sparse_quantization_errors
+from ..maths.point.sparse_maths import SparsePointMaths
+from ..maths.cosine.rows import as_rows
 from ..maths.shared import check_points
 from .._strategy import fit_layer
 from .base import Assignment, LayerState, register_layer
 from .common import over_squared, times, warn_if_not_converged
+from .cosine import CosineStream
 from .free_energy import FreeEnergyLayer
 
 __all__ = ["PointLayer"]
@@ -30,6 +35,9 @@ class PointLayer(FreeEnergyLayer):
     #: What partial_fit after fit starts from: the centres, each weighted by its
     #: cluster (the chart's soft means of their own clusters: the fit's fixed point)
     stream_summary = "centres"
+    #: scipy.sparse CSR and CSC rows, never densified (:mod:`..maths.point.sparse`)
+    accepts_sparse = True
+    stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
 
     no_learn = None  # (temperature="learn" is the learned layer's: from_params)
 
@@ -57,14 +65,18 @@ class PointLayer(FreeEnergyLayer):
         """
         if init is None and not isinstance(self.init, str) and not callable(self.init):
             check_points(self.init, self.n_clusters, X.shape[1])
+        sparse = issparse(X)
+        if sparse:  # (CSC rows as CSR, once: the passes read rows)
+            X = as_rows(X)
         if chart is None:
-            chart, cov = chart_from_data(X, w)
+            chart, cov = sparse_chart(X, w) if sparse else chart_from_data(X, w)
         self.chart, self.fit_ = chart, None
         if chart.spread == 0.0:  # no spread: every row is the same point
             self.centers = np.tile(chart.offset, (self.n_clusters, 1))
             self.beta, self.heads = np.inf, None
             return None
-        maths = PointMaths(self.n_clusters, self.temperature, chart, cov)
+        maths = (SparsePointMaths if sparse else PointMaths)(self.n_clusters, self.temperature,
+                                                             chart, cov)
         tracked = stats is None
         if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
@@ -120,6 +132,17 @@ class PointLayer(FreeEnergyLayer):
         from ..maths.point.likelihood import mixture_log_density
 
         return mixture_log_density(X, self.chart, self.centers, self.beta, self.bias)
+
+    def sparse_risk(self, X, sample_weight=None):
+        """The (weighted) mean of ``||x - transform(x)||^2`` of sparse rows ``X``
+        without forming ``transform`` (:func:`..maths.point.sparse.sparse_quantization_errors`)."""
+        C = self.centers
+        P = self.predict_proba(X) if self.heads is not None else np.zeros((X.shape[0], 1))
+        if self.heads is None:
+            C = C[:1]
+            P[:] = 1.0
+        err = sparse_quantization_errors(X, P, C, self.chart.offset)
+        return float(np.average(err, weights=sample_weight))
 
     def n_parameters(self):
         """The free parameters of the likelihood: the centres (the temperature and

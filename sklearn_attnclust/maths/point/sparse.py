@@ -1,0 +1,209 @@
+"""The point layer on ``scipy.sparse`` rows: its chart, its passes and its read-outs.
+
+The rows (a CSR matrix; CSC is converted once) are never densified: a pass
+over a block of rows takes the products ``S = X_blk A^T`` with the heads
+folded into input units (:class:`.kernel._RawKernel`: the logits ``2 beta
+<y, z_h> - beta ||z_h||^2`` of the scaled rows ``y = (x - offset) / spread``
+are ``<x, a_h> - c_h``), the softmax of :func:`.kernel.logit_sums`, and the
+first moments ``W^T X_blk`` as a sparse product: ``O(nnz K)`` a pass, and
+``O(b K)`` numbers beyond the rows for a block of ``b`` rows.  A squared
+distance to a centre ``o`` is ``||o||^2 + sum_j x_j (x_j - 2 o_j)`` over the
+row's stored entries (:func:`centred_sq_norms`).  The chart's scale comes from
+the largest eigenvalues of the implicitly centred covariance as an operator
+(:class:`.moments.ScaledCovariance` on sparse rows: Lanczos on sparse
+products, no ``(d, d)`` array).  No scikit-learn here.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..._blocks import map_row_blocks, one_blas_thread
+from ..cosine.rows import as_rows
+from ..shared import CACHE_ENTRIES
+from .chart import PointChart
+from .kernel import RAW_OFFSET, _RawKernel, logit_sums
+from .moments import ScaledCovariance
+from .statistics import PointStatistics
+
+__all__ = ["SparsePointStatistics", "centred_sq_norms", "nearest_sparse", "row_view",
+           "sparse_chart", "sparse_logits", "sparse_quantization_errors"]
+
+#: Rows per block of the passes that need no heads (norms, moments).
+NORM_ROWS = 65536
+
+
+def row_view(X, lo, hi):
+    """The rows ``lo:hi`` of the CSR matrix ``X`` as a CSR matrix sharing its
+    arrays (scipy's row slice copies them)."""
+    if lo == 0 and hi == X.shape[0]:
+        return X
+    s, e = X.indptr[lo], X.indptr[hi]
+    return sp.csr_matrix((X.data[s:e], X.indices[s:e], X.indptr[lo:hi + 1] - s),
+                         shape=(hi - lo, X.shape[1]), copy=False)
+
+
+def _sq_block(lo, hi, X, o, two):
+    """:func:`centred_sq_norms` of the rows ``lo:hi``, a tuple of one array."""
+    out = np.empty(hi - lo)
+    oo = o * two
+    for a in range(lo, hi, NORM_ROWS):
+        b = min(a + NORM_ROWS, hi)
+        Xc = row_view(X, a, b)
+        data = np.asarray(Xc.data, dtype=np.float64) * two
+        data *= data - 2.0 * oo[Xc.indices]
+        out[a - lo:b - lo] = np.add.reduceat(data, Xc.indptr[:-1]) if data.size \
+            else np.zeros(b - a)
+        out[a - lo:b - lo][np.diff(Xc.indptr) == 0] = 0.0  # (reduceat of empty rows)
+    out += float(oo @ oo)
+    return (out,)
+
+
+def centred_sq_norms(X, o, two=1.0):
+    """``||(x_i - o) two||^2`` of every row of the CSR matrix ``X`` (float64),
+    ``||o two||^2 + sum_j x_j two (x_j - 2 o_j) two`` over each row's stored entries:
+    ``O(nnz + d)``, the rows never densified; clipped at 0."""
+    o = np.asarray(o, dtype=np.float64)
+    parts = map_row_blocks(_sq_block, X.shape[0], NORM_ROWS, X, o, float(two))
+    return np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
+
+
+def _power_near(a):
+    """The power of two nearest ``1 / a`` within ``2**+-1000`` (1 for ``a = 0``)."""
+    return 2.0 ** float(np.clip(-np.round(np.log2(a)), -1000, 1000)) if a > 0 else 1.0
+
+
+def sparse_chart(X, sample_weight=None):
+    """:func:`.moments.chart_from_data` of the CSR matrix ``X``: the weighted mean
+    (a dense ``d``-vector), the spread (the root weighted mean of
+    :func:`centred_sq_norms` about it) and the scaled covariance as an operator
+    (:class:`.moments.ScaledCovariance`: its largest eigenvalues by Lanczos on
+    sparse products).  The sums are taken on the rows times a power of two near
+    their largest magnitude (exact), so that none under- or overflows."""
+    n, d = X.shape
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    W = float(w.sum())
+    top = float(np.max(np.abs(X.data))) if X.nnz else 0.0
+    if top == 0.0:
+        chart = PointChart(np.zeros(d), 0.0)
+        return chart, ScaledCovariance(X, sample_weight, chart)
+    two = _power_near(top)
+    mean = np.asarray(X.T @ (w * two), dtype=np.float64).ravel() / W  # (times two)
+    offset = mean / two
+    var = float(w @ centred_sq_norms(X, offset, two)) / W
+    if not var > 1e-24 * max(float(mean @ mean), (top * two) ** 2):
+        chart = PointChart(offset, 0.0)
+    else:
+        with np.errstate(under="ignore"):
+            spread = max(float(np.sqrt(var) / two),
+                         float(np.finfo(np.float64).smallest_subnormal))
+        chart = PointChart(offset, spread)
+    return chart, ScaledCovariance(X, sample_weight, chart)
+
+
+def _sparse_range_sums(lo, hi, kernel, X, w, need_grad, labels, chunk):
+    """:meth:`.kernel._RawKernel.range_sums` of the CSR rows ``X[lo:hi]``, ``chunk``
+    rows at a time: the logits from the sparse product ``X_blk A^T``, the first
+    moments from ``(X_blk^T P^T)^T`` (:func:`..shared.weighted_rows`)."""
+    out = None
+    for a in range(lo, hi, chunk):
+        b = min(a + chunk, hi)
+        Xc = row_view(X, a, b)
+        L = np.ascontiguousarray(np.asarray(Xc @ kernel.A.T, dtype=kernel.dtype).T)
+        L -= kernel.c
+        part = logit_sums(L, None if w is None else w[a:b], kernel.beta, need_grad, Xc,
+                          None if labels is None else labels[a:b])
+        out = part if out is None else tuple(p + q for p, q in zip(out, part))
+    return out
+
+
+class SparsePointStatistics(PointStatistics):
+    """:class:`.statistics.PointStatistics` of rows in a CSR matrix: no cached
+    scaled rows (they would be dense), the passes by sparse products
+    (:func:`_sparse_range_sums`), the hard assignment tracked as for large
+    dense data.  The passes are in float32 for float32 rows of more than
+    :data:`..shared.CACHE_ENTRIES` entries (as dense rows' passes) whose offset
+    is within :data:`.kernel.RAW_OFFSET` spreads of the origin, else float64."""
+
+    @classmethod
+    def from_data(cls, X, weights, chart, chunk_size=None, sq_total=None, n_heads=1):
+        X = as_rows(X)
+        n, d = X.shape
+        W = float(n if weights is None else np.sum(weights))
+        far = np.max(np.abs(chart.offset), initial=0.0) / RAW_OFFSET[np.dtype(np.float32)] \
+            > chart.spread
+        dtype = np.float32 if (X.dtype == np.float32 and n * d > CACHE_ENTRIES
+                               and not far) else np.float64
+        if sq_total is None:
+            two = chart.unit_power()
+            q = centred_sq_norms(X, chart.offset, two)
+            with np.errstate(over="ignore", under="ignore"):
+                sq_total = float((q if weights is None else q * weights).sum()
+                                 / (chart.spread * two) ** 2)
+        chunk = chunk_size or max(4096, min(65536, 2**22 // max(int(n_heads), 1)))
+        return cls(X=X, weights=weights, chart=chart, total_weight=W, sq_total=sq_total,
+                   chunk_size=int(chunk), scaled_rows=None, cached=False, dtype=dtype,
+                   origin=np.zeros(d))
+
+    def _kernel(self, Z, beta, bias):
+        return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
+
+    def _blocks(self, kernel, rows, need_grad, labels):
+        return map_row_blocks(_sparse_range_sums, rows.shape[0], self.chunk_size, kernel, rows,
+                              self.weights, need_grad, labels, self.chunk_size)
+
+
+def sparse_logits(X, chart, Z, beta):
+    """The logits ``2 beta <y, zs_h> - beta ||zs_h||^2`` (n, K) of the CSR rows ``X``
+    (``y`` in the chart's units; ``Z`` input-space points), as ``<x, a_h> - c_h``."""
+    zs = chart.scaled(np.asarray(Z, dtype=np.float64))
+    A = (2.0 * beta / chart.spread) * zs
+    c = A @ chart.offset + beta * np.einsum("ij,ij->i", zs, zs)
+    with one_blas_thread():
+        L = np.asarray(as_rows(X) @ A.T, dtype=np.float64)
+    L -= c
+    return L
+
+
+def _nearest_block(lo, hi, X, Zc, r, sz):
+    """Nearest point and squared distance of the rows ``lo:hi`` (about ``r``)."""
+    Xc = row_view(X, lo, hi)
+    D = np.asarray(Xc @ (-2.0 * Zc.T), dtype=np.float64)
+    D += (2.0 * (Zc @ r) + sz)[None, :]
+    labels = np.argmin(D, axis=1)
+    low = D[np.arange(D.shape[0]), labels] + centred_sq_norms(Xc, r)
+    return labels, np.maximum(low, 0.0)
+
+
+def nearest_sparse(X, Z):
+    """:func:`..._assign.nearest_point` of the CSR rows ``X``: the nearest of the
+    points ``Z`` and the squared distance, ``||x - r||^2 - 2 <x - r, z - r> + ||z -
+    r||^2`` about the points' mean ``r`` (so that data far from the origin keep
+    their digits), block by block."""
+    X = as_rows(X)
+    Z = np.asarray(Z, dtype=np.float64)
+    r = Z.mean(axis=0)
+    Zc = Z - r
+    sz = np.einsum("ij,ij->i", Zc, Zc)
+    with one_blas_thread():
+        parts = map_row_blocks(_nearest_block, X.shape[0], 16384, X, Zc, r, sz)
+    return (np.concatenate([p[0] for p in parts]).astype(np.intp),
+            np.concatenate([p[1] for p in parts]))
+
+
+def _error_block(lo, hi, X, P, C, o):
+    """``sum_i w_i ||x_i - t_i||^2`` parts of the rows ``lo:hi``, ``t = P C``, about ``o``."""
+    Xc, Pc = row_view(X, lo, hi), P[lo:hi]
+    Cc = C - o
+    T = Pc @ Cc
+    cross = np.einsum("ij,ij->i", np.asarray(Xc @ Cc.T, dtype=np.float64), Pc) - T @ o
+    return (centred_sq_norms(Xc, o) - 2.0 * cross + np.einsum("ij,ij->i", T, T),)
+
+
+def sparse_quantization_errors(X, P, C, o):
+    """``||x_i - sum_h P_ih c_h||^2`` of every CSR row (n,), about the centre ``o``:
+    ``||x - o||^2 - 2 <x - o, t - o> + ||t - o||^2``, no dense copy of the rows."""
+    X = as_rows(X)
+    parts = map_row_blocks(_error_block, X.shape[0], 16384, X, np.asarray(P, dtype=np.float64),
+                           np.asarray(C, dtype=np.float64), np.asarray(o, dtype=np.float64))
+    return np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
+
