@@ -26,7 +26,8 @@ from .moments import ScaledCovariance
 from .statistics import PointStatistics
 
 __all__ = ["SparsePointStatistics", "centred_sq_norms", "nearest_sparse", "row_view",
-           "sparse_chart", "sparse_logits", "sparse_quantization_errors"]
+           "sparse_chart", "sparse_log_density", "sparse_logits", "sparse_posterior_assign",
+           "sparse_quantization_errors", "sparse_sq_distances"]
 
 #: Rows per block of the passes that need no heads (norms, moments).
 NORM_ROWS = 65536
@@ -164,30 +165,52 @@ def sparse_logits(X, chart, Z, beta):
     return L
 
 
-def _nearest_block(lo, hi, X, Zc, r, sz):
-    """Nearest point and squared distance of the rows ``lo:hi`` (about ``r``)."""
-    Xc = row_view(X, lo, hi)
-    D = np.asarray(Xc @ (-2.0 * Zc.T), dtype=np.float64)
-    D += (2.0 * (Zc @ r) + sz)[None, :]
-    labels = np.argmin(D, axis=1)
-    low = D[np.arange(D.shape[0]), labels] + centred_sq_norms(Xc, r)
-    return labels, np.maximum(low, 0.0)
-
-
-def nearest_sparse(X, Z):
-    """:func:`..._assign.nearest_point` of the CSR rows ``X``: the nearest of the
-    points ``Z`` and the squared distance, ``||x - r||^2 - 2 <x - r, z - r> + ||z -
-    r||^2`` about the points' mean ``r`` (so that data far from the origin keep
-    their digits), block by block."""
+def sparse_sq_distances(X, Z):
+    """The squared distances (n, K) of the CSR rows ``X`` to the points ``Z``,
+    ``||x - r||^2 - 2 <x - r, z - r> + ||z - r||^2`` about the points' mean ``r``
+    (so that data far from the origin keep their digits), clipped at 0."""
     X = as_rows(X)
     Z = np.asarray(Z, dtype=np.float64)
     r = Z.mean(axis=0)
     Zc = Z - r
-    sz = np.einsum("ij,ij->i", Zc, Zc)
     with one_blas_thread():
-        parts = map_row_blocks(_nearest_block, X.shape[0], 16384, X, Zc, r, sz)
-    return (np.concatenate([p[0] for p in parts]).astype(np.intp),
-            np.concatenate([p[1] for p in parts]))
+        D = np.asarray(X @ (-2.0 * Zc.T), dtype=np.float64)
+    D += 2.0 * (Zc @ r) + np.einsum("ij,ij->i", Zc, Zc)
+    D += centred_sq_norms(X, r)[:, None]
+    return np.maximum(D, 0.0, out=D)
+
+
+def nearest_sparse(X, Z):
+    """:func:`..._assign.nearest_point` of the CSR rows ``X``: the nearest of the
+    points ``Z`` and the squared distance to it (:func:`sparse_sq_distances`)."""
+    D = sparse_sq_distances(X, Z)
+    labels = np.argmin(D, axis=1)
+    return labels, D[np.arange(D.shape[0]), labels]
+
+
+def sparse_log_density(X, chart, Z, beta, log_pi):
+    """:func:`.likelihood.mixture_log_density` of the CSR rows ``X`` (``log_pi``: the
+    log mixing weights): ``log sum_h pi_h exp(L_h)`` of the logits of
+    :func:`sparse_logits`, less ``beta ||y||^2``, plus the normaliser."""
+    from scipy.special import logsumexp
+
+    d = X.shape[1]
+    two = chart.unit_power()
+    with np.errstate(over="ignore", invalid="ignore"):
+        y2 = centred_sq_norms(as_rows(X), chart.offset, two) / (chart.spread * two) ** 2
+        L = sparse_logits(X, chart, Z, beta) + log_pi
+        out = logsumexp(L, axis=1) - beta * y2
+    out += 0.5 * d * np.log(beta / np.pi) - d * np.log(chart.spread)
+    return np.where(np.isnan(out), -np.inf, out)
+
+
+def sparse_posterior_assign(X, chart, Z, beta, bias):
+    """:func:`.likelihood.posterior_assign` of the CSR rows ``X``: the head of
+    largest ``b_h - beta ||y - z_h||^2`` and the squared distance to its point."""
+    L = sparse_logits(X, chart, Z, beta) + np.asarray(bias, dtype=np.float64)
+    labels = np.argmax(L, axis=1)
+    D = sparse_sq_distances(X, Z)
+    return labels, D[np.arange(D.shape[0]), labels]
 
 
 def _error_block(lo, hi, X, P, C, o):
