@@ -52,9 +52,11 @@ def _sq_block(lo, hi, X, o, two):
         Xc = row_view(X, a, b)
         data = np.asarray(Xc.data, dtype=np.float64) * two
         data *= data - 2.0 * oo[Xc.indices]
-        out[a - lo:b - lo] = np.add.reduceat(data, Xc.indptr[:-1]) if data.size \
-            else np.zeros(b - a)
-        out[a - lo:b - lo][np.diff(Xc.indptr) == 0] = 0.0  # (reduceat of empty rows)
+        filled = np.diff(Xc.indptr) > 0  # (reduceat's segments: the rows with entries)
+        part = out[a - lo:b - lo]
+        part[:] = 0.0
+        if data.size:
+            part[filled] = np.add.reduceat(data, Xc.indptr[:-1][filled])
     out += float(oo @ oo)
     return (out,)
 
