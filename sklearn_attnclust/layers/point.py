@@ -7,13 +7,14 @@ from .._assign import nearest_point
 from .._dask_point import DaskPointStatistics
 from ..maths.point.maths import PointMaths, point_weights
 from ..maths.point.moments import chart_from_data
-from ..maths.point.sparse import sparse_chart, sparse_quantization_errors
+from ..maths.point.sparse import (assigned_sq_distances, sparse_chart,
+                                  sparse_quantization_errors)
 from ..maths.point.sparse_maths import SparsePointMaths
 from ..maths.cosine.rows import as_rows
 from ..maths.shared import check_points
 from .._strategy import fit_layer
 from .base import Assignment, LayerState, register_layer
-from .common import over_squared, times, warn_if_not_converged
+from .common import _scaled_sum, over_squared, times, warn_if_not_converged
 from .cosine import CosineStream
 from .free_energy import FreeEnergyLayer
 
@@ -89,9 +90,11 @@ class PointLayer(FreeEnergyLayer):
         hard = stats.assignment_at(chart.scaled_points(fit.heads)) if tracked else None
         if hard is None:
             return None
-        # the last evaluation's labels, and its inertia in input units
+        # the last evaluation's labels, and its inertia in input units (of sparse
+        # rows, from their entries: the logits of rows far from the origin cancel)
         with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
-            inertia = float(hard[1]) * np.float64(chart.spread) ** 2
+            inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w) \
+                if sparse else float(hard[1]) * np.float64(chart.spread) ** 2
         return Assignment(hard[0], inertia, hard[2])
 
     def _fit(self, X, w, rng, **options):

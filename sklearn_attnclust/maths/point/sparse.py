@@ -27,7 +27,8 @@ from .statistics import PointStatistics
 
 __all__ = ["SparsePointStatistics", "centred_sq_norms", "nearest_sparse", "row_view",
            "sparse_chart", "sparse_log_density", "sparse_logits", "sparse_posterior_assign",
-           "sparse_quantization_errors", "sparse_sq_distances"]
+           "sparse_quantization_errors", "sparse_sq_distances",
+           "assigned_sq_distances"]
 
 #: Rows per block of the passes that need no heads (norms, moments).
 NORM_ROWS = 65536
@@ -132,6 +133,10 @@ class SparsePointStatistics(PointStatistics):
         X = as_rows(X)
         n, d = X.shape
         W = float(n if weights is None else np.sum(weights))
+        two = chart.unit_power()
+        if not 2.0**-100 <= two <= 2.0**100:  # rows of extreme scale: a copy at unit
+            # scale (a power of two: exact) and its chart; the sums are in the chart's units
+            X, chart = X * two, PointChart(chart.offset * two, chart.spread * two, chart.height)
         far = np.max(np.abs(chart.offset), initial=0.0) / RAW_OFFSET[np.dtype(np.float32)] \
             > chart.spread
         dtype = np.float32 if (X.dtype == np.float32 and n * d > CACHE_ENTRIES
@@ -151,18 +156,20 @@ class SparsePointStatistics(PointStatistics):
         return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
 
     def _blocks(self, kernel, rows, need_grad, labels):
-        return map_row_blocks(_sparse_range_sums, rows.shape[0], self.chunk_size, kernel, rows,
-                              self.weights, need_grad, labels, self.chunk_size)
+        return (_sparse_range_sums, rows.shape[0], self.chunk_size, kernel, rows, self.weights,
+                need_grad, labels, self.chunk_size)
 
 
 def sparse_logits(X, chart, Z, beta):
     """The logits ``2 beta <y, zs_h> - beta ||zs_h||^2`` (n, K) of the CSR rows ``X``
     (``y`` in the chart's units; ``Z`` input-space points), as ``<x, a_h> - c_h``."""
     zs = chart.scaled(np.asarray(Z, dtype=np.float64))
-    A = (2.0 * beta / chart.spread) * zs
-    c = A @ chart.offset + beta * np.einsum("ij,ij->i", zs, zs)
+    t = chart.unit_power()  # (A = 2 beta zs / spread = t At, At of order beta: no overflow)
+    At = (2.0 * beta / (chart.spread * t)) * zs
+    c = At @ (chart.offset * t) + beta * np.einsum("ij,ij->i", zs, zs)
     with one_blas_thread():
-        L = np.asarray(as_rows(X) @ A.T, dtype=np.float64)
+        L = np.asarray(as_rows(X) @ At.T, dtype=np.float64)
+    L *= t
     L -= c
     return L
 
@@ -170,16 +177,45 @@ def sparse_logits(X, chart, Z, beta):
 def sparse_sq_distances(X, Z):
     """The squared distances (n, K) of the CSR rows ``X`` to the points ``Z``,
     ``||x - r||^2 - 2 <x - r, z - r> + ||z - r||^2`` about the points' mean ``r``
-    (so that data far from the origin keep their digits), clipped at 0."""
+    (so that data far from the origin keep their digits), clipped at 0, taken
+    at the points' unit scale (times a power of two ``t``, exact) and scaled
+    back once: +inf or 0 only beyond float64's range."""
     X = as_rows(X)
     Z = np.asarray(Z, dtype=np.float64)
     r = Z.mean(axis=0)
     Zc = Z - r
+    t = _power_near(float(np.max(np.abs(Zc), initial=0.0)) or
+                    float(np.max(np.abs(X.data), initial=0.0)))
+    Zt, rt = Zc * t, r * t
     with one_blas_thread():
-        D = np.asarray(X @ (-2.0 * Zc.T), dtype=np.float64)
-    D += 2.0 * (Zc @ r) + np.einsum("ij,ij->i", Zc, Zc)
-    D += centred_sq_norms(X, r)[:, None]
-    return np.maximum(D, 0.0, out=D)
+        D = np.asarray(X @ (-2.0 * Zt.T), dtype=np.float64)
+    D *= t
+    D += 2.0 * (Zt @ rt) + np.einsum("ij,ij->i", Zt, Zt)
+    D += centred_sq_norms(X, r, t)[:, None]
+    np.maximum(D, 0.0, out=D)
+    with np.errstate(over="ignore", under="ignore"):
+        D /= t
+        D /= t
+    return D
+
+
+def assigned_sq_distances(X, labels, centers):
+    """``(sq, power)``: ``||x_i - c_{labels_i}||^2 = sq_i 2**power_i`` of the CSR rows,
+    ``sq`` at the unit scale of the rows and centres (``||c||^2 + sum_j x_j (x_j -
+    2 c_j)`` over each row's entries, times a power of two: exact), for a sum
+    that neither under- nor overflows (:func:`..layers.common.inertia_of`)."""
+    X = as_rows(X)
+    C = np.asarray(centers, dtype=np.float64)
+    top = max(float(np.max(np.abs(C), initial=0.0)), float(np.max(np.abs(X.data), initial=0.0)))
+    t = _power_near(top)
+    Ct = C[labels] * t
+    counts = np.diff(X.indptr)
+    row = np.repeat(np.arange(X.shape[0]), counts)
+    data = np.asarray(X.data, dtype=np.float64) * t
+    data *= data - 2.0 * Ct[row, X.indices]
+    sq = np.einsum("ij,ij->i", Ct, Ct) + np.bincount(row, weights=data, minlength=X.shape[0])
+    power = np.full(X.shape[0], -2 * int(np.round(np.log2(t))), dtype=np.int64)
+    return np.maximum(sq, 0.0), power
 
 
 def nearest_sparse(X, Z):
@@ -209,26 +245,36 @@ def sparse_log_density(X, chart, Z, beta, log_pi):
 def sparse_posterior_assign(X, chart, Z, beta, bias):
     """:func:`.likelihood.posterior_assign` of the CSR rows ``X``: the head of
     largest ``b_h - beta ||y - z_h||^2`` and the squared distance to its point."""
-    L = sparse_logits(X, chart, Z, beta) + np.asarray(bias, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        L = sparse_logits(X, chart, Z, beta) + np.asarray(bias, dtype=np.float64)
     labels = np.argmax(L, axis=1)
+    bad = ~np.all(np.isfinite(L), axis=1)  # (logits beyond float64: the nearest point)
     D = sparse_sq_distances(X, Z)
+    labels[bad] = np.argmin(D[bad], axis=1)
     return labels, D[np.arange(D.shape[0]), labels]
 
 
-def _error_block(lo, hi, X, P, C, o):
-    """``sum_i w_i ||x_i - t_i||^2`` parts of the rows ``lo:hi``, ``t = P C``, about ``o``."""
+def _error_block(lo, hi, X, P, C, o, t):
+    """``||x_i - t_i||^2`` parts of the rows ``lo:hi`` times ``t^2``, ``t = P C``, about ``o``."""
     Xc, Pc = row_view(X, lo, hi), P[lo:hi]
-    Cc = C - o
+    Cc = (C - o) * t
     T = Pc @ Cc
-    cross = np.einsum("ij,ij->i", np.asarray(Xc @ Cc.T, dtype=np.float64), Pc) - T @ o
-    return (centred_sq_norms(Xc, o) - 2.0 * cross + np.einsum("ij,ij->i", T, T),)
+    cross = np.einsum("ij,ij->i", np.asarray(Xc @ Cc.T, dtype=np.float64), Pc) * t - T @ (o * t)
+    return (centred_sq_norms(Xc, o, t) - 2.0 * cross + np.einsum("ij,ij->i", T, T),)
 
 
 def sparse_quantization_errors(X, P, C, o):
     """``||x_i - sum_h P_ih c_h||^2`` of every CSR row (n,), about the centre ``o``:
-    ``||x - o||^2 - 2 <x - o, t - o> + ||t - o||^2``, no dense copy of the rows."""
+    ``||x - o||^2 - 2 <x - o, t - o> + ||t - o||^2``, no dense copy of the rows;
+    at the unit scale of the centres (a power of two), scaled back once."""
     X = as_rows(X)
+    C, o = np.asarray(C, dtype=np.float64), np.asarray(o, dtype=np.float64)
+    t = _power_near(float(np.max(np.abs(C - o), initial=0.0)) or
+                    float(np.max(np.abs(X.data), initial=0.0)))
     parts = map_row_blocks(_error_block, X.shape[0], 16384, X, np.asarray(P, dtype=np.float64),
-                           np.asarray(C, dtype=np.float64), np.asarray(o, dtype=np.float64))
-    return np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
-
+                           C, o, t)
+    err = np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
+    with np.errstate(over="ignore", under="ignore"):
+        err /= t
+        err /= t
+    return err

@@ -132,7 +132,7 @@ class PointStatistics(Statistics):
         labels = None if self.cached or not need_grad or bias is not None \
             else self.labels
         with one_blas_thread():
-            out = add_blocks(self._blocks(kernel, rows, need_grad, labels))
+            out = add_blocks(map_row_blocks(*self._blocks(kernel, rows, need_grad, labels)))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
             self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)
@@ -149,12 +149,14 @@ class PointStatistics(Statistics):
         return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
 
     def _blocks(self, kernel, rows, need_grad, labels):
-        """The kernel's sums over the row blocks of ``rows``, in threads."""
+        """The arguments of :func:`..._blocks.map_row_blocks` that sum the kernel's
+        pass over the row blocks of ``rows`` in threads (the pass is then called
+        from :meth:`sums` itself: one frame fewer to the kernel)."""
         # threads from as many rows as float64 chunks would need (float32 chunks
         # hold twice the rows: mid-size float32 data keep their two threads)
         min_rows = 2 * self.chunk_size * np.dtype(self.dtype).itemsize // 8
-        return map_row_blocks(kernel.range_sums, rows.shape[0], min_rows, rows, self.weights,
-                              need_grad, labels, self.chunk_size)
+        return (kernel.range_sums, rows.shape[0], min_rows, rows, self.weights, need_grad,
+                labels, self.chunk_size)
 
     def track_assignment(self):
         """Keep, from now on, the hard assignment of each risk evaluation with its
