@@ -208,12 +208,14 @@ def assigned_sq_distances(X, labels, centers):
     C = np.asarray(centers, dtype=np.float64)
     top = max(float(np.max(np.abs(C), initial=0.0)), float(np.max(np.abs(X.data), initial=0.0)))
     t = _power_near(top)
-    Ct = C[labels] * t
-    counts = np.diff(X.indptr)
-    row = np.repeat(np.arange(X.shape[0]), counts)
-    data = np.asarray(X.data, dtype=np.float64) * t
-    data *= data - 2.0 * Ct[row, X.indices]
-    sq = np.einsum("ij,ij->i", Ct, Ct) + np.bincount(row, weights=data, minlength=X.shape[0])
+    Ct = C * t
+    sq = np.einsum("ij,ij->i", Ct, Ct)[labels]
+    for a in range(0, X.shape[0], NORM_ROWS):  # (temporaries of a block's entries)
+        Xc = row_view(X, a, min(a + NORM_ROWS, X.shape[0]))
+        row = np.repeat(np.arange(Xc.shape[0]), np.diff(Xc.indptr))
+        data = np.asarray(Xc.data, dtype=np.float64) * t
+        data *= data - 2.0 * Ct[labels[a + row], Xc.indices]
+        sq[a:a + Xc.shape[0]] += np.bincount(row, weights=data, minlength=Xc.shape[0])
     power = np.full(X.shape[0], -2 * int(np.round(np.log2(t))), dtype=np.int64)
     return np.maximum(sq, 0.0), power
 

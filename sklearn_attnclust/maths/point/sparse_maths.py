@@ -77,7 +77,7 @@ def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
     if isinstance(init, str) and init == "k-means++":
         two = chart.unit_power()
         order, _ = sparse_order(X, chart.offset, two)
-        Z = X[order].astype(np.float64)
+        Z = X[order].astype(np.float64, copy=False)
         if two != 1.0:
             Z = Z * two
         C = _kmeans_plusplus(Z, K, rng, None if weights is None else weights[order])
