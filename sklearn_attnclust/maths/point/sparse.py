@@ -30,8 +30,9 @@ __all__ = ["SparsePointStatistics", "centred_sq_norms", "nearest_sparse", "row_v
            "sparse_quantization_errors", "sparse_sq_distances",
            "assigned_sq_distances"]
 
-#: Rows per block of the passes that need no heads (norms, moments).
-NORM_ROWS = 65536
+#: Rows per block of the passes that need no heads (norms, moments), and the
+#: stored entries per block of their temporaries.
+NORM_ROWS, NORM_ENTRIES = 65536, 2**18
 
 
 def row_view(X, lo, hi):
@@ -44,12 +45,18 @@ def row_view(X, lo, hi):
                          shape=(hi - lo, X.shape[1]), copy=False)
 
 
+def _entry_rows(X):
+    """Rows per block of about :data:`NORM_ENTRIES` stored entries of ``X``."""
+    return max(1, NORM_ENTRIES * X.shape[0] // max(X.nnz, 1))
+
+
 def _sq_block(lo, hi, X, o, two):
     """:func:`centred_sq_norms` of the rows ``lo:hi``, a tuple of one array."""
     out = np.empty(hi - lo)
     oo = o * two
-    for a in range(lo, hi, NORM_ROWS):
-        b = min(a + NORM_ROWS, hi)
+    step = _entry_rows(X)
+    for a in range(lo, hi, step):
+        b = min(a + step, hi)
         Xc = row_view(X, a, b)
         data = np.asarray(Xc.data, dtype=np.float64) * two
         data *= data - 2.0 * oo[Xc.indices]
@@ -71,6 +78,11 @@ def centred_sq_norms(X, o, two=1.0):
     return np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
 
 
+def _largest(X):
+    """The largest magnitude of the stored entries (no copy of them; 0 for none)."""
+    return max(float(X.data.max()), -float(X.data.min())) if X.nnz else 0.0
+
+
 def _power_near(a):
     """The power of two nearest ``1 / a`` within ``2**+-1000`` (1 for ``a = 0``)."""
     return 2.0 ** float(np.clip(-np.round(np.log2(a)), -1000, 1000)) if a > 0 else 1.0
@@ -86,7 +98,7 @@ def sparse_chart(X, sample_weight=None):
     n, d = X.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = float(w.sum())
-    top = float(np.max(np.abs(X.data))) if X.nnz else 0.0
+    top = _largest(X)
     if top == 0.0:
         chart = PointChart(np.zeros(d), 0.0)
         return chart, ScaledCovariance(X, sample_weight, chart)
@@ -185,7 +197,7 @@ def sparse_sq_distances(X, Z):
     r = Z.mean(axis=0)
     Zc = Z - r
     t = _power_near(float(np.max(np.abs(Zc), initial=0.0)) or
-                    float(np.max(np.abs(X.data), initial=0.0)))
+                    _largest(X))
     Zt, rt = Zc * t, r * t
     with one_blas_thread():
         D = np.asarray(X @ (-2.0 * Zt.T), dtype=np.float64)
@@ -206,12 +218,12 @@ def assigned_sq_distances(X, labels, centers):
     that neither under- nor overflows (:func:`..layers.common.inertia_of`)."""
     X = as_rows(X)
     C = np.asarray(centers, dtype=np.float64)
-    top = max(float(np.max(np.abs(C), initial=0.0)), float(np.max(np.abs(X.data), initial=0.0)))
+    top = max(float(np.max(np.abs(C), initial=0.0)), _largest(X))
     t = _power_near(top)
     Ct = C * t
     sq = np.einsum("ij,ij->i", Ct, Ct)[labels]
-    for a in range(0, X.shape[0], NORM_ROWS):  # (temporaries of a block's entries)
-        Xc = row_view(X, a, min(a + NORM_ROWS, X.shape[0]))
+    for a in range(0, X.shape[0], _entry_rows(X)):  # (temporaries of a block's entries)
+        Xc = row_view(X, a, min(a + _entry_rows(X), X.shape[0]))
         row = np.repeat(np.arange(Xc.shape[0]), np.diff(Xc.indptr))
         data = np.asarray(Xc.data, dtype=np.float64) * t
         data *= data - 2.0 * Ct[labels[a + row], Xc.indices]
@@ -272,7 +284,7 @@ def sparse_quantization_errors(X, P, C, o):
     X = as_rows(X)
     C, o = np.asarray(C, dtype=np.float64), np.asarray(o, dtype=np.float64)
     t = _power_near(float(np.max(np.abs(C - o), initial=0.0)) or
-                    float(np.max(np.abs(X.data), initial=0.0)))
+                    _largest(X))
     parts = map_row_blocks(_error_block, X.shape[0], 16384, X, np.asarray(P, dtype=np.float64),
                            C, o, t)
     err = np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
