@@ -165,7 +165,8 @@ class SparsePointStatistics(PointStatistics):
                    origin=np.zeros(d))
 
     def _kernel(self, Z, beta, bias):
-        return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
+        return (_RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias, compiled=False),
+                self.X)
 
     def _blocks(self, kernel, rows, need_grad, labels):
         return (_sparse_range_sums, rows.shape[0], self.chunk_size, kernel, rows, self.weights,
