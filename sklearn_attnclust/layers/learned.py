@@ -7,10 +7,12 @@ assignment) are :mod:`..maths.point.likelihood`'s and
 """
 
 import numpy as np
+from scipy.sparse import issparse
 
 from ..maths.cosine.likelihood import (SourceVmfStatistics, VmfStatistics, descend_vmf,
                                        vmf_posterior, vmf_start)
 from ..maths.point.likelihood import descend_likelihood, posterior_assign, soft_start
+from ..maths.point.sparse import SparsePointStatistics, sparse_posterior_assign
 from ..maths.point.statistics import PointStatistics
 from .._dask_point import DaskPointStatistics
 from .._strategy import LayerFit
@@ -64,7 +66,8 @@ class LearnedPointLayer(PointLayer):
             return None
         if not isinstance(stats, DaskPointStatistics):
             W = float(X.shape[0] if w is None else np.sum(w))
-            stats = PointStatistics.from_data(X, w, chart, sq_total=W, n_heads=K)
+            stats = (SparsePointStatistics if issparse(X) else PointStatistics).from_data(
+                X, w, chart, sq_total=W, n_heads=K)
         # (a dask array's statistics: the same sums, added over its blocks)
         stats.dtype = np.dtype(np.float64)  # (its passes in float64: f's differences are tiny)
         Z0 = chart.scaled_points(self.heads)
@@ -95,6 +98,8 @@ class LearnedPointLayer(PointLayer):
         the squared distance to its point."""
         if self.heads is None:
             return super().assign(X)
+        if issparse(X):
+            return sparse_posterior_assign(X, self.chart, self.centers, self.beta, self.bias)
         return posterior_assign(X, self.chart, self.centers, self.beta, self.bias)
 
     def predict(self, X):
