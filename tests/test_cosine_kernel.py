@@ -1,0 +1,43 @@
+"""The cosine layer's pass: the gradient's weighted sums of the rows."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_attnclust.maths.cosine.kernel import SPARSE_MIN_HEADS, weighted_row_sums
+
+
+def _near_one_hot(K, b, dtype, rng, share_multi=0.05):
+    """Weights of a low temperature: one per row, a second weight on some rows,
+    the others far below the floor (or zero)."""
+    top = rng.integers(0, K, b)
+    P = np.where(rng.random((K, b)) < 0.5, 1e-30, 0.0).astype(dtype)
+    P[top, np.arange(b)] = rng.random(b) + 0.5
+    multi = np.flatnonzero(rng.random(b) < share_multi)
+    P[(top[multi] + 1) % K, multi] = 0.25
+    return P
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("K", [3, SPARSE_MIN_HEADS + 5])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("share_multi", [0.0, 0.05, 0.9])
+def test_weighted_row_sums_equal_the_dense_product(sparse, K, dtype, share_multi):
+    rng = np.random.default_rng(K + 7 * int(sparse))
+    b, d = 300, 40
+    X = rng.standard_normal((b, d)) * (rng.random((b, d)) < 0.2)
+    X = (sp.csr_matrix(X) if sparse else X).astype(dtype)
+    P = _near_one_hot(K, b, dtype, rng, share_multi)
+    before = P.copy()
+    want = np.asarray(before.astype(np.float64) @ (X.toarray() if sparse else X))
+    got = weighted_row_sums(P, X)
+    assert got.dtype == np.float64 and got.shape == (K, d)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    np.testing.assert_array_equal(P, before)  # the weights are left as they were
+
+
+def test_weighted_row_sums_of_no_rows():
+    X = np.zeros((0, 4))
+    got = weighted_row_sums(np.zeros((3, 0)), X)
+    np.testing.assert_array_equal(got, np.zeros((3, 4)))
