@@ -65,8 +65,13 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk):
             part = (value, masses, weighted_row_sums(P, Xc))
         else:
             part = (value,)
-        out = part if out is None else tuple(p + q for p, q in zip(out, part))
-    return out
+        if out is None:
+            out = list(part)
+        else:  # (in place: no third K x d array)
+            out[0] += part[0]
+            for total, more in zip(out[1:], part[1:]):
+                total += more
+    return None if out is None else tuple(out)
 
 
 def weighted_row_sums(P, Xc):

@@ -137,9 +137,10 @@ class CosineMaths(LayerMaths):
         value = 1.0 + out[0] / W
         if not return_grad:
             return value
-        S = out[2] / W
+        S = out[2]  # (a new array: divided and negated in place, K x d numbers)
+        S /= W
         self._last = (M, np.linalg.norm(S, axis=1))
-        return value, -S, out[1] / W
+        return value, np.negative(S, out=S), out[1] / W
 
     def _curvature(self, M, masses):
         """Each head's curvature on its sphere, ``|sum_i w_i p_ih y_i| / W`` (the
