@@ -8,6 +8,7 @@ rows.
 """
 
 import numpy as np
+from scipy.sparse.linalg import ArpackError, eigsh
 
 from ..._blocks import add_blocks, chunk_rows, map_row_blocks, one_blas_thread, smallest_keys
 from ..free_energy import exp_shifted
@@ -136,8 +137,28 @@ def cosine_spread(X, weights, n_heads):
     return _top_mean(C, k)
 
 
+#: The largest eigenvalues of the spread's matrix (m x m) are found by Lanczos
+#: iterations (ARPACK) when they are at most this share of them, else from all
+#: of them.  Measured (one thread, m = 512): k = 4 to 19, 4 to 7 ms against 20
+#: to 29 ms; k = 63, 16 ms against 18 ms (the same values to 2e-15 relative).
+LANCZOS_SHARE = 1.0 / 8.0
+
+
 def _top_mean(C, k):
     """The mean of the ``k`` largest eigenvalues of the symmetric ``C`` (at least tiny)."""
-    k = min(k, C.shape[0])
-    vals = np.linalg.eigvalsh(C)[::-1][:k]
+    m = C.shape[0]
+    k = min(k, m)
+    vals = None
+    if k <= LANCZOS_SHARE * m:
+        # a fixed start (not the ones vector: the centred Gram matrix's null space)
+        v0 = np.random.default_rng(_LANCZOS_SEED).standard_normal(m)
+        try:
+            vals = eigsh(C, k=k, which="LA", return_eigenvectors=False, v0=v0)
+        except ArpackError:
+            vals = None
+    if vals is None:
+        vals = np.linalg.eigvalsh(C)[::-1][:k]
     return max(float(np.mean(np.maximum(vals, 0.0))), SPREAD_FLOOR)
+
+
+_LANCZOS_SEED = 0x73707264
