@@ -1,4 +1,5 @@
-"""The cosine layer's pass: the gradient's weighted sums of the rows."""
+"""The cosine layer's pass (the gradient's weighted sums of the rows) and its
+spread (the temperature's unit), against their plain forms."""
 
 import numpy as np
 import pytest
@@ -41,3 +42,21 @@ def test_weighted_row_sums_of_no_rows():
     X = np.zeros((0, 4))
     got = weighted_row_sums(np.zeros((3, 0)), X)
     np.testing.assert_array_equal(got, np.zeros((3, 4)))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n_heads, weighted", [(2, False), (6, True), (40, False)])
+def test_spread_by_lanczos_equals_all_eigenvalues(monkeypatch, sparse, n_heads, weighted):
+    from sklearn_attnclust.maths.cosine import statistics
+
+    rng = np.random.default_rng(n_heads)
+    n, d = 600, 700  # wide: the sample's (512) Gram matrix, not the covariance
+    X = rng.random((n, d)) * (rng.random((n, d)) < 0.03)
+    X[:, 0] += 0.01  # no zero row
+    X[: n // 2, :20] += 0.5  # two groups of directions
+    X = sp.csr_matrix(X) if sparse else X
+    w = rng.random(n) + 0.5 if weighted else None
+    got = statistics.cosine_spread(X, w, n_heads)
+    monkeypatch.setattr(statistics, "LANCZOS_SHARE", 0.0)  # all the eigenvalues
+    want = statistics.cosine_spread(X, w, n_heads)
+    assert got == pytest.approx(want, rel=1e-10)
