@@ -60,3 +60,31 @@ def test_spread_by_lanczos_equals_all_eigenvalues(monkeypatch, sparse, n_heads, 
     monkeypatch.setattr(statistics, "LANCZOS_SHARE", 0.0)  # all the eigenvalues
     want = statistics.cosine_spread(X, w, n_heads)
     assert got == pytest.approx(want, rel=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
+    """Heads of 2**16 numbers or more keep at most as many numbers in their L-BFGS
+    pairs as the rows hold (and at least 2 pairs); narrow heads are not limited."""
+    import sklearn_attnclust._strategy as strategy
+    from sklearn_attnclust import AttentionQuantizer
+    from sklearn_attnclust.maths.cosine.maths import WIDE_HEADS, CosineMaths
+    from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
+
+    rng = np.random.default_rng(0)
+    n, d, K = 400, 20000, 4  # K d = 80000 numbers
+    X = sp.random(n, d, density=0.004, format="csr", random_state=1) + sp.eye(n, d)
+    X = sp.csr_matrix(X)
+    held = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    maths = CosineMaths(K, 1.0, 0.1, d)
+    assert K * d >= WIDE_HEADS
+    assert maths.max_pairs(CosineStatistics(X, None)) == max(2, held // (2 * 8 * K * d))
+    narrow = CosineMaths(K, 1.0, 0.1, 50)
+    assert narrow.max_pairs(CosineStatistics(rng.random((n, 50)), None)) >= 8
+
+    asked = []
+    real = strategy.make_optimizer
+    monkeypatch.setattr(strategy, "make_optimizer",
+                        lambda **kw: asked.append(kw["memory"]) or real(**kw))
+    AttentionQuantizer(K, geometry="cosine", random_state=0, max_iter=5).fit(X)
+    assert asked and max(asked) == maths.max_pairs(CosineStatistics(X, None)) == 2

@@ -29,12 +29,12 @@ SPREAD_SAMPLE = (512, 2048)
 SPREAD_FLOOR = 1e-6
 
 
-#: Logits (heads x rows) of a chunk of CSR rows (4096 to 65536 rows).  Smaller
-#: chunks did not lower a fit's peak memory (n = 1e5 documents of 50 terms over
-#: d = 5e4, K = 20: 195 MB at 2**22, 195 MB at 2**20, 218 MB at 2**18: each
-#: chunk adds a K x d array of the gradient's sums), whose bulk is the
-#: optimiser's K x d arrays.
-SPARSE_CHUNK_NUMBERS = 2**22
+#: Logits (heads x rows) of a chunk of CSR rows (4096 to 65536 rows).  n = 1e5
+#: documents of 50 terms over d = 5e4, K = 20, the L-BFGS pairs capped at 2
+#: (:meth:`.maths.CosineMaths.max_pairs`): the fit's peak memory 157 MB at
+#: 2**22, 149 MB at 2**20 (the matrix: 43 MB); smaller chunks add a K x d
+#: array of the gradient's sums each (2**18: more).
+SPARSE_CHUNK_NUMBERS = 2**20
 
 
 class CosineStatistics(Statistics):
