@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sklearn_attnclust.maths.cosine.kernel import SPARSE_MIN_HEADS, weighted_row_sums
+from sklearn_attnclust.maths.cosine.kernel import (DENSE_MIN_FEATURES, SPARSE_MIN_HEADS,
+                                                   weighted_row_sums)
 
 
 def _near_one_hot(K, b, dtype, rng, share_multi=0.05):
@@ -25,7 +26,7 @@ def _near_one_hot(K, b, dtype, rng, share_multi=0.05):
 @pytest.mark.parametrize("share_multi", [0.0, 0.05, 0.9])
 def test_weighted_row_sums_equal_the_dense_product(sparse, K, dtype, share_multi):
     rng = np.random.default_rng(K + 7 * int(sparse))
-    b, d = 300, 40
+    b, d = 300, DENSE_MIN_FEATURES + 10  # (the sums by head: dense rows this wide)
     X = rng.standard_normal((b, d)) * (rng.random((b, d)) < 0.2)
     X = (sp.csr_matrix(X) if sparse else X).astype(dtype)
     P = _near_one_hot(K, b, dtype, rng, share_multi)

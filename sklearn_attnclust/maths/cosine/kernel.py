@@ -24,10 +24,19 @@ WEIGHT_FLOOR = 2.0**-60
 
 #: Heads from which the weighted sums of a CSR matrix's rows run by rows' heads
 #: (:func:`weighted_row_sums`): its product with dense weights costs all ``K``
-#: heads per stored entry, the sums by heads one (and a ``K x d`` count).
-#: Measured (one thread, TF-IDF rows, 3842 x 13885, 358397 entries): K = 10,
-#: 3.7 ms against 1.6 ms; K = 100, 8.5 ms against 19 ms.
-SPARSE_MIN_HEADS = 32
+#: heads per stored entry, the sums by head one, but through a count over ``K
+#: d`` bins and temporaries of the entries.  Measured (one thread, TF-IDF rows,
+#: 3842 x 13885, 358397 entries, by head against dense): K = 10, 12 ms against
+#: 2.2 ms; K = 32, 19 ms against 14 ms; K = 64, 26 ms against 26 ms; K = 100,
+#: 32 ms against 44 ms.
+SPARSE_MIN_HEADS = 80
+
+#: Features from which the weighted sums of dense rows run by rows' heads: below,
+#: BLAS's product costs less than the heads' bookkeeping (argmax, masks: a few
+#: passes over the K x b weights).  Measured (one thread, by head against
+#: dense): b = 4000, K = 20, d = 64, 0.37 ms against 0.27 ms; d = 384, 1.5 ms
+#: against 3.1 ms; float32, b = 8192, d = 384, K = 100, 13 ms against 19 ms.
+DENSE_MIN_FEATURES = 128
 
 
 def _scores(Xc, Mt):
@@ -80,14 +89,15 @@ def weighted_row_sums(P, Xc):
 
     At a low temperature most rows have one weight far above the others (all
     below :data:`WEIGHT_FLOOR` of it): those rows are summed by their head,
-    about ``b d`` products in place of ``K b d`` (``nnz`` in place of ``K nnz``
+    about ``b d`` products in place of ``K b d`` (dense rows of
+    :data:`DENSE_MIN_FEATURES` features or more; ``nnz`` in place of ``K nnz``
     for a CSR matrix, from :data:`SPARSE_MIN_HEADS` heads on), the others by
     the dense product.  Measured (one thread, float32, b = 8192, d = 384, K =
-    100, 4 % of the rows with two weights): 4 ms against 11 to 15 ms.
+    100, 4 % of the rows with two weights): 13 ms against 19 ms.
     """
     K, b = P.shape
     sparse = _is_sparse(Xc)
-    if b == 0 or (sparse and K < SPARSE_MIN_HEADS):
+    if b == 0 or (K < SPARSE_MIN_HEADS if sparse else Xc.shape[1] < DENSE_MIN_FEATURES):
         return _dense_sums(P, Xc)
     top = np.argmax(P, axis=0)
     cols = np.arange(b)
