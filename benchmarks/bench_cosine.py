@@ -10,7 +10,9 @@ Cases (``--case``):
   (normalised) centres of each method.
 - ``text``: the docstrings of installed packages labelled by package (as
   ``examples/plot_text_clusters.py``), sparse TF-IDF; ARI and fit time, KMeans
-  on the same sparse matrix.
+  on the same sparse matrix.  ``--corpus stdlib``: a second corpus, the
+  docstrings of standard-library packages (and dask, hypothesis), K = 5 and
+  the number of packages.
 
 Prints a Markdown table.  ``--threads 1`` limits BLAS and OpenMP to one thread.
 """
@@ -170,10 +172,63 @@ def docstring_corpus():
     return docs, np.array(labels)
 
 
+#: The second corpus (``--corpus stdlib``): packages of the standard library and
+#: two installed ones, none of the first corpus's; at most 150 documents each,
+#: packages of fewer than 30 left out.
+STDLIB_PACKAGES = ("email", "http", "xml", "asyncio", "unittest", "logging", "multiprocessing",
+                   "concurrent", "dask", "hypothesis", "json", "urllib", "importlib",
+                   "collections", "ctypes")
+
+
+def _module_docs(name, seen):
+    """The docstrings (200 characters or more, not in ``seen``) of the public
+    members a module defines, and of their classes' members."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = importlib.import_module(name)
+    except Exception:  # a submodule that needs a missing dependency or platform
+        return []
+    docs = []
+    for attr in sorted(a for a in vars(module) if not a.startswith("_")):
+        obj = getattr(module, attr, None)
+        if getattr(obj, "__module__", None) != name:
+            continue
+        items = [obj]
+        if inspect.isclass(obj):
+            items += [getattr(obj, m, None) for m in sorted(vars(obj)) if not m.startswith("_")]
+        for item in items:
+            doc = inspect.getdoc(item) if item is not None else None
+            if doc and len(doc) >= 200 and doc not in seen:
+                seen.add(doc)
+                docs.append(doc)
+    return docs
+
+
+def stdlib_corpus(per_package=150, min_docs=30):
+    """Docstrings of :data:`STDLIB_PACKAGES` and their submodules (no tests, no
+    ``__main__``), labelled by package."""
+    import pkgutil
+
+    docs, labels, seen = [], [], set()
+    rng = np.random.default_rng(0)
+    for pkg in STDLIB_PACKAGES:
+        base = importlib.import_module(pkg)
+        names = [pkg] + [m.name for m in pkgutil.walk_packages(getattr(base, "__path__", []),
+                                                               pkg + ".")
+                         if not any(t in m.name for t in (".test", "tests", "__main__", "idle"))]
+        found = [doc for name in names for doc in _module_docs(name, seen)]
+        if len(found) >= min_docs:
+            pick = np.sort(rng.permutation(len(found))[:per_package])
+            docs += [found[i] for i in pick]
+            labels += [len(set(labels))] * pick.size
+    return docs, np.array(labels)
+
+
 def case_text(args):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    docs, y = docstring_corpus()
+    docs, y = docstring_corpus() if args.corpus == "packages" else stdlib_corpus()
     X = TfidfVectorizer(stop_words="english", min_df=2, max_df=0.5,
                         sublinear_tf=True).fit_transform(docs)
     keep = np.asarray(X.getnnz(axis=1)) > 0
@@ -181,7 +236,7 @@ def case_text(args):
     print(f"{X.shape[0]} documents, {X.shape[1]} terms, {X.nnz} stored entries")
     print("| K | method | ARI (median) | ARIs | fit s (median) |")
     print("|---|---|---|---|---|")
-    for K in (5, 10):
+    for K in (5, 10) if args.corpus == "packages" else (5, len(np.unique(y))):
         res = {"cosine": [], "spherical k-means": [], "KMeans(n_init=1)": []}
         for seed in range(args.seeds):
             aq, t = timed(lambda: AttentionQuantizer(K, geometry="cosine",
@@ -205,6 +260,10 @@ def main():
     parser.add_argument("--n-per", type=int, default=200)
     parser.add_argument("--n", type=int, default=200000)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--corpus", choices=["packages", "stdlib"], default="packages",
+                        help="--case text: the docstrings of numpy, scipy, scikit-learn, "
+                        "pandas and matplotlib, or of standard-library packages (and dask, "
+                        "hypothesis)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     if args.threads:

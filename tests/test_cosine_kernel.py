@@ -1,0 +1,91 @@
+"""The cosine layer's pass (the gradient's weighted sums of the rows) and its
+spread (the temperature's unit), against their plain forms."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_attnclust.maths.cosine.kernel import (DENSE_MIN_FEATURES, SPARSE_MIN_HEADS,
+                                                   weighted_row_sums)
+
+
+def _near_one_hot(K, b, dtype, rng, share_multi=0.05):
+    """Weights of a low temperature: one per row, a second weight on some rows,
+    the others far below the floor (or zero)."""
+    top = rng.integers(0, K, b)
+    P = np.where(rng.random((K, b)) < 0.5, 1e-30, 0.0).astype(dtype)
+    P[top, np.arange(b)] = rng.random(b) + 0.5
+    multi = np.flatnonzero(rng.random(b) < share_multi)
+    P[(top[multi] + 1) % K, multi] = 0.25
+    return P
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("K", [3, SPARSE_MIN_HEADS + 5])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("share_multi", [0.0, 0.05, 0.9])
+def test_weighted_row_sums_equal_the_dense_product(sparse, K, dtype, share_multi):
+    rng = np.random.default_rng(K + 7 * int(sparse))
+    b, d = 300, DENSE_MIN_FEATURES + 10  # (the sums by head: dense rows this wide)
+    X = rng.standard_normal((b, d)) * (rng.random((b, d)) < 0.2)
+    X = (sp.csr_matrix(X) if sparse else X).astype(dtype)
+    P = _near_one_hot(K, b, dtype, rng, share_multi)
+    before = P.copy()
+    want = np.asarray(before.astype(np.float64) @ (X.toarray() if sparse else X))
+    got = weighted_row_sums(P, X)
+    assert got.dtype == np.float64 and got.shape == (K, d)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    np.testing.assert_array_equal(P, before)  # the weights are left as they were
+
+
+def test_weighted_row_sums_of_no_rows():
+    X = np.zeros((0, 4))
+    got = weighted_row_sums(np.zeros((3, 0)), X)
+    np.testing.assert_array_equal(got, np.zeros((3, 4)))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n_heads, weighted", [(2, False), (6, True), (40, False)])
+def test_spread_by_lanczos_equals_all_eigenvalues(monkeypatch, sparse, n_heads, weighted):
+    from sklearn_attnclust.maths.cosine import statistics
+
+    rng = np.random.default_rng(n_heads)
+    n, d = 600, 700  # wide: the sample's (512) Gram matrix, not the covariance
+    X = rng.random((n, d)) * (rng.random((n, d)) < 0.03)
+    X[:, 0] += 0.01  # no zero row
+    X[: n // 2, :20] += 0.5  # two groups of directions
+    X = sp.csr_matrix(X) if sparse else X
+    w = rng.random(n) + 0.5 if weighted else None
+    got = statistics.cosine_spread(X, w, n_heads)
+    monkeypatch.setattr(statistics, "LANCZOS_SHARE", 0.0)  # all the eigenvalues
+    want = statistics.cosine_spread(X, w, n_heads)
+    assert got == pytest.approx(want, rel=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
+    """Heads of 2**16 numbers or more keep at most as many numbers in their L-BFGS
+    pairs as the rows hold (and at least 2 pairs); narrow heads are not limited."""
+    import sklearn_attnclust._strategy as strategy
+    from sklearn_attnclust import AttentionQuantizer
+    from sklearn_attnclust.maths.cosine.maths import WIDE_HEADS, CosineMaths
+    from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
+
+    rng = np.random.default_rng(0)
+    n, d, K = 400, 20000, 4  # K d = 80000 numbers
+    X = sp.random(n, d, density=0.004, format="csr", random_state=1) + sp.eye(n, d)
+    X = sp.csr_matrix(X)
+    held = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    maths = CosineMaths(K, 1.0, 0.1, d)
+    assert K * d >= WIDE_HEADS
+    assert maths.max_pairs(CosineStatistics(X, None)) == max(2, held // (2 * 8 * K * d))
+    narrow = CosineMaths(K, 1.0, 0.1, 50)
+    assert narrow.max_pairs(CosineStatistics(rng.random((n, 50)), None)) >= 8
+
+    asked = []
+    real = strategy.make_optimizer
+    monkeypatch.setattr(strategy, "make_optimizer",
+                        lambda **kw: asked.append(kw["memory"]) or real(**kw))
+    AttentionQuantizer(K, geometry="cosine", random_state=0, max_iter=5).fit(X)
+    assert asked and max(asked) == maths.max_pairs(CosineStatistics(X, None)) == 2
