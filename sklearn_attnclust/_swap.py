@@ -187,15 +187,20 @@ class _RowDraw:
 
     def __init__(self, order, first, rng):
         self.order, self.first, self.rng = order, first, rng
+        self.distinct = first.size == order.size  # (no copies: each row its own point)
 
-    def __call__(self, p):
+    def __call__(self, p, k=None):
         """The index of a row drawn with probability proportional to ``p``, or
-        None when ``p`` has no positive finite sum."""
-        cdf = np.cumsum(np.add.reduceat(p[self.order], self.first))
+        None when ``p`` has no positive finite sum; ``k``: a list of ``k`` such
+        draws (one uniform each, as ``k`` calls would draw)."""
+        p = p[self.order]
+        cdf = np.cumsum(p if self.distinct else np.add.reduceat(p, self.first))
         if not (cdf.size and np.isfinite(cdf[-1]) and cdf[-1] > 0):
-            return None
-        j = int(np.searchsorted(cdf, self.rng.uniform() * cdf[-1], side="right"))
-        return int(self.order[self.first[min(j, cdf.size - 1)]])
+            return None if k is None else [None] * k
+        u = self.rng.uniform(size=1 if k is None else k) * cdf[-1]
+        j = np.minimum(np.searchsorted(cdf, u, side="right"), cdf.size - 1)
+        i = self.order[self.first[j]].tolist()
+        return i[0] if k is None else i
 
 
 def _weighted_mean(rows, weights):
@@ -248,7 +253,7 @@ def swap_target(Y, Z, w, draw, n_local, near=None):
     k-means++ chooses among its local trials).
     """
     labels, d1, h, without, spread = nearest_two(Y, Z, w) if near is None else near
-    cands = [draw(w * without) for _ in range(n_local)]
+    cands = draw(w * without, n_local)
     g = int(np.argmax(spread))
     if spread[g] > 0:
         cands.append(draw(np.where(labels == g, w * d1, 0.0)))
