@@ -12,7 +12,9 @@ risk most before any descent (candidates drawn by k-means++'s draw, over the
 rows in an order of their values: the draws do not depend on the rows'
 order or scale, and a row of integer weight ``c`` is drawn as its ``c``
 copies would be); unless the move raises the hard risk by a tenth or more,
-the heads are descended again and the trial is kept if its risk is lower.  The stage stops after
+the heads are descended again (cut short once the trial's risk is above the
+best one's by more than :data:`SWAP_HOPE` times its last step's decrease) and
+the trial is kept if its risk is lower.  The stage stops after
 :data:`SWAP_PATIENCE` trials in a row that did not lower the risk, or after
 :data:`SWAP_ROUNDS` trials.
 
