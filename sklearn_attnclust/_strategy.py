@@ -170,7 +170,7 @@ class _Descent:
         risk = in_squared_units(value, self.maths.unit_root)
         self.say(f"Iteration {it}: risk {risk:.6g}, stationarity {gnorm:.3g}, step {step:.3g}")
 
-    def run(self, st, M0, tol, *, state=None, memory=8, steps=None, loud=None):
+    def run(self, st, M0, tol, *, state=None, memory=8, steps=None, loud=None, stop=None):
         """Descend from ``M0`` on the statistics ``st``; the result's ``empty``
         lists the heads left with less than half the average row's weight.  The steps are
         printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``.
@@ -178,14 +178,15 @@ class _Descent:
         ``state``: the optimiser's state in an earlier result that ended at ``M0``
         (a warm start); ``memory``: the curvature pairs L-BFGS keeps (more on large
         fits, :data:`sklearn_attnclust.maths.sizes.LARGE_FIT_MEMORY`), at most the
-        maths' ``max_pairs(st)`` where it has one."""
+        maths' ``max_pairs(st)`` where it has one; ``stop(values)``: ends the descent
+        early where it returns True (:meth:`.optim.Optimizer.run`)."""
         maths, problem = self.maths, LayerProblem(self.maths, st)
         if hasattr(maths, "max_pairs"):
             memory = min(memory, maths.max_pairs(st))
         loud = self.verbose > 1 or st is self.stats if loud is None else loud
         optimizer = make_optimizer(**self.options, memory=memory, tol=tol,
                                    max_iter=self.max_iter if steps is None else steps)
-        res = optimizer.run(problem, M0, state,
+        res = optimizer.run(problem, M0, state, stop=stop,
                             callback=self._callback if loud and self.verbose else None)
         res.empty = np.zeros(0, dtype=np.intp)
         if relocation_of(maths) is not None and np.isfinite(res.value):

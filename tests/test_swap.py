@@ -89,6 +89,34 @@ def test_the_draw_ignores_the_rows_order_scale_and_how_weights_are_split():
         assert np.array_equal(Y[weighted(q)], Y3[repeated(p3)])
 
 
+def test_draws_at_once_are_the_single_draws():
+    # k draws from one cumulative sum are the k single draws (one uniform each),
+    # with copies of rows (their reduction) and without
+    rng = np.random.default_rng(6)
+    Y = rng.normal(size=(40, 3))
+    Y2 = np.r_[Y, Y[:5]]
+    for rows in (Y, Y2):
+        p = rng.random(rows.shape[0])
+        one, many = (_RowDraw(rows, None, np.random.RandomState(7)) for _ in range(2))
+        assert one.distinct == (rows is Y)
+        singles = [one(p) for _ in range(12)]
+        assert many(p, 5) + many(p, 7) == singles
+        assert many(np.zeros_like(p), 3) == [None] * 3
+
+
+def test_a_trial_that_cannot_reach_the_bar_is_stopped():
+    from sklearn_attnclust._swap import SWAP_HOPE, _Hopeless
+
+    hopeless = _Hopeless(5.0)
+    # 3.9 above the bar after a step of 0.1: the steps left cannot close it
+    assert hopeless([10.0, 9.0, 8.9])
+    # after a step of 0.5: stopped just above SWAP_HOPE such steps from the bar,
+    # not just below, nor below the bar
+    for gap, stops in ((0.5 * SWAP_HOPE + 0.1, True), (0.5 * SWAP_HOPE - 0.1, False),
+                       (-1.0, False)):
+        assert hopeless([10.0, 5.0 + gap + 0.5, 5.0 + gap]) == stops
+
+
 def _inertia(X, C):
     return ((X[:, None, :] - C[None]) ** 2).sum(-1).min(1).sum()
 

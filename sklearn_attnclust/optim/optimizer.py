@@ -102,12 +102,14 @@ class Optimizer:
         self.learning_rate, self.max_iter, self.tol = learning_rate, max_iter, tol
         self.line_search = ArmijoBacktracking() if line_search is None else line_search
 
-    def run(self, problem, M0, state=None, *, callback=None):
+    def run(self, problem, M0, state=None, *, callback=None, stop=None):
         """Minimise ``problem`` from ``M0`` (its rows normalised first).
 
         ``state``: the ``state`` of an earlier result that ended at ``M0`` on a
         nearby problem.  ``callback(iteration, value, stationarity, step)`` is
-        called after each accepted step.  Returns a :class:`SphereResult`.
+        called after each accepted step.  ``stop(values)``, called after each
+        accepted step with the values so far (the start's first), ends the run
+        where it returns True (not converged).  Returns a :class:`SphereResult`.
         """
         manifold, tol, memory = problem.manifold, self.tol, self._memory(state)
         M = normalize_rows(np.array(M0, copy=True))
@@ -145,6 +147,8 @@ class Optimizer:
             result.n_iter = it
             if callback is not None:
                 callback(it, value, gnorm, trial)
+            if stop is not None and gnorm > tol and stop(result.values):
+                break
             if decrease <= 0 and moved <= 1e-12:
                 # an accepted step too small to move the heads: no progress possible,
                 # at the optimum if the decrease it predicted is below rounding
