@@ -1,9 +1,9 @@
-"""Helpers the geometries' maths share: the cache bound, the weighted sums of rows
-and the check of starting points."""
+"""Helpers the geometries' maths share: the cache bound, the weighted sums of rows,
+a view of a CSR matrix's rows and the check of starting points."""
 
 import numpy as np
 
-__all__ = ["CACHE_ENTRIES", "check_points", "weighted_rows"]
+__all__ = ["CACHE_ENTRIES", "check_points", "row_view", "weighted_rows"]
 
 
 #: Largest data (``n * d`` entries, 8 MiB in float64) whose scaled rows a fit
@@ -40,3 +40,19 @@ def check_points(Z, n_clusters, n_features):
     if not np.all(np.isfinite(Z)):
         raise ValueError("init array contains NaN or infinity.")
     return Z
+
+
+def row_view(X, lo, hi):
+    """The rows ``lo:hi`` of the CSR matrix ``X`` as a CSR matrix sharing its
+    arrays (scipy's row slice copies them)."""
+    if lo == 0 and hi == X.shape[0]:
+        return X
+    import scipy.sparse as sp  # (not at import: the dask workers' passes need no scipy)
+
+    s, e = X.indptr[lo], X.indptr[hi]
+    # (set after construction: the constructor's prune copies a view of a much
+    # larger array, which every chunk of X's rows is)
+    view = sp.csr_matrix((hi - lo, X.shape[1]), dtype=X.dtype)
+    view.indptr = X.indptr[lo:hi + 1] - s
+    view.indices, view.data = X.indices[s:e], X.data[s:e]
+    return view

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..free_energy import free_energy_sums
+from ..shared import row_view
 from .rows import _is_sparse
 
 __all__ = ["block_sums", "range_sums", "weighted_row_sums"]
@@ -55,17 +56,17 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk):
     float64 (None for no rows).  The logits and weights are computed in the
     rows' precision.
     """
-    out = None
+    out, dtype, sparse = None, X.dtype, _is_sparse(X)
+    Md = M.astype(dtype, copy=False)  # (once for all the chunks)
     for a in range(lo, hi, chunk):
         b = min(a + chunk, hi)
-        # (a CSR slice copies its rows: all the rows are X itself)
-        Xc = X if (a == 0 and b == X.shape[0]) else X[a:b]
+        # (a CSR view: scipy's row slice would copy the chunk's entries)
+        Xc = row_view(X, a, b) if sparse else X[a:b]
         rc, wc = r[a:b], None if w is None else w[a:b]
-        dtype, sparse = Xc.dtype, _is_sparse(Xc)
         if sparse:
-            L = np.ascontiguousarray(_scores(Xc, M.T.astype(dtype)).T)
+            L = np.ascontiguousarray(_scores(Xc, Md.T).T)
         else:
-            L = M.astype(dtype) @ Xc.T  # heads by rows (see free_energy)
+            L = Md @ Xc.T  # heads by rows (see free_energy)
         L *= (beta * rc).astype(dtype)
         value, P = free_energy_sums(L, wc, beta, need_grad)
         if need_grad:

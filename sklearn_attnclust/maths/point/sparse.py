@@ -15,17 +15,16 @@ products, no ``(d, d)`` array).  No scikit-learn here.
 """
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..._blocks import map_row_blocks, one_blas_thread
 from ..cosine.rows import as_rows
-from ..shared import CACHE_ENTRIES
+from ..shared import CACHE_ENTRIES, row_view
 from .chart import PointChart
 from .kernel import RAW_OFFSET, _RawKernel, logit_sums
 from .moments import ScaledCovariance
 from .statistics import PointStatistics
 
-__all__ = ["SparsePointStatistics", "centred_sq_norms", "nearest_sparse", "row_view",
+__all__ = ["SparsePointStatistics", "centred_sq_norms", "nearest_sparse",
            "sparse_chart", "sparse_log_density", "sparse_logits", "sparse_posterior_assign",
            "sparse_quantization_errors", "sparse_sq_distances",
            "assigned_sq_distances"]
@@ -33,16 +32,6 @@ __all__ = ["SparsePointStatistics", "centred_sq_norms", "nearest_sparse", "row_v
 #: Rows per block of the passes that need no heads (norms, moments), and the
 #: stored entries per block of their temporaries.
 NORM_ROWS, NORM_ENTRIES = 65536, 2**18
-
-
-def row_view(X, lo, hi):
-    """The rows ``lo:hi`` of the CSR matrix ``X`` as a CSR matrix sharing its
-    arrays (scipy's row slice copies them)."""
-    if lo == 0 and hi == X.shape[0]:
-        return X
-    s, e = X.indptr[lo], X.indptr[hi]
-    return sp.csr_matrix((X.data[s:e], X.indices[s:e], X.indptr[lo:hi + 1] - s),
-                         shape=(hi - lo, X.shape[1]), copy=False)
 
 
 def _entry_rows(X):
