@@ -120,7 +120,8 @@ class PointStatistics(Statistics):
         """The sums of :meth:`.kernel._RawKernel.range_sums` (:func:`.kernel.block_sums`'s)
         over all the rows, its row blocks in threads (``bias``: a logit
         added per head, the log mixing weights of ``temperature="learn"``,
-        :mod:`sklearn_attnclust.maths.point.likelihood`; no hard assignment is tracked with it).
+        :mod:`sklearn_attnclust.maths.point.likelihood`; the tracked assignment is then the
+        posterior's, the biases out of its squared distances).
 
         Large data are not scaled row by row: the chart's affine map is folded
         into the heads (:class:`.kernel._RawKernel`), so that a pass reads the rows as
@@ -137,8 +138,7 @@ class PointStatistics(Statistics):
         else:
             rows = X
             kernel = _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias)
-        labels = None if self.cached or not need_grad or bias is not None \
-            else self.labels
+        labels = None if self.cached or not need_grad else self.labels
         # threads from as many rows as float64 chunks would need (float32 chunks
         # hold twice the rows: mid-size float32 data keep their two threads)
         min_rows = 2 * self.chunk_size * np.dtype(self.dtype).itemsize // 8
@@ -147,6 +147,8 @@ class PointStatistics(Statistics):
                                             need_grad, labels, self.chunk_size))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
+            if bias is not None:
+                hard -= (counts if w is None else np.bincount(labels, w, len(bias))) @ bias
             self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)
         return out if self.cached or not need_grad else kernel.scaled_moments(out)
 
