@@ -219,7 +219,9 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
 
     second_moment_ : ndarray of shape (n_features, n_features) or None
         ``"direction"``: the training data's second moment, the context of
-        :meth:`transform`.  None for ``"point"``.
+        :meth:`transform`.  None for ``"point"``, and for ``"direction"`` with
+        ``risk="free-energy"`` on more than 1024 features (not formed: its
+        transform needs no context).
 
     risk_ : float
         Final risk of the fitted layer (penalty excluded), in squared input

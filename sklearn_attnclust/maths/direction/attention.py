@@ -245,6 +245,9 @@ def typical_head_score(second, n_heads):
     orthonormal heads can reach.  For ``K`` orthonormal centroids with equal
     weights it is ``1/K + sigma^2``.
     """
+    if hasattr(second, "largest"):  # wide rows' moment as an operator (axes.WideMoment)
+        top = second.largest(min(max(int(n_heads), 1), second.spectrum.shape[0]))
+        return float(max(np.mean(top), np.finfo(np.float64).tiny))
     with one_blas_thread():  # (d^3: on OpenBLAS's threads it ran up to 30 times as long
         # when other processes shared the cores)
         eigvals = np.linalg.eigvalsh(second)
