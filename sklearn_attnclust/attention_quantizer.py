@@ -218,10 +218,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         else None.  None for ``"direction"``.
 
     second_moment_ : ndarray of shape (n_features, n_features) or None
-        ``"direction"``: the training data's second moment, the context of
-        :meth:`transform`.  None for ``"point"``, and for ``"direction"`` with
-        ``risk="free-energy"`` on more than 1024 features (not formed: its
-        transform needs no context).
+        ``"direction"``: the data's second moment, :meth:`transform`'s context (None
+        with ``risk="free-energy"`` beyond 1024 features).  None for ``"point"``.
 
     risk_ : float
         Final risk of the fitted layer (penalty excluded), in squared input
