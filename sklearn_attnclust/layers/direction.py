@@ -74,6 +74,7 @@ class DirectionLayer(Layer):
         self._fit(X, w, rng, mean_direction(X, w))
         stats = self.maths.stats
         if (w is None and X.dtype == np.float64 and self.maths.rms == 1.0
+                and isinstance(stats.second, np.ndarray)  # (wide rows: not formed)
                 and stream_exponent(float(np.max(np.abs(X), initial=0.0))) == 0):
             # the moments partial_fit continues from are the fit's own (float64, in
             # X's units): no second pass of O(n d^2) for them (Stream.moments_of)

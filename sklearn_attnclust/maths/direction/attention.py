@@ -42,7 +42,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
+from ..point.moments import DENSE_FEATURES
 from .reconstruction import add_risk_sums, competitive_weights, risk_sums
+from .wide import wide_statistics
 from ...layers.base import Statistics
 
 __all__ = [
@@ -177,6 +179,9 @@ class ContextStatistics(Statistics):
         """
         X = np.asarray(X)
         n, d = X.shape
+        if d > DENSE_FEATURES:  # wide rows: their moments as operators on them
+            return wide_statistics(cls, X, keep_data=keep_data, need_fourth=need_fourth,
+                                   weights=weights)
         dtype = X.dtype
         sq_norms = np.empty(n, dtype=dtype) if need_fourth else None
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
@@ -245,9 +250,8 @@ def typical_head_score(second, n_heads):
     orthonormal heads can reach.  For ``K`` orthonormal centroids with equal
     weights it is ``1/K + sigma^2``.
     """
-    if hasattr(second, "largest"):  # wide rows' moment as an operator (axes.WideMoment)
-        top = second.largest(min(max(int(n_heads), 1), second.spectrum.shape[0]))
-        return float(max(np.mean(top), np.finfo(np.float64).tiny))
+    if hasattr(second, "largest"):  # wide rows (axes.WideMoment, wide.RowMoment)
+        return float(max(np.mean(second.largest(n_heads)), np.finfo(np.float64).tiny))
     with one_blas_thread():  # (d^3: on OpenBLAS's threads it ran up to 30 times as long
         # when other processes shared the cores)
         eigvals = np.linalg.eigvalsh(second)

@@ -1,0 +1,100 @@
+"""The reconstruction risk's moments on wide rows: operators on the rows, never ``(d, d)``.
+
+The direction layer's risk (:mod:`.attention`, :mod:`.reconstruction`) reads
+the data's second moment ``Sigma = sum_i v_i x_i x_i^T`` (``v`` the rows'
+normalised weights), ``Sigma^2`` and, at a finite context length, ``C = sum_i
+v_i |x_i|^2 x_i x_i^T`` only through products ``A @ Sigma`` with a few rows
+``A`` (the heads, their stacked sums; the queries of ``transform``), their
+traces and the largest eigenvalues of ``Sigma`` (the temperature's scale).
+Beyond :data:`.point.moments.DENSE_FEATURES` features :class:`RowMoment`
+gives them from the rows: ``A @ Sigma = ((A X^T) v) X``, ``O(k n d)`` for ``k``
+rows of ``A`` (``Sigma^2``: twice), against the ``(d, d)`` arrays' ``O(n d^2)``
+to form, ``O(d^3)`` for ``Sigma^2`` and the eigenvalues, and ``d^2`` numbers
+each.  The eigenvalues come from :class:`..spectrum.RowSpectrum`.  This module
+knows nothing of scikit-learn.
+"""
+
+import numpy as np
+
+from ..spectrum import RowSpectrum
+
+__all__ = ["RowMoment", "wide_statistics"]
+
+
+class RowMoment:
+    """``S = sum_i v_i x_i x_i^T`` (``power=2``: ``S^2``) as an operator on the rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The rows, kept (not copied).
+    v : ndarray of shape (n,)
+        Their coefficients: the normalised weights (times the squared norms
+        for the fourth moment ``C``).
+    weights : ndarray of shape (n,) or None
+        The rows' weights, for :attr:`spectrum` (``v`` of the second moment is
+        ``weights / sum(weights)``).
+    power : {1, 2}
+    """
+
+    __array_ufunc__ = None  # (``ndarray @ RowMoment`` defers to :meth:`__rmatmul__`)
+
+    def __init__(self, X, v, weights=None, power=1):
+        self.X, self.v, self.weights, self.power = X, v, weights, power
+        self.shape, self.dtype = (X.shape[1], X.shape[1]), X.dtype
+        self._last = None  # (the last product's operand and result: every thread's
+        # block of one pass asks for the same heads' products)
+
+    def __rmatmul__(self, A):
+        """``A @ S`` (k, d) in the rows' dtype, ``O(k n d)``."""
+        A = np.asarray(A, dtype=self.dtype)
+        if self._last is not None and np.array_equal(self._last[0], A):
+            return self._last[1]
+        out = A
+        for _ in range(self.power):
+            P = out @ self.X.T
+            P *= self.v.astype(self.dtype, copy=False)
+            out = P @ self.X
+        self._last = (A.copy(), out)
+        return out
+
+    def astype(self, dtype, copy=True):
+        """Itself: the products are in the rows' dtype."""
+        return self
+
+    @property
+    def T(self):
+        return self
+
+    def squared(self):
+        """``S^2``, the same operator twice."""
+        return RowMoment(self.X, self.v, self.weights, power=2 * self.power)
+
+    @property
+    def spectrum(self):
+        """:class:`..spectrum.RowSpectrum` of ``S`` (``power=1``)."""
+        return RowSpectrum(self.X, weights=self.weights)
+
+    def largest(self, k):
+        """The ``k`` largest eigenvalues of ``S``, decreasing."""
+        return self.spectrum.largest(k)
+
+    def detached(self):
+        """The same operator on a copy of the rows (a fitted model's: not the caller's X)."""
+        X = self.X.copy()
+        return RowMoment(X, self.v, self.weights, self.power)
+
+
+def wide_statistics(cls, X, *, keep_data, need_fourth, weights):
+    """``cls`` (:class:`.attention.ContextStatistics`) of the wide rows ``X``
+    with :class:`RowMoment` moments: one pass for the rows' squared norms."""
+    n = X.shape[0]
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", X, X)
+    v = np.full(n, 1.0 / n) if w is None else w / float(w.sum())
+    second = RowMoment(X, v, w)
+    return cls(X=X if keep_data else None, sq_norms=sq if need_fourth and keep_data else None,
+               second=second, second_sq=second.squared(),
+               fourth=RowMoment(X, v * sq, w) if need_fourth else None,
+               mean_sq_norm=float(v @ sq), n_samples=n,
+               weights=w if keep_data else None)
