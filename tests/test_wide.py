@@ -99,3 +99,22 @@ def test_large_learned_fit_starts_on_a_sample(monkeypatch):
     np.testing.assert_allclose(sampled.cluster_centers_, full.cluster_centers_[order],
                                atol=2e-3)
     assert sampled.temperature_ == pytest.approx(full.temperature_, rel=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gram_flow_is_the_flow(dtype):
+    # the softmax stack's flow on the tokens' Gram matrix (wide rows) ends where
+    # the flow on the rows does, in as many steps (float64), to rounding
+    from sklearn_attnclust.maths import in_context
+
+    X = _blobs(300, 400, 4).astype(dtype)
+    seeds = X[::7]
+    gram = (X @ X.T).astype(np.float64)
+    for tau in (1.0, 16.0):
+        beta, radius = tau / 60.0, 0.1 * np.sqrt(60.0 / tau)
+        a, steps_a = in_context._flow(seeds, X, beta, radius, 40)
+        b, steps_b = in_context._gram_flow(seeds, X, gram, beta, radius, 40)
+        assert b.dtype == dtype
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-4 * np.abs(a).max())
+        if dtype == np.float64:
+            assert steps_a == steps_b
