@@ -1,5 +1,7 @@
 """Wide rows (issue 30) and large learned fits: the operator paths against the dense ones."""
 
+import pickle
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
@@ -28,6 +30,7 @@ def test_row_moment_products_equal_the_dense_moments():
                                rtol=1e-12, atol=1e-11)
     np.testing.assert_allclose(op.largest(3), np.linalg.eigvalsh(S)[::-1][:3], rtol=1e-10)
     assert (A @ op) is (A @ op)  # the last product is reused (every thread's block)
+    assert (A.astype(np.float32) @ op).dtype == np.float32
 
 
 @pytest.mark.parametrize("params, weighted", [
@@ -63,13 +66,15 @@ def test_wide_direction_fits_equal_the_dense_ones(monkeypatch, params, weighted)
 
 
 def test_wide_direction_keeps_no_reference_to_x():
-    # the fitted operator reads a copy of the rows: changing X after fit changes nothing
+    # the fitted operator reads a copy of the rows: changing X after fit changes
+    # nothing; the fitted model pickles
     X = _blobs(50, 1100, 3)
     est = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X)
     before = est.transform(X[:4].copy())
     Q = X[:4].copy()
     X[:] = 0.0
     np.testing.assert_array_equal(est.transform(Q), before)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).transform(Q), before)
 
 
 def test_large_learned_fit_starts_on_a_sample(monkeypatch):

@@ -14,6 +14,8 @@ each.  The eigenvalues come from :class:`..spectrum.RowSpectrum`.  This module
 knows nothing of scikit-learn.
 """
 
+import threading
+
 import numpy as np
 
 from ..spectrum import RowSpectrum
@@ -42,21 +44,30 @@ class RowMoment:
     def __init__(self, X, v, weights=None, power=1):
         self.X, self.v, self.weights, self.power = X, v, weights, power
         self.shape, self.dtype = (X.shape[1], X.shape[1]), X.dtype
-        self._last = None  # (the last product's operand and result: every thread's
-        # block of one pass asks for the same heads' products)
+        # the last product's operand and result, under a lock: every thread's block
+        # of one pass asks for the same heads' products (S^2's: S's, twice)
+        self._last, self._lock = None, threading.Lock()
+        self.base = self if power == 1 else RowMoment(X, v, weights)
 
     def __rmatmul__(self, A):
-        """``A @ S`` (k, d) in the rows' dtype, ``O(k n d)``."""
+        """``A @ S`` (k, d) in ``A``'s dtype (the rows' for another), ``O(k n d)``."""
+        dtype = A.dtype if isinstance(A, np.ndarray) and A.dtype.kind == "f" else self.dtype
+        if self.power == 2:
+            return (A @ self.base) @ self.base
         A = np.asarray(A, dtype=self.dtype)
-        if self._last is not None and np.array_equal(self._last[0], A):
-            return self._last[1]
-        out = A
-        for _ in range(self.power):
-            P = out @ self.X.T
-            P *= self.v.astype(self.dtype, copy=False)
-            out = P @ self.X
-        self._last = (A.copy(), out)
-        return out
+        with self._lock:
+            if self._last is None or not np.array_equal(self._last[0], A):
+                P = A @ self.X.T
+                P *= self.v.astype(self.dtype, copy=False)
+                self._last = (A.copy(), P @ self.X)
+            return self._last[1].astype(dtype, copy=False)
+
+    def __getstate__(self):  # (a fitted model pickles: no lock, no cached product)
+        return dict(self.__dict__, _last=None, _lock=None)
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def astype(self, dtype, copy=True):
         """Itself: the products are in the rows' dtype."""
@@ -67,8 +78,10 @@ class RowMoment:
         return self
 
     def squared(self):
-        """``S^2``, the same operator twice."""
-        return RowMoment(self.X, self.v, self.weights, power=2 * self.power)
+        """``S^2``, the same operator twice (sharing its last product)."""
+        out = RowMoment(self.X, self.v, self.weights, power=2)
+        out.base = self
+        return out
 
     @property
     def spectrum(self):
