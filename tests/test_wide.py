@@ -123,3 +123,23 @@ def test_gram_flow_is_the_flow(dtype):
         np.testing.assert_allclose(b, a, rtol=0, atol=1e-4 * np.abs(a).max())
         if dtype == np.float64:
             assert steps_a == steps_b
+
+
+@pytest.mark.parametrize("params", [dict(), dict(context_length=10)])
+def test_partial_fit_after_a_wide_fit(monkeypatch, params):
+    # a fit on wide rows defers the (d, d) moments that partial_fit continues from
+    # (formed at the first streamed rows); partial_fit then is the dense fit's
+    from sklearn_attnclust.maths.direction.wide import DeferredMoment
+
+    X = _blobs(90, 1100, 3)
+    out = {}
+    for wide in (True, False):
+        monkeypatch.setattr(attention, "DENSE_FEATURES", 1024 if wide else 10**9)
+        est = AttentionQuantizer(3, geometry="direction", random_state=0, **params).fit(X[:60])
+        assert isinstance(est._stream.second, DeferredMoment) == wide
+        out[wide] = est.partial_fit(X[60:])
+    scale = np.abs(out[False].cluster_centers_).max()
+    # (the same refit, to its tol: the moments' rounding differs)
+    np.testing.assert_allclose(out[True].cluster_centers_, out[False].cluster_centers_,
+                               rtol=0, atol=1e-4 * scale)
+    assert isinstance(out[True]._stream.second, np.ndarray)

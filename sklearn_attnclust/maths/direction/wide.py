@@ -20,7 +20,7 @@ import numpy as np
 
 from ..spectrum import RowSpectrum
 
-__all__ = ["RowMoment", "wide_statistics"]
+__all__ = ["DeferredMoment", "RowMoment", "wide_fit_moments", "wide_statistics"]
 
 
 class RowMoment:
@@ -96,6 +96,32 @@ class RowMoment:
         """The same operator on a copy of the rows (a fitted model's: not the caller's X)."""
         X = self.X.copy()
         return RowMoment(X, self.v, self.weights, self.power)
+
+
+class DeferredMoment:
+    """``factor`` times a :class:`RowMoment`, formed as a ``(d, d)`` float64 array
+    only by :meth:`dense`: the moments a fit on wide rows hands to the stream
+    that ``partial_fit`` continues (:class:`...layers.stream.Stream`), which
+    forms them when rows are streamed to it, so that a fit alone never does."""
+
+    def __init__(self, moment, factor=1.0):
+        self.moment, self.factor = moment, float(factor)
+
+    def times(self, factor):
+        return DeferredMoment(self.moment, self.factor * factor)
+
+    def dense(self):
+        """The ``(d, d)`` moment times the factor, in float64 (``O(n d^2)``)."""
+        X = np.asarray(self.moment.X, dtype=np.float64)
+        return (X * (self.moment.v * self.factor)[:, None]).T @ X
+
+
+def wide_fit_moments(stats, rms, mean):
+    """``(mean, second, fourth, 0)`` of a fit on wide rows for the stream
+    ``partial_fit`` continues: the fitted operators (of the rows over ``rms``)
+    deferred and brought back to the rows' units."""
+    fourth = None if stats.fourth is None else DeferredMoment(stats.fourth, rms ** 4)
+    return mean, DeferredMoment(stats.second, rms * rms), fourth, 0
 
 
 def wide_statistics(cls, X, *, keep_data, need_fourth, weights):
