@@ -68,13 +68,14 @@ def test_wide_direction_fits_equal_the_dense_ones(monkeypatch, params, weighted)
 def test_wide_direction_keeps_no_reference_to_x():
     # the fitted operator reads a copy of the rows: changing X after fit changes
     # nothing; the fitted model pickles
-    X = _blobs(50, 1100, 3)
-    est = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X)
-    before = est.transform(X[:4].copy())
-    Q = X[:4].copy()
-    X[:] = 0.0
-    np.testing.assert_array_equal(est.transform(Q), before)
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).transform(Q), before)
+    for factor in (1.0, 0.1):  # (rows rescaled by the fit, and rows fitted as they are)
+        X = _blobs(50, 1100, 3) * factor
+        est = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X)
+        before = est.transform(X[:4].copy())
+        Q = X[:4].copy()
+        X[:] = 0.0
+        np.testing.assert_array_equal(est.transform(Q), before)
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).transform(Q), before)
 
 
 def test_large_learned_fit_starts_on_a_sample(monkeypatch):

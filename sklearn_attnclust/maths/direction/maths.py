@@ -198,8 +198,9 @@ class DirectionMaths(LayerMaths):
         """Keep only the moments (:meth:`.attention.ContextStatistics.moments_only`):
         the read-outs after the fit need no row, and a fitted model holds no copy of ``X``."""
         self.stats = ContextStatistics.moments_only(self.stats)
-        if isinstance(self.stats.second, RowMoment):  # (wide rows: a copy of them)
-            second = self.stats.second.detached()
+        if isinstance(self.stats.second, RowMoment):  # wide rows: kept, the caller's copied
+            # (rows at another scale than 1 are unit_scale's copy already)
+            second = self.stats.second.detached() if self.rms == 1.0 else self.stats.second
             self.stats = dataclasses.replace(
                 self.stats, second=second, second_sq=second.squared(),
                 fourth=None if self.stats.fourth is None else
