@@ -32,7 +32,13 @@ def nearest_point(X, Z):
     than :data:`NEAREST_OFFSET` of their spreads away: then ``r`` is that mean, so that
     data far from the origin lose no digits.  Points of extreme scale are
     scaled by a power of two (exact), so that no square under- or overflows.
+    Rows in a ``scipy.sparse`` matrix are read by sparse products about the
+    points' mean (:func:`.maths.point.sparse.nearest_sparse`), never densified.
     """
+    if hasattr(X, "tocsr"):
+        from .maths.point.sparse import nearest_sparse
+
+        return nearest_sparse(X, Z)
     Z = np.asarray(Z, dtype=np.float64)
     dtype, far, origin, two = _frame(X, Z)
     Zc = (Z - origin) * two

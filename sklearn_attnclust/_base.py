@@ -157,8 +157,9 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             raise TypeError(
                 "Sparse data was passed for X, but dense data is required by "
                 f"{type(self).__name__}{self._sparse_hint()}: sparse input (CSR or CSC) "
-                "is accepted by AttentionQuantizer(geometry='cosine'); otherwise use "
-                "X.toarray().")
+                "is accepted by AttentionQuantizer(geometry='point') (the default, "
+                "temperature='learn' included) and AttentionQuantizer(geometry='cosine'); "
+                "otherwise use X.toarray().")
         kwargs = {
             "reset": reset,
             "accept_sparse": formats,

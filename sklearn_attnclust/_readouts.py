@@ -12,6 +12,7 @@ import functools
 import types
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import check_sample_weight
@@ -46,6 +47,16 @@ class _LayerMethod:
 def _layer_has(method, what, offer):
     """Decorate a method as a :class:`_LayerMethod`."""
     return lambda fn: _LayerMethod(fn, method, what, offer)
+
+
+def _own_risk(layer, X):
+    """The layer's own risk for :meth:`LayerReadouts.score` of the rows ``X``:
+    ``quantization_risk`` (the cosine layer's), or ``sparse_risk`` for sparse
+    rows (the point layer's, without a dense ``transform``), or None."""
+    own = getattr(layer, "quantization_risk", None)
+    if own is None and issparse(X):
+        own = getattr(layer, "sparse_risk", None)
+    return own
 
 
 class LayerReadouts:
@@ -234,7 +245,7 @@ class LayerReadouts:
             raise ValueError("sample_weight is not supported with a dask array X.")
         Xv = self._fitted_input(X)
         w = check_sample_weight(sample_weight, Xv)
-        own = getattr(self.layer_, "quantization_risk", None)
+        own = _own_risk(self.layer_, Xv)
         if own is not None:  # the cosine layer's, of the unit rows (also sparse)
             return -own(Xv, w)
         R = Xv.astype(np.float64) - self.transform(Xv).astype(np.float64)
@@ -255,7 +266,7 @@ class LayerReadouts:
             else:
                 total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
             return total / X.shape[0]
-        own = getattr(self.layer_, "quantization_risk", None)
+        own = _own_risk(self.layer_, X)
         if own is not None:  # the cosine layer's, of the unit rows (also sparse)
             return own(self._validate_input(X, reset=False))
         return super()._quantization_risk(X)

@@ -48,8 +48,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
       ``softmax(beta <x / |x|, mu_h>)``, and ``fit`` minimises the layer's free
       energy: its stationary heads are the directions of the
       attention-weighted sums of their samples, spherical k-means's fixed point
-      as ``beta`` grows.  Takes ``scipy.sparse`` CSR and CSC input without
-      densifying it.
+      as ``beta`` grows.  It and ``"point"`` take ``scipy.sparse`` CSR and
+      CSC input without densifying it (the dense fit, to rounding).
 
     Read more in the :ref:`User Guide <user_guide>`.
 

@@ -107,6 +107,11 @@ def inertia_of(X, labels, centers, w, d2):
     if np.isfinite(fast) and fast > 2.0**-900:
         return float(fast)
     keep = slice(None) if pos is None else pos
+    if hasattr(X, "tocsr"):  # sparse rows: their squared distances at unit scale
+        from ..maths.point.sparse import assigned_sq_distances
+
+        return _scaled_sum(*assigned_sq_distances(X[keep], labels[keep], centers),
+                           None if w is None else w[pos])
     Xp = np.asarray(X[keep], dtype=np.float64)
     C = np.asarray(centers, dtype=np.float64)[labels[keep]]
     with np.errstate(over="ignore"):
@@ -120,9 +125,14 @@ def inertia_of(X, labels, centers, w, d2):
     shift = np.where(top > 0, -np.frexp(top)[1], 0)
     sq = np.einsum("ij,ij->i", np.ldexp(diff, shift[:, None]), np.ldexp(diff, shift[:, None]))
     # sum_i w_i sq_i 2**(2 (e_i - shift_i)): in units of its largest term's power of two
-    power = 2 * (e - shift)
+    return _scaled_sum(sq, 2 * (e - shift), None if w is None else w[pos])
+
+
+def _scaled_sum(sq, power, w):
+    """``sum_i w_i sq_i 2**power_i`` (``w`` None: all one), in units of its largest
+    term's power of two, scaled back once (+inf or 0 only beyond float64's range)."""
     if w is not None:
-        mant, wexp = np.frexp(w[pos])
+        mant, wexp = np.frexp(w)
         sq, power = sq * mant, power + wexp
     nonzero = sq > 0
     if not np.any(nonzero):

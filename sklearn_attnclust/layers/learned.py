@@ -7,10 +7,12 @@ assignment) are :mod:`..maths.point.likelihood`'s and
 """
 
 import numpy as np
+from scipy.sparse import issparse
 
 from ..maths.cosine.likelihood import (SourceVmfStatistics, VmfStatistics, descend_vmf,
                                        vmf_posterior, vmf_start)
 from ..maths.point.likelihood import descend_likelihood, posterior_assign, soft_start
+from ..maths.point.sparse import SparsePointStatistics, sparse_posterior_assign
 from ..maths.point.statistics import PointStatistics
 from .._dask_point import DaskPointStatistics
 from ..maths.point.moments import chart_from_data
@@ -96,8 +98,8 @@ class LearnedPointLayer(PointLayer):
     def _stats(self, X, w, chart, sq_total):
         """The likelihood's statistics of the rows ``X`` (weights ``w``) under
         ``chart``, their passes in float64 (the differences of ``f`` are tiny)."""
-        stats = PointStatistics.from_data(X, w, chart, sq_total=sq_total,
-                                          n_heads=self.n_clusters)
+        stats = (SparsePointStatistics if issparse(X) else PointStatistics).from_data(
+            X, w, chart, sq_total=sq_total, n_heads=self.n_clusters)
         stats.dtype = np.dtype(np.float64)
         return stats
 
@@ -112,7 +114,8 @@ class LearnedPointLayer(PointLayer):
             return None
         if not isinstance(stats, DaskPointStatistics):
             stats = self._stats(X, w, chart, float(X.shape[0] if w is None else np.sum(w)))
-            stats.track_assignment()  # (large data: the passes label the rows)
+            if not issparse(X):  # (large data: the passes label the rows)
+                stats.track_assignment()
         # (a dask array's statistics: the same sums, added over its blocks)
         stats.dtype = np.dtype(np.float64)
         Z = chart.scaled_points(self.heads)
@@ -151,6 +154,8 @@ class LearnedPointLayer(PointLayer):
         the squared distance to its point."""
         if self.heads is None:
             return super().assign(X)
+        if issparse(X):
+            return sparse_posterior_assign(X, self.chart, self.centers, self.beta, self.bias)
         return posterior_assign(X, self.chart, self.centers, self.beta, self.bias)
 
     def predict(self, X):

@@ -1,15 +1,21 @@
 """Clusters around points: ``geometry="point"`` (the layer of :mod:`sklearn_attnclust.maths.point`)."""
 
 import numpy as np
+from scipy.sparse import issparse
 
 from .._assign import nearest_point
 from .._dask_point import DaskPointStatistics
 from ..maths.point.maths import PointMaths, point_weights
 from ..maths.point.moments import chart_from_data
+from ..maths.point.sparse import (assigned_sq_distances, sparse_chart,
+                                  sparse_quantization_errors)
+from ..maths.point.sparse_maths import SparsePointMaths
+from ..maths.cosine.rows import as_rows
 from ..maths.shared import check_points
 from .._strategy import fit_layer
 from .base import Assignment, LayerState, register_layer
-from .common import over_squared, times, warn_if_not_converged
+from .common import _scaled_sum, over_squared, times, warn_if_not_converged
+from .cosine import CosineStream
 from .free_energy import FreeEnergyLayer
 
 __all__ = ["PointLayer"]
@@ -30,6 +36,9 @@ class PointLayer(FreeEnergyLayer):
     #: What partial_fit after fit starts from: the centres, each weighted by its
     #: cluster (the chart's soft means of their own clusters: the fit's fixed point)
     stream_summary = "centres"
+    #: scipy.sparse CSR and CSC rows, never densified (:mod:`..maths.point.sparse`)
+    accepts_sparse = True
+    stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
 
     no_learn = None  # (temperature="learn" is the learned layer's: from_params)
 
@@ -57,14 +66,18 @@ class PointLayer(FreeEnergyLayer):
         """
         if init is None and not isinstance(self.init, str) and not callable(self.init):
             check_points(self.init, self.n_clusters, X.shape[1])
+        sparse = issparse(X)
+        if sparse:  # (CSC rows as CSR, once: the passes read rows)
+            X = as_rows(X)
         if chart is None:
-            chart, cov = chart_from_data(X, w)
+            chart, cov = sparse_chart(X, w) if sparse else chart_from_data(X, w)
         self.chart, self.fit_ = chart, None
         if chart.spread == 0.0:  # no spread: every row is the same point
             self.centers = np.tile(chart.offset, (self.n_clusters, 1))
             self.beta, self.heads = np.inf, None
             return None
-        maths = PointMaths(self.n_clusters, self.temperature, chart, cov)
+        maths = (SparsePointMaths if sparse else PointMaths)(self.n_clusters, self.temperature,
+                                                             chart, cov)
         tracked = stats is None
         if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
@@ -77,9 +90,11 @@ class PointLayer(FreeEnergyLayer):
         hard = stats.assignment_at(chart.scaled_points(fit.heads)) if tracked else None
         if hard is None:
             return None
-        # the last evaluation's labels, and its inertia in input units
+        # the last evaluation's labels, and its inertia in input units (of sparse
+        # rows, from their entries: the logits of rows far from the origin cancel)
         with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
-            inertia = float(hard[1]) * np.float64(chart.spread) ** 2
+            inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w) \
+                if sparse else float(hard[1]) * np.float64(chart.spread) ** 2
         return Assignment(hard[0], inertia, hard[2])
 
     def _fit(self, X, w, rng, **options):
@@ -119,7 +134,27 @@ class PointLayer(FreeEnergyLayer):
                 "variance and no density.")
         from ..maths.point.likelihood import mixture_log_density
 
+        if issparse(X):
+            from scipy.special import logsumexp
+
+            from ..maths.point.sparse import sparse_log_density
+
+            K = self.n_clusters
+            log_pi = np.full(K, -np.log(K)) if self.bias is None else \
+                np.asarray(self.bias, dtype=np.float64) - logsumexp(self.bias)
+            return sparse_log_density(X, self.chart, self.centers, self.beta, log_pi)
         return mixture_log_density(X, self.chart, self.centers, self.beta, self.bias)
+
+    def sparse_risk(self, X, sample_weight=None):
+        """The (weighted) mean of ``||x - transform(x)||^2`` of sparse rows ``X``
+        without forming ``transform`` (:func:`..maths.point.sparse.sparse_quantization_errors`)."""
+        C = self.centers
+        P = self.predict_proba(X) if self.heads is not None else np.zeros((X.shape[0], 1))
+        if self.heads is None:
+            C = C[:1]
+            P[:] = 1.0
+        err = sparse_quantization_errors(X, P, C, self.chart.offset)
+        return float(np.average(err, weights=sample_weight))
 
     def n_parameters(self):
         """The free parameters of the likelihood: the centres (the temperature and

@@ -86,7 +86,7 @@ class Stream:
         with np.errstate(under="ignore"):
             weights = np.ldexp(weights, -e)
         stream.weight_exp = int(weight_exp) + e
-        stream.summary = (np.array(rows), weights)
+        stream.summary = (rows.copy() if hasattr(rows, "tocsr") else np.array(rows), weights)
         stream.n = stream.start = int(n)
         stream.total_weight = W = float(weights.sum())
         stream.row_exp = 0

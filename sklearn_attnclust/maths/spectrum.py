@@ -8,7 +8,10 @@ finds its ``k`` largest eigenvalues (and eigenvectors) densely from the
 smaller of the two when it is small (:data:`DENSE_SIDE`, or at most 4 times
 ``k``: ``O(n d min(n, d))`` work, ``min(n, d)^2`` numbers), else by ARPACK's
 Lanczos iterations on ``S`` as an operator, each product one pass over the
-rows: no ``O(d^2)`` memory and no ``O(d^3)`` work.  (Up to
+rows: no ``O(d^2)`` memory and no ``O(d^3)`` work.  Rows in a ``scipy.sparse``
+CSR matrix are never densified: the products are sparse ones, the offset
+applied to them (``B V = r f (X V - 1 o^T V)``), and the dense solve is the
+Gram matrix's only (``n < d``), else Lanczos.  (Up to
 :data:`TRIAL_SIDE`, a few Lanczos restarts first, then the dense solve if
 they did not converge.)
 Both give the same eigenvalues to rounding (measured in
@@ -16,6 +19,7 @@ Both give the same eigenvalues to rounding (measured in
 """
 
 import numpy as np
+from scipy.sparse import issparse
 
 from .._blocks import one_blas_thread, sum_row_blocks
 
@@ -81,6 +85,8 @@ class RowSpectrum:
             np.sqrt(np.asarray(weights, dtype=np.float64) / W)
         #: rows of positive weight (the rank of S is at most this, less one if centred)
         self.n_positive = n if weights is None else int(np.count_nonzero(weights))
+        #: rows in a CSR matrix (never densified: :meth:`_sparse_matmat`, :meth:`_sparse_gram`)
+        self.sparse = issparse(X)
 
     @property
     def rank_bound(self):
@@ -126,6 +132,8 @@ class RowSpectrum:
         V = np.asarray(V, dtype=np.float64)
         n, d = self.X.shape
         chunk = operator_rows(d)
+        if self.sparse:
+            return self._sparse_matmat(V)
         if self.raw:
             return self._raw_matmat(V)
 
@@ -167,6 +175,40 @@ class RowSpectrum:
             out -= np.outer(o, total)
         return out
 
+    def _rf(self):
+        """``r_i f`` of every row (n, 1), or the scalar for unweighted rows."""
+        return self.root[:, None] * self.factor if np.ndim(self.root) else self.root * self.factor
+
+    def _sparse_matmat(self, V):
+        """:meth:`matmat` of CSR rows: ``P = r f (X V - o V)`` (the rows' products,
+        ``B V``), then ``S V = X^T (r f P) - o sum_i r_i f P_i``; the factors applied
+        one at a time, so that rows of any finite scale neither under- nor overflow."""
+        X, o = self.X, self.offset
+        P = np.asarray(X @ V, dtype=np.float64)
+        if o is not None:
+            P -= np.asarray(o, dtype=np.float64) @ V
+        rf = self._rf()
+        P *= rf
+        P *= rf
+        out = np.asarray(X.T @ P, dtype=np.float64)
+        if o is not None:
+            out -= np.outer(o, P.sum(axis=0))
+        return out
+
+    def _sparse_gram(self):
+        """``B B^T`` (n, n) of CSR rows: ``r f (X X^T - x_o 1^T - 1 x_o^T + |o|^2) f r``,
+        ``x_o = X o`` (for few rows: :meth:`dense`)."""
+        X, o = self.X, self.offset
+        G = np.asarray((X @ X.T).toarray(), dtype=np.float64)
+        if o is not None:
+            o = np.asarray(o, dtype=np.float64)
+            xo = np.asarray(X @ o, dtype=np.float64).ravel()
+            G -= xo[:, None]
+            G -= xo[None, :]
+            G += float(o @ o)
+        rf = np.broadcast_to(self._rf(), (X.shape[0], 1))[:, 0]
+        return G * rf[:, None] * rf[None, :]
+
     def matvec(self, v):
         """``S v``."""
         return self.matmat(np.asarray(v, dtype=np.float64).reshape(-1, 1))[:, 0]
@@ -174,6 +216,8 @@ class RowSpectrum:
     def gram(self):
         """``B B^T`` (n, n), summed over chunks of columns (in threads)."""
         n, d = self.X.shape
+        if self.sparse:
+            return self._sparse_gram()
         width = max(2**18 // max(n, 1), 8)
 
         def block(lo, hi):
@@ -190,6 +234,8 @@ class RowSpectrum:
         """``S = B^T B`` (d, d), summed over chunks of rows (in threads)."""
         n, d = self.X.shape
         chunk = operator_rows(d)
+        if self.sparse:  # (only where Lanczos did not converge)
+            return self.matmat(np.eye(d))
 
         def block(lo, hi):
             C = np.zeros((d, d))
@@ -208,8 +254,12 @@ class RowSpectrum:
         return 0.5 * (M + M.T), n < d
 
     def dense(self, k):
-        """Whether :meth:`largest` solves densely for ``k`` eigenpairs."""
-        return min(self.X.shape) <= max(DENSE_SIDE, 4 * int(k))
+        """Whether :meth:`largest` solves densely for ``k`` eigenpairs (sparse
+        rows: from their Gram matrix only, never a ``(d, d)`` array)."""
+        n, d = self.X.shape
+        if self.sparse:
+            return n < d and n <= max(DENSE_SIDE, 4 * int(k))
+        return min(n, d) <= max(DENSE_SIDE, 4 * int(k))
 
     # -- eigenpairs ------------------------------------------------------------
     def largest(self, k, vectors=False):
@@ -228,7 +278,7 @@ class RowSpectrum:
             return (np.zeros(0), np.zeros((d, 0))) if vectors else np.zeros(0)
         if self.dense(k):
             return self._dense(k, vectors)
-        trial = min(n, d) <= TRIAL_SIDE
+        trial = min(n, d) <= TRIAL_SIDE and not self.sparse
         return self._lanczos(k, vectors, TRIAL_RESTARTS if trial else None)
 
     def _dense(self, k, vectors):
@@ -247,6 +297,12 @@ class RowSpectrum:
         """``B^T U`` (d, m): one pass over the rows."""
         n, d = self.X.shape
         chunk = operator_rows(d)
+        if self.sparse:  # f (X^T (r U) - o sum_i r_i U_i)
+            RU = U * self._rf()
+            out = np.asarray(self.X.T @ RU, dtype=np.float64)
+            if self.offset is not None:
+                out -= np.outer(self.offset, RU.sum(axis=0))
+            return out
 
         def block(lo, hi):
             out = np.zeros((d, U.shape[1]))

@@ -162,16 +162,20 @@ def sparse_row_keys(X, seed):
     n = X.shape[0]
     if X.nnz == 0:
         return _mix64(np.full(n, np.uint64(seed & (2**64 - 1))))
-    vals = np.ascontiguousarray(X.data, dtype=np.float64).view(np.uint64).copy()
-    cols = X.indices.astype(np.uint64)
     gen = np.random.default_rng(seed)
     a, b = (gen.integers(0, 2**63, size=2, dtype=np.uint64) * np.uint64(2) + np.uint64(1))
-    with np.errstate(over="ignore"):
-        h = _mix64(vals * a + _mix64(cols * b + np.uint64(seed & (2**63 - 1))))
-    # the sum of the entries' hashes (wrapping): any order of the entries
-    row = np.repeat(np.arange(n), np.diff(X.indptr))
     keys = np.zeros(n, dtype=np.uint64)
-    np.add.at(keys, row, h)
+    # rows in blocks of about 2^18 entries: the temporaries of a block, not of X
+    step = max(1, 2**18 * n // X.nnz)
+    for lo in range(0, n, step):
+        hi = min(lo + step, n)
+        s, e = X.indptr[lo], X.indptr[hi]
+        vals = np.ascontiguousarray(X.data[s:e], dtype=np.float64).view(np.uint64)
+        cols = X.indices[s:e].astype(np.uint64)
+        with np.errstate(over="ignore"):
+            h = _mix64(vals * a + _mix64(cols * b + np.uint64(seed & (2**63 - 1))))
+        # the sum of the entries' hashes (wrapping): any order of the entries
+        np.add.at(keys[lo:hi], np.repeat(np.arange(hi - lo), np.diff(X.indptr[lo:hi + 1])), h)
     keys += np.uint64(seed & (2**63 - 1))
     return _mix64(keys)
 

@@ -154,7 +154,7 @@ class _RawKernel:
     ``s = 1``).
     """
 
-    def __init__(self, chart, origin, Z, beta, dtype, bias=None):
+    def __init__(self, chart, origin, Z, beta, dtype, bias=None, compiled=True):
         self.dtype, self.chart = np.dtype(dtype), chart
         # the origin as the rows' precision holds it: rows and heads shift alike
         self.origin = np.asarray(origin, dtype=self.dtype).astype(np.float64)
@@ -166,7 +166,7 @@ class _RawKernel:
         self.A, self.c = A.astype(self.dtype), c.astype(self.dtype)[:, None]
         self.r = self.origin.astype(self.dtype) if np.any(self.origin) else None
         self.beta = beta
-        if COMPILED:
+        if COMPILED and compiled:  # (compiled=False: passes that never call it, sparse rows')
             self.At, self.c1 = padded_heads(self.A, self.dtype), self.c[:, 0].copy()
 
     def range_sums(self, lo, hi, X, w, need_grad, labels=None, chunk=4096):

@@ -44,6 +44,7 @@ threads by :class:`.statistics.PointStatistics` or over dask blocks by
 """
 
 import numpy as np
+from scipy.sparse import issparse
 
 from ..._assign import nearest_point
 from ..._init import centred_order, distinct_starts
@@ -182,9 +183,15 @@ def point_weights(X, chart, Z, beta, bias=None):
     Rows so far beyond the data's spread that their logits overflow (1e300
     spreads away) get the weights' limit there, all on the nearest point
     (:func:`sklearn_attnclust._assign.nearest_point`, at each row's own scale).
+    ``X`` may be a ``scipy.sparse`` matrix (:func:`.sparse.sparse_logits`).
     """
     with one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
-        P = _logits(chart.scaled(X), chart.scaled(Z), beta)  # softmax rows: no ||y||^2
+        if issparse(X):  # (the chart folded into the heads: X never densified)
+            from .sparse import sparse_logits
+
+            P = sparse_logits(X, chart, Z, beta)
+        else:
+            P = _logits(chart.scaled(X), chart.scaled(Z), beta)  # softmax rows: no ||y||^2
         if bias is not None:
             P += bias
         P -= P.max(axis=1, keepdims=True)
@@ -280,7 +287,7 @@ class PointMaths(LayerMaths):
             i = int(np.argmax(dist))
             if dist[i] <= 0:
                 return None
-            Z[h] = rows[i]
+            Z[h] = rows[[i]].toarray()[0] if issparse(rows) else rows[i]
             dist = np.minimum(dist, nearest_point(rows, Z[h:h + 1])[1])
         return self.chart.heads(Z)
 

@@ -129,28 +129,37 @@ class PointStatistics(Statistics):
         rows go to the compiled kernel in one call (:data:`.kernel.COMPILED`), or chunk
         by chunk to the numpy reference.
         """
-        X, w = self.X, self.weights
-        if self.cached:
-            if self.scaled_rows is None:
-                self.scaled_rows = self.chart.scaled(X)
-            rows = self.scaled_rows
-            kernel = _RawKernel(_UNIT_CHART, np.zeros(X.shape[1]), Z, beta, np.float64, bias)
-        else:
-            rows = X
-            kernel = _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias)
+        kernel, rows = self._kernel(Z, beta, bias)
         labels = None if self.cached or not need_grad else self.labels
-        # threads from as many rows as float64 chunks would need (float32 chunks
-        # hold twice the rows: mid-size float32 data keep their two threads)
-        min_rows = 2 * self.chunk_size * np.dtype(self.dtype).itemsize // 8
         with one_blas_thread():
-            out = add_blocks(map_row_blocks(kernel.range_sums, X.shape[0], min_rows, rows, w,
-                                            need_grad, labels, self.chunk_size))
+            out = add_blocks(map_row_blocks(*self._blocks(kernel, rows, need_grad, labels)))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
             if bias is not None:
+                w = self.weights
                 hard -= (counts if w is None else np.bincount(labels, w, len(bias))) @ bias
             self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)
         return out if self.cached or not need_grad else kernel.scaled_moments(out)
+
+    def _kernel(self, Z, beta, bias):
+        """The pass's kernel at the scaled points ``Z`` and the rows it reads: the
+        cached scaled rows through the unit chart, or the rows as stored."""
+        if self.cached:
+            if self.scaled_rows is None:
+                self.scaled_rows = self.chart.scaled(self.X)
+            return (_RawKernel(_UNIT_CHART, np.zeros(self.X.shape[1]), Z, beta, np.float64,
+                               bias), self.scaled_rows)
+        return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
+
+    def _blocks(self, kernel, rows, need_grad, labels):
+        """The arguments of :func:`..._blocks.map_row_blocks` that sum the kernel's
+        pass over the row blocks of ``rows`` in threads (the pass is then called
+        from :meth:`sums` itself: one frame fewer to the kernel)."""
+        # threads from as many rows as float64 chunks would need (float32 chunks
+        # hold twice the rows: mid-size float32 data keep their two threads)
+        min_rows = 2 * self.chunk_size * np.dtype(self.dtype).itemsize // 8
+        return (kernel.range_sums, rows.shape[0], min_rows, rows, self.weights, need_grad,
+                labels, self.chunk_size)
 
     def track_assignment(self):
         """Keep, from now on, the hard assignment of each risk evaluation with its

@@ -1,0 +1,185 @@
+"""Sparse input for geometry="point": every sparse path against its dense twin.
+
+The sparse passes fold the chart into the heads and read the stored entries
+only; the dense ones read the scaled rows.  Their numbers differ by rounding
+(1e-15 relative), so a fit on a CSR or CSC matrix (or array) must give the
+dense fit's heads, labels, inertia, transform, weights and score to 1e-10.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust.maths.point.moments import ScaledCovariance, chart_from_data
+from sklearn_attnclust.maths.point.sparse import (centred_sq_norms, nearest_sparse,
+                                                  sparse_chart)
+from sklearn_attnclust.maths.spectrum import RowSpectrum
+
+RTOL = 1e-10
+FORMATS = [sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array]
+
+
+def _rows(seed=0, n=1500, d=30, K=4, density=0.4, dtype=np.float64):
+    """Separated clusters whose rows keep ``density`` of their entries."""
+    rng = np.random.default_rng(seed)
+    C = 4.0 * rng.standard_normal((K, d))
+    y = rng.integers(K, size=n)
+    X = C[y] + rng.standard_normal((n, d))
+    X[rng.random((n, d)) > density] = 0.0
+    return X.astype(dtype), y
+
+
+def _close(a, b, rtol=RTOL):
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    assert np.max(np.abs(a - b)) <= rtol * max(np.max(np.abs(a)), 1e-300)
+
+
+def _same_fit(a, b, X, Xs, w=None):
+    _close(a.cluster_centers_, b.cluster_centers_)
+    _close(a.heads_, b.heads_)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    _close(a.inertia_, b.inertia_)
+    _close(a.temperature_, b.temperature_)
+    np.testing.assert_array_equal(a.predict(X), b.predict(Xs))
+    _close(a.transform(X), b.transform(Xs))
+    _close(a.predict_proba(X), b.predict_proba(Xs))
+    _close(a.score(X), b.score(Xs))
+    _close(a.score(X, sample_weight=w), b.score(Xs, sample_weight=w))
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sparse_fit_is_the_dense_fit(fmt, weighted):
+    X, _ = _rows()
+    w = np.random.default_rng(1).uniform(0.2, 2.0, X.shape[0]) if weighted else None
+    Xs = fmt(X)
+    a = AttentionQuantizer(4, random_state=0).fit(X, sample_weight=w)
+    b = AttentionQuantizer(4, random_state=0).fit(Xs, sample_weight=w)
+    assert a.n_iter_ == b.n_iter_
+    _same_fit(a, b, X, Xs, w)
+
+
+@pytest.mark.parametrize("kw", [dict(init="random"), dict(temperature="learn"),
+                                dict(n_clusters=7, temperature=64.0)],
+                         ids=["random", "learn", "swaps"])
+def test_sparse_options_are_the_dense_fit(kw):
+    X, _ = _rows(seed=2, K=5)
+    kw = dict(dict(n_clusters=5, random_state=3), **kw)
+    a = AttentionQuantizer(**kw).fit(X)
+    b = AttentionQuantizer(**kw).fit(sp.csr_matrix(X))
+    _same_fit(a, b, X, sp.csr_matrix(X))
+    if kw.get("temperature") == "learn":
+        _close(a.weights_, b.weights_)
+        _close(a.score_samples(X), b.score_samples(sp.csr_matrix(X)))
+
+
+def test_sparse_large_fit_with_coarse_stage():
+    """Over COARSE_FACTOR times the coarse sample: a fit on a sample first."""
+    X, _ = _rows(seed=4, n=20000, d=12, K=3, density=0.5)
+    a = AttentionQuantizer(3, random_state=0).fit(X)
+    b = AttentionQuantizer(3, random_state=0).fit(sp.csr_matrix(X))
+    _close(a.cluster_centers_, b.cluster_centers_)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    _close(a.inertia_, b.inertia_)
+
+
+def test_sparse_partial_fit_is_the_dense_one():
+    X, _ = _rows(seed=5)
+    a, b = AttentionQuantizer(4, random_state=0), AttentionQuantizer(4, random_state=0)
+    for k in range(3):
+        chunk = X[500 * k:500 * (k + 1)]
+        a.partial_fit(chunk)
+        b.partial_fit(sp.csr_matrix(chunk) if k != 1 else chunk)  # dense and sparse mixed
+    _close(a.cluster_centers_, b.cluster_centers_)
+    a2 = AttentionQuantizer(4, random_state=0).fit(X).partial_fit(X[:300])
+    b2 = AttentionQuantizer(4, random_state=0).fit(sp.csc_matrix(X)).partial_fit(
+        sp.csr_matrix(X[:300]))
+    _close(a2.cluster_centers_, b2.cluster_centers_)
+
+
+def test_float32_is_kept():
+    X, _ = _rows(seed=6, dtype=np.float32)
+    Xs = sp.csr_matrix(X)
+    est = AttentionQuantizer(4, random_state=0).fit(Xs)
+    assert est.cluster_centers_.dtype == np.float32
+    assert est.transform(Xs).dtype == np.float32
+    assert est.predict_proba(Xs).dtype == np.float32
+    dense = AttentionQuantizer(4, random_state=0).fit(X)
+    np.testing.assert_array_equal(dense.labels_, est.labels_)
+    _close(dense.cluster_centers_, est.cluster_centers_, rtol=1e-5)
+
+
+def _forbid_dense(monkeypatch, width, limit=64):
+    """``toarray``/``todense`` of more than ``limit`` rows of ``width`` columns
+    raise (a seed's or a swap's single rows may be read densely, and the Gram
+    matrix of a few rows, n x n)."""
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array, sp.coo_matrix,
+                sp.coo_array):
+        for name in ("toarray", "todense"):
+            orig = getattr(cls, name)
+
+            def guarded(self, *args, _orig=orig, **kwargs):
+                if self.shape[0] > limit and self.shape[1] == width:
+                    raise AssertionError(f"densified {self.shape}")
+                return _orig(self, *args, **kwargs)
+
+            monkeypatch.setattr(cls, name, guarded)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(init="random"), dict(temperature="learn")],
+                         ids=["default", "random", "learn"])
+def test_sparse_rows_are_never_densified(monkeypatch, kw):
+    X, _ = _rows(seed=7, n=2000, d=300, K=4, density=0.05)
+    Xs = sp.csr_matrix(X)
+    _forbid_dense(monkeypatch, X.shape[1])
+    est = AttentionQuantizer(4, random_state=0, **kw).fit(Xs)
+    est.predict(Xs), est.transform(Xs), est.predict_proba(Xs), est.score(Xs)
+    est.score_samples(Xs)
+    est.partial_fit(Xs[:200])
+    with pytest.raises(AssertionError, match="densified"):  # (the guard works)
+        Xs.toarray()
+
+
+def test_chart_and_spectrum_match_the_dense_ones():
+    X, _ = _rows(seed=8, n=400, d=60, K=6)
+    w = np.random.default_rng(0).uniform(0.1, 3.0, X.shape[0])
+    chart, cov = chart_from_data(X, w)
+    schart, scov = sparse_chart(sp.csr_matrix(X), w)
+    _close(chart.offset, schart.offset)
+    _close(chart.spread, schart.spread)
+    assert isinstance(scov, ScaledCovariance)
+    top = np.linalg.eigvalsh(cov)[::-1][:5]
+    _close(top, scov.largest_eigenvalues(5), rtol=1e-9)
+    # few rows (n < d): the Gram matrix of the implicitly centred rows
+    few = sp.csr_matrix(X[:40])
+    dense = RowSpectrum(X[:40], offset=chart.offset, weights=w[:40]).largest(5)
+    _close(dense, RowSpectrum(few, offset=chart.offset, weights=w[:40]).largest(5))
+    assert RowSpectrum(few, offset=chart.offset).dense(5)
+
+
+def test_centred_norms_and_nearest_points():
+    rng = np.random.default_rng(9)
+    X = sp.random(300, 40, density=0.1, random_state=1, format="csr")
+    X = sp.vstack([X, sp.csr_matrix((2, 40))], format="csr")  # (rows without entries)
+    o = rng.standard_normal(40)
+    D = X.toarray()
+    _close(centred_sq_norms(X, o, 0.5), np.sum(((D - o) * 0.5) ** 2, axis=1), rtol=1e-12)
+    Z = rng.standard_normal((5, 40)) + 100.0  # far from the origin
+    labels, d2 = nearest_sparse(X, Z)
+    full = np.sum((D[:, None, :] - Z[None]) ** 2, axis=2)
+    np.testing.assert_array_equal(labels, np.argmin(full, axis=1))
+    _close(d2, full.min(axis=1), rtol=1e-12)
+
+
+def test_dask_sparse_chunks_are_refused():
+    da = pytest.importorskip("dask.array")
+    X = sp.random(100, 5, density=0.5, random_state=0, format="csr")
+    with pytest.raises(TypeError, match="chunks are csr_matrix"):
+        AttentionQuantizer(2).fit(da.from_array(X, chunks=(50, 5)))
+
+
+def test_other_geometries_refuse_sparse_with_a_clear_error():
+    X = sp.random(50, 5, density=0.5, random_state=0, format="csr")
+    with pytest.raises(TypeError, match="geometry='point'.*geometry='cosine'"):
+        AttentionQuantizer(2, geometry="direction").fit(X)
