@@ -219,7 +219,7 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
 
     second_moment_ : ndarray of shape (n_features, n_features) or None
         ``"direction"``: the data's second moment, :meth:`transform`'s context (None
-        with ``risk="free-energy"`` beyond 1024 features).  None for ``"point"``.
+        beyond 1024 features: not formed).  None for ``"point"``.
 
     risk_ : float
         Final risk of the fitted layer (penalty excluded), in squared input
