@@ -8,7 +8,7 @@ from sklearn.datasets import make_blobs
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.layers import learned
-from sklearn_attnclust.maths.direction import attention, axes
+from sklearn_attnclust.maths.point import moments
 from sklearn_attnclust.maths.direction.wide import RowMoment
 
 
@@ -48,8 +48,7 @@ def test_wide_direction_fits_equal_the_dense_ones(monkeypatch, params, weighted)
     fits = {}
     for wide in (True, False):
         bound = 1024 if wide else 10**9
-        monkeypatch.setattr(attention, "DENSE_FEATURES", bound)
-        monkeypatch.setattr(axes, "DENSE_FEATURES", bound)
+        monkeypatch.setattr(moments, "DENSE_FEATURES", bound)
         est = AttentionQuantizer(3, random_state=0, **params).fit(X, sample_weight=w)
         fits[wide] = est, est.transform(X[:5])
     (wide, t_wide), (dense, t_dense) = fits[True], fits[False]
@@ -135,7 +134,7 @@ def test_partial_fit_after_a_wide_fit(monkeypatch, params):
     X = _blobs(90, 1100, 3)
     out = {}
     for wide in (True, False):
-        monkeypatch.setattr(attention, "DENSE_FEATURES", 1024 if wide else 10**9)
+        monkeypatch.setattr(moments, "DENSE_FEATURES", 1024 if wide else 10**9)
         est = AttentionQuantizer(3, geometry="direction", random_state=0, **params).fit(X[:60])
         assert isinstance(est._stream.second, DeferredMoment) == wide
         out[wide] = est.partial_fit(X[60:])

@@ -42,7 +42,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
-from ..point.moments import DENSE_FEATURES
 from .reconstruction import add_risk_sums, competitive_weights, risk_sums
 from .wide import wide_statistics
 from ...layers.base import Statistics
@@ -177,6 +176,7 @@ class ContextStatistics(Statistics):
         weights : ndarray of shape (n,), optional
             Sample weights: the moments are the weighted means.
         """
+        from ..point.moments import DENSE_FEATURES  # (no scipy import for dask's workers)
         X = np.asarray(X)
         n, d = X.shape
         if d > DENSE_FEATURES:  # wide rows: their moments as operators on them

@@ -32,8 +32,6 @@ from ..._init import (check_start, generator_from, init_heads, order_by_key, squ
                       unit_start)
 from ..free_energy import exp_shifted, free_energy_sums
 from ..shared import CACHE_ENTRIES, check_points, weighted_rows
-from ..point.moments import DENSE_FEATURES
-from ..spectrum import RowSpectrum
 from .attention import typical_head_score
 from ...layers.base import LayerMaths, Statistics
 
@@ -54,6 +52,9 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
     is a :class:`WideMoment` of the rows, never a ``(d, d)`` array, and the pass
     sums their squared norms only.
     """
+    from ..point.moments import DENSE_FEATURES  # (dask's workers import this module
+    # without scipy)
+
     n, d = X.shape
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = float(n if w is None else w.sum())
@@ -84,6 +85,8 @@ class WideMoment:
     largest eigenvalues (the temperature's scale) without the ``(d, d)`` array."""
 
     def __init__(self, X, weights, scale):
+        from ..spectrum import RowSpectrum
+
         self.spectrum = RowSpectrum(X, factor=1.0 / scale, weights=weights)
 
     def largest(self, k):

@@ -18,8 +18,6 @@ import threading
 
 import numpy as np
 
-from ..spectrum import RowSpectrum
-
 __all__ = ["DeferredMoment", "RowMoment", "wide_fit_moments", "wide_statistics"]
 
 
@@ -86,6 +84,8 @@ class RowMoment:
     @property
     def spectrum(self):
         """:class:`..spectrum.RowSpectrum` of ``S`` (``power=1``)."""
+        from ..spectrum import RowSpectrum  # (scipy: not for dask's workers)
+
         return RowSpectrum(self.X, weights=self.weights)
 
     def largest(self, k):
