@@ -9,11 +9,13 @@ sigma) of ``AttentionQuantizer(temperature="learn")``, of a converged
 the layer at its default temperature and of ``KMeans(n_init=1)``; and the fit
 times of the layer, of ``GaussianMixture()`` at its defaults and of
 ``KMeans(n_init=1)``.  Medians over the seeds.  ``--sizes`` adds the fit times
-at other n (K = 3, d = 2 and K = 5, d = 10, equal weights, one seed, median of
-three fits; one fit at 1e6).
+at other n (K = 3, d = 2 and K = 5, d = 10, equal weights, one data set):
+``--repeat`` rounds (default 3), each fitting the three methods in turn
+(interleaved, so that a load on the machine falls on all of them alike); the
+medians, and the median over the rounds of learn's time over each peer's.
 
     python benchmarks/bench_learn.py                       # n = 20000, 5 seeds
-    python benchmarks/bench_learn.py --sizes 1e3 1e4 1e5 1e6
+    python benchmarks/bench_learn.py --sizes 1e3 1e4 1e5 1e6 --repeat 5
 """
 
 import argparse
@@ -62,6 +64,8 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=20000)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--sizes", type=float, nargs="*", default=[])
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="interleaved rounds per size of --sizes")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     print(f"n = {args.n}, medians over {args.seeds} seeds; errors in units of sigma\n")
@@ -94,19 +98,26 @@ def main(argv=None):
               f"{e['learn'] / e['gm']:.2f} | {e['auto']:.3f} | {e['km']:.3f} | "
               f"{t['learn']:.0f} | {t['gm']:.0f} | {t['km']:.0f} |", flush=True)
     if args.sizes:
-        print("\n| K | d | n | learn (ms) | GaussianMixture() (ms) | KMeans(n_init=1) (ms) |")
-        print("|---:|---:|---:|---:|---:|---:|")
-    for K, d in [(3, 2), (5, 10)] if args.sizes else []:
-        for n in (int(s) for s in args.sizes):
-            X, _ = overlapping(K, d, n, [1] * K, 0)
-            r = 1 if n >= 10**6 else 3
-            med = [1e3 * float(np.median([timed(make, X)[1] for _ in range(r)])) for make in (
-                lambda: AttentionQuantizer(K, temperature="learn", random_state=0),
-                lambda: GaussianMixture(K, random_state=0),
-                lambda: KMeans(K, n_init=1, random_state=0))]
-            print(f"| {K} | {d} | {n} | {med[0]:.0f} | {med[1]:.0f} | {med[2]:.0f} |",
-                  flush=True)
+        sizes_table([int(s) for s in args.sizes], args.repeat)
 
+
+def sizes_table(sizes, repeat):
+    """Fit times at other n, interleaved rounds; medians and median ratios."""
+    print(f"\n{repeat} interleaved rounds, medians\n")
+    print("| K | d | n | learn (ms) | GaussianMixture() (ms) | KMeans(n_init=1) (ms) | "
+          "learn / GM | learn / KMeans |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for K, d in [(3, 2), (5, 10)]:
+        for n in sizes:
+            X, _ = overlapping(K, d, n, [1] * K, 0)
+            makes = (lambda: AttentionQuantizer(K, temperature="learn", random_state=0),
+                     lambda: GaussianMixture(K, random_state=0),
+                     lambda: KMeans(K, n_init=1, random_state=0))
+            t = np.array([[timed(make, X)[1] for make in makes] for _ in range(repeat)])
+            med = 1e3 * np.median(t, axis=0)
+            r_gm, r_km = np.median(t[:, 0] / t[:, 1]), np.median(t[:, 0] / t[:, 2])
+            print(f"| {K} | {d} | {n} | {med[0]:.0f} | {med[1]:.0f} | {med[2]:.0f} | "
+                  f"{r_gm:.2f} | {r_km:.2f} |", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -9,18 +9,20 @@ on the same data, KMeans first), and the table reports the median fit time,
 its ratio to ``KMeans(n_init=1)``'s in the same repetition with the spread
 (min to max of the per-repetition ratios), and the peak memory of one extra
 fit traced with ``tracemalloc`` as a multiple of the input's size (numpy's
-allocations; KMeans's for comparison).
+allocations; KMeans's for comparison).  A method whose first fit takes over
+``--budget`` seconds is timed once only (marked ``*``).
 
-The methods: ``AttentionQuantizer`` (the point layer, the default),
-``PCAQuantizer``, ``InContextQuantizer`` (linear, ``scale="auto"``) and
-``InContextQuantizer(attention="softmax")``, all with ``n_clusters = K``.
-The direction layers keep their (d, d) moments (their risk is written in
-second moments) and are not timed here.
+The methods, every public estimator with ``n_clusters = K``:
+``AttentionQuantizer`` (the point layer, the default; ``geometry="direction"``,
+the reconstruction risk; ``geometry="direction", risk="free-energy"``;
+``geometry="cosine"``), ``PCAQuantizer``, ``InContextQuantizer`` (linear,
+``scale="auto"``) and ``InContextQuantizer(attention="softmax")``,
+``OptimalQuantizer`` (the true centres) and ``KMeansQuantizer`` (its defaults).
 
 Usage::
 
-    python benchmarks/bench_wide.py                 # d = 1000, 3000, 10000: a few minutes
-    python benchmarks/bench_wide.py --d 10000 --n 10000 --repeat 1
+    python benchmarks/bench_wide.py                 # d = 1000, 3000, 10000: minutes
+    python benchmarks/bench_wide.py --d 10000 --n 1000 10000 --repeat 3
     python benchmarks/bench_wide.py --smoke         # tiny cases, seconds (CI)
 """
 
@@ -36,62 +38,74 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 
-from sklearn_attnclust import AttentionQuantizer, InContextQuantizer, PCAQuantizer
+from sklearn_attnclust import (AttentionQuantizer, InContextQuantizer, KMeansQuantizer,
+                               OptimalQuantizer, PCAQuantizer)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 METHODS = {
-    "KMeans(n_init=1)": lambda K, seed: KMeans(K, n_init=1, random_state=seed),
-    "AttentionQuantizer": lambda K, seed: AttentionQuantizer(K, random_state=seed),
-    "PCAQuantizer": lambda K, seed: PCAQuantizer(K),
-    "InContextQuantizer": lambda K, seed: InContextQuantizer(K),
-    "InContextQuantizer(softmax)": lambda K, seed: InContextQuantizer(
+    "KMeans(n_init=1)": lambda K, seed, C: KMeans(K, n_init=1, random_state=seed),
+    "AttentionQuantizer": lambda K, seed, C: AttentionQuantizer(K, random_state=seed),
+    "AttentionQuantizer(direction)": lambda K, seed, C: AttentionQuantizer(
+        K, geometry="direction", random_state=seed),
+    "AttentionQuantizer(direction, free-energy)": lambda K, seed, C: AttentionQuantizer(
+        K, geometry="direction", risk="free-energy", random_state=seed),
+    "AttentionQuantizer(cosine)": lambda K, seed, C: AttentionQuantizer(
+        K, geometry="cosine", random_state=seed),
+    "PCAQuantizer": lambda K, seed, C: PCAQuantizer(K),
+    "InContextQuantizer": lambda K, seed, C: InContextQuantizer(K),
+    "InContextQuantizer(softmax)": lambda K, seed, C: InContextQuantizer(
         K, attention="softmax", random_state=seed),
+    "OptimalQuantizer": lambda K, seed, C: OptimalQuantizer(C),
+    "KMeansQuantizer": lambda K, seed, C: KMeansQuantizer(K, random_state=seed),
 }
 
 
 def make_data(kind, n, d, K, seed):
+    """The rows and the true centres (unclustered rows: K of them, drawn)."""
     if kind == "blobs":
-        return make_blobs(n, n_features=d, centers=K, random_state=seed)[0]
-    return np.random.default_rng(seed).standard_normal((n, d))
+        X, _, C = make_blobs(n, n_features=d, centers=K, random_state=seed,
+                             return_centers=True)
+        return X, C
+    X = np.random.default_rng(seed).standard_normal((n, d))
+    return X, X[:K].copy()
 
 
-def fit_time(make, K, seed, X):
-    est = make(K, seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        est.fit(X)
-        return time.perf_counter() - start
-
-
-def peak_memory(make, K, X):
-    tracemalloc.start()
+def fit_time(make, X, traced=False):
+    """The fit's time, and with ``traced`` its peak memory by ``tracemalloc`` (else None)."""
+    if traced:
+        tracemalloc.start()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            make(K, 0).fit(X)
-        return tracemalloc.get_traced_memory()[1]
+            start = time.perf_counter()
+            make().fit(X)
+            elapsed = time.perf_counter() - start
+        return elapsed, tracemalloc.get_traced_memory()[1] if traced else None
     finally:
-        tracemalloc.stop()
+        if traced:
+            tracemalloc.stop()
 
 
-def run_case(kind, n, d, K, repeat, methods, log):
+def run_case(kind, n, d, K, repeat, methods, log, budget=np.inf):
     times = {m: [] for m in methods}
     for seed in range(repeat):
-        X = make_data(kind, n, d, K, seed)
+        X, C = make_data(kind, n, d, K, seed)
         for m in methods:
-            times[m].append(fit_time(METHODS[m], K, seed, X))
+            if times[m] and times[m][0] > budget:  # (slow: fitted once)
+                continue
+            times[m].append(fit_time(lambda: METHODS[m](K, seed, C), X)[0])
             log(f"  {kind} n={n} d={d} seed={seed} {m}: {times[m][-1]:.3f} s")
-    X = make_data(kind, n, d, K, 0)
+    X, C = make_data(kind, n, d, K, 0)
     rows = []
     base = np.array(times["KMeans(n_init=1)"])
     for m in methods:
         t = np.array(times[m])
-        ratio = t / base
-        peak = peak_memory(METHODS[m], K, X) / X.nbytes
-        rows.append((f"{kind} {n} x {d}", m, float(np.median(t)), float(np.median(ratio)),
-                     float(ratio.min()), float(ratio.max()), peak))
+        ratio = t / base[:t.size]
+        peak = fit_time(lambda: METHODS[m](K, 0, C), X, traced=True)[1]
+        rows.append((f"{kind} {n} x {d}", m + (" *" if t.size < base.size else ""),
+                     float(np.median(t)), float(np.median(ratio)), float(ratio.min()),
+                     float(ratio.max()), peak / X.nbytes))
     return rows
 
 
@@ -101,6 +115,8 @@ def main(argv=None):
     parser.add_argument("--d", type=int, nargs="+", default=[1000, 3000, 10000])
     parser.add_argument("--clusters", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--budget", type=float, default=np.inf,
+                        help="seconds: a slower first fit is not repeated")
     parser.add_argument("--noise", action="store_true", help="also unclustered Gaussian rows")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--smoke", action="store_true", help="tiny cases (CI)")
@@ -117,7 +133,8 @@ def main(argv=None):
     for kind in ["blobs"] + (["noise"] if args.noise else []):
         for n in args.n:
             for d in args.d:
-                rows.extend(run_case(kind, n, d, args.clusters, args.repeat, methods, log))
+                rows.extend(run_case(kind, n, d, args.clusters, args.repeat, methods, log,
+                                    args.budget))
     lines = [
         f"Wide data, K = {args.clusters}, {args.repeat} interleaved repetitions, medians; "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "

@@ -218,8 +218,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         else None.  None for ``"direction"``.
 
     second_moment_ : ndarray of shape (n_features, n_features) or None
-        ``"direction"``: the training data's second moment, the context of
-        :meth:`transform`.  None for ``"point"``.
+        ``"direction"``: the data's second moment, :meth:`transform`'s context (None
+        beyond 1024 features: not formed).  None for ``"point"``.
 
     risk_ : float
         Final risk of the fitted layer (penalty excluded), in squared input

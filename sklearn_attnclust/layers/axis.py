@@ -99,6 +99,7 @@ class AxisLayer(FreeEnergyLayer):
         return LayerState(
             heads_=self.heads.astype(dtype), cluster_centers_=self.centers.astype(dtype),
             temperature_=over_squared(maths.beta, maths.scale),
-            second_moment_=in_squared_units(maths.second, maths.scale),
+            second_moment_=in_squared_units(maths.second, maths.scale)
+            if isinstance(maths.second, np.ndarray) else None,  # (wide rows: not formed)
             risk_=fit.risk, n_iter_=fit.n_iter, risk_curve_=fit.risk_curve,
         )

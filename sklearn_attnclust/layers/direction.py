@@ -12,6 +12,7 @@ from .._dask import DaskContextStatistics
 from ..maths.direction.maths import WarmStart, fit_directions
 from .._init import generator_from, n_starts
 from ..maths.direction.reconstruction import competitive_weights
+from ..maths.direction.wide import wide_fit_moments
 from .base import Layer, LayerState, register_layer
 from .common import warm_start_copy, warn_if_not_converged
 from .heads import check_seeds, mean_direction, score_centres, signed, unequal
@@ -73,8 +74,13 @@ class DirectionLayer(Layer):
         w = unequal(w)
         self._fit(X, w, rng, mean_direction(X, w))
         stats = self.maths.stats
-        if (w is None and X.dtype == np.float64 and self.maths.rms == 1.0
-                and stream_exponent(float(np.max(np.abs(X), initial=0.0))) == 0):
+        moderate = stream_exponent(float(np.max(np.abs(X), initial=0.0))) == 0
+        if not isinstance(stats.second, np.ndarray) and moderate:  # wide rows
+            # (its (d, d) moments formed only if partial_fit follows: wide.DeferredMoment)
+            mean = (X.T @ stats.second.v.astype(X.dtype)).astype(np.float64)
+            self.fit_moments = wide_fit_moments(stats, self.maths.rms, mean)
+        elif (w is None and X.dtype == np.float64 and self.maths.rms == 1.0 and moderate
+                and isinstance(stats.second, np.ndarray)):
             # the moments partial_fit continues from are the fit's own (float64, in
             # X's units): no second pass of O(n d^2) for them (Stream.moments_of)
             self.fit_moments = (X.mean(axis=0), stats.second, stats.fourth, 0)

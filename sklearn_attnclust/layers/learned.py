@@ -15,13 +15,25 @@ from ..maths.point.likelihood import descend_likelihood, posterior_assign, soft_
 from ..maths.point.sparse import SparsePointStatistics, sparse_posterior_assign
 from ..maths.point.statistics import PointStatistics
 from .._dask_point import DaskPointStatistics
-from .._strategy import LayerFit
-from .base import Layer
+from ..maths.point.moments import chart_from_data
+from ..maths.sizes import coarse_sample_size
+from .._strategy import LayerFit, _sample, sample_seed
+from .base import Assignment, Layer
 from .common import over_squared, warn_learned
 from .cosine import CosineLayer
 from .point import PointLayer
 
 __all__ = ["LearnedCosineLayer", "LearnedPointLayer"]
+
+#: Fits on more than ``SAMPLED_FACTOR`` times :func:`sampled_size` rows in memory
+#: start on a sample of that many
+SAMPLED_FACTOR = 4
+
+
+def sampled_size(n_samples, n_heads, n_features):
+    """Rows of the sample that a large ``temperature="learn"`` fit starts on:
+    eight coarse samples (:func:`..maths.sizes.coarse_sample_size`), at least 65536."""
+    return max(8 * coarse_sample_size(n_samples, n_heads, n_features), 65536)
 
 
 class LearnedPointLayer(PointLayer):
@@ -55,25 +67,64 @@ class LearnedPointLayer(PointLayer):
         super().__init__(**dict(params, temperature=self.start_temperature or "auto"))
 
     def fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
-        """The point layer's fit, then its likelihood's descent from it (returns
-        None: the labels are the posterior's, :meth:`assign`)."""
+        """The point layer's fit, then its likelihood's descent from it.  Returns
+        the :class:`.base.Assignment` of the rows by the posterior from the
+        descent's last pass over large data, else None (:meth:`assign`).
+
+        On many rows in memory (over :data:`SAMPLED_FACTOR` times
+        :func:`sampled_size`), both first run on a sample of them under the
+        chart of all of them, and the descent is then finished on all the rows
+        from the sample's optimum: a few passes over them instead of the point
+        layer's own (at n = 1e6, d = 10, K = 5: 7 passes, against 14 and one
+        more to label the rows).
+        """
         # (the first stage's labels are dropped: they change with the biases and
         # the temperature)
-        super().fit(X, w, rng, init=init, n_init=n_init, stats=stats, chart=chart, cov=cov)
+        K = self.n_clusters
+        m = sampled_size(X.shape[0], K, X.shape[1])
+        if stats is not None or not isinstance(X, np.ndarray) or \
+                X.shape[0] <= SAMPLED_FACTOR * m:
+            super().fit(X, w, rng, init=init, n_init=n_init, stats=stats, chart=chart,
+                        cov=cov)
+            return self._learn(X, w, stats, None)
+        if chart is None:
+            chart, cov = chart_from_data(X, w)
+        rows, row_w, _ = _sample(X, w, m, sample_seed(rng), "bootstrap")
+        sample = self._stats(rows, row_w, chart, None)
+        super().fit(rows, row_w, rng, init=init, n_init=n_init, chart=chart, cov=cov,
+                    stats=sample)
+        return self._learn(X, w, None, sample)
+
+    def _stats(self, X, w, chart, sq_total):
+        """The likelihood's statistics of the rows ``X`` (weights ``w``) under
+        ``chart``, their passes in float64 (the differences of ``f`` are tiny)."""
+        stats = (SparsePointStatistics if issparse(X) else PointStatistics).from_data(
+            X, w, chart, sq_total=sq_total, n_heads=self.n_clusters)
+        stats.dtype = np.dtype(np.float64)
+        return stats
+
+    def _learn(self, X, w, stats, sample):
+        """The likelihood's descent from the point layer's fit, on the statistics
+        of ``sample`` first where given, then on all the rows' (``stats``, a
+        dask array's, else made here); the rows' :class:`.base.Assignment`
+        where the descent's last pass tracked it at its result, else None."""
         chart, K = self.chart, self.n_clusters
         if self.heads is None:  # every row the same point: no variance to learn
             self.bias = np.full(K, -np.log(K))
             return None
         if not isinstance(stats, DaskPointStatistics):
-            W = float(X.shape[0] if w is None else np.sum(w))
-            stats = (SparsePointStatistics if issparse(X) else PointStatistics).from_data(
-                X, w, chart, sq_total=W, n_heads=K)
+            stats = self._stats(X, w, chart, float(X.shape[0] if w is None else np.sum(w)))
+            if not issparse(X):  # (large data: the passes label the rows)
+                stats.track_assignment()
         # (a dask array's statistics: the same sums, added over its blocks)
-        stats.dtype = np.dtype(np.float64)  # (its passes in float64: f's differences are tiny)
-        Z0 = chart.scaled_points(self.heads)
-        beta0, b0 = soft_start(stats, Z0, self.beta)
-        Z, beta, bias, curve, n_iter, converged = descend_likelihood(
-            stats, Z0, beta0, b0, max_iter=self.max_iter, tol=self.tol)
+        stats.dtype = np.dtype(np.float64)
+        Z = chart.scaled_points(self.heads)
+        beta, bias = soft_start(stats if sample is None else sample, Z, self.beta)
+        n_iter, curve = 0, None
+        for st in ([] if sample is None else [sample]) + [stats]:
+            Z, beta, bias, curve, steps, converged = descend_likelihood(
+                st, Z, beta, bias, max_iter=self.max_iter - n_iter, tol=self.tol)
+            n_iter += steps
         self.beta, self.bias = beta, bias
         self.centers = chart.unscaled(Z)  # (saturated beyond float64's range)
         self.heads = chart.heads(self.centers)
@@ -83,7 +134,12 @@ class LearnedPointLayer(PointLayer):
                              line_search_failed=False, grad_norm=0.0, tol=self.tol)
         if self.max_iter > 0 and not converged:
             warn_learned(self.max_iter)
-        return None
+        hard = getattr(stats, "assignment_at", lambda Z: None)(Z)
+        if hard is None:  # (small data, or the last pass was not at the result)
+            return None
+        with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
+            return Assignment(hard[0], float(hard[1]) * np.float64(chart.spread) ** 2,
+                              hard[2])
 
     # fit_dask: the point layer's (its statistics' sums take the biases, and add
     # over a dask array's blocks); the labels are the posterior's, block by block

@@ -78,7 +78,7 @@ class Stream:
         fitted model keeps this, not a copy of the rows."""
         need_fourth = moments is not None and moments[2] is not None
         stream = cls(size, rows.shape[1], rows.dtype, rng, need_fourth,
-                     need_moments=moments is not None)
+                     need_moments=moments is not None and not hasattr(moments[1], "dense"))
         weights = np.asarray(weights, dtype=np.float64)
         # the summary's weights in the stream's units (as add's: 2**e for weights
         # beyond 2**+-STREAM_RANGE)
@@ -93,9 +93,10 @@ class Stream:
         if moments is not None:
             mean, second, fourth, stream.row_exp = moments
             stream.total = np.asarray(mean, dtype=np.float64) * W
-            stream.second = np.asarray(second, dtype=np.float64) * W
-            if need_fourth:
-                stream.fourth = np.asarray(fourth, dtype=np.float64) * W
+            stream.second, stream.fourth = (
+                # (a fit on wide rows defers its (d, d) moments to the first rows streamed)
+                None if m is None else m.times(W) if hasattr(m, "dense") else
+                np.asarray(m, dtype=np.float64) * W for m in (second, fourth))
         return stream
 
     def sample(self):
@@ -141,6 +142,9 @@ class Stream:
             return np.ldexp(X, -row_exp), np.ldexp(w, -weight_exp)
 
     def _add_moments(self, X, w):
+        if hasattr(self.second, "dense"):  # a wide fit's moments, formed now
+            self.second, self.fourth = (None if m is None else m.dense()
+                                        for m in (self.second, self.fourth))
         X64, ws = self._rescale(X.astype(np.float64, copy=False),
                                 np.asarray(w, dtype=np.float64))
         self.total_weight += float(ws.sum())

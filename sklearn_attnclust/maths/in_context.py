@@ -68,15 +68,19 @@ def softmax_layer(X, context, beta, scale=1.0):
     out = np.empty_like(X)
     for start in range(0, X.shape[0], CHUNK):
         block = slice(start, start + CHUNK)
-        z = X[block] @ context.T
-        z *= beta
-        z -= z.max(axis=1, keepdims=True)
-        exp_shifted(z)
-        z /= z.sum(axis=1, keepdims=True)
-        np.matmul(z, context, out=out[block])
+        np.matmul(_softmax_rows(X[block] @ context.T, beta), context, out=out[block])
     if scale != 1.0:
         out *= scale
     return out
+
+
+def _softmax_rows(z, beta):
+    """``softmax(beta z)`` of each row of the scores ``z``, in place."""
+    z *= beta
+    z -= z.max(axis=1, keepdims=True)
+    exp_shifted(z)
+    z /= z.sum(axis=1, keepdims=True)
+    return z
 
 
 def in_context_from_moments(X, second, scale):
@@ -278,6 +282,35 @@ def _flow(Y, context, beta, radius, max_iter):
     return Y, it
 
 
+def _gram_flow(Y, context, gram, beta, radius, max_iter):
+    """:func:`_flow` for wide rows (more features than context tokens): after
+    the first step every query is a mixture ``p @ context`` of the tokens, so
+    the flow runs on the mixtures' weights ``p`` (q, m) and the tokens' Gram
+    matrix ``gram`` (m, m, float64): a step costs ``O(q m^2)`` instead of
+    ``O(q m d)``, and the end points ``O(q m d)`` once.  The same flow, to
+    rounding: the scores ``<y, c_j>`` and the steps' lengths (from the change of
+    ``p``, no difference of large norms) in float64."""
+    scores = (Y @ context.T).astype(np.float64)  # (q, m): <y, c_j>
+    P = None
+    active = np.arange(Y.shape[0])
+    it = 0
+    while active.size and it < max_iter:
+        it += 1
+        new = _softmax_rows(scores[active], beta)
+        new_scores = new @ gram
+        if P is None:  # from the start y: |p C|^2 + |y|^2 - 2 <p C, y>
+            Y64 = Y.astype(np.float64)
+            step = np.einsum("ij,ij->i", new, new_scores - 2.0 * scores) + \
+                np.einsum("ij,ij->i", Y64, Y64)
+            P = new
+        else:  # |(p' - p) C|^2 = (p' - p) G (p' - p)^T
+            step = np.einsum("ij,ij->i", new - P[active], new_scores - scores[active])
+            P[active] = new
+        scores[active] = new_scores
+        active = active[step >= (0.05 * radius) ** 2]  # a NaN step stops too
+    return (Y.copy() if P is None else P.astype(context.dtype) @ context), it
+
+
 def _group(Y, radius):
     """Group end points closer than ``radius`` (connected components; order-free).
 
@@ -361,9 +394,14 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
     flow_context = context[stratified_rows(context, FLOW_CONTEXT, rng)]
     min_mass = max(2, int(np.ceil(seeds.shape[0] / (5 * n_clusters))))
 
+    # wide rows: the scan's flows on the sample's Gram matrix (:func:`_gram_flow`)
+    gram = (flow_context @ flow_context.T).astype(np.float64) \
+        if X.shape[1] > flow_context.shape[0] else None
+
     def run(tau, ctx):
         radius = 0.1 * width / np.sqrt(tau)
-        ends, _ = _flow(seeds, ctx, tau / typical, radius, max_iter)
+        ends, _ = _flow(seeds, ctx, tau / typical, radius, max_iter) if gram is None else \
+            _gram_flow(seeds, ctx, gram, tau / typical, radius, max_iter)
         _, points, sizes = _group(ends, radius)
         return points, sizes, int(np.sum(sizes >= min_mass))
 

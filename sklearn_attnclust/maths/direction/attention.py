@@ -43,6 +43,7 @@ import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
 from .reconstruction import add_risk_sums, competitive_weights, risk_sums
+from .wide import wide_statistics
 from ...layers.base import Statistics
 
 __all__ = [
@@ -175,8 +176,12 @@ class ContextStatistics(Statistics):
         weights : ndarray of shape (n,), optional
             Sample weights: the moments are the weighted means.
         """
+        from ..point.moments import DENSE_FEATURES  # (no scipy import for dask's workers)
         X = np.asarray(X)
         n, d = X.shape
+        if d > DENSE_FEATURES:  # wide rows: their moments as operators on them
+            return wide_statistics(cls, X, keep_data=keep_data, need_fourth=need_fourth,
+                                   weights=weights)
         dtype = X.dtype
         sq_norms = np.empty(n, dtype=dtype) if need_fourth else None
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
@@ -245,6 +250,8 @@ def typical_head_score(second, n_heads):
     orthonormal heads can reach.  For ``K`` orthonormal centroids with equal
     weights it is ``1/K + sigma^2``.
     """
+    if hasattr(second, "largest"):  # wide rows (axes.WideMoment, wide.RowMoment)
+        return float(max(np.mean(second.largest(n_heads)), np.finfo(np.float64).tiny))
     with one_blas_thread():  # (d^3: on OpenBLAS's threads it ran up to 30 times as long
         # when other processes shared the cores)
         eigvals = np.linalg.eigvalsh(second)

@@ -35,7 +35,7 @@ from ..shared import CACHE_ENTRIES, check_points, weighted_rows
 from .attention import typical_head_score
 from ...layers.base import LayerMaths, Statistics
 
-__all__ = ["AxisMaths", "AxisStatistics", "axis_moments", "axis_weights", "block_sums",
+__all__ = ["AxisMaths", "AxisStatistics", "WideMoment", "axis_moments", "axis_weights", "block_sums",
            "largest_score", "score_sums", "source_moments"]
 
 #: Tolerance of the coarse stage (on the Riemannian gradient of the relative
@@ -46,24 +46,52 @@ COARSE_TOL = 1e-3
 def axis_moments(X, sample_weight=None, *, chunk_size=8192):
     """The rows' root mean squared norm ``s`` and their second moment in units of
     ``s`` (trace 1), in one threaded pass over ``X / max|X|`` (no under- or
-    overflow at extreme scales).  ``s`` is 0 when every row is zero."""
+    overflow at extreme scales).  ``s`` is 0 when every row is zero.
+
+    Wide rows (over :data:`.point.moments.DENSE_FEATURES` features): the moment
+    is a :class:`WideMoment` of the rows, never a ``(d, d)`` array, and the pass
+    sums their squared norms only.
+    """
+    from ..point.moments import DENSE_FEATURES  # (dask's workers import this module
+    # without scipy)
+
     n, d = X.shape
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = float(n if w is None else w.sum())
     a = max(float(X.max()), -float(X.min())) if n else 0.0  # no copy of X
+    wide = d > DENSE_FEATURES
     if a == 0.0:
-        return 0.0, np.zeros((d, d))
+        return 0.0, WideMoment(X, w, 1.0) if wide else np.zeros((d, d))
 
     def block(lo, hi):
-        second = np.zeros((d, d))
+        out = 0.0 if wide else np.zeros((d, d))
         for b in range(lo, hi, chunk_size):
             Y = np.asarray(X[b:min(b + chunk_size, hi)], dtype=np.float64) / a
-            second += weighted_rows((Y if w is None else Y * w[b:b + Y.shape[0], None]).T, Y)
-        return (second,)
+            Yw = Y if w is None else Y * w[b:b + Y.shape[0], None]
+            out += float(np.vdot(Yw, Y)) if wide else weighted_rows(Yw.T, Y)
+        return (out,)
 
     with one_blas_thread():
         (second,) = sum_row_blocks(block, n, 2 * chunk_size)
+    if wide:
+        scale = unit_scale(second / W, a)
+        return scale, WideMoment(X, w, scale)
     return unit_second(second / W, a)
+
+
+class WideMoment:
+    """The second moment of wide rows in units of their root mean squared norm
+    ``s`` (trace 1), kept as the rows: :class:`..spectrum.RowSpectrum` gives its
+    largest eigenvalues (the temperature's scale) without the ``(d, d)`` array."""
+
+    def __init__(self, X, weights, scale):
+        from ..spectrum import RowSpectrum
+
+        self.spectrum = RowSpectrum(X, factor=1.0 / scale, weights=weights)
+
+    def largest(self, k):
+        """The ``k`` largest eigenvalues, decreasing."""
+        return self.spectrum.largest(k)
 
 
 def unit_second(second, a):
@@ -71,6 +99,12 @@ def unit_second(second, a):
     their largest magnitude ``a``: ``s = a sqrt(tr)`` their root mean squared
     norm (a ValueError where it is 0)."""
     tr = float(np.trace(second))
+    return unit_scale(tr, a), second / tr
+
+
+def unit_scale(tr, a):
+    """``s = a sqrt(tr)``, ``tr`` the rows' mean squared norm in units of ``a``
+    (a ValueError where it is 0)."""
     if not tr > 0:  # the non-zero rows all of weight 0
         raise ValueError(
             "Every row of positive sample_weight is zero: the direction layers have no "
@@ -82,7 +116,7 @@ def unit_second(second, a):
             f"X's root mean squared norm underflows to 0 (its largest |x| is {a:.3g}, "
             "subnormal): the direction layers cannot scale the rows to unit norm; "
             "rescale X.")
-    return scale, second / tr
+    return scale
 
 
 def second_sums(Y, w):
@@ -218,7 +252,8 @@ class AxisMaths(LayerMaths):
             except ValueError:
                 init = "random"
         if isinstance(init, str):
-            M = init_heads(Y, K, init, gen, second=self.second)
+            M = init_heads(Y, K, init, gen, second=self.second if
+                           isinstance(self.second, np.ndarray) else None)
             try:
                 check_start(M, Y)
             except ValueError:  # a seeded start fell on a degenerate set: repair it

@@ -33,6 +33,7 @@ from .. import sizes
 from ..shared import check_points
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
+from .wide import RowMoment
 from ...layers.base import LayerMaths
 
 __all__ = ["COARSE_TOL", "DirectionMaths", "WarmStart", "fit_directions",
@@ -146,7 +147,8 @@ class DirectionMaths(LayerMaths):
         if not isinstance(init, str):
             return unit_start(check_points(np.array(init, dtype=np.float64), K, rows.shape[1]),
                               rows)
-        M = init_heads(rows, K, init, rng, second=self.stats.second, sample_weight=weights)
+        second = self.stats.second if isinstance(self.stats.second, np.ndarray) else None
+        M = init_heads(rows, K, init, rng, second=second, sample_weight=weights)
         try:
             check_start(M, rows)
         except ValueError:
@@ -196,6 +198,13 @@ class DirectionMaths(LayerMaths):
         """Keep only the moments (:meth:`.attention.ContextStatistics.moments_only`):
         the read-outs after the fit need no row, and a fitted model holds no copy of ``X``."""
         self.stats = ContextStatistics.moments_only(self.stats)
+        if isinstance(self.stats.second, RowMoment):  # wide rows: kept, the caller's copied
+            # (rows at another scale than 1 are unit_scale's copy already)
+            second = self.stats.second.detached() if self.rms == 1.0 else self.stats.second
+            self.stats = dataclasses.replace(
+                self.stats, second=second, second_sq=second.squared(),
+                fourth=None if self.stats.fourth is None else
+                RowMoment(second.X, self.stats.fourth.v, second.weights))
         self._last = None
 
     @property
@@ -205,8 +214,11 @@ class DirectionMaths(LayerMaths):
 
     @property
     def second_moment(self):
-        """The data's (weighted) second moment in input units, in its own dtype."""
+        """The data's (weighted) second moment in input units, in its own dtype
+        (None for wide rows: not formed, :mod:`.wide`)."""
         second = self.stats.second
+        if not isinstance(second, np.ndarray):
+            return None
         if self.rms == 1.0:
             return second
         with np.errstate(over="ignore"):

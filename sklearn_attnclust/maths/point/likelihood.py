@@ -114,11 +114,19 @@ def descend_likelihood(stats, Z, beta, bias, *, max_iter, tol):
     curve, the number of steps and whether it converged.
     """
     K, d = Z.shape
-    f0, _, share = negative_log_likelihood(stats, Z, beta, bias)
+    first = negative_log_likelihood(stats, Z, beta, bias)
+    share = first[2]
     sz = np.sqrt(2.0 * beta * np.maximum(share, MASS_FLOOR))
     sv = np.sqrt(0.5 * d)
     sb = np.sqrt(np.maximum(np.exp(bias - logsumexp(bias)), MASS_FLOOR))
-    curve, best = [f0], {}
+    # one more factor for all: the gradient at the start is unit (if below it),
+    # so that L-BFGS's first step (of unit length) is the step the curvature
+    # scaling above gives, not a longer one (a start near the optimum: the
+    # sample's, large data) that the line search would cut back by a pass
+    g0 = _scaled_gradient(first[1], beta, sz, sv, sb)
+    scale = 1.0 / min(max(np.linalg.norm(g0), 1e-12), 1.0)
+    sz, sv, sb = sz * scale, sv * scale, sb * scale
+    curve, best = [first[0]], {}
 
     def unpack(x):
         return (x[:K * d].reshape(K, d) / sz[:, None], np.exp(x[K * d] / sv),
@@ -128,17 +136,18 @@ def descend_likelihood(stats, Z, beta, bias, *, max_iter, tol):
         Zx, bx, cx = unpack(x)
         if not np.isfinite(bx) or bx <= 0:
             return np.inf, np.zeros_like(x)
-        f, (gZ, gbeta, gb), _ = negative_log_likelihood(stats, Zx, bx, cx)
+        # (the start's value and gradient are the evaluation above's)
+        f, grad, _ = first if not best and np.array_equal(x, x0) else \
+            negative_log_likelihood(stats, Zx, bx, cx)
         # the variance floor (as GaussianMixture's reg_covar): its stationary
         # variance is the within-cluster one plus VARIANCE_FLOOR, so that the
         # likelihood stays bounded where heads sit on single points
-        f, gbeta = f + bx * d * VARIANCE_FLOOR, gbeta + d * VARIANCE_FLOOR
+        f, grad = f + bx * d * VARIANCE_FLOOR, (grad[0], grad[1] + d * VARIANCE_FLOOR, grad[2])
         if not np.isfinite(f):
             return np.inf, np.zeros_like(x)
         if not best or f < best["f"]:
             best.update(f=f, x=x.copy())
-        g = np.concatenate([(gZ / sz[:, None]).ravel(), [gbeta * bx / sv], gb / sb])
-        return f, g
+        return f, _scaled_gradient(grad, bx, sz, sv, sb)
 
     x0 = np.concatenate([(Z * sz[:, None]).ravel(), [np.log(beta) * sv], bias * sb])
     with one_blas_thread():  # (tiny vectors: BLAS threads only contend)
@@ -146,11 +155,18 @@ def descend_likelihood(stats, Z, beta, bias, *, max_iter, tol):
                        callback=lambda intermediate_result: curve.append(
                            float(intermediate_result.fun)),
                        options={"maxiter": max_iter, "ftol": max(tol, 1e-15) ** 2,
-                                "gtol": 1e-3 * max(tol, 1e-12), "maxls": 40})
+                                "gtol": 1e-3 * max(tol, 1e-12) / scale, "maxls": 40})
     x = best.get("x", x0)
     Zx, bx, cx = unpack(x)
     converged = bool(res.success) or (res.status == 2 and res.nit > 0)
     return Zx, float(bx), cx - logsumexp(cx), np.asarray(curve), int(res.nit), converged
+
+
+def _scaled_gradient(grad, beta, sz, sv, sb):
+    """The gradient ``(df/dZ, df/dbeta, df/db)`` in the scaled variables of
+    :func:`descend_likelihood` (``log beta`` for ``beta``)."""
+    gZ, gbeta, gb = grad
+    return np.concatenate([(gZ / sz[:, None]).ravel(), [gbeta * beta / sv], gb / sb])
 
 
 def posterior_assign(X, chart, Z, beta, bias, chunk=8192):

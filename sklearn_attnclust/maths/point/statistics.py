@@ -120,7 +120,8 @@ class PointStatistics(Statistics):
         """The sums of :meth:`.kernel._RawKernel.range_sums` (:func:`.kernel.block_sums`'s)
         over all the rows, its row blocks in threads (``bias``: a logit
         added per head, the log mixing weights of ``temperature="learn"``,
-        :mod:`sklearn_attnclust.maths.point.likelihood`; no hard assignment is tracked with it).
+        :mod:`sklearn_attnclust.maths.point.likelihood`; the tracked assignment is then the
+        posterior's, the biases out of its squared distances).
 
         Large data are not scaled row by row: the chart's affine map is folded
         into the heads (:class:`.kernel._RawKernel`), so that a pass reads the rows as
@@ -129,12 +130,14 @@ class PointStatistics(Statistics):
         by chunk to the numpy reference.
         """
         kernel, rows = self._kernel(Z, beta, bias)
-        labels = None if self.cached or not need_grad or bias is not None \
-            else self.labels
+        labels = None if self.cached or not need_grad else self.labels
         with one_blas_thread():
             out = add_blocks(map_row_blocks(*self._blocks(kernel, rows, need_grad, labels)))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
+            if bias is not None:
+                w = self.weights
+                hard -= (counts if w is None else np.bincount(labels, w, len(bias))) @ bias
             self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)
         return out if self.cached or not need_grad else kernel.scaled_moments(out)
 

@@ -1,0 +1,139 @@
+"""The reconstruction risk's moments on wide rows: operators on the rows, never ``(d, d)``.
+
+The direction layer's risk (:mod:`.attention`, :mod:`.reconstruction`) reads
+the data's second moment ``Sigma = sum_i v_i x_i x_i^T`` (``v`` the rows'
+normalised weights), ``Sigma^2`` and, at a finite context length, ``C = sum_i
+v_i |x_i|^2 x_i x_i^T`` only through products ``A @ Sigma`` with a few rows
+``A`` (the heads, their stacked sums; the queries of ``transform``), their
+traces and the largest eigenvalues of ``Sigma`` (the temperature's scale).
+Beyond :data:`.point.moments.DENSE_FEATURES` features :class:`RowMoment`
+gives them from the rows: ``A @ Sigma = ((A X^T) v) X``, ``O(k n d)`` for ``k``
+rows of ``A`` (``Sigma^2``: twice), against the ``(d, d)`` arrays' ``O(n d^2)``
+to form, ``O(d^3)`` for ``Sigma^2`` and the eigenvalues, and ``d^2`` numbers
+each.  The eigenvalues come from :class:`..spectrum.RowSpectrum`.  This module
+knows nothing of scikit-learn.
+"""
+
+import threading
+
+import numpy as np
+
+__all__ = ["DeferredMoment", "RowMoment", "wide_fit_moments", "wide_statistics"]
+
+
+class RowMoment:
+    """``S = sum_i v_i x_i x_i^T`` (``power=2``: ``S^2``) as an operator on the rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The rows, kept (not copied).
+    v : ndarray of shape (n,)
+        Their coefficients: the normalised weights (times the squared norms
+        for the fourth moment ``C``).
+    weights : ndarray of shape (n,) or None
+        The rows' weights, for :attr:`spectrum` (``v`` of the second moment is
+        ``weights / sum(weights)``).
+    power : {1, 2}
+    """
+
+    __array_ufunc__ = None  # (``ndarray @ RowMoment`` defers to :meth:`__rmatmul__`)
+
+    def __init__(self, X, v, weights=None, power=1):
+        self.X, self.v, self.weights, self.power = X, v, weights, power
+        self.shape, self.dtype = (X.shape[1], X.shape[1]), X.dtype
+        # the last product's operand and result, under a lock: every thread's block
+        # of one pass asks for the same heads' products (S^2's: S's, twice)
+        self._last, self._lock = None, threading.Lock()
+        self.base = self if power == 1 else RowMoment(X, v, weights)
+
+    def __rmatmul__(self, A):
+        """``A @ S`` (k, d) in ``A``'s dtype (the rows' for another), ``O(k n d)``."""
+        dtype = A.dtype if isinstance(A, np.ndarray) and A.dtype.kind == "f" else self.dtype
+        if self.power == 2:
+            return (A @ self.base) @ self.base
+        A = np.asarray(A, dtype=self.dtype)
+        with self._lock:
+            if self._last is None or not np.array_equal(self._last[0], A):
+                P = A @ self.X.T
+                P *= self.v.astype(self.dtype, copy=False)
+                self._last = (A.copy(), P @ self.X)
+            return self._last[1].astype(dtype, copy=False)
+
+    def __getstate__(self):  # (a fitted model pickles: no lock, no cached product)
+        return dict(self.__dict__, _last=None, _lock=None)
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def astype(self, dtype, copy=True):
+        """Itself: the products are in the rows' dtype."""
+        return self
+
+    @property
+    def T(self):
+        return self
+
+    def squared(self):
+        """``S^2``, the same operator twice (sharing its last product)."""
+        out = RowMoment(self.X, self.v, self.weights, power=2)
+        out.base = self
+        return out
+
+    @property
+    def spectrum(self):
+        """:class:`..spectrum.RowSpectrum` of ``S`` (``power=1``)."""
+        from ..spectrum import RowSpectrum  # (scipy: not for dask's workers)
+
+        return RowSpectrum(self.X, weights=self.weights)
+
+    def largest(self, k):
+        """The ``k`` largest eigenvalues of ``S``, decreasing."""
+        return self.spectrum.largest(k)
+
+    def detached(self):
+        """The same operator on a copy of the rows (a fitted model's: not the caller's X)."""
+        X = self.X.copy()
+        return RowMoment(X, self.v, self.weights, self.power)
+
+
+class DeferredMoment:
+    """``factor`` times a :class:`RowMoment`, formed as a ``(d, d)`` float64 array
+    only by :meth:`dense`: the moments a fit on wide rows hands to the stream
+    that ``partial_fit`` continues (:class:`...layers.stream.Stream`), which
+    forms them when rows are streamed to it, so that a fit alone never does."""
+
+    def __init__(self, moment, factor=1.0):
+        self.moment, self.factor = moment, float(factor)
+
+    def times(self, factor):
+        return DeferredMoment(self.moment, self.factor * factor)
+
+    def dense(self):
+        """The ``(d, d)`` moment times the factor, in float64 (``O(n d^2)``)."""
+        X = np.asarray(self.moment.X, dtype=np.float64)
+        return (X * (self.moment.v * self.factor)[:, None]).T @ X
+
+
+def wide_fit_moments(stats, rms, mean):
+    """``(mean, second, fourth, 0)`` of a fit on wide rows for the stream
+    ``partial_fit`` continues: the fitted operators (of the rows over ``rms``)
+    deferred and brought back to the rows' units."""
+    fourth = None if stats.fourth is None else DeferredMoment(stats.fourth, rms ** 4)
+    return mean, DeferredMoment(stats.second, rms * rms), fourth, 0
+
+
+def wide_statistics(cls, X, *, keep_data, need_fourth, weights):
+    """``cls`` (:class:`.attention.ContextStatistics`) of the wide rows ``X``
+    with :class:`RowMoment` moments: one pass for the rows' squared norms."""
+    n = X.shape[0]
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", X, X)
+    v = np.full(n, 1.0 / n) if w is None else w / float(w.sum())
+    second = RowMoment(X, v, w)
+    return cls(X=X if keep_data else None, sq_norms=sq if need_fourth and keep_data else None,
+               second=second, second_sq=second.squared(),
+               fourth=RowMoment(X, v * sq, w) if need_fourth else None,
+               mean_sq_norm=float(v @ sq), n_samples=n,
+               weights=w if keep_data else None)

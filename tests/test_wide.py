@@ -1,0 +1,145 @@
+"""Wide rows (issue 30) and large learned fits: the operator paths against the dense ones."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust.layers import learned
+from sklearn_attnclust.maths.point import moments
+from sklearn_attnclust.maths.direction.wide import RowMoment
+
+
+def _blobs(n, d, K, seed=0):
+    return make_blobs(n, n_features=d, centers=K, random_state=seed)[0]
+
+
+def test_row_moment_products_equal_the_dense_moments():
+    rng = np.random.default_rng(0)
+    X, w = rng.normal(size=(40, 30)), rng.uniform(0.5, 2.0, 40)
+    v = w / w.sum()
+    S = (X * v[:, None]).T @ X
+    C = (X * (v * np.einsum("ij,ij->i", X, X))[:, None]).T @ X
+    A = rng.normal(size=(3, 30))
+    op = RowMoment(X, v, w)
+    np.testing.assert_allclose(A @ op, A @ S, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(A @ op.squared(), A @ S @ S, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(A @ RowMoment(X, v * np.einsum("ij,ij->i", X, X), w), A @ C,
+                               rtol=1e-12, atol=1e-11)
+    np.testing.assert_allclose(op.largest(3), np.linalg.eigvalsh(S)[::-1][:3], rtol=1e-10)
+    assert (A @ op) is (A @ op)  # the last product is reused (every thread's block)
+    assert (A.astype(np.float32) @ op).dtype == np.float32
+
+
+@pytest.mark.parametrize("params, weighted", [
+    (dict(geometry="direction"), False),
+    (dict(geometry="direction"), True),
+    (dict(geometry="direction", attention="linear"), False),
+    (dict(geometry="direction", context_length=10), True),
+    (dict(geometry="direction", risk="free-energy"), False),
+    (dict(geometry="direction", risk="free-energy"), True),
+])
+def test_wide_direction_fits_equal_the_dense_ones(monkeypatch, params, weighted):
+    # past DENSE_FEATURES no (d, d) moment is formed; the fit is the dense one to rounding
+    X = _blobs(60, 1100, 3)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, 60) if weighted else None
+    fits = {}
+    for wide in (True, False):
+        bound = 1024 if wide else 10**9
+        monkeypatch.setattr(moments, "DENSE_FEATURES", bound)
+        est = AttentionQuantizer(3, random_state=0, **params).fit(X, sample_weight=w)
+        fits[wide] = est, est.transform(X[:5])
+    (wide, t_wide), (dense, t_dense) = fits[True], fits[False]
+    assert wide.second_moment_ is None and dense.second_moment_.shape == (1100, 1100)
+    np.testing.assert_array_equal(wide.labels_, dense.labels_)
+    assert wide.risk_ == pytest.approx(dense.risk_, rel=1e-5)  # (both to tol)
+    if params.get("attention") == "linear":  # (its optimum is flat: tol ends it anywhere)
+        return
+    scale = np.abs(dense.cluster_centers_).max()
+    np.testing.assert_allclose(wide.cluster_centers_, dense.cluster_centers_, rtol=0,
+                               atol=1e-6 * scale)
+    np.testing.assert_allclose(t_wide, t_dense, rtol=0, atol=1e-6 * np.abs(t_dense).max())
+    assert wide.temperature_ == pytest.approx(dense.temperature_, rel=1e-9)
+
+
+def test_wide_direction_keeps_no_reference_to_x():
+    # the fitted operator reads a copy of the rows: changing X after fit changes
+    # nothing; the fitted model pickles
+    for factor in (1.0, 0.1):  # (rows rescaled by the fit, and rows fitted as they are)
+        X = _blobs(50, 1100, 3) * factor
+        est = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X)
+        before = est.transform(X[:4].copy())
+        Q = X[:4].copy()
+        X[:] = 0.0
+        np.testing.assert_array_equal(est.transform(Q), before)
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).transform(Q), before)
+
+
+def test_large_learned_fit_starts_on_a_sample(monkeypatch):
+    # above SAMPLED_FACTOR samples the point fit and a first descent run on a sample;
+    # the descent ends on all the rows at their optimum (the all-rows fit's), and
+    # its last pass labels them as predict does, with the same inertia
+    # (5 features: rows beyond the cached size, whose passes track the labels)
+    rng = np.random.default_rng(0)
+    C = 2.5 * np.eye(3, 5)
+    n = 4 * 65536 + 5000
+    X = C[rng.integers(0, 3, n)] + rng.normal(size=(n, 5))
+    calls, original = [], learned.posterior_assign
+    monkeypatch.setattr(learned, "posterior_assign",
+                        lambda *a, **k: calls.append(1) or original(*a, **k))
+    sampled = AttentionQuantizer(3, temperature="learn", random_state=0).fit(X)
+    assert calls == []  # (the labels came with the last pass)
+    monkeypatch.setattr(learned, "posterior_assign", original)
+    assert sampled.n_iter_ > 0
+    labels = sampled.predict(X)
+    np.testing.assert_array_equal(sampled.labels_, labels)
+    d2 = np.sum((X - sampled.cluster_centers_[labels]) ** 2)
+    assert sampled.inertia_ == pytest.approx(d2, rel=1e-9)
+    monkeypatch.setattr(learned, "SAMPLED_FACTOR", 10**9)
+    full = AttentionQuantizer(3, temperature="learn", random_state=0).fit(X)
+    order = [int(np.argmin(np.linalg.norm(full.cluster_centers_ - c, axis=1)))
+             for c in sampled.cluster_centers_]
+    np.testing.assert_allclose(sampled.cluster_centers_, full.cluster_centers_[order],
+                               atol=2e-3)
+    assert sampled.temperature_ == pytest.approx(full.temperature_, rel=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gram_flow_is_the_flow(dtype):
+    # the softmax stack's flow on the tokens' Gram matrix (wide rows) ends where
+    # the flow on the rows does, in as many steps (float64), to rounding
+    from sklearn_attnclust.maths import in_context
+
+    X = _blobs(300, 400, 4).astype(dtype)
+    seeds = X[::7]
+    gram = (X @ X.T).astype(np.float64)
+    for tau in (1.0, 16.0):
+        beta, radius = tau / 60.0, 0.1 * np.sqrt(60.0 / tau)
+        a, steps_a = in_context._flow(seeds, X, beta, radius, 40)
+        b, steps_b = in_context._gram_flow(seeds, X, gram, beta, radius, 40)
+        assert b.dtype == dtype
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-4 * np.abs(a).max())
+        if dtype == np.float64:
+            assert steps_a == steps_b
+
+
+@pytest.mark.parametrize("params", [dict(), dict(context_length=10)])
+def test_partial_fit_after_a_wide_fit(monkeypatch, params):
+    # a fit on wide rows defers the (d, d) moments that partial_fit continues from
+    # (formed at the first streamed rows); partial_fit then is the dense fit's
+    from sklearn_attnclust.maths.direction.wide import DeferredMoment
+
+    X = _blobs(90, 1100, 3)
+    out = {}
+    for wide in (True, False):
+        monkeypatch.setattr(moments, "DENSE_FEATURES", 1024 if wide else 10**9)
+        est = AttentionQuantizer(3, geometry="direction", random_state=0, **params).fit(X[:60])
+        assert isinstance(est._stream.second, DeferredMoment) == wide
+        out[wide] = est.partial_fit(X[60:])
+    scale = np.abs(out[False].cluster_centers_).max()
+    # (the same refit, to its tol: the moments' rounding differs)
+    np.testing.assert_allclose(out[True].cluster_centers_, out[False].cluster_centers_,
+                               rtol=0, atol=1e-4 * scale)
+    assert isinstance(out[True]._stream.second, np.ndarray)
