@@ -6,8 +6,10 @@ Three tables, each a median over seeds with its range:
   lowest of ``KMeans(n_init=100)`` and every fit run on the set), on
   ``make_blobs(5000, d, K)`` with d = 2 and 3 and K = 5 to 10 (20 data sets
   each, seeds 0 to 19, two estimator seeds per set) and on the four small real
-  sets after ``StandardScaler`` (5 estimator seeds): ``AttentionQuantizer()``
-  against ``KMeans(n_init=1)``, counted over the fits.
+  sets after ``StandardScaler`` (5 estimator seeds), and with more heads than
+  clusters on 3 blobs of 1000 rows in 2-D (``make_blobs(3000, 2, 3)``, seeds 0
+  to 9) at ``n_clusters`` 8 and 12: ``AttentionQuantizer()`` against
+  ``KMeans(n_init=1)``, counted over the fits.
 - ``--part many``: many clusters, n = 50000: blobs (``make_blobs`` with K
   centres) and uniform data in d = 2 and 16, K = 20, 64 and 256: the inertia
   over ``KMeans(n_init=1)``'s and the heads used (clusters with a row), for
@@ -58,6 +60,10 @@ def _one_start_sets(seeds):
         b = load()
         yield "small real sets (scaled)", StandardScaler().fit_transform(b.data), \
             len(set(b.target)), 5 * seeds // 2
+    for s in range(10):  # more heads than clusters
+        X, _ = make_blobs(3000, 2, centers=3, random_state=s)
+        for K in (8, 12):
+            yield "3 blobs 2-D, n_clusters 8 and 12", X, K, seeds
 
 
 def one_start(seeds):
