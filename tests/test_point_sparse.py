@@ -183,3 +183,28 @@ def test_other_geometries_refuse_sparse_with_a_clear_error():
     X = sp.random(50, 5, density=0.5, random_state=0, format="csr")
     with pytest.raises(TypeError, match="geometry='point'.*geometry='cosine'"):
         AttentionQuantizer(2, geometry="direction").fit(X)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(init="random"), dict(temperature="learn")],
+                         ids=["kmeans++", "random", "learn"])
+def test_duplicate_entries_and_stored_zeros_are_the_canonical_rows(kw):
+    # a CSR row may store one value as two entries of one column and keep
+    # explicit zeros: the passes square stored entries, the keys hash them
+    X, _ = _rows(seed=4, n=400, d=10)
+    ref = sp.csr_matrix(X)
+    data, ind, ptr = [], [], [0]
+    for i in range(X.shape[0]):
+        v, j = list(ref[i].data), list(ref[i].indices)
+        if i % 3 == 0:
+            v, j = v + [0.0], j + [int(np.argmin(np.abs(X[i])))]
+        if i % 5 == 0 and v:
+            v[0] /= 2.0
+            v, j = v + [v[0]], j + [j[0]]
+        data, ind = data + v, ind + j
+        ptr.append(len(data))
+    Xn = sp.csr_matrix((np.array(data), np.array(ind), np.array(ptr)), shape=X.shape)
+    assert not Xn.has_canonical_format and np.array_equal(Xn.toarray(), X)
+    a = AttentionQuantizer(4, random_state=0, **kw).fit(X)
+    b = AttentionQuantizer(4, random_state=0, **kw).fit(Xn)
+    _same_fit(a, b, X, Xn)
+    assert Xn.nnz == len(data)  # (the caller's matrix untouched)
