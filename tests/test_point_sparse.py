@@ -208,3 +208,21 @@ def test_duplicate_entries_and_stored_zeros_are_the_canonical_rows(kw):
     b = AttentionQuantizer(4, random_state=0, **kw).fit(Xn)
     _same_fit(a, b, X, Xn)
     assert Xn.nnz == len(data)  # (the caller's matrix untouched)
+
+
+def test_rows_far_from_the_origin_are_refused_not_misfitted():
+    # squared distances from stored entries cancel ||o||^2: beyond RAW_OFFSET
+    # spreads they would lose their digits (at 1e9 the fit was another one)
+    X, _ = _rows(seed=3, n=600, d=12, K=3)
+    near = X.copy()
+    near[:, 0] += 1e4  # (within the bound: the dense fit)
+    a = AttentionQuantizer(3, random_state=0).fit(near)
+    b = AttentionQuantizer(3, random_state=0).fit(sp.csr_matrix(near))
+    _close(a.cluster_centers_, b.cluster_centers_, rtol=1e-9)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    _close(a.inertia_, b.inertia_, rtol=1e-8)
+    for offset in (1e7, 1e9):
+        far = X.copy()
+        far[:, 0] += offset
+        with pytest.raises(ValueError, match="times their spread from the origin"):
+            AttentionQuantizer(3, random_state=0).fit(sp.csr_matrix(far))

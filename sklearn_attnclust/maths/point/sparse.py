@@ -97,12 +97,26 @@ def sparse_chart(X, sample_weight=None):
     var = float(w @ centred_sq_norms(X, offset, two)) / W
     if not var > 1e-24 * max(float(mean @ mean), (top * two) ** 2):
         chart = PointChart(offset, 0.0)
+    elif float(mean @ mean) > RAW_OFFSET[np.dtype(np.float64)] ** 2 * var:
+        _far_rows(float(np.sqrt(mean @ mean / var)))
     else:
         with np.errstate(under="ignore"):
             spread = max(float(np.sqrt(var) / two),
                          float(np.finfo(np.float64).smallest_subnormal))
         chart = PointChart(offset, spread)
     return chart, ScaledCovariance(X, sample_weight, chart)
+
+
+def _far_rows(ratio):
+    """The ``ValueError`` of sparse rows whose mean is ``ratio`` of their spreads
+    from the origin, beyond :data:`.kernel.RAW_OFFSET`: their squared distances,
+    ``||o||^2 + sum_j x_j (x_j - 2 o_j)`` over the stored entries, would lose
+    ``ratio**2`` times the rounding (the dense rows are shifted instead)."""
+    raise ValueError(
+        f"The mean of the sparse rows of X is {ratio:.3g} times their spread from the "
+        "origin: geometry='point' computes the squared distances of sparse rows from "
+        "their stored entries, which would lose their digits that far from the origin. "
+        "Centre the columns of large mean (or pass X.toarray()).")
 
 
 def _sparse_range_sums(lo, hi, kernel, X, w, need_grad, labels, chunk):
