@@ -226,3 +226,17 @@ def test_rows_far_from_the_origin_are_refused_not_misfitted():
         far[:, 0] += offset
         with pytest.raises(ValueError, match="times their spread from the origin"):
             AttentionQuantizer(3, random_state=0).fit(sp.csr_matrix(far))
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+@pytest.mark.parametrize("kw", [dict(), dict(temperature="learn")], ids=["auto", "learn"])
+def test_labels_at_extreme_scales_are_the_dense_ones(scale, kw):
+    # the squared distances underflow to 0 (overflow to inf) at input scale: the
+    # nearest point is found at the points' unit scale, as for dense rows
+    X, _ = _rows(seed=3, n=800, d=12, K=3)
+    a = AttentionQuantizer(3, random_state=0, **kw).fit(X * scale)
+    b = AttentionQuantizer(3, random_state=0, **kw).fit(sp.csr_matrix(X * scale))
+    ref = AttentionQuantizer(3, random_state=0, **kw).fit(X).labels_
+    np.testing.assert_array_equal(a.labels_, ref)
+    np.testing.assert_array_equal(b.labels_, ref)
+    np.testing.assert_array_equal(b.predict(sp.csr_matrix(X * scale)), ref)
