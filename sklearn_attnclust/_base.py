@@ -127,6 +127,20 @@ def unit_weights(w):
         return w * power_of_two_scale(w)
 
 
+def _canonical_rows(X):
+    """``X`` itself, or for a ``scipy.sparse`` matrix with duplicate entries or stored
+    zeros a canonical copy (duplicates summed, zeros dropped): the sparse passes
+    read each stored entry as the row's value there (squared norms ``sum_j x_j^2``,
+    the rows' keys), so that a row given as two halves would count each half
+    squared, and one stored zero would change its key."""
+    if not issparse(X) or (X.has_canonical_format and (X.nnz == 0 or np.all(X.data))):
+        return X
+    X = X.copy()
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    return X
+
+
 class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Base class of the layers that map inputs to inputs' space (not to be used directly).
 
@@ -171,8 +185,9 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         # "invalid value" before the clear "contains infinity" ValueError.
         with np.errstate(invalid="ignore", over="ignore"):
             if y is None:
-                return validate_data(self, X, **kwargs)
-            return validate_data(self, X, y, **kwargs)
+                return _canonical_rows(validate_data(self, X, **kwargs))
+            X, y = validate_data(self, X, y, **kwargs)
+            return _canonical_rows(X), y
 
     def _plain_input(self, X, reset):
         """Whether ``X`` is a finite 2-D float64 or float32 ``numpy.ndarray`` with

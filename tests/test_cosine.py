@@ -398,3 +398,16 @@ def test_a_refused_chunk_does_not_enter_the_stream():
         fresh.partial_fit(bad)
     fresh.partial_fit(X[:100])
     assert fresh.cluster_centers_.shape == (3, 5)
+
+
+def test_a_fitted_model_keeps_no_rows():
+    # the fit's unit rows (kept for its seeds, relocation and swap stage) are
+    # dropped with the fit: the fitted model holds neither X nor a copy of it
+    import pickle
+
+    X = np.random.default_rng(0).normal(size=(3000, 50))
+    est = AttentionQuantizer(4, geometry="cosine", random_state=0).fit(X)
+    assert len(pickle.dumps(est)) < X.nbytes / 4
+    for kw in (dict(), dict(temperature="learn")):  # (learn: its stream keeps a sample)
+        est = AttentionQuantizer(4, geometry="cosine", random_state=0, **kw).fit(X)
+        assert len(pickle.dumps(est.layer_.maths)) < X.nbytes / 4

@@ -486,7 +486,7 @@ def test_the_passes_import_no_scikit_learn():
     import sys
 
     code = ("import sys\nimport sklearn_attnclust._dask, sklearn_attnclust.rows.statistics\n"
-            "import sklearn_attnclust.maths.direction.axes\n"
+            "import sklearn_attnclust.maths.direction.axes, sklearn_attnclust._dask_point\n"
             "assert not {'sklearn', 'scipy'} & set(sys.modules), "
             "{'sklearn', 'scipy'} & set(sys.modules)\n"
             "from sklearn_attnclust import AttentionQuantizer\n"

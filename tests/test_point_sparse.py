@@ -183,3 +183,60 @@ def test_other_geometries_refuse_sparse_with_a_clear_error():
     X = sp.random(50, 5, density=0.5, random_state=0, format="csr")
     with pytest.raises(TypeError, match="geometry='point'.*geometry='cosine'"):
         AttentionQuantizer(2, geometry="direction").fit(X)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(init="random"), dict(temperature="learn")],
+                         ids=["kmeans++", "random", "learn"])
+def test_duplicate_entries_and_stored_zeros_are_the_canonical_rows(kw):
+    # a CSR row may store one value as two entries of one column and keep
+    # explicit zeros: the passes square stored entries, the keys hash them
+    X, _ = _rows(seed=4, n=400, d=10)
+    ref = sp.csr_matrix(X)
+    data, ind, ptr = [], [], [0]
+    for i in range(X.shape[0]):
+        v, j = list(ref[i].data), list(ref[i].indices)
+        if i % 3 == 0:
+            v, j = v + [0.0], j + [int(np.argmin(np.abs(X[i])))]
+        if i % 5 == 0 and v:
+            v[0] /= 2.0
+            v, j = v + [v[0]], j + [j[0]]
+        data, ind = data + v, ind + j
+        ptr.append(len(data))
+    Xn = sp.csr_matrix((np.array(data), np.array(ind), np.array(ptr)), shape=X.shape)
+    assert not Xn.has_canonical_format and np.array_equal(Xn.toarray(), X)
+    a = AttentionQuantizer(4, random_state=0, **kw).fit(X)
+    b = AttentionQuantizer(4, random_state=0, **kw).fit(Xn)
+    _same_fit(a, b, X, Xn)
+    assert Xn.nnz == len(data)  # (the caller's matrix untouched)
+
+
+def test_rows_far_from_the_origin_are_refused_not_misfitted():
+    # squared distances from stored entries cancel ||o||^2: beyond RAW_OFFSET
+    # spreads they would lose their digits (at 1e9 the fit was another one)
+    X, _ = _rows(seed=3, n=600, d=12, K=3)
+    near = X.copy()
+    near[:, 0] += 1e4  # (within the bound: the dense fit)
+    a = AttentionQuantizer(3, random_state=0).fit(near)
+    b = AttentionQuantizer(3, random_state=0).fit(sp.csr_matrix(near))
+    _close(a.cluster_centers_, b.cluster_centers_, rtol=1e-9)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    _close(a.inertia_, b.inertia_, rtol=1e-8)
+    for offset in (1e7, 1e9):
+        far = X.copy()
+        far[:, 0] += offset
+        with pytest.raises(ValueError, match="times their spread from the origin"):
+            AttentionQuantizer(3, random_state=0).fit(sp.csr_matrix(far))
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+@pytest.mark.parametrize("kw", [dict(), dict(temperature="learn")], ids=["auto", "learn"])
+def test_labels_at_extreme_scales_are_the_dense_ones(scale, kw):
+    # the squared distances underflow to 0 (overflow to inf) at input scale: the
+    # nearest point is found at the points' unit scale, as for dense rows
+    X, _ = _rows(seed=3, n=800, d=12, K=3)
+    a = AttentionQuantizer(3, random_state=0, **kw).fit(X * scale)
+    b = AttentionQuantizer(3, random_state=0, **kw).fit(sp.csr_matrix(X * scale))
+    ref = AttentionQuantizer(3, random_state=0, **kw).fit(X).labels_
+    np.testing.assert_array_equal(a.labels_, ref)
+    np.testing.assert_array_equal(b.labels_, ref)
+    np.testing.assert_array_equal(b.predict(sp.csr_matrix(X * scale)), ref)

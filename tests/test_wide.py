@@ -143,3 +143,18 @@ def test_partial_fit_after_a_wide_fit(monkeypatch, params):
     np.testing.assert_allclose(out[True].cluster_centers_, out[False].cluster_centers_,
                                rtol=0, atol=1e-4 * scale)
     assert isinstance(out[True]._stream.second, np.ndarray)
+
+
+def test_wide_free_energy_fit_keeps_no_rows(monkeypatch):
+    # the free energy's wide moment (an operator on X, for the temperature's
+    # eigenvalues) is not kept: the fitted model neither holds X nor pickles it
+    X = _blobs(200, 1100, 3)
+    est = AttentionQuantizer(3, geometry="direction", risk="free-energy",
+                             random_state=0).fit(X)
+    assert est.second_moment_ is None
+    assert est.layer_.maths.second is None
+    Q = X[:4].copy()
+    before = est.transform(Q)
+    assert len(pickle.dumps(est.layer_)) < X.nbytes / 4
+    X[:] = 0.0
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).transform(Q), before)

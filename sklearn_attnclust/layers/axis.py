@@ -47,6 +47,8 @@ class AxisLayer(FreeEnergyLayer):
         scale, second = axis_moments(X, w)
         maths = AxisMaths(self.n_clusters, self.temperature, scale, second)
         fit = self._descend(maths, X, w, maths.statistics(X, w), rng, init, n_init)
+        if not isinstance(maths.second, np.ndarray):  # wide rows: an operator on X (its
+            maths.second = None  # eigenvalues read by the fit), not kept by the fitted model
         mean = mean_direction(X, w)
         self.fit_, self.maths = fit, maths
         self.heads = signed(fit.heads, mean)

@@ -159,7 +159,8 @@ class CosineLayer(FreeEnergyLayer):
         return maths
 
     def source_readouts(self, fit, maths, rows):
-        """The unit heads are the centres (no pass)."""
+        """The unit heads are the centres (no pass); the maths keep no rows."""
+        maths.forget_rows()
         self.fit_, self.maths, self.beta = fit, maths, maths.beta
         self.heads = np.asarray(fit.heads, dtype=np.float64)
         self.centers = self.heads

@@ -19,7 +19,6 @@ Both give the same eigenvalues to rounding (measured in
 """
 
 import numpy as np
-from scipy.sparse import issparse
 
 from .._blocks import one_blas_thread, sum_row_blocks
 
@@ -86,7 +85,8 @@ class RowSpectrum:
         #: rows of positive weight (the rank of S is at most this, less one if centred)
         self.n_positive = n if weights is None else int(np.count_nonzero(weights))
         #: rows in a CSR matrix (never densified: :meth:`_sparse_matmat`, :meth:`_sparse_gram`)
-        self.sparse = issparse(X)
+        # (not scipy's issparse: dask's workers import this module without scipy)
+        self.sparse = hasattr(X, "tocsr")
 
     @property
     def rank_bound(self):

@@ -134,6 +134,11 @@ class CosineMaths(LayerMaths):
             self._unit_cache = (rows, Y, {})
         return Y
 
+    def forget_rows(self):
+        """Drop the unit rows kept by :meth:`_unit_rows` (the fit is over: a fitted
+        model keeps neither the caller's rows nor a copy of them)."""
+        self._unit_cache = (None, None, None)
+
     def _unit_order(self, rows, Y, weights):
         """:func:`.seeding._unit_order` of the unit rows ``Y`` of ``rows``, kept as
         :meth:`_unit_rows` keeps them (by the weights' identity)."""

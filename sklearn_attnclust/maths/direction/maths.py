@@ -196,7 +196,9 @@ class DirectionMaths(LayerMaths):
 
     def drop_rows(self):
         """Keep only the moments (:meth:`.attention.ContextStatistics.moments_only`):
-        the read-outs after the fit need no row, and a fitted model holds no copy of ``X``."""
+        the read-outs after the fit need no row.  Wide rows' moments are operators on
+        the rows (:class:`.wide.RowMoment`): there the fitted model holds a copy of
+        ``X`` (``n d`` numbers, in place of the ``(d, d)`` moments), not ``X`` itself."""
         self.stats = ContextStatistics.moments_only(self.stats)
         if isinstance(self.stats.second, RowMoment):  # wide rows: kept, the caller's copied
             # (rows at another scale than 1 are unit_scale's copy already)

@@ -26,7 +26,7 @@ from .statistics import PointStatistics
 
 __all__ = ["SparsePointStatistics", "centred_sq_norms", "nearest_sparse",
            "sparse_chart", "sparse_log_density", "sparse_logits", "sparse_posterior_assign",
-           "sparse_quantization_errors", "sparse_sq_distances",
+           "sparse_quantization_errors",
            "assigned_sq_distances"]
 
 #: Rows per block of the passes that need no heads (norms, moments), and the
@@ -97,12 +97,26 @@ def sparse_chart(X, sample_weight=None):
     var = float(w @ centred_sq_norms(X, offset, two)) / W
     if not var > 1e-24 * max(float(mean @ mean), (top * two) ** 2):
         chart = PointChart(offset, 0.0)
+    elif float(mean @ mean) > RAW_OFFSET[np.dtype(np.float64)] ** 2 * var:
+        _far_rows(float(np.sqrt(mean @ mean / var)))
     else:
         with np.errstate(under="ignore"):
             spread = max(float(np.sqrt(var) / two),
                          float(np.finfo(np.float64).smallest_subnormal))
         chart = PointChart(offset, spread)
     return chart, ScaledCovariance(X, sample_weight, chart)
+
+
+def _far_rows(ratio):
+    """The ``ValueError`` of sparse rows whose mean is ``ratio`` of their spreads
+    from the origin, beyond :data:`.kernel.RAW_OFFSET`: their squared distances,
+    ``||o||^2 + sum_j x_j (x_j - 2 o_j)`` over the stored entries, would lose
+    ``ratio**2`` times the rounding (the dense rows are shifted instead)."""
+    raise ValueError(
+        f"The mean of the sparse rows of X is {ratio:.3g} times their spread from the "
+        "origin: geometry='point' computes the squared distances of sparse rows from "
+        "their stored entries, which would lose their digits that far from the origin. "
+        "Centre the columns of large mean (or pass X.toarray()).")
 
 
 def _sparse_range_sums(lo, hi, kernel, X, w, need_grad, labels, chunk):
@@ -176,12 +190,13 @@ def sparse_logits(X, chart, Z, beta):
     return L
 
 
-def sparse_sq_distances(X, Z):
-    """The squared distances (n, K) of the CSR rows ``X`` to the points ``Z``,
-    ``||x - r||^2 - 2 <x - r, z - r> + ||z - r||^2`` about the points' mean ``r``
-    (so that data far from the origin keep their digits), clipped at 0, taken
-    at the points' unit scale (times a power of two ``t``, exact) and scaled
-    back once: +inf or 0 only beyond float64's range."""
+def _unit_sq_distances(X, Z):
+    """``(D, t)``: the squared distances (n, K) of the CSR rows ``X`` to the points
+    ``Z`` times ``t^2``, ``||x - r||^2 - 2 <x - r, z - r> + ||z - r||^2`` about the
+    points' mean ``r`` (so that data far from the origin keep their digits),
+    clipped at 0, at the points' unit scale (``t`` a power of two, exact): they
+    are compared there, since at input scale they may be all 0 or all +inf
+    (rows of 1e-200 or 1e200)."""
     X = as_rows(X)
     Z = np.asarray(Z, dtype=np.float64)
     r = Z.mean(axis=0)
@@ -195,10 +210,17 @@ def sparse_sq_distances(X, Z):
     D += 2.0 * (Zt @ rt) + np.einsum("ij,ij->i", Zt, Zt)
     D += centred_sq_norms(X, r, t)[:, None]
     np.maximum(D, 0.0, out=D)
+    return D, t
+
+
+def _at(D, labels, t):
+    """``D[i, labels_i] / t^2`` (the squared distances of :func:`_unit_sq_distances`
+    to the chosen points, in input units)."""
+    d2 = D[np.arange(D.shape[0]), labels]
     with np.errstate(over="ignore", under="ignore"):
-        D /= t
-        D /= t
-    return D
+        d2 /= t
+        d2 /= t
+    return d2
 
 
 def assigned_sq_distances(X, labels, centers):
@@ -224,10 +246,10 @@ def assigned_sq_distances(X, labels, centers):
 
 def nearest_sparse(X, Z):
     """:func:`..._assign.nearest_point` of the CSR rows ``X``: the nearest of the
-    points ``Z`` and the squared distance to it (:func:`sparse_sq_distances`)."""
-    D = sparse_sq_distances(X, Z)
+    points ``Z`` and the squared distance to it (:func:`_unit_sq_distances`)."""
+    D, t = _unit_sq_distances(X, Z)  # (compared at unit scale: no tie at 0 or inf)
     labels = np.argmin(D, axis=1)
-    return labels, D[np.arange(D.shape[0]), labels]
+    return labels, _at(D, labels, t)
 
 
 def sparse_log_density(X, chart, Z, beta, log_pi):
@@ -253,9 +275,9 @@ def sparse_posterior_assign(X, chart, Z, beta, bias):
         L = sparse_logits(X, chart, Z, beta) + np.asarray(bias, dtype=np.float64)
     labels = np.argmax(L, axis=1)
     bad = ~np.all(np.isfinite(L), axis=1)  # (logits beyond float64: the nearest point)
-    D = sparse_sq_distances(X, Z)
+    D, t = _unit_sq_distances(X, Z)
     labels[bad] = np.argmin(D[bad], axis=1)
-    return labels, D[np.arange(D.shape[0]), labels]
+    return labels, _at(D, labels, t)
 
 
 def _error_block(lo, hi, X, P, C, o, t):
