@@ -133,12 +133,26 @@ def _canonical_rows(X):
     read each stored entry as the row's value there (squared norms ``sum_j x_j^2``,
     the rows' keys), so that a row given as two halves would count each half
     squared, and one stored zero would change its key."""
-    if not issparse(X) or (X.has_canonical_format and (X.nnz == 0 or np.all(X.data))):
+    if not issparse(X) or (np.all(X.data) and not _has_duplicates(X)):
         return X
     X = X.copy()
     X.sum_duplicates()
     X.eliminate_zeros()
     return X
+
+
+def _has_duplicates(X):
+    """Whether the CSR or CSC matrix ``X`` stores an entry twice.  Indices merely
+    unsorted (``diags @ X`` leaves them so) are no reason for a copy of ``X``: the
+    check sorts the entries' flat positions, a transient ``nnz`` integers."""
+    if X.has_canonical_format or X.nnz < 2:
+        return False
+    X = X.tocsr() if X.format not in ("csr", "csc") else X
+    n_major = X.indptr.shape[0] - 1
+    positions = np.repeat(np.arange(n_major, dtype=np.int64) * int(max(X.shape)),
+                          np.diff(X.indptr)) + X.indices
+    positions.sort()
+    return bool(np.any(positions[1:] == positions[:-1]))
 
 
 class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):

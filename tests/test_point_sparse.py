@@ -240,3 +240,29 @@ def test_labels_at_extreme_scales_are_the_dense_ones(scale, kw):
     np.testing.assert_array_equal(a.labels_, ref)
     np.testing.assert_array_equal(b.labels_, ref)
     np.testing.assert_array_equal(b.predict(sp.csr_matrix(X * scale)), ref)
+
+
+@pytest.mark.parametrize("geometry", ["point", "cosine"])
+def test_unsorted_indices_are_not_copied_and_fit_as_sorted(geometry):
+    # diags @ X leaves a row's indices unsorted: no duplicate, so no copy of X
+    # (one matrix more at the fit's peak), and the fit is the sorted matrix's
+    from sklearn_attnclust._base import _canonical_rows, _has_duplicates
+
+    X, _ = _rows(seed=5, n=300, d=12)
+    ref = sp.csr_matrix(X)
+    rng = np.random.default_rng(0)
+    data, ind = ref.data.copy(), ref.indices.copy()
+    for i in range(X.shape[0]):  # each row's entries in another order
+        lo, hi = ref.indptr[i], ref.indptr[i + 1]
+        p = lo + rng.permutation(hi - lo)
+        data[lo:hi], ind[lo:hi] = data[p], ind[p]
+    Xu = sp.csr_matrix((data, ind, ref.indptr.copy()), shape=X.shape)
+    assert not Xu.has_sorted_indices and np.array_equal(Xu.toarray(), X)
+    assert not _has_duplicates(Xu) and _canonical_rows(Xu) is Xu
+    dup = sp.csr_matrix((np.r_[data, 1.0], np.r_[ind, ind[ref.indptr[-2]]],  # (last row's)
+                         np.r_[ref.indptr[:-1], ref.indptr[-1] + 1]), shape=X.shape)
+    assert _has_duplicates(dup)
+    a = AttentionQuantizer(4, geometry=geometry, random_state=0).fit(ref)
+    b = AttentionQuantizer(4, geometry=geometry, random_state=0).fit(Xu)
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, rtol=1e-10, atol=1e-12)
+    assert np.array_equal(a.labels_, b.labels_)
