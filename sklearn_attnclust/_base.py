@@ -142,12 +142,11 @@ def _canonical_rows(X):
 
 
 def _has_duplicates(X):
-    """Whether the CSR or CSC matrix ``X`` stores an entry twice.  Indices merely
+    """Whether the CSR or CSC matrix ``X`` (the formats validation accepts) stores an entry twice.  Indices merely
     unsorted (``diags @ X`` leaves them so) are no reason for a copy of ``X``: the
     check sorts the entries' flat positions, a transient ``nnz`` integers."""
     if X.has_canonical_format or X.nnz < 2:
         return False
-    X = X.tocsr() if X.format not in ("csr", "csc") else X
     n_major = X.indptr.shape[0] - 1
     positions = np.repeat(np.arange(n_major, dtype=np.int64) * int(max(X.shape)),
                           np.diff(X.indptr)) + X.indices

@@ -15,7 +15,7 @@ from ..shared import CACHE_ENTRIES, weighted_rows
 from ..spectrum import RowSpectrum, operator_rows
 from .chart import PointChart
 
-__all__ = ["DENSE_FEATURES", "ScaledCovariance", "chart_from_data"]
+__all__ = ["DENSE_FEATURES", "ScaledCovariance", "chart_from_data", "power_near"]
 
 
 #: Widest data whose covariance :func:`chart_from_data` sums as a ``(d, d)``
@@ -178,6 +178,12 @@ def _moment_block(lo, hi, X, w, s, inv, dtype, raw, full, chunk_size):
     return total, second
 
 
+def power_near(a):
+    """The power of two nearest ``1 / a`` within ``2**+-1000`` (1 for ``a = 0``): a
+    scale that brings ``a`` near 1 exactly."""
+    return 2.0 ** float(np.clip(-np.round(np.log2(a)), -1000, 1000)) if a > 0 else 1.0
+
+
 class ScaledCovariance:
     """The weighted covariance of the chart's scaled rows ``(X - offset) /
     spread``, as an operator: no ``(d, d)`` array.
@@ -203,8 +209,7 @@ class ScaledCovariance:
         spread = float(chart.spread)
         # a power of two near 1 / spread (exact scaling); the eigenvalues of the
         # rows' moment are then over ``norm = (spread * two)^2``, of order 1
-        two = 2.0 ** float(np.clip(-np.round(np.log2(spread)), -1000, 1000)) \
-            if spread > 0 else 0.0
+        two = power_near(spread) if spread > 0 else 0.0
         self.norm = (spread * two) ** 2 if spread > 0 else 1.0
         self.spectrum = RowSpectrum(X, offset=chart.offset, factor=two, weights=weights)
 

@@ -21,7 +21,7 @@ from ..cosine.rows import as_rows
 from ..shared import CACHE_ENTRIES, row_view
 from .chart import PointChart
 from .kernel import RAW_OFFSET, _RawKernel, logit_sums
-from .moments import ScaledCovariance
+from .moments import ScaledCovariance, power_near
 from .statistics import PointStatistics
 
 __all__ = ["SparsePointStatistics", "centred_sq_norms", "nearest_sparse",
@@ -72,11 +72,6 @@ def _largest(X):
     return max(float(X.data.max()), -float(X.data.min())) if X.nnz else 0.0
 
 
-def _power_near(a):
-    """The power of two nearest ``1 / a`` within ``2**+-1000`` (1 for ``a = 0``)."""
-    return 2.0 ** float(np.clip(-np.round(np.log2(a)), -1000, 1000)) if a > 0 else 1.0
-
-
 def sparse_chart(X, sample_weight=None):
     """:func:`.moments.chart_from_data` of the CSR matrix ``X``: the weighted mean
     (a dense ``d``-vector), the spread (the root weighted mean of
@@ -91,7 +86,7 @@ def sparse_chart(X, sample_weight=None):
     if top == 0.0:
         chart = PointChart(np.zeros(d), 0.0)
         return chart, ScaledCovariance(X, sample_weight, chart)
-    two = _power_near(top)
+    two = power_near(top)
     mean = np.asarray(X.T @ (w * two), dtype=np.float64).ravel() / W  # (times two)
     offset = mean / two
     var = float(w @ centred_sq_norms(X, offset, two)) / W
@@ -201,7 +196,7 @@ def _unit_sq_distances(X, Z):
     Z = np.asarray(Z, dtype=np.float64)
     r = Z.mean(axis=0)
     Zc = Z - r
-    t = _power_near(float(np.max(np.abs(Zc), initial=0.0)) or
+    t = power_near(float(np.max(np.abs(Zc), initial=0.0)) or
                     _largest(X))
     Zt, rt = Zc * t, r * t
     with one_blas_thread():
@@ -231,7 +226,7 @@ def assigned_sq_distances(X, labels, centers):
     X = as_rows(X)
     C = np.asarray(centers, dtype=np.float64)
     top = max(float(np.max(np.abs(C), initial=0.0)), _largest(X))
-    t = _power_near(top)
+    t = power_near(top)
     Ct = C * t
     sq = np.einsum("ij,ij->i", Ct, Ct)[labels]
     for a in range(0, X.shape[0], _entry_rows(X)):  # (temporaries of a block's entries)
@@ -295,7 +290,7 @@ def sparse_quantization_errors(X, P, C, o):
     at the unit scale of the centres (a power of two), scaled back once."""
     X = as_rows(X)
     C, o = np.asarray(C, dtype=np.float64), np.asarray(o, dtype=np.float64)
-    t = _power_near(float(np.max(np.abs(C - o), initial=0.0)) or
+    t = power_near(float(np.max(np.abs(C - o), initial=0.0)) or
                     _largest(X))
     parts = map_row_blocks(_error_block, X.shape[0], 16384, X, np.asarray(P, dtype=np.float64),
                            C, o, t)
