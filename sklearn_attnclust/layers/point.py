@@ -134,15 +134,6 @@ class PointLayer(FreeEnergyLayer):
                 "variance and no density.")
         from ..maths.point.likelihood import mixture_log_density
 
-        if issparse(X):
-            from scipy.special import logsumexp
-
-            from ..maths.point.sparse import sparse_log_density
-
-            K = self.n_clusters
-            log_pi = np.full(K, -np.log(K)) if self.bias is None else \
-                np.asarray(self.bias, dtype=np.float64) - logsumexp(self.bias)
-            return sparse_log_density(X, self.chart, self.centers, self.beta, log_pi)
         return mixture_log_density(X, self.chart, self.centers, self.beta, self.bias)
 
     def sparse_risk(self, X, sample_weight=None):

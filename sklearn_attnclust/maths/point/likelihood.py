@@ -49,12 +49,17 @@ def mixture_log_density(X, chart, Z, beta, bias=None):
     units and ``bias`` the logits' bias per head (None: equal weights).  The
     log density in the chart's units, ``log sum_h pi_h (beta / pi)^(d/2)
     exp(-beta ||y - z_h||^2)``, less ``d log s`` (the Jacobian of ``y = (x -
-    offset) / s``): the log density in input units at any scale.
+    offset) / s``): the log density in input units at any scale.  Rows in a
+    ``scipy.sparse`` matrix: :func:`.sparse.sparse_log_density`, never densified.
     """
     d = X.shape[1]
     K = Z.shape[0]
     log_pi = np.full(K, -np.log(K)) if bias is None else \
         np.asarray(bias, dtype=np.float64) - logsumexp(bias)
+    if hasattr(X, "tocsr"):
+        from .sparse import sparse_log_density
+
+        return sparse_log_density(X, chart, Z, beta, log_pi)
     Y = chart.scaled(X)
     with np.errstate(over="ignore", invalid="ignore"):
         L = _logits(Y, chart.scaled(Z), beta)  # 2 beta <y, z_h> - beta ||z_h||^2
