@@ -178,11 +178,10 @@ class _Descent:
         ``state``: the optimiser's state in an earlier result that ended at ``M0``
         (a warm start); ``memory``: the curvature pairs L-BFGS keeps (more on large
         fits, :data:`sklearn_attnclust.maths.sizes.LARGE_FIT_MEMORY`), at most the
-        maths' ``max_pairs(st)`` where it has one; ``stop(values)``: ends the descent
+        maths' ``max_pairs(st)``; ``stop(values)``: ends the descent
         early where it returns True (:meth:`.optim.Optimizer.run`)."""
         maths, problem = self.maths, LayerProblem(self.maths, st)
-        if hasattr(maths, "max_pairs"):
-            memory = min(memory, maths.max_pairs(st))
+        memory = min(memory, maths.max_pairs(st))
         loud = self.verbose > 1 or st is self.stats if loud is None else loud
         optimizer = make_optimizer(**self.options, memory=memory, tol=tol,
                                    max_iter=self.max_iter if steps is None else steps)

@@ -17,6 +17,7 @@ empty heads (defaults: none).  Its *statistics* (:class:`Statistics`) are sums
 over rows that add over row blocks, so that threads and dask reduce them alike.
 """
 
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
@@ -100,6 +101,11 @@ class LayerMaths(ABC):
     def relocate(self, M, empty, rows):
         """The heads with the ``empty`` ones moved to far rows, or None: no empty heads."""
         return None
+
+    def max_pairs(self, stats):
+        """The L-BFGS curvature pairs a descent on ``stats`` keeps at most (no limit
+        here; the caller's ``memory`` applies)."""
+        return sys.maxsize
 
     def swap_space(self, rows):
         """For the swap stage (:mod:`.._swap`): the rows as points of a space whose
