@@ -79,8 +79,7 @@ class DirectionLayer(Layer):
             # (its (d, d) moments formed only if partial_fit follows: wide.DeferredMoment)
             mean = (X.T @ stats.second.v.astype(X.dtype)).astype(np.float64)
             self.fit_moments = wide_fit_moments(stats, self.maths.rms, mean)
-        elif (w is None and X.dtype == np.float64 and self.maths.rms == 1.0 and moderate
-                and isinstance(stats.second, np.ndarray)):
+        elif w is None and X.dtype == np.float64 and self.maths.rms == 1.0 and moderate:
             # the moments partial_fit continues from are the fit's own (float64, in
             # X's units): no second pass of O(n d^2) for them (Stream.moments_of)
             self.fit_moments = (X.mean(axis=0), stats.second, stats.fourth, 0)

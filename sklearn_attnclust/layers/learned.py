@@ -116,8 +116,8 @@ class LearnedPointLayer(PointLayer):
             stats = self._stats(X, w, chart, float(X.shape[0] if w is None else np.sum(w)))
             if not issparse(X):  # (large data: the passes label the rows)
                 stats.track_assignment()
-        # (a dask array's statistics: the same sums, added over its blocks)
-        stats.dtype = np.dtype(np.float64)
+        else:  # (a dask array's statistics: the same sums, added over its blocks)
+            stats.dtype = np.dtype(np.float64)
         Z = chart.scaled_points(self.heads)
         beta, bias = soft_start(stats if sample is None else sample, Z, self.beta)
         n_iter, curve = 0, None

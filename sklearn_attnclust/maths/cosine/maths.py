@@ -139,8 +139,8 @@ class CosineMaths(LayerMaths):
         model keeps neither the caller's rows nor a copy of them)."""
         self._unit_cache = (None, None, None)
 
-    def _unit_order(self, rows, Y, weights):
-        """:func:`.seeding._unit_order` of the unit rows ``Y`` of ``rows``, kept as
+    def _unit_order(self, Y, weights):
+        """:func:`.seeding._unit_order` of the unit rows ``Y``, kept as
         :meth:`_unit_rows` keeps them (by the weights' identity)."""
         kept = self._unit_cache[1] is Y
         orders = self._unit_cache[2] if kept else {}
@@ -166,7 +166,7 @@ class CosineMaths(LayerMaths):
         K = self.n_clusters
         Y = self._unit_rows(rows)
         if isinstance(init, str):
-            order = self._unit_order(rows, Y, weights)
+            order = self._unit_order(Y, weights)
             Y = Y[order]
             w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
             if init == "k-means++":
@@ -249,7 +249,7 @@ class CosineMaths(LayerMaths):
         """The unit rows' order of :func:`.seeding._unit_order` (dense or sparse) and
         where each distinct unit row starts in it."""
         Y = self._unit_rows(rows)
-        order = self._unit_order(rows, Y, weights)
+        order = self._unit_order(Y, weights)
         return order, _unit_starts(Y[order])
 
     def moved(self, M, h, row):
