@@ -14,7 +14,7 @@ step.
 import numpy as np
 from scipy.linalg.blas import daxpy
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, directional_slope
 
 __all__ = ["LBFGS"]
 
@@ -63,13 +63,13 @@ class LBFGS(Optimizer):
             scales = np.asarray(scales)[:, None]
         if pairs:
             lbfgs_dir = _two_loop(problem.manifold, M, rgrad, pairs, scales)
-            if float(np.sum(grad * lbfgs_dir)) > 0:
-                return lbfgs_dir, 1.0, newton
+            lbfgs_slope = directional_slope(grad, lbfgs_dir)
+            if lbfgs_slope > 0:
+                return lbfgs_dir, 1.0, newton, lbfgs_slope
             pairs.clear()
             newton = scales is not None
-        if scales is not None:
-            return scales * rgrad, 1.0, newton
-        return rgrad, step, newton
+        direction, trial = (rgrad, step) if scales is None else (scales * rgrad, 1.0)
+        return direction, trial, newton, directional_slope(grad, direction)
 
     def _update(self, manifold, pairs, points, grads, new_grads, direction, trial):
         (M, cand), rgrad, new_rgrad = points, grads[1], new_grads[1]

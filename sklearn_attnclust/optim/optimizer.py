@@ -19,7 +19,8 @@ import numpy as np
 from .line_search import ArmijoBacktracking
 from .manifold import frobenius, normalize_rows
 
-__all__ = ["BarzilaiBorwein", "Optimizer", "SphereResult", "SteepestDescent"]
+__all__ = ["BarzilaiBorwein", "Optimizer", "SphereResult", "SteepestDescent",
+           "directional_slope"]
 
 
 #: Relative size of the objective's rounding: a line search whose first trial
@@ -73,6 +74,11 @@ class SphereResult:
     state: object = None
 
 
+def directional_slope(grad, direction):
+    """``<grad, direction>``, the cost's rate of decrease along ``-direction``."""
+    return float(np.sum(grad * direction))
+
+
 def _below_rounding(predicted, value):
     """Whether the decrease a quasi-Newton step predicts is below the rounding of ``value``."""
     return predicted <= ROUNDING_FLOOR * max(abs(value), np.finfo(float).tiny)
@@ -122,8 +128,8 @@ class Optimizer:
             if gnorm <= tol:
                 result.converged = True
                 break
-            direction, trial, newton = self._direction(problem, memory, M, grad, rgrad, step)
-            slope = float(np.sum(grad * direction))
+            direction, trial, newton, slope = self._direction(problem, memory, M, grad, rgrad,
+                                                              step)
             if slope <= 0:
                 result.line_search_failed = True
                 break
@@ -139,7 +145,7 @@ class Optimizer:
             new_rgrad = manifold.project(cand, new_grad)
             step = self._update(manifold, memory, (M, cand), (grad, rgrad),
                                 (new_grad, new_rgrad), direction, trial)
-            moved = frobenius(cand - M)
+            last = M
             M, value, grad, rgrad = cand, new_value, new_grad, new_rgrad
             gnorm = problem.stationarity(M, rgrad)
             result.values.append(value)
@@ -149,7 +155,7 @@ class Optimizer:
                 callback(it, value, gnorm, trial)
             if stop is not None and gnorm > tol and stop(result.values):
                 break
-            if decrease <= 0 and moved <= 1e-12:
+            if decrease <= 0 and frobenius(cand - last) <= 1e-12:
                 # an accepted step too small to move the heads: no progress possible,
                 # at the optimum if the decrease it predicted is below rounding
                 result.converged = newton and _below_rounding(slope * trial, value)
@@ -173,9 +179,10 @@ class Optimizer:
         return None
 
     def _direction(self, problem, memory, M, grad, rgrad, step):
-        """``(direction, first trial step, whether it is a quasi-Newton step)``:
+        """``(direction, first trial step, whether it is a quasi-Newton step, slope)``:
         a quasi-Newton step, tried at step 1, has a slope that predicts the
-        decrease to the optimum; a gradient's at the user's step does not."""
+        decrease to the optimum; a gradient's at the user's step does not.  The
+        slope is ``<grad, direction>`` (:func:`directional_slope`), the line search's."""
         raise NotImplementedError
 
     def _update(self, manifold, memory, points, grads, new_grads, direction, trial):
@@ -199,7 +206,8 @@ class _GradientRule(Optimizer):
         self.direction = direction
 
     def _direction(self, problem, memory, M, grad, rgrad, step):
-        return (rgrad if self.direction == "riemannian" else grad), step, False
+        direction = rgrad if self.direction == "riemannian" else grad
+        return direction, step, False, directional_slope(grad, direction)
 
 
 class SteepestDescent(_GradientRule):
