@@ -241,13 +241,21 @@ class AxisMaths(LayerMaths):
 
             # scikit-learn's k-means++ on the scaled rows, as directions, drawn in
             # the canonical order (the seeds depend on the weighted rows only)
-            order = order_by_key(squared_norms(Y), Y)  # canonical_order(Y); Y is scaled
+            sq = squared_norms(Y)
+            order = order_by_key(sq, Y)  # canonical_order(Y); Y is scaled
+            # (the rows' squared norms as kmeans_plusplus takes them: row_norms's einsum)
             Z, _ = kmeans_plusplus(np.take(Y, order, axis=0), K, random_state=rng,
+                                   x_squared_norms=sq[order],
                                    sample_weight=None if weights is None else weights[order])
             norms = np.linalg.norm(Z, axis=1, keepdims=True)
             M = Z / np.where(norms > 0, norms, 1.0)
+            # the seeds are rows: a head scores its own row's norm, so none is blind
+            # to every row where each seed's norm is clear of check_start's bound
+            # (1e-12 times the largest norm; with a margin for the scores' rounding),
+            # and its pass over the rows gives what the seeds alone give
+            clear = np.min(norms) > 2e-12 * np.sqrt(np.max(sq))
             try:
-                check_start(M, Y)
+                check_start(M, Z if clear else Y)
                 return M
             except ValueError:
                 init = "random"
