@@ -15,10 +15,15 @@ def unequal(w):
 
 def mean_direction(X, w):
     """The (weighted) mean row of ``X`` times a positive factor (a power of two that
-    brings ``X`` near unit scale, so that the sum neither under- nor overflows):
-    what :func:`signed` reads, the mean's direction."""
+    brings ``X`` near unit scale, so that the sum neither under- nor overflows; 1
+    for float64 rows below 1 in magnitude): what :func:`signed` reads, the mean's
+    direction."""
     two = power_of_two_scale(X)
-    Xs = np.asarray(X, dtype=np.float64) * two
+    # float64 rows below 1 in magnitude (unit rows) as they are, without the scaled
+    # copy of X (at 1e4 x 384, 12 ms of a 0.25 s fit): their sums do not overflow, and
+    # scaling up by a power of two is exact (the mean ``two`` times smaller, its
+    # projections' signs the same)
+    Xs = X if X.dtype == np.float64 and two >= 1.0 else np.asarray(X, dtype=np.float64) * two
     return Xs.mean(axis=0) if w is None else np.average(Xs, axis=0, weights=w / w.max())
 
 
