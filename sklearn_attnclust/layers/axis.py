@@ -11,7 +11,8 @@ from ..rows.statistics import KernelStatistics
 from .base import LayerState, register_layer
 from .common import over_squared
 from .free_energy import FreeEnergyLayer
-from .heads import check_seed_count, check_seeds, mean_direction, score_centres, signed
+from .heads import (check_seed_count, check_seeds, fitted_assignment, mean_direction,
+                    score_centres, signed)
 
 __all__ = ["AxisLayer"]
 
@@ -42,7 +43,13 @@ class AxisLayer(FreeEnergyLayer):
     def _warm_start(self):
         return getattr(self, "heads", None)
 
+    def fit(self, X, w, rng):
+        """Fit to the rows ``X`` (weights ``w`` or None); returns their
+        :class:`.base.Assignment`, from the labels the fit read its centres by."""
+        return fitted_assignment(X, self._fit(X, w, rng), self.centers, w)
+
     def _fit(self, X, w, rng, *, init=None, n_init=None):
+        """Fit the heads and centres; returns the rows' labels."""
         check_seeds(X, self.n_clusters)
         scale, second = axis_moments(X, w)
         maths = AxisMaths(self.n_clusters, self.temperature, scale, second)
@@ -54,6 +61,7 @@ class AxisLayer(FreeEnergyLayer):
         self.heads = signed(fit.heads, mean)
         labels, scores = largest_score(X, self.heads)
         self.centers = score_centres(self.heads, labels, scores, w)
+        return labels
 
     # -- the generic fit on a row source (a dask array's: Layer.fit_dask) --------
     def source_maths(self, rows):

@@ -15,7 +15,8 @@ from ..maths.direction.reconstruction import competitive_weights
 from ..maths.direction.wide import wide_fit_moments
 from .base import Layer, LayerState, register_layer
 from .common import warm_start_copy, warn_if_not_converged
-from .heads import check_seeds, mean_direction, score_centres, signed, unequal
+from .heads import (check_seeds, fitted_assignment, mean_direction, score_centres, signed,
+                    unequal)
 from .stream import stream_exponent
 
 __all__ = ["DirectionLayer"]
@@ -70,8 +71,10 @@ class DirectionLayer(Layer):
         self.heads = signed(self.fit_.heads, mean).astype(X.dtype)
 
     def fit(self, X, w, rng):
+        """Fit to the rows ``X`` (weights ``w`` or None); returns their
+        :class:`.base.Assignment`, from the labels the centres were read by."""
         check_seeds(X, self.n_clusters)
-        w = unequal(w)
+        fit_w, w = w, unequal(w)
         self._fit(X, w, rng, mean_direction(X, w))
         stats = self.maths.stats
         moderate = stream_exponent(float(np.max(np.abs(X), initial=0.0))) == 0
@@ -86,7 +89,7 @@ class DirectionLayer(Layer):
         with one_blas_thread():
             scores, labels = head_scores(X, self.heads)
         self.centers = self._centers(X, labels, w, scores)
-        return None
+        return fitted_assignment(X, labels, self.centers, fit_w)
 
     def warm_start_from(self, other):
         """Continue from the heads of ``other`` (see :meth:`.Layer.warm_start_from`)."""

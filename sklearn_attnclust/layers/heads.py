@@ -1,11 +1,14 @@
-"""What the direction layers share: their heads' signs, centres and seeds."""
+"""What the direction layers share: their heads' signs, centres, seeds and the
+assignment of the rows they were fitted to."""
 
 import numpy as np
 
+from .._assign import distances_to_centres
 from .._base import power_of_two_scale, unit_weights
+from .base import Assignment
 
-__all__ = ["check_seed_count", "check_seeds", "mean_direction", "score_centres", "signed",
-           "unequal"]
+__all__ = ["check_seed_count", "check_seeds", "fitted_assignment", "mean_direction",
+           "score_centres", "signed", "unequal"]
 
 
 def unequal(w):
@@ -48,6 +51,23 @@ def score_centres(heads, labels, scores, weights=None):
     means = np.divide(sums, mass, out=np.zeros(K), where=mass > 0)
     with np.errstate(over="ignore"):  # (means within the scores' range: no overflow)
         return (means / two)[:, None] * heads
+
+
+def fitted_assignment(X, labels, centers, w):
+    """The :class:`.base.Assignment` of the rows ``X`` a direction layer was fitted
+    to (with the weights ``w`` of its fit, or None), from their ``labels`` (its
+    fit's last pass): one pass for the squared distances to the ``centers``, where
+    the estimator would take the labels again (``Layer.assign``).  The inertia is
+    summed as :func:`.common.inertia_of` sums it (the estimator sums it anew at unit
+    scale where it is not finite or near underflow)."""
+    _, d2 = distances_to_centres(X, labels, centers)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        if w is None:
+            inertia = d2.sum()
+        else:
+            pos = w > 0  # (a zero weight times an inf is NaN)
+            inertia = d2[pos] @ w[pos]
+    return Assignment(labels, float(inertia), np.bincount(labels, minlength=centers.shape[0]))
 
 
 def check_seeds(X, n_clusters):
