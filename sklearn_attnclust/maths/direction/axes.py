@@ -308,19 +308,30 @@ class AxisMaths(LayerMaths):
         return out[0] / W, G, out[1] / W
 
     def preconditioner(self, M, masses):
-        """Per-head inverse curvature on its sphere: the preconditioned step moves
-        each head to the direction of its attention-weighted second moment times it
-        (a step of power iteration, as a k-means step moves a centre to its rows'
-        mean).  The curvature is ``2 sum_i w_i p_ih <y_i, mu_h>^2 / W`` (found by
-        the last risk with its gradient, when it was at ``M``; else twice the
-        head's mass times the typical squared score), at least :attr:`floor`: the
-        Riemannian Hessian is that times the identity, less twice the head's
-        attention-weighted second moment across it (small off its cluster's
-        direction) and less the weights' softness."""
+        """Per-head inverse curvature on its sphere, at most the heads' mean.
+
+        The preconditioned step moves each head to the direction of its
+        attention-weighted second moment times it (a step of power iteration,
+        as a k-means step moves a centre to its rows' mean).  The curvature is
+        ``2 sum_i w_i p_ih <y_i, mu_h>^2 / W`` (found by the last risk with its
+        gradient, when it was at ``M``; else twice the head's mass times the
+        typical squared score), at least :attr:`floor`: the Riemannian Hessian
+        is that times the identity, less twice the head's attention-weighted
+        second moment across it (small off its cluster's direction) and less
+        the weights' softness.  No head's scale exceeds the heads' mean: a head
+        of few rows would otherwise leap to the direction of the rows it barely
+        holds.  Measured on the vmf benchmark (n = 1e4, 12 seeds, mean ARI and
+        centroid distance; uncapped / capped / no preconditioner): d = 384, K =
+        20: ARI 0.947 / 0.977 / 0.930 in 15 / 11.5 / 22.5 steps (medians); d =
+        384, K = 10: 0.952 / 0.979 / 0.969; d = 128, K = 20: ARI 0.934 / 0.939 /
+        0.927, distance 1.30 capped against 1.52 without; d = 64, K = 20: 1.37
+        against 1.42 (31 steps against 26).
+        """
         last, curvature = self._last
         if last is not M:
             curvature = 2.0 * self.typical * np.asarray(masses, dtype=np.float64)
-        return 1.0 / np.maximum(curvature, self.floor)
+        scales = 1.0 / np.maximum(curvature, self.floor)
+        return np.minimum(scales, scales.mean())
 
     def stationarity(self, M, rgrad, masses):
         return float(np.linalg.norm(rgrad))
