@@ -246,7 +246,7 @@ class PointMaths(LayerMaths):
         them.
         """
         at, M = M, np.asarray(M, dtype=np.float64)
-        if np.any(M[:, -1] < MIN_POLE):
+        if (M[:, -1] < MIN_POLE).any():
             return (np.inf, np.full_like(M, np.nan), None) if return_grad else np.inf
         chart = stats.chart
         Z = chart.scaled_points(M)
@@ -257,7 +257,7 @@ class PointMaths(LayerMaths):
             return risk
         G = (2.0 / W) * (out[1][:, None] * Z - out[2])
         # the distortion sum_i w_i sum_h p_ih ||y_i - zs_h||^2 / W, from the same sums
-        distortion = (stats.sq_total - 2.0 * np.sum(Z * out[2])
+        distortion = (stats.sq_total - 2.0 * (Z * out[2]).sum()
                       + np.dot(out[1], np.einsum("ij,ij->i", Z, Z))) / W
         self._noise = (at, sampling_noise(distortion, self.n_clusters, Z.shape[1],
                                           row_count(stats)))

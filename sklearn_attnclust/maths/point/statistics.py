@@ -147,8 +147,7 @@ class PointStatistics(Statistics):
         if self.cached:
             if self.scaled_rows is None:
                 self.scaled_rows = self.chart.scaled(self.X)
-            return (_RawKernel(_UNIT_CHART, np.zeros(self.X.shape[1]), Z, beta, np.float64,
-                               bias), self.scaled_rows)
+            return _RawKernel(_UNIT_CHART, None, Z, beta, np.float64, bias), self.scaled_rows
         return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
 
     def _blocks(self, kernel, rows, need_grad, labels):
