@@ -139,16 +139,15 @@ def _two_loop(manifold, M, g, pairs, scales=None, norms=None):
     # the pairs as one stack (p, 2, K, d), moved to M by one transport
     moved = np.array(pairs, dtype=np.float64)
     moved = manifold.transport_stack(M, moved.reshape(-1, *M.shape), norms).reshape(moved.shape)
-    S, Y = moved[:, 0], moved[:, 1]
-    sy = np.einsum("pij,pij->p", S, Y)
+    S, Y = list(moved[:, 0]), list(moved[:, 1])  # (the pairs' views, made once)
+    sy = np.einsum("pij,pij->p", moved[:, 0], moved[:, 1]).tolist()
     q = np.array(g, dtype=np.float64)
-    alphas = np.zeros(len(pairs))
+    alphas = [0.0] * len(pairs)
     for i in reversed(range(len(pairs))):
         if sy[i] > 0:
             alphas[i] = np.vdot(S[i], q) / sy[i]
             q -= alphas[i] * Y[i]
-    y_last = Y[-1]
-    yy = np.vdot(y_last, y_last)
+    yy = np.vdot(Y[-1], Y[-1])
     gamma = sy[-1] / yy if (yy > 0 and sy[-1] > 0) else 1.0
     r = (gamma if scales is None else scales) * q
     for i in range(len(pairs)):
