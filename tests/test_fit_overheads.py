@@ -322,3 +322,23 @@ def test_the_swap_space_is_the_passes_scaled_rows(blobs):
     assert np.array_equal(maths.swap_space(other), chart.scaled(other))  # other rows
     del stats  # held weakly: the statistics (and their rows' copy) are not kept alive
     assert maths._last_stats() is None
+
+
+def test_the_biases_log_sum_exp_is_scipys_bit_for_bit():
+    from scipy.special import logsumexp
+
+    from sklearn_attnclust.maths.point.likelihood import log_sum_exp
+
+    rng = np.random.default_rng(0)
+    for K in (1, 2, 5, 17):
+        for t in range(300):
+            b = rng.standard_normal(K) * 10.0 ** rng.uniform(-3, 3)
+            if t % 3 == 0:
+                b[rng.integers(K)] = b.max()  # a tie at the top
+            if t % 5 == 0:
+                b = np.log(rng.dirichlet(np.ones(K)))  # log mixing weights
+            if t % 7 == 0 and K > 1:
+                b[0] = -np.inf  # an empty head's
+            assert log_sum_exp(b) == logsumexp(b)
+    for b in ([-np.inf, -np.inf], [np.inf, 1.0], [np.nan, 1.0]):  # (scipy's)
+        np.testing.assert_array_equal(log_sum_exp(np.array(b)), logsumexp(np.array(b)))
