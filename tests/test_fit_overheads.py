@@ -342,3 +342,22 @@ def test_the_biases_log_sum_exp_is_scipys_bit_for_bit():
             assert log_sum_exp(b) == logsumexp(b)
     for b in ([-np.inf, -np.inf], [np.inf, 1.0], [np.nan, 1.0]):  # (scipy's)
         np.testing.assert_array_equal(log_sum_exp(np.array(b)), logsumexp(np.array(b)))
+
+
+def test_the_swap_order_is_the_seedings_order(blobs):
+    from sklearn_attnclust._init import centred_order, distinct_starts
+    from sklearn_attnclust.maths.point.maths import PointMaths
+    from sklearn_attnclust.maths.point.moments import chart_from_data
+
+    X = np.vstack([blobs, blobs[:30]])  # copies: distinct rows start where they differ
+    chart, cov = chart_from_data(X)
+    maths = PointMaths(4, 16.0, chart, cov)
+    plain = centred_order(X, chart.offset, chart.unit_power())
+    first = distinct_starts(X[plain])
+    maths.seed_points(X, None, "k-means++", np.random.RandomState(0))
+    assert maths._order[0]() is X
+    order, starts = maths.swap_order(X, None)
+    assert np.array_equal(order, plain) and np.array_equal(starts, first)
+    other = X[::-1].copy()  # other rows (the same set): their own order, computed
+    order, _ = maths.swap_order(other, None)
+    assert np.array_equal(order, centred_order(other, chart.offset, chart.unit_power()))
