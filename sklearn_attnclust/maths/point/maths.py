@@ -132,7 +132,7 @@ def lloyd_shift(M, rgrad, masses, height, floor):
     """
     M = np.asarray(M, dtype=np.float64)
     shift = (M[:, -1] / (2.0 * height * np.maximum(masses, floor)))[:, None] * rgrad
-    return float((M.shape[1] - 1) * np.sum(shift * shift))
+    return float((M.shape[1] - 1) * (shift * shift).sum())
 
 
 def sampling_noise(distortion, n_heads, n_features, n_rows):
