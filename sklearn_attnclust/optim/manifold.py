@@ -90,7 +90,8 @@ class Spheres:
         (a trial step the line search then steps back from)."""
         step = t * V
         # M - t V, written over the step where it holds the result (one temporary,
-        # and two arrays read instead of three: on 10 x 13885, a third the time)
+        # two arrays read instead of three: on 10 x 13885 the retraction took 290
+        # us against 370, one thread)
         cand = np.subtract(M, step, out=step) if step.dtype == np.result_type(M, step) \
             else M - step
         norms = row_norms(cand)
