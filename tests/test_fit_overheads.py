@@ -17,6 +17,7 @@
   sums as they are, the swap space read from the passes' scaled rows: the same.
 """
 
+import copy
 import pickle
 import warnings
 
@@ -276,6 +277,9 @@ def test_the_pairs_keep_their_unmoved_products(monkeypatch):
     s, y = pairs[1]
     assert pairs[1].products == (np.vdot(s, y), np.vdot(y, y))
     assert pairs[1].products is pairs[1].products  # computed once
+    for copied in (pickle.loads(pickle.dumps(pairs[1])), copy.deepcopy(pairs[1])):
+        assert type(copied) is lbfgs._Pair and np.array_equal(copied[1], y)
+        assert copied.products == pairs[1].products
     monkeypatch.setattr(lbfgs, "STACK_LIMIT", 0)  # the recursion without stacks reads them
     kept = lbfgs._two_loop(Spheres, M, g, pairs)
     assert np.array_equal(kept, lbfgs._two_loop(Spheres, M, g, [tuple(p) for p in pairs]))

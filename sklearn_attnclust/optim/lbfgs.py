@@ -93,6 +93,9 @@ class _Pair(tuple):
     def __new__(cls, s, y):
         return super().__new__(cls, (s, y))
 
+    def __getnewargs__(self):  # (pickle and copy call __new__ with these)
+        return tuple(self)
+
     @property
     def products(self):
         found = self.__dict__.get("products")
