@@ -324,6 +324,8 @@ def test_the_swap_space_is_the_passes_scaled_rows(blobs):
     assert maths.swap_space(blobs) is stats.scaled_rows
     assert np.array_equal(stats.scaled_rows, chart.scaled(blobs))
     assert np.array_equal(maths.swap_space(other), chart.scaled(other))  # other rows
+    copied = pickle.loads(pickle.dumps(maths))  # (pickled without the weak references)
+    assert copied._last_stats() is None and copied.beta == maths.beta
     del stats  # held weakly: the statistics (and their rows' copy) are not kept alive
     assert maths._last_stats() is None
 
@@ -365,3 +367,4 @@ def test_the_swap_order_is_the_seedings_order(blobs):
     other = X[::-1].copy()  # other rows (the same set): their own order, computed
     order, _ = maths.swap_order(other, None)
     assert np.array_equal(order, centred_order(other, chart.offset, chart.unit_power()))
+    assert pickle.loads(pickle.dumps(maths))._order[0]() is None

@@ -206,6 +206,11 @@ def point_weights(X, chart, Z, beta, bias=None):
     return P
 
 
+def _no_reference():
+    """A dead weak reference (none was taken): None."""
+    return None
+
+
 class PointMaths(LayerMaths):
     """The point layer's mathematics, for the fit strategy of :mod:`sklearn_attnclust._strategy`.
 
@@ -222,8 +227,13 @@ class PointMaths(LayerMaths):
         self.floor = 0.1 / self.n_clusters  # the smallest mass the steps assume
         self.unit_root = chart.spread
         self._noise = (None, 0.0)  # the heads of the last gradient, their sampling noise
-        self._last_stats = lambda: None  # the statistics made last (a weak reference)
-        self._order = (lambda: None, None)  # the rows seeded last (weakly) and their order
+        self._last_stats = _no_reference  # the statistics made last (a weak reference)
+        self._order = (_no_reference, None)  # the rows seeded last (weakly) and their order
+
+    def __getstate__(self):  # (pickled without the weak references to one fit's rows)
+        state = dict(self.__dict__)
+        state["_last_stats"], state["_order"] = _no_reference, (_no_reference, None)
+        return state
 
     def statistics(self, rows, weights, sq_total=None):
         stats = PointStatistics.from_data(rows, weights, self.chart, sq_total=sq_total,
