@@ -148,7 +148,10 @@ def rows_block(lo, hi, X, fun, args):
 
 
 def add_blocks(parts):
-    """Elementwise sum of the tuples ``parts`` (a pass's blocks, in row order)."""
+    """Elementwise sum of the tuples ``parts`` (a pass's blocks, in row order);
+    the one tuple itself for one block (small data: no copies)."""
+    if len(parts) == 1:
+        return parts[0]
     return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
 
 

@@ -9,9 +9,15 @@
 - a plain float ndarray taken without ``validate_data``: the same attributes,
   and every other input (feature names, wrong widths, non-finite values, other
   dtypes) still through ``validate_data``'s errors and warnings;
-- the constructor's parameter names found once per class, subclasses apart.
+- the constructor's parameter names found once per class, subclasses apart;
+- the optimiser's shortcuts (each point's row norms computed once, the pairs
+  moved as one stack, the unmoved pairs' products kept with them, operations
+  written over their temporaries): the numbers of the long ways, bit for bit;
+- the point kernel of cached scaled rows (no shift to fold), one row block's
+  sums as they are, the swap space read from the passes' scaled rows: the same.
 """
 
+import copy
 import pickle
 import warnings
 
@@ -186,3 +192,179 @@ def test_rows_beyond_the_products_range_are_still_found(dtype, big):
     with np.errstate(over="ignore"):
         d2 = (((Xs / s)[:, None, :] - Z[None, :, :] / s[:, None, :]) ** 2).sum(axis=2) * s**2
     np.testing.assert_allclose(dist, d2.min(axis=1), rtol=1e-5 if dtype == np.float32 else 1e-9)
+
+
+def _tangent_setup(K=6, d=9, pairs=5, seed=0):
+    from sklearn_attnclust.optim import Spheres
+
+    rng = np.random.default_rng(seed)
+    M = Spheres.random_point(K, d, rng)
+    # a point a step away: its pairs are not tangent at M (the transport moves them)
+    N = Spheres.retract(M, Spheres.project(M, rng.standard_normal(M.shape)), 0.2)
+    tangent = [Spheres.project(N, rng.standard_normal(M.shape)) for _ in range(2 * pairs + 1)]
+    return M, tangent[:pairs], tangent[pairs:2 * pairs], tangent[-1], rng
+
+
+def test_projections_with_the_norms_given_are_the_plain_ones_bit_for_bit():
+    from sklearn_attnclust.optim import Spheres
+
+    M, S, Y, g, rng = _tangent_setup()
+    norms = Spheres.sq_norms(M)
+    V = rng.standard_normal(M.shape)
+    plain = V - (np.einsum("ij,ij->i", V, M) / np.einsum("ij,ij->i", M, M))[:, None] * M
+    assert np.array_equal(Spheres.project(M, V), plain)
+    assert np.array_equal(Spheres.project(M, V, norms), plain)
+    assert np.array_equal(Spheres.transport(M, V, norms), plain)
+    stack = np.array(S)
+    inv = 1.0 / np.einsum("ij,ij->i", M, M)
+    moved = stack - (np.einsum("pij,ij->pi", stack, M) * inv)[:, :, None] * M
+    assert np.array_equal(Spheres.transport_stack(M, stack), moved)
+    assert np.array_equal(Spheres.transport_stack(M, stack, norms), moved)
+    # the retraction written over its step: M - t V renormalised
+    cand = M - 0.3 * V
+    assert np.array_equal(Spheres.retract(M, V, 0.3),
+                          cand / np.linalg.norm(cand, axis=1, keepdims=True))
+    V32 = V.astype(np.float32)  # (a step of another precision: not written over)
+    cand = M - 0.3 * V32
+    assert np.array_equal(Spheres.retract(M, V32, 0.3),
+                          cand / np.linalg.norm(cand, axis=1, keepdims=True))
+
+
+def _two_loop_long_way(M, g, pairs, scales=None):
+    """The recursion with each pair moved on its own (the optimiser's before the
+    stacks), for the bit-for-bit comparison."""
+    from sklearn_attnclust.optim import Spheres
+
+    inv = 1.0 / np.einsum("ij,ij->i", M, M)
+    move = lambda V: V - (np.einsum("ij,ij->i", V, M) * inv)[:, None] * M  # noqa: E731
+    moved = [(move(s), move(y)) for s, y in pairs]
+    sy = [np.einsum("ij,ij->", s, y) for s, y in moved]
+    q, alphas = np.array(g, dtype=np.float64), [0.0] * len(pairs)
+    for i in reversed(range(len(pairs))):
+        if sy[i] > 0:
+            alphas[i] = np.vdot(moved[i][0], q) / sy[i]
+            q -= alphas[i] * moved[i][1]
+    yy = np.vdot(moved[-1][1], moved[-1][1])
+    r = (sy[-1] / yy if scales is None else scales) * q
+    for i in range(len(pairs)):
+        if sy[i] > 0:
+            r += (alphas[i] - np.vdot(moved[i][1], r) / sy[i]) * moved[i][0]
+    return Spheres.project(M, r)
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+def test_the_stacked_two_loop_is_the_recursion_pair_by_pair(scaled):
+    from sklearn_attnclust.optim import Spheres, lbfgs
+
+    M, S, Y, g, rng = _tangent_setup()
+    pairs = [lbfgs._Pair(s, 0.6 * s + 0.4 * y) for s, y in zip(S, Y)]
+    scales = rng.uniform(0.5, 2.0, (M.shape[0], 1)) if scaled else None
+    expected = _two_loop_long_way(M, g, pairs, scales)
+    assert np.array_equal(lbfgs._two_loop(Spheres, M, g, pairs, scales), expected)
+    assert np.array_equal(
+        lbfgs._two_loop(Spheres, M, g, pairs, scales, Spheres.sq_norms(M)), expected)
+    # plain tuples (a state given by hand) give the same direction as kept pairs
+    plain = [tuple(p) for p in pairs]
+    assert np.array_equal(lbfgs._two_loop(Spheres, M, g, plain, scales), expected)
+
+
+def test_the_pairs_keep_their_unmoved_products(monkeypatch):
+    from sklearn_attnclust.optim import Spheres, lbfgs
+
+    M, S, Y, g, _ = _tangent_setup(K=5, d=40, pairs=4)
+    pairs = [lbfgs._Pair(s, 0.6 * s + 0.4 * y) for s, y in zip(S, Y)]
+    assert len(pairs[0]) == 2 and pairs[0][0] is S[0]
+    s, y = pairs[1]
+    assert pairs[1].products == (np.vdot(s, y), np.vdot(y, y))
+    assert pairs[1].products is pairs[1].products  # computed once
+    for copied in (pickle.loads(pickle.dumps(pairs[1])), copy.deepcopy(pairs[1])):
+        assert type(copied) is lbfgs._Pair and np.array_equal(copied[1], y)
+        assert copied.products == pairs[1].products
+    monkeypatch.setattr(lbfgs, "STACK_LIMIT", 0)  # the recursion without stacks reads them
+    kept = lbfgs._two_loop(Spheres, M, g, pairs)
+    assert np.array_equal(kept, lbfgs._two_loop(Spheres, M, g, [tuple(p) for p in pairs]))
+
+
+def test_the_cached_rows_kernel_is_the_kernel_about_a_zero_origin(blobs):
+    from sklearn_attnclust.maths.point import kernel
+
+    Y = (blobs - blobs.mean(axis=0)) / blobs.std()
+    Z = Y[:4] * 0.9
+    bias = np.log([0.1, 0.2, 0.3, 0.4])
+    for b in (None, bias):
+        fast = kernel._RawKernel(kernel._UNIT_CHART, None, Z, 2.5, np.float64, b)
+        zero = kernel._RawKernel(kernel._UNIT_CHART, np.zeros(Y.shape[1]), Z, 2.5,
+                                 np.float64, b)
+        assert np.array_equal(fast.c, zero.c) and np.array_equal(fast.A, zero.A)
+        for need_grad in (False, True):
+            got = fast.range_sums(0, len(Y), Y, None, need_grad)
+            for a, e in zip(got, zero.range_sums(0, len(Y), Y, None, need_grad)):
+                assert np.array_equal(a, e)
+
+
+def test_one_row_blocks_sums_are_returned_as_they_are():
+    from sklearn_attnclust._blocks import add_blocks
+
+    part = (1.5, np.arange(3.0), np.ones((2, 2)))
+    assert add_blocks([part]) is part
+    two = add_blocks([part, part])
+    assert two[0] == 3.0 and np.array_equal(two[1], 2 * part[1])
+
+
+def test_the_swap_space_is_the_passes_scaled_rows(blobs):
+    from sklearn_attnclust.maths.point.maths import PointMaths
+    from sklearn_attnclust.maths.point.moments import chart_from_data
+
+    chart, cov = chart_from_data(blobs)
+    maths = PointMaths(4, 16.0, chart, cov)
+    other = blobs[::2].copy()
+    assert np.array_equal(maths.swap_space(blobs), chart.scaled(blobs))  # no statistics yet
+    stats = maths.statistics(blobs, None)
+    stats.sums(chart.scaled(blobs[:4]), maths.beta, False)  # (the first pass caches them)
+    assert maths.swap_space(blobs) is stats.scaled_rows
+    assert np.array_equal(stats.scaled_rows, chart.scaled(blobs))
+    assert np.array_equal(maths.swap_space(other), chart.scaled(other))  # other rows
+    copied = pickle.loads(pickle.dumps(maths))  # (pickled without the weak references)
+    assert copied._last_stats() is None and copied.beta == maths.beta
+    del stats  # held weakly: the statistics (and their rows' copy) are not kept alive
+    assert maths._last_stats() is None
+
+
+def test_the_biases_log_sum_exp_is_scipys_bit_for_bit():
+    from scipy.special import logsumexp
+
+    from sklearn_attnclust.maths.point.likelihood import log_sum_exp
+
+    rng = np.random.default_rng(0)
+    for K in (1, 2, 5, 17):
+        for t in range(300):
+            b = rng.standard_normal(K) * 10.0 ** rng.uniform(-3, 3)
+            if t % 3 == 0:
+                b[rng.integers(K)] = b.max()  # a tie at the top
+            if t % 5 == 0:
+                b = np.log(rng.dirichlet(np.ones(K)))  # log mixing weights
+            if t % 7 == 0 and K > 1:
+                b[0] = -np.inf  # an empty head's
+            assert log_sum_exp(b) == logsumexp(b)
+    for b in ([-np.inf, -np.inf], [np.inf, 1.0], [np.nan, 1.0]):  # (scipy's)
+        np.testing.assert_array_equal(log_sum_exp(np.array(b)), logsumexp(np.array(b)))
+
+
+def test_the_swap_order_is_the_seedings_order(blobs):
+    from sklearn_attnclust._init import centred_order, distinct_starts
+    from sklearn_attnclust.maths.point.maths import PointMaths
+    from sklearn_attnclust.maths.point.moments import chart_from_data
+
+    X = np.vstack([blobs, blobs[:30]])  # copies: distinct rows start where they differ
+    chart, cov = chart_from_data(X)
+    maths = PointMaths(4, 16.0, chart, cov)
+    plain = centred_order(X, chart.offset, chart.unit_power())
+    first = distinct_starts(X[plain])
+    maths.seed_points(X, None, "k-means++", np.random.RandomState(0))
+    assert maths._order[0]() is X
+    order, starts = maths.swap_order(X, None)
+    assert np.array_equal(order, plain) and np.array_equal(starts, first)
+    other = X[::-1].copy()  # other rows (the same set): their own order, computed
+    order, _ = maths.swap_order(other, None)
+    assert np.array_equal(order, centred_order(other, chart.offset, chart.unit_power()))
+    assert pickle.loads(pickle.dumps(maths))._order[0]() is None

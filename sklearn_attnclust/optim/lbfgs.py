@@ -56,13 +56,13 @@ class LBFGS(Optimizer):
     def _state(self, memory):
         return tuple(memory)
 
-    def _direction(self, problem, pairs, M, grad, rgrad, step):
+    def _direction(self, problem, pairs, M, grad, rgrad, step, norms):
         scales = problem.preconditioner(M)
         newton = bool(pairs) or scales is not None
         if scales is not None:
             scales = np.asarray(scales)[:, None]
         if pairs:
-            lbfgs_dir = _two_loop(problem.manifold, M, rgrad, pairs, scales)
+            lbfgs_dir = _two_loop(problem.manifold, M, rgrad, pairs, scales, norms)
             lbfgs_slope = directional_slope(grad, lbfgs_dir)
             if lbfgs_slope > 0:
                 return lbfgs_dir, 1.0, newton, lbfgs_slope
@@ -71,16 +71,47 @@ class LBFGS(Optimizer):
         direction, trial = (rgrad, step) if scales is None else (scales * rgrad, 1.0)
         return direction, trial, newton, directional_slope(grad, direction)
 
-    def _update(self, manifold, pairs, points, grads, new_grads, direction, trial):
+    def _update(self, manifold, pairs, points, grads, new_grads, direction, trial, norms):
         (M, cand), rgrad, new_rgrad = points, grads[1], new_grads[1]
-        s_vec = manifold.transport(cand, cand - M)
-        y_vec = new_rgrad - manifold.transport(cand, rgrad)
+        s_vec = manifold.transport(cand, cand - M, norms)
+        y_vec = manifold.transport(cand, rgrad, norms)
+        np.subtract(new_rgrad, y_vec, out=y_vec)
         sy = manifold.inner(cand, s_vec, y_vec)
         if sy > 1e-12 * (manifold.norm(cand, s_vec) * manifold.norm(cand, y_vec)):
-            pairs.append((s_vec, y_vec))
+            pairs.append(_Pair(s_vec, y_vec))
             while len(pairs) > self._kept(M.size):
                 pairs.pop(0)
         return 2.0 * trial
+
+
+class _Pair(tuple):
+    """A pair ``(s, y)`` of L-BFGS's memory, with the products of its unmoved
+    vectors ``<s, y>`` and ``<y, y>`` (:attr:`products`) computed once, when
+    first asked for: the two-loop recursion without stacks reads them at every
+    step (:func:`_two_loop_in_place`), two passes over ``K x d`` numbers each."""
+
+    def __new__(cls, s, y):
+        return super().__new__(cls, (s, y))
+
+    def __getnewargs__(self):  # (pickle and copy call __new__ with these)
+        return tuple(self)
+
+    @property
+    def products(self):
+        found = self.__dict__.get("products")
+        if found is None:
+            s, y = self
+            found = self.__dict__["products"] = (np.vdot(s, y), np.vdot(y, y))
+        return found
+
+
+def _products(pair):
+    """``(<s, y>, <y, y>)`` of a pair's unmoved vectors: kept by a :class:`_Pair`,
+    computed for a plain tuple (a state given by hand)."""
+    if isinstance(pair, _Pair):
+        return pair.products
+    s, y = pair
+    return np.vdot(s, y), np.vdot(y, y)
 
 
 #: Numbers the pairs may hold (2 x pairs x K x d; 128 MiB of float64): their
@@ -99,61 +130,51 @@ PAIRS_LIMIT = 2**24
 STACK_LIMIT = 2**15
 
 
-def _two_loop(manifold, M, g, pairs, scales=None):
+def _two_loop(manifold, M, g, pairs, scales=None, norms=None):
     """L-BFGS two-loop recursion: ``H g`` with the pairs moved to ``M``.
 
     The initial inverse Hessian is ``scales`` (K, 1), one per head, when given;
-    otherwise the scalar ``<s, y> / <y, y>`` of the last pair."""
+    otherwise the scalar ``<s, y> / <y, y>`` of the last pair.  ``norms``: the
+    squared norms of ``M``'s rows (``manifold.sq_norms``) if known."""
+    norms = manifold.sq_norms(M) if norms is None else norms
     if len(pairs) * g.size > STACK_LIMIT:
-        return _two_loop_in_place(manifold, M, g, pairs, scales)
-    moved = _StackedPairs(manifold, M, pairs)
-    sy = moved.products()
+        return _two_loop_in_place(manifold, M, g, pairs, scales, norms)
+    # the pairs as one stack (p, 2, K, d), moved to M by one transport
+    moved = np.array(pairs, dtype=np.float64)
+    moved = manifold.transport_stack(M, moved.reshape(-1, *M.shape), norms).reshape(moved.shape)
+    S, Y = list(moved[:, 0]), list(moved[:, 1])  # (the pairs' views, made once)
+    sy = np.einsum("pij,pij->p", moved[:, 0], moved[:, 1]).tolist()
     q = np.array(g, dtype=np.float64)
-    alphas = np.zeros(len(pairs))
+    alphas = [0.0] * len(pairs)
     for i in reversed(range(len(pairs))):
         if sy[i] > 0:
-            s, y = moved[i]
-            alphas[i] = np.vdot(s, q) / sy[i]
-            q -= alphas[i] * y
-    y_last = moved[len(pairs) - 1][1]
-    yy = np.vdot(y_last, y_last)
+            alphas[i] = np.vdot(S[i], q) / sy[i]
+            q -= alphas[i] * Y[i]
+    yy = np.vdot(Y[-1], Y[-1])
     gamma = sy[-1] / yy if (yy > 0 and sy[-1] > 0) else 1.0
     r = (gamma if scales is None else scales) * q
     for i in range(len(pairs)):
         if sy[i] > 0:
-            s, y = moved[i]
-            r += (alphas[i] - np.vdot(y, r) / sy[i]) * s
-    return manifold.project(M, r)
+            r += (alphas[i] - np.vdot(Y[i], r) / sy[i]) * S[i]
+    return manifold.project(M, r, norms)
 
 
-class _StackedPairs:
-    """The pairs moved to ``M`` all at once, as two stacks."""
-
-    def __init__(self, manifold, M, pairs):
-        self.S = manifold.transport_stack(M, np.array([s for s, _ in pairs], dtype=np.float64))
-        self.Y = manifold.transport_stack(M, np.array([y for _, y in pairs], dtype=np.float64))
-
-    def __getitem__(self, i):
-        return self.S[i], self.Y[i]
-
-    def products(self):
-        return np.einsum("pij,pij->p", self.S, self.Y)
-
-
-def _two_loop_in_place(manifold, M, g, pairs, scales=None):
+def _two_loop_in_place(manifold, M, g, pairs, scales=None, norms=None):
     """:func:`_two_loop` without moving a pair: the transport is the projection
     ``P v = v - diag(c(v)) M``, ``c(v)_h = <v_h, mu_h> / |mu_h|^2``, so each
     product with a moved pair is the product with the pair itself less a sum
     over the heads of their coefficients ``c(s)``, ``c(y)`` (K numbers a pair),
     and the iterate ``q`` is kept unprojected with its own coefficients,
     updated linearly.  The result is :func:`_two_loop`'s to rounding, at the
-    cost of the Euclidean recursion (no copy of the pairs)."""
-    norms = np.einsum("ij,ij->i", M, M)
+    cost of the Euclidean recursion (no copy of the pairs; the products of the
+    unmoved pairs are kept with them, :class:`_Pair`)."""
+    norms = manifold.sq_norms(M) if norms is None else norms
     radial = ([manifold.radial(M, s, norms) for s, _ in pairs],
               [manifold.radial(M, y, norms) for _, y in pairs])
+    raw = [_products(pair) for pair in pairs]
     # <P s, P y> = <s, y> - sum_h c(s)_h c(y)_h |mu_h|^2
-    sy = np.array([np.vdot(s, y) - np.sum(a * b * norms)
-                   for (s, y), a, b in zip(pairs, *radial)])
+    sy = np.array([sy_raw - np.sum(a * b * norms)
+                   for (sy_raw, _), a, b in zip(raw, *radial)])
     q = np.array(g, dtype=np.float64)
     cq = manifold.radial(M, q, norms)
     alphas = np.zeros(len(pairs))
@@ -163,8 +184,8 @@ def _two_loop_in_place(manifold, M, g, pairs, scales=None):
             alphas[i] = (np.vdot(s, q) - np.sum(radial[0][i] * cq * norms)) / sy[i]
             _axpy(-alphas[i], y, q)
             cq -= alphas[i] * radial[1][i]
-    y_last, b_last = pairs[-1][1], radial[1][-1]
-    yy = np.vdot(y_last, y_last) - np.sum(b_last * b_last * norms)
+    b_last = radial[1][-1]
+    yy = raw[-1][1] - np.sum(b_last * b_last * norms)
     gamma = sy[-1] / yy if (yy > 0 and sy[-1] > 0) else 1.0
     scale = gamma if scales is None else scales
     q *= scale
@@ -175,7 +196,7 @@ def _two_loop_in_place(manifold, M, g, pairs, scales=None):
             step = alphas[i] - (np.vdot(y, q) - np.sum(radial[1][i] * cq * norms)) / sy[i]
             _axpy(step, s, q)
             cq += step * radial[0][i]
-    return manifold.project(M, q)
+    return manifold.project(M, q, norms)
 
 
 def _axpy(a, x, y):

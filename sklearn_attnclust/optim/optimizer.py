@@ -76,7 +76,7 @@ class SphereResult:
 
 def directional_slope(grad, direction):
     """``<grad, direction>``, the cost's rate of decrease along ``-direction``."""
-    return float(np.sum(grad * direction))
+    return float((grad * direction).sum())
 
 
 def _below_rounding(predicted, value):
@@ -119,8 +119,9 @@ class Optimizer:
         """
         manifold, tol, memory = problem.manifold, self.tol, self._memory(state)
         M = normalize_rows(np.array(M0, copy=True))
+        norms = manifold.sq_norms(M)  # (each point's, for its projections and transports)
         value, grad = problem.cost_and_gradient(M)
-        rgrad = manifold.project(M, grad)
+        rgrad = manifold.project(M, grad, norms)
         gnorm = problem.stationarity(M, rgrad)
         result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
         step = float(self.learning_rate)
@@ -129,7 +130,7 @@ class Optimizer:
                 result.converged = True
                 break
             direction, trial, newton, slope = self._direction(problem, memory, M, grad, rgrad,
-                                                              step)
+                                                              step, norms)
             if slope <= 0:
                 result.line_search_failed = True
                 break
@@ -142,11 +143,12 @@ class Optimizer:
                 break
             cand, new_value, new_grad, trial = found
             decrease = value - new_value
-            new_rgrad = manifold.project(cand, new_grad)
+            new_norms = manifold.sq_norms(cand)
+            new_rgrad = manifold.project(cand, new_grad, new_norms)
             step = self._update(manifold, memory, (M, cand), (grad, rgrad),
-                                (new_grad, new_rgrad), direction, trial)
+                                (new_grad, new_rgrad), direction, trial, new_norms)
             last = M
-            M, value, grad, rgrad = cand, new_value, new_grad, new_rgrad
+            M, value, grad, rgrad, norms = cand, new_value, new_grad, new_rgrad, new_norms
             gnorm = problem.stationarity(M, rgrad)
             result.values.append(value)
             result.grad_norms.append(gnorm)
@@ -178,16 +180,18 @@ class Optimizer:
         """The result's ``state``: what a later run needs of ``memory``."""
         return None
 
-    def _direction(self, problem, memory, M, grad, rgrad, step):
+    def _direction(self, problem, memory, M, grad, rgrad, step, norms):
         """``(direction, first trial step, whether it is a quasi-Newton step, slope)``:
         a quasi-Newton step, tried at step 1, has a slope that predicts the
         decrease to the optimum; a gradient's at the user's step does not.  The
-        slope is ``<grad, direction>`` (:func:`directional_slope`), the line search's."""
+        slope is ``<grad, direction>`` (:func:`directional_slope`), the line search's.
+        ``norms``: the squared norms of ``M``'s rows (``manifold.sq_norms``)."""
         raise NotImplementedError
 
-    def _update(self, manifold, memory, points, grads, new_grads, direction, trial):
+    def _update(self, manifold, memory, points, grads, new_grads, direction, trial, norms):
         """Record the accepted step ``points = (M, cand)``, with the gradients
-        ``(euclidean, riemannian)`` at each end; returns the next first trial step."""
+        ``(euclidean, riemannian)`` at each end (``norms``: the squared norms of
+        ``cand``'s rows); returns the next first trial step."""
         raise NotImplementedError
 
 
@@ -205,7 +209,7 @@ class _GradientRule(Optimizer):
         super().__init__(**options)
         self.direction = direction
 
-    def _direction(self, problem, memory, M, grad, rgrad, step):
+    def _direction(self, problem, memory, M, grad, rgrad, step, norms):
         direction = rgrad if self.direction == "riemannian" else grad
         return direction, step, False, directional_slope(grad, direction)
 
@@ -213,7 +217,7 @@ class _GradientRule(Optimizer):
 class SteepestDescent(_GradientRule):
     """The gradient, each line search starting from twice the last accepted step."""
 
-    def _update(self, manifold, memory, points, grads, new_grads, direction, trial):
+    def _update(self, manifold, memory, points, grads, new_grads, direction, trial, norms):
         return 2.0 * trial
 
 
@@ -225,11 +229,11 @@ class BarzilaiBorwein(_GradientRule):
     times the last accepted one and ``1e6`` times the ``learning_rate``.
     """
 
-    def _update(self, manifold, memory, points, grads, new_grads, direction, trial):
+    def _update(self, manifold, memory, points, grads, new_grads, direction, trial, norms):
         (M, cand), (new_grad, new_rgrad) = points, new_grads
         s_vec = cand - M
         new_dir = new_rgrad if self.direction == "riemannian" else new_grad
-        y_vec = new_dir - manifold.transport(cand, direction)
+        y_vec = new_dir - manifold.transport(cand, direction, norms)
         sy = manifold.inner(cand, s_vec, y_vec)
         step = manifold.inner(cand, s_vec, s_vec) / sy if sy > 0 else 2.0 * trial
         return min(max(step, 1e-3 * trial), 1e6 * float(self.learning_rate))

@@ -105,6 +105,7 @@ class PointChart:
         """Gradient on the heads ``M`` of a gradient ``G`` on their scaled points."""
         M = np.asarray(M, dtype=np.float64)
         c = M[:, -1:]
-        gu = (self.height / c) * G
-        gc = -(self.height / c[:, 0] ** 2) * np.einsum("ij,ij->i", M[:, :-1], G)
-        return np.hstack([gu, gc[:, None]])
+        out = np.empty(M.shape, dtype=np.result_type(M, G))
+        np.multiply(self.height / c, G, out=out[:, :-1])
+        out[:, -1] = -(self.height / c[:, 0] ** 2) * np.einsum("ij,ij->i", M[:, :-1], G)
+        return out

@@ -151,23 +151,27 @@ class _RawKernel:
     beta ||z_h||^2`` (less a per-head ``bias`` where one is given); the first
     moments ``sum_i w_i p_ih y_i`` are ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) /
     s``.  Rows already scaled are read through the unit chart (``o = r = 0``,
-    ``s = 1``).
+    ``s = 1``: ``origin`` None, and ``c_h = beta ||z_h||^2``, no shift to fold).
     """
 
     def __init__(self, chart, origin, Z, beta, dtype, bias=None, compiled=True):
-        self.dtype, self.chart = np.dtype(dtype), chart
-        # the origin as the rows' precision holds it: rows and heads shift alike
-        self.origin = np.asarray(origin, dtype=self.dtype).astype(np.float64)
-        self.shift = chart.offset - self.origin
+        self.dtype, self.chart, self.beta = np.dtype(dtype), chart, beta
         A = (2.0 * beta / chart.spread) * np.asarray(Z, dtype=np.float64)
-        c = A @ self.shift + beta * np.einsum("ij,ij->i", Z, Z)
+        c = beta * np.einsum("ij,ij->i", Z, Z)
+        if origin is None:  # the unit chart: rows already scaled, nothing to shift
+            self.shift, self.r = 0.0, None
+        else:
+            # the origin as the rows' precision holds it: rows and heads shift alike
+            origin = np.asarray(origin, dtype=self.dtype).astype(np.float64)
+            self.shift = chart.offset - origin
+            c = A @ self.shift + c
+            self.r = origin.astype(self.dtype) if np.any(origin) else None
         if bias is not None:  # the logits' per-head bias (log mixing weights)
             c = c - np.asarray(bias, dtype=np.float64)
-        self.A, self.c = A.astype(self.dtype), c.astype(self.dtype)[:, None]
-        self.r = self.origin.astype(self.dtype) if np.any(self.origin) else None
-        self.beta = beta
+        self.A, c = A.astype(self.dtype, copy=False), c.astype(self.dtype, copy=False)
+        self.c = c[:, None]
         if COMPILED and compiled:  # (compiled=False: passes that never call it, sparse rows')
-            self.At, self.c1 = padded_heads(self.A, self.dtype), self.c[:, 0].copy()
+            self.At, self.c1 = padded_heads(self.A, self.dtype), c
 
     def range_sums(self, lo, hi, X, w, need_grad, labels=None, chunk=4096):
         """``(value,)`` or ``(value, masses, sum_i w_i p_ih (x_i - r))`` of the rows
@@ -241,7 +245,7 @@ def block_sums(Y, w, Z, beta, need_grad):
     reference, :func:`logit_sums` of the logits' product.
     """
     if COMPILED and Y.shape[0]:  # (one chunk: the block's rows in one call)
-        kernel = _RawKernel(_UNIT_CHART, np.zeros(Y.shape[1]), Z, beta, Y.dtype)
+        kernel = _RawKernel(_UNIT_CHART, None, Z, beta, Y.dtype)
         return kernel.range_sums(0, Y.shape[0], Y, w, need_grad, chunk=Y.shape[0])
     L = ((2.0 * beta) * Z).astype(Y.dtype, copy=False) @ Y.T  # heads by rows (free_energy)
     L -= (beta * np.einsum("ij,ij->i", Z, Z)).astype(Y.dtype)[:, None]

@@ -42,6 +42,24 @@ __all__ = ["descend_likelihood", "mixture_log_density", "negative_log_likelihood
 MASS_FLOOR = 1e-3
 
 
+def log_sum_exp(b):
+    """``log sum_h exp(b_h)`` of the biases ``b`` (K,), as ``scipy.special.logsumexp``
+    gives it, bit for bit, without its array-API dispatch (about 30 to 280 us a
+    call on K = 5, some five calls a learned fit: a fifth of a fit's time at
+    n = 1e3): the largest terms, ``c`` of them, kept out of the sum, ``log1p(s / c)
+    + log(c) + max b`` with ``s`` the sum of the others' ``exp(b_h - max b)``.
+    Vectors without a finite largest term go to scipy."""
+    b = np.asarray(b, dtype=np.float64)
+    top = b.max()
+    if not np.isfinite(top):
+        return logsumexp(b)
+    at_top = b == top
+    count = np.count_nonzero(at_top)
+    terms = np.exp(b - top)
+    terms[at_top] = 0.0
+    return np.log1p(terms.sum() / count) + np.log(count) + top
+
+
 def mixture_log_density(X, chart, Z, beta, bias=None):
     """``log p(x)`` (n,) in input units of the isotropic mixture of the point layer.
 
@@ -55,7 +73,7 @@ def mixture_log_density(X, chart, Z, beta, bias=None):
     d = X.shape[1]
     K = Z.shape[0]
     log_pi = np.full(K, -np.log(K)) if bias is None else \
-        np.asarray(bias, dtype=np.float64) - logsumexp(bias)
+        np.asarray(bias, dtype=np.float64) - log_sum_exp(bias)
     if hasattr(X, "tocsr"):
         from .sparse import sparse_log_density
 
@@ -75,7 +93,7 @@ def negative_log_likelihood(stats, Z, beta, bias, need_grad=True):
     (K,); with ``need_grad``, also ``(df/dZ, df/dbeta, df/db)``."""
     W, d = stats.total_weight, Z.shape[1]
     out = stats.sums(Z, beta, need_grad, bias=bias)
-    lse_b = logsumexp(bias)
+    lse_b = log_sum_exp(bias)
     f = beta * (stats.sq_total + out[0]) / W - 0.5 * d * np.log(beta / np.pi) + lse_b
     if not need_grad:
         return f
@@ -123,7 +141,7 @@ def descend_likelihood(stats, Z, beta, bias, *, max_iter, tol):
     share = first[2]
     sz = np.sqrt(2.0 * beta * np.maximum(share, MASS_FLOOR))
     sv = np.sqrt(0.5 * d)
-    sb = np.sqrt(np.maximum(np.exp(bias - logsumexp(bias)), MASS_FLOOR))
+    sb = np.sqrt(np.maximum(np.exp(bias - log_sum_exp(bias)), MASS_FLOOR))
     # one more factor for all: the gradient at the start is unit (if below it),
     # so that L-BFGS's first step (of unit length) is the step the curvature
     # scaling above gives, not a longer one (a start near the optimum: the
@@ -164,7 +182,7 @@ def descend_likelihood(stats, Z, beta, bias, *, max_iter, tol):
     x = best.get("x", x0)
     Zx, bx, cx = unpack(x)
     converged = bool(res.success) or (res.status == 2 and res.nit > 0)
-    return Zx, float(bx), cx - logsumexp(cx), np.asarray(curve), int(res.nit), converged
+    return Zx, float(bx), cx - log_sum_exp(cx), np.asarray(curve), int(res.nit), converged
 
 
 def _scaled_gradient(grad, beta, sz, sv, sb):

@@ -43,6 +43,8 @@ threads by :class:`.statistics.PointStatistics` or over dask blocks by
 :mod:`sklearn_attnclust._dask`.  This module knows nothing of scikit-learn.
 """
 
+import weakref
+
 import numpy as np
 from scipy.sparse import issparse
 
@@ -130,7 +132,7 @@ def lloyd_shift(M, rgrad, masses, height, floor):
     """
     M = np.asarray(M, dtype=np.float64)
     shift = (M[:, -1] / (2.0 * height * np.maximum(masses, floor)))[:, None] * rgrad
-    return float((M.shape[1] - 1) * np.sum(shift * shift))
+    return float((M.shape[1] - 1) * (shift * shift).sum())
 
 
 def sampling_noise(distortion, n_heads, n_features, n_rows):
@@ -204,6 +206,11 @@ def point_weights(X, chart, Z, beta, bias=None):
     return P
 
 
+def _no_reference():
+    """A dead weak reference (none was taken): None."""
+    return None
+
+
 class PointMaths(LayerMaths):
     """The point layer's mathematics, for the fit strategy of :mod:`sklearn_attnclust._strategy`.
 
@@ -220,15 +227,29 @@ class PointMaths(LayerMaths):
         self.floor = 0.1 / self.n_clusters  # the smallest mass the steps assume
         self.unit_root = chart.spread
         self._noise = (None, 0.0)  # the heads of the last gradient, their sampling noise
+        self._last_stats = _no_reference  # the statistics made last (a weak reference)
+        self._order = (_no_reference, None)  # the rows seeded last (weakly) and their order
+
+    def __getstate__(self):  # (pickled without the weak references to one fit's rows)
+        state = dict(self.__dict__)
+        state["_last_stats"], state["_order"] = _no_reference, (_no_reference, None)
+        return state
 
     def statistics(self, rows, weights, sq_total=None):
-        return PointStatistics.from_data(rows, weights, self.chart, sq_total=sq_total,
-                                         n_heads=self.n_clusters)
+        stats = PointStatistics.from_data(rows, weights, self.chart, sq_total=sq_total,
+                                          n_heads=self.n_clusters)
+        self._last_stats = weakref.ref(stats)  # (their scaled rows: :meth:`swap_space`)
+        return stats
 
     def seed_points(self, X, weights, init, rng):
         """Input-space starting points (K, d) drawn from the rows ``X``
-        (:func:`.seeding.seed_points` about this chart)."""
-        return seed_points(X, weights, init, rng, self.chart, self.n_clusters)
+        (:func:`.seeding.seed_points` about this chart); the k-means++ draw's
+        order of the rows is kept for :meth:`swap_order`."""
+        orders = []
+        points = seed_points(X, weights, init, rng, self.chart, self.n_clusters, orders)
+        if orders:
+            self._order = (weakref.ref(X), orders[0])
+        return points
 
     def starts(self, rows, weights, init, rng):
         return self.chart.heads(self.seed_points(rows, weights, init, rng))
@@ -246,7 +267,7 @@ class PointMaths(LayerMaths):
         them.
         """
         at, M = M, np.asarray(M, dtype=np.float64)
-        if np.any(M[:, -1] < MIN_POLE):
+        if (M[:, -1] < MIN_POLE).any():
             return (np.inf, np.full_like(M, np.nan), None) if return_grad else np.inf
         chart = stats.chart
         Z = chart.scaled_points(M)
@@ -257,7 +278,7 @@ class PointMaths(LayerMaths):
             return risk
         G = (2.0 / W) * (out[1][:, None] * Z - out[2])
         # the distortion sum_i w_i sum_h p_ih ||y_i - zs_h||^2 / W, from the same sums
-        distortion = (stats.sq_total - 2.0 * np.sum(Z * out[2])
+        distortion = (stats.sq_total - 2.0 * (Z * out[2]).sum()
                       + np.dot(out[1], np.einsum("ij,ij->i", Z, Z))) / W
         self._noise = (at, sampling_noise(distortion, self.n_clusters, Z.shape[1],
                                           row_count(stats)))
@@ -294,8 +315,15 @@ class PointMaths(LayerMaths):
     def swap_space(self, rows):
         """The rows in the chart's scaled units (finite at any scale of the rows),
         where the swap stage (:mod:`sklearn_attnclust._swap`) compares squared
-        distances; None with one head."""
-        return self.chart.scaled(rows) if self.n_clusters > 1 else None
+        distances; None with one head.  The scaled rows the passes over ``rows``
+        keep where the last statistics made hold them (the same numbers: a fit
+        on digits scaled its 1797 x 64 rows twice, 0.3 to 1 ms each)."""
+        if self.n_clusters < 2:
+            return None
+        stats = self._last_stats()
+        if stats is not None and stats.X is rows and stats.scaled_rows is not None:
+            return stats.scaled_rows
+        return self.chart.scaled(rows)
 
     def swap_points(self, M):
         return self.chart.scaled_points(M)
@@ -303,8 +331,12 @@ class PointMaths(LayerMaths):
     def swap_order(self, rows, weights):
         """The rows' canonical order about the chart's offset (the data's weighted
         mean, as the seeds' draws; keys chunk by chunk, no copy of the rows) and
-        where each distinct row starts in it."""
-        order = centred_order(rows, self.chart.offset, self.chart.unit_power())
+        where each distinct row starts in it.  The order is the k-means++
+        seeding's when it drew from these rows (the same order: a pass of keys
+        and a sort fewer: 0.06 and 0.25 ms on iris and digits, one thread)."""
+        seeded, order = self._order
+        if seeded() is not rows:
+            order = centred_order(rows, self.chart.offset, self.chart.unit_power())
         return order, distinct_starts(np.take(rows, order, axis=0))
 
     def moved(self, M, h, row):

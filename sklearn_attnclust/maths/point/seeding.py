@@ -55,7 +55,7 @@ def _kmeans_plusplus(Z, K, rng, weights):
     return kmeans_plusplus(Z, K, random_state=rng, sample_weight=weights)[0]
 
 
-def seed_points(X, weights, init, rng, chart, n_clusters):
+def seed_points(X, weights, init, rng, chart, n_clusters, orders=None):
     """Input-space starting points (K, d) drawn from the rows ``X``.
 
     ``init`` is ``"k-means++"`` (scikit-learn's greedy k-means++ on the
@@ -69,12 +69,16 @@ def seed_points(X, weights, init, rng, chart, n_clusters):
     :func:`sklearn_attnclust._init.canonical_order` about the chart's offset (the weighted
     mean), so the seeds depend on the weighted set of rows only: not on
     their order, and a weight ``w`` draws as ``w`` repeats; they are
-    KMeans's draws on the rows in that order.
+    KMeans's draws on the rows in that order.  ``orders``: a list the
+    k-means++ draw appends that order to (the swap stage's order of the rows,
+    :meth:`.maths.PointMaths.swap_order`), or None.
     """
     K = n_clusters
     if isinstance(init, str) and init == "k-means++":
         two = chart.unit_power()
         order, Z = centred_rows_in_order(X, chart.offset, two)
+        if orders is not None:
+            orders.append(order)
         Z = _kmeans_plusplus(Z, K, rng, None if weights is None else weights[order])
         return chart.offset + Z / two
     if isinstance(init, str) and init == "random":

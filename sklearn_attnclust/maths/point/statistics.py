@@ -7,6 +7,7 @@ assignment of the last evaluation, so that a fit labels its rows without a
 pass of its own.
 """
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
                         sum_row_blocks)
 from ..shared import CACHE_ENTRIES
 from .chart import PointChart
+from . import kernel as point_kernel
 from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
 from ...layers.base import Statistics
 
@@ -131,7 +133,8 @@ class PointStatistics(Statistics):
         """
         kernel, rows = self._kernel(Z, beta, bias)
         labels = None if self.cached or not need_grad else self.labels
-        with one_blas_thread():
+        # (the compiled pass calls no BLAS: no limit to set, 3 us an evaluation)
+        with nullcontext() if point_kernel.COMPILED else one_blas_thread():
             out = add_blocks(map_row_blocks(*self._blocks(kernel, rows, need_grad, labels)))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
@@ -147,8 +150,7 @@ class PointStatistics(Statistics):
         if self.cached:
             if self.scaled_rows is None:
                 self.scaled_rows = self.chart.scaled(self.X)
-            return (_RawKernel(_UNIT_CHART, np.zeros(self.X.shape[1]), Z, beta, np.float64,
-                               bias), self.scaled_rows)
+            return _RawKernel(_UNIT_CHART, None, Z, beta, np.float64, bias), self.scaled_rows
         return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
 
     def _blocks(self, kernel, rows, need_grad, labels):
