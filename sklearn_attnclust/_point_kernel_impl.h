@@ -152,6 +152,27 @@ AQ_INLINE void AQ_NAME(aq_moments)(
     }
 }
 
+/* First moments of a tile, head by head (wide rows, many heads): F[k * d + j] +=
+   P[k * AQ_TILE + i] (x_ij - r_j) for the weights above cut[i] only. */
+AQ_INLINE void AQ_NAME(aq_moments_by_head)(
+    const FLT *X, int64_t t, int64_t d, const FLT *r, const FLT *P, int64_t K,
+    const FLT *cut, FLT *AQ_RESTRICT F)
+{
+    int64_t i, j, k;
+    for (k = 0; k < K; k++) {
+        const FLT *p = P + k * AQ_TILE;
+        FLT *AQ_RESTRICT f = F + k * d;
+        for (i = 0; i < t; i++) {
+            const FLT *x = X + i * d, pi = p[i];
+            if (!(pi > cut[i])) continue;  /* (a row of weight 0: no head) */
+            if (r)
+                for (j = 0; j < d; j++) f[j] += pi * (x[j] - r[j]);
+            else
+                for (j = 0; j < d; j++) f[j] += pi * x[j];
+        }
+    }
+}
+
 /* Sums over the rows X (n, d), C order, less r (d) unless r is NULL, of the
    logits l_h = <x - r, A_h> - c_h (At: A transposed, d x Kp; c: K):
      *out_value += sum_i w_i log sum_h exp(l_ih - top_i), top_i = max_h l_ih
@@ -175,6 +196,7 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
     int32_t lab[AQ_TILE];
     double value = 0.0, tops = 0.0, wt = 1.0;
     int64_t i0, i, j, k, t, q;
+    int sparse;
 
     if (need_grad) memset(F, 0, sizeof(FLT) * K * d);
     for (i0 = 0; i0 < n; i0 += AQ_TILE) {
@@ -270,7 +292,26 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
             mass[k] += wt * (double)(((m8[0] + m8[1]) + (m8[2] + m8[3]))
                                      + ((m8[4] + m8[5]) + (m8[6] + m8[7])));
         }
-        AQ_NAME(aq_moments)(Xb, t, d, r, L, K, Xt, F);
+        sparse = 0;
+        if (K >= AQ_SPARSE_HEADS && d >= AQ_SPARSE_FEATURES) {
+            /* the row's largest weight is scale[i] (its exponential is 1); the
+               weights above the cut counted: by head where they are few */
+            int64_t held = 0;
+            for (i = 0; i < t; i++) top[i] = scale[i] * (FLT)AQ_WEIGHT_FLOOR;
+            for (k = 0; k < K; k++) {
+                const FLT *l = L + k * AQ_TILE;
+                int64_t h8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                for (i = 0; i + 8 <= t; i += 8)
+                    for (q = 0; q < 8; q++) h8[q] += l[i + q] > top[i + q];
+                for (; i < t; i++) h8[0] += l[i] > top[i];
+                held += ((h8[0] + h8[1]) + (h8[2] + h8[3])) + ((h8[4] + h8[5]) + (h8[6] + h8[7]));
+            }
+            sparse = held * AQ_SPARSE_SHARE <= K * t;
+        }
+        if (sparse)
+            AQ_NAME(aq_moments_by_head)(Xb, t, d, r, L, K, top, F);
+        else
+            AQ_NAME(aq_moments)(Xb, t, d, r, L, K, Xt, F);
         /* weighted tiles have a scale each: their moments are flushed at once */
         if (w || (i0 / AQ_TILE) % AQ_FLUSH_TILES == AQ_FLUSH_TILES - 1 || i0 + t >= n) {
             for (k = 0; k < K * d; k++) first[k] += wt * (double)F[k];

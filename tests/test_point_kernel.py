@@ -102,6 +102,28 @@ def test_point_sums_match_the_numpy_reference(dtype, d, K):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("far", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_many_heads_of_wide_rows_sum_the_weights_above_the_cut(dtype, far, weighted):
+    """At 32 heads and 32 features or more the first moments of a tile whose
+    weights are mostly negligible (below 2^-60 of their row's largest) add each
+    row into the heads above that cut only: the sums are the full ones to
+    rounding, the masses and the value unchanged."""
+    n, d, K = 2 * 256 + 5, 40, 64
+    X, A, c, beta, r = _case(n, d, K, dtype, seed=11, beta=30.0, far=far)
+    w = np.random.default_rng(2).uniform(0.1, 3.0, size=n) if weighted else None
+    ref, _ = _reference(X, A, c, w, beta, True, r)
+    # the premise: the tiles' weights are mostly below the cut
+    Y = X.astype(np.float64) - (0.0 if r is None else r.astype(np.float64))
+    L = A.astype(np.float64) @ Y.T - c.astype(np.float64)[:, None]
+    assert np.mean(L < L.max(axis=0) - 60 * np.log(2)) > 0.95
+    out = point_sums(X, padded_heads(A, dtype), c, w, beta, True, None, r)
+    rtol = 1e-12 if dtype == np.float64 else 1e-4
+    for got, want in zip(out[:3], ref[:3]):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("d", [2, 12])
 def test_weights_origin_and_value_only(dtype, d):
     """Sample weights, rows far from the origin less ``r``, and the value alone."""
