@@ -93,6 +93,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
         if target is None:
             break
         bar = best.value - SWAP_RTOL * abs(best.value)
+        # (the last failed trial, its heads and L-BFGS pairs, freed before this
+        # one's descent: K d numbers each, the fit's peak memory on wide heads)
+        trial = None
         if target[2] < SWAP_SLACK:
             trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
                                 trial_tol, memory=memory, stop=_Hopeless(bar),
@@ -100,7 +103,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             steps += trial.n_iter
             if np.isfinite(trial.value):
                 trial = descent.relocated(stage, trial, trial_tol, memory, rows, row_w)
-        if target[2] < SWAP_SLACK and trial.value < bar:
+        if trial is not None and trial.value < bar:
             descent.say(f"Swap kept: risk {best.value:.6g} -> {trial.value:.6g}")
             best, fails, kept, near = trial, 0, True, None
         else:
