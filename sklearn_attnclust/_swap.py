@@ -24,7 +24,10 @@ the descent: a trial is judged against an optimum).  The layer's maths
 supplies the space the distances are taken in, the heads' points there, the
 order of the draws and the move (:meth:`.layers.base.LayerMaths.swap_space`,
 ``swap_points``, ``swap_order``, ``moved``); this module runs the rounds.  It
-knows nothing of scikit-learn or of the estimator.
+reads the space only by its ``shape``, row blocks ``Y[a:b]`` and the rows of
+index lists ``Y[[i, j]]`` (an ndarray, a sparse matrix, or a view that builds
+those rows as they are read).  It knows nothing of scikit-learn or of the
+estimator.
 """
 
 import numpy as np

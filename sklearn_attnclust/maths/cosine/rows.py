@@ -14,8 +14,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._blocks import _mix64, map_row_blocks, race_keys, smallest_keys
+from ..shared import row_view
 
-__all__ = ["as_rows", "row_inverse_norms", "rows_known", "sparse_row_keys", "sparse_sample",
+__all__ = ["UnitRowBlocks", "as_rows", "row_inverse_norms", "rows_known", "sparse_row_keys", "sparse_sample",
            "unit_rows"]
 
 
@@ -120,12 +121,7 @@ def unit_rows(X):
     e, sq = _row_exponents(X)
     r = 1.0 / np.sqrt(sq)
     if _is_sparse(X):
-        X = as_rows(X)
-        Y = X.copy()
-        counts = np.diff(X.indptr)
-        Y.data = (np.ldexp(np.asarray(X.data, dtype=np.float64), np.repeat(e, counts))
-                  * np.repeat(r, counts)).astype(X.dtype)
-        return Y
+        return _unit_csr(as_rows(X), e, r)
     X = np.asarray(X)
     out = np.empty(X.shape, dtype=X.dtype)
     exact = e.size == 0 or np.max(np.abs(e)) < 1000  # 2**e a float64: x 2**e = ldexp(x, e)
@@ -139,6 +135,40 @@ def unit_rows(X):
         D *= r[a:b, None]
         out[a:b] = D
     return out
+
+
+def _unit_csr(X, e, r):
+    """The CSR rows ``X`` over their norms, ``x 2**e r`` (``e``, ``r``: each row's
+    power of two and inverse scaled norm, :func:`_row_exponents`), a copy of the
+    values and of the structure, in ``X``'s dtype."""
+    counts = np.diff(X.indptr)
+    data = (np.ldexp(np.asarray(X.data, dtype=np.float64), np.repeat(e, counts))
+            * np.repeat(r, counts)).astype(X.dtype)
+    return X.__class__((data, X.indices.copy(), X.indptr - X.indptr[0]), shape=X.shape)
+
+
+class UnitRowBlocks:
+    """The unit rows of a CSR matrix, normalised only as they are read: a row
+    block (``Y[a:b]``) or the rows of an index list (``Y[[i, j]]``) is the
+    CSR matrix :func:`unit_rows` would hold there (the same values, bit for
+    bit), a copy of those rows alone.  What the swap stage reads of its space
+    (:mod:`sklearn_attnclust._swap`: ``shape``, blocks, candidate rows), without
+    a normalised copy of all the rows beside them (the fit's peak memory on
+    sparse rows)."""
+
+    def __init__(self, X):
+        self.X = as_rows(X)
+        e, sq = _row_exponents(self.X)
+        self.e, self.r = e, 1.0 / np.sqrt(sq)
+        self.shape, self.dtype = self.X.shape, self.X.dtype
+
+    def __getitem__(self, rows):
+        if isinstance(rows, slice):
+            lo, hi, step = rows.indices(self.shape[0])
+            if step == 1:
+                return _unit_csr(row_view(self.X, lo, max(lo, hi)), self.e[lo:hi],
+                                 self.r[lo:hi])
+        return _unit_csr(self.X[rows], self.e[rows], self.r[rows])
 
 
 def _scale_values(values, inv):
