@@ -44,11 +44,11 @@ COARSE_TOL = 1e-3
 #: stage): K = 10, 8 pairs 14.8 s, 2 pairs 9.9 s in all, as many steps (23 to 61
 #: against 18 to 37); K = 5, 4.6 s and 3.5 s.  n = 1e5 documents of 50 terms
 #: over d = 5e4, K = 20: the fit's peak memory 196 MB with 8 pairs, 157 MB with
-#: 2 (the matrix: 43 MB).  The pair being built counted (``benchmarks/
-#: bench_cosine.py --case memory``, the matrix 57.5 MiB; K = 10: 6 pairs, not
-#: 7; K = 20: 2, not 3): the peak 173 -> 166 MiB at K = 10, 224 -> 209 MiB at
-#: K = 20; CPU time (one thread, 3 seeds, interleaved) K = 10 6.9 s against
-#: 7.0 s, K = 20 11.5 s against 16.7 s (28 to 36 steps against 28 to 49).
+#: 2 (the matrix: 43 MB).  The pair being built counted
+#: (``benchmarks/bench_cosine.py --case memory``, the matrix 57.5 MiB; K = 10:
+#: 6 pairs, not 7; K = 20: 2, not 3): the peak 173 -> 166 MiB at K = 10, 224 ->
+#: 209 MiB at K = 20; CPU time (one thread, 3 seeds, interleaved) K = 10 6.9 s
+#: against 7.0 s, K = 20 11.5 s against 16.7 s (28 to 36 steps against 28 to 49).
 WIDE_HEADS = 2**16
 
 #: Dense rows of at most this many numbers have their unit rows and their order
