@@ -90,3 +90,21 @@ def test_sparse_swap_space_reads_the_unit_rows_values(dtype):
         np.testing.assert_array_equal(order, _unit_order(Y, weights))
         np.testing.assert_array_equal(first, _unit_starts(Y[order]))
         assert first.size < X.shape[0]
+
+
+def test_sparse_row_exponents_by_blocks_equal_one_pass(monkeypatch):
+    # the norms of CSR rows block by block: each row's sums, bit for bit
+    from sklearn_attnclust.maths.cosine import rows
+
+    X = _text(500, 30, 8)
+    X.data[::3] *= 2.0**-70
+    monkeypatch.setattr(rows, "SPARSE_BLOCK_ENTRIES", 2**62)  # one block
+    e, sq = rows._row_exponents(X)
+    for entries in (1, 37, 1000):
+        monkeypatch.setattr(rows, "SPARSE_BLOCK_ENTRIES", entries)
+        got_e, got_sq = rows._row_exponents(X)
+        np.testing.assert_array_equal(got_e, e)
+        np.testing.assert_array_equal(got_sq, sq)
+    zero = sp.vstack([X, sp.csr_matrix((1, 30)), X[:3]]).tocsr()  # a row without entries
+    with pytest.raises(ValueError, match="1 row\\(s\\) of zero norm \\(the first, row 500\\)"):
+        rows._row_exponents(zero)
