@@ -13,6 +13,11 @@ Cases (``--case``):
   on the same sparse matrix.  ``--corpus stdlib``: a second corpus, the
   docstrings of standard-library packages (and dask, hypothesis), K = 5 and
   the number of packages.
+- ``memory``: the synthetic TF-IDF-like CSR matrix of ``bench_sparse_point.py
+  --case memory`` (``--n`` documents, ``--d`` terms, ``--nnz-row`` entries a
+  row); per K of ``--K`` the fit time and the peak of the memory the fit
+  allocates (``tracemalloc``) over the matrix's bytes (data, indices, indptr),
+  for the cosine layer, spherical k-means and KMeans(n_init=1).
 
 Prints a Markdown table.  ``--threads 1`` limits BLAS and OpenMP to one thread.
 """
@@ -253,13 +258,38 @@ def case_text(args):
                   flush=True)
 
 
+def case_memory(args):
+    from bench_sparse_point import peak, synthetic_tfidf
+
+    X, y = synthetic_tfidf(args.n, args.d, args.nnz_row)
+    size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    print(f"{X.shape[0]} x {X.shape[1]}, {X.nnz} stored entries, {size / 2**20:.1f} MiB")
+    print("| K | method | fit s | peak MiB | peak / matrix | ARI |")
+    print("|---|---|---|---|---|---|")
+    for K in args.K:
+        for name, fit in [
+                ("cosine", lambda: AttentionQuantizer(K, geometry="cosine",
+                                                      random_state=0).fit(X).labels_),
+                ("spherical k-means", lambda: spherical_kmeans(X, K, 0)[0]),
+                ("KMeans(n_init=1)", lambda: KMeans(K, n_init=1, random_state=0).fit(X).labels_)]:
+            labels, t, top = peak(fit)
+            print(f"| {K} | {name} | {t:.2f} | {top / 2**20:.1f} | {top / size:.2f} | "
+                  f"{adjusted_rand_score(y, labels):.3f} |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", choices=["vmf", "dense", "text"], required=True)
+    parser.add_argument("--case", choices=["vmf", "dense", "text", "memory"], required=True)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--n-per", type=int, default=200)
-    parser.add_argument("--n", type=int, default=200000)
+    parser.add_argument("--n", type=int, default=None,
+                        help="rows: --case dense 200000, --case memory 100000")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--K", type=int, nargs="+", default=[10, 20, 100],
+                        help="--case memory: the numbers of clusters")
+    parser.add_argument("--d", type=int, default=50_000, help="--case memory: terms")
+    parser.add_argument("--nnz-row", type=int, default=50,
+                        help="--case memory: entries a row")
     parser.add_argument("--corpus", choices=["packages", "stdlib"], default="packages",
                         help="--case text: the docstrings of numpy, scipy, scikit-learn, "
                         "pandas and matplotlib, or of standard-library packages (and dask, "
@@ -271,7 +301,10 @@ def main():
 
         threadpool_limits(args.threads)
     print(f"python benchmarks/bench_cosine.py {' '.join(sys.argv[1:])}")
-    {"vmf": case_vmf, "dense": case_dense, "text": case_text}[args.case](args)
+    if args.n is None:
+        args.n = 100_000 if args.case == "memory" else 200_000
+    {"vmf": case_vmf, "dense": case_dense, "text": case_text,
+     "memory": case_memory}[args.case](args)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,10 @@ the descent: a trial is judged against an optimum).  The layer's maths
 supplies the space the distances are taken in, the heads' points there, the
 order of the draws and the move (:meth:`.layers.base.LayerMaths.swap_space`,
 ``swap_points``, ``swap_order``, ``moved``); this module runs the rounds.  It
-knows nothing of scikit-learn or of the estimator.
+reads the space only by its ``shape``, row blocks ``Y[a:b]`` and the rows of
+index lists ``Y[[i, j]]`` (an ndarray, a sparse matrix, or a view that builds
+those rows as they are read).  It knows nothing of scikit-learn or of the
+estimator.
 """
 
 import numpy as np
@@ -93,6 +96,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
         if target is None:
             break
         bar = best.value - SWAP_RTOL * abs(best.value)
+        # (the last failed trial, its heads and L-BFGS pairs, freed before this
+        # one's descent: K d numbers each, the fit's peak memory on wide heads)
+        trial = None
         if target[2] < SWAP_SLACK:
             trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
                                 trial_tol, memory=memory, stop=_Hopeless(bar),
@@ -100,7 +106,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             steps += trial.n_iter
             if np.isfinite(trial.value):
                 trial = descent.relocated(stage, trial, trial_tol, memory, rows, row_w)
-        if target[2] < SWAP_SLACK and trial.value < bar:
+        if trial is not None and trial.value < bar:
             descent.say(f"Swap kept: risk {best.value:.6g} -> {trial.value:.6g}")
             best, fails, kept, near = trial, 0, True, None
         else:

@@ -66,7 +66,8 @@ def test_spread_by_lanczos_equals_all_eigenvalues(monkeypatch, sparse, n_heads, 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     """Heads of 2**16 numbers or more keep at most as many numbers in their L-BFGS
-    pairs as the rows hold (and at least 2 pairs); narrow heads are not limited."""
+    pairs, with the one a step builds, as the rows hold (and at least 2 pairs);
+    narrow heads are not limited."""
     import sklearn_attnclust._strategy as strategy
     from sklearn_attnclust import AttentionQuantizer
     from sklearn_attnclust.maths.cosine.maths import WIDE_HEADS, CosineMaths
@@ -79,7 +80,10 @@ def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     held = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
     maths = CosineMaths(K, 1.0, 0.1, d)
     assert K * d >= WIDE_HEADS
-    assert maths.max_pairs(CosineStatistics(X, None)) == max(2, held // (2 * 8 * K * d))
+    assert maths.max_pairs(CosineStatistics(X, None)) == max(2, held // (2 * 8 * K * d) - 1)
+    # rows of the bytes of 5 pairs: 4 kept, and the one a step builds
+    dense = np.ones((2 * 8 * 5 * K * d // (8 * d), d))
+    assert maths.max_pairs(CosineStatistics(dense, None)) == 4
     narrow = CosineMaths(K, 1.0, 0.1, 50)
     assert narrow.max_pairs(CosineStatistics(rng.random((n, 50)), None)) >= 8
 

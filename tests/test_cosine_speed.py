@@ -62,3 +62,49 @@ def test_unit_rows_and_their_order_equal_the_one_pass_ones(dtype):
     for weights in (None, w):
         center = np.average(Y, axis=0, weights=weights).astype(np.float64)
         np.testing.assert_array_equal(_unit_order(Y, weights), canonical_order(Y, center))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_swap_space_reads_the_unit_rows_values(dtype):
+    # the swap stage's CSR rows normalised a block at a time: the unit rows'
+    # values bit for bit; its order's starts: those of the ordered copy
+    from sklearn_attnclust.maths.cosine.maths import CosineMaths
+    from sklearn_attnclust.maths.cosine.rows import UnitRowBlocks
+    from sklearn_attnclust.maths.cosine.seeding import _unit_starts
+
+    X = _text(700, 40, 6, dtype)
+    X = sp.vstack([X, X[3] * 5.0, X[:4]]).tocsr()  # rows repeated, at another scale too
+    X.data[::5] *= -2.0
+    Y, blocks = unit_rows(X), UnitRowBlocks(X)
+    maths = CosineMaths(4, 1.0, 0.1, X.shape[1])
+    assert isinstance(maths.swap_space(X), UnitRowBlocks) and blocks.shape == X.shape
+    for key in (slice(0, 256), slice(256, 10_000), slice(700, 700), [5, 0, 703, 5]):
+        got, want = blocks[key], Y[key]
+        assert sp.isspmatrix_csr(got) and got.dtype == dtype
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)
+        np.testing.assert_array_equal(got.data, want.data)
+    w = np.random.default_rng(7).uniform(0.2, 3.0, X.shape[0])
+    for weights in (None, w):
+        order, first = maths.swap_order(X, weights)
+        np.testing.assert_array_equal(order, _unit_order(Y, weights))
+        np.testing.assert_array_equal(first, _unit_starts(Y[order]))
+        assert first.size < X.shape[0]
+
+
+def test_sparse_row_exponents_by_blocks_equal_one_pass(monkeypatch):
+    # the norms of CSR rows block by block: each row's sums, bit for bit
+    from sklearn_attnclust.maths.cosine import rows
+
+    X = _text(500, 30, 8)
+    X.data[::3] *= 2.0**-70
+    monkeypatch.setattr(rows, "SPARSE_BLOCK_ENTRIES", 2**62)  # one block
+    e, sq = rows._row_exponents(X)
+    for entries in (1, 37, 1000):
+        monkeypatch.setattr(rows, "SPARSE_BLOCK_ENTRIES", entries)
+        got_e, got_sq = rows._row_exponents(X)
+        np.testing.assert_array_equal(got_e, e)
+        np.testing.assert_array_equal(got_sq, sq)
+    zero = sp.vstack([X, sp.csr_matrix((1, 30)), X[:3]]).tocsr()  # a row without entries
+    with pytest.raises(ValueError, match="1 row\\(s\\) of zero norm \\(the first, row 500\\)"):
+        rows._row_exponents(zero)

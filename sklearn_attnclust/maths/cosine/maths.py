@@ -24,7 +24,7 @@ import sys
 import numpy as np
 from scipy.special import gammaln, ive
 
-from .rows import _is_sparse, as_rows, unit_rows
+from .rows import _SEED, UnitRowBlocks, _is_sparse, as_rows, sparse_row_keys, unit_rows
 from .seeding import (_draw_distinct, _repair, _unit, _unit_order, _unit_starts,
                       check_unit_heads, unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
@@ -37,13 +37,18 @@ __all__ = ["CosineMaths", "log_bessel_iv", "vmf_log_normaliser"]
 COARSE_TOL = 1e-3
 
 #: Heads of at least this many numbers (K d) keep at most as many numbers in
-#: their L-BFGS pairs as the rows hold (:meth:`CosineMaths.max_pairs`): wide
-#: heads on sparse rows, where each pair's array work costs as much as a pass.
+#: their L-BFGS pairs, with the pair a step builds before it drops the oldest,
+#: as the rows hold (:meth:`CosineMaths.max_pairs`): wide heads on sparse rows,
+#: where each pair's array work costs as much as a pass.
 #: Measured (one thread, 3842 TF-IDF rows of 13885 terms, 6 seeds, no swap
 #: stage): K = 10, 8 pairs 14.8 s, 2 pairs 9.9 s in all, as many steps (23 to 61
 #: against 18 to 37); K = 5, 4.6 s and 3.5 s.  n = 1e5 documents of 50 terms
 #: over d = 5e4, K = 20: the fit's peak memory 196 MB with 8 pairs, 157 MB with
-#: 2 (the matrix: 43 MB).
+#: 2 (the matrix: 43 MB).  The pair being built counted
+#: (``benchmarks/bench_cosine.py --case memory``, the matrix 57.5 MiB; K = 10:
+#: 6 pairs, not 7; K = 20: 2, not 3): the peak 173 -> 166 MiB at K = 10, 224 ->
+#: 209 MiB at K = 20; CPU time (one thread, 3 seeds, interleaved) K = 10 6.9 s
+#: against 7.0 s, K = 20 11.5 s against 16.7 s (28 to 36 steps against 28 to 49).
 WIDE_HEADS = 2**16
 
 #: Dense rows of at most this many numbers have their unit rows and their order
@@ -114,15 +119,16 @@ class CosineMaths(LayerMaths):
 
     def max_pairs(self, stats):
         """The L-BFGS pairs a descent on ``stats`` keeps at most: for heads of
-        :data:`WIDE_HEADS` numbers or more, as many as the rows' bytes hold
-        (at least 2); else no limit here."""
+        :data:`WIDE_HEADS` numbers or more, as many as the rows' bytes hold with
+        the pair a step builds before it drops the oldest (at least 2); else no
+        limit here."""
         size = self.n_clusters * self.d
         X = getattr(stats, "X", None)
         if size < WIDE_HEADS or X is None:
             return sys.maxsize
         held = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if _is_sparse(X)
                 else X.nbytes)
-        return max(2, int(held // (2 * 8 * size)))
+        return max(2, int(held // (2 * 8 * size)) - 1)
 
     def _unit_rows(self, rows):
         """:func:`.rows.unit_rows` of ``rows``, kept for the fit's later calls on the
@@ -238,9 +244,17 @@ class CosineMaths(LayerMaths):
         return M
 
     def swap_space(self, rows):
-        """The unit rows (dense or CSR), whose squared distances to the unit heads
-        are ``2 - 2 cos`` (the swap stage's, :mod:`..._swap`); None with one head."""
-        return self._unit_rows(rows) if self.n_clusters > 1 else None
+        """The unit rows, whose squared distances to the unit heads are ``2 - 2
+        cos`` (the swap stage's, :mod:`..._swap`); None with one head.  Dense
+        rows: an ndarray (:meth:`_unit_rows`); CSR rows: read through their
+        norms a block at a time (:class:`.rows.UnitRowBlocks`), the same values
+        without a normalised copy of the matrix held through the stage's
+        descents.  Measured (``benchmarks/bench_cosine.py --case memory``, 6e4
+        documents of 50 terms over 5e4, 34.5 MiB, K = 20): the fit's peak 191 MiB
+        with the copy, of which the copy 34 MiB."""
+        if self.n_clusters < 2:
+            return None
+        return UnitRowBlocks(rows) if _is_sparse(rows) else self._unit_rows(rows)
 
     def swap_points(self, M):
         return np.asarray(M, dtype=np.float64)
@@ -250,6 +264,8 @@ class CosineMaths(LayerMaths):
         where each distinct unit row starts in it."""
         Y = self._unit_rows(rows)
         order = self._unit_order(Y, weights)
+        if _is_sparse(Y):  # (a CSR row's key is its own: no ordered copy of the rows)
+            return order, _unit_starts(Y, sparse_row_keys(Y, _SEED)[order])
         return order, _unit_starts(Y[order])
 
     def moved(self, M, h, row):

@@ -14,12 +14,21 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._blocks import _mix64, map_row_blocks, race_keys, smallest_keys
+from ..shared import row_view
 
-__all__ = ["as_rows", "row_inverse_norms", "rows_known", "sparse_row_keys", "sparse_sample",
-           "unit_rows"]
+__all__ = ["UnitRowBlocks", "as_rows", "row_inverse_norms", "rows_known", "sparse_row_keys",
+           "sparse_sample", "unit_rows"]
 
 
 _SEED = 0x636F73  # the fixed seed of the rows' keys of the spread's sample
+
+#: Stored entries per block of CSR rows whose norms :func:`_row_exponents` takes
+#: at once (its temporaries: four arrays of a block's entries, in float64).
+#: Measured (one thread, 1e5 rows of 50 entries over 5e4 terms, 57.5 MiB): all
+#: the rows at once 110 ms and 156 MiB of temporaries (the fit's peak after its
+#: descents, when ``labels_`` take the norms again); 2**16 entries 49 ms and
+#: 4.8 MiB, 2**18 51 ms and 12 MiB, 2**20 69 ms and 42 MiB.
+SPARSE_BLOCK_ENTRIES = 2**16
 
 
 def _is_sparse(X):
@@ -57,21 +66,27 @@ def _row_exponents(X):
     if known is not None and known[0] is X:
         return known[1]
     n = X.shape[0]
+    top, sq = np.zeros(n), np.zeros(n)
+    e = np.zeros(n, dtype=np.int64)
     if _is_sparse(X):
         X = as_rows(X)
-        data = np.abs(X.data).astype(np.float64)
-        top = np.zeros(n)
-        counts = np.diff(X.indptr)
-        row = np.repeat(np.arange(n), counts)
-        filled = counts > 0
-        if data.size:  # each stored row's largest |value| (rows without entries: 0)
-            top[filled] = np.maximum.reduceat(data, X.indptr[:-1][filled])
-        e = np.where(top > 0, -np.frexp(np.where(top > 0, top, 1.0))[1], 0)
-        scaled = np.ldexp(data, e[row])
-        sq = np.bincount(row, weights=scaled * scaled, minlength=n)
+        # rows in blocks of about SPARSE_BLOCK_ENTRIES entries: float64 temporaries
+        # of a block's entries, not of X's (each row's sums alike, bit for bit)
+        step = max(1, SPARSE_BLOCK_ENTRIES * n // max(X.nnz, 1))
+        for lo in range(0, n, step):
+            hi = min(lo + step, n)
+            first = X.indptr[lo]
+            data = np.abs(X.data[first:X.indptr[hi]]).astype(np.float64)
+            counts = np.diff(X.indptr[lo:hi + 1])
+            row = np.repeat(np.arange(hi - lo), counts)
+            filled = counts > 0
+            if data.size:  # each stored row's largest |value| (rows without entries: 0)
+                top[lo:hi][filled] = np.maximum.reduceat(data, X.indptr[lo:hi][filled] - first)
+            t = top[lo:hi]
+            e[lo:hi] = np.where(t > 0, -np.frexp(np.where(t > 0, t, 1.0))[1], 0)
+            scaled = np.ldexp(data, e[lo:hi][row])
+            sq[lo:hi] = np.bincount(row, weights=scaled * scaled, minlength=hi - lo)
     else:
-        top, sq = np.zeros(n), np.zeros(n)
-        e = np.zeros(n, dtype=np.int64)
 
         def fill(lo, hi):
             for a in range(lo, hi, 8192):
@@ -120,12 +135,7 @@ def unit_rows(X):
     e, sq = _row_exponents(X)
     r = 1.0 / np.sqrt(sq)
     if _is_sparse(X):
-        X = as_rows(X)
-        Y = X.copy()
-        counts = np.diff(X.indptr)
-        Y.data = (np.ldexp(np.asarray(X.data, dtype=np.float64), np.repeat(e, counts))
-                  * np.repeat(r, counts)).astype(X.dtype)
-        return Y
+        return _unit_csr(as_rows(X), e, r)
     X = np.asarray(X)
     out = np.empty(X.shape, dtype=X.dtype)
     exact = e.size == 0 or np.max(np.abs(e)) < 1000  # 2**e a float64: x 2**e = ldexp(x, e)
@@ -139,6 +149,40 @@ def unit_rows(X):
         D *= r[a:b, None]
         out[a:b] = D
     return out
+
+
+def _unit_csr(X, e, r):
+    """The CSR rows ``X`` over their norms, ``x 2**e r`` (``e``, ``r``: each row's
+    power of two and inverse scaled norm, :func:`_row_exponents`), a copy of the
+    values and of the structure, in ``X``'s dtype."""
+    counts = np.diff(X.indptr)
+    data = (np.ldexp(np.asarray(X.data, dtype=np.float64), np.repeat(e, counts))
+            * np.repeat(r, counts)).astype(X.dtype)
+    return X.__class__((data, X.indices.copy(), X.indptr - X.indptr[0]), shape=X.shape)
+
+
+class UnitRowBlocks:
+    """The unit rows of a CSR matrix, normalised only as they are read: a row
+    block (``Y[a:b]``) or the rows of an index list (``Y[[i, j]]``) is the
+    CSR matrix :func:`unit_rows` would hold there (the same values, bit for
+    bit), a copy of those rows alone.  What the swap stage reads of its space
+    (:mod:`sklearn_attnclust._swap`: ``shape``, blocks, candidate rows), without
+    a normalised copy of all the rows beside them (the fit's peak memory on
+    sparse rows)."""
+
+    def __init__(self, X):
+        self.X = as_rows(X)
+        e, sq = _row_exponents(self.X)
+        self.e, self.r = e, 1.0 / np.sqrt(sq)
+        self.shape, self.dtype = self.X.shape, self.X.dtype
+
+    def __getitem__(self, rows):
+        if isinstance(rows, slice):
+            lo, hi, step = rows.indices(self.shape[0])
+            if step == 1:
+                return _unit_csr(row_view(self.X, lo, max(lo, hi)), self.e[lo:hi],
+                                 self.r[lo:hi])
+        return _unit_csr(self.X[rows], self.e[rows], self.r[rows])
 
 
 def _scale_values(values, inv):

@@ -35,13 +35,14 @@ def _unit_order(Y, weights):
     return centred_order(Y, center, scale)
 
 
-def _unit_starts(Y):
+def _unit_starts(Y, keys=None):
     """Where each distinct row starts among unit rows ``Y`` in :func:`_unit_order`
-    (equal rows adjacent): by their keys for a CSR matrix, by their values else
+    (equal rows adjacent): by their keys for a CSR matrix (``keys``: those of
+    its rows, if known), by their values else
     (:func:`sklearn_attnclust._init.distinct_starts`)."""
     if not _is_sparse(Y):
         return distinct_starts(Y)
-    keys = sparse_row_keys(Y, _SEED)
+    keys = sparse_row_keys(Y, _SEED) if keys is None else keys
     new = np.ones(Y.shape[0], dtype=bool)
     new[1:] = keys[1:] != keys[:-1]
     return np.flatnonzero(new)
