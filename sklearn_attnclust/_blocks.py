@@ -33,6 +33,7 @@ __all__ = [
     "KEY_BUCKET_BITS",
     "N_THREADS",
     "add_blocks",
+    "add_blocks_into_first",
     "chunk_rows",
     "gather_rows",
     "heavy_limit",
@@ -153,6 +154,20 @@ def add_blocks(parts):
     if len(parts) == 1:
         return parts[0]
     return tuple(sum(p[k] for p in parts) for k in range(len(parts[0])))
+
+
+def add_blocks_into_first(parts):
+    """:func:`add_blocks` of parts whose arrays the caller owns (a pass's fresh
+    sums): the others added into the first block's arrays, in row order, with
+    no new array (on wide heads each is ``K x d``)."""
+    out = list(parts[0])
+    for part in parts[1:]:
+        for k, more in enumerate(part):
+            if isinstance(out[k], np.ndarray):
+                out[k] += more
+            else:
+                out[k] = out[k] + more
+    return tuple(out)
 
 
 def sum_row_blocks(fun, n, min_rows, *args):

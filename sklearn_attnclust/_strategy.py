@@ -43,7 +43,7 @@ from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys
 from .maths.sizes import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
 from ._swap import swap_rounds
 from .layers.base import relocation_of, swap_of
-from .optim import LayerProblem, make_optimizer
+from .optim import LayerProblem, handed_state, make_optimizer
 from .rows import RowSource
 
 __all__ = ["MAX_RELOCATIONS", "LayerFit", "fit_layer"]
@@ -281,13 +281,16 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         results = []
         for k in range(n_init):
             descent.say(f"Initialization {k}")
-            M0 = maths.starts(rows, row_w, init, random_state)
-            res = descent.run(stage, M0, stage_tol, memory=memory)
+            res = descent.run(stage, maths.starts(rows, row_w, init, random_state), stage_tol,
+                              memory=memory)
             if np.isfinite(res.value):
                 results.append(descent.relocated(stage, res, stage_tol, memory, rows, row_w))
         if not results:
             raise ValueError(NOT_FINITE)
         best = _select(results, maths, stats, plan.selection(select))
+        # (only the best start is kept through the swap and full-data stages: each
+        # result holds K x d arrays and L-BFGS pairs, wide on sparse text)
+        res = results = None
         if isinstance(init, str) and best.converged and swap_of(maths) is not None:
             best = swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
                                random_state)
@@ -431,7 +434,7 @@ def _climb(descent, X, best, m, tol, sampler, precision):
         rows, row_w = sampler(size)
         st = maths.statistics(rows, row_w)
         res = descent.run(st if precision is None else precision(st), best.heads,
-                          max(tol, rung_tol), state=best.state, memory=LARGE_FIT_MEMORY)
+                          max(tol, rung_tol), state=handed_state(best), memory=LARGE_FIT_MEMORY)
         if np.isfinite(res.value):
             best, steps = res, steps + res.n_iter
         size *= LADDER_FACTOR
@@ -447,12 +450,12 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None):
     below ``tol``), otherwise it is finished on ``stats``, the steps of both
     in one curve.
     """
-    M1, state, first = best.heads, best.state, None
+    M1, state, first = best.heads, handed_state(best), None
     if precision is not None:
         first = descent.run(precision(stats), M1, tol, state=state, memory=LARGE_FIT_MEMORY,
                             loud=True)
         if np.isfinite(first.value):
-            M1, state = first.heads, first.state
+            M1, state = first.heads, handed_state(first)
         else:
             first = None
     if first is not None and first.grad_norms[-1] <= tol:
@@ -478,7 +481,7 @@ def _finish(descent, stats, first, tol, rows, row_w=None):
     if first.grad_norms[-1] <= tol:
         res = first
     else:
-        res = descent.run(stats, first.heads, tol, state=first.state, memory=8,
+        res = descent.run(stats, first.heads, tol, state=handed_state(first), memory=8,
                           steps=descent.max_iter - first.n_iter)
         res.values = first.values + res.values[1:]
         res.grad_norms = first.grad_norms + res.grad_norms[1:]

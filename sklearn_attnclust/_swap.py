@@ -33,6 +33,7 @@ estimator.
 import numpy as np
 
 from ._init import canonical_order, distinct_starts
+from .optim import handed_state
 
 __all__ = ["SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order", "nearest_two",
            "squared_distances", "swap_rounds", "swap_target", "two_nearest"]
@@ -114,7 +115,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             if fails >= SWAP_PATIENCE:
                 break
     if kept and (trial_tol > tol or not best.converged):  # (a trial stops at SWAP_STEPS)
-        again = descent.run(stage, best.heads, tol, state=best.state, memory=memory)
+        again = descent.run(stage, best.heads, tol, state=handed_state(best), memory=memory)
         steps += again.n_iter
         if again.value <= best.value:
             best = again

@@ -15,7 +15,7 @@ runs an optimiser on it; nothing here knows of layers beyond the interface
 :class:`LayerProblem` reads, nor imports scikit-learn.
 """
 
-from .lbfgs import LBFGS
+from .lbfgs import LBFGS, handed_state
 from .line_search import ArmijoBacktracking
 from .manifold import Spheres, normalize_rows, riemannian_gradient
 from .minimize import make_optimizer, minimize_on_spheres
@@ -33,6 +33,7 @@ __all__ = [
     "SphereResult",
     "Spheres",
     "SteepestDescent",
+    "handed_state",
     "make_optimizer",
     "minimize_on_spheres",
     "normalize_rows",

@@ -147,8 +147,12 @@ class Optimizer:
             new_rgrad = manifold.project(cand, new_grad, new_norms)
             step = self._update(manifold, memory, (M, cand), (grad, rgrad),
                                 (new_grad, new_rgrad), direction, trial, new_norms)
-            last = M
+            # (the move measured only where the step did not lower the risk)
+            stalled = decrease <= 0 and frobenius(cand - M) <= 1e-12
+            # the last point's arrays freed as the step is taken (none kept by the
+            # result: on wide heads each is K x d)
             M, value, grad, rgrad, norms = cand, new_value, new_grad, new_rgrad, new_norms
+            result.heads = M
             gnorm = problem.stationarity(M, rgrad)
             result.values.append(value)
             result.grad_norms.append(gnorm)
@@ -157,7 +161,7 @@ class Optimizer:
                 callback(it, value, gnorm, trial)
             if stop is not None and gnorm > tol and stop(result.values):
                 break
-            if decrease <= 0 and frobenius(cand - last) <= 1e-12:
+            if stalled:
                 # an accepted step too small to move the heads: no progress possible,
                 # at the optimum if the decrease it predicted is below rounding
                 result.converged = newton and _below_rounding(slope * trial, value)

@@ -10,7 +10,8 @@ rows.
 import numpy as np
 from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
-from ..._blocks import add_blocks, chunk_rows, map_row_blocks, one_blas_thread, smallest_keys
+from ..._blocks import (add_blocks_into_first, chunk_rows, map_row_blocks, one_blas_thread,
+                        smallest_keys)
 from ..free_energy import exp_shifted
 from .kernel import _scores, range_sums
 from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
@@ -68,10 +69,10 @@ class CosineStatistics(Statistics):
 
     def sums(self, M, beta, need_grad):
         """:func:`.kernel.range_sums` over all the rows: its row blocks in
-        threads, each chunk by chunk."""
+        threads, each chunk by chunk, the blocks' sums added into the first's."""
         X, chunk = self.X, self.chunk_size
         with one_blas_thread():
-            return add_blocks(map_row_blocks(range_sums, X.shape[0], 2 * chunk, X, self.inv,
+            return add_blocks_into_first(map_row_blocks(range_sums, X.shape[0], 2 * chunk, X, self.inv,
                                              self.weights, np.asarray(M, dtype=np.float64),
                                              beta, need_grad, chunk))
 
