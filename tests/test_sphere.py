@@ -7,7 +7,8 @@ import pytest
 
 from sklearn_attnclust.optim import (LBFGS, ArmijoBacktracking, BarzilaiBorwein,
                                      FunctionProblem, LayerProblem, Spheres, SteepestDescent,
-                                     make_optimizer, minimize_on_spheres, riemannian_gradient)
+                                     handed_state, make_optimizer, minimize_on_spheres,
+                                     riemannian_gradient)
 
 
 def _rayleigh(A):
@@ -185,6 +186,27 @@ def test_warm_start_from_the_returned_state(problem):
     # the state passed in is not changed by the run it warm-starts
     again = LBFGS(tol=1e-10).run(fun, first.heads, first.state)
     np.testing.assert_array_equal(again.heads, warm.heads)
+
+
+def test_a_handed_state_is_taken_over_by_the_run_it_warm_starts(problem):
+    """handed_state gives the run a result's pairs as a list, which the run
+    updates in place (the pairs it drops are freed), and the result keeps none;
+    the run is the same as from the tuple."""
+    A, M0 = problem
+    fun = FunctionProblem(_rayleigh(A))
+    first = LBFGS(tol=1e-3, memory=2).run(fun, M0)
+    twin = LBFGS(tol=1e-3, memory=2).run(fun, M0)
+    pairs = handed_state(first)
+    assert first.state is None and isinstance(pairs, list)
+    assert all(np.array_equal(p[0], q[0]) and np.array_equal(p[1], q[1])
+               for p, q in zip(pairs, twin.state)) and len(pairs) == len(twin.state)
+    old = [id(p[0]) for p in pairs]
+    warm = LBFGS(tol=1e-10, memory=2).run(fun, first.heads, pairs)
+    assert len(pairs) == 2 and [id(p[0]) for p in pairs] != old
+    assert [id(p[0]) for p in warm.state] == [id(p[0]) for p in pairs]
+    from_tuple = LBFGS(tol=1e-10, memory=2).run(fun, twin.heads, twin.state)
+    np.testing.assert_array_equal(warm.heads, from_tuple.heads)
+    assert handed_state(LBFGS(max_iter=0).run(fun, M0)) == []
 
 
 def test_a_stop_rule_ends_the_run_unconverged(problem):
