@@ -191,9 +191,11 @@ AQ_INLINE float aq_exp_f32(float z) {
 #define AQ_FLUSH_TILES 16
 /* from this many heads and features, a tile whose weights above AQ_WEIGHT_FLOOR
    times their row's largest are at most one in AQ_SPARSE_SHARE sums its first
-   moments head by head over those weights only (the others are below the
-   rounding of a sum that holds the largest): about d products a weight held in
-   place of K d a row.  Measured (one thread, CPU time of whole fits, n = 5e4,
+   moments head by head over those weights only: about d products a weight held
+   in place of K d a row.  Each weight left out is below 2^-60 of its row's
+   largest, under the rounding of any sum that holds the largest (an absolute
+   bound: a head far from every row of a tile loses its own tiny sum there, its
+   mass kept).  Measured (one thread, CPU time of whole fits, n = 5e4,
    by head against dense): uniform rows, d = 64, K = 256, 16.4 s against 24.1
    (139 ms a step against 183); blobs d = 64, K = 256, 3.34 s against 3.65;
    d = 32, K = 128, uniform 5.46 against 5.87, blobs 0.82 against 0.89; at

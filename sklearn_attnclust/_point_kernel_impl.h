@@ -153,7 +153,7 @@ AQ_INLINE void AQ_NAME(aq_moments)(
 }
 
 /* First moments of a tile, head by head (wide rows, many heads): F[k * d + j] +=
-   P[k * AQ_TILE + i] (x_ij - r_j) for the weights above cut[i] only. */
+   P[k * AQ_TILE + i] (x_ij - r_j) for the weights beyond +-cut[i] only. */
 AQ_INLINE void AQ_NAME(aq_moments_by_head)(
     const FLT *X, int64_t t, int64_t d, const FLT *r, const FLT *P, int64_t K,
     const FLT *cut, FLT *AQ_RESTRICT F)
@@ -164,7 +164,7 @@ AQ_INLINE void AQ_NAME(aq_moments_by_head)(
         FLT *AQ_RESTRICT f = F + k * d;
         for (i = 0; i < t; i++) {
             const FLT *x = X + i * d, pi = p[i];
-            if (!(pi > cut[i])) continue;  /* (a row of weight 0: no head) */
+            if (!(pi > cut[i] || pi < -cut[i])) continue;  /* (a row of weight 0: none) */
             if (r)
                 for (j = 0; j < d; j++) f[j] += pi * (x[j] - r[j]);
             else
@@ -294,16 +294,19 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
         }
         sparse = 0;
         if (K >= AQ_SPARSE_HEADS && d >= AQ_SPARSE_FEATURES) {
-            /* the row's largest weight is scale[i] (its exponential is 1); the
-               weights above the cut counted: by head where they are few */
+            /* the row's largest weight is scale[i] (its exponential is 1; of the
+               row's weight's sign); the weights beyond the cut in magnitude
+               counted: by head where they are few */
             int64_t held = 0;
-            for (i = 0; i < t; i++) top[i] = scale[i] * (FLT)AQ_WEIGHT_FLOOR;
+            for (i = 0; i < t; i++)
+                top[i] = (scale[i] < 0 ? -scale[i] : scale[i]) * (FLT)AQ_WEIGHT_FLOOR;
             for (k = 0; k < K; k++) {
                 const FLT *l = L + k * AQ_TILE;
                 int64_t h8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
                 for (i = 0; i + 8 <= t; i += 8)
-                    for (q = 0; q < 8; q++) h8[q] += l[i + q] > top[i + q];
-                for (; i < t; i++) h8[0] += l[i] > top[i];
+                    for (q = 0; q < 8; q++)
+                        h8[q] += (l[i + q] > top[i + q]) | (l[i + q] < -top[i + q]);
+                for (; i < t; i++) h8[0] += (l[i] > top[i]) | (l[i] < -top[i]);
                 held += ((h8[0] + h8[1]) + (h8[2] + h8[3])) + ((h8[4] + h8[5]) + (h8[6] + h8[7]));
             }
             sparse = held * AQ_SPARSE_SHARE <= K * t;

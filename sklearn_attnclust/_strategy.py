@@ -176,7 +176,7 @@ class _Descent:
         printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``.
 
         ``state``: the optimiser's state in an earlier result that ended at ``M0``
-        (a warm start); ``memory``: the curvature pairs L-BFGS keeps (more on large
+        (a warm start; a list is taken over, :func:`.optim.handed_state`); ``memory``: the curvature pairs L-BFGS keeps (more on large
         fits, :data:`sklearn_attnclust.maths.sizes.LARGE_FIT_MEMORY`), at most the
         maths' ``max_pairs(st)``; ``stop(values)``: ends the descent
         early where it returns True (:meth:`.optim.Optimizer.run`)."""
@@ -434,7 +434,7 @@ def _climb(descent, X, best, m, tol, sampler, precision):
         rows, row_w = sampler(size)
         st = maths.statistics(rows, row_w)
         res = descent.run(st if precision is None else precision(st), best.heads,
-                          max(tol, rung_tol), state=handed_state(best), memory=LARGE_FIT_MEMORY)
+                          max(tol, rung_tol), state=best.state, memory=LARGE_FIT_MEMORY)
         if np.isfinite(res.value):
             best, steps = res, steps + res.n_iter
         size *= LADDER_FACTOR
@@ -452,8 +452,9 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None):
     """
     M1, state, first = best.heads, handed_state(best), None
     if precision is not None:
-        first = descent.run(precision(stats), M1, tol, state=state, memory=LARGE_FIT_MEMORY,
-                            loud=True)
+        # (a copy of the list: were this run not finite, the next starts from ``state``)
+        first = descent.run(precision(stats), M1, tol, state=None if state is None else
+                            list(state), memory=LARGE_FIT_MEMORY, loud=True)
         if np.isfinite(first.value):
             M1, state = first.heads, handed_state(first)
         else:

@@ -103,7 +103,7 @@ def test_point_sums_match_the_numpy_reference(dtype, d, K):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("far", [False, True])
-@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("weighted", ["none", "positive", "signed"])
 def test_many_heads_of_wide_rows_sum_the_weights_above_the_cut(dtype, far, weighted):
     """At 32 heads and 32 features or more the first moments of a tile whose
     weights are mostly negligible (below 2^-60 of their row's largest) add each
@@ -111,7 +111,9 @@ def test_many_heads_of_wide_rows_sum_the_weights_above_the_cut(dtype, far, weigh
     rounding, the masses and the value unchanged."""
     n, d, K = 2 * 256 + 5, 40, 64
     X, A, c, beta, r = _case(n, d, K, dtype, seed=11, beta=30.0, far=far)
-    w = np.random.default_rng(2).uniform(0.1, 3.0, size=n) if weighted else None
+    w = None if weighted == "none" else np.random.default_rng(2).uniform(0.1, 3.0, size=n)
+    if weighted == "signed":  # (the kernel's contract: weights of either sign)
+        w[::7] *= -1.0
     ref, _ = _reference(X, A, c, w, beta, True, r)
     # the premise: the tiles' weights are mostly below the cut
     Y = X.astype(np.float64) - (0.0 if r is None else r.astype(np.float64))

@@ -6,6 +6,7 @@ import numpy as np
 from .._assign import distances_to_centres
 from .._base import power_of_two_scale, unit_weights
 from .base import Assignment
+from .common import inertia_of
 
 __all__ = ["check_seed_count", "check_seeds", "fitted_assignment", "mean_direction",
            "score_centres", "signed", "unequal"]
@@ -25,8 +26,8 @@ def mean_direction(X, w):
     # copy of X (at 1e4 x 384, 12 ms of a 0.25 s fit) nor power_of_two_scale's copy
     # of |X| (7 ms): their sums do not overflow, and the scaling would be up by a
     # power of two, exact (the mean ``two`` times smaller, its projections' signs
-    # the same)
-    if X.dtype == np.float64 and max(float(X.max()), -float(X.min())) < 1.0:
+    # the same); not below 2^-500, where the mean could lose digits to underflow
+    if X.dtype == np.float64 and 2.0**-500 <= max(float(X.max()), -float(X.min())) < 1.0:
         Xs = X
     else:
         Xs = np.asarray(X, dtype=np.float64) * power_of_two_scale(X)
@@ -61,16 +62,10 @@ def fitted_assignment(X, labels, centers, w):
     to (with the weights ``w`` of its fit, or None), from their ``labels`` (its
     fit's last pass): one pass for the squared distances to the ``centers``, where
     the estimator would take the labels again (``Layer.assign``).  The inertia is
-    summed as :func:`.common.inertia_of` sums it (the estimator sums it anew at unit
-    scale where it is not finite or near underflow)."""
+    :func:`.common.inertia_of`'s."""
     _, d2 = distances_to_centres(X, labels, centers)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        if w is None:
-            inertia = d2.sum()
-        else:
-            pos = w > 0  # (a zero weight times an inf is NaN)
-            inertia = d2[pos] @ w[pos]
-    return Assignment(labels, float(inertia), np.bincount(labels, minlength=centers.shape[0]))
+    return Assignment(labels, inertia_of(X, labels, centers, w, d2),
+                      np.bincount(labels, minlength=centers.shape[0]))
 
 
 def check_seeds(X, n_clusters):

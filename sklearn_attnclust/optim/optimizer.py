@@ -112,7 +112,8 @@ class Optimizer:
         """Minimise ``problem`` from ``M0`` (its rows normalised first).
 
         ``state``: the ``state`` of an earlier result that ended at ``M0`` on a
-        nearby problem.  ``callback(iteration, value, stationarity, step)`` is
+        nearby problem (L-BFGS copies a tuple, and takes over a list, updating it
+        in place: :func:`.lbfgs.handed_state`).  ``callback(iteration, value, stationarity, step)`` is
         called after each accepted step.  ``stop(values)``, called after each
         accepted step with the values so far (the start's first), ends the run
         where it returns True (not converged).  Returns a :class:`SphereResult`.

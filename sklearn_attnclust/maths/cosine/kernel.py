@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..free_energy import free_energy_sums
+from ..._blocks import add_blocks_into_first
 from ..shared import row_view
 from .rows import _is_sparse
 
@@ -75,13 +76,9 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk):
             part = (value, masses, weighted_row_sums(P, Xc))
         else:
             part = (value,)
-        if out is None:
-            out = list(part)
-        else:  # (in place: no third K x d array)
-            out[0] += part[0]
-            for total, more in zip(out[1:], part[1:]):
-                total += more
-    return None if out is None else tuple(out)
+        # (in place: no third K x d array)
+        out = part if out is None else add_blocks_into_first((out, part))
+    return out
 
 
 def weighted_row_sums(P, Xc):

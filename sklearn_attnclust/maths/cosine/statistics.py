@@ -72,9 +72,9 @@ class CosineStatistics(Statistics):
         threads, each chunk by chunk, the blocks' sums added into the first's."""
         X, chunk = self.X, self.chunk_size
         with one_blas_thread():
-            return add_blocks_into_first(map_row_blocks(range_sums, X.shape[0], 2 * chunk, X, self.inv,
-                                             self.weights, np.asarray(M, dtype=np.float64),
-                                             beta, need_grad, chunk))
+            return add_blocks_into_first(map_row_blocks(
+                range_sums, X.shape[0], 2 * chunk, X, self.inv, self.weights,
+                np.asarray(M, dtype=np.float64), beta, need_grad, chunk))
 
 
 def cosine_scores(X, M, inv=None):

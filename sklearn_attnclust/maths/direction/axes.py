@@ -52,7 +52,9 @@ COARSE_TOL = 1e-3
 #: 0.98, d = 384, 0.79 / 0.95 / 1.01.
 CHUNK_BYTES = 3 * 2**18
 
-#: Fewest rows of a chunk (wide rows: the per-chunk calls' overhead).
+#: Fewest rows of a chunk (wide rows: the per-chunk calls' overhead; a floor set
+#: with :data:`CHUNK_BYTES`, not measured on its own: at d = 384 the byte bound
+#: gives 256 rows, so the measurements above hold it).
 MIN_CHUNK_ROWS = 256
 
 
