@@ -259,22 +259,13 @@ def case_text(args):
 
 
 def case_memory(args):
-    from bench_sparse_point import peak, synthetic_tfidf
+    from bench_sparse_point import memory_table
 
-    X, y = synthetic_tfidf(args.n, args.d, args.nnz_row)
-    size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    print(f"{X.shape[0]} x {X.shape[1]}, {X.nnz} stored entries, {size / 2**20:.1f} MiB")
-    print("| K | method | fit s | peak MiB | peak / matrix | ARI |")
-    print("|---|---|---|---|---|---|")
-    for K in args.K:
-        for name, fit in [
-                ("cosine", lambda: AttentionQuantizer(K, geometry="cosine",
-                                                      random_state=0).fit(X).labels_),
-                ("spherical k-means", lambda: spherical_kmeans(X, K, 0)[0]),
-                ("KMeans(n_init=1)", lambda: KMeans(K, n_init=1, random_state=0).fit(X).labels_)]:
-            labels, t, top = peak(fit)
-            print(f"| {K} | {name} | {t:.2f} | {top / 2**20:.1f} | {top / size:.2f} | "
-                  f"{adjusted_rand_score(y, labels):.3f} |", flush=True)
+    memory_table(args, lambda X, K: [
+        ("cosine", lambda: AttentionQuantizer(K, geometry="cosine",
+                                              random_state=0).fit(X).labels_),
+        ("spherical k-means", lambda: spherical_kmeans(X, K, 0)[0]),
+        ("KMeans(n_init=1)", lambda: KMeans(K, n_init=1, random_state=0).fit(X).labels_)])
 
 
 def main():

@@ -92,18 +92,26 @@ def peak(fun):
     return out, t, top
 
 
-def case_memory(args):
+def memory_table(args, methods):
+    """The memory case's table on :func:`synthetic_tfidf`'s matrix of ``args``:
+    for each K of ``args.K``, each ``(name, fit)`` of ``methods(X, K)`` (``fit()``
+    returns the labels) with its time, its peak over the matrix's bytes and its ARI."""
     X, y = synthetic_tfidf(args.n, args.d, args.nnz_row)
     size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
     print(f"{X.shape[0]} x {X.shape[1]}, {X.nnz} stored entries, {size / 2**20:.1f} MiB")
     print("| K | method | fit s | peak MiB | peak / matrix | ARI |")
     print("|---|---|---|---|---|---|")
     for K in args.K:
-        for name, make in [("point", lambda: AttentionQuantizer(K, random_state=0)),
-                           ("KMeans(n_init=1)", lambda: KMeans(K, n_init=1, random_state=0))]:
-            est, t, top = peak(lambda: make().fit(X))
+        for name, fit in methods(X, K):
+            labels, t, top = peak(fit)
             print(f"| {K} | {name} | {t:.2f} | {top / 2**20:.1f} | {top / size:.2f} | "
-                  f"{adjusted_rand_score(y, est.labels_):.3f} |", flush=True)
+                  f"{adjusted_rand_score(y, labels):.3f} |", flush=True)
+
+
+def case_memory(args):
+    memory_table(args, lambda X, K: [
+        ("point", lambda: AttentionQuantizer(K, random_state=0).fit(X).labels_),
+        ("KMeans(n_init=1)", lambda: KMeans(K, n_init=1, random_state=0).fit(X).labels_)])
 
 
 def main():
