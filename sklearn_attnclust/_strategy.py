@@ -176,7 +176,8 @@ class _Descent:
         printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``.
 
         ``state``: the optimiser's state in an earlier result that ended at ``M0``
-        (a warm start; a list is taken over, :func:`.optim.handed_state`); ``memory``: the curvature pairs L-BFGS keeps (more on large
+        (a warm start; a list is taken over, :func:`.optim.handed_state`);
+        ``memory``: the curvature pairs L-BFGS keeps (more on large
         fits, :data:`sklearn_attnclust.maths.sizes.LARGE_FIT_MEMORY`), at most the
         maths' ``max_pairs(st)``; ``stop(values)``: ends the descent
         early where it returns True (:meth:`.optim.Optimizer.run`)."""

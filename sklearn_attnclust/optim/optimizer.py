@@ -113,10 +113,11 @@ class Optimizer:
 
         ``state``: the ``state`` of an earlier result that ended at ``M0`` on a
         nearby problem (L-BFGS copies a tuple, and takes over a list, updating it
-        in place: :func:`.lbfgs.handed_state`).  ``callback(iteration, value, stationarity, step)`` is
-        called after each accepted step.  ``stop(values)``, called after each
-        accepted step with the values so far (the start's first), ends the run
-        where it returns True (not converged).  Returns a :class:`SphereResult`.
+        in place: :func:`.lbfgs.handed_state`).  ``callback(iteration, value,
+        stationarity, step)`` is called after each accepted step.
+        ``stop(values)``, called after each accepted step with the values so far
+        (the start's first), ends the run where it returns True (not converged).
+        Returns a :class:`SphereResult`.
         """
         manifold, tol, memory = problem.manifold, self.tol, self._memory(state)
         M = normalize_rows(np.array(M0, copy=True))
