@@ -331,10 +331,15 @@ def test_the_swap_space_is_the_passes_scaled_rows(blobs):
 
 
 def test_the_biases_log_sum_exp_is_scipys_bit_for_bit():
+    """Bit for bit with scipy's newer logsumexp (the largest terms out of the sum,
+    log1p of the rest); with older releases' (log of the whole sum), to rounding."""
+    import scipy
     from scipy.special import logsumexp
+    from sklearn.utils.fixes import parse_version
 
     from sklearn_attnclust.maths.point.likelihood import log_sum_exp
 
+    exact = parse_version(scipy.__version__) >= parse_version("1.15")
     rng = np.random.default_rng(0)
     for K in (1, 2, 5, 17):
         for t in range(300):
@@ -345,7 +350,11 @@ def test_the_biases_log_sum_exp_is_scipys_bit_for_bit():
                 b = np.log(rng.dirichlet(np.ones(K)))  # log mixing weights
             if t % 7 == 0 and K > 1:
                 b[0] = -np.inf  # an empty head's
-            assert log_sum_exp(b) == logsumexp(b)
+            if exact:
+                assert log_sum_exp(b) == logsumexp(b)
+            else:
+                scale = max(1.0, float(np.max(np.abs(b[np.isfinite(b)]))))
+                assert abs(log_sum_exp(b) - logsumexp(b)) <= 8 * np.finfo(float).eps * scale
     for b in ([-np.inf, -np.inf], [np.inf, 1.0], [np.nan, 1.0]):  # (scipy's)
         np.testing.assert_array_equal(log_sum_exp(np.array(b)), logsumexp(np.array(b)))
 
