@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import gammaln, ive
 
 from .rows import _SEED, UnitRowBlocks, _is_sparse, as_rows, sparse_row_keys, unit_rows
-from .seeding import (_draw_distinct, _repair, _unit, _unit_order, _unit_starts,
+from .seeding import (_draw_distinct, _key_starts, _repair, _unit, _unit_order, _unit_starts,
                       check_unit_heads, unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
 from ...layers.base import LayerMaths
@@ -115,7 +115,8 @@ class CosineMaths(LayerMaths):
         self.beta = 2.0 * float(temperature) / self.spread
         self.floor = 0.01 / self.n_clusters  # the smallest curvature the steps assume
         self._last = (None, None)
-        self._unit_cache = (None, None, None)  # (rows, unit rows, {weights: order})
+        # (rows, their unit rows or None, {id(weights): (weights, order, keys)})
+        self._unit_cache = (None, None, None)
 
     def max_pairs(self, stats):
         """The L-BFGS pairs a descent on ``stats`` keeps at most: for heads of
@@ -133,11 +134,12 @@ class CosineMaths(LayerMaths):
     def _unit_rows(self, rows):
         """:func:`.rows.unit_rows` of ``rows``, kept for the fit's later calls on the
         same dense rows of at most :data:`UNIT_CACHE_SIZE` numbers (read only)."""
-        if self._unit_cache[0] is rows:
+        if self._unit_cache[0] is rows and self._unit_cache[1] is not None:
             return self._unit_cache[1]
         Y = unit_rows(as_rows(rows))
         if not _is_sparse(rows) and rows.size <= UNIT_CACHE_SIZE:
-            self._unit_cache = (rows, Y, {})
+            orders = self._unit_cache[2] if self._unit_cache[0] is rows else {}
+            self._unit_cache = (rows, Y, orders)
         return Y
 
     def forget_rows(self):
@@ -145,15 +147,21 @@ class CosineMaths(LayerMaths):
         model keeps neither the caller's rows nor a copy of them)."""
         self._unit_cache = (None, None, None)
 
-    def _unit_order(self, Y, weights):
-        """:func:`.seeding._unit_order` of the unit rows ``Y``, kept as
-        :meth:`_unit_rows` keeps them (by the weights' identity)."""
-        kept = self._unit_cache[1] is Y
-        orders = self._unit_cache[2] if kept else {}
+    def _unit_order(self, rows, weights, Y=None):
+        """:func:`.seeding._unit_order` of the unit rows of ``rows`` (``Y``, if at
+        hand) and, for CSR rows, their :func:`.rows.sparse_row_keys` (None for
+        dense rows), kept for the fit's later calls on the same rows and weights
+        (the seeds' and the swap stage's: the keys, a pass over the entries, and
+        the sort once)."""
+        if self._unit_cache[0] is not rows:
+            self._unit_cache = (rows, None, {})
+        orders = self._unit_cache[2]
         key = id(weights)
         if key not in orders or orders[key][0] is not weights:
-            orders[key] = (weights, _unit_order(Y, weights))
-        return orders[key][1]
+            Y = self._unit_rows(rows) if Y is None else Y
+            keys = sparse_row_keys(Y, _SEED) if _is_sparse(Y) else None
+            orders[key] = (weights, _unit_order(Y, weights, keys), keys)
+        return orders[key][1:]
 
     def statistics(self, rows, weights):
         return CosineStatistics(rows, weights, n_heads=self.n_clusters)
@@ -172,7 +180,7 @@ class CosineMaths(LayerMaths):
         K = self.n_clusters
         Y = self._unit_rows(rows)
         if isinstance(init, str):
-            order = self._unit_order(Y, weights)
+            order = self._unit_order(rows, weights, Y)[0]
             Y = Y[order]
             w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
             if init == "k-means++":
@@ -262,11 +270,10 @@ class CosineMaths(LayerMaths):
     def swap_order(self, rows, weights):
         """The unit rows' order of :func:`.seeding._unit_order` (dense or sparse) and
         where each distinct unit row starts in it."""
-        Y = self._unit_rows(rows)
-        order = self._unit_order(Y, weights)
-        if _is_sparse(Y):  # (a CSR row's key is its own: no ordered copy of the rows)
-            return order, _unit_starts(Y, sparse_row_keys(Y, _SEED)[order])
-        return order, _unit_starts(Y[order])
+        order, keys = self._unit_order(rows, weights)
+        if keys is not None:  # (a CSR row's key is its own: no ordered copy of the rows)
+            return order, _key_starts(keys[order])
+        return order, _unit_starts(self._unit_rows(rows)[order])
 
     def moved(self, M, h, row):
         """The heads with head ``h`` the unit direction of the input row ``row``."""

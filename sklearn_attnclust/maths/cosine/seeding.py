@@ -15,16 +15,17 @@ def _unit(M):
     return M / np.where(norms > 0, norms, 1.0)
 
 
-def _unit_order(Y, weights):
+def _unit_order(Y, weights, keys=None):
     """The unit rows in an order of their values only
     (:func:`sklearn_attnclust._init.canonical_order` about their weighted mean;
-    for a CSR matrix, by the cosine with the mean, ties by their keys), so that
-    the seeds do not depend on the rows' order."""
+    for a CSR matrix, by the cosine with the mean, ties by their keys: ``keys``,
+    its rows' :func:`.rows.sparse_row_keys` if known), so that the seeds do not
+    depend on the rows' order."""
     if _is_sparse(Y):
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
         mean = np.asarray(Y.mean(axis=0) if w is None else (Y.T @ w) / w.sum()).ravel()
         key = -np.asarray(Y @ mean).ravel()
-        return np.lexsort((sparse_row_keys(Y, _SEED), key))
+        return np.lexsort((sparse_row_keys(Y, _SEED) if keys is None else keys, key))
     center = np.average(Y, axis=0, weights=weights).astype(np.float64)
     top = 0.0
     for a in range(0, Y.shape[0], 4096):  # canonical_order's scale, without a copy
@@ -42,8 +43,13 @@ def _unit_starts(Y, keys=None):
     (:func:`sklearn_attnclust._init.distinct_starts`)."""
     if not _is_sparse(Y):
         return distinct_starts(Y)
-    keys = sparse_row_keys(Y, _SEED) if keys is None else keys
-    new = np.ones(Y.shape[0], dtype=bool)
+    return _key_starts(sparse_row_keys(Y, _SEED) if keys is None else keys)
+
+
+def _key_starts(keys):
+    """Where each run of equal ``keys`` starts (the distinct rows of a CSR matrix
+    in :func:`_unit_order`, by their keys in that order)."""
+    new = np.ones(keys.shape[0], dtype=bool)
     new[1:] = keys[1:] != keys[:-1]
     return np.flatnonzero(new)
 
