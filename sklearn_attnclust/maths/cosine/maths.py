@@ -207,8 +207,12 @@ class CosineMaths(LayerMaths):
         value = 1.0 + out[0] / W
         if not return_grad:
             return value
-        S = out[2]  # (a new array: divided and negated in place, K x d numbers)
-        S /= W
+        # -S / W into a C-ordered array: the sums of CSR rows come transposed (d x K,
+        # Fortran order as K x d), and the optimiser's reductions over K x d arrays
+        # of mixed orders cost about 1.5 times those of C-ordered ones.  Measured
+        # (one thread, 3842 TF-IDF rows of 13885 terms, 5 seeds x 3, interleaved):
+        # the fit's median CPU time K = 10 425 -> 408 ms, K = 5 240 -> 239 ms
+        S = np.divide(out[2], W, out=np.empty(out[2].shape), order="C")
         self._last = (M, np.linalg.norm(S, axis=1))
         return value, np.negative(S, out=S), out[1] / W
 
