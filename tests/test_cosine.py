@@ -149,6 +149,49 @@ def test_risk_is_the_mean_one_minus_cosine_at_hard_weights():
     assert np.isclose(value, np.mean(1.0 - (X @ M.T).max(axis=1)), atol=1e-5)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_pass_labels_are_the_heads_of_largest_cosine(sparse):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 8)) * rng.uniform(0.5, 3.0, size=(300, 1))
+    X = sp.csr_matrix(X) if sparse else X
+    st = CosineStatistics(X, None, n_heads=5, chunk_size=64)  # (labels over chunks)
+    M = rng.standard_normal((5, 8))
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    CosineMaths(5, 2.0, 0.1, 8).risk(M, st, return_grad=True)
+    dense = X.toarray() if sparse else X
+    np.testing.assert_array_equal(st.labels, np.argmax(dense @ M.T, axis=1))
+
+
+def test_held_labels_stop_at_the_relative_decrease():
+    # the stationarity is the preconditioned shift, or, after a step that lowered
+    # the risk and kept every row's head, the step's relative decrease if smaller
+    X, _ = vmf_mixture(300, 10, 3, 0.5, 0)
+    maths = CosineMaths(3, 16.0, 0.5, 10)
+
+    def measure(M, st):
+        value, grad, masses = maths.risk(M, st, return_grad=True)
+        rgrad = grad - np.sum(grad * M, axis=1, keepdims=True) * M
+        shift = rgrad / np.maximum(np.linalg.norm(grad, axis=1), maths.floor)[:, None]
+        return value, maths.stationarity(M, rgrad, masses), 10 * np.sum(shift * shift), grad
+
+    st = CosineStatistics(X, None, n_heads=3)
+    M0 = np.eye(3, 10)
+    v0, s0, shift0, grad = measure(M0, st)
+    assert s0 == pytest.approx(shift0, rel=1e-12)  # (no step before)
+    M1 = M0 - 1e-2 * grad  # a short gradient step: lower, the same heads
+    M1 /= np.linalg.norm(M1, axis=1, keepdims=True)
+    np.testing.assert_array_equal(np.argmax(X @ M1.T, axis=1), np.argmax(X @ M0.T, axis=1))
+    v1, s1, shift1, _ = measure(M1, st)
+    assert v1 < v0 and (v0 - v1) / v1 < shift1
+    assert s1 == pytest.approx((v0 - v1) / v1, rel=1e-12)
+    # no decrease read between other statistics of the same rows, nor up the risk
+    other = CosineStatistics(X, None, n_heads=3)
+    assert measure(M0, other)[1] == pytest.approx(shift0, rel=1e-12)
+    assert measure(M0, st)[1] == pytest.approx(shift0, rel=1e-12)
+    assert measure(M1, other)[1] == pytest.approx(shift1, rel=1e-12)
+    assert measure(M1, st)[1] == pytest.approx(shift1, rel=1e-12)  # (the last call: other)
+
+
 # -- the read-outs -----------------------------------------------------------------
 def test_fitted_attributes_and_read_outs():
     X, _ = vmf_mixture(400, 20, 4, 0.5, 2)

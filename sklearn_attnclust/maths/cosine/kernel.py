@@ -47,7 +47,7 @@ def _scores(Xc, Mt):
     return np.asarray(out)
 
 
-def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk):
+def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None):
     """The additive sums of the rows ``X[lo:hi]`` (inverse norms ``r``, weights
     ``w`` or None) at unit heads ``M`` (float64), ``chunk`` rows at a time (the
     chunks bound the temporaries), added in the chunks' order.
@@ -55,7 +55,8 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk):
     Returns ``(sum_i w_i F(y_i),)`` and with ``need_grad`` also the masses
     ``sum_i w_i p_ih`` (K,) and the sums ``sum_i w_i p_ih y_i`` (K, d), in
     float64 (None for no rows).  The logits and weights are computed in the
-    rows' precision.
+    rows' precision.  ``labels``: None, or an integer array (n,) whose
+    ``[lo:hi]`` receives each row's head of largest logit (with ``need_grad``).
     """
     out, dtype, sparse = None, X.dtype, _is_sparse(X)
     Md = M.astype(dtype, copy=False)  # (once for all the chunks)
@@ -69,6 +70,8 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk):
         else:
             L = Md @ Xc.T  # heads by rows (see free_energy)
         L *= (beta * rc).astype(dtype)
+        if need_grad and labels is not None:
+            labels[a:b] = np.argmax(L, axis=0)
         value, P = free_energy_sums(L, wc, beta, need_grad)
         if need_grad:
             masses = P.sum(axis=1, dtype=np.float64)

@@ -115,6 +115,9 @@ class CosineMaths(LayerMaths):
         self.beta = 2.0 * float(temperature) / self.spread
         self.floor = 0.01 / self.n_clusters  # the smallest curvature the steps assume
         self._last = (None, None)
+        # (the point of the last gradient: heads, statistics, risk; the labels,
+        # statistics and risk at the last call of stationarity)
+        self._labels_at, self._held = (None, None, None), (None, None, None)
         # (rows, their unit rows or None, {id(weights): (weights, order, keys)})
         self._unit_cache = (None, None, None)
 
@@ -143,9 +146,11 @@ class CosineMaths(LayerMaths):
         return Y
 
     def forget_rows(self):
-        """Drop the unit rows kept by :meth:`_unit_rows` (the fit is over: a fitted
-        model keeps neither the caller's rows nor a copy of them)."""
+        """Drop the unit rows kept by :meth:`_unit_rows` and the statistics kept by
+        :meth:`stationarity` (the fit is over: a fitted model keeps neither the
+        caller's rows nor a copy of them)."""
         self._unit_cache = (None, None, None)
+        self._labels_at, self._held = (None, None, None), (None, None, None)
 
     def _unit_order(self, rows, weights, Y=None):
         """:func:`.seeding._unit_order` of the unit rows of ``rows`` (``Y``, if at
@@ -214,6 +219,7 @@ class CosineMaths(LayerMaths):
         # the fit's median CPU time K = 10 425 -> 408 ms, K = 5 240 -> 239 ms
         S = np.divide(out[2], W, out=np.empty(out[2].shape), order="C")
         self._last = (M, np.linalg.norm(S, axis=1))
+        self._labels_at = (M, stats, value)
         return value, np.negative(S, out=S), out[1] / W
 
     def _curvature(self, M, masses):
@@ -234,9 +240,34 @@ class CosineMaths(LayerMaths):
     def stationarity(self, M, rgrad, masses):
         """``d`` times the sum of the squared angles the preconditioned step would
         move the heads by, as KMeans's ``tol`` reads its centres' shifts (relative
-        to the mean variance of the features, ``1 / d`` for unit rows)."""
+        to the mean variance of the features, ``1 / d`` for unit rows); or, if
+        smaller, once the step to ``M`` left every row's head of largest logit
+        as it was (KMeans's own stop, on its labels), the relative decrease of
+        the risk over that step (the optimiser's rule, at ``tol`` in place of
+        ``tol**2``: :func:`_held_decrease`)."""
         shift = rgrad / self._curvature(M, masses)[:, None]
-        return float(self.d * np.sum(shift * shift))
+        measure = float(self.d * np.sum(shift * shift))
+        return min(measure, self._held_decrease(M))
+
+    def _held_decrease(self, M):
+        """The relative decrease of the risk from the point of the last call (on
+        the same statistics) to ``M``, where the rows' heads of largest logit
+        are the same at both and the risk decreased; else infinity.  Measured
+        (one thread, 3842 TF-IDF rows of 13885 terms, 30 seeds, the optimiser's
+        rule alone against both): the passes a fit 48.5 -> 37.4 (K = 10) and
+        50.5 -> 38.3 (K = 5), the median adjusted Rand index 0.486 -> 0.479 and
+        0.546 -> 0.541 (spherical k-means's 0.470 and 0.523); the median CPU time
+        of a fit 436 -> 361 ms and 262 -> 202 ms."""
+        at, stats, value = self._labels_at
+        labels = getattr(stats, "labels", None) if at is M else None
+        if labels is None:
+            return np.inf
+        last_stats, last_labels, last_value = self._held
+        self._held = (stats, labels.copy(), value)
+        if (last_stats is not stats or not value < last_value
+                or not np.array_equal(labels, last_labels)):
+            return np.inf
+        return (last_value - value) / abs(value)
 
     def relocate(self, M, empty, rows):
         """Move each empty head to the row of lowest cosine with the other heads."""

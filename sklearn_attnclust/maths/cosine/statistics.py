@@ -57,6 +57,7 @@ class CosineStatistics(Statistics):
                           if _is_sparse(X) else
                           chunk_rows(X.shape[1], n_heads, X.dtype.itemsize))
         self.chunk_size = int(chunk_size)
+        self.labels = None  # (each row's head of largest logit at the last gradient: sums)
 
     def low_precision(self):
         """The same rows with float32 passes (a float32 copy of float64 rows, its
@@ -69,12 +70,18 @@ class CosineStatistics(Statistics):
 
     def sums(self, M, beta, need_grad):
         """:func:`.kernel.range_sums` over all the rows: its row blocks in
-        threads, each chunk by chunk, the blocks' sums added into the first's."""
-        X, chunk = self.X, self.chunk_size
+        threads, each chunk by chunk, the blocks' sums added into the first's.
+        With ``need_grad``, each row's head of largest logit is written into
+        :attr:`labels` (an array of the smallest unsigned type that holds the
+        heads, overwritten by the next such pass)."""
+        X, chunk, K = self.X, self.chunk_size, np.shape(M)[0]
+        if need_grad and (self.labels is None or self.labels.dtype != np.min_scalar_type(K - 1)):
+            self.labels = np.zeros(X.shape[0], dtype=np.min_scalar_type(K - 1))
         with one_blas_thread():
             return add_blocks_into_first(map_row_blocks(
                 range_sums, X.shape[0], 2 * chunk, X, self.inv, self.weights,
-                np.asarray(M, dtype=np.float64), beta, need_grad, chunk))
+                np.asarray(M, dtype=np.float64), beta, need_grad, chunk,
+                self.labels if need_grad else None))
 
 
 def cosine_scores(X, M, inv=None):
