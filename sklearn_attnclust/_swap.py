@@ -147,7 +147,11 @@ def _row(rows, i):
 def _squared_norms(Y):
     """Each row's squared norm (an ndarray or a sparse matrix's rows), float64."""
     if hasattr(Y, "multiply"):
-        return np.asarray(Y.multiply(Y).sum(axis=1), dtype=np.float64).ravel()
+        # (a canonical matrix's squares by entry, the same sums: its product with
+        # itself merges the two structures; 3842 TF-IDF rows, one thread: 2.2 ms
+        # against 0.6 ms)
+        squares = Y.power(2) if getattr(Y, "has_canonical_format", False) else Y.multiply(Y)
+        return np.asarray(squares.sum(axis=1), dtype=np.float64).ravel()
     return np.einsum("ij,ij->i", Y, Y, dtype=np.float64)
 
 

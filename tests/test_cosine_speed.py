@@ -92,6 +92,22 @@ def test_sparse_swap_space_reads_the_unit_rows_values(dtype):
         assert first.size < X.shape[0]
 
 
+@pytest.mark.parametrize("scale", [1.0, 1e-300, 1e300, 1e-310])
+def test_sparse_unit_rows_by_one_product_are_ldexp_then_scale(scale):
+    # x (2**e r) in one product where 2**e r is a float64: (x 2**e) r bit for bit
+    from sklearn_attnclust.maths.cosine.rows import _row_exponents, _unit_csr
+
+    X = _text(300, 40, 8, np.float64) * scale
+    X.data[::7] *= 1e-8
+    e, sq = _row_exponents(X)
+    r = 1.0 / np.sqrt(sq)
+    counts = np.diff(X.indptr)
+    want = np.ldexp(X.data, np.repeat(e, counts)) * np.repeat(r, counts)
+    got = _unit_csr(X, e, r)
+    np.testing.assert_array_equal(got.data, want)
+    np.testing.assert_array_equal(got.indices, X.indices)
+
+
 def test_sparse_row_exponents_by_blocks_equal_one_pass(monkeypatch):
     # the norms of CSR rows block by block: each row's sums, bit for bit
     from sklearn_attnclust.maths.cosine import rows
