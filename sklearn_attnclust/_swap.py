@@ -148,8 +148,9 @@ def _squared_norms(Y):
     """Each row's squared norm (an ndarray or a sparse matrix's rows), float64."""
     if hasattr(Y, "multiply"):
         # (a canonical matrix's squares by entry, the same sums: its product with
-        # itself merges the two structures; 3842 TF-IDF rows, one thread: 2.2 ms
-        # against 0.6 ms)
+        # itself sorts and merges the two structures; 3842 TF-IDF rows with sorted
+        # indices, one thread: 2.2 ms against 0.6 ms.  scikit-learn's vectorizers
+        # leave the indices unsorted: the product, whose sums are in sorted order)
         squares = Y.power(2) if getattr(Y, "has_canonical_format", False) else Y.multiply(Y)
         return np.asarray(squares.sum(axis=1), dtype=np.float64).ravel()
     return np.einsum("ij,ij->i", Y, Y, dtype=np.float64)
