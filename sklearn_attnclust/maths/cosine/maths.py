@@ -16,7 +16,10 @@ Mises-Fisher distributions with one concentration ``kappa = beta`` and equal
 weights (:func:`vmf_log_normaliser`).  Unlike ``geometry="direction"``, ``x``
 and ``-x`` are as far apart as two rows can be.  The fit strategy is
 :mod:`sklearn_attnclust._strategy`'s (preconditioned L-BFGS on the spheres,
-coarse-to-fine).
+coarse-to-fine).  A descent stops as KMeans's does: on the shift of its heads
+(:meth:`CosineMaths.stationarity`, against ``tol``), or once a step leaves
+every row's head of largest cosine as it was and lowers the risk by less than
+``tol`` relatively.
 """
 
 import sys
