@@ -82,8 +82,9 @@ class PointLayer(FreeEnergyLayer):
         if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
             stats.track_assignment()
-        self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
-                                    **self.descent_options(init, n_init))
+        options = self.descent_options(init, n_init)
+        maths.starts_left = options["n_init"]  # (its seeds' rows kept between them)
+        self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng, **options)
         warn_if_not_converged(fit, self.max_iter)
         self.beta, self.heads = maths.beta, fit.heads
         self.centers = chart.points(fit.heads)
