@@ -10,7 +10,8 @@ import warnings
 import numpy as np
 
 __all__ = ["canonical_order", "check_start", "draw_distinct_rows", "generator_from",
-           "init_heads", "n_starts", "order_by_key", "squared_norms", "unit_start"]
+           "init_heads", "n_starts", "order_by_key", "ordered_distinct_starts", "squared_norms",
+           "unit_start"]
 
 
 def n_starts(init, n_init, n_random, n_seeded=1, n_callable=None, what="centres"):
@@ -154,6 +155,20 @@ def distinct_starts(ordered):
     from the row before them (the first row included)."""
     new_point = np.ones(ordered.shape[0], dtype=bool)
     new_point[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    return np.flatnonzero(new_point)
+
+
+def ordered_distinct_starts(rows, order, chunk=256):
+    """:func:`distinct_starts` of ``rows[order]`` (dense rows), the rows in order
+    gathered ``chunk`` at a time (with the row before each chunk): the same
+    positions, without a copy of all the rows.  On digits (1797 x 64) the copy
+    faulted in 225 fresh pages each fit (1.5 us a page on this machine, minor
+    faults counted by ``getrusage``)."""
+    n = order.shape[0]
+    new_point = np.ones(n, dtype=bool)
+    for a in range(1, n, chunk):
+        block = np.take(rows, order[a - 1:a + chunk], axis=0)
+        new_point[a:a + chunk] = np.any(block[1:] != block[:-1], axis=1)
     return np.flatnonzero(new_point)
 
 

@@ -33,7 +33,7 @@ estimator.
 import numpy as np
 
 from ._assign import first_minimum
-from ._init import canonical_order, distinct_starts
+from ._init import canonical_order, ordered_distinct_starts
 from .optim import handed_state
 
 __all__ = ["SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order", "nearest_two",
@@ -201,7 +201,7 @@ def draw_order(rows, weights):
     the order :class:`_RowDraw` draws in, for dense rows (a maths whose rows
     are otherwise defines :meth:`.layers.base.LayerMaths.swap_order`)."""
     order = canonical_order(rows, _weighted_mean(rows, weights))
-    return order, distinct_starts(np.take(rows, order, axis=0))
+    return order, ordered_distinct_starts(rows, order)
 
 
 class _RowDraw:

@@ -49,7 +49,7 @@ import numpy as np
 from scipy.sparse import issparse
 
 from ..._assign import nearest_point
-from ..._init import centred_order, distinct_starts
+from ..._init import centred_order, ordered_distinct_starts
 from ..._blocks import one_blas_thread
 from ..free_energy import exp_shifted
 from ..shared import CACHE_ENTRIES
@@ -361,7 +361,7 @@ class PointMaths(LayerMaths):
         seeded, order = self._order
         if seeded() is not rows:
             order = centred_order(rows, self.chart.offset, self.chart.unit_power())
-        return order, distinct_starts(np.take(rows, order, axis=0))
+        return order, ordered_distinct_starts(rows, order)
 
     def moved(self, M, h, row):
         Z = self.chart.points(M)
