@@ -41,6 +41,9 @@ class PointLayer(FreeEnergyLayer):
     stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
 
     no_learn = None  # (temperature="learn" is the learned layer's: from_params)
+    #: Whether :meth:`fit` hands the statistics it made over to the caller, as
+    #: ``_handed`` (the learned layer takes them at once: their cached scaled rows)
+    hands_over_statistics = False
 
     @classmethod
     def from_params(cls, params):
@@ -89,14 +92,17 @@ class PointLayer(FreeEnergyLayer):
         self.beta, self.heads = maths.beta, fit.heads
         self.centers = chart.points(fit.heads)
         hard = stats.assignment_at(chart.scaled_points(fit.heads)) if tracked else None
-        if hard is None:
-            return None
-        # the last evaluation's labels, and its inertia in input units (of sparse
-        # rows, from their entries: the logits of rows far from the origin cancel)
-        with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
-            inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w) \
-                if sparse else float(hard[1]) * np.float64(chart.spread) ** 2
-        return Assignment(hard[0], inertia, hard[2])
+        assignment = None
+        if hard is not None:
+            # the last evaluation's labels, and its inertia in input units (of sparse
+            # rows, from their entries: the logits of rows far from the origin cancel)
+            with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
+                inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w) \
+                    if sparse else float(hard[1]) * np.float64(chart.spread) ** 2
+            assignment = Assignment(hard[0], inertia, hard[2])
+        if self.hands_over_statistics and tracked:
+            self._handed = stats
+        return assignment
 
     def _fit(self, X, w, rng, **options):
         """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`)."""
