@@ -119,7 +119,9 @@ def map_row_blocks(fun, n, min_rows, *args):
 
     At most :data:`N_THREADS` blocks of at least ``min_rows`` rows each (one
     block for small ``n``), run on :func:`pool_width` threads (in the calling
-    thread for one).  The blocks depend only on ``n``, ``min_rows`` and
+    thread for one; where the threads are as many as the blocks, the calling
+    thread runs the first block itself, the pool the others: one hand-off
+    fewer per pass).  The blocks depend only on ``n``, ``min_rows`` and
     :data:`N_THREADS`, and the results come back in row order, so sums over
     them are reproducible whatever the threads.  ``fun`` is best a pure
     per-block function defined at module level, its inputs passed in ``args``
@@ -138,8 +140,12 @@ def map_row_blocks(fun, n, min_rows, *args):
         # width that of the process, not of this pass: passes of fewer blocks
         # share it, rather than each number of blocks making a pool of its own)
         _POOL = (os.getpid(), width, ThreadPoolExecutor(max_workers=width))
-    futures = [_POOL[2].submit(fun, lo, hi, *args) for lo, hi in zip(edges[:-1], edges[1:])]
-    return [f.result() for f in futures]
+    spans = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+    if n_blocks > width:
+        return [f.result() for f in [_POOL[2].submit(fun, lo, hi, *args) for lo, hi in spans]]
+    futures = [_POOL[2].submit(fun, lo, hi, *args) for lo, hi in spans[1:]]
+    first = fun(*spans[0], *args)
+    return [first] + [f.result() for f in futures]
 
 
 def rows_block(lo, hi, X, fun, args):

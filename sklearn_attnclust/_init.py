@@ -10,7 +10,8 @@ import warnings
 import numpy as np
 
 __all__ = ["canonical_order", "check_start", "draw_distinct_rows", "generator_from",
-           "init_heads", "n_starts", "order_by_key", "squared_norms", "unit_start"]
+           "init_heads", "n_starts", "order_by_key", "ordered_distinct_starts", "squared_norms",
+           "unit_start"]
 
 
 def n_starts(init, n_init, n_random, n_seeded=1, n_callable=None, what="centres"):
@@ -90,14 +91,19 @@ def centred_order(X, center, scale, chunk=1024):
     return order_by_key(key, D)
 
 
-def centred_rows_in_order(X, center, scale, small=2**20):
+def centred_rows_in_order(X, center, scale, small=2**14):
     """The :func:`centred_order` of the rows and the centred rows ``(X - center) *
     scale`` (float64) in that order, one copy of them.
 
     Rows of at most ``small`` entries are centred once, the keys taken from
     those centred rows, which are then put in order (the centring of the rows in
     order repeated the same operations: the same rows to the bit); larger
-    rows are ordered chunk by chunk (:func:`centred_order`), then centred.
+    rows are ordered chunk by chunk (:func:`centred_order`), then centred, so
+    that only the copy in order is new memory.  (Above 2**14 entries, 128 KiB,
+    each new copy was fresh pages, faulted in at 1.5 us a page on this machine:
+    default fits on digits, 1797 x 64, took 4 % less CPU time chunk by chunk, and
+    fits on iris, 150 x 4, 5 % more; ``temperature="learn"`` on 1e3 and 1e4 rows
+    of 2 and 10 features, within 1 %.  The bound was 2**20 before.)
     """
     if X.shape[0] * X.shape[1] <= small:
         D = np.subtract(X, center, dtype=np.float64)
@@ -154,6 +160,20 @@ def distinct_starts(ordered):
     from the row before them (the first row included)."""
     new_point = np.ones(ordered.shape[0], dtype=bool)
     new_point[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    return np.flatnonzero(new_point)
+
+
+def ordered_distinct_starts(rows, order, chunk=256):
+    """:func:`distinct_starts` of ``rows[order]`` (dense rows), the rows in order
+    gathered ``chunk`` at a time (with the row before each chunk): the same
+    positions, without a copy of all the rows.  On digits (1797 x 64) the copy
+    faulted in 225 fresh pages each fit (1.5 us a page on this machine, minor
+    faults counted by ``getrusage``)."""
+    n = order.shape[0]
+    new_point = np.ones(n, dtype=bool)
+    for a in range(1, n, chunk):
+        block = np.take(rows, order[a - 1:a + chunk], axis=0)
+        new_point[a:a + chunk] = np.any(block[1:] != block[:-1], axis=1)
     return np.flatnonzero(new_point)
 
 

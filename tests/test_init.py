@@ -119,3 +119,17 @@ def test_order_by_key_refines_ties_as_the_full_lexicographic_sort():
     U[300:320, 0] = U[320:340, 0]  # tied first features, rows otherwise distinct
     key = squared_norms(U)
     np.testing.assert_array_equal(order_by_key(key, U), np.lexsort(tuple(U.T[::-1]) + (key,)))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 255, 256, 257, 1000])
+def test_ordered_distinct_starts_is_that_of_the_ordered_copy(n):
+    # chunk by chunk (copies of a row across a chunk's edge included), as on a copy
+    # of the rows in their order
+    from sklearn_attnclust._init import distinct_starts, ordered_distinct_starts
+
+    rng = np.random.default_rng(n)
+    X = np.round(rng.normal(size=(n, 2)))  # many copies
+    order = canonical_order(X)
+    for chunk in (1, 3, 256):
+        assert np.array_equal(ordered_distinct_starts(X, order, chunk),
+                              distinct_starts(np.take(X, order, axis=0)))

@@ -297,3 +297,14 @@ def test_scaled_points_beyond_float64_saturate():
     assert np.all(np.isfinite(Z))
     assert Z[0, 0] == big and Z[0, 1] == -big and Z[1, 1] == big
     assert Z[1, 0] == -1e150 + 0.5e308
+
+
+def test_learned_fit_keeps_no_statistics_of_its_rows():
+    # the point stage hands its statistics (their cached scaled rows) to the
+    # likelihood's descent; neither layer keeps them after the fit
+    from sklearn_attnclust import AttentionQuantizer
+
+    X = np.random.default_rng(0).normal(size=(2000, 3))
+    for temperature in ("learn", "auto"):
+        est = AttentionQuantizer(3, temperature=temperature, random_state=0).fit(X)
+        assert "_handed" not in vars(est.layer_)

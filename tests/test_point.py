@@ -598,3 +598,21 @@ def test_dask_fit_equals_numpy_fit(blobs):
     assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-8)
     assert np.array_equal(a.labels_, np.asarray(b.labels_))
     assert np.isclose(a.inertia_, b.inertia_) and np.isclose(a.risk_, b.risk_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_seeds_kept_between_starts_are_the_fresh_seeds(weighted):
+    # the k-means++ rows kept between the starts of a fit give the seeds drawn
+    # anew, bit for bit, and are freed as the last start is seeded
+    X, _ = make_blobs(500, n_features=3, centers=4, random_state=1)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, 500) if weighted else None
+    chart, cov = chart_from_data(X, w)
+    fresh, kept = PointMaths(4, 1.0, chart, cov), PointMaths(4, 1.0, chart, cov)
+    kept.starts_left = 3
+    rng_a, rng_b = np.random.RandomState(7), np.random.RandomState(7)
+    for start in range(3):
+        a = fresh.seed_points(X, w, "k-means++", rng_a)
+        b = kept.seed_points(X, w, "k-means++", rng_b)
+        assert np.array_equal(a, b)
+        assert (kept._seeding[2] is not None) == (start < 2)
+    assert kept._seeding[2] is None

@@ -27,6 +27,28 @@ def test_two_nearest_is_the_brute_force():
     assert np.allclose(d2, S[:, 1], rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("K", [2, 3, 40])
+def test_two_nearest_selects_the_entries_of_the_distances(K):
+    # the first smallest distance of each row (its first head on ties), its value
+    # and the smallest of the others are entries of the squared distances, bit
+    # for bit: with a repeated head and rows on integer points (ties), as argmin
+    # and the row minima with that entry left out
+    from sklearn_attnclust._swap import squared_distances
+
+    rng = np.random.default_rng(K)
+    Y = np.round(rng.normal(size=(5000, 3)) * 2)
+    Z = Y[rng.integers(0, 5000, K)]
+    Z[-1] = Z[0]
+    labels, d1, d2 = two_nearest(Y, Z, block_rows=1000)
+    D = squared_distances(Y, Z)
+    rows = np.arange(D.shape[0])
+    assert np.array_equal(labels, D.argmin(axis=1))
+    assert np.array_equal(d1, D[rows, labels])
+    D[rows, labels] = np.inf
+    assert np.array_equal(d2, D.min(axis=1))
+    assert np.any(d2 == d1)
+
+
 def test_the_least_useful_head_is_moved_to_the_unserved_blob():
     # head 2 sits beside head 1 (removing either costs little); the candidate
     # chosen is in the blob no head serves, and the move lowers the hard risk

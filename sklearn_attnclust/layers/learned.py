@@ -90,7 +90,8 @@ class LearnedPointLayer(PointLayer):
                     X.shape[0] <= SAMPLED_FACTOR * m:
                 super().fit(X, w, rng, init=init, n_init=n_init, stats=stats, chart=chart,
                             cov=cov)
-                return self._learn(X, w, stats, None)
+                handed = self.__dict__.pop("_handed", None)
+                return self._learn(X, w, handed if stats is None else stats, None)
             if chart is None:
                 chart, cov = chart_from_data(X, w)
             rows, row_w, _ = _sample(X, w, m, sample_seed(rng), "bootstrap")
@@ -98,6 +99,9 @@ class LearnedPointLayer(PointLayer):
             super().fit(rows, row_w, rng, init=init, n_init=n_init, chart=chart, cov=cov,
                         stats=sample)
             return self._learn(X, w, None, sample)
+
+    #: the point stage's statistics, handed over (:meth:`fit`)
+    hands_over_statistics = True
 
     def _stats(self, X, w, chart, sq_total):
         """The likelihood's statistics of the rows ``X`` (weights ``w``) under
@@ -110,18 +114,23 @@ class LearnedPointLayer(PointLayer):
     def _learn(self, X, w, stats, sample):
         """The likelihood's descent from the point layer's fit, on the statistics
         of ``sample`` first where given, then on all the rows' (``stats``, a
-        dask array's, else made here); the rows' :class:`.base.Assignment`
+        dask array's, or the point stage's of rows in memory when it cached
+        their scaled rows, else made here); the rows' :class:`.base.Assignment`
         where the descent's last pass tracked it at its result, else None."""
         chart, K = self.chart, self.n_clusters
         if self.heads is None:  # every row the same point: no variance to learn
             self.bias = np.full(K, -np.log(K))
             return None
-        if not isinstance(stats, DaskPointStatistics):
+        if isinstance(stats, DaskPointStatistics):  # (the same sums, over its blocks)
+            stats.dtype = np.dtype(np.float64)
+        elif not (type(stats) is PointStatistics and stats.cached and stats.X is X
+                  and stats.chart is chart):
             stats = self._stats(X, w, chart, float(X.shape[0] if w is None else np.sum(w)))
             if not issparse(X):  # (large data: the passes label the rows)
                 stats.track_assignment()
-        else:  # (a dask array's statistics: the same sums, added over its blocks)
-            stats.dtype = np.dtype(np.float64)
+        # (else the point stage's statistics of these rows, made as these would be,
+        # their passes in float64: their scaled rows are not made again, 0.8 MB and
+        # a pass at 1e4 x 10)
         Z = chart.scaled_points(self.heads)
         beta, bias = soft_start(stats if sample is None else sample, Z, self.beta)
         n_iter, curve = 0, None

@@ -41,6 +41,9 @@ class PointLayer(FreeEnergyLayer):
     stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
 
     no_learn = None  # (temperature="learn" is the learned layer's: from_params)
+    #: Whether :meth:`fit` hands the statistics it made over to the caller, as
+    #: ``_handed`` (the learned layer takes them at once: their cached scaled rows)
+    hands_over_statistics = False
 
     @classmethod
     def from_params(cls, params):
@@ -82,20 +85,24 @@ class PointLayer(FreeEnergyLayer):
         if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
             stats.track_assignment()
-        self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
-                                    **self.descent_options(init, n_init))
+        options = self.descent_options(init, n_init)
+        maths.starts_left = options["n_init"]  # (its seeds' rows kept between them)
+        self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng, **options)
         warn_if_not_converged(fit, self.max_iter)
         self.beta, self.heads = maths.beta, fit.heads
         self.centers = chart.points(fit.heads)
         hard = stats.assignment_at(chart.scaled_points(fit.heads)) if tracked else None
-        if hard is None:
-            return None
-        # the last evaluation's labels, and its inertia in input units (of sparse
-        # rows, from their entries: the logits of rows far from the origin cancel)
-        with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
-            inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w) \
-                if sparse else float(hard[1]) * np.float64(chart.spread) ** 2
-        return Assignment(hard[0], inertia, hard[2])
+        assignment = None
+        if hard is not None:
+            # the last evaluation's labels, and its inertia in input units (of sparse
+            # rows, from their entries: the logits of rows far from the origin cancel)
+            with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
+                inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w) \
+                    if sparse else float(hard[1]) * np.float64(chart.spread) ** 2
+            assignment = Assignment(hard[0], inertia, hard[2])
+        if self.hands_over_statistics and tracked:
+            self._handed = stats
+        return assignment
 
     def _fit(self, X, w, rng, **options):
         """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`)."""

@@ -49,9 +49,10 @@ import numpy as np
 from scipy.sparse import issparse
 
 from ..._assign import nearest_point
-from ..._init import centred_order, distinct_starts
+from ..._init import centred_order, ordered_distinct_starts
 from ..._blocks import one_blas_thread
 from ..free_energy import exp_shifted
+from ..shared import CACHE_ENTRIES
 from .chart import MIN_POLE
 from .moments import ScaledCovariance
 from .seeding import seed_points
@@ -229,10 +230,17 @@ class PointMaths(LayerMaths):
         self._noise = (None, 0.0)  # the heads of the last gradient, their sampling noise
         self._last_stats = _no_reference  # the statistics made last (a weak reference)
         self._order = (_no_reference, None)  # the rows seeded last (weakly) and their order
+        #: The starts of the fit still to be seeded (set by the layer): while more
+        #: than one is left, :meth:`seed_points` keeps the k-means++ draw's centred
+        #: rows for the next (rows of at most CACHE_ENTRIES numbers; freed as the
+        #: last start is seeded).
+        self.starts_left = 0
+        self._seeding = (_no_reference, None, None)  # the rows (weakly), weights, kept
 
     def __getstate__(self):  # (pickled without the weak references to one fit's rows)
         state = dict(self.__dict__)
         state["_last_stats"], state["_order"] = _no_reference, (_no_reference, None)
+        state["_seeding"] = (_no_reference, None, None)
         return state
 
     def statistics(self, rows, weights, sq_total=None):
@@ -246,10 +254,26 @@ class PointMaths(LayerMaths):
         (:func:`.seeding.seed_points` about this chart); the k-means++ draw's
         order of the rows is kept for :meth:`swap_order`."""
         orders = []
-        points = seed_points(X, weights, init, rng, self.chart, self.n_clusters, orders)
+        points = seed_points(X, weights, init, rng, self.chart, self.n_clusters, orders,
+                             self._kept_seeding(X, weights))
         if orders:
             self._order = (weakref.ref(X), orders[0])
         return points
+
+    def _kept_seeding(self, X, weights):
+        """The dict :func:`.seeding.seed_points` keeps the k-means++ draw's rows in
+        for the starts of this fit after this one (None at the last start, and
+        for rows of more than CACHE_ENTRIES numbers: no copy of them held
+        through the descents)."""
+        self.starts_left -= 1
+        if self.starts_left < 1 or X.shape[0] * X.shape[1] > CACHE_ENTRIES:
+            kept = self._seeding[2] if self._seeding[0]() is X and \
+                self._seeding[1] is weights else None
+            self._seeding = (_no_reference, None, None)
+            return kept
+        if self._seeding[0]() is not X or self._seeding[1] is not weights:
+            self._seeding = (weakref.ref(X), weights, {})
+        return self._seeding[2]
 
     def starts(self, rows, weights, init, rng):
         return self.chart.heads(self.seed_points(rows, weights, init, rng))
@@ -337,7 +361,7 @@ class PointMaths(LayerMaths):
         seeded, order = self._order
         if seeded() is not rows:
             order = centred_order(rows, self.chart.offset, self.chart.unit_power())
-        return order, distinct_starts(np.take(rows, order, axis=0))
+        return order, ordered_distinct_starts(rows, order)
 
     def moved(self, M, h, row):
         Z = self.chart.points(M)
