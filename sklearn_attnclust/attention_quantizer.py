@@ -123,14 +123,13 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
 
     init : {"k-means++", "random", "pca"}, callable or array-like of shape \
 (n_clusters, n_features), default="k-means++"
-        Starting clusters.  ``"k-means++"``: seeded far apart, as KMeans
-        seeds them (points, or normalised rows for ``"direction"``, with the
-        sign-free distance); ``"random"``: rows drawn at random
-        (``"point"``) or heads uniform on the sphere (``"direction"``);
-        ``"pca"``: the top eigenvectors of the second moment
-        (``"direction"`` only); a callable ``init(X, n_clusters,
-        random_state)`` returning an array; or an array of centres (rows are
-        normalised for ``"direction"``).
+        Starting clusters.  ``"k-means++"``: seeded far apart, as KMeans seeds
+        them (points, or normalised rows for ``"direction"``, with the sign-free
+        distance); ``"random"``: rows drawn at random (``"point"``) or heads
+        uniform on the sphere (``"direction"``); ``"pca"``: the top eigenvectors
+        of the second moment (``"direction"`` only); a callable ``init(X,
+        n_clusters, random_state)`` returning an array; or an array of centres
+        (rows are normalised for ``"direction"``).
 
     n_init : "auto" or int, default="auto"
         Number of starts; the one of lowest risk is kept.  ``"auto"``: 1,
@@ -153,13 +152,14 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         start as is (with the true centroids as ``init``: the oracle layer).
 
     tol : float, default=1e-4
-        Stop when the Riemannian gradient norm of the relative risk is below
-        ``tol`` or a step lowers the relative risk by less than ``tol**2``.
-        For float32 input to the direction layers it is raised to the square
-        root of float32's machine epsilon.  For ``"point"`` the measure is
-        KMeans's (the squared shift a k-means update would make, over the mean
-        variance of the features), counted a hundred times less where it is
-        below a thousandth of the heads' sampling noise (theory, section 12.4).
+        Stop when the Riemannian gradient norm of the relative risk is below ``tol``
+        or a step lowers the relative risk by less than ``tol**2``.  For float32
+        input to the direction layers it is raised to the square root of float32's
+        machine epsilon.  For ``"point"`` the measure is KMeans's (the squared shift
+        a k-means update would make, over the mean variance of the features), a
+        hundred times less below a thousandth of the heads' sampling noise;
+        ``"cosine"`` reads it on the sphere or, after a step that kept every row's
+        label (KMeans's stop), that step's relative decrease if smaller (theory 12.4).
 
     random_state : int, RandomState instance or None, default=None
         Seeds the starts (for ``"point"`` exactly as KMeans's, so both start
