@@ -223,17 +223,19 @@ def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng):
     return centers, beta, n_fixed_points
 
 
-def layer_scale(scale, softmax, moments, n_clusters, Xs=None, out=None):
+def layer_scale(scale, softmax, moments, n_clusters, Xs=None, out=None, rng=None):
     """The output scale ``lam`` of ``scale="auto"`` or ``"unbiased"``, in the units
     of the fit's rows ``Xs`` (the linear layer's ``lam`` has units of ``1 /
     x**2``).  ``"auto"``: the risk-optimal scale (for the softmax layer, of its
-    output ``out`` at scale 1 on ``Xs``); ``"unbiased"``: 1 for the softmax
-    layer, :func:`in_context_unbiased_scale` for the linear one."""
+    output ``out`` at scale 1 on ``Xs``; for wide rows of the linear layer from
+    :meth:`.spectrum.RowSpectrum.power_traces`, estimated with the probes of
+    ``rng`` beyond its exact side); ``"unbiased"``: 1 for the softmax layer,
+    :func:`in_context_unbiased_scale` for the linear one."""
     if scale == "auto":
         if softmax:
             return optimal_scale(float(np.sum(Xs * out)), float(np.sum(out * out)))
         # tr S^3 under- or overflows float32 at scales far from 1
-        return optimal_scale(*moments.spectrum.power_traces()) if moments.rows is not None \
+        return optimal_scale(*moments.spectrum.power_traces(rng)) if moments.rows is not None \
             else in_context_optimal_scale(moments.second.astype(np.float64))
     if softmax:
         return 1.0
