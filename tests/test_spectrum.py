@@ -290,6 +290,41 @@ def test_lanczos_trial_falls_back_to_the_dense_solve(monkeypatch, restarts):
     assert len(calls) == (restarts == 1)
 
 
+@pytest.mark.parametrize("failures", [1, 2])
+def test_sparse_lanczos_retries_without_a_d_by_d_array(monkeypatch, failures):
+    # sparse rows no fewer than their features: where ARPACK does not converge,
+    # ARPACK again with a larger Krylov space (never the (d, d) moment), else a
+    # clear error; the traces are estimated there, never from the (d, d) moment
+    import scipy.sparse
+    import scipy.sparse.linalg
+
+    rng = np.random.default_rng(7)
+    X = scipy.sparse.random(400, 300, density=0.05, random_state=8, format="csr")
+    offset = np.asarray(X.mean(axis=0)).ravel()
+    spectrum = RowSpectrum(X, offset=offset, factor=2.0)
+    assert not spectrum.dense(5)
+    eigsh, calls = scipy.sparse.linalg.eigsh, []
+
+    def failing(*args, **kwargs):
+        calls.append(kwargs["ncv"])
+        if len(calls) <= failures:
+            raise scipy.sparse.linalg.ArpackNoConvergence("test", np.zeros(0), np.zeros((0, 0)))
+        return eigsh(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", failing)
+    monkeypatch.setattr(spectrum, "second", lambda: pytest.fail("a (d, d) array"))
+    if failures == 2:
+        with pytest.raises(RuntimeError, match="did not converge"):
+            spectrum.largest(5)
+    else:
+        S = _dense_moment(X.toarray(), offset, 2.0, None)
+        ref = np.linalg.eigvalsh(S)[::-1]
+        np.testing.assert_allclose(spectrum.largest(5), ref[:5], rtol=1e-10)
+        assert calls == [32, _spectrum.SPARSE_RETRY_NCV]
+        t2, t3 = spectrum.power_traces(rng)
+        np.testing.assert_allclose([t2, t3], [np.trace(S @ S), np.trace(S @ S @ S)], rtol=0.1)
+
+
 @pytest.mark.parametrize("c", [2.0**-1030, 2.0**-700, 2.0**660])
 def test_wide_fits_at_extreme_scales_equal_the_unit_scale_fits(c):
     # the wide routes (Lanczos on the moment as an operator, the Gram side) at

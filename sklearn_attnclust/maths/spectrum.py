@@ -11,11 +11,15 @@ Lanczos iterations on ``S`` as an operator, each product one pass over the
 rows: no ``O(d^2)`` memory and no ``O(d^3)`` work.  Rows in a ``scipy.sparse``
 CSR matrix are never densified: the products are sparse ones, the offset
 applied to them (``B V = r f (X V - 1 o^T V)``), and the dense solve is the
-Gram matrix's only (``n < d``), else Lanczos.  (Up to
+Gram matrix's only (``n < d``), else Lanczos (where it does not converge,
+Lanczos again, never the ``(d, d)`` moment).  (Up to
 :data:`TRIAL_SIDE`, a few Lanczos restarts first, then the dense solve if
 they did not converge.)
 Both give the same eigenvalues to rounding (measured in
-``tests/test_spectrum.py``).  This module knows nothing of scikit-learn.
+``tests/test_spectrum.py``).  :meth:`RowSpectrum.power_traces` gives ``tr S^2``
+and ``tr S^3``, exact on the smaller side when it is small
+(:data:`EXACT_TRACE_SIDE`), else estimated (Hutch++, its error stated).
+This module knows nothing of scikit-learn.
 """
 
 import numpy as np
@@ -23,7 +27,7 @@ import numpy as np
 from .._blocks import one_blas_thread, sum_row_blocks
 
 __all__ = ["DENSE_SIDE", "EXACT_TRACE_SIDE", "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum",
-           "TRACE_COLUMNS", "TRACE_PROBES", "TRACE_SKETCH", "TRIAL_RESTARTS", "TRIAL_SIDE",
+           "SPARSE_RETRY_NCV", "TRACE_COLUMNS", "TRACE_PROBES", "TRACE_SKETCH", "TRIAL_RESTARTS", "TRIAL_SIDE",
            "operator_rows"]
 
 #: Largest side ``min(n, d)`` of the dense eigenproblem :class:`RowSpectrum`
@@ -43,6 +47,12 @@ TRIAL_RESTARTS = 1
 #: eigenvalues' error is of the order of its square times the spectrum's
 #: scale over the gap (measured: within 3e-15 of ``eigvalsh``'s).
 LANCZOS_TOL = 1e-10
+
+#: Krylov space of the second ARPACK run on sparse rows where the first, with
+#: ``max(2 k + 1, 32)`` vectors and ``10 d`` restarts, did not converge
+#: (:meth:`RowSpectrum._lanczos`): twice the first's, as eigenvalues that
+#: converge slowly are those of a cluster the space must hold whole.
+SPARSE_RETRY_NCV = 64
 
 #: Largest ``min(n, d)`` at which :meth:`RowSpectrum.power_traces` computes
 #: the traces exactly, ``O(n d min(n, d))``; beyond, the estimate's four passes,
@@ -250,11 +260,10 @@ class RowSpectrum:
             return sum_row_blocks(block, d, 4 * width)[0]
 
     def second(self):
-        """``S = B^T B`` (d, d), summed over chunks of rows (in threads)."""
+        """``S = B^T B`` (d, d), summed over chunks of rows (in threads): dense
+        rows only (sparse rows never form it: :meth:`_lanczos`, :meth:`power_traces`)."""
         n, d = self.X.shape
         chunk = operator_rows(d)
-        if self.sparse:  # (only where Lanczos did not converge)
-            return self.matmat(np.eye(d))
 
         def block(lo, hi):
             C = np.zeros((d, d))
@@ -357,10 +366,14 @@ class RowSpectrum:
 
     def _lanczos(self, k, vectors, restarts=None):
         """ARPACK's largest eigenpairs (``4 k < min(n, d)``) within ``restarts``
-        (None: ARPACK's default); densely if it does not converge."""
+        (None: ARPACK's default, ``10 d``); densely if it does not converge,
+        except for sparse rows no fewer than their features, whose dense solve
+        would be the ``(d, d)`` moment: ARPACK again with a Krylov space of
+        :data:`SPARSE_RETRY_NCV` vectors (at least ``4 k + 1``), else a
+        RuntimeError."""
         from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-        d = self.shape[0]
+        n, d = self.X.shape
         operator = LinearOperator((d, d), matvec=self.matvec, matmat=self.matmat,
                                   dtype=np.float64)
         v0 = np.random.default_rng(0).standard_normal(d)  # fixed: reproducible
@@ -368,8 +381,19 @@ class RowSpectrum:
             out = eigsh(operator, k=k, which="LA", tol=LANCZOS_TOL, v0=v0,
                         ncv=min(d, max(2 * k + 1, 32)), maxiter=restarts,
                         return_eigenvectors=vectors)
-        except ArpackNoConvergence:  # the dense solve is exact
-            return self._dense(k, vectors)
+        except ArpackNoConvergence:
+            if not (self.sparse and n >= d):  # the dense solve is exact
+                return self._dense(k, vectors)
+            try:
+                out = eigsh(operator, k=k, which="LA", tol=LANCZOS_TOL, v0=v0,
+                            ncv=min(d, max(4 * k + 1, SPARSE_RETRY_NCV)),
+                            return_eigenvectors=vectors)
+            except ArpackNoConvergence:
+                raise RuntimeError(
+                    f"The Lanczos iterations for the {k} largest eigenvalues of the "
+                    f"second moment of sparse rows ({n} x {d}) did not converge, and "
+                    "their dense solve would need a (d, d) array; use X.toarray()."
+                ) from None
         if not vectors:
             return np.sort(out)[::-1]
         eig, V = out
@@ -383,12 +407,13 @@ class RowSpectrum:
         of ``B B^T`` and ``B^T B`` (whose powers have the same traces),
         ``tr S^2 = sum M_ij^2`` and ``tr S^3 = sum (M M) * M`` a block of
         columns at a time (``M`` and one block held, never ``M M``):
-        ``O(n d min(n, d) + min(n, d)^3)``.  Beyond, the randomised estimate
+        ``O(n d min(n, d) + min(n, d)^3)``.  Beyond, and for sparse rows no
+        fewer than their features (no ``(d, d)`` array), the randomised estimate
         of :meth:`estimated_traces` (``random_state``: a numpy ``Generator`` or
         ``RandomState`` drawing its Gaussian probes; None: a fixed one).
         """
         n, d = self.X.shape
-        if min(n, d) <= EXACT_TRACE_SIDE:
+        if min(n, d) <= EXACT_TRACE_SIDE and not (self.sparse and n >= d):
             return self.exact_traces()
         return tuple(self.estimated_traces(random_state)[:2])
 
