@@ -74,6 +74,65 @@ def test_eigenvectors_beyond_the_rank_are_completed():
     np.testing.assert_allclose(V.T @ V, np.eye(5), atol=1e-12)
 
 
+@pytest.mark.parametrize("n, d", [(30, 200), (200, 60)])
+def test_exact_traces_block_by_block_equal_the_dense_ones(monkeypatch, n, d):
+    # tr S^3 summed over blocks of 7 columns of the smaller side, never its square
+    monkeypatch.setattr(_spectrum, "TRACE_COLUMNS", 7)
+    X, w = _rows(n, d, np.float64, seed=5)
+    S = _dense_moment(X, None, 0.25, w)
+    t2, t3 = RowSpectrum(X, factor=0.25, weights=w).power_traces()
+    assert np.isclose(t2, np.trace(S @ S), rtol=1e-12)
+    assert np.isclose(t3, np.trace(S @ S @ S), rtol=1e-12)
+
+
+def _blobs_or_noise(kind, n, d):
+    rng = np.random.default_rng(6)
+    if kind == "noise":  # the flat spectrum: the probes' worst case
+        return rng.standard_normal((n, d))
+    # make_blobs's: 8 centres uniform in the box [-10, 10]^d, unit spread
+    return rng.uniform(-10, 10, size=(8, d))[np.arange(n) % 8] + rng.standard_normal((n, d))
+
+
+@pytest.mark.parametrize("kind, bound", [("blobs", 2e-7), ("noise", 3e-2)])
+def test_estimated_traces_within_their_stated_error(kind, bound):
+    # the docstring's figures (1000 x 4000, 8 seeds), and each error within
+    # five of the standard errors the estimate gives
+    spectrum = RowSpectrum(_blobs_or_noise(kind, 1000, 4000))
+    exact = np.array(spectrum.exact_traces())
+    estimates = []
+    for seed in range(8):
+        t2, t3, se2, se3 = spectrum.estimated_traces(np.random.default_rng(seed))
+        estimates.append((t2, t3))
+        assert np.all(np.abs([t2, t3] - exact) <= 5 * np.array([se2, se3]) + 1e-14 * exact)
+        assert np.all(np.abs([t2, t3] - exact) <= bound * exact)
+    assert len(set(estimates)) == 8  # the probes are drawn from random_state
+    again = spectrum.estimated_traces(np.random.default_rng(3))[:2]
+    assert again == estimates[3]
+
+
+def test_power_traces_estimated_beyond_the_exact_side(monkeypatch):
+    spectrum = RowSpectrum(_blobs_or_noise("blobs", 300, 900))
+    exact = spectrum.power_traces()
+    assert exact == spectrum.exact_traces()  # (300 <= EXACT_TRACE_SIDE)
+    monkeypatch.setattr(_spectrum, "EXACT_TRACE_SIDE", 100)
+    rng = np.random.default_rng(1)
+    estimate = spectrum.power_traces(rng)
+    assert estimate == spectrum.estimated_traces(np.random.default_rng(1))[:2]
+    np.testing.assert_allclose(estimate, exact, rtol=1e-6)
+
+
+def test_in_context_scale_estimated_on_wide_rows(monkeypatch):
+    # beyond the exact side: the scale within the estimate's error of the
+    # dense route's, reproducible by random_state
+    X = _blobs_or_noise("noise", 200, in_context.DENSE_FEATURES + 100)
+    monkeypatch.setattr(_spectrum, "EXACT_TRACE_SIDE", 50)
+    scales = [InContextQuantizer(3, random_state=s).fit(X).scale_ for s in (0, 0, 1)]
+    assert scales[0] == scales[1] != scales[2]
+    monkeypatch.setattr(in_context, "DENSE_FEATURES", 10**9)
+    ref = InContextQuantizer(3).fit(X).scale_
+    np.testing.assert_allclose(scales, ref, rtol=3e-2)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("n", [40, 1200])  # n < d and n > d
 @pytest.mark.parametrize("weighted", [False, True])
@@ -229,6 +288,41 @@ def test_lanczos_trial_falls_back_to_the_dense_solve(monkeypatch, restarts):
     ref = np.linalg.eigvalsh(np.cov(X.T, bias=True))[::-1][:5]
     np.testing.assert_allclose(spectrum.largest(5), ref, rtol=1e-10)
     assert len(calls) == (restarts == 1)
+
+
+@pytest.mark.parametrize("failures", [1, 2])
+def test_sparse_lanczos_retries_without_a_d_by_d_array(monkeypatch, failures):
+    # sparse rows no fewer than their features: where ARPACK does not converge,
+    # ARPACK again with a larger Krylov space (never the (d, d) moment), else a
+    # clear error; the traces are estimated there, never from the (d, d) moment
+    import scipy.sparse
+    import scipy.sparse.linalg
+
+    rng = np.random.default_rng(7)
+    X = scipy.sparse.random(400, 300, density=0.05, random_state=8, format="csr")
+    offset = np.asarray(X.mean(axis=0)).ravel()
+    spectrum = RowSpectrum(X, offset=offset, factor=2.0)
+    assert not spectrum.dense(5)
+    eigsh, calls = scipy.sparse.linalg.eigsh, []
+
+    def failing(*args, **kwargs):
+        calls.append(kwargs["ncv"])
+        if len(calls) <= failures:
+            raise scipy.sparse.linalg.ArpackNoConvergence("test", np.zeros(0), np.zeros((0, 0)))
+        return eigsh(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", failing)
+    monkeypatch.setattr(spectrum, "second", lambda: pytest.fail("a (d, d) array"))
+    if failures == 2:
+        with pytest.raises(RuntimeError, match="did not converge"):
+            spectrum.largest(5)
+    else:
+        S = _dense_moment(X.toarray(), offset, 2.0, None)
+        ref = np.linalg.eigvalsh(S)[::-1]
+        np.testing.assert_allclose(spectrum.largest(5), ref[:5], rtol=1e-10)
+        assert calls == [32, _spectrum.SPARSE_RETRY_NCV]
+        t2, t3 = spectrum.power_traces(rng)
+        np.testing.assert_allclose([t2, t3], [np.trace(S @ S), np.trace(S @ S @ S)], rtol=0.1)
 
 
 @pytest.mark.parametrize("c", [2.0**-1030, 2.0**-700, 2.0**660])

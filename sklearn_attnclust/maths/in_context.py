@@ -223,17 +223,20 @@ def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng):
     return centers, beta, n_fixed_points
 
 
-def layer_scale(scale, softmax, moments, n_clusters, Xs=None, out=None):
+def layer_scale(scale, softmax, moments, n_clusters, sums=None, rng=None):
     """The output scale ``lam`` of ``scale="auto"`` or ``"unbiased"``, in the units
     of the fit's rows ``Xs`` (the linear layer's ``lam`` has units of ``1 /
-    x**2``).  ``"auto"``: the risk-optimal scale (for the softmax layer, of its
-    output ``out`` at scale 1 on ``Xs``); ``"unbiased"``: 1 for the softmax
-    layer, :func:`in_context_unbiased_scale` for the linear one."""
+    x**2``).  ``"auto"``: the risk-optimal scale (for the softmax layer from
+    ``sums``, ``sum_i <x_i, y_i>`` and ``sum_i |y_i|^2`` of its output ``y`` at
+    scale 1 on ``Xs``, ``sum <x, y> / sum |y|^2``; for wide rows of the linear layer from
+    :meth:`.spectrum.RowSpectrum.power_traces`, estimated with the probes of
+    ``rng`` beyond its exact side); ``"unbiased"``: 1 for the softmax layer,
+    :func:`in_context_unbiased_scale` for the linear one."""
     if scale == "auto":
         if softmax:
-            return optimal_scale(float(np.sum(Xs * out)), float(np.sum(out * out)))
+            return optimal_scale(*sums)
         # tr S^3 under- or overflows float32 at scales far from 1
-        return optimal_scale(*moments.spectrum.power_traces()) if moments.rows is not None \
+        return optimal_scale(*moments.spectrum.power_traces(rng)) if moments.rows is not None \
             else in_context_optimal_scale(moments.second.astype(np.float64))
     if softmax:
         return 1.0
@@ -299,7 +302,7 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter):
         new = _softmax_rows(scores[active], beta)
         new_scores = new @ gram
         if P is None:  # from the start y: |p C|^2 + |y|^2 - 2 <p C, y>
-            Y64 = Y.astype(np.float64)
+            Y64 = Y.astype(np.float64, copy=False)
             step = np.einsum("ij,ij->i", new, new_scores - 2.0 * scores) + \
                 np.einsum("ij,ij->i", Y64, Y64)
             P = new
@@ -391,7 +394,9 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
         nonzero = bool(np.any(X))
     width = np.sqrt(typical)  # the data's scale; the kernel's width is width / sqrt(tau)
     seeds = X[stratified_rows(X, N_SEEDS, rng)]
-    flow_context = context[stratified_rows(context, FLOW_CONTEXT, rng)]
+    sample = stratified_rows(context, FLOW_CONTEXT, rng)
+    # (the whole context, where it is no larger than the sample: not a copy)
+    flow_context = context if sample.size == context.shape[0] else context[sample]
     min_mass = max(2, int(np.ceil(seeds.shape[0] / (5 * n_clusters))))
 
     # wide rows: the scan's flows on the sample's Gram matrix (:func:`_gram_flow`)

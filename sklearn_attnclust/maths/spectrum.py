@@ -11,19 +11,24 @@ Lanczos iterations on ``S`` as an operator, each product one pass over the
 rows: no ``O(d^2)`` memory and no ``O(d^3)`` work.  Rows in a ``scipy.sparse``
 CSR matrix are never densified: the products are sparse ones, the offset
 applied to them (``B V = r f (X V - 1 o^T V)``), and the dense solve is the
-Gram matrix's only (``n < d``), else Lanczos.  (Up to
+Gram matrix's only (``n < d``), else Lanczos (where it does not converge,
+Lanczos again, never the ``(d, d)`` moment).  (Up to
 :data:`TRIAL_SIDE`, a few Lanczos restarts first, then the dense solve if
 they did not converge.)
 Both give the same eigenvalues to rounding (measured in
-``tests/test_spectrum.py``).  This module knows nothing of scikit-learn.
+``tests/test_spectrum.py``).  :meth:`RowSpectrum.power_traces` gives ``tr S^2``
+and ``tr S^3``, exact on the smaller side when it is small
+(:data:`EXACT_TRACE_SIDE`), else estimated (Hutch++, its error stated).
+This module knows nothing of scikit-learn.
 """
 
 import numpy as np
 
 from .._blocks import one_blas_thread, sum_row_blocks
 
-__all__ = ["DENSE_SIDE", "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum", "TRIAL_RESTARTS",
-           "TRIAL_SIDE", "operator_rows"]
+__all__ = ["DENSE_SIDE", "EXACT_TRACE_SIDE", "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum",
+           "SPARSE_RETRY_NCV", "TRACE_COLUMNS", "TRACE_PROBES", "TRACE_SKETCH", "TRIAL_RESTARTS", "TRIAL_SIDE",
+           "operator_rows"]
 
 #: Largest side ``min(n, d)`` of the dense eigenproblem :class:`RowSpectrum`
 #: solves at once: ``O(n d min(n, d))`` operations in matrix products and
@@ -42,6 +47,30 @@ TRIAL_RESTARTS = 1
 #: eigenvalues' error is of the order of its square times the spectrum's
 #: scale over the gap (measured: within 3e-15 of ``eigvalsh``'s).
 LANCZOS_TOL = 1e-10
+
+#: Krylov space of the second ARPACK run on sparse rows where the first, with
+#: ``max(2 k + 1, 32)`` vectors and ``10 d`` restarts, did not converge
+#: (:meth:`RowSpectrum._lanczos`): twice the first's, as eigenvalues that
+#: converge slowly are those of a cluster the space must hold whole.
+SPARSE_RETRY_NCV = 64
+
+#: Largest ``min(n, d)`` at which :meth:`RowSpectrum.power_traces` computes
+#: the traces exactly, ``O(n d min(n, d))``; beyond, the estimate's four passes,
+#: ``O(n d)``, are the cheaper (CPU time, one thread: blobs and Gaussian noise
+#: 1000 x 4000 exact 0.15 to 0.20 s, estimated 0.11 s; 2000 x 4000 1.0 s
+#: against 0.20 s; KMeans(n_init=1) at 1000 x 10000 takes 0.44 to 0.93 s).
+EXACT_TRACE_SIDE = 1024
+#: Columns of ``M`` per block of the exact ``tr S^3`` (``M`` and one
+#: ``(min(n, d), TRACE_COLUMNS)`` block held: 20 MB at 1e4).
+TRACE_COLUMNS = 256
+#: Width of the sketch of the largest eigenvalues' subspace, and Gaussian
+#: probes of the complement, of the estimated traces: the sketch holds the
+#: clusters' few large eigenvalues (blobs, K = 8, 2000 x 4000: relative errors
+#: 9e-8 and 3e-11), the probes estimate a flat remainder to about
+#: ``sqrt(2 / (32 r))``, ``r`` its effective rank (Gaussian noise: 2e-2, the
+#: scale ``tr S^2 / tr S^3`` to 7e-3, over 8 seeds).
+TRACE_SKETCH = 32
+TRACE_PROBES = 32
 
 
 #: Largest ``max|offset| * factor`` (the offset in units of the rows' scale) at
@@ -231,11 +260,10 @@ class RowSpectrum:
             return sum_row_blocks(block, d, 4 * width)[0]
 
     def second(self):
-        """``S = B^T B`` (d, d), summed over chunks of rows (in threads)."""
+        """``S = B^T B`` (d, d), summed over chunks of rows (in threads): dense
+        rows only (sparse rows never form it: :meth:`_lanczos`, :meth:`power_traces`)."""
         n, d = self.X.shape
         chunk = operator_rows(d)
-        if self.sparse:  # (only where Lanczos did not converge)
-            return self.matmat(np.eye(d))
 
         def block(lo, hi):
             C = np.zeros((d, d))
@@ -338,10 +366,14 @@ class RowSpectrum:
 
     def _lanczos(self, k, vectors, restarts=None):
         """ARPACK's largest eigenpairs (``4 k < min(n, d)``) within ``restarts``
-        (None: ARPACK's default); densely if it does not converge."""
+        (None: ARPACK's default, ``10 d``); densely if it does not converge,
+        except for sparse rows no fewer than their features, whose dense solve
+        would be the ``(d, d)`` moment: ARPACK again with a Krylov space of
+        :data:`SPARSE_RETRY_NCV` vectors (at least ``4 k + 1``), else a
+        RuntimeError."""
         from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-        d = self.shape[0]
+        n, d = self.X.shape
         operator = LinearOperator((d, d), matvec=self.matvec, matmat=self.matmat,
                                   dtype=np.float64)
         v0 = np.random.default_rng(0).standard_normal(d)  # fixed: reproducible
@@ -349,17 +381,102 @@ class RowSpectrum:
             out = eigsh(operator, k=k, which="LA", tol=LANCZOS_TOL, v0=v0,
                         ncv=min(d, max(2 * k + 1, 32)), maxiter=restarts,
                         return_eigenvectors=vectors)
-        except ArpackNoConvergence:  # the dense solve is exact
-            return self._dense(k, vectors)
+        except ArpackNoConvergence:
+            if not (self.sparse and n >= d):  # the dense solve is exact
+                return self._dense(k, vectors)
+            try:
+                out = eigsh(operator, k=k, which="LA", tol=LANCZOS_TOL, v0=v0,
+                            ncv=min(d, max(4 * k + 1, SPARSE_RETRY_NCV)),
+                            return_eigenvectors=vectors)
+            except ArpackNoConvergence:
+                raise RuntimeError(
+                    f"The Lanczos iterations for the {k} largest eigenvalues of the "
+                    f"second moment of sparse rows ({n} x {d}) did not converge, and "
+                    "their dense solve would need a (d, d) array; use X.toarray()."
+                ) from None
         if not vectors:
             return np.sort(out)[::-1]
         eig, V = out
         order = np.argsort(eig)[::-1]
         return eig[order], V[:, order]
 
-    def power_traces(self):
-        """``(tr S^2, tr S^3)``, from the smaller of ``B B^T`` and ``B^T B`` (whose
-        powers have the same traces): ``O(n d min(n, d) + min(n, d)^3)``."""
+    def power_traces(self, random_state=None):
+        """``(tr S^2, tr S^3)``: exact up to :data:`EXACT_TRACE_SIDE`, else estimated.
+
+        Exact where ``min(n, d) <= EXACT_TRACE_SIDE``: from the smaller ``M``
+        of ``B B^T`` and ``B^T B`` (whose powers have the same traces),
+        ``tr S^2 = sum M_ij^2`` and ``tr S^3 = sum (M M) * M`` a block of
+        columns at a time (``M`` and one block held, never ``M M``):
+        ``O(n d min(n, d) + min(n, d)^3)``.  Beyond, and for sparse rows no
+        fewer than their features (no ``(d, d)`` array), the randomised estimate
+        of :meth:`estimated_traces` (``random_state``: a numpy ``Generator`` or
+        ``RandomState`` drawing its Gaussian probes; None: a fixed one).
+        """
+        n, d = self.X.shape
+        if min(n, d) <= EXACT_TRACE_SIDE and not (self.sparse and n >= d):
+            return self.exact_traces()
+        return tuple(self.estimated_traces(random_state)[:2])
+
+    def exact_traces(self):
+        """``(tr S^2, tr S^3)`` from the smaller side (:meth:`power_traces`)."""
         M, _ = self.small()
-        M2 = M @ M
-        return float(np.trace(M2)), float(np.sum(M2 * M))
+        width = TRACE_COLUMNS
+        cube = 0.0
+        for a in range(0, M.shape[1], width):
+            J = slice(a, a + width)
+            cube += float(np.vdot(M @ M[:, J], M[:, J]))
+        return float(np.vdot(M, M)), cube
+
+    def estimated_traces(self, random_state=None):
+        """``(tr S^2, tr S^3)`` estimated (Hutch++), and their standard errors.
+
+        The sketch ``Q`` (d, :data:`TRACE_SKETCH`) is an orthonormal basis of
+        ``S^2 G`` (``G`` Gaussian: a step of subspace iteration, which finds
+        the largest eigenvalues' subspace); the traces are
+        ``tr(Q^T S^p Q)``, computed exactly (``||S Q||_F^2`` and
+        ``<S Q, S S Q>``), plus the trace on the complement, estimated by
+        Hutchinson's estimator with :data:`TRACE_PROBES` Gaussian probes
+        ``g`` projected off ``Q`` (``P g``, ``P = I - Q Q^T``):
+        ``||S P g||^2`` and ``<S P g, S S P g>`` averaged.  Four passes over
+        the rows, ``O(n d (TRACE_SKETCH + TRACE_PROBES))``.
+
+        The estimate is unbiased whatever ``Q``; its standard deviation is
+        ``sqrt(2 / m) ||P S^p P||_F`` (``m`` probes): at most ``sqrt(2 / m)``
+        times the complement's trace, and ``sqrt(2 / (m r))`` times it for a
+        complement of effective rank ``r = tr(A)^2 / ||A||_F^2``.  The few
+        large eigenvalues of clustered rows are in ``Q`` (exact), the flat
+        remainder of noise has a large ``r``.  Measured (1000 and 2000 x 4000,
+        8 seeds): blobs (K = 8) within 2e-7 of the exact traces; Gaussian
+        noise, the worst case, within 3e-2 (the scale ``tr S^2 / tr S^3``
+        within 7e-3).  The scale's relative error ``e`` raises the layer's
+        risk ``tr S - 2 lam tr S^2 + lam^2 tr S^3`` above its minimum by
+        ``e^2 (tr S^2)^2 / tr S^3``: a fraction ``e^2`` of what the layer
+        removes.  The standard errors returned are the probes' sample
+        standard deviation over ``sqrt(m)`` (tested: the errors are within
+        a few of them).
+
+        Returns
+        -------
+        traces : tuple of 4 floats
+            ``tr S^2``, ``tr S^3`` and their standard errors.
+        """
+        rng = np.random.default_rng(0) if random_state is None else random_state
+        d = self.shape[0]
+        m = TRACE_PROBES
+        Y = self.matmat(rng.standard_normal((d, TRACE_SKETCH)))
+        Y = self.matmat(np.linalg.qr(Y)[0])
+        Q = np.linalg.qr(Y)[0]
+        G = rng.standard_normal((d, m))
+        G -= Q @ (Q.T @ G)
+        SV = self.matmat(np.hstack([Q, G]))
+        SSV = self.matmat(SV)
+        k = Q.shape[1]
+        sq = np.einsum("ij,ij->j", SV, SV)
+        cu = np.einsum("ij,ij->j", SV, SSV)
+        out = []
+        for values in (sq, cu):
+            rest = values[k:]
+            out.append(float(values[:k].sum() + rest.mean()))
+        for values in (sq, cu):
+            out.append(float(np.std(values[k:], ddof=1) / np.sqrt(m)))
+        return tuple(out)
