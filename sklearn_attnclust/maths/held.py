@@ -1,9 +1,10 @@
 """A stopping rule in KMeans's spirit: a step that kept every row's label.
 
 KMeans stops once its labels stop changing.  A layer whose pass writes each
-row's label (the cosine layer's head of largest logit, the direction layer's
-head of largest ``|<x, mu_h>|``) into its statistics' ``labels`` at every
-gradient can stop alike: after a step that left every label as it was and
+row's label (the cosine layer's head of largest logit), or a key of the rows'
+labels (the direction layer's heads of largest ``|<x, mu_h>|``:
+:func:`.direction.reconstruction.risk_sums`), into its statistics' ``labels``
+at every gradient can stop alike: after a step that left every label as it was and
 lowered the risk, the relative decrease of the risk over that step is a
 measure of stationarity, compared with ``tol`` (the optimiser's own rule on
 the relative decrease reads ``tol**2``, whatever the labels).
