@@ -336,7 +336,7 @@ def test_pass_keys_the_heads_of_largest_absolute_score(dtype, chunk):
     # per head, the wrapped sum of the hashes of its rows' projections: equal at
     # other heads that keep every row's head of largest |score|, another when one
     # row moves; over chunks and threads' blocks, weighted or not
-    from sklearn_attnclust.maths.direction.reconstruction import _label_keys
+    from sklearn_attnclust.maths.held import add_label_keys
 
     rng = np.random.default_rng(5)
     X = rng.standard_normal((700, 6)).astype(dtype)
@@ -367,10 +367,10 @@ def test_pass_keys_the_heads_of_largest_absolute_score(dtype, chunk):
     proj = rng.standard_normal(50)
     a = rng.standard_normal((4, 50))
     one, other = np.zeros(4, dtype=np.uint64), np.zeros(4, dtype=np.uint64)
-    _label_keys(a, proj, one)
+    add_label_keys(a, proj, one)
     h = int(np.argmax(np.abs(a[:, 0])))
     a[(h + 1) % 4, 0] = 10.0
-    _label_keys(a, proj, other)
+    add_label_keys(a, proj, other)
     assert np.sum(other != one) == 2
 
 

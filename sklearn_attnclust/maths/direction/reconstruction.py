@@ -31,7 +31,7 @@ A gradient pass also keys the rows' labels (each row's head of largest
 ``|a_h|``, the first of equal ones), for the stop on held labels
 (:class:`sklearn_attnclust.maths.held.HeldLabels`): per head, the sum with
 wrap-around of a 64-bit hash of its rows' projections on a fixed direction
-(:func:`_key_direction`, one more row of the product that gives ``a`` and
+(:func:`..held.key_direction`, one more row of the product that gives ``a`` and
 ``b``).  The key is a sum of integers, so blocks' keys add in any order
 (a dask array's on its cluster); it holds ``K`` numbers where labels hold
 ``n``.  Equal labels give equal keys; a change of labels leaves the keys as
@@ -40,40 +40,12 @@ distinct projections make as unlikely as a collision of 64-bit hashes (equal
 rows share their labels).
 """
 
-import functools
-
 import numpy as np
 
 from ..free_energy import exp_shifted
+from ..held import add_label_keys, key_direction
 
 __all__ = ["add_risk_sums", "competitive_weights", "risk_sums"]
-
-#: The seed of the fixed direction that keys the rows (:func:`_key_direction`).
-_KEY_SEED = 20260530
-
-
-@functools.lru_cache(maxsize=8)
-def _key_direction(d):
-    """A fixed direction of ``R^d`` (Gaussian, from :data:`_KEY_SEED`), read only."""
-    r = np.random.default_rng(_KEY_SEED).standard_normal(d)
-    r.flags.writeable = False
-    return r
-
-
-def _label_keys(a, projections, keys):
-    """Add into ``keys`` (K,) uint64, per head ``h``, the hashes of the projections
-    of the rows whose head of largest ``|a|`` is ``h`` (``a`` is (K, c))."""
-    # (the first head equal to the largest: argmax over the heads, axis 0, cost 2.4
-    # times as much, 0.24 ms against 0.10 at K = 10 and 4096 rows)
-    size = np.abs(a)
-    labels = np.argmax(size == size.max(axis=0), axis=0)
-    bits = projections.astype(np.float64).view(np.uint64)
-    # splitmix64's finaliser: every bit of the projection moves about half the hash's
-    bits = (bits ^ (bits >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    bits = (bits ^ (bits >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    bits ^= bits >> np.uint64(31)
-    np.add.at(keys, labels, bits)  # (uint64: wraps around)
-
 
 def competitive_weights(scores, beta, axis=-1):
     """``w_h = K softmax_h(beta * scores_h**2)`` along ``axis`` (the heads); all ones at beta = 0."""
@@ -139,13 +111,13 @@ def _coefficients(L, lam, p, q, sq):
 class _HeadProducts:
     """The small products of the heads with the moments, shared by every chunk:
     the stacked ``[M; M Sigma]`` (2K, d) (with ``keyed``, then the row of
-    :func:`_key_direction`), ``G2 = M Sigma^2 M^T`` and (finite ``L``)
+    :func:`..held.key_direction`), ``G2 = M Sigma^2 M^T`` and (finite ``L``)
     ``GC = M C M^T``, in the rows' dtype."""
 
     def __init__(self, M, second, second_sq, fourth, L, dtype, keyed=False):
         self.K = M.shape[0]
         MS = M @ second.astype(dtype, copy=False)
-        rows = [M, MS] + ([_key_direction(M.shape[1])[None].astype(dtype)] if keyed else [])
+        rows = [M, MS] + ([key_direction(M.shape[1])[None].astype(dtype)] if keyed else [])
         self.PT = np.ascontiguousarray(np.concatenate(rows))  # (2K or 2K + 1, d)
         G2 = M @ second_sq.astype(dtype, copy=False) @ M.T
         self.G2 = 0.5 * (G2 + G2.T)
@@ -346,7 +318,7 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
         Q_sum += t["Q"]
         if not need_grad:
             continue
-        _label_keys(t["a"], t["key"], keys)
+        add_label_keys(t["a"], t["key"], keys)
         AtA += t["AtA"]
         part = _chunk_gradient(t, heads, Xc, wc, sq, beta, L, lam)
         acc = part if acc is None else acc + part
