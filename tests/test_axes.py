@@ -133,3 +133,36 @@ def test_point_geometry_has_no_reconstruction_risk():
     X, _, _ = make_orthogonal_mixture(300, 5, 2, 0.3, random_state=0)
     with pytest.raises(ValueError, match="risk='reconstruction'"):
         AttentionQuantizer(2, risk="reconstruction").fit(X)
+
+
+def test_free_energy_stops_on_held_labels():
+    # the stationarity is the gradient's norm, or, after a step that lowered the
+    # risk and kept every row's head of largest |score|, the step's relative
+    # decrease if smaller (the pass keys the labels); the fitted layer keeps none
+    from sklearn_attnclust.optim.manifold import riemannian_gradient
+
+    X = make_orthogonal_mixture(500, 8, 3, sigma=0.3, random_state=2)[0]
+    scale, second = axis_moments(X, None)
+    maths = AxisMaths(3, 4.0, scale, second)
+    st = maths.statistics(X, None)
+
+    def measure(M):
+        value, grad, masses = maths.risk(M, st, return_grad=True)
+        rgrad = riemannian_gradient(M, grad)
+        return value, maths.stationarity(M, rgrad, masses), float(np.linalg.norm(rgrad)), grad
+
+    M0 = np.eye(3, 8)
+    v0, s0, g0, grad = measure(M0)
+    assert s0 == g0  # (no step before)
+    M1 = M0 - 1e-3 * grad
+    M1 /= np.linalg.norm(M1, axis=1, keepdims=True)
+    np.testing.assert_array_equal(np.argmax(np.abs(X @ M1.T), axis=1),
+                                  np.argmax(np.abs(X @ M0.T), axis=1))
+    v1, s1, g1, _ = measure(M1)
+    assert v1 < v0 and (v0 - v1) / abs(v1) < g1
+    assert s1 == pytest.approx((v0 - v1) / abs(v1), rel=1e-12)
+    assert measure(M0)[1] == measure(M0)[2]  # (up the risk, then no step)
+    maths.forget_rows()
+    assert maths._held.decrease(M0) == np.inf
+    aq = AttentionQuantizer(3, geometry="direction", risk="free-energy", random_state=0).fit(X)
+    assert aq.layer_.maths._held._at[1] is None

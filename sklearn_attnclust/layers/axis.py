@@ -54,6 +54,7 @@ class AxisLayer(FreeEnergyLayer):
         scale, second = axis_moments(X, w)
         maths = AxisMaths(self.n_clusters, self.temperature, scale, second)
         fit = self._descend(maths, X, w, maths.statistics(X, w), rng, init, n_init)
+        maths.forget_rows()
         if not isinstance(maths.second, np.ndarray):  # wide rows: an operator on X (its
             maths.second = None  # eigenvalues read by the fit), not kept by the fitted model
         mean = mean_direction(X, w)
@@ -76,6 +77,7 @@ class AxisLayer(FreeEnergyLayer):
     def source_readouts(self, fit, maths, rows):
         """The heads signed by the mean direction, and each head times the mean
         score of its rows (one pass: :func:`sklearn_attnclust.maths.direction.axes.score_sums`)."""
+        maths.forget_rows()
         self.fit_, self.maths = fit, maths
         self.heads = signed(fit.heads, maths.mean)
         counts, sums = KernelStatistics(rows, score_sums, scale=maths.scale).sums(self.heads)

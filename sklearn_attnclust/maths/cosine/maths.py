@@ -31,6 +31,7 @@ from .rows import _SEED, UnitRowBlocks, _is_sparse, as_rows, sparse_row_keys, un
 from .seeding import (_draw_distinct, _key_starts, _repair, _unit, _unit_order, _unit_starts,
                       check_unit_heads, unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
+from ..held import HeldLabels
 from ...layers.base import LayerMaths
 
 __all__ = ["CosineMaths", "log_bessel_iv", "vmf_log_normaliser"]
@@ -118,9 +119,7 @@ class CosineMaths(LayerMaths):
         self.beta = 2.0 * float(temperature) / self.spread
         self.floor = 0.01 / self.n_clusters  # the smallest curvature the steps assume
         self._last = (None, None)
-        # (the point of the last gradient: heads, statistics, risk; the labels,
-        # statistics and risk at the last call of stationarity)
-        self._labels_at, self._held = (None, None, None), (None, None, None)
+        self._held = HeldLabels()  # (the labels of the last steps: stationarity)
         # (rows, their unit rows or None, {id(weights): (weights, order, keys)})
         self._unit_cache = (None, None, None)
 
@@ -153,7 +152,7 @@ class CosineMaths(LayerMaths):
         :meth:`stationarity` (the fit is over: a fitted model keeps neither the
         caller's rows nor a copy of them)."""
         self._unit_cache = (None, None, None)
-        self._labels_at, self._held = (None, None, None), (None, None, None)
+        self._held.forget()
 
     def _unit_order(self, rows, weights, Y=None):
         """:func:`.seeding._unit_order` of the unit rows of ``rows`` (``Y``, if at
@@ -222,7 +221,7 @@ class CosineMaths(LayerMaths):
         # the fit's median CPU time K = 10 425 -> 408 ms, K = 5 240 -> 239 ms
         S = np.divide(out[2], W, out=np.empty(out[2].shape), order="C")
         self._last = (M, np.linalg.norm(S, axis=1))
-        self._labels_at = (M, stats, value)
+        self._held.note(M, stats, value)
         return value, np.negative(S, out=S), out[1] / W
 
     def _curvature(self, M, masses):
@@ -247,34 +246,19 @@ class CosineMaths(LayerMaths):
         smaller, once the step to ``M`` left every row's head of largest logit
         as it was (KMeans's own stop, on its labels), the relative decrease of
         the risk over that step (the optimiser's rule, at ``tol`` in place of
-        ``tol**2``: :func:`_held_decrease`)."""
+        ``tol**2``: :class:`..held.HeldLabels`)."""
+        # (the labels' rule, measured (one thread, 3842 TF-IDF rows of 13885 terms,
+        # 30 seeds, the optimiser's rule alone against both): the passes a fit
+        # 48.5 -> 37.4 (K = 10) and 50.5 -> 38.3 (K = 5), the median adjusted Rand
+        # index 0.486 -> 0.479 and 0.546 -> 0.541 (spherical k-means's 0.470 and
+        # 0.523); the median CPU time of a fit 436 -> 361 ms and 262 -> 202 ms)
         # (each head's squared angle from its row's squared norm: one pass over the
         # K x d numbers, no temporary of them.  Measured (one thread, 3842 TF-IDF
         # rows of 13885 terms, 5 seeds x 3, interleaved): the fit's median CPU
         # time K = 5 211 -> 204 ms, K = 10 372 -> 368 ms)
         angles = np.einsum("ij,ij->i", rgrad, rgrad) / self._curvature(M, masses) ** 2
         measure = float(self.d * np.sum(angles))
-        return min(measure, self._held_decrease(M))
-
-    def _held_decrease(self, M):
-        """The relative decrease of the risk from the point of the last call (on
-        the same statistics) to ``M``, where the rows' heads of largest logit
-        are the same at both and the risk decreased; else infinity.  Measured
-        (one thread, 3842 TF-IDF rows of 13885 terms, 30 seeds, the optimiser's
-        rule alone against both): the passes a fit 48.5 -> 37.4 (K = 10) and
-        50.5 -> 38.3 (K = 5), the median adjusted Rand index 0.486 -> 0.479 and
-        0.546 -> 0.541 (spherical k-means's 0.470 and 0.523); the median CPU time
-        of a fit 436 -> 361 ms and 262 -> 202 ms."""
-        at, stats, value = self._labels_at
-        labels = getattr(stats, "labels", None) if at is M else None
-        if labels is None:
-            return np.inf
-        last_stats, last_labels, last_value = self._held
-        self._held = (stats, labels.copy(), value)
-        if (last_stats is not stats or not value < last_value
-                or not np.array_equal(labels, last_labels)):
-            return np.inf
-        return (last_value - value) / abs(value)
+        return min(measure, self._held.decrease(M))
 
     def relocate(self, M, empty, rows):
         """Move each empty head to the row of lowest cosine with the other heads."""

@@ -46,19 +46,9 @@ from .reconstruction import add_risk_sums, competitive_weights, risk_sums
 from .wide import wide_statistics
 from ...layers.base import Statistics
 
-__all__ = [
-    "ContextStatistics",
-    "attention",
-    "attention_from_moments",
-    "attention_risk",
-    "competitive_weights",
-    "head_scores",
-    "linear_limit_risk",
-    "optimal_scale",
-    "orthogonality_penalty",
-    "sequence_attention",
-    "typical_head_score",
-]
+__all__ = ["ContextStatistics", "attention", "attention_from_moments", "attention_risk",
+           "competitive_weights", "head_scores", "linear_limit_risk", "optimal_scale",
+           "orthogonality_penalty", "sequence_attention", "typical_head_score"]
 
 
 # --------------------------------------------------------------------------
@@ -89,6 +79,9 @@ class ContextStatistics(Statistics):
     n_samples : int
     chunk_size : int
         Rows per chunk in the passes of :func:`attention_risk` over ``X``.
+    labels : ndarray of shape (K,) or None
+        The key of the rows' heads of largest ``|<x, mu_h>|`` at the last
+        gradient taken on these statistics (:func:`.reconstruction.risk_sums`).
 
     Notes
     -----
@@ -107,6 +100,7 @@ class ContextStatistics(Statistics):
     mean_sq_norm: float
     n_samples: int
     chunk_size: int = 8192
+    labels: object = None
 
     @property
     def total_weight(self):
@@ -145,6 +139,7 @@ class ContextStatistics(Statistics):
             X=None if self.X is None else self.X.astype(dtype),
             sq_norms=None if self.sq_norms is None else self.sq_norms.astype(dtype),
             chunk_size=self.chunk_size if chunk_size is None else int(chunk_size),
+            labels=None,
         )
 
     @classmethod
@@ -369,12 +364,14 @@ def _risk_pass(M, stats, beta, L, *, lam=None, need_grad=False, chunk_size=None)
     """(Weighted) means over the queries of ``B``, ``Q`` and of the channels' gradients.
 
     The statistics run the pass (:meth:`ContextStatistics.risk_sums`, or the
-    dask blocks' in ``_dask``) and give the queries' ``total_weight``.
+    dask blocks' in ``_dask``) and give the queries' ``total_weight``; a gradient
+    pass sets their ``labels`` to the key of the rows' labels.
     """
-    B, Q, grads = stats.risk_sums(M, beta, L, lam=lam, need_grad=need_grad,
-                                  chunk_size=chunk_size)
+    B, Q, grads, keys = stats.risk_sums(M, beta, L, lam=lam, need_grad=need_grad,
+                                        chunk_size=chunk_size)
     n = stats.total_weight
     if grads is not None:
+        stats.labels = keys  # (for ..held.HeldLabels)
         grads = [g / n for g in grads]
     return B / n, Q / n, grads
 

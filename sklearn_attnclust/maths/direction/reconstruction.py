@@ -24,14 +24,28 @@ here, of ``B``, ``Q`` and of their gradients, is a weighted sum
 ``sum_i w_i (.)``: the per-row terms and the rows of the stacked products
 with ``X`` are multiplied by ``w_i``.  With integer weights the sums are
 those over the repeated rows.
+
+Labels
+------
+A gradient pass also keys the rows' labels (each row's head of largest
+``|a_h|``, the first of equal ones), for the stop on held labels
+(:class:`sklearn_attnclust.maths.held.HeldLabels`): per head, the sum with
+wrap-around of a 64-bit hash of its rows' projections on a fixed direction
+(:func:`..held.key_direction`, one more row of the product that gives ``a`` and
+``b``).  The key is a sum of integers, so blocks' keys add in any order
+(a dask array's on its cluster); it holds ``K`` numbers where labels hold
+``n``.  Equal labels give equal keys; a change of labels leaves the keys as
+they were only where the hashes of the rows that moved cancel, which
+distinct projections make as unlikely as a collision of 64-bit hashes (equal
+rows share their labels).
 """
 
 import numpy as np
 
 from ..free_energy import exp_shifted
+from ..held import add_label_keys, key_direction
 
 __all__ = ["add_risk_sums", "competitive_weights", "risk_sums"]
-
 
 def competitive_weights(scores, beta, axis=-1):
     """``w_h = K softmax_h(beta * scores_h**2)`` along ``axis`` (the heads); all ones at beta = 0."""
@@ -96,13 +110,15 @@ def _coefficients(L, lam, p, q, sq):
 
 class _HeadProducts:
     """The small products of the heads with the moments, shared by every chunk:
-    the stacked ``[M; M Sigma]`` (2K, d), ``G2 = M Sigma^2 M^T`` and (finite
-    ``L``) ``GC = M C M^T``, in the rows' dtype."""
+    the stacked ``[M; M Sigma]`` (2K, d) (with ``keyed``, then the row of
+    :func:`..held.key_direction`), ``G2 = M Sigma^2 M^T`` and (finite ``L``)
+    ``GC = M C M^T``, in the rows' dtype."""
 
-    def __init__(self, M, second, second_sq, fourth, L, dtype):
+    def __init__(self, M, second, second_sq, fourth, L, dtype, keyed=False):
         self.K = M.shape[0]
         MS = M @ second.astype(dtype, copy=False)
-        self.PT = np.ascontiguousarray(np.concatenate([M, MS]))  # (2K, d)
+        rows = [M, MS] + ([key_direction(M.shape[1])[None].astype(dtype)] if keyed else [])
+        self.PT = np.ascontiguousarray(np.concatenate(rows))  # (2K or 2K + 1, d)
         G2 = M @ second_sq.astype(dtype, copy=False) @ M.T
         self.G2 = 0.5 * (G2 + G2.T)
         self.GC = None
@@ -114,17 +130,18 @@ class _HeadProducts:
 def _chunk_terms(heads, Xc, wc, sq, beta, L, need_grad, exact_sums):
     """The per-chunk quantities: a dict of ``a, b, w, at`` (K, c), ``at_G2``,
     ``at_GC``, ``p``, ``q`` (or None), the weighted ``AtA = sum_i w_i at_i at_i^T``
-    (or None) and the chunk's weighted sums ``B``, ``Q``."""
+    (or None), the rows' projections on the key direction (or None) and the
+    chunk's weighted sums ``B``, ``Q``."""
     K, G2 = heads.K, heads.G2
-    AB = heads.PT @ Xc.T  # (2K, c)
-    a, b = AB[:K], AB[K:]
+    AB = heads.PT @ Xc.T  # (2K or 2K + 1, c)
+    a, b = AB[:K], AB[K:2 * K]
     w = competitive_weights(a, beta, axis=0)
     at = w * a
     atw = at if wc is None else at * wc.astype(at.dtype, copy=False)
     # sum_i at_i at_i^T: the gradient's, and float64's Q at L = infinity
     AtA = atw @ at.T if (need_grad or (L is None and exact_sums)) else None
-    t = {"a": a, "b": b, "w": w, "at": at, "AtA": AtA,
-         "at_G2": None, "at_GC": None, "p": None, "q": None}
+    t = {"a": a, "b": b, "w": w, "at": at, "AtA": AtA, "key": AB[2 * K] if len(AB) > 2 * K
+         else None, "at_G2": None, "at_GC": None, "p": None, "q": None}
     if L is None:
         if exact_sums:
             t["B"] = float(np.vdot(atw, b))
@@ -268,6 +285,9 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
     B_sum, Q_sum : float
     grads : list of ndarray of shape (K, d), or None
         Per channel, the gradient of the channel's sum, float64.
+    keys : ndarray of shape (K,), uint64, or None
+        With ``need_grad``, the key of the rows' labels (see the module
+        docstring); blocks' keys add (with wrap-around).
 
     Notes
     -----
@@ -277,7 +297,8 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
     """
     n, dtype = X.shape[0], X.dtype
     M = M.astype(dtype, copy=False)
-    heads = _HeadProducts(M, second, second_sq, fourth, L, dtype)
+    heads = _HeadProducts(M, second, second_sq, fourth, L, dtype, keyed=need_grad)
+    keys = np.zeros(heads.K, dtype=np.uint64) if need_grad else None
     B_sum = Q_sum = 0.0
     # float64 sums over a chunk are exact enough; float32 ones (BLAS dot and
     # products) are not, to the risk's relative 1e-8 that the line search needs
@@ -297,19 +318,24 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
         Q_sum += t["Q"]
         if not need_grad:
             continue
+        add_label_keys(t["a"], t["key"], keys)
         AtA += t["AtA"]
         part = _chunk_gradient(t, heads, Xc, wc, sq, beta, L, lam)
         acc = part if acc is None else acc + part
     if not need_grad:
-        return B_sum, Q_sum, None
-    return B_sum, Q_sum, _gradients(acc, AtA, M, second, second_sq, fourth, L, lam)
+        return B_sum, Q_sum, None, None
+    return B_sum, Q_sum, _gradients(acc, AtA, M, second, second_sq, fourth, L, lam), keys
 
 
 def add_risk_sums(parts):
-    """Add the ``(B_sum, Q_sum, grads)`` of :func:`risk_sums` over disjoint row blocks."""
+    """Add the ``(B_sum, Q_sum, grads, keys)`` of :func:`risk_sums` over disjoint row
+    blocks."""
     B = sum(p[0] for p in parts)
     Q = sum(p[1] for p in parts)
     if parts[0][2] is None:
-        return B, Q, None
+        return B, Q, None, None
     grads = [sum(p[2][c] for p in parts) for c in range(len(parts[0][2]))]
-    return B, Q, grads
+    keys = parts[0][3].copy()
+    for p in parts[1:]:
+        keys += p[3]  # (uint64: wraps around)
+    return B, Q, grads, keys

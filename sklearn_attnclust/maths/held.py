@@ -1,0 +1,84 @@
+"""A stopping rule in KMeans's spirit: a step that kept every row's label.
+
+KMeans stops once its labels stop changing.  A layer whose pass writes each
+row's label (the cosine layer's head of largest logit), or a key of the rows'
+labels (the direction layer's heads of largest ``|<x, mu_h>|``:
+:func:`.direction.reconstruction.risk_sums`), into its statistics' ``labels``
+at every gradient can stop alike: after a step that left every label as it was and
+lowered the risk, the relative decrease of the risk over that step is a
+measure of stationarity, compared with ``tol`` (the optimiser's own rule on
+the relative decrease reads ``tol**2``, whatever the labels).
+:class:`HeldLabels` keeps what the rule needs from one call to the next; a
+layer's maths calls :meth:`HeldLabels.note` at each gradient and takes the
+smaller of its own measure and :meth:`HeldLabels.decrease` as its
+stationarity.
+"""
+
+import functools
+
+import numpy as np
+
+__all__ = ["HeldLabels", "add_label_keys", "key_direction"]
+
+#: The seed of the fixed direction that keys the rows (:func:`key_direction`).
+_KEY_SEED = 20260530
+
+
+@functools.lru_cache(maxsize=8)
+def key_direction(d):
+    """A fixed direction of ``R^d`` (Gaussian, from :data:`_KEY_SEED`), read only."""
+    r = np.random.default_rng(_KEY_SEED).standard_normal(d)
+    r.flags.writeable = False
+    return r
+
+
+def add_label_keys(a, projections, keys):
+    """Add into ``keys`` (K,) uint64, per head ``h``, the hashes of the projections
+    of the rows whose head of largest ``|a|`` is ``h`` (``a`` is (K, c))."""
+    # (the first head equal to the largest: argmax over the heads, axis 0, cost 2.4
+    # times as much, 0.24 ms against 0.10 at K = 10 and 4096 rows)
+    size = np.abs(a)
+    labels = np.argmax(size == size.max(axis=0), axis=0)
+    bits = projections.astype(np.float64).view(np.uint64)
+    # splitmix64's finaliser: every bit of the projection moves about half the hash's
+    bits = (bits ^ (bits >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    bits = (bits ^ (bits >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    bits ^= bits >> np.uint64(31)
+    np.add.at(keys, labels, bits)  # (uint64: wraps around)
+
+
+class HeldLabels:
+    """The labels, statistics and risk of the last step, for :meth:`decrease`."""
+
+    def __init__(self):
+        self.forget()
+
+    def forget(self):
+        """Drop the heads, statistics and labels kept (a fitted model keeps no row)."""
+        # (the point of the last gradient: heads, statistics, risk; the statistics,
+        # a copy of their labels and the risk at the last call of decrease)
+        self._at, self._held = (None, None, None, None), (None, None, None)
+
+    def note(self, M, stats, value, labels=None):
+        """The gradient at the heads ``M`` (the array itself, compared by identity)
+        on ``stats`` has the risk ``value`` and the rows' ``labels`` (or their key);
+        None: ``stats.labels``, which the pass wrote, read by :meth:`decrease`."""
+        self._at = (M, stats, value, labels)
+
+    def decrease(self, M):
+        """The relative decrease of the risk from the point of the last call (on
+        the same statistics) to ``M``, where the rows' labels are the same at
+        both and the risk decreased; else infinity (also where the last gradient
+        was not at ``M`` or its statistics keep no labels)."""
+        at, stats, value, labels = self._at
+        if labels is None:
+            labels = getattr(stats, "labels", None)
+        labels = labels if at is M else None
+        if labels is None:
+            return np.inf
+        last_stats, last_labels, last_value = self._held
+        self._held = (stats, labels.copy(), value)
+        if (last_stats is not stats or not value < last_value
+                or not np.array_equal(labels, last_labels)):
+            return np.inf
+        return (last_value - value) / abs(value)
