@@ -90,6 +90,15 @@ def save(content, output_dir, name):
     print(f"wrote {name}")
 
 
+def steady_doc(item):
+    """``item``'s docstring without its example outputs marked ``# may vary``
+    (scipy.stats draws them at import: the corpus differed between processes); None for none."""
+    doc = inspect.getdoc(item) if item is not None else None
+    if doc is None:
+        return None
+    return "\n".join(line for line in doc.splitlines() if "# may vary" not in line)
+
+
 def docstring_corpus(modules, per_package=None, min_length=200):
     """The docstrings of the public objects (and classes' methods) of ``modules``,
     each once, and the index of their package; at most ``per_package`` each."""
@@ -110,7 +119,7 @@ def docstring_corpus(modules, per_package=None, min_length=200):
                     items += [getattr(obj, m, None) for m in sorted(vars(obj))
                               if not m.startswith("_")]
                 for item in items:
-                    doc = inspect.getdoc(item) if item is not None else None
+                    doc = steady_doc(item)
                     if not doc or len(doc) < min_length or doc in seen:
                         continue
                     if per_package is not None and count >= per_package:
