@@ -49,6 +49,30 @@ def test_two_nearest_selects_the_entries_of_the_distances(K):
     assert np.any(d2 == d1)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_stage_s_row_norms_are_the_passes_own(sparse):
+    # the squared norms taken once a stage (by blocks) are those each pass took
+    # of its block, bit for bit: the distances, the two nearest heads and the
+    # trial chosen are the same numbers given them
+    import scipy.sparse as sp
+
+    from sklearn_attnclust._swap import _squared_norms, row_norms, squared_distances
+
+    rng = np.random.default_rng(2)
+    Y = rng.normal(size=(700, 6)) * (rng.random((700, 6)) < 0.5)
+    Y = sp.csr_matrix(Y) if sparse else Y
+    Z, w = rng.normal(size=(5, 6)), rng.random(700)
+    norms = row_norms(Y, block_rows=128)
+    for a in range(0, 700, 128):
+        assert np.array_equal(norms[a:a + 128], _squared_norms(Y[a:a + 128]))
+    assert np.array_equal(squared_distances(Y, Z, norms), squared_distances(Y, Z))
+    for given, taken in zip(two_nearest(Y, Z, 128, norms), two_nearest(Y, Z, 128)):
+        assert np.array_equal(given, taken)
+    draws = [_RowDraw(Y.toarray() if sparse else Y, w, np.random.RandomState(3)) for _ in "ab"]
+    assert (swap_target(Y, Z, w, draws[0], 3, norms=row_norms(Y))
+            == swap_target(Y, Z, w, draws[1], 3))
+
+
 def test_the_least_useful_head_is_moved_to_the_unserved_blob():
     # head 2 sits beside head 1 (removing either costs little); the candidate
     # chosen is in the blob no head serves, and the move lowers the hard risk
