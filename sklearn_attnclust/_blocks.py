@@ -119,9 +119,9 @@ def map_row_blocks(fun, n, min_rows, *args):
 
     At most :data:`N_THREADS` blocks of at least ``min_rows`` rows each (one
     block for small ``n``), run on :func:`pool_width` threads (in the calling
-    thread for one; where the threads are as many as the blocks, the calling
-    thread runs the first block itself, the pool the others: one hand-off
-    fewer per pass).  The blocks depend only on ``n``, ``min_rows`` and
+    thread for one; where the threads are at least as many as the blocks, the
+    calling thread runs the first block itself, the pool the others: one
+    hand-off fewer per pass).  The blocks depend only on ``n``, ``min_rows`` and
     :data:`N_THREADS`, and the results come back in row order, so sums over
     them are reproducible whatever the threads.  ``fun`` is best a pure
     per-block function defined at module level, its inputs passed in ``args``

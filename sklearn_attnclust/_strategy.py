@@ -186,6 +186,7 @@ class _Descent:
         loud = self.verbose > 1 or st is self.stats if loud is None else loud
         optimizer = make_optimizer(**self.options, memory=memory, tol=tol,
                                    max_iter=self.max_iter if steps is None else steps)
+        maths.begin_descent()
         res = optimizer.run(problem, M0, state, stop=stop,
                             callback=self._callback if loud and self.verbose else None)
         res.empty = np.zeros(0, dtype=np.intp)
@@ -289,9 +290,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         if not results:
             raise ValueError(NOT_FINITE)
         best = _select(results, maths, stats, plan.selection(select))
-        # (only the best start is kept through the swap and full-data stages: each
-        # result holds K x d arrays and L-BFGS pairs, wide on sparse text)
-        res = results = None
+        res = results = None  # (only the best kept: each holds K x d arrays, L-BFGS pairs)
         if isinstance(init, str) and best.converged and swap_of(maths) is not None:
             best = swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
                                random_state)

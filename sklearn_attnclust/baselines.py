@@ -409,8 +409,9 @@ class KMeansQuantizer(_CenterQuantizer):
         # largest near 1: KMeans casts them to X's dtype, where 1e300 overflows)
         wscale = 1.0 if sample_weight is None else power_of_two_scale(sample_weight)
         # the parameters are KMeans's own, passed on unchanged, but for copy_x
-        # on the scaled copy, this fit's own: KMeans centres it in place (and
-        # restores it, the same numbers) instead of a third array of X's size
+        # on the scaled copy, this fit's own (dropped after it): KMeans centres it in
+        # place (adding the mean back need not give the same bits: unused) instead of a
+        # third array of X's size
         # (bench_wide.py, 1000 and 10000 x 10000 blobs: peak 3.0 x the input)
         Xk = X * X.dtype.type(two) if two != 1.0 else X
         if Xk is not X:

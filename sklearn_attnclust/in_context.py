@@ -283,18 +283,19 @@ class InContextQuantizer(BaseEmbedding):
             None if self.temperature == "auto" else self.temperature, rng)
         self.temperature_ = float(self._in_input_units(self._beta, 2))
         self.cluster_centers_ = self._in_input_units(centers, -1)
-        self.labels_ = np.empty(n, dtype=np.intp)
+        all_labels = np.empty(n, dtype=np.intp)  # (set as labels_ once all are in)
         inertia = cross = square = 0.0
         for a in range(0, n, CHUNK):
             rows = Xs[a:a + CHUNK]
             out = softmax_layer(rows, context, self._beta)  # (_embed_scaled's, on Xs)
-            labels = self.labels_[a:a + CHUNK]
+            labels = all_labels[a:a + CHUNK]
             labels[:] = nearest_point(out, centers)[0]
             for c in range(0, rows.shape[0], RESIDUAL_ROWS):
                 resid = rows[c:c + RESIDUAL_ROWS] - centers[labels[c:c + RESIDUAL_ROWS]]
                 inertia += float(np.einsum("ij,ij->", resid, resid, dtype=np.float64))
             cross += float(np.einsum("ij,ij->", rows, out, dtype=np.float64))
             square += float(np.einsum("ij,ij->", out, out, dtype=np.float64))
+        self.labels_ = all_labels
         self.inertia_ = float(self._in_input_units(np.float64(inertia), -2))
         return cross, square
 

@@ -192,6 +192,29 @@ def test_held_labels_stop_at_the_relative_decrease():
     assert measure(M1, st)[1] == pytest.approx(shift1, rel=1e-12)  # (the last call: other)
 
 
+
+def test_held_labels_stop_starts_afresh_with_each_descent():
+    # a descent whose start has the labels of where the last one ended, and a lower
+    # risk, is not stationary at its start: the rule compares steps of one descent
+    X, _ = vmf_mixture(300, 10, 3, 0.5, 0)
+    maths, st = CosineMaths(3, 16.0, 0.5, 10), CosineStatistics(X, None, n_heads=3)
+
+    def measure(M):
+        value, grad, masses = maths.risk(M, st, return_grad=True)
+        rgrad = grad - np.sum(grad * M, axis=1, keepdims=True) * M
+        return value, maths.stationarity(M, rgrad, masses), grad
+
+    M0 = np.eye(3, 10)
+    v0, _, grad = measure(M0)
+    M1 = M0 - 1e-2 * grad
+    M1 /= np.linalg.norm(M1, axis=1, keepdims=True)
+    v1, s1, _ = measure(M1)
+    assert s1 == pytest.approx((v0 - v1) / v1, rel=1e-12)  # (one descent: the step's)
+    measure(M0)
+    maths.begin_descent()  # (as _strategy's descents do)
+    assert measure(M1)[1] > 10 * s1  # (the shift, not the decrease from M0)
+
+
 # -- the read-outs -----------------------------------------------------------------
 def test_fitted_attributes_and_read_outs():
     X, _ = vmf_mixture(400, 20, 4, 0.5, 2)

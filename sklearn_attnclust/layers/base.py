@@ -98,6 +98,16 @@ class LayerMaths(ABC):
         """Per-head inverse curvatures (K,) at ``M``, or None: plain L-BFGS."""
         return None
 
+    #: The :class:`..maths.held.HeldLabels` of a maths that stops on held labels.
+    _held = None
+
+    def begin_descent(self):
+        """Called as each descent starts (a start, a relocation, a swap trial, a
+        stage): the held-labels stop compares a step with the last one of the
+        same descent only, never with where an earlier descent ended."""
+        if self._held is not None:
+            self._held.forget()
+
     def relocate(self, M, empty, rows):
         """The heads with the ``empty`` ones moved to far rows, or None: no empty heads."""
         return None

@@ -11,7 +11,10 @@ the relative decrease reads ``tol**2``, whatever the labels).
 :class:`HeldLabels` keeps what the rule needs from one call to the next; a
 layer's maths calls :meth:`HeldLabels.note` at each gradient and takes the
 smaller of its own measure and :meth:`HeldLabels.decrease` as its
-stationarity.
+stationarity; the fit strategy calls :meth:`.layers.base.LayerMaths.begin_descent`
+as each descent starts, so that a step is compared with the last one of its own
+descent only.  Statistics that keep no labels (a dask array's) leave the rule
+out: such fits stop by the other measures alone.
 """
 
 import functools
