@@ -31,8 +31,8 @@ import numpy as np
 from .._blocks import one_blas_thread, sum_row_blocks
 
 __all__ = ["DENSE_SIDE", "EXACT_TRACE_SIDE", "KRYLOV_BLOCK", "KRYLOV_COLUMNS", "KRYLOV_TOL",
-           "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum", "SPARSE_RETRY_NCV", "TRACE_COLUMNS", "TRACE_PROBES", "TRACE_SKETCH", "TRIAL_RESTARTS", "TRIAL_SIDE",
-           "operator_rows"]
+           "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum", "SPARSE_RETRY_NCV", "TRACE_COLUMNS",
+           "TRACE_PROBES", "TRACE_SKETCH", "TRIAL_RESTARTS", "TRIAL_SIDE", "operator_rows"]
 
 #: Largest side ``min(n, d)`` of the dense eigenproblem :class:`RowSpectrum`
 #: solves at once: ``O(n d min(n, d))`` operations in matrix products and
