@@ -14,6 +14,7 @@ import pytest
 
 from sklearn_attnclust import AttentionQuantizer, InContextQuantizer, PCAQuantizer
 from sklearn_attnclust import baselines, in_context
+from sklearn_attnclust.maths import krylov as _krylov
 from sklearn_attnclust.maths import spectrum as _spectrum
 from sklearn_attnclust.maths.point import moments
 from sklearn_attnclust.maths.point.moments import ScaledCovariance, chart_from_data
@@ -54,7 +55,7 @@ def test_largest_eigenpairs_equal_the_dense_ones(monkeypatch, dtype, n, d, weigh
     eig = spectrum.largest(k)
     if lanczos:  # eigenvalues alone: block Krylov, lower bounds to its stated accuracy
         assert np.all(eig <= ref[:k] + 1e-12 * ref[0])
-        np.testing.assert_allclose(eig, ref[:k], atol=10 * _spectrum.KRYLOV_TOL * ref[0])
+        np.testing.assert_allclose(eig, ref[:k], atol=10 * _krylov.KRYLOV_TOL * ref[0])
     else:
         np.testing.assert_allclose(eig, ref[:k], rtol=1e-10, atol=1e-12 * ref[0])
     eig, V = spectrum.largest(k, vectors=True)
@@ -158,7 +159,7 @@ def test_wide_chart_and_temperature_equal_the_dense_ones(monkeypatch, dtype, n, 
     ref = np.linalg.eigvalsh(ref_cov)[::-1]
     # (block Krylov beyond the dense side: each eigenvalue within 10 KRYLOV_TOL of the largest)
     dense = cov.spectrum.dense(6)
-    error = rtol if dense else 10 * _spectrum.KRYLOV_TOL
+    error = rtol if dense else 10 * _krylov.KRYLOV_TOL
     np.testing.assert_allclose(cov.largest_eigenvalues(6), ref[:6], rtol=rtol, atol=error * ref[0])
     for K in (1, 2, 8, n, n + 5, d + 3):  # the last ones: the rank bound's closed form
         top = ref[:max(K - 1, 1)]
@@ -309,7 +310,7 @@ def test_block_krylov_eigenvalues_within_their_stated_accuracy(kind):
     ref = np.linalg.eigvalsh(B @ B.T * (0.25 / n))[::-1][:k]
     eig = spectrum._krylov(k)
     assert np.all(eig <= ref + 1e-12 * ref[0])
-    tol = 10 * _spectrum.KRYLOV_TOL if kind in ("noise", "sparse") else 1e-10
+    tol = 10 * _krylov.KRYLOV_TOL if kind in ("noise", "sparse") else 1e-10
     np.testing.assert_allclose(eig, ref, atol=tol * ref[0])
     np.testing.assert_allclose(spectrum.largest(k), eig, rtol=0, atol=0)
 
@@ -320,7 +321,7 @@ def test_lanczos_trial_falls_back_to_the_dense_solve(monkeypatch, restarts):
     # converge and the dense solve follows; many do; the same eigenvalues
     X = np.random.default_rng(6).normal(size=(300, 400))
     monkeypatch.setattr(_spectrum, "TRIAL_RESTARTS", restarts)
-    monkeypatch.setattr(_spectrum, "KRYLOV_COLUMNS", 0)  # (the Lanczos iterations at once)
+    monkeypatch.setattr(_krylov, "KRYLOV_COLUMNS", 0)  # (the Lanczos iterations at once)
     spectrum = RowSpectrum(X, offset=X.mean(axis=0))
     assert not spectrum.dense(5) and min(X.shape) <= _spectrum.TRIAL_SIDE
     calls = []
@@ -353,7 +354,7 @@ def test_sparse_lanczos_retries_without_a_d_by_d_array(monkeypatch, failures):
         return eigsh(*args, **kwargs)
 
     monkeypatch.setattr(scipy.sparse.linalg, "eigsh", failing)
-    monkeypatch.setattr(_spectrum, "KRYLOV_COLUMNS", 0)  # (the Lanczos iterations at once)
+    monkeypatch.setattr(_krylov, "KRYLOV_COLUMNS", 0)  # (the Lanczos iterations at once)
     monkeypatch.setattr(spectrum, "second", lambda: pytest.fail("a (d, d) array"))
     if failures == 2:
         with pytest.raises(RuntimeError, match="did not converge"):
