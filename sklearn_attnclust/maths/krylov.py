@@ -1,0 +1,87 @@
+"""The largest eigenvalues of a symmetric positive semi-definite operator by
+block Krylov iterations: a few products with blocks of many columns, at the
+speed of matrix products (:class:`.spectrum.RowSpectrum`'s eigenvalues alone,
+the temperature's scale on wide rows).  Lower bounds that rise with every
+pass; to rounding where a gap sets the largest apart, each within
+``10 KRYLOV_TOL`` of the largest where none does (measured and tested on
+Gaussian noise, the slowest).  This module knows nothing of scikit-learn.
+"""
+
+import numpy as np
+
+__all__ = ["KRYLOV_BLOCK", "KRYLOV_COLUMNS", "KRYLOV_TOL", "largest_eigenvalues"]
+
+#: Block Krylov iterations for the eigenvalues alone (:func:`largest_eigenvalues`):
+#: columns of a block (at least ``2 k``), most columns of the basis (``d x 512``
+#: numbers twice, 80 MB at ``d = 1e4``) before the Lanczos iterations take over,
+#: and the Ritz values' largest rise over a pass, relative to the largest, at
+#: which they stop.  Measured (CPU time, one thread, k = 7, centred rows,
+#: against ARPACK at 1e-10 and its trial's dense fallback): blobs (K = 8)
+#: 1000 x 10000 3 passes, 0.15 s against 0.36 s (33 products), 2000 x 10000
+#: 0.39 s against 0.70 s, eigenvalues within 1e-13 of ``eigvalsh``'s; Gaussian
+#: noise 1000 x 10000 11 passes, 0.63 s against 0.96 s, 2000 x 10000 14
+#: passes, 1.25 s against 5.0 s, each within 4.5e-3 and 7.7e-4 of the largest
+#: (their mean, the temperature's scale, within 1.4e-3 and 4.6e-4; a block of
+#: 32 columns: blobs 0.24 s, noise 1000 x 10000 0.93 s; KRYLOV_TOL 1e-4: noise
+#: 17 passes, 0.99 s, within 2.4e-5).  The temperature's unit needs no more:
+#: the relative temperature is flat in adjusted Rand index from 0.3 to 64.
+KRYLOV_BLOCK = 16
+KRYLOV_COLUMNS = 512
+KRYLOV_TOL = 1e-3
+
+
+def largest_eigenvalues(matmat, d, k):
+    """The ``k`` largest eigenvalues of ``S`` (``matmat(V) = S V``, ``S`` of
+    shape ``(d, d)``, symmetric positive semi-definite), decreasing, or None
+    where they did not settle within :data:`KRYLOV_COLUMNS` columns.
+
+    From a fixed Gaussian block of :data:`KRYLOV_BLOCK` columns (at least
+    ``2 k``), each pass multiplies the newest block by ``S`` (one ``matmat``)
+    and orthogonalises the product against the basis so far (twice: full
+    reorthogonalisation); the Ritz values, the eigenvalues of ``Q^T S Q`` on
+    the basis ``Q`` (from the products already made), rise towards the
+    eigenvalues with every pass (they are lower bounds, ``theta_i <=
+    lambda_i``).  It stops when none of the ``k`` largest rose by more than
+    :data:`KRYLOV_TOL` times the largest in the last pass (an invariant
+    subspace: by 0).  The rise estimates the remaining error where convergence
+    is geometric: measured on Gaussian noise, the slowest, each eigenvalue
+    within ``10 KRYLOV_TOL`` of the largest (tested); to rounding where a gap
+    sets them apart.
+    """
+    b = min(max(KRYLOV_BLOCK, 2 * k), d)
+    width = min(KRYLOV_COLUMNS, d)
+    rng = np.random.default_rng(0)  # fixed: reproducible
+    Q, W = np.empty((d, width)), np.empty((d, width))
+    H = np.zeros((width, width))
+    block = np.linalg.qr(rng.standard_normal((d, b)))[0]
+    m, last = 0, None
+    while m + block.shape[1] <= width:
+        q = block.shape[1]
+        Q[:, m:m + q] = block
+        W[:, m:m + q] = matmat(block)
+        H[:m + q, m:m + q] = Q[:, :m + q].T @ W[:, m:m + q]
+        m += q
+        theta = np.linalg.eigvalsh(np.triu(H[:m, :m]) + np.triu(H[:m, :m], 1).T)[::-1][:k]
+        if m == d or (last is not None and np.max(theta - last) <= KRYLOV_TOL * theta[0]):
+            return theta
+        last = theta
+        block = _extend(Q[:, :m], W[:, m - q:m], rng)
+    return None
+
+
+def _extend(Q, Z, rng):
+    """``Z`` orthogonalised against the orthonormal ``Q`` (twice) and within
+    itself; columns that vanish (the Krylov space is invariant) are replaced by
+    random ones, orthogonalised alike."""
+    Z = Z - Q @ (Q.T @ Z)
+    Z -= Q @ (Q.T @ Z)
+    scale = float(np.max(np.linalg.norm(Z, axis=0), initial=0.0))
+    block, R = np.linalg.qr(Z)
+    weak = np.abs(np.diag(R)) <= 1e-10 * max(scale, np.finfo(np.float64).tiny)
+    if np.any(weak):
+        extra = rng.standard_normal((Q.shape[0], int(weak.sum())))
+        keep = np.hstack([Q, block[:, ~weak]])
+        extra -= keep @ (keep.T @ extra)
+        extra -= keep @ (keep.T @ extra)
+        block = np.hstack([block[:, ~weak], np.linalg.qr(extra)[0]])
+    return block
