@@ -60,7 +60,7 @@ def test_spread_by_lanczos_equals_all_eigenvalues(monkeypatch, sparse, n_heads, 
     got = statistics.cosine_spread(X, w, n_heads)
     monkeypatch.setattr(statistics, "LANCZOS_SHARE", 0.0)  # all the eigenvalues
     want = statistics.cosine_spread(X, w, n_heads)
-    assert got == pytest.approx(want, rel=statistics.LANCZOS_TOL)
+    assert got == pytest.approx(want, rel=statistics.SPREAD_LANCZOS_TOL)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

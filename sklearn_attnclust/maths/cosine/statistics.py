@@ -152,9 +152,9 @@ def cosine_spread(X, weights, n_heads):
 
 #: The largest eigenvalues of the spread's matrix (m x m) are found by Lanczos
 #: iterations (ARPACK) when they are at most this share of them, else from all
-#: of them.  Measured (one thread, m = 512, the same values to 2e-15
-#: relative, at machine precision before :data:`LANCZOS_TOL`): a dense matrix, k = 4 to 19, 4 to 7 ms against 20 to 29 ms, k = 63,
-#: 16 ms against 18 ms; the whole spread of 3842 TF-IDF rows (the Gram matrix
+#: of them.  Measured (one thread, m = 512, the same values to 2e-15 relative,
+#: with ARPACK at machine precision, before :data:`SPREAD_LANCZOS_TOL`): a dense
+#: matrix, k = 4 to 19, 4 to 7 ms against 20 to 29 ms, k = 63, 16 ms against 18 ms; the whole spread of 3842 TF-IDF rows (the Gram matrix
 #: as an operator), K = 2 to 20, 70 to 120 ms against 180 to 195 ms, K = 64,
 #: 256 ms against 202 ms.
 LANCZOS_SHARE = 1.0 / 16.0
@@ -181,17 +181,18 @@ def _clipped_mean(vals):
 #: relatively.  Whole fits (5 seeds x 3, interleaved): CPU time summed K = 5
 #: 2837 -> 2757 ms, K = 10 5378 -> 5319 ms, K = 20 16913 -> 16783 ms, the same
 #: adjusted Rand indices.
-LANCZOS_TOL = 1e-3
+SPREAD_LANCZOS_TOL = 1e-3
 
 
 def _lanczos_top(C, k):
     """The ``k`` largest eigenvalues of the symmetric ``C`` (an array or a
     linear operator) by ARPACK from a fixed start (not the ones vector: the
-    centred Gram matrix's null space), to :data:`LANCZOS_TOL`, or None where it
-    does not converge."""
+    centred Gram matrix's null space), to :data:`SPREAD_LANCZOS_TOL`, or None
+    where it does not converge."""
     v0 = np.random.default_rng(_LANCZOS_SEED).standard_normal(C.shape[0])
     try:
-        return eigsh(C, k=k, which="LA", return_eigenvectors=False, v0=v0, tol=LANCZOS_TOL)
+        return eigsh(C, k=k, which="LA", return_eigenvectors=False, v0=v0,
+                     tol=SPREAD_LANCZOS_TOL)
     except ArpackError:
         return None
 
