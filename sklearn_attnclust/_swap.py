@@ -37,7 +37,8 @@ from ._init import canonical_order, ordered_distinct_starts
 from .optim import handed_state
 
 __all__ = ["SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order", "nearest_two",
-           "row_norms", "squared_distances", "swap_rounds", "swap_target", "two_nearest"]
+           "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
+           "two_nearest"]
 
 #: Trials at most per fit.
 SWAP_ROUNDS = 8
@@ -89,7 +90,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     trial_tol, first_steps = max(tol, maths.coarse_tol), best.n_iter
     Y = maths.swap_space(rows)
     w = np.ones(Y.shape[0]) if row_w is None else np.asarray(row_w, dtype=np.float64)
-    norms = row_norms(Y)  # (the same for every distance of the stage)
+    norms = squared_row_norms(Y)  # (the same for every distance of the stage)
     draw = _RowDraw(*maths.swap_order(rows, row_w), rng)
     n_local, near = 2 + int(np.log(maths.n_clusters)), None
     for _ in range(SWAP_ROUNDS):
@@ -158,7 +159,7 @@ def _squared_norms(Y):
     return np.einsum("ij,ij->i", Y, Y, dtype=np.float64)
 
 
-def row_norms(Y, block_rows=BLOCK_ROWS):
+def squared_row_norms(Y, block_rows=BLOCK_ROWS):
     """The squared norms of the rows of ``Y`` (the swap stage's space), by blocks
     of rows: taken once a stage, not at each of its passes (the sparse text of
     ``benchmarks/bench_cosine.py --case text``, 3842 rows, 358397 entries, one
@@ -171,7 +172,7 @@ def row_norms(Y, block_rows=BLOCK_ROWS):
 def squared_distances(Y, Z, norms=None):
     """The squared distances (b, K) of the rows ``Y`` (an ndarray or a sparse
     matrix) to the points ``Z``, by the expansion, clipped at 0; ``norms``: the
-    rows' squared norms (:func:`row_norms`), taken when not given."""
+    rows' squared norms (:func:`squared_row_norms`), taken when not given."""
     D = np.asarray(Y @ (-2.0 * Z.T), dtype=np.float64)
     D += np.einsum("ij,ij->i", Z, Z)
     D += (_squared_norms(Y) if norms is None else norms)[:, None]
@@ -181,7 +182,7 @@ def squared_distances(Y, Z, norms=None):
 def two_nearest(Y, Z, block_rows=BLOCK_ROWS, norms=None):
     """Each row's nearest point of ``Z`` (K >= 2), its squared distance to it and
     to the second nearest: ``(labels, d1, d2)``, by blocks of rows (``norms``:
-    the rows' :func:`row_norms`, or None)."""
+    the rows' :func:`squared_row_norms`, or None)."""
     n = Y.shape[0]
     labels = np.empty(n, dtype=np.intp)
     d1, d2 = np.empty(n), np.empty(n)
@@ -268,7 +269,7 @@ def nearest_two(Y, Z, w, norms=None):
     cost ``sum_{i: label h} w_i (d2_i - d1_i)``, each row's squared distance to
     the heads but ``h`` (``without``) and each head's mean squared distance to its
     rows (``spread``, ``-inf`` for ``h``).  The same for every trial from ``Z``.
-    ``norms``: the rows' :func:`row_norms`, or None."""
+    ``norms``: the rows' :func:`squared_row_norms`, or None."""
     labels, d1, d2 = two_nearest(Y, Z, norms=norms)
     K = Z.shape[0]
     h = int(np.argmin(np.bincount(labels, w * (d2 - d1), minlength=K)))
@@ -286,7 +287,7 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None):
 
     ``Y``: the rows in the maths' swap space, ``Z`` the heads' points there
     (or ``near``, their :func:`nearest_two`, computed once for the trials
-    from one set of heads); ``norms``: the rows' :func:`row_norms`, or None.
+    from one set of heads); ``norms``: the rows' :func:`squared_row_norms`, or None.
     The removal cost of head ``h`` is ``sum_{i: label h} w_i (d2_i - d1_i)``
     (the squared distances to the second nearest and the nearest head).
     Candidate rows are drawn (``draw``, a :class:`_RowDraw`): ``n_local`` by

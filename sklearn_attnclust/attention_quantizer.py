@@ -153,13 +153,13 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
 
     tol : float, default=1e-4
         Stop when the Riemannian gradient norm of the relative risk is below ``tol``
-        or a step lowers the relative risk by less than ``tol**2``.  For float32
-        input to the direction layers it is raised to the square root of float32's
-        machine epsilon.  For ``"point"`` the measure is KMeans's (the squared shift
-        a k-means update would make, over the mean variance of the features), a
-        hundred times less below a thousandth of the heads' sampling noise;
-        ``"cosine"`` reads it on the sphere or, after a step that kept every row's
-        label (KMeans's stop), that step's relative decrease if smaller (theory 12.4).
+        or a step lowers the relative risk by less than ``tol**2``; float32 input to
+        the direction layers raises it to the root of float32's epsilon.  ``"point"``
+        reads KMeans's measure (the squared shift of a k-means update over the mean
+        feature variance), a hundred times less below a thousandth of the sampling
+        noise; ``"cosine"`` reads it on the sphere.  After a step that kept every
+        row's label (KMeans's stop), ``"cosine"`` and ``"direction"`` read that step's
+        relative decrease if smaller (10 times it for the reconstruction risk).
 
     random_state : int, RandomState instance or None, default=None
         Seeds the starts (for ``"point"`` exactly as KMeans's, so both start

@@ -28,15 +28,16 @@ def test_risk_does_not_depend_on_the_chunk_size(L, beta, scale):
 
 def test_partial_fit_reaches_the_batch_solution():
     X, _, centers = make_orthogonal_mixture(20000, 10, 3, sigma=0.3, random_state=0)
-    batch = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X)
-    stream = AttentionQuantizer(3, geometry="direction", random_state=0)
+    # (at tol=1e-6: the held-labels stop leaves each descent off its optimum by
+    # about the last step's decrease, 0.104 times the accuracy apart at the default
+    # tol, 0.082 here)
+    batch = AttentionQuantizer(3, geometry="direction", tol=1e-6, random_state=0).fit(X)
+    stream = AttentionQuantizer(3, geometry="direction", tol=1e-6, random_state=0)
     for start in range(0, len(X), 2500):
         stream.partial_fit(X[start : start + 2500])
     # the batch fit's own statistical accuracy: its distance to the true centroids
-    # (the two descents stop on held labels, each off its optimum by up to
-    # tol / HELD_FACTOR in relative risk: 0.104 times apart, 0.093 before that stop)
     own = centroid_distance(batch.heads_, centers)
-    assert centroid_distance(stream.heads_, batch.heads_) < 0.2 * own
+    assert centroid_distance(stream.heads_, batch.heads_) < 0.1 * own
     assert centroid_distance(stream.heads_, centers) < 1.1 * own
     assert np.allclose(stream.second_moment_, X.T @ X / len(X))
     assert stream.cluster_centers_.shape == (3, 10)

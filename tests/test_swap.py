@@ -56,20 +56,20 @@ def test_the_stage_s_row_norms_are_the_passes_own(sparse):
     # trial chosen are the same numbers given them
     import scipy.sparse as sp
 
-    from sklearn_attnclust._swap import _squared_norms, row_norms, squared_distances
+    from sklearn_attnclust._swap import _squared_norms, squared_distances, squared_row_norms
 
     rng = np.random.default_rng(2)
     Y = rng.normal(size=(700, 6)) * (rng.random((700, 6)) < 0.5)
     Y = sp.csr_matrix(Y) if sparse else Y
     Z, w = rng.normal(size=(5, 6)), rng.random(700)
-    norms = row_norms(Y, block_rows=128)
+    norms = squared_row_norms(Y, block_rows=128)
     for a in range(0, 700, 128):
         assert np.array_equal(norms[a:a + 128], _squared_norms(Y[a:a + 128]))
     assert np.array_equal(squared_distances(Y, Z, norms), squared_distances(Y, Z))
     for given, taken in zip(two_nearest(Y, Z, 128, norms), two_nearest(Y, Z, 128)):
         assert np.array_equal(given, taken)
     draws = [_RowDraw(Y.toarray() if sparse else Y, w, np.random.RandomState(3)) for _ in "ab"]
-    assert (swap_target(Y, Z, w, draws[0], 3, norms=row_norms(Y))
+    assert (swap_target(Y, Z, w, draws[0], 3, norms=squared_row_norms(Y))
             == swap_target(Y, Z, w, draws[1], 3))
 
 

@@ -13,8 +13,12 @@ layer's maths calls :meth:`HeldLabels.note` at each gradient and takes the
 smaller of its own measure and :meth:`HeldLabels.decrease` as its
 stationarity; the fit strategy calls :meth:`.layers.base.LayerMaths.begin_descent`
 as each descent starts, so that a step is compared with the last one of its own
-descent only.  Statistics that keep no labels (a dask array's) leave the rule
-out: such fits stop by the other measures alone.
+descent only.  The cosine layer's labels are written by its in-memory pass: on
+a dask array it stops by its other measure alone; the direction layers' keys add
+over blocks, so their dask fits stop alike.  The rule bounds the last step's
+decrease, not the distance to the optimum: a fit stopped by it can lie above its
+optimum by more than ``tol`` (measured on the reconstruction risk: 5.6e-4
+relatively at most, the labels the same).
 """
 
 import functools

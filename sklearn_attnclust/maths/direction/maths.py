@@ -190,7 +190,7 @@ class DirectionMaths(LayerMaths):
         if not return_grad:
             return out[0] / self.norm
         value = out[0] / self.norm
-        self._held.note(M, stats, value)
+        self._held.note(M, stats, value, getattr(stats, "labels", None))  # (this pass's)
         return value, out[2].astype(np.float64, copy=False) / self.norm, None
 
     def stationarity(self, M, rgrad, masses):
