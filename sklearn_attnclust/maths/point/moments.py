@@ -191,8 +191,10 @@ class ScaledCovariance:
     Its trace is 1 (the chart's spread is the rows' root mean squared
     distance to their weighted mean).  Its largest eigenvalues are found by
     :class:`..spectrum.RowSpectrum` (from the ``n x n`` weighted Gram matrix of
-    the centred rows when ``n < d`` is small, else by Lanczos iterations, one
-    pass over the rows per product): memory ``O((n + d) k)`` beyond the rows.
+    the centred rows when ``n < d`` is small, else by block Krylov iterations,
+    one pass over the rows per block of 16 columns, with ARPACK's Lanczos where
+    they do not settle: :mod:`..krylov`): memory beyond the rows ``O(n + d)``
+    times the basis's columns (at most 512, and 2**23 numbers in all).
 
     Parameters
     ----------
