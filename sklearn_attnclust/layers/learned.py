@@ -88,10 +88,10 @@ class LearnedPointLayer(PointLayer):
         with one_blas_thread():
             if stats is not None or not isinstance(X, np.ndarray) or \
                     X.shape[0] <= SAMPLED_FACTOR * m:
+                made = []
                 super().fit(X, w, rng, init=init, n_init=n_init, stats=stats, chart=chart,
-                            cov=cov)
-                handed = self.__dict__.pop("_handed", None)
-                return self._learn(X, w, handed if stats is None else stats, None)
+                            cov=cov, made=made)
+                return self._learn(X, w, made[0] if made else stats, None)
             if chart is None:
                 chart, cov = chart_from_data(X, w)
             rows, row_w, _ = _sample(X, w, m, sample_seed(rng), "bootstrap")
@@ -99,9 +99,6 @@ class LearnedPointLayer(PointLayer):
             super().fit(rows, row_w, rng, init=init, n_init=n_init, chart=chart, cov=cov,
                         stats=sample)
             return self._learn(X, w, None, sample)
-
-    #: the point stage's statistics, handed over (:meth:`fit`)
-    hands_over_statistics = True
 
     def _stats(self, X, w, chart, sq_total):
         """The likelihood's statistics of the rows ``X`` (weights ``w``) under

@@ -41,9 +41,6 @@ class PointLayer(FreeEnergyLayer):
     stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
 
     no_learn = None  # (temperature="learn" is the learned layer's: from_params)
-    #: Whether :meth:`fit` hands the statistics it made over to the caller, as
-    #: ``_handed`` (the learned layer takes them at once: their cached scaled rows)
-    hands_over_statistics = False
 
     @classmethod
     def from_params(cls, params):
@@ -58,14 +55,18 @@ class PointLayer(FreeEnergyLayer):
     def _warm_start(self):
         return getattr(self, "centers", None)
 
-    def fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
+    def fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None,
+            made=None):
         """Fit to the rows ``X`` (weights ``w`` or None): the chart of the rows,
         then :func:`.._strategy.fit_layer` on its maths.  Returns the
         :class:`.base.Assignment` of the fit's last pass over large data, else None.
 
         ``init``, ``n_init``: in place of the layer's own (a warm start);
         ``stats``, ``chart``, ``cov``: the rows' statistics, chart and scaled
-        covariance where computed already (a dask fit's first pass).
+        covariance where computed already (a dask fit's first pass); ``made``: a
+        list the statistics this fit made of ``X`` are appended to, or None (the
+        learned layer's descent reads them, their cached scaled rows, instead of
+        making them again).
         """
         if init is None and not isinstance(self.init, str) and not callable(self.init):
             check_points(self.init, self.n_clusters, X.shape[1])
@@ -100,8 +101,8 @@ class PointLayer(FreeEnergyLayer):
                 inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w) \
                     if sparse else float(hard[1]) * np.float64(chart.spread) ** 2
             assignment = Assignment(hard[0], inertia, hard[2])
-        if self.hands_over_statistics and tracked:
-            self._handed = stats
+        if tracked and made is not None:
+            made.append(stats)
         return assignment
 
     def _fit(self, X, w, rng, **options):
