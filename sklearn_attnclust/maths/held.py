@@ -2,8 +2,8 @@
 
 KMeans stops once its labels stop changing.  A layer whose pass writes each
 row's label (the cosine layer's head of largest logit), or a key of the rows'
-labels (the direction layer's heads of largest ``|<x, mu_h>|``:
-:func:`.direction.reconstruction.risk_sums`), into its statistics' ``labels``
+labels (the direction layers' heads of largest ``|<x, mu_h>|``:
+:func:`.direction.reconstruction.risk_sums`, :func:`.direction.axes.block_sums`)
 at every gradient can stop alike: after a step that left every label as it was and
 lowered the risk, the relative decrease of the risk over that step is a
 measure of stationarity, compared with ``tol`` (the optimiser's own rule on
@@ -66,10 +66,10 @@ class HeldLabels:
         # a copy of their labels and the risk at the last call of decrease)
         self._at, self._held = (None, None, None, None), (None, None, None)
 
-    def note(self, M, stats, value, labels=None):
+    def note(self, M, stats, value, labels):
         """The gradient at the heads ``M`` (the array itself, compared by identity)
-        on ``stats`` has the risk ``value`` and the rows' ``labels`` (or their key);
-        None: ``stats.labels``, which the pass wrote, read by :meth:`decrease`."""
+        on ``stats`` has the risk ``value`` and the rows' ``labels`` (or their key;
+        None where the pass kept none)."""
         self._at = (M, stats, value, labels)
 
     def decrease(self, M):
@@ -78,8 +78,6 @@ class HeldLabels:
         both and the risk decreased; else infinity (also where the last gradient
         was not at ``M`` or its statistics keep no labels)."""
         at, stats, value, labels = self._at
-        if labels is None:
-            labels = getattr(stats, "labels", None)
         labels = labels if at is M else None
         if labels is None:
             return np.inf
