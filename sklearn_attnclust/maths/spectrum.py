@@ -16,15 +16,14 @@ Lanczos again, never the ``(d, d)`` moment).  (Up to
 :data:`TRIAL_SIDE`, a few Lanczos restarts first, then the dense solve if
 they did not converge.)
 Both give the same eigenvalues to rounding (measured in
-``tests/test_spectrum.py``).  The eigenvalues alone (the temperature's
-scale) come first from block Krylov iterations, a few products with
-:data:`.krylov.KRYLOV_BLOCK` columns at the speed of matrix products: to rounding
-where the largest stand apart (clustered rows), each within
-``10 KRYLOV_TOL`` of the largest where they do not (Gaussian noise;
-:mod:`.krylov`).
-:meth:`RowSpectrum.power_traces` gives ``tr S^2`` and ``tr S^3``, exact on the smaller side when it is small
-(:data:`EXACT_TRACE_SIDE`), else estimated (Hutch++, its error stated).
-This module knows nothing of scikit-learn.
+``tests/test_spectrum.py``).  The eigenvalues alone (the temperature's scale)
+come first from block Krylov iterations, a few products with
+:data:`.krylov.KRYLOV_BLOCK` columns at the speed of matrix products: to
+rounding where the largest stand apart (clustered rows), each within ``10
+KRYLOV_TOL`` of the largest where they do not (Gaussian noise; :mod:`.krylov`).
+:meth:`RowSpectrum.power_traces` gives ``tr S^2`` and ``tr S^3``, exact on the
+smaller side when it is small (:data:`EXACT_TRACE_SIDE`), else estimated
+(Hutch++, its error stated).  This module knows nothing of scikit-learn.
 """
 
 import numpy as np
@@ -32,8 +31,9 @@ import numpy as np
 from .._blocks import one_blas_thread, sum_row_blocks
 from .krylov import largest_eigenvalues
 
-__all__ = ["DENSE_SIDE", "EXACT_TRACE_SIDE", "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum", "SPARSE_RETRY_NCV", "TRACE_COLUMNS",
-           "TRACE_PROBES", "TRACE_SKETCH", "TRIAL_RESTARTS", "TRIAL_SIDE", "operator_rows"]
+__all__ = ["DENSE_SIDE", "EXACT_TRACE_SIDE", "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum",
+           "SPARSE_RETRY_NCV", "TRACE_COLUMNS", "TRACE_PROBES", "TRACE_SKETCH",
+           "TRIAL_RESTARTS", "TRIAL_SIDE", "operator_rows"]
 
 #: Largest side ``min(n, d)`` of the dense eigenproblem :class:`RowSpectrum`
 #: solves at once: ``O(n d min(n, d))`` operations in matrix products and

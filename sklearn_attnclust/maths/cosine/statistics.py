@@ -154,9 +154,9 @@ def cosine_spread(X, weights, n_heads):
 #: iterations (ARPACK) when they are at most this share of them, else from all
 #: of them.  Measured (one thread, m = 512, the same values to 2e-15 relative,
 #: with ARPACK at machine precision, before :data:`SPREAD_LANCZOS_TOL`): a dense
-#: matrix, k = 4 to 19, 4 to 7 ms against 20 to 29 ms, k = 63, 16 ms against 18 ms; the whole spread of 3842 TF-IDF rows (the Gram matrix
-#: as an operator), K = 2 to 20, 70 to 120 ms against 180 to 195 ms, K = 64,
-#: 256 ms against 202 ms.
+#: matrix, k = 4 to 19, 4 to 7 ms against 20 to 29 ms, k = 63, 16 ms against 18
+#: ms; the whole spread of 3842 TF-IDF rows (the Gram matrix as an operator), K =
+#: 2 to 20, 70 to 120 ms against 180 to 195 ms, K = 64, 256 ms against 202 ms.
 LANCZOS_SHARE = 1.0 / 16.0
 
 

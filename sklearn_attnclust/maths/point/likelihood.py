@@ -47,9 +47,10 @@ def log_sum_exp(b):
     gives it (bit for bit with scipy's newer releases; older ones, 1.11 among
     them, take the log of the whole sum: equal to rounding), without its array-API
     dispatch (about 30 to 280 us a call on K = 5, some five calls a learned fit: a
-    fifth of a fit's time at n = 1e3): the largest terms, ``c`` of them, kept out of the sum, ``log1p(s / c)
-    + log(c) + max b`` with ``s`` the sum of the others' ``exp(b_h - max b)``.
-    Vectors without a finite largest term go to scipy."""
+    fifth of a fit's time at n = 1e3): the largest terms, ``c`` of them, kept out
+    of the sum, ``log1p(s / c) + log(c) + max b`` with ``s`` the sum of the
+    others' ``exp(b_h - max b)``.  Vectors without a finite largest term go to
+    scipy."""
     b = np.asarray(b, dtype=np.float64)
     top = b.max()
     if not np.isfinite(top):
