@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..free_energy import free_energy_sums
+from ..._assign import first_minimum
 from ..._blocks import add_blocks_into_first
 from ..shared import row_view
 from .rows import _is_sparse
@@ -70,9 +71,15 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None):
         else:
             L = Md @ Xc.T  # heads by rows (see free_energy)
         L *= (beta * rc).astype(dtype)
+        top = None
         if need_grad and labels is not None:
-            labels[a:b] = np.argmax(L, axis=0)
-        value, P = free_energy_sums(L, wc, beta, need_grad)
+            # the first head of largest logit from the column maxima the softmax
+            # takes anyway (numpy's argmax along the heads' short axis is slow):
+            # measured (one thread), K = 20 x 4000 rows float32 171 -> 35 us, K =
+            # 10 x 3842 float64 99 -> 18 us (beyond 32 heads, argmax itself)
+            top = L.max(axis=0)
+            labels[a:b] = first_minimum(L, top, largest=True)
+        value, P = free_energy_sums(L, wc, beta, need_grad, top=top)
         if need_grad:
             masses = P.sum(axis=1, dtype=np.float64)
             P *= rc.astype(dtype)

@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..._init import canonical_order, centred_order, distinct_starts, generator_from
-from .rows import _SEED, _is_sparse, sparse_row_keys
+from .rows import _SEED, _is_sparse, dense_block_rows, sparse_row_keys
 
 __all__ = ["check_unit_heads", "unit_kmeans_plusplus"]
 
@@ -27,9 +27,10 @@ def _unit_order(Y, weights, keys=None):
         key = -np.asarray(Y @ mean).ravel()
         return np.lexsort((sparse_row_keys(Y, _SEED) if keys is None else keys, key))
     center = np.average(Y, axis=0, weights=weights).astype(np.float64)
-    top = 0.0
-    for a in range(0, Y.shape[0], 4096):  # canonical_order's scale, without a copy
-        top = max(top, float(np.max(np.abs(np.subtract(Y[a:a + 4096], center)), initial=0.0)))
+    top, step = 0.0, dense_block_rows(Y.shape[1])
+    for a in range(0, Y.shape[0], step):  # canonical_order's scale, without a copy
+        D = np.subtract(Y[a:a + step], center)
+        top = max(top, float(np.max(np.abs(D, out=D), initial=0.0)))
     if not 0 < top < np.inf:
         return canonical_order(Y, center)
     scale = np.ldexp(1.0, int(np.clip(-np.round(np.log2(top)), -1023, 1023)))
