@@ -616,3 +616,28 @@ def test_seeds_kept_between_starts_are_the_fresh_seeds(weighted):
         assert np.array_equal(a, b)
         assert (kept._seeding[2] is not None) == (start < 2)
     assert kept._seeding[2] is None
+
+
+def test_kmeans_plusplus_on_a_sample_of_many_rows():
+    from sklearn_attnclust.maths.point import seeding
+
+    assert seeding.seeding_size(10**4, 8) == 10**4  # small data: every row
+    assert seeding.seeding_size(10**6, 8) == seeding.SEED_MIN_ROWS
+    assert seeding.seeding_size(10**6, 1024) == seeding.SEED_ROWS_PER_CENTRE * 1024
+    # a sample drawn over the rows' canonical order: the seeds of the set of rows
+    X, _ = make_blobs(seeding.SEED_MIN_ROWS + 5000, 3, centers=5, random_state=0)
+    chart, cov = chart_from_data(X, None)
+    maths = PointMaths(5, 16.0, chart, cov)
+    seeds = maths.seed_points(X, None, "k-means++", np.random.RandomState(0))
+    perm = np.random.default_rng(1).permutation(X.shape[0])
+    shuffled = maths.seed_points(X[perm], None, "k-means++", np.random.RandomState(0))
+    np.testing.assert_array_equal(seeds, shuffled)
+    # every seed one of the rows (also with weights, which the sampled rows keep)
+    def off_the_rows(points):  # (centred and back: rounding)
+        return np.abs(X[:, None, :] - points[None]).max(axis=2).min(axis=0).max()
+
+    assert off_the_rows(seeds) < 1e-12
+    w = np.ones(X.shape[0])
+    w[::2] = 2.0
+    weighted = maths.seed_points(X, w, "k-means++", np.random.RandomState(0))
+    assert off_the_rows(weighted) < 1e-12
