@@ -9,7 +9,8 @@ import numpy as np
 from ..._init import centred_order, centred_rows_in_order, draw_distinct_rows
 from ..shared import check_points
 
-__all__ = ["SEED_MIN_ROWS", "SEED_ROWS_PER_CENTRE", "seed_points", "seeding_size"]
+__all__ = ["SEED_MIN_ROWS", "SEED_ROWS_PER_CENTRE", "seed_points", "seeding_positions",
+           "seeding_size"]
 
 
 #: The arguments of ``sklearn.cluster._kmeans._kmeans_plusplus`` (scikit-learn 1.3 to 1.9).
@@ -87,18 +88,25 @@ def seeding_size(n_rows, n_clusters):
     return min(int(n_rows), max(SEED_MIN_ROWS, SEED_ROWS_PER_CENTRE * int(n_clusters)))
 
 
+def seeding_positions(n_rows, n_clusters, rng):
+    """The positions, in the rows' canonical order, of the rows the k-means++
+    draw reads: None for all of them, else :func:`seeding_size` positions drawn
+    uniformly without replacement by ``rng``, in increasing order."""
+    m = seeding_size(n_rows, n_clusters)
+    return None if m >= n_rows else np.sort(rng.choice(n_rows, m, replace=False))
+
+
 def _seeding_rows(X, weights, chart, two, K, rng):
     """The rows' canonical order about the chart's offset, and the centred rows
     (scaled by ``two``, float64) the k-means++ draw reads with their weights:
-    all of them in that order, or :func:`seeding_size` of them drawn uniformly by
-    ``rng``, in that order, each keeping its weight."""
+    all of them in that order, or those of :func:`seeding_positions` in it,
+    each keeping its weight."""
     n = X.shape[0]
-    m = seeding_size(n, K)
-    if m >= n:
+    if seeding_size(n, K) >= n:
         order, Z = centred_rows_in_order(X, chart.offset, two)
         return order, Z, None if weights is None else weights[order]
     order = centred_order(X, chart.offset, two)
-    picked = order[np.sort(rng.choice(n, m, replace=False))]
+    picked = order[seeding_positions(n, K, rng)]
     Z = np.subtract(X[picked], chart.offset, dtype=np.float64)
     Z *= two
     return order, Z, None if weights is None else weights[picked]
