@@ -641,3 +641,24 @@ def test_kmeans_plusplus_on_a_sample_of_many_rows():
     w[::2] = 2.0
     weighted = maths.seed_points(X, w, "k-means++", np.random.RandomState(0))
     assert off_the_rows(weighted) < 1e-12
+
+
+@pytest.mark.parametrize("n, d", [(40000, 16), (CACHE_ENTRIES // 16 + 2000, 16)])
+def test_mixed_precision_fits_match_float64_fits(monkeypatch, n, d):
+    # float64 rows of MIXED_MIN_SIZE entries on (cached scaled rows, and rows read as
+    # stored): the descent on float32 passes, the risk and labels at float64
+    from sklearn_attnclust.maths import sizes
+
+    X, _ = make_blobs(n, d, centers=8, random_state=0)
+    assert n * d >= sizes.MIXED_MIN_SIZE
+    mixed = AttentionQuantizer(8, random_state=0).fit(X)
+    monkeypatch.setattr(sizes, "MIXED_MIN_SIZE", 10**12)
+    plain = AttentionQuantizer(8, random_state=0).fit(X)
+    np.testing.assert_allclose(mixed.cluster_centers_, plain.cluster_centers_, atol=1e-3)
+    np.testing.assert_allclose(mixed.inertia_, plain.inertia_, rtol=1e-6)
+    assert mixed.cluster_centers_.dtype == np.float64
+    np.testing.assert_array_equal(mixed.labels_, nearest_point(X, mixed.cluster_centers_)[0])
+    # the risk is the float64 risk at the fitted heads (evaluated without a descent)
+    at = AttentionQuantizer(8, init=mixed.cluster_centers_, max_iter=0).fit(X)
+    assert mixed.risk_ == pytest.approx(at.risk_, rel=1e-9)
+    assert mixed.inertia_ == pytest.approx(at.inertia_, rel=1e-12)

@@ -299,6 +299,14 @@ class PointMaths(LayerMaths):
     def starts(self, rows, weights, init, rng):
         return self.chart.heads(self.seed_points(rows, weights, init, rng))
 
+    @staticmethod
+    def low_precision(stats):
+        """``stats`` with float32 passes (:meth:`.statistics.PointStatistics.low_precision`),
+        or ``stats`` itself where they are float32 already or float32 would not
+        hold the rows."""
+        low = stats.low_precision()
+        return stats if low is None else low
+
     def risk(self, M, stats, return_grad=False):
         """The risk ``R`` of unit heads ``M`` (K, d + 1) at this layer's ``beta``;
         with ``return_grad``, also its Euclidean gradient (K, d + 1) and the
