@@ -26,8 +26,10 @@ _PRIVATE = []  # [the private function, or None], found at the first seeding
 #: seeds, default fits): at 128, 64, 32 and 16 rows per centre the fits' inertia
 #: is within 0.2 % of the draw on all the rows (and within 0.03 % at K = 256;
 #: blobs the same to 4 digits), the draw 5 to 10 times cheaper at 32 (0.17 s
-#: against 0.9 to 1.7 s at K = 256).
-SEED_ROWS_PER_CENTRE = 32
+#: against 0.9 to 1.7 s at K = 256).  At K = 1024 (5e4 x 64, one seed), 16
+#: against 32: the draw 1.3 s against 3.0 to 3.5, the fit 9.0 s against 12.6
+#: (uniform, inertia +0.05 %) and 12.8 against 19.1 (blobs, the same inertia).
+SEED_ROWS_PER_CENTRE = 16
 
 #: The fewest rows the k-means++ draw samples down to: smaller data (the
 #: one-start sets of ``benchmarks/hard_cases.py``, 5000 rows) draw from all
