@@ -643,11 +643,14 @@ def test_kmeans_plusplus_on_a_sample_of_many_rows():
     assert off_the_rows(weighted) < 1e-12
 
 
-@pytest.mark.parametrize("n, d", [(40000, 16), (CACHE_ENTRIES // 16 + 2000, 16)])
+@pytest.mark.parametrize("n, d", [(40000, 16), (40000, 32)])
 def test_mixed_precision_fits_match_float64_fits(monkeypatch, n, d):
     # float64 rows of MIXED_MIN_SIZE entries on (cached scaled rows, and rows read as
-    # stored): the descent on float32 passes, the risk and labels at float64
+    # stored), no coarse sample: the descent on float32 passes, the risk and labels
+    # at float64
     from sklearn_attnclust.maths import sizes
+
+    assert (n * d <= CACHE_ENTRIES) == (d == 16)
 
     X, _ = make_blobs(n, d, centers=8, random_state=0)
     assert n * d >= sizes.MIXED_MIN_SIZE
@@ -662,3 +665,14 @@ def test_mixed_precision_fits_match_float64_fits(monkeypatch, n, d):
     at = AttentionQuantizer(8, init=mixed.cluster_centers_, max_iter=0).fit(X)
     assert mixed.risk_ == pytest.approx(at.risk_, rel=1e-9)
     assert mixed.inertia_ == pytest.approx(at.inertia_, rel=1e-12)
+
+
+def test_fits_after_a_coarse_sample_keep_float64_passes(monkeypatch):
+    from sklearn_attnclust.maths import sizes
+
+    X, _ = make_blobs(CACHE_ENTRIES // 16 + 2000, 16, centers=8, random_state=0)
+    assert X.shape[0] > sizes.COARSE_FACTOR * sizes.coarse_sample_size(X.shape[0], 8, 16)
+    fit = AttentionQuantizer(8, random_state=0).fit(X)
+    monkeypatch.setattr(sizes, "MIXED_MIN_SIZE", 10**12)
+    plain = AttentionQuantizer(8, random_state=0).fit(X)
+    np.testing.assert_array_equal(fit.cluster_centers_, plain.cluster_centers_)

@@ -91,13 +91,19 @@ class PointLayer(FreeEnergyLayer):
             stats.track_assignment()
         options = self.descent_options(init, n_init)
         maths.starts_left = options["n_init"]  # (its seeds' rows kept between them)
-        # dense rows of sizes.MIXED_MIN_SIZE entries on whose passes are float64: the
-        # descents on float32 passes, checked (and if need be finished) in float64,
-        # then one float64 pass for the risk and the labels.  Measured (one thread,
-        # CPU time): a step on uniform 5e4 x 64 rows, K = 256, 130 ms in float64,
-        # 70 to 85 in float32; the fit 4.9 s against 3.9 s, inertia within 0.01 %
+        # dense rows of sizes.MIXED_MIN_SIZE entries on whose passes are float64, fitted
+        # without a coarse sample: the descents on float32 passes, checked (and if need
+        # be finished) in float64, then one float64 pass for the risk and the labels.
+        # Measured (one thread, CPU time): a step on uniform 5e4 x 64 rows, K = 256,
+        # 130 ms in float64, 70 to 85 in float32; the fit 4.9 s against 3.9 s, inertia
+        # within 0.01 %.  After a coarse sample the full-data stage takes a few steps,
+        # and the float32 copy and the last float64 pass cost more than they save
+        # (bench_fit, 2e5 x 32, K = 8: 18.5 bare passes against 15)
+        n, d = X.shape
         mixed = (tracked and not sparse and stats.dtype == np.float64
-                 and X.shape[0] * X.shape[1] >= sizes.MIXED_MIN_SIZE and self.max_iter > 0)
+                 and n * d >= sizes.MIXED_MIN_SIZE and self.max_iter > 0
+                 and not n > sizes.COARSE_FACTOR * sizes.coarse_sample_size(
+                     n, self.n_clusters, d))
         self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
                                     precision=maths.low_precision if mixed else None,
                                     **options)
