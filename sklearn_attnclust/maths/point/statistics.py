@@ -56,7 +56,8 @@ class PointStatistics(Statistics):
         does not depend on the heads).
     scaled_rows : ndarray of shape (n, d) or None
         The rows in the data's units, kept in float64 for small data (at most
-        :data:`CACHE_ENTRIES` entries) so that the passes skip the scaling;
+        :data:`CACHE_ENTRIES` entries; float32 in :meth:`low_precision`'s
+        statistics) so that the passes skip the scaling;
         large data are scaled chunk by chunk in each pass.
     cached : bool
         Whether the data are small enough for ``scaled_rows``; made at the first
@@ -66,7 +67,7 @@ class PointStatistics(Statistics):
     dtype : numpy dtype
         The precision of the passes over large data: float32 for float32 rows
         (the sums are float64), as KMeans computes in float32 for float32
-        input; float64 otherwise.
+        input; float64 otherwise (float32 in :meth:`low_precision`'s).
     origin : ndarray of shape (d,)
         What the passes over large data subtract from the rows before their
         products: nothing (zeros) where the chart's offset is within
