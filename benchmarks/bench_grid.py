@@ -7,8 +7,12 @@ interleaved (seeds 0, 1, ...), in one process pinned to ``--cpus`` cores
 (all the threads of every method share them); the table reports medians of
 the fit time, its ratio to ``KMeans(n_init=1)``'s with the spread (min to max
 of the per-repetition ratios), the inertia over KMeans's (each computed
-here, in float64, from the fitted centres), the steps (``n_iter_``) and ``*``
-for a fit that raised a ConvergenceWarning.
+here, in float64, from the fitted centres), the time and inertia over
+faiss's where it is installed (medians of the per-repetition ratios), the
+steps (``n_iter_``) and ``*`` for a fit that raised a ConvergenceWarning.
+``--clock cpu`` times by the process's CPU time (``time.process_time``: on a
+shared machine, the time of this process alone) instead of the wall clock;
+``--cell kind,n,d,K`` (repeated) runs those cells instead of a grid.
 
 Peers: ``KMeans(n_init=1)``, ``MiniBatchKMeans``, and ``faiss.Kmeans`` (its
 defaults: 20 iterations on at most 256 rows per centroid, random starts; in
@@ -20,6 +24,7 @@ Usage::
     python benchmarks/bench_grid.py --quick       # a few cells, a minute or two
     python benchmarks/bench_grid.py               # the issue's grid (long)
     python benchmarks/bench_grid.py --smoke       # tiny cells, seconds (CI)
+    python benchmarks/bench_grid.py --cell uniform,50000,64,1024 --clock cpu
 """
 
 import argparse
@@ -92,7 +97,7 @@ def grid(which):
         ("blobs", "uniform"), (50_000, 100_000), (2, 16, 64, 512), (8, 64, 256, 1024))]
 
 
-def run_cell(kind, n, d, K, repeat):
+def run_cell(kind, n, d, K, repeat, clock=time.perf_counter):
     X = data(kind, n, d, K)
     found = methods()
     times = {m: [] for m in found}
@@ -104,9 +109,9 @@ def run_cell(kind, n, d, K, repeat):
             est = make(K, seed)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ConvergenceWarning)
-                start = time.perf_counter()
+                start = clock()
                 est.fit(X)
-                times[name].append(time.perf_counter() - start)
+                times[name].append(clock() - start)
             if any(issubclass(w.category, ConvergenceWarning) for w in caught):
                 warned.add(name)
             inert[name].append(inertia(X, est.cluster_centers_))
@@ -115,9 +120,13 @@ def run_cell(kind, n, d, K, repeat):
     rows = []
     for name in found:
         ratio = np.array(times[name]) / ref_t
+        to_faiss = (np.median(np.array(times[name]) / np.array(times["faiss.Kmeans"])),
+                    np.median(np.array(inert[name]) / np.array(inert["faiss.Kmeans"]))) \
+            if "faiss.Kmeans" in found else (np.nan, np.nan)
         rows.append((f"{kind} {n} x {d}, K = {K}", name + ("*" if name in warned else ""),
                      np.median(times[name]), np.median(ratio), ratio.min(), ratio.max(),
-                     np.median(np.array(inert[name]) / ref_i), np.median(steps[name])))
+                     np.median(np.array(inert[name]) / ref_i), *to_faiss,
+                     np.median(steps[name])))
     return rows
 
 
@@ -128,6 +137,10 @@ def main(argv=None):
     size.add_argument("--smoke", action="store_true", help="tiny cells (CI)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cpus", type=int, default=1, help="cores the process may use")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="time by the wall clock or the process's CPU time")
+    parser.add_argument("--cell", action="append", default=[],
+                        help="kind,n,d,K: a cell to run (repeated), instead of a grid")
     parser.add_argument("--output-dir", default=os.path.join(os.path.dirname(
         os.path.abspath(__file__)), "results"))
     args = parser.parse_args(argv)
@@ -144,21 +157,26 @@ def main(argv=None):
 
 
 def table(args):
-    which = "smoke" if args.smoke else ("quick" if args.quick else "full")
-    lines = ["| data | method | fit (s) | / KMeans (spread) | inertia / KMeans | steps |",
-             "|---|---|---|---|---|---|"]
+    which = "cells" if args.cell else "smoke" if args.smoke else (
+        "quick" if args.quick else "full")
+    cells = [(k, int(n), int(d), int(K)) for k, n, d, K in
+             (c.split(",") for c in args.cell)] if args.cell else grid(which)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    lines = ["| data | method | fit (s) | / KMeans (spread) | inertia / KMeans | / faiss "
+             "| inertia / faiss | steps |", "|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
-    for cell in grid(which):
-        for case, m, t, r, lo, hi, i, st in run_cell(*cell, args.repeat):
+    for cell in cells:
+        for case, m, t, r, lo, hi, i, tf, i_f, st in run_cell(*cell, args.repeat, clock):
             lines.append(f"| {case} | {m} | {t:.3f} | {r:.2f} ({lo:.2f} to {hi:.2f}) "
-                         f"| {i:.3f} | {st:.0f} |")
+                         f"| {i:.3f} | {tf:.2f} | {i_f:.4f} | {st:.0f} |")
             print(lines[-1], flush=True)
     text = "\n".join([
         f"# bench_grid ({which})", "",
         f"`{args.command.strip()}` on {platform.machine()}, {args.cpus} of {args.available} "
         f"available CPUs, Python {platform.python_version()}, numpy {np.__version__}, faiss "
         f"{faiss.__version__ if faiss is not None else 'not installed'}; medians of "
-        f"{args.repeat}, interleaved; `*`: a ConvergenceWarning.", ""] + lines) + "\n"
+        f"{args.repeat}, interleaved, {args.clock} clock; `*`: a ConvergenceWarning.", ""]
+        + lines) + "\n"
     os.makedirs(args.output_dir, exist_ok=True)
     with open(os.path.join(args.output_dir, f"bench_grid_{which}.md"), "w") as fh:
         fh.write(text)

@@ -83,7 +83,8 @@ def test_bench_direction_smoke(tmp_path):
 
 def test_bench_grid_smoke(tmp_path):
     table = _smoke_table("bench_grid.py", tmp_path, "bench_grid_smoke.md")
-    assert "| data | method | fit (s) | / KMeans (spread) | inertia / KMeans | steps |" in table
+    assert ("| data | method | fit (s) | / KMeans (spread) | inertia / KMeans | / faiss "
+            "| inertia / faiss | steps |") in table
     for cell in ("blobs 2000 x 4, K = 8", "uniform 2000 x 4, K = 16"):
         assert f"| {cell} | AttentionQuantizer |" in table
         assert f"| {cell} | KMeans(n_init=1) | " in table

@@ -616,3 +616,63 @@ def test_seeds_kept_between_starts_are_the_fresh_seeds(weighted):
         assert np.array_equal(a, b)
         assert (kept._seeding[2] is not None) == (start < 2)
     assert kept._seeding[2] is None
+
+
+def test_kmeans_plusplus_on_a_sample_of_many_rows():
+    from sklearn_attnclust.maths.point import seeding
+
+    assert seeding.seeding_size(10**4, 8) == 10**4  # small data: every row
+    assert seeding.seeding_size(10**6, 8) == seeding.SEED_MIN_ROWS
+    assert seeding.seeding_size(10**6, 1024) == seeding.SEED_ROWS_PER_CENTRE * 1024
+    # a sample drawn over the rows' canonical order: the seeds of the set of rows
+    X, _ = make_blobs(seeding.SEED_MIN_ROWS + 5000, 3, centers=5, random_state=0)
+    chart, cov = chart_from_data(X, None)
+    maths = PointMaths(5, 16.0, chart, cov)
+    seeds = maths.seed_points(X, None, "k-means++", np.random.RandomState(0))
+    perm = np.random.default_rng(1).permutation(X.shape[0])
+    shuffled = maths.seed_points(X[perm], None, "k-means++", np.random.RandomState(0))
+    np.testing.assert_array_equal(seeds, shuffled)
+    # every seed one of the rows (also with weights, which the sampled rows keep)
+    def off_the_rows(points):  # (centred and back: rounding)
+        return np.abs(X[:, None, :] - points[None]).max(axis=2).min(axis=0).max()
+
+    assert off_the_rows(seeds) < 1e-12
+    w = np.ones(X.shape[0])
+    w[::2] = 2.0
+    weighted = maths.seed_points(X, w, "k-means++", np.random.RandomState(0))
+    assert off_the_rows(weighted) < 1e-12
+
+
+@pytest.mark.parametrize("n, d", [(40000, 16), (40000, 32)])
+def test_mixed_precision_fits_match_float64_fits(monkeypatch, n, d):
+    # float64 rows of MIXED_MIN_SIZE entries on (cached scaled rows, and rows read as
+    # stored), no coarse sample: the descent on float32 passes, the risk and labels
+    # at float64
+    from sklearn_attnclust.maths import sizes
+
+    assert (n * d <= CACHE_ENTRIES) == (d == 16)
+
+    X, _ = make_blobs(n, d, centers=8, random_state=0)
+    assert n * d >= sizes.MIXED_MIN_SIZE
+    mixed = AttentionQuantizer(8, random_state=0).fit(X)
+    monkeypatch.setattr(sizes, "MIXED_MIN_SIZE", 10**12)
+    plain = AttentionQuantizer(8, random_state=0).fit(X)
+    np.testing.assert_allclose(mixed.cluster_centers_, plain.cluster_centers_, atol=1e-3)
+    np.testing.assert_allclose(mixed.inertia_, plain.inertia_, rtol=1e-6)
+    assert mixed.cluster_centers_.dtype == np.float64
+    np.testing.assert_array_equal(mixed.labels_, nearest_point(X, mixed.cluster_centers_)[0])
+    # the risk is the float64 risk at the fitted heads (evaluated without a descent)
+    at = AttentionQuantizer(8, init=mixed.cluster_centers_, max_iter=0).fit(X)
+    assert mixed.risk_ == pytest.approx(at.risk_, rel=1e-9)
+    assert mixed.inertia_ == pytest.approx(at.inertia_, rel=1e-12)
+
+
+def test_fits_after_a_coarse_sample_keep_float64_passes(monkeypatch):
+    from sklearn_attnclust.maths import sizes
+
+    X, _ = make_blobs(CACHE_ENTRIES // 16 + 2000, 16, centers=8, random_state=0)
+    assert X.shape[0] > sizes.COARSE_FACTOR * sizes.coarse_sample_size(X.shape[0], 8, 16)
+    fit = AttentionQuantizer(8, random_state=0).fit(X)
+    monkeypatch.setattr(sizes, "MIXED_MIN_SIZE", 10**12)
+    plain = AttentionQuantizer(8, random_state=0).fit(X)
+    np.testing.assert_array_equal(fit.cluster_centers_, plain.cluster_centers_)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust.maths import sizes
 from sklearn_attnclust.maths.shared import CACHE_ENTRIES
 from sklearn_attnclust.maths.point.kernel import logit_sums
 from sklearn_attnclust.maths.point import kernel
@@ -305,7 +306,8 @@ def test_fits_do_not_depend_on_the_implementation(monkeypatch, dtype, n, d):
     centres, inertia, labels = fast.cluster_centers_, fast.inertia_, fast.labels_
     monkeypatch.setattr(kernel, "COMPILED", False)
     slow = AttentionQuantizer(n_clusters=4, random_state=0).fit(X)
-    tol = 1e-8 if dtype == np.float64 else 1e-4
+    # (float64 rows of MIXED_MIN_SIZE entries on descend on float32 passes)
+    tol = 1e-8 if dtype == np.float64 and n * d < sizes.MIXED_MIN_SIZE else 1e-4
     np.testing.assert_allclose(centres, slow.cluster_centers_, rtol=tol, atol=tol)
     np.testing.assert_allclose(inertia, slow.inertia_, rtol=tol)
     assert np.mean(labels == slow.labels_) > 0.9999

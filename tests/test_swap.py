@@ -27,7 +27,7 @@ def test_two_nearest_is_the_brute_force():
     assert np.allclose(d2, S[:, 1], rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("K", [2, 3, 40])
+@pytest.mark.parametrize("K", [2, 3, 31, 32, 40, 300])
 def test_two_nearest_selects_the_entries_of_the_distances(K):
     # the first smallest distance of each row (its first head on ties), its value
     # and the smallest of the others are entries of the squared distances, bit

@@ -1,5 +1,7 @@
 """Clusters around points: ``geometry="point"`` (the layer of :mod:`sklearn_attnclust.maths.point`)."""
 
+import dataclasses
+
 import numpy as np
 from scipy.sparse import issparse
 
@@ -12,7 +14,8 @@ from ..maths.point.sparse import (assigned_sq_distances, sparse_chart,
 from ..maths.point.sparse_maths import SparsePointMaths
 from ..maths.cosine.rows import as_rows
 from ..maths.shared import check_points
-from .._strategy import fit_layer
+from .._strategy import fit_layer, in_squared_units
+from ..maths import sizes
 from .base import Assignment, LayerState, register_layer
 from .common import _scaled_sum, over_squared, times, warn_if_not_converged
 from .cosine import CosineStream
@@ -88,7 +91,26 @@ class PointLayer(FreeEnergyLayer):
             stats.track_assignment()
         options = self.descent_options(init, n_init)
         maths.starts_left = options["n_init"]  # (its seeds' rows kept between them)
-        self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng, **options)
+        # dense rows of sizes.MIXED_MIN_SIZE entries on whose passes are float64, fitted
+        # without a coarse sample: the descents on float32 passes, checked (and if need
+        # be finished) in float64, then one float64 pass for the risk and the labels.
+        # Measured (one thread, CPU time): a step on uniform 5e4 x 64 rows, K = 256,
+        # 130 ms in float64, 70 to 85 in float32; the fit 4.9 s against 3.9 s, inertia
+        # within 0.01 %.  After a coarse sample the full-data stage takes a few steps,
+        # and the float32 copy and the last float64 pass cost more than they save
+        # (bench_fit, 2e5 x 32, K = 8: 18.5 bare passes against 15)
+        n, d = X.shape
+        mixed = (tracked and not sparse and stats.dtype == np.float64
+                 and n * d >= sizes.MIXED_MIN_SIZE and self.max_iter > 0
+                 and not n > sizes.COARSE_FACTOR * sizes.coarse_sample_size(
+                     n, self.n_clusters, d))
+        self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
+                                    precision=maths.low_precision if mixed else None,
+                                    **options)
+        if mixed:  # the risk (and the tracked labels) at full precision
+            risk = maths.risk(fit.heads, stats, return_grad=True)[0]
+            self.fit_ = fit = dataclasses.replace(
+                fit, risk=float(in_squared_units(risk, maths.unit_root)))
         warn_if_not_converged(fit, self.max_iter)
         self.beta, self.heads = maths.beta, fit.heads
         self.centers = chart.points(fit.heads)

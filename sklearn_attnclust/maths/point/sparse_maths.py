@@ -16,7 +16,7 @@ from ..._swap import _RowDraw
 from ..cosine.rows import as_rows, sparse_row_keys
 from ..shared import check_points
 from .maths import PointMaths
-from .seeding import _kmeans_plusplus
+from .seeding import _kmeans_plusplus, seeding_positions
 from .sparse import SparsePointStatistics, centred_sq_norms
 
 __all__ = ["SparsePointMaths", "sparse_order", "sparse_seed_points"]
@@ -70,13 +70,16 @@ def _draw_distinct(X, size, rng, weights, center, scale):
 
 def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
     """:func:`.seeding.seed_points` of the CSR rows ``X``: k-means++ on the sparse
-    rows in their canonical order (:func:`sparse_order`) times a power of two,
+    rows in their canonical order (:func:`sparse_order`; on many rows, those of
+    :func:`.seeding.seeding_positions` in it) times a power of two,
     distinct rows drawn by weight (``"random"``), a callable's or an array."""
     K = n_clusters
     X = as_rows(X)
     if isinstance(init, str) and init == "k-means++":
         two = chart.unit_power()
         order, _ = sparse_order(X, chart.offset, two)
+        picked = seeding_positions(X.shape[0], K, rng)  # (the dense draw's sample)
+        order = order if picked is None else order[picked]
         Z = X[order].astype(np.float64, copy=False)
         if two != 1.0:
             Z = Z * two

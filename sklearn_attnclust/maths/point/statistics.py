@@ -56,7 +56,8 @@ class PointStatistics(Statistics):
         does not depend on the heads).
     scaled_rows : ndarray of shape (n, d) or None
         The rows in the data's units, kept in float64 for small data (at most
-        :data:`CACHE_ENTRIES` entries) so that the passes skip the scaling;
+        :data:`CACHE_ENTRIES` entries; float32 in :meth:`low_precision`'s
+        statistics) so that the passes skip the scaling;
         large data are scaled chunk by chunk in each pass.
     cached : bool
         Whether the data are small enough for ``scaled_rows``; made at the first
@@ -66,7 +67,7 @@ class PointStatistics(Statistics):
     dtype : numpy dtype
         The precision of the passes over large data: float32 for float32 rows
         (the sums are float64), as KMeans computes in float32 for float32
-        input; float64 otherwise.
+        input; float64 otherwise (float32 in :meth:`low_precision`'s).
     origin : ndarray of shape (d,)
         What the passes over large data subtract from the rows before their
         products: nothing (zeros) where the chart's offset is within
@@ -150,7 +151,7 @@ class PointStatistics(Statistics):
         if self.cached:
             if self.scaled_rows is None:
                 self.scaled_rows = self.chart.scaled(self.X)
-            return _RawKernel(_UNIT_CHART, None, Z, beta, np.float64, bias), self.scaled_rows
+            return _RawKernel(_UNIT_CHART, None, Z, beta, self.dtype, bias), self.scaled_rows
         return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
 
     def _blocks(self, kernel, rows, need_grad, labels):
@@ -162,6 +163,36 @@ class PointStatistics(Statistics):
         min_rows = 2 * self.chunk_size * np.dtype(self.dtype).itemsize // 8
         return (kernel.range_sums, rows.shape[0], min_rows, rows, self.weights, need_grad,
                 labels, self.chunk_size)
+
+    def low_precision(self):
+        """The same rows with float32 passes (the sums stay float64), or None where
+        the passes are float32 already or float32 would not hold the rows in the
+        data's units (beyond ``2**+-60`` spreads), or large rows not in
+        ``2**+-60``.
+
+        Small data keep their scaled rows in float32; large data are read from a
+        float32 copy of the rows, the chart folded into the heads (about the
+        offset where it is far: :data:`.kernel.RAW_OFFSET`).  The hard
+        assignment is not tracked (a fit labels its rows at full precision)."""
+        if self.dtype == np.float32:
+            return None
+        if self.cached:
+            if self.scaled_rows is None:
+                self.scaled_rows = self.chart.scaled(self.X)
+            Y = self.scaled_rows
+            if Y.size and not 2.0**-60 < np.max(np.abs(Y)) < 2.0**60:
+                return None
+            return PointStatistics(
+                X=self.X, weights=self.weights, chart=self.chart,
+                total_weight=self.total_weight, sq_total=self.sq_total,
+                chunk_size=self.chunk_size, scaled_rows=Y.astype(np.float32), cached=True,
+                dtype=np.float32, origin=self.origin)
+        largest = float(np.max(np.abs(self.X))) if self.X.size else 0.0
+        if not (largest < 2.0**60 and self.chart.spread > 2.0**-60):
+            return None
+        low = PointStatistics.from_data(self.X.astype(np.float32), self.weights, self.chart,
+                                        chunk_size=2 * self.chunk_size, sq_total=self.sq_total)
+        return low if low.dtype == np.float32 else None
 
     def track_assignment(self):
         """Keep, from now on, the hard assignment of each risk evaluation with its
