@@ -46,7 +46,13 @@ def nearest_point(X, Z):
     sq = np.einsum("ij,ij->i", Zc, Zc).astype(dtype)[:, None]
     origin, scale = origin.astype(dtype), dtype.type(two)
     n, K = X.shape[0], Z.shape[0]
-    chunk = chunk_rows(X.shape[1], K, dtype.itemsize)
+    # (wide rows: at most 2 MiB of them a chunk, where chunk_rows gives 1024 rows
+    # at least: at 1000 x 10000 the whole rows, and row_norms2's temporary of
+    # their size, 80 MB of fresh pages, 1.0 s CPU time of a 3.1 s fit of
+    # InContextQuantizer(attention="softmax"); the same chunks up to 2048 bytes
+    # a row)
+    chunk = min(chunk_rows(X.shape[1], K, dtype.itemsize),
+                max(1, 2**21 // (X.shape[1] * dtype.itemsize)))
     # rows beyond this (at the points' scale) would overflow the products: each is
     # read at its own unit scale (:func:`_far_rows`)
     limit = np.ldexp(1.0, np.finfo(dtype).maxexp // 3)
