@@ -10,8 +10,8 @@ import numpy as np
 
 from ._blocks import chunk_rows, map_row_blocks, one_blas_thread
 
-__all__ = ["ASSIGN_CHUNK", "NEAREST_OFFSET", "distances_to_centres", "first_minimum",
-           "nearest_point", "row_norms2"]
+__all__ = ["ASSIGN_CHUNK", "NEAREST_OFFSET", "assign_rows", "distances_to_centres",
+           "first_minimum", "nearest_point", "row_norms2"]
 
 
 #: Largest ``max|mean| / spread`` of the points at which :func:`nearest_point`
@@ -46,7 +46,13 @@ def nearest_point(X, Z):
     sq = np.einsum("ij,ij->i", Zc, Zc).astype(dtype)[:, None]
     origin, scale = origin.astype(dtype), dtype.type(two)
     n, K = X.shape[0], Z.shape[0]
-    chunk = chunk_rows(X.shape[1], K, dtype.itemsize)
+    # (wide rows: at most 2 MiB of them a chunk, where chunk_rows gives 1024 rows
+    # at least: at 1000 x 10000 the whole rows, and row_norms2's temporary of
+    # their size, 80 MB of fresh pages, 1.0 s CPU time of a 3.1 s fit of
+    # InContextQuantizer(attention="softmax"); the same chunks up to 2048 bytes
+    # a row)
+    chunk = min(chunk_rows(X.shape[1], K, dtype.itemsize),
+                max(1, 2**21 // (X.shape[1] * dtype.itemsize)))
     # rows beyond this (at the points' scale) would overflow the products: each is
     # read at its own unit scale (:func:`_far_rows`)
     limit = np.ldexp(1.0, np.finfo(dtype).maxexp // 3)
@@ -182,17 +188,29 @@ def distances_to_centres(X, labels, centers):
     temporaries of its size on a loaded machine)."""
     C = np.asarray(centers, dtype=np.float64)
     dist = np.empty(X.shape[0])
+    chunk = assign_rows(X.shape[1])
 
     def block(lo, hi):
-        for a in range(lo, hi, ASSIGN_CHUNK):
-            b = min(a + ASSIGN_CHUNK, hi)
+        for a in range(lo, hi, chunk):
+            b = min(a + chunk, hi)
             with np.errstate(over="ignore"):
                 diff = np.asarray(X[a:b], dtype=np.float64) - C[labels[a:b]]
                 dist[a:b] = np.einsum("ij,ij->i", diff, diff)
 
-    map_row_blocks(block, X.shape[0], 2 * ASSIGN_CHUNK)
+    map_row_blocks(block, X.shape[0], 2 * chunk)
     return labels, dist
 
 
-#: Rows per chunk of :func:`distances_to_centres`.
+#: Rows per chunk of :func:`distances_to_centres` (up to 128 features; wider rows
+#: get as many entries, 2**19, in fewer rows: :func:`assign_rows`).
 ASSIGN_CHUNK = 4096
+
+
+def assign_rows(d):
+    """Rows per chunk of :func:`distances_to_centres` on ``d`` features:
+    :data:`ASSIGN_CHUNK` up to 128 features, then 2**19 entries (4 MiB), at
+    least one row.  (The chunk was 4096 rows at any width: at 1000 x 10000
+    two 80 MB temporaries of fresh pages, 1.5 s CPU time of a 3.6 s direction
+    fit, one thread, a loaded machine; the distances are the same to the bit,
+    each row's reduction alone.)"""
+    return max(1, min(ASSIGN_CHUNK, 2**19 // max(int(d), 1)))

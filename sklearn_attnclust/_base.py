@@ -101,12 +101,21 @@ def _check_weight_values(w):
                          "the weights are zero.")
 
 
+def largest_magnitude(a):
+    """``max |a|`` of a non-empty array, from its extremes for real floating-point
+    arrays (no copy ``|a|``: at 1000 x 10000, 80 MB of fresh pages), as a float."""
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        return max(float(np.max(a)), -float(np.min(a)))
+    return float(np.max(np.abs(a)))
+
+
 def power_of_two_scale(*arrays):
     """``2**-e``, ``2**e`` the power of two nearest the largest magnitude of the
     finite ``arrays`` (1.0 when they are all zero): multiplying by it is exact
     and brings them near unit scale, where their squares and products neither
     under- nor overflow."""
-    top = max((float(np.max(np.abs(a))) for a in arrays if np.size(a)), default=0.0)
+    top = max((largest_magnitude(a) for a in arrays if np.size(a)), default=0.0)
     if not 0.0 < top < np.inf:
         return 1.0
     # a normal number of the arrays' precision (below 1e-308 the data are

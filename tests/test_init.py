@@ -60,6 +60,26 @@ def test_centred_order_is_the_canonical_order(rows, chunk, ties):
                                       canonical_order(X, center))
 
 
+@pytest.mark.parametrize("center", [None, "mean"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_canonical_order_of_many_entries_is_the_sort_of_the_scaled_rows(center, dtype):
+    # beyond 2**14 entries the keys are taken a chunk at a time (no copy of the
+    # rows): the order is still the sort of the centred rows at unit scale by
+    # their squared norms, ties (a repeated row, its reflection about the centre
+    # when centred) broken by the rows' values
+    rng = np.random.default_rng(4)
+    X = (rng.normal(size=(40, 600)) * 3e5).astype(dtype)
+    c = np.zeros(600) if center is None else X.mean(axis=0, dtype=np.float64)
+    X = np.vstack([X, X[:3], (2 * c - X[5]).astype(dtype)[None]])
+    D = np.subtract(X, c, dtype=np.float64)
+    D = np.ldexp(D, int(-np.round(np.log2(np.max(np.abs(D))))))
+    key = np.einsum("ij,ij->i", D, D)
+    want = np.lexsort(tuple(D.T[::-1]) + (key,))
+    got = canonical_order(X, None if center is None else c)
+    assert X.size > 2**14
+    np.testing.assert_array_equal(got, want)
+
+
 def test_distinct_draws_weigh_repeats_as_weights():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(12, 3))

@@ -33,6 +33,26 @@ def test_row_moment_products_equal_the_dense_moments():
     assert (A.astype(np.float32) @ op).dtype == np.float32
 
 
+def test_row_moment_keeps_its_last_products():
+    # a gradient asks again for the products its risk pass made: the last
+    # PRODUCTS_KEPT are reused, float32 and float64 operands of equal values alike
+    from sklearn_attnclust.maths.direction import wide
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 30))
+    op = RowMoment(X, np.full(40, 1 / 40))
+    A, B = rng.normal(size=(3, 30)).astype(np.float32), rng.normal(size=(2, 30))
+    first = A.astype(np.float64) @ op
+    second = B @ op
+    assert A.astype(np.float64) @ op is first and B @ op is second
+    np.testing.assert_array_equal(A @ op, first.astype(np.float32))
+    np.testing.assert_array_equal(A @ op.squared(),
+                                  (first @ op).astype(np.float32))  # (A S) S, A S in float64
+    for k in range(wide.PRODUCTS_KEPT):  # pushed out by as many new ones
+        rng.normal(size=(1, 30)) @ op
+    assert A.astype(np.float64) @ op is not first
+
+
 @pytest.mark.parametrize("params, weighted", [
     (dict(geometry="direction"), False),
     (dict(geometry="direction"), True),

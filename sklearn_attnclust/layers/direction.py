@@ -77,7 +77,9 @@ class DirectionLayer(Layer):
         fit_w, w = w, unequal(w)
         self._fit(X, w, rng, mean_direction(X, w))
         stats = self.maths.stats
-        moderate = stream_exponent(float(np.max(np.abs(X), initial=0.0))) == 0
+        # (the largest magnitude from the extremes: no copy |X|)
+        moderate = stream_exponent(max(float(np.max(X, initial=0.0)),
+                                       -float(np.min(X, initial=0.0)))) == 0
         if not isinstance(stats.second, np.ndarray) and moderate:  # wide rows
             # (its (d, d) moments formed only if partial_fit follows: wide.DeferredMoment)
             mean = (X.T @ stats.second.v.astype(X.dtype)).astype(np.float64)

@@ -93,7 +93,11 @@ def unit_scale(X, weights=None):
                 rms = float(root / two)
             if rms < np.finfo(np.float64).tiny:  # below 1e-308: its digits underflow
                 return Xs, 1.0 / two  # (a power of two, exact: the unit of Xs)
-            return Xs / X.dtype.type(root), rms
+            if Xs is X:
+                return Xs / X.dtype.type(root), rms
+            # (in place on the scaled copy: one copy of the rows, not two)
+            Xs /= X.dtype.type(root)
+            return Xs, rms
     return X, 1.0
 
 
