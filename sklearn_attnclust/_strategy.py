@@ -475,10 +475,10 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None):
 
 
 def _finish(descent, stats, first, tol, rows, row_w=None):
-    """The descent ``first`` on all the rows at a lower precision, checked at full
-    precision: kept if stationary to ``tol`` there, else continued on ``stats``
-    from its heads and optimiser state (``max_iter`` shared), the steps of both in
-    one curve (as :func:`_polish`)."""
+    """The descent ``first`` on all the rows at a lower precision: kept if it
+    ended stationary to ``tol`` (by its own, lower-precision measure), else
+    continued on ``stats`` from its heads and optimiser state (``max_iter``
+    shared), the steps of both in one curve (as :func:`_polish`)."""
     if first.grad_norms[-1] <= tol:
         res = first
     else:

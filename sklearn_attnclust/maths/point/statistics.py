@@ -21,7 +21,12 @@ from . import kernel as point_kernel
 from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
 from ...layers.base import Statistics
 
-__all__ = ["PointStatistics"]
+__all__ = ["LOW_PRECISION_CHUNK", "PointStatistics"]
+
+#: Numbers a chunk of :meth:`PointStatistics.low_precision`'s float32 copy is
+#: scaled in (a float64 temporary of 512 KiB): the size the cosine rows' dense
+#: passes measured best (:data:`.cosine.rows.DENSE_BLOCK_NUMBERS`).
+LOW_PRECISION_CHUNK = 2**16
 
 
 def _sq_sum(Y, w):
@@ -166,33 +171,36 @@ class PointStatistics(Statistics):
 
     def low_precision(self):
         """The same rows with float32 passes (the sums stay float64), or None where
-        the passes are float32 already or float32 would not hold the rows in the
-        data's units (beyond ``2**+-60`` spreads), or large rows not in
-        ``2**+-60``.
+        the passes are float32 already or the rows in the data's units (centred
+        on the chart's offset, over its spread) are beyond ``2**+-60``.
 
-        Small data keep their scaled rows in float32; large data are read from a
-        float32 copy of the rows, the chart folded into the heads (about the
-        offset where it is far: :data:`.kernel.RAW_OFFSET`).  The hard
-        assignment is not tracked (a fit labels its rows at full precision)."""
+        The passes read a float32 copy of the rows in the data's units through
+        the unit chart (small data: of their cached scaled rows; large data:
+        scaled in float64 a chunk at a time, then rounded), so that the copy
+        keeps float32's relative precision about the offset whatever the
+        offset (a float32 copy of rows far from the origin would not: blobs of
+        spread 1e-3 about 1e5 lost their clusters).  The hard assignment is not
+        tracked (a fit labels its rows at full precision)."""
         if self.dtype == np.float32:
             return None
-        if self.cached:
-            if self.scaled_rows is None:
-                self.scaled_rows = self.chart.scaled(self.X)
-            Y = self.scaled_rows
-            if Y.size and not 2.0**-60 < np.max(np.abs(Y)) < 2.0**60:
-                return None
-            return PointStatistics(
-                X=self.X, weights=self.weights, chart=self.chart,
-                total_weight=self.total_weight, sq_total=self.sq_total,
-                chunk_size=self.chunk_size, scaled_rows=Y.astype(np.float32), cached=True,
-                dtype=np.float32, origin=self.origin)
-        largest = float(np.max(np.abs(self.X))) if self.X.size else 0.0
-        if not (largest < 2.0**60 and self.chart.spread > 2.0**-60):
+        if self.cached and self.scaled_rows is None:
+            self.scaled_rows = self.chart.scaled(self.X)
+        source = self.scaled_rows if self.cached else self.X
+        Y = np.empty(source.shape, dtype=np.float32)
+        top = 0.0
+        step = max(1, LOW_PRECISION_CHUNK // max(source.shape[1], 1))
+        for a in range(0, source.shape[0], step):
+            rows = source[a:a + step]
+            part = rows if self.cached else self.chart.scaled(rows)
+            top = max(top, float(np.max(np.abs(part), initial=0.0)))
+            Y[a:a + step] = part
+        if Y.size and not 2.0**-60 < top < 2.0**60:
             return None
-        low = PointStatistics.from_data(self.X.astype(np.float32), self.weights, self.chart,
-                                        chunk_size=2 * self.chunk_size, sq_total=self.sq_total)
-        return low if low.dtype == np.float32 else None
+        return PointStatistics(
+            X=self.X, weights=self.weights, chart=self.chart,
+            total_weight=self.total_weight, sq_total=self.sq_total,
+            chunk_size=self.chunk_size if self.cached else 2 * self.chunk_size,
+            scaled_rows=Y, cached=True, dtype=np.float32, origin=self.origin)
 
     def track_assignment(self):
         """Keep, from now on, the hard assignment of each risk evaluation with its

@@ -1,0 +1,43 @@
+"""Point fits of float64 rows on float32 passes (``PointStatistics.low_precision``)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust.maths import sizes
+from sklearn_attnclust.maths.point.statistics import PointStatistics
+
+
+def _spy(monkeypatch):
+    """The statistics ``low_precision`` returned during the fits that follow."""
+    made = []
+    original = PointStatistics.low_precision
+
+    def spy(self):
+        low = original(self)
+        made.append(low)
+        return low
+
+    monkeypatch.setattr(PointStatistics, "low_precision", spy)
+    return made
+
+
+@pytest.mark.parametrize("d", [16, 32])  # cached scaled rows, rows read as stored
+@pytest.mark.parametrize("offset", [0.0, 1e5])
+def test_float32_passes_keep_the_precision_about_the_offset(monkeypatch, d, offset):
+    # blobs of spread about 1e-2 far from the origin: a float32 copy of the raw rows
+    # holds about 1e5 * 2**-24 = 6e-3 of them (their inertia was 2.6 x the float64
+    # fit's); the copy in the data's units keeps float32's precision about the offset
+    X, _ = make_blobs(40000, d, centers=8, random_state=0)
+    X = X * 1e-3 + offset
+    assert X.size >= sizes.MIXED_MIN_SIZE
+    made = _spy(monkeypatch)
+    mixed = AttentionQuantizer(8, random_state=0).fit(X)
+    assert made and all(low is not None and low.dtype == np.float32 for low in made)
+    monkeypatch.setattr(sizes, "MIXED_MIN_SIZE", 10**12)
+    plain = AttentionQuantizer(8, random_state=0).fit(X)
+    assert mixed.inertia_ == pytest.approx(plain.inertia_, rel=1e-6)
+    np.testing.assert_allclose(mixed.cluster_centers_, plain.cluster_centers_,
+                               rtol=0, atol=1e-6)
+
