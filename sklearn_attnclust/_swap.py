@@ -36,8 +36,8 @@ from ._assign import first_minimum
 from ._init import canonical_order, ordered_distinct_starts
 from .optim import handed_state
 
-__all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order", "nearest_two",
-           "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
+__all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order",
+           "nearest_two", "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
            "two_nearest"]
 
 #: Trials at most per fit.

@@ -75,7 +75,7 @@ class RowMoment:
             # one thread, and would sum in another order)
             P = A @ self.X.T
             P *= self.v.astype(self.dtype, copy=False)
-            self._last = self._last[1 - PRODUCTS_KEPT:] + [(A.copy(), P @ self.X)]
+            self._last = (self._last + [(A.copy(), P @ self.X)])[-PRODUCTS_KEPT:]
             return self._last[-1][1].astype(dtype, copy=False)
 
     def __getstate__(self):  # (a fitted model pickles: no lock, no cached product)

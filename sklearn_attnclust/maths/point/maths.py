@@ -59,8 +59,8 @@ from .seeding import seed_points
 from .statistics import PointStatistics
 from ...layers.base import LayerMaths
 
-__all__ = ["COARSE_TOL", "NOISE_DISCOUNT", "NOISE_SHARE", "PointMaths", "STALL_SCALE", "STALL_STEPS", "absolute_temperature", "lloyd_shift",
-           "mass_preconditioner", "point_weights", "sampling_noise"]
+__all__ = ["COARSE_TOL", "NOISE_DISCOUNT", "NOISE_SHARE", "PointMaths", "STALL_SCALE",
+           "STALL_STEPS", "absolute_temperature", "lloyd_shift", "mass_preconditioner", "point_weights", "sampling_noise"]
 
 
 #: Tolerance of the coarse stage (at least ``tol``): the sample's own
@@ -92,7 +92,9 @@ NOISE_SHARE = 1e-3
 NOISE_DISCOUNT = 1e2
 
 #: Steps over which the descent's decrease of the risk is compared with the
-#: risk's sampling resolution (:meth:`PointMaths.stationarity`).
+#: risk's sampling resolution (:meth:`PointMaths.stationarity`): chosen with
+#: :data:`STALL_SCALE` on the same risk curves (below); other windows were not
+#: measured.
 STALL_STEPS = 10
 
 #: The last :data:`STALL_STEPS` steps' decrease of the risk over its sampling

@@ -172,7 +172,8 @@ class PointStatistics(Statistics):
     def low_precision(self):
         """The same rows with float32 passes (the sums stay float64), or None where
         the passes are float32 already or the rows in the data's units (centred
-        on the chart's offset, over its spread) are beyond ``2**+-60``.
+        on the chart's offset, over its spread) are beyond ``2**+-60`` (where
+        the passes' squares would leave float32's normal range, ``2**+-126``).
 
         The passes read a float32 copy of the rows in the data's units through
         the unit chart (small data: of their cached scaled rows; large data:
