@@ -40,7 +40,8 @@ from scipy.sparse import issparse
 
 from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
                       smallest_keys)
-from .maths.sizes import COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size
+from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
+                          takes_coarse_sample)
 from ._swap import swap_rounds
 from .layers.base import relocation_of, swap_of
 from .optim import LayerProblem, handed_state, make_optimizer
@@ -104,10 +105,9 @@ def sample_plan(rng, n_samples, n_features, n_clusters):
     its first pass (the dask point statistics do, with the chart's moments);
     :class:`_Sampler` then reads the seed there.
     """
-    m = coarse_sample_size(n_samples, n_clusters, n_features)
-    if not n_samples > COARSE_FACTOR * m:
+    if not takes_coarse_sample(n_samples, n_clusters, n_features):
         return None
-    return m, sample_seed(rng)
+    return coarse_sample_size(n_samples, n_clusters, n_features), sample_seed(rng)
 
 
 def _sample(X, weights, m, seed, draw, keys=None):
@@ -309,7 +309,7 @@ class _Plan:
         n, d = X.shape
         self.X, self.stats, self.precision = X, stats, precision
         self.m = m = coarse_sample_size(n, maths.n_clusters, d)
-        large = coarse is True or (coarse == "auto" and n > COARSE_FACTOR * m)
+        large = coarse is True or (coarse == "auto" and takes_coarse_sample(n, maths.n_clusters, d))
         self.staged = staged = large and descend_sample
         self.rows, self.row_w, self.stage, self.sampler = X, weights, stats, None
         if large:

@@ -308,7 +308,7 @@ def test_fits_do_not_depend_on_the_implementation(monkeypatch, dtype, n, d):
     slow = AttentionQuantizer(n_clusters=4, random_state=0).fit(X)
     # (float64 rows of MIXED_MIN_SIZE entries on descend on float32 passes, unless
     # fitted on a coarse sample first)
-    staged = n > sizes.COARSE_FACTOR * sizes.coarse_sample_size(n, 4, d)
+    staged = sizes.takes_coarse_sample(n, 4, d)
     mixed = dtype == np.float64 and n * d >= sizes.MIXED_MIN_SIZE and not staged
     tol = 1e-8 if dtype == np.float64 and not mixed else 1e-4
     np.testing.assert_allclose(centres, slow.cluster_centers_, rtol=tol, atol=tol)

@@ -102,8 +102,7 @@ class PointLayer(FreeEnergyLayer):
         n, d = X.shape
         mixed = (tracked and not sparse and stats.dtype == np.float64
                  and n * d >= sizes.MIXED_MIN_SIZE and self.max_iter > 0
-                 and not n > sizes.COARSE_FACTOR * sizes.coarse_sample_size(
-                     n, self.n_clusters, d))
+                 and not sizes.takes_coarse_sample(n, self.n_clusters, d))
         self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
                                     precision=maths.low_precision if mixed else None,
                                     **options)

@@ -16,6 +16,7 @@ __all__ = [
     "LARGE_FIT_MEMORY",
     "MIXED_MIN_SIZE",
     "coarse_sample_size",
+    "takes_coarse_sample",
     "default_chunk_size",
 ]
 
@@ -84,3 +85,10 @@ def coarse_sample_size(n_samples, n_heads, n_features):
     if n >= COARSE_CAP_ROWS and n <= COARSE_FACTOR * m:
         m = max(n // (COARSE_FACTOR + 1), 4096)
     return m
+
+
+def takes_coarse_sample(n_samples, n_heads, n_features):
+    """Whether a fit with ``coarse="auto"`` (the default) descends its starts on a
+    coarse sample of :func:`coarse_sample_size` rows: where there are more than
+    :data:`COARSE_FACTOR` times that many."""
+    return int(n_samples) > COARSE_FACTOR * coarse_sample_size(n_samples, n_heads, n_features)
