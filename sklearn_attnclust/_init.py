@@ -11,7 +11,7 @@ import numpy as np
 
 __all__ = ["canonical_order", "check_start", "draw_distinct_rows", "generator_from",
            "init_heads", "n_starts", "order_by_key", "ordered_distinct_starts", "squared_norms",
-           "unit_start"]
+           "unit_exponent", "unit_start"]
 
 
 def n_starts(init, n_init, n_random, n_seeded=1, n_callable=None, what="centres"):
@@ -68,16 +68,20 @@ def canonical_order(X, center=None):
     return order_by_key(squared_norms(D), D)
 
 
+def unit_exponent(top):
+    """The power of two (an exponent) that brings the magnitude ``top`` near 1
+    (exact: no square under- or overflows; one float64 holds, subnormal rows
+    are scaled up by 2**1023 only); None where ``top`` is zero or not finite."""
+    if 0 < top < np.inf:
+        return int(np.clip(-np.round(np.log2(top)), -1023, 1023))
+    return None
+
+
 def _unit_exponent(D):
-    """The power of two (an exponent) that brings the largest magnitude of ``D``
-    near 1 (exact: no square under- or overflows; one float64 holds, subnormal
-    rows are scaled up by 2**1023 only); 0 where ``D`` is empty, all zero or
-    not finite."""
-    if D.size:
-        top = float(np.max(np.abs(D)))
-        if 0 < top < np.inf:
-            return int(np.clip(-np.round(np.log2(top)), -1023, 1023))
-    return 0
+    """:func:`unit_exponent` of the largest magnitude of ``D``; 0 where ``D`` is
+    empty, all zero or not finite."""
+    exponent = unit_exponent(float(np.max(np.abs(D)))) if D.size else None
+    return 0 if exponent is None else exponent
 
 
 def _unit_power(X, center, chunk=2**14):
@@ -268,11 +272,8 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None, chunk=2**17):
     """
     order = canonical_order(X)
     n = X.shape[0]
-    exponent = None
-    if X.size:
-        top = max(float(np.max(X)), -float(np.min(X)))  # (no copy |X|)
-        if 0 < top < np.inf:
-            exponent = int(np.clip(-np.round(np.log2(top)), -1023, 1023))
+    # (the largest magnitude from the extremes: no copy |X|)
+    exponent = unit_exponent(max(float(np.max(X)), -float(np.min(X)))) if X.size else None
     step = max(1, chunk // max(X.shape[1], 1))
 
     def scaled(rows):

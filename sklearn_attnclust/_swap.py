@@ -33,7 +33,7 @@ estimator.
 import numpy as np
 
 from ._assign import first_minimum
-from ._init import canonical_order, ordered_distinct_starts
+from ._init import canonical_order, ordered_distinct_starts, unit_exponent
 from .optim import handed_state
 
 __all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order",
@@ -271,7 +271,7 @@ def _weighted_mean(rows, weights):
     """The rows' weighted mean, taken on the rows and weights over powers of two
     (exact), so that no sum overflows at any finite scale."""
     top = float(np.max(np.abs(rows))) if rows.size else 0.0
-    shift = int(np.clip(-np.round(np.log2(top)), -1023, 1023)) if 0 < top < np.inf else 0
+    shift = unit_exponent(top) or 0
     w = None
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)
