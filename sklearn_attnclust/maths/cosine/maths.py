@@ -56,13 +56,14 @@ COARSE_TOL = 1e-3
 #: against 7.0 s, K = 20 11.5 s against 16.7 s (28 to 36 steps against 28 to 49).
 WIDE_HEADS = 2**16
 
-#: Dense rows of at most this many numbers have their unit rows and their order
-#: computed once per fit (the seeds' and the swap stage's: three copies and two
-#: sorts otherwise), kept for its length.  Measured (one thread, von Mises-Fisher
-#: rows, n = 4000, d = 384, K = 20): 60 ms of a 0.3 s fit.  Larger rows build
-#: their unit rows again where needed, in order where needed, so that no two
-#: copies of all the rows are held at once (at 1000 x 10000 the fit's peak
-#: 3.5 times the rows with the unit rows gathered in order, 1.6 without).
+#: Dense rows of at most this many numbers have their unit rows computed once
+#: for the relocations and the swap stage (three copies otherwise), kept for the
+#: fit's length; their order is computed once per fit whatever their size.
+#: Measured (one thread, von Mises-Fisher rows, n = 4000, d = 384, K = 20): 60
+#: ms of a 0.3 s fit.  The seeds' unit rows in order are built from the rows,
+#: the kept unit rows dropped first, and larger rows build theirs where needed,
+#: so that no two copies of all the rows are held at once (the fit's peak at
+#: 1000 x 10000: 3.5 times the rows, 1.6 so).
 UNIT_CACHE_SIZE = 2**22
 
 
@@ -162,18 +163,19 @@ class CosineMaths(LayerMaths):
         self._unit_cache = (None, None, None)
         self._held.forget()
 
-    def _unit_order(self, rows, weights, Y=None):
-        """:func:`.seeding._unit_order` of the unit rows of ``rows`` (``Y``, if at
-        hand) and, for CSR rows, their :func:`.rows.sparse_row_keys` (None for
-        dense rows), kept for the fit's later calls on the same rows and weights
-        (the seeds' and the swap stage's: the keys, a pass over the entries, and
-        the sort once)."""
+    def _unit_order(self, rows, weights):
+        """:func:`.seeding._unit_order` of the unit rows of ``rows`` (those kept by
+        :meth:`_unit_rows`, else built for it alone) and, for CSR rows, their
+        :func:`.rows.sparse_row_keys` (None for dense rows), kept for the fit's
+        later calls on the same rows and weights (the seeds' and the swap
+        stage's: the keys, a pass over the entries, and the sort once)."""
         if self._unit_cache[0] is not rows:
             self._unit_cache = (rows, None, {})
         orders = self._unit_cache[2]
         key = id(weights)
         if key not in orders or orders[key][0] is not weights:
-            Y = self._unit_rows(rows) if Y is None else Y
+            Y = self._kept_unit_rows(rows)
+            Y = unit_rows(rows) if Y is None else Y
             keys = sparse_row_keys(Y, _SEED) if _is_sparse(Y) else None
             orders[key] = (weights, _unit_order(Y, weights, keys), keys)
         return orders[key][1:]
@@ -195,10 +197,10 @@ class CosineMaths(LayerMaths):
         K = self.n_clusters
         if isinstance(init, str):
             # the unit rows in order, built from the rows (not gathered from the unit
-            # rows: no two copies at once, unless the unit rows are kept for the fit)
+            # rows, whose kept copy is dropped first): one copy of the rows at a time
             order = self._unit_order(rows, weights)[0]
-            Y = self._kept_unit_rows(rows)
-            Y = unit_rows(rows, order) if Y is None else Y[order]
+            self._unit_cache = (rows, None, self._unit_cache[2])
+            Y = unit_rows(rows, order)
             w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
             if init == "k-means++":
                 Z = self._seed_kmeans_plusplus(Y, w, rng)
