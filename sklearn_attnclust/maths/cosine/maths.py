@@ -27,9 +27,10 @@ import sys
 import numpy as np
 from scipy.special import gammaln, ive
 
+from ..._init import ordered_distinct_starts
 from .rows import _SEED, UnitRowBlocks, _is_sparse, as_rows, sparse_row_keys, unit_rows
-from .seeding import (_draw_distinct, _key_starts, _repair, _unit, _unit_order, _unit_starts,
-                      check_unit_heads, unit_kmeans_plusplus)
+from .seeding import (_draw_distinct, _key_starts, _repair, _unit, _unit_order,
+                      check_unit_heads, ordered_unit_starts, unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
 from ..held import HeldLabels
 from ...layers.base import LayerMaths
@@ -55,10 +56,14 @@ COARSE_TOL = 1e-3
 #: against 7.0 s, K = 20 11.5 s against 16.7 s (28 to 36 steps against 28 to 49).
 WIDE_HEADS = 2**16
 
-#: Dense rows of at most this many numbers have their unit rows and their order
-#: computed once per fit (the seeds' and the swap stage's: three copies and two
-#: sorts otherwise), kept for its length.  Measured (one thread, von Mises-Fisher
-#: rows, n = 4000, d = 384, K = 20): 60 ms of a 0.3 s fit.
+#: Dense rows of at most this many numbers have their unit rows computed once
+#: for the relocations and the swap stage (three copies otherwise), kept for the
+#: fit's length; their order is computed once per fit whatever their size.
+#: Measured (one thread, von Mises-Fisher rows, n = 4000, d = 384, K = 20): 60
+#: ms of a 0.3 s fit.  The seeds' unit rows in order are built from the rows,
+#: the kept unit rows dropped first, and larger rows build theirs where needed,
+#: so that no two copies of all the rows are held at once (the fit's peak at
+#: 1000 x 10000: 3.5 times the rows, 1.6 so).
 UNIT_CACHE_SIZE = 2**22
 
 
@@ -147,6 +152,10 @@ class CosineMaths(LayerMaths):
             self._unit_cache = (rows, Y, orders)
         return Y
 
+    def _kept_unit_rows(self, rows):
+        """The unit rows of ``rows`` kept by :meth:`_unit_rows`, or None."""
+        return self._unit_cache[1] if self._unit_cache[0] is rows else None
+
     def forget_rows(self):
         """Drop the unit rows kept by :meth:`_unit_rows` and the statistics kept by
         :meth:`stationarity` (the fit is over: a fitted model keeps neither the
@@ -154,18 +163,19 @@ class CosineMaths(LayerMaths):
         self._unit_cache = (None, None, None)
         self._held.forget()
 
-    def _unit_order(self, rows, weights, Y=None):
-        """:func:`.seeding._unit_order` of the unit rows of ``rows`` (``Y``, if at
-        hand) and, for CSR rows, their :func:`.rows.sparse_row_keys` (None for
-        dense rows), kept for the fit's later calls on the same rows and weights
-        (the seeds' and the swap stage's: the keys, a pass over the entries, and
-        the sort once)."""
+    def _unit_order(self, rows, weights):
+        """:func:`.seeding._unit_order` of the unit rows of ``rows`` (those kept by
+        :meth:`_unit_rows`, else built for it alone) and, for CSR rows, their
+        :func:`.rows.sparse_row_keys` (None for dense rows), kept for the fit's
+        later calls on the same rows and weights (the seeds' and the swap
+        stage's: the keys, a pass over the entries, and the sort once)."""
         if self._unit_cache[0] is not rows:
             self._unit_cache = (rows, None, {})
         orders = self._unit_cache[2]
         key = id(weights)
         if key not in orders or orders[key][0] is not weights:
-            Y = self._unit_rows(rows) if Y is None else Y
+            Y = self._kept_unit_rows(rows)
+            Y = unit_rows(rows) if Y is None else Y
             keys = sparse_row_keys(Y, _SEED) if _is_sparse(Y) else None
             orders[key] = (weights, _unit_order(Y, weights, keys), keys)
         return orders[key][1:]
@@ -185,10 +195,12 @@ class CosineMaths(LayerMaths):
         ``2 (1 - cosine)``), rows drawn at random, a callable or an array."""
         rows = as_rows(rows)
         K = self.n_clusters
-        Y = self._unit_rows(rows)
         if isinstance(init, str):
-            order = self._unit_order(rows, weights, Y)[0]
-            Y = Y[order]
+            # the unit rows in order, built from the rows (not gathered from the unit
+            # rows, whose kept copy is dropped first): one copy of the rows at a time
+            order = self._unit_order(rows, weights)[0]
+            self._unit_cache = (rows, None, self._unit_cache[2])
+            Y = unit_rows(rows, order)
             w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
             if init == "k-means++":
                 Z = self._seed_kmeans_plusplus(Y, w, rng)
@@ -299,7 +311,10 @@ class CosineMaths(LayerMaths):
         order, keys = self._unit_order(rows, weights)
         if keys is not None:  # (a CSR row's key is its own: no ordered copy of the rows)
             return order, _key_starts(keys[order])
-        return order, _unit_starts(self._unit_rows(rows)[order])
+        Y = self._kept_unit_rows(rows)
+        if Y is not None:
+            return order, ordered_distinct_starts(Y, order)
+        return order, ordered_unit_starts(rows, order)
 
     def moved(self, M, h, row):
         """The heads with head ``h`` the unit direction of the input row ``row``."""

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from ..._blocks import _mix64, map_row_blocks, race_keys, smallest_keys
 from ..shared import row_view
 
-__all__ = ["UnitRowBlocks", "as_rows", "row_inverse_norms", "rows_known", "sparse_row_keys",
+__all__ = ["UnitRowBlocks", "as_rows", "dense_unit_rows", "row_inverse_norms", "rows_known", "sparse_row_keys",
            "sparse_sample", "unit_rows"]
 
 
@@ -144,25 +144,37 @@ def row_inverse_norms(X):
         return np.ldexp(1.0 / np.sqrt(sq), e)
 
 
-def unit_rows(X):
+def unit_rows(X, order=None):
     """The rows over their norms, at any scale: an ndarray, or a CSR matrix (a copy
-    of its values), in ``X``'s dtype."""
+    of its values), in ``X``'s dtype; with ``order`` (indices), the unit rows
+    ``unit_rows(X)[order]``, the same values bit for bit, without the unit rows
+    of all of ``X`` beside them (the rows gathered a block at a time)."""
     e, sq = _row_exponents(X)
     r = 1.0 / np.sqrt(sq)
     if _is_sparse(X):
-        return _unit_csr(as_rows(X), e, r)
-    X = np.asarray(X)
-    out = np.empty(X.shape, dtype=X.dtype)
+        X = as_rows(X)
+        if order is None:
+            return _unit_csr(X, e, r)
+        return _unit_csr(X[order], e[order], r[order])
+    return dense_unit_rows(np.asarray(X), e, r, order)
+
+
+def dense_unit_rows(X, e, r, order=None):
+    """:func:`unit_rows` of the ndarray ``X`` (its rows in ``order``, if given) from
+    each row's power of two ``e`` and inverse scaled norm ``r`` (:func:`_row_exponents`)."""
+    n = X.shape[0] if order is None else len(order)
+    out = np.empty((n, X.shape[1]), dtype=X.dtype)
     exact = e.size == 0 or np.max(np.abs(e)) < 1000  # 2**e a float64: x 2**e = ldexp(x, e)
     step = dense_block_rows(X.shape[1])
-    for a in range(0, X.shape[0], step):  # float64 temporaries of a block only
-        b = a + step
-        D = np.array(X[a:b], dtype=np.float64)
+    for a in range(0, n, step):  # float64 temporaries of a block only
+        b = min(a + step, n)
+        ids = slice(a, b) if order is None else order[a:b]
+        D = np.array(X[ids], dtype=np.float64)
         if exact:  # (ldexp takes 3 times as long)
-            D *= np.ldexp(1.0, e[a:b])[:, None]
+            D *= np.ldexp(1.0, e[ids])[:, None]
         else:
-            D = np.ldexp(D, e[a:b, None])
-        D *= r[a:b, None]
+            D = np.ldexp(D, e[ids, None])
+        D *= r[ids, None]
         out[a:b] = D
     return out
 

@@ -5,9 +5,10 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..._init import canonical_order, centred_order, distinct_starts, generator_from
-from .rows import _SEED, _is_sparse, dense_block_rows, sparse_row_keys
+from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
+    sparse_row_keys
 
-__all__ = ["check_unit_heads", "unit_kmeans_plusplus"]
+__all__ = ["check_unit_heads", "ordered_unit_starts", "unit_kmeans_plusplus"]
 
 
 def _unit(M):
@@ -45,6 +46,25 @@ def _unit_starts(Y, keys=None):
     if not _is_sparse(Y):
         return distinct_starts(Y)
     return _key_starts(sparse_row_keys(Y, _SEED) if keys is None else keys)
+
+
+def ordered_unit_starts(X, order):
+    """:func:`_unit_starts` of the dense unit rows of ``X`` in ``order``
+    (:func:`.rows.unit_rows` of ``X, order``), the unit rows in order built a
+    block of :data:`.rows.DENSE_BLOCK_NUMBERS` numbers at a time (the same
+    rows, bit for bit): no copy of all the rows."""
+    e, sq = _row_exponents(X)
+    r = 1.0 / np.sqrt(sq)
+    n = len(order)
+    new = np.ones(n, dtype=bool)
+    step, last = dense_block_rows(X.shape[1]), None
+    for a in range(0, n, step):
+        B = dense_unit_rows(X, e, r, order[a:a + step])
+        new[a + 1:a + B.shape[0]] = np.any(B[1:] != B[:-1], axis=1)
+        if last is not None:
+            new[a] = np.any(B[0] != last)
+        last = B[-1]
+    return np.flatnonzero(new)
 
 
 def _key_starts(keys):

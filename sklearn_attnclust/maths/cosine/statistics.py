@@ -122,7 +122,7 @@ def cosine_spread(X, weights, n_heads):
         idx = np.sort(smallest_keys(_direction_keys(X), m))
     else:
         idx = np.arange(n)
-    Y = unit_rows(X[idx])
+    Y = unit_rows(X, idx)  # (not of X[idx]: no copy of the sample's rows beside them)
     w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)[idx]
     if not w.sum() > 0:
         w = np.ones(m)
