@@ -600,22 +600,66 @@ def test_dask_fit_equals_numpy_fit(blobs):
     assert np.isclose(a.inertia_, b.inertia_) and np.isclose(a.risk_, b.risk_, rtol=1e-10)
 
 
+@pytest.mark.parametrize("sampled", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_seeds_kept_between_starts_are_the_fresh_seeds(weighted):
+def test_seeds_kept_between_starts_are_the_fresh_seeds(weighted, sampled):
     # the k-means++ rows kept between the starts of a fit give the seeds drawn
-    # anew, bit for bit, and are freed as the last start is seeded
-    X, _ = make_blobs(500, n_features=3, centers=4, random_state=1)
-    w = np.random.default_rng(0).uniform(0.5, 2.0, 500) if weighted else None
+    # anew, bit for bit, and are freed as the last start is seeded; a draw on a
+    # sample keeps nothing: each start draws its own sample, as a fresh one does
+    from sklearn_attnclust.maths.point.seeding import SEED_MIN_ROWS
+
+    n = SEED_MIN_ROWS + 5000 if sampled else 500
+    X, _ = make_blobs(n, n_features=3, centers=4, random_state=1)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, n) if weighted else None
     chart, cov = chart_from_data(X, w)
     fresh, kept = PointMaths(4, 1.0, chart, cov), PointMaths(4, 1.0, chart, cov)
     kept.starts_left = 3
     rng_a, rng_b = np.random.RandomState(7), np.random.RandomState(7)
+    seeds = []
     for start in range(3):
         a = fresh.seed_points(X, w, "k-means++", rng_a)
         b = kept.seed_points(X, w, "k-means++", rng_b)
         assert np.array_equal(a, b)
-        assert (kept._seeding[2] is not None) == (start < 2)
+        assert (kept._seeding[2] is not None) == (start < 2 and not sampled)
+        seeds.append(a)
     assert kept._seeding[2] is None
+    assert not np.array_equal(seeds[0], seeds[1])  # (not the same draw again)
+
+
+def test_sampled_seeding_never_seeds_zero_weight_rows():
+    # above the sample size, the sample is drawn by weight: rows of weight 0
+    # are never drawn, and the K seeds are distinct rows of positive weight
+    from sklearn_attnclust.maths.point.seeding import SEED_MIN_ROWS, seeding_positions
+
+    n = SEED_MIN_ROWS + 5000
+    X = np.random.default_rng(0).normal(size=(n, 4))
+    positive = np.random.default_rng(1).choice(n, 10, replace=False)
+    w = np.zeros(n)
+    w[positive] = np.arange(1.0, 11.0)
+    chart, cov = chart_from_data(X, w)
+    maths = PointMaths(8, 16.0, chart, cov)
+    for seed in range(4):
+        S = maths.seed_points(X, w, "k-means++", np.random.RandomState(seed))
+        on = np.abs(X[:, None, :] - S[None]).max(axis=2).argmin(axis=0)
+        assert np.isin(on, positive).all() and np.unique(on).size == 8
+    # the draw: positions of positive weight only, the counts its m draws
+    positions, counts = seeding_positions(n, 8, np.random.RandomState(0), w)
+    assert np.all(w[positions] > 0) and counts.sum() == SEED_MIN_ROWS
+    assert np.all(np.diff(positions) > 0)
+
+
+def test_sampled_seeding_of_few_distinct_rows_reads_all_the_rows():
+    # 8 points, one in a single row of 40000: a sample of 2**14 rows misses it
+    # more often than not; with fewer than K distinct rows in the sample, the
+    # draw reads all the rows, and every fit finds the 8 points
+    rng = np.random.default_rng(0)
+    P = 10.0 * rng.normal(size=(8, 4))
+    idx = rng.integers(0, 7, size=40000)
+    idx[12345] = 7
+    X = P[idx]
+    for seed in range(4):
+        a = AttentionQuantizer(8, random_state=seed).fit(X)
+        assert a.inertia_ < 1e-6 and np.unique(a.labels_).size == 8
 
 
 def test_kmeans_plusplus_on_a_sample_of_many_rows():

@@ -266,3 +266,33 @@ def test_unsorted_indices_are_not_copied_and_fit_as_sorted(geometry):
     b = AttentionQuantizer(4, geometry=geometry, random_state=0).fit(Xu)
     np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, rtol=1e-10, atol=1e-12)
     assert np.array_equal(a.labels_, b.labels_)
+
+
+def test_sampled_sparse_seeding_draws_by_weight_and_reads_all_few_distinct_rows():
+    # the dense draw's fixes on sparse rows: above the sample size, rows of
+    # weight 0 are never seeds, and a sample holding fewer than K distinct rows
+    # (8 points, one in a single row of 40000) makes the draw read all the rows
+    from sklearn_attnclust.maths.point.seeding import SEED_MIN_ROWS
+    from sklearn_attnclust.maths.point.sparse_maths import sparse_seed_points
+
+    n = SEED_MIN_ROWS + 5000
+    X = np.random.default_rng(0).normal(size=(n, 4))
+    X[X < 0] = 0.0
+    positive = np.random.default_rng(1).choice(n, 10, replace=False)
+    w = np.zeros(n)
+    w[positive] = np.arange(1.0, 11.0)
+    chart = sparse_chart(sp.csr_matrix(X), w)[0]
+    for seed in range(4):
+        S = sparse_seed_points(sp.csr_matrix(X), w, "k-means++", np.random.RandomState(seed),
+                               chart, 8)
+        on = np.abs(X[:, None, :] - S[None]).max(axis=2).argmin(axis=0)
+        assert np.isin(on, positive).all() and np.unique(on).size == 8
+    rng = np.random.default_rng(0)
+    P = np.abs(10.0 * rng.normal(size=(8, 4)))
+    P[:, 0] = 0.0
+    idx = rng.integers(0, 7, size=40000)
+    idx[12345] = 7
+    Xs = sp.csr_matrix(P[idx])
+    for seed in range(4):
+        a = AttentionQuantizer(8, random_state=seed).fit(Xs)
+        assert a.inertia_ < 1e-6 and np.unique(a.labels_).size == 8

@@ -55,7 +55,7 @@ from ..free_energy import exp_shifted
 from ..shared import CACHE_ENTRIES
 from .chart import MIN_POLE
 from .moments import ScaledCovariance
-from .seeding import seed_points
+from .seeding import seed_points, seeding_size
 from .statistics import PointStatistics
 from ...layers.base import LayerMaths
 
@@ -287,9 +287,11 @@ class PointMaths(LayerMaths):
         """The dict :func:`.seeding.seed_points` keeps the k-means++ draw's rows in
         for the starts of this fit after this one (None at the last start, and
         for rows of more than CACHE_ENTRIES numbers: no copy of them held
-        through the descents)."""
+        through the descents, and for more rows than :func:`.seeding.seeding_size`:
+        each start draws its own sample)."""
         self.starts_left -= 1
-        if self.starts_left < 1 or X.shape[0] * X.shape[1] > CACHE_ENTRIES:
+        if self.starts_left < 1 or X.shape[0] * X.shape[1] > CACHE_ENTRIES or \
+                seeding_size(X.shape[0], self.n_clusters) < X.shape[0]:
             kept = self._seeding[2] if self._seeding[0]() is X and \
                 self._seeding[1] is weights else None
             self._seeding = (_no_reference, None, None)

@@ -6,7 +6,7 @@ No scikit-learn at import: dask workers import the point layer's modules, and
 
 import numpy as np
 
-from ..._init import centred_order, centred_rows_in_order, draw_distinct_rows
+from ..._init import centred_order, centred_rows_in_order, distinct_starts, draw_distinct_rows
 from ..shared import check_points
 
 __all__ = ["SEED_MIN_ROWS", "SEED_ROWS_PER_CENTRE", "seed_points", "seeding_positions",
@@ -90,28 +90,50 @@ def seeding_size(n_rows, n_clusters):
     return min(int(n_rows), max(SEED_MIN_ROWS, SEED_ROWS_PER_CENTRE * int(n_clusters)))
 
 
-def seeding_positions(n_rows, n_clusters, rng):
-    """The positions, in the rows' canonical order, of the rows the k-means++
-    draw reads: None for all of them, else :func:`seeding_size` positions drawn
-    uniformly without replacement by ``rng``, in increasing order."""
+def seeding_positions(n_rows, n_clusters, rng, weights=None):
+    """The rows the k-means++ draw reads, by their positions in the rows'
+    canonical order: None for all of them, else ``(positions, counts)``.
+
+    Without ``weights``, :func:`seeding_size` positions drawn uniformly without
+    replacement by ``rng``, in increasing order, and ``counts`` None.  With
+    ``weights`` (the rows' weights in that order), :func:`seeding_size` draws
+    by weight with replacement (inverse CDF over that order, so a row of weight
+    0 is never drawn, and a row of weight ``w`` is drawn as its ``w`` repeats
+    would be): ``positions`` the distinct rows drawn, in increasing order, and
+    ``counts`` (float64) how many times each was drawn, the draw's weights.
+    """
     m = seeding_size(n_rows, n_clusters)
-    return None if m >= n_rows else np.sort(rng.choice(n_rows, m, replace=False))
+    if m >= n_rows:
+        return None
+    if weights is None:
+        return np.sort(rng.choice(n_rows, m, replace=False)), None
+    cumulative = np.cumsum(weights, dtype=np.float64)
+    drawn = np.searchsorted(cumulative, rng.random_sample(m) * cumulative[-1], side="right")
+    # u * W can round up to W: back to the last row of positive weight
+    np.minimum(drawn, np.flatnonzero(np.asarray(weights) > 0)[-1], out=drawn)
+    positions, counts = np.unique(drawn, return_counts=True)
+    return positions, counts.astype(np.float64)
 
 
 def _seeding_rows(X, weights, chart, two, K, rng):
     """The rows' canonical order about the chart's offset, and the centred rows
     (scaled by ``two``, float64) the k-means++ draw reads with their weights:
-    all of them in that order, or those of :func:`seeding_positions` in it,
-    each keeping its weight."""
+    all of them in that order, or those of :func:`seeding_positions` in it with
+    their weights there (the counts with ``weights``, else None), unless they
+    hold fewer than ``K`` distinct rows (then all of them)."""
     n = X.shape[0]
     if seeding_size(n, K) >= n:
         order, Z = centred_rows_in_order(X, chart.offset, two)
         return order, Z, None if weights is None else weights[order]
     order = centred_order(X, chart.offset, two)
-    picked = order[seeding_positions(n, K, rng)]
-    Z = np.subtract(X[picked], chart.offset, dtype=np.float64)
+    positions, counts = seeding_positions(n, K, rng, None if weights is None else weights[order])
+    Z = np.subtract(X[order[positions]], chart.offset, dtype=np.float64)
     Z *= two
-    return order, Z, None if weights is None else weights[picked]
+    if distinct_starts(Z).size >= K:  # (in canonical order: equal rows side by side)
+        return order, Z, counts
+    Z = np.subtract(np.take(X, order, axis=0), chart.offset, dtype=np.float64)
+    Z *= two
+    return order, Z, None if weights is None else weights[order]
 
 
 def seed_points(X, weights, init, rng, chart, n_clusters, orders=None, kept=None):
@@ -128,18 +150,28 @@ def seed_points(X, weights, init, rng, chart, n_clusters, orders=None, kept=None
     ``rng`` is a ``numpy.random.RandomState``; ``chart`` the
     :class:`.chart.PointChart` of the rows.  Both draws run over the rows in
     :func:`sklearn_attnclust._init.canonical_order` about the chart's offset (the weighted
-    mean), so the seeds depend on the weighted set of rows only: not on
-    their order, and a weight ``w`` draws as ``w`` repeats; they are
-    KMeans's draws on the rows in that order.  ``orders``: a list the
+    mean), so the seeds depend on the weighted set of rows only, not on
+    their order.  On at most :func:`seeding_size` rows (and when the sample
+    holds fewer than K distinct rows: then all the rows are read) they are
+    KMeans's draws on the rows in that order, and a weight ``w`` draws as
+    ``w`` repeats.  On more rows, k-means++ reads the sample of
+    :func:`seeding_positions`: uniform without weights; by weight, with
+    replacement, with weights, so that a row of weight 0 is never a seed and
+    a weight ``w`` draws as ``w`` repeats of weight 1 would (in distribution;
+    not as unweighted repeats, which are sampled without replacement).
+    ``orders``: a list the
     k-means++ draw appends that order to (the swap stage's order of the rows,
     :meth:`.maths.PointMaths.swap_order`), or None.  ``kept``: a dict where the
     k-means++ draw keeps the centred rows in their order, their weights and
     squared norms, for the next start's draw from the same rows and chart
-    (the same numbers: at 1e4 x 10 rows, 0.4 ms a start), or None.
+    (the same numbers: at 1e4 x 10 rows, 0.4 ms a start), or None; nothing is
+    kept when the draw samples (each start draws its own sample).
     """
     K = n_clusters
     if isinstance(init, str) and init == "k-means++":
         two = chart.unit_power()
+        if seeding_size(X.shape[0], K) < X.shape[0]:
+            kept = None  # a sample: each start draws its own
         if kept:  # an earlier start's rows
             order, Z, w = kept["rows"]
         else:

@@ -71,19 +71,24 @@ def _draw_distinct(X, size, rng, weights, center, scale):
 def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
     """:func:`.seeding.seed_points` of the CSR rows ``X``: k-means++ on the sparse
     rows in their canonical order (:func:`sparse_order`; on many rows, those of
-    :func:`.seeding.seeding_positions` in it) times a power of two,
+    :func:`.seeding.seeding_positions` in it, with their counts as weights where
+    the rows are weighted, unless they hold fewer than K distinct rows) times a
+    power of two,
     distinct rows drawn by weight (``"random"``), a callable's or an array."""
     K = n_clusters
     X = as_rows(X)
     if isinstance(init, str) and init == "k-means++":
         two = chart.unit_power()
-        order, _ = sparse_order(X, chart.offset, two)
-        picked = seeding_positions(X.shape[0], K, rng)  # (the dense draw's sample)
-        order = order if picked is None else order[picked]
+        order, first = sparse_order(X, chart.offset, two)
+        w = None if weights is None else weights[order]
+        drawn = seeding_positions(X.shape[0], K, rng, w)  # (the dense draw's sample)
+        # (a sample of fewer than K distinct rows: all the rows, as the dense draw)
+        if drawn is not None and np.unique(np.searchsorted(first, drawn[0], "right")).size >= K:
+            order, w = order[drawn[0]], drawn[1]
         Z = X[order].astype(np.float64, copy=False)
         if two != 1.0:
             Z = Z * two
-        C = _kmeans_plusplus(Z, K, rng, None if weights is None else weights[order])
+        C = _kmeans_plusplus(Z, K, rng, w)
         return np.asarray(C, dtype=np.float64) / two
     if isinstance(init, str) and init == "random":
         return _draw_distinct(X, K, rng, weights, chart.offset, chart.unit_power())
