@@ -16,7 +16,7 @@ from ..._swap import _RowDraw
 from ..cosine.rows import as_rows, sparse_row_keys
 from ..shared import check_points
 from .maths import PointMaths
-from .seeding import _kmeans_plusplus, seeding_positions
+from .seeding import _kmeans_plusplus, sample_missed_rows, seeding_positions
 from .sparse import SparsePointStatistics, centred_sq_norms
 
 __all__ = ["SparsePointMaths", "sparse_order", "sparse_seed_points"]
@@ -68,12 +68,21 @@ def _draw_distinct(X, size, rng, weights, center, scale):
     return np.asarray(X[np.resize(np.array(picked), size)].toarray(), dtype=np.float64)
 
 
+def _sparse_kmeans_plusplus(X, rows, w, two, K, rng):
+    """k-means++ centres (input units, float64) of the CSR rows ``rows`` of ``X``
+    in that order, weights ``w`` or None, read times the power of two ``two``."""
+    Z = X[rows].astype(np.float64, copy=False)
+    if two != 1.0:
+        Z = Z * two
+    return np.asarray(_kmeans_plusplus(Z, K, rng, w), dtype=np.float64) / two
+
+
 def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
     """:func:`.seeding.seed_points` of the CSR rows ``X``: k-means++ on the sparse
     rows in their canonical order (:func:`sparse_order`; on many rows, those of
     :func:`.seeding.seeding_positions` in it, with their counts as weights where
-    the rows are weighted, unless they hold fewer than K distinct rows) times a
-    power of two,
+    the rows are weighted, unless they hold fewer than K distinct rows or
+    :func:`.seeding.sample_missed_rows`) times a power of two,
     distinct rows drawn by weight (``"random"``), a callable's or an array."""
     K = n_clusters
     X = as_rows(X)
@@ -83,13 +92,12 @@ def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
         w = None if weights is None else weights[order]
         drawn = seeding_positions(X.shape[0], K, rng, w)  # (the dense draw's sample)
         # (a sample of fewer than K distinct rows: all the rows, as the dense draw)
-        if drawn is not None and np.unique(np.searchsorted(first, drawn[0], "right")).size >= K:
-            order, w = order[drawn[0]], drawn[1]
-        Z = X[order].astype(np.float64, copy=False)
-        if two != 1.0:
-            Z = Z * two
-        C = _kmeans_plusplus(Z, K, rng, w)
-        return np.asarray(C, dtype=np.float64) / two
+        if drawn is None or np.unique(np.searchsorted(first, drawn[0], "right")).size < K:
+            return _sparse_kmeans_plusplus(X, order, w, two, K, rng)
+        C = _sparse_kmeans_plusplus(X, order[drawn[0]], drawn[1], two, K, rng)
+        if sample_missed_rows(X, weights, C, order[drawn[0]], drawn[1]):
+            C = _sparse_kmeans_plusplus(X, order, w, two, K, rng)
+        return C
     if isinstance(init, str) and init == "random":
         return _draw_distinct(X, K, rng, weights, chart.offset, chart.unit_power())
     Z = init(X, K, rng) if callable(init) else init
