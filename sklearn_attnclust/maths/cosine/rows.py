@@ -16,8 +16,8 @@ import scipy.sparse as sp
 from ..._blocks import _mix64, map_row_blocks, race_keys, smallest_keys
 from ..shared import row_view
 
-__all__ = ["UnitRowBlocks", "as_rows", "dense_unit_rows", "row_inverse_norms", "rows_known", "sparse_row_keys",
-           "sparse_sample", "unit_rows"]
+__all__ = ["UnitRowBlocks", "as_rows", "dense_unit_rows", "row_inverse_norms", "rows_known",
+           "sparse_row_keys", "sparse_sample", "unit_rows"]
 
 
 _SEED = 0x636F73  # the fixed seed of the rows' keys of the spread's sample

@@ -60,7 +60,8 @@ from .statistics import PointStatistics
 from ...layers.base import LayerMaths
 
 __all__ = ["COARSE_TOL", "NOISE_DISCOUNT", "NOISE_SHARE", "PointMaths", "STALL_SCALE",
-           "STALL_STEPS", "absolute_temperature", "lloyd_shift", "mass_preconditioner", "point_weights", "sampling_noise"]
+           "STALL_STEPS", "absolute_temperature", "lloyd_shift", "mass_preconditioner",
+           "point_weights", "sampling_noise"]
 
 
 #: Tolerance of the coarse stage (at least ``tol``): the sample's own
