@@ -29,13 +29,33 @@ def test_a_lone_far_point_missed_by_the_sample_gets_its_seed(sparse):
 
 
 def test_a_sample_that_represents_the_rows_is_kept():
+    # uniform rows: the k-means++ draw on the sample, its rows' squared distances
+    # to those seeds against all the rows' (1.00 to 1.02; above 1.5, all the rows)
     rng = np.random.default_rng(1)
     X = rng.uniform(size=(50000, 16))
-    order = np.arange(X.shape[0])
     picked = np.sort(rng.choice(X.shape[0], seeding.seeding_size(X.shape[0], 64),
                                 replace=False))
-    seeds = X[picked[:64]]
-    assert not seeding.sample_missed_rows(X, None, seeds, order[picked], None)
-    far = X.copy()
-    far[np.setdiff1d(order, picked)[:10]] += 100.0  # ten rows the sample did not read
-    assert seeding.sample_missed_rows(far, None, seeds, order[picked], None)
+    seeds = seeding._kmeans_plusplus(X[picked], 64, np.random.RandomState(0), None)
+    d2 = ((X[:, None, :] - seeds[None]) ** 2).sum(-1).min(1)
+    assert not seeding.sample_missed_rows(d2, None, picked, None)
+    d2[np.setdiff1d(np.arange(X.shape[0]), picked)[:10]] += 1e4  # rows the sample missed
+    assert seeding.sample_missed_rows(d2, None, picked, None)
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_missed_rows_are_found_at_any_scale(sparse, scale):
+    # the distances in the draw's units: at 1e+-200 in the input's, their squares
+    # under- or overflow and the check never fired
+    X = _lone_far_point() * scale
+    rows = sp.csr_matrix(X) if sparse else X
+    for seed in (1, 3):  # (the two fits whose sample misses the point)
+        fit = AttentionQuantizer(8, random_state=seed).fit(rows)
+        assert np.sum(fit.labels_ == fit.labels_[12345]) == 1
+
+
+def test_equal_weights_seed_as_no_weights():
+    X = _lone_far_point(20000, 4)
+    assert seeding.seeding_size(X.shape[0], 8) < X.shape[0]
+    a = AttentionQuantizer(8, random_state=0, max_iter=0).fit(X)
+    b = AttentionQuantizer(8, random_state=0, max_iter=0).fit(X, sample_weight=np.full(20000, 3.0))
+    np.testing.assert_allclose(a.cluster_centers_, b.cluster_centers_, rtol=1e-12, atol=1e-12)

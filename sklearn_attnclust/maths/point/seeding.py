@@ -10,8 +10,8 @@ from ..._assign import nearest_point
 from ..._init import centred_order, centred_rows_in_order, distinct_starts, draw_distinct_rows
 from ..shared import check_points
 
-__all__ = ["SAMPLE_DISTANCE_FACTOR", "SEED_MIN_ROWS", "SEED_ROWS_PER_CENTRE", "sample_missed_rows",
-           "seed_points", "seeding_positions", "seeding_size"]
+__all__ = ["DRAW_CHUNK", "SAMPLE_DISTANCE_FACTOR", "SEED_MIN_ROWS", "SEED_ROWS_PER_CENTRE",
+           "sample_missed_rows", "seed_points", "seeding_positions", "seeding_size"]
 
 
 #: The arguments of ``sklearn.cluster._kmeans._kmeans_plusplus`` (scikit-learn 1.3 to 1.9).
@@ -20,8 +20,8 @@ _PRIVATE_ARGS = ("X", "n_clusters", "x_squared_norms", "sample_weight", "random_
 _PRIVATE = []  # [the private function, or None], found at the first seeding
 
 #: Rows per centre the k-means++ draw reads at most (and at least
-#: :data:`SEED_MIN_ROWS`): from more rows it draws from a uniform sample of that
-#: many.  Its cost is rows x K x d x (2 + ln K) (scikit-learn's greedy draw: 1.5
+#: :data:`SEED_MIN_ROWS`): from more rows it draws from a sample of that many
+#: (:func:`seeding_positions`).  Its cost is rows x K x d x (2 + ln K) (scikit-learn's greedy draw: 1.5
 #: s of a 5 s fit on uniform 5e4 x 64 rows, K = 256, more than faiss's whole fit).
 #: Measured on uniform and blob data (5e4 x 16, K = 64; 5e4 x 64, K = 256; two
 #: seeds, default fits): at 128, 64, 32 and 16 rows per centre the fits' inertia
@@ -91,19 +91,43 @@ def _kmeans_plusplus(Z, K, rng, weights, kept=None):
 #: draw on all the rows would very likely have taken (a lone far point among
 #: 4e4 rows on 8 points: the ratio about 2e3, and 2 of 4 fits ended at 1e3 x
 #: the inertia).  Where the sample represents the rows the ratio is near 1,
-#: the seeds' own rows (at distance 0) in the sample only: measured on uniform
-#: and blob rows (5e4 x 16 and 64, K = 64, 256 and 1024).
+#: the seeds' own rows (at distance 0) in the sample only: 1.00 to 1.10 on
+#: uniform and blob rows (5e4 x 16 and 64, K = 64, 256 and 1024).  On
+#: heavy-tailed rows the seeds sit on the sample's outliers and not on the
+#: others, and the check fires (5e4 x 16, K = 64 and 256: Student t with 2
+#: degrees of freedom 1.2 to 1.7, with 1.5 3 to 15, lognormal(0, 2) 1.5 to
+#: 17): the draw then reads all the rows, at the sample's and the check's cost
+#: more than that draw alone (t(1.5), 5e4 x 32, K = 256: 5.1 s of seeding
+#: against 2.1 s for the sample's draw).
 SAMPLE_DISTANCE_FACTOR = 1.5
 
+#: Numbers a chunk of rows :func:`_draw_distances` centres and scales at a time
+#: (a float64 temporary of 2 MiB, the chunk ``nearest_point`` reads at most).
+DRAW_CHUNK = 2**18
 
-def sample_missed_rows(X, weights, seeds, picked, counts):
-    """Whether the rows ``X`` (``weights`` or None) lie farther from the input-space
-    ``seeds`` than the rows ``picked`` of a sample (drawn ``counts`` times, or
-    None) suggest: their weighted mean squared distance to the nearest seed above
-    :data:`SAMPLE_DISTANCE_FACTOR` times the sample's (one pass, O(n K d))."""
-    d2 = nearest_point(X, seeds)[1].astype(np.float64)
+
+def sample_missed_rows(d2, weights, picked, counts):
+    """Whether rows at squared distances ``d2`` from their nearest seed
+    (``weights`` or None) lie farther from the seeds than the rows ``picked`` of
+    a sample (drawn ``counts`` times, or None) suggest: their weighted mean
+    above :data:`SAMPLE_DISTANCE_FACTOR` times the sample's."""
     whole = np.average(d2, weights=weights)
     return bool(whole > SAMPLE_DISTANCE_FACTOR * np.average(d2[picked], weights=counts))
+
+
+def _draw_distances(X, offset, two, Z):
+    """The squared distance of each row of ``X`` to its nearest point of ``Z``,
+    both in the draw's units (the rows centred on ``offset`` and scaled by the
+    power of two ``two``, float64, a chunk of :data:`DRAW_CHUNK` numbers at a
+    time): of about unit size, whatever the data's scale."""
+    d2 = np.empty(X.shape[0])
+    step = max(1, DRAW_CHUNK // max(X.shape[1], 1))
+    for a in range(0, X.shape[0], step):
+        D = np.subtract(X[a:a + step], offset, dtype=np.float64)
+        D *= two
+        d2[a:a + step] = nearest_point(D, Z)[1]
+    return d2
+
 
 
 def seeding_size(n_rows, n_clusters):
@@ -116,18 +140,18 @@ def seeding_positions(n_rows, n_clusters, rng, weights=None):
     """The rows the k-means++ draw reads, by their positions in the rows'
     canonical order: None for all of them, else ``(positions, counts)``.
 
-    Without ``weights``, :func:`seeding_size` positions drawn uniformly without
-    replacement by ``rng``, in increasing order, and ``counts`` None.  With
-    ``weights`` (the rows' weights in that order), :func:`seeding_size` draws
-    by weight with replacement (inverse CDF over that order, so a row of weight
-    0 is never drawn, and a row of weight ``w`` is drawn as its ``w`` repeats
-    would be): ``positions`` the distinct rows drawn, in increasing order, and
+    Without ``weights`` (or with equal ones), :func:`seeding_size` positions
+    drawn uniformly without replacement by ``rng``, in increasing order, and
+    ``counts`` None.  With ``weights`` (the rows' weights in that order),
+    :func:`seeding_size` draws by weight with replacement (inverse CDF over
+    that order, so a row of weight 0 is never drawn, and a row of weight ``w``
+    is drawn as ``w`` repeats of weight 1 would be, in distribution): ``positions`` the distinct rows drawn, in increasing order, and
     ``counts`` (float64) how many times each was drawn, the draw's weights.
     """
     m = seeding_size(n_rows, n_clusters)
     if m >= n_rows:
         return None
-    if weights is None:
+    if weights is None or np.ptp(weights) == 0:  # (equal weights: as none)
         return np.sort(rng.choice(n_rows, m, replace=False)), None
     cumulative = np.cumsum(weights, dtype=np.float64)
     drawn = np.searchsorted(cumulative, rng.random_sample(m) * cumulative[-1], side="right")
@@ -209,11 +233,12 @@ def seed_points(X, weights, init, rng, chart, n_clusters, orders=None, kept=None
                 kept["rows"] = order, Z, w
         if orders is not None:
             orders.append(order)
-        points = chart.offset + _kmeans_plusplus(Z, K, rng, w, kept) / two
-        if sample is not None and sample_missed_rows(X, weights, points, *sample):
+        Z = _kmeans_plusplus(Z, K, rng, w, kept)
+        if sample is not None and sample_missed_rows(
+                _draw_distances(X, chart.offset, two, Z), weights, *sample):
             Z, w, _ = _all_rows(X, weights, chart, two, order)
-            points = chart.offset + _kmeans_plusplus(Z, K, rng, w) / two
-        return points
+            Z = _kmeans_plusplus(Z, K, rng, w)
+        return chart.offset + Z / two
     if isinstance(init, str) and init == "random":
         return draw_distinct_rows(X, K, rng, weights, chart.offset).astype(np.float64)
     Z = init(X, K, rng) if callable(init) else init

@@ -12,12 +12,13 @@ invariant) with the heads' points in the same units.  No scikit-learn at import.
 
 import numpy as np
 
+from ..._assign import nearest_point
 from ..._swap import _RowDraw
 from ..cosine.rows import as_rows, sparse_row_keys
 from ..shared import check_points
 from .maths import PointMaths
 from .seeding import _kmeans_plusplus, sample_missed_rows, seeding_positions
-from .sparse import SparsePointStatistics, centred_sq_norms
+from .sparse import SparsePointStatistics, _entry_rows, centred_sq_norms
 
 __all__ = ["SparsePointMaths", "sparse_order", "sparse_seed_points"]
 
@@ -68,6 +69,16 @@ def _draw_distinct(X, size, rng, weights, center, scale):
     return np.asarray(X[np.resize(np.array(picked), size)].toarray(), dtype=np.float64)
 
 
+def _draw_distances(X, two, Z):
+    """The squared distance of each CSR row of ``X`` to its nearest point of
+    ``Z``, in the draw's units (the rows times the power of two ``two``, a
+    block of rows of about ``NORM_ENTRIES`` stored entries at a time): of about
+    unit size, whatever the data's scale."""
+    step = _entry_rows(X)
+    return np.concatenate([nearest_point(X[a:a + step] * two, Z)[1]
+                           for a in range(0, X.shape[0], step)]).astype(np.float64)
+
+
 def _sparse_kmeans_plusplus(X, rows, w, two, K, rng):
     """k-means++ centres (input units, float64) of the CSR rows ``rows`` of ``X``
     in that order, weights ``w`` or None, read times the power of two ``two``."""
@@ -95,7 +106,8 @@ def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
         if drawn is None or np.unique(np.searchsorted(first, drawn[0], "right")).size < K:
             return _sparse_kmeans_plusplus(X, order, w, two, K, rng)
         C = _sparse_kmeans_plusplus(X, order[drawn[0]], drawn[1], two, K, rng)
-        if sample_missed_rows(X, weights, C, order[drawn[0]], drawn[1]):
+        if sample_missed_rows(_draw_distances(X, two, C * two), weights,
+                              order[drawn[0]], drawn[1]):
             C = _sparse_kmeans_plusplus(X, order, w, two, K, rng)
         return C
     if isinstance(init, str) and init == "random":

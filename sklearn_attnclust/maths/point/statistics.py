@@ -194,8 +194,10 @@ class PointStatistics(Statistics):
             rows = source[a:a + step]
             part = rows if self.cached else self.chart.scaled(rows)
             top = max(top, float(np.max(np.abs(part), initial=0.0)))
+            if not top < 2.0**60:
+                return None
             Y[a:a + step] = part
-        if Y.size and not 2.0**-60 < top < 2.0**60:
+        if Y.size and not 2.0**-60 < top:
             return None
         return PointStatistics(
             X=self.X, weights=self.weights, chart=self.chart,
