@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["canonical_order", "check_start", "draw_distinct_rows", "generator_from",
+__all__ = ["canonical_order", "centred_rows", "check_start", "draw_distinct_rows", "generator_from",
            "init_heads", "n_starts", "order_by_key", "ordered_distinct_starts", "squared_norms",
            "unit_exponent", "unit_start"]
 
@@ -140,10 +140,16 @@ def centred_rows_in_order(X, center, scale, small=2**14):
         order = order_by_key(squared_norms(D), D)
         return order, np.take(D, order, axis=0)
     order = centred_order(X, center, scale)
-    Z = np.take(X, order, axis=0)
+    return order, centred_rows(X, order, center, scale)
+
+
+def centred_rows(X, rows, center, scale):
+    """The rows ``rows`` (indices) of ``X`` centred and scaled, ``(X[rows] -
+    center) * scale`` in float64: one new copy of them."""
+    Z = np.take(X, rows, axis=0)
     Z = np.subtract(Z, center, dtype=np.float64, out=Z if Z.dtype == np.float64 else None)
     Z *= scale
-    return order, Z
+    return Z
 
 
 def squared_norms(D):

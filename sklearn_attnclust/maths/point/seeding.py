@@ -7,7 +7,8 @@ No scikit-learn at import: dask workers import the point layer's modules, and
 import numpy as np
 
 from ..._assign import nearest_point
-from ..._init import centred_order, centred_rows_in_order, distinct_starts, draw_distinct_rows
+from ..._init import (centred_order, centred_rows, centred_rows_in_order, distinct_starts,
+                      draw_distinct_rows)
 from ..shared import check_points
 
 __all__ = ["DRAW_CHUNK", "SAMPLE_DISTANCE_FACTOR", "SEED_MIN_ROWS", "SEED_ROWS_PER_CENTRE",
@@ -21,8 +22,9 @@ _PRIVATE = []  # [the private function, or None], found at the first seeding
 
 #: Rows per centre the k-means++ draw reads at most (and at least
 #: :data:`SEED_MIN_ROWS`): from more rows it draws from a sample of that many
-#: (:func:`seeding_positions`).  Its cost is rows x K x d x (2 + ln K) (scikit-learn's greedy draw: 1.5
-#: s of a 5 s fit on uniform 5e4 x 64 rows, K = 256, more than faiss's whole fit).
+#: (:func:`seeding_positions`).  Its cost is rows x K x d x (2 + ln K)
+#: (scikit-learn's greedy draw: 1.5 s of a 5 s fit on uniform 5e4 x 64 rows,
+#: K = 256, more than faiss's whole fit).
 #: Measured on uniform and blob data (5e4 x 16, K = 64; 5e4 x 64, K = 256; two
 #: seeds, default fits): at 128, 64, 32 and 16 rows per centre the fits' inertia
 #: is within 0.2 % of the draw on all the rows (and within 0.03 % at K = 256;
@@ -129,7 +131,6 @@ def _draw_distances(X, offset, two, Z):
     return d2
 
 
-
 def seeding_size(n_rows, n_clusters):
     """The rows the k-means++ draw reads: all ``n_rows``, or at most
     :data:`SEED_ROWS_PER_CENTRE` per centre and at least :data:`SEED_MIN_ROWS`."""
@@ -145,8 +146,9 @@ def seeding_positions(n_rows, n_clusters, rng, weights=None):
     ``counts`` None.  With ``weights`` (the rows' weights in that order),
     :func:`seeding_size` draws by weight with replacement (inverse CDF over
     that order, so a row of weight 0 is never drawn, and a row of weight ``w``
-    is drawn as ``w`` repeats of weight 1 would be, in distribution): ``positions`` the distinct rows drawn, in increasing order, and
-    ``counts`` (float64) how many times each was drawn, the draw's weights.
+    is drawn as ``w`` repeats of weight 1 would be, in distribution):
+    ``positions`` the distinct rows drawn, in increasing order, and ``counts``
+    (float64) how many times each was drawn, the draw's weights.
     """
     m = seeding_size(n_rows, n_clusters)
     if m >= n_rows:
@@ -173,19 +175,11 @@ def _seeding_rows(X, weights, chart, two, K, rng):
         return order, Z, None if weights is None else weights[order], None
     order = centred_order(X, chart.offset, two)
     positions, counts = seeding_positions(n, K, rng, None if weights is None else weights[order])
-    Z = np.subtract(X[order[positions]], chart.offset, dtype=np.float64)
-    Z *= two
+    Z = centred_rows(X, order[positions], chart.offset, two)
     if distinct_starts(Z).size >= K:  # (in canonical order: equal rows side by side)
         return order, Z, counts, (order[positions], counts)
-    return (order,) + _all_rows(X, weights, chart, two, order)
-
-
-def _all_rows(X, weights, chart, two, order):
-    """The centred rows (scaled by ``two``, float64) in ``order``, their weights
-    there, and None (no sample)."""
-    Z = np.subtract(np.take(X, order, axis=0), chart.offset, dtype=np.float64)
-    Z *= two
-    return Z, None if weights is None else weights[order], None
+    return order, centred_rows(X, order, chart.offset, two), \
+        None if weights is None else weights[order], None
 
 
 def seed_points(X, weights, init, rng, chart, n_clusters, orders=None, kept=None):
@@ -236,8 +230,8 @@ def seed_points(X, weights, init, rng, chart, n_clusters, orders=None, kept=None
         Z = _kmeans_plusplus(Z, K, rng, w, kept)
         if sample is not None and sample_missed_rows(
                 _draw_distances(X, chart.offset, two, Z), weights, *sample):
-            Z, w, _ = _all_rows(X, weights, chart, two, order)
-            Z = _kmeans_plusplus(Z, K, rng, w)
+            Z = _kmeans_plusplus(centred_rows(X, order, chart.offset, two), K, rng,
+                                 None if weights is None else weights[order])
         return chart.offset + Z / two
     if isinstance(init, str) and init == "random":
         return draw_distinct_rows(X, K, rng, weights, chart.offset).astype(np.float64)
