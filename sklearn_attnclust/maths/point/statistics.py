@@ -30,9 +30,13 @@ LOW_PRECISION_CHUNK = 2**16
 
 
 def _sq_sum(Y, w):
+    """``sum_i w_i ||y_i||^2``; a row of weight 0 counts 0 whatever its norm
+    (``0 inf`` is NaN: a row of weight 0 at 1e200 among rows of size 1)."""
     if w is None:
         return float(np.vdot(Y, Y))
-    return float(w @ row_norms2(Y))
+    q = row_norms2(Y)
+    q[w == 0] = 0.0
+    return float(w @ q)
 
 
 def _sq_block(lo, hi, X, Y, w, chart, dtype):
