@@ -177,7 +177,8 @@ class PointStatistics(Statistics):
         """The same rows with float32 passes (the sums stay float64), or None where
         the passes are float32 already or the rows in the data's units (centred
         on the chart's offset, over its spread) are beyond ``2**+-60`` (where
-        the passes' squares would leave float32's normal range, ``2**+-126``).
+        the passes' squares would leave float32's normal range, ``2**+-126``);
+        the rows of weight 0 are copied as 0 (the offset) and do not count there.
 
         The passes read a float32 copy of the rows in the data's units through
         the unit chart (small data: of their cached scaled rows; large data:
@@ -194,9 +195,15 @@ class PointStatistics(Statistics):
         Y = np.empty(source.shape, dtype=np.float32)
         top = 0.0
         step = max(1, LOW_PRECISION_CHUNK // max(source.shape[1], 1))
+        w = self.weights
+        zero = None if w is None or np.all(w > 0) else w == 0
         for a in range(0, source.shape[0], step):
             rows = source[a:a + step]
             part = rows if self.cached else self.chart.scaled(rows)
+            if zero is not None and np.any(zero[a:a + step]):
+                # rows of weight 0 do not count: copied as the offset, whatever their size
+                # (one at 1e20 among rows of size 10 kept the passes in float64)
+                part = np.where(zero[a:a + step, None], 0.0, part)
             top = max(top, float(np.max(np.abs(part), initial=0.0)))
             if not top < 2.0**60:
                 return None
