@@ -12,7 +12,7 @@ from ..._init import (centred_order, centred_rows, centred_rows_in_order, distin
 from ..shared import check_points
 
 __all__ = ["DRAW_CHUNK", "SAMPLE_DISTANCE_FACTOR", "SEED_MIN_ROWS", "SEED_ROWS_PER_CENTRE",
-           "sample_missed_rows", "seed_points", "seeding_positions", "seeding_size"]
+           "counted_rows", "sample_missed_rows", "seed_points", "seeding_positions", "seeding_size"]
 
 
 #: The arguments of ``sklearn.cluster._kmeans._kmeans_plusplus`` (scikit-learn 1.3 to 1.9).
@@ -170,16 +170,30 @@ def _seeding_rows(X, weights, chart, two, K, rng):
     their weights there (the counts with ``weights``, else None), unless they
     hold fewer than ``K`` distinct rows (then all of them)."""
     n = X.shape[0]
-    if seeding_size(n, K) >= n:
+    if seeding_size(n, K) >= n and (weights is None or np.all(weights > 0)):
         order, Z = centred_rows_in_order(X, chart.offset, two)
         return order, Z, None if weights is None else weights[order], None
     order = centred_order(X, chart.offset, two)
-    positions, counts = seeding_positions(n, K, rng, None if weights is None else weights[order])
-    Z = centred_rows(X, order[positions], chart.offset, two)
-    if distinct_starts(Z).size >= K:  # (in canonical order: equal rows side by side)
-        return order, Z, counts, (order[positions], counts)
-    return order, centred_rows(X, order, chart.offset, two), \
-        None if weights is None else weights[order], None
+    if seeding_size(n, K) < n:
+        positions, counts = seeding_positions(n, K, rng,
+                                              None if weights is None else weights[order])
+        Z = centred_rows(X, order[positions], chart.offset, two)
+        if distinct_starts(Z).size >= K:  # (in canonical order: equal rows side by side)
+            return order, Z, counts, (order[positions], counts)
+    rows = counted_rows(order, weights)
+    return order, centred_rows(X, rows, chart.offset, two), \
+        None if weights is None else weights[rows], None
+
+
+def counted_rows(order, weights):
+    """The rows of ``order`` of positive ``weights`` (all of them without weights), in
+    that order: those the k-means++ draw reads.  A row of weight 0 is never drawn,
+    and one far beyond the others (1e200 among rows of size 10) would be at a
+    squared distance beyond float64's range, whose product with its weight is NaN
+    in the draw's potential."""
+    if weights is None or np.all(weights > 0):
+        return order
+    return order[weights[order] > 0]
 
 
 def seed_points(X, weights, init, rng, chart, n_clusters, orders=None, kept=None):
@@ -230,8 +244,9 @@ def seed_points(X, weights, init, rng, chart, n_clusters, orders=None, kept=None
         Z = _kmeans_plusplus(Z, K, rng, w, kept)
         if sample is not None and sample_missed_rows(
                 _draw_distances(X, chart.offset, two, Z), weights, *sample):
-            Z = _kmeans_plusplus(centred_rows(X, order, chart.offset, two), K, rng,
-                                 None if weights is None else weights[order])
+            rows = counted_rows(order, weights)
+            Z = _kmeans_plusplus(centred_rows(X, rows, chart.offset, two), K, rng,
+                                 None if weights is None else weights[rows])
         return chart.offset + Z / two
     if isinstance(init, str) and init == "random":
         return draw_distinct_rows(X, K, rng, weights, chart.offset).astype(np.float64)

@@ -17,7 +17,7 @@ from ..._swap import _RowDraw
 from ..cosine.rows import as_rows, sparse_row_keys
 from ..shared import check_points
 from .maths import PointMaths
-from .seeding import _kmeans_plusplus, sample_missed_rows, seeding_positions
+from .seeding import _kmeans_plusplus, counted_rows, sample_missed_rows, seeding_positions
 from .sparse import SparsePointStatistics, _entry_rows, centred_sq_norms
 
 __all__ = ["SparsePointMaths", "sparse_order", "sparse_seed_points"]
@@ -103,12 +103,15 @@ def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
         w = None if weights is None else weights[order]
         drawn = seeding_positions(X.shape[0], K, rng, w)  # (the dense draw's sample)
         # (a sample of fewer than K distinct rows: all the rows, as the dense draw)
+        rows = counted_rows(order, weights)  # (the rows of positive weight in that order)
         if drawn is None or np.unique(np.searchsorted(first, drawn[0], "right")).size < K:
-            return _sparse_kmeans_plusplus(X, order, w, two, K, rng)
+            return _sparse_kmeans_plusplus(X, rows, None if w is None else weights[rows], two,
+                                           K, rng)
         C = _sparse_kmeans_plusplus(X, order[drawn[0]], drawn[1], two, K, rng)
         if sample_missed_rows(_draw_distances(X, two, C * two), weights,
                               order[drawn[0]], drawn[1]):
-            C = _sparse_kmeans_plusplus(X, order, w, two, K, rng)
+            C = _sparse_kmeans_plusplus(X, rows, None if w is None else weights[rows], two,
+                                        K, rng)
         return C
     if isinstance(init, str) and init == "random":
         return _draw_distinct(X, K, rng, weights, chart.offset, chart.unit_power())

@@ -39,6 +39,16 @@ def _sq_sum(Y, w):
     return float(w @ q)
 
 
+def _scaled(X, w, chart):
+    """The rows in the chart's units (float64), those of weight 0 at the offset (0):
+    they do not count, and one far beyond the others (1e200 among rows of size 10)
+    has a squared norm beyond float64's range, whose product with its weight is NaN."""
+    Y = chart.scaled(X)
+    if w is not None and not np.all(w > 0):
+        Y[w == 0] = 0.0
+    return Y
+
+
 def _sq_block(lo, hi, X, Y, w, chart, dtype):
     """``(sum_i w_i ||y_i||^2,)`` of the rows ``lo:hi``: their scaled rows ``Y``
     if cached (else None: ``X``'s rows scaled by ``chart`` in ``dtype``)."""
@@ -112,7 +122,7 @@ class PointStatistics(Statistics):
         # a spread so small (subnormal data) that its inverse overflows X's dtype
         largest = float(np.finfo(X.dtype if X.dtype == np.float32 else np.float64).max)
         cached = n * d <= CACHE_ENTRIES or chart.spread < 2.0**20 / largest
-        Y = chart.scaled(X) if cached and sq_total is None else None
+        Y = _scaled(X, weights, chart) if cached and sq_total is None else None
         dtype = np.float32 if not cached and X.dtype == np.float32 else np.float64
         if sq_total is None:
             sq_total = float(sum_row_blocks(_sq_block, n, 65536, X, Y, weights, chart,
@@ -159,7 +169,7 @@ class PointStatistics(Statistics):
         cached scaled rows through the unit chart, or the rows as stored."""
         if self.cached:
             if self.scaled_rows is None:
-                self.scaled_rows = self.chart.scaled(self.X)
+                self.scaled_rows = _scaled(self.X, self.weights, self.chart)
             return _RawKernel(_UNIT_CHART, None, Z, beta, self.dtype, bias), self.scaled_rows
         return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
 
@@ -190,7 +200,7 @@ class PointStatistics(Statistics):
         if self.dtype == np.float32:
             return None
         if self.cached and self.scaled_rows is None:
-            self.scaled_rows = self.chart.scaled(self.X)
+            self.scaled_rows = _scaled(self.X, self.weights, self.chart)
         source = self.scaled_rows if self.cached else self.X
         Y = np.empty(source.shape, dtype=np.float32)
         top = 0.0
