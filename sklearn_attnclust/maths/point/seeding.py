@@ -11,8 +11,9 @@ from ..._init import (centred_order, centred_rows, centred_rows_in_order, distin
                       draw_distinct_rows)
 from ..shared import check_points
 
-__all__ = ["DRAW_CHUNK", "SAMPLE_DISTANCE_FACTOR", "SEED_MIN_ROWS", "SEED_ROWS_PER_CENTRE",
-           "counted_rows", "sample_missed_rows", "seed_points", "seeding_positions", "seeding_size"]
+__all__ = ["DRAW_CHUNK", "MISSED_ROWS_PER_CENTRE", "SAMPLE_DISTANCE_FACTOR", "SEED_MIN_ROWS", "SEED_ROWS_PER_CENTRE",
+           "counted_rows", "sample_missed_rows", "seed_points", "seeding_positions", "seeding_size",
+           "widened_sample"]
 
 
 #: The arguments of ``sklearn.cluster._kmeans._kmeans_plusplus`` (scikit-learn 1.3 to 1.9).
@@ -103,9 +104,20 @@ def _kmeans_plusplus(Z, K, rng, weights, kept=None):
 #: against 2.1 s for the sample's draw).
 SAMPLE_DISTANCE_FACTOR = 1.5
 
+#: Rows per centre that :func:`widened_sample` adds to a sample that missed rows.
+MISSED_ROWS_PER_CENTRE = 1
+
 #: Numbers a chunk of rows :func:`_draw_distances` centres and scales at a time
 #: (a float64 temporary of 2 MiB, the chunk ``nearest_point`` reads at most).
 DRAW_CHUNK = 2**18
+
+
+def _masses(d2, weights):
+    """``w_i d2_i`` (``d2`` without weights), 0 for the rows of weight 0 whatever
+    their distance (one at 1e200 among rows of size 10 is at an infinite one)."""
+    if weights is None:
+        return d2
+    return np.where(weights > 0, d2, 0.0) * weights
 
 
 def sample_missed_rows(d2, weights, picked, counts):
@@ -113,8 +125,42 @@ def sample_missed_rows(d2, weights, picked, counts):
     (``weights`` or None) lie farther from the seeds than the rows ``picked`` of
     a sample (drawn ``counts`` times, or None) suggest: their weighted mean
     above :data:`SAMPLE_DISTANCE_FACTOR` times the sample's."""
-    whole = np.average(d2, weights=weights)
+    whole = np.sum(_masses(d2, weights)) / (d2.size if weights is None else np.sum(weights))
     return bool(whole > SAMPLE_DISTANCE_FACTOR * np.average(d2[picked], weights=counts))
+
+
+def widened_sample(d2, weights, order, positions, counts, n_clusters, rng):
+    """The sample of :func:`seeding_positions` with rows it missed, and the weights
+    under which it stands for all the rows (the round of k-means||, Bahmani et
+    al. 2012, that :func:`sample_missed_rows` calls for).
+
+    ``d2``: the rows' squared distances to the sample's seeds (in the rows'
+    order); ``order``: the rows' canonical order, ``positions`` and ``counts``
+    the sample's (:func:`seeding_positions`).  :data:`MISSED_ROWS_PER_CENTRE`
+    times ``n_clusters`` more rows are drawn by ``rng`` with probabilities
+    proportional to ``w d2`` (with replacement, by inverse CDF in canonical
+    order: a row of weight 0 is never drawn).  A row drawn ``c`` times in
+    all, from the ``m`` draws of the sample (probability ``w / W`` each) and
+    the ``l`` draws by distance (``w d2 / D``), weighs ``c / (m / W + l d2 /
+    D)``: the balance heuristic of multiple importance sampling, so that the
+    sample's weighted sums, the k-means++ potential among them, are unbiased
+    estimates of all the rows' (a row of the bulk weighs about ``W / m``, a far
+    row drawn by distance about its own weight).  Returns the rows' positions
+    in canonical order (increasing) and their weights (float64).
+    """
+    mass = _masses(d2, weights)[order]
+    cdf = np.cumsum(mass)
+    D = float(cdf[-1])
+    extra = int(MISSED_ROWS_PER_CENTRE * n_clusters)
+    drawn = np.searchsorted(cdf, rng.random_sample(extra) * D, side="right")
+    # u * D can round up to D: back to the last row of positive mass
+    np.minimum(drawn, np.flatnonzero(mass > 0)[-1], out=drawn)
+    rows, where = np.unique(np.concatenate([positions, drawn]), return_inverse=True)
+    c = np.bincount(where, np.concatenate([np.ones(positions.size) if counts is None
+                                           else counts, np.ones(extra)]), rows.size)
+    m = positions.size if counts is None else float(np.sum(counts))
+    W = d2.size if weights is None else float(np.sum(weights))
+    return rows, c / (m / W + extra * d2[order[rows]] / D)
 
 
 def _draw_distances(X, offset, two, Z):
@@ -179,7 +225,7 @@ def _seeding_rows(X, weights, chart, two, K, rng):
                                               None if weights is None else weights[order])
         Z = centred_rows(X, order[positions], chart.offset, two)
         if distinct_starts(Z).size >= K:  # (in canonical order: equal rows side by side)
-            return order, Z, counts, (order[positions], counts)
+            return order, Z, counts, (positions, counts)
     rows = counted_rows(order, weights)
     return order, centred_rows(X, rows, chart.offset, two), \
         None if weights is None else weights[rows], None
@@ -242,11 +288,12 @@ def seed_points(X, weights, init, rng, chart, n_clusters, orders=None, kept=None
         if orders is not None:
             orders.append(order)
         Z = _kmeans_plusplus(Z, K, rng, w, kept)
-        if sample is not None and sample_missed_rows(
-                _draw_distances(X, chart.offset, two, Z), weights, *sample):
-            rows = counted_rows(order, weights)
-            Z = _kmeans_plusplus(centred_rows(X, rows, chart.offset, two), K, rng,
-                                 None if weights is None else weights[rows])
+        if sample is not None:
+            d2 = _draw_distances(X, chart.offset, two, Z)
+            if sample_missed_rows(d2, weights, order[sample[0]], sample[1]):
+                positions, u = widened_sample(d2, weights, order, *sample, K, rng)
+                Z = _kmeans_plusplus(centred_rows(X, order[positions], chart.offset, two),
+                                     K, rng, u)
         return chart.offset + Z / two
     if isinstance(init, str) and init == "random":
         return draw_distinct_rows(X, K, rng, weights, chart.offset).astype(np.float64)

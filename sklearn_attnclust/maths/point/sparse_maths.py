@@ -17,7 +17,8 @@ from ..._swap import _RowDraw
 from ..cosine.rows import as_rows, sparse_row_keys
 from ..shared import check_points
 from .maths import PointMaths
-from .seeding import _kmeans_plusplus, counted_rows, sample_missed_rows, seeding_positions
+from .seeding import (_kmeans_plusplus, counted_rows, sample_missed_rows, seeding_positions,
+                      widened_sample)
 from .sparse import SparsePointStatistics, _entry_rows, centred_sq_norms
 
 __all__ = ["SparsePointMaths", "sparse_order", "sparse_seed_points"]
@@ -108,10 +109,10 @@ def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
             return _sparse_kmeans_plusplus(X, rows, None if w is None else weights[rows], two,
                                            K, rng)
         C = _sparse_kmeans_plusplus(X, order[drawn[0]], drawn[1], two, K, rng)
-        if sample_missed_rows(_draw_distances(X, two, C * two), weights,
-                              order[drawn[0]], drawn[1]):
-            C = _sparse_kmeans_plusplus(X, rows, None if w is None else weights[rows], two,
-                                        K, rng)
+        d2 = _draw_distances(X, two, C * two)
+        if sample_missed_rows(d2, weights, order[drawn[0]], drawn[1]):
+            positions, u = widened_sample(d2, weights, order, *drawn, K, rng)
+            C = _sparse_kmeans_plusplus(X, order[positions], u, two, K, rng)
         return C
     if isinstance(init, str) and init == "random":
         return _draw_distinct(X, K, rng, weights, chart.offset, chart.unit_power())
