@@ -93,8 +93,9 @@ def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
     """:func:`.seeding.seed_points` of the CSR rows ``X``: k-means++ on the sparse
     rows in their canonical order (:func:`sparse_order`; on many rows, those of
     :func:`.seeding.seeding_positions` in it, with their counts as weights where
-    the rows are weighted, unless they hold fewer than K distinct rows or
-    :func:`.seeding.sample_missed_rows`) times a power of two,
+    the rows are weighted, unless they hold fewer than K distinct rows; widened
+    by :func:`.seeding.widened_sample` where :func:`.seeding.sample_missed_rows`;
+    the rows of positive weight only) times a power of two,
     distinct rows drawn by weight (``"random"``), a callable's or an array."""
     K = n_clusters
     X = as_rows(X)
