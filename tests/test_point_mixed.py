@@ -41,3 +41,21 @@ def test_float32_passes_keep_the_precision_about_the_offset(monkeypatch, d, offs
     np.testing.assert_allclose(mixed.cluster_centers_, plain.cluster_centers_,
                                rtol=0, atol=1e-6)
 
+
+
+def test_a_far_row_of_zero_weight_keeps_the_float32_passes(monkeypatch):
+    # a row of weight 0 at 1e20 (1e21 of the rows' spread from their offset) had made
+    # the float32 copy's range check fail, and the fit kept its passes in float64
+    X, _ = make_blobs(40000, 16, centers=8, random_state=0)
+    Xf = np.vstack([X, np.full((1, 16), 1e20)])
+    w = np.r_[np.ones(X.shape[0]), 0.0]
+    assert X.size >= sizes.MIXED_MIN_SIZE
+    made = _spy(monkeypatch)
+    est = AttentionQuantizer(8, random_state=0).fit(Xf, sample_weight=w)
+    assert made and all(low is not None and low.dtype == np.float32 for low in made)
+    # as the fit with that row of weight 0 a copy of another (the same rows: the float32
+    # sums depend on the rows' blocks, 4e-6 of the inertia apart from the fit without it)
+    Xf[-1] = X[0]
+    ref = AttentionQuantizer(8, random_state=0).fit(Xf, sample_weight=w)
+    assert est.inertia_ == pytest.approx(ref.inertia_, rel=1e-12)
+    np.testing.assert_allclose(est.cluster_centers_, ref.cluster_centers_, rtol=0, atol=1e-9)

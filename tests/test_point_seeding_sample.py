@@ -1,5 +1,7 @@
 """The point layer's k-means++ draw on a sample of many rows: rows the sample
-missed, far from every seed, send the draw back to all the rows."""
+missed, far from every seed, are drawn into it by distance (a round of
+k-means||), weighted so that it stands for all the rows, and the seeds drawn
+again on it."""
 
 import numpy as np
 import pytest
@@ -59,3 +61,55 @@ def test_equal_weights_seed_as_no_weights():
     a = AttentionQuantizer(8, random_state=0, max_iter=0).fit(X)
     b = AttentionQuantizer(8, random_state=0, max_iter=0).fit(X, sample_weight=np.full(20000, 3.0))
     np.testing.assert_allclose(a.cluster_centers_, b.cluster_centers_, rtol=1e-12, atol=1e-12)
+
+
+def _spy_draws(monkeypatch):
+    """The number of rows of each k-means++ draw in the fits that follow."""
+    sizes = []
+    original = seeding._kmeans_plusplus
+
+    def spy(Z, K, rng, weights, kept=None):
+        sizes.append(Z.shape[0])
+        return original(Z, K, rng, weights, kept)
+
+    monkeypatch.setattr(seeding, "_kmeans_plusplus", spy)
+    import sklearn_attnclust.maths.point.sparse_maths as sparse_maths
+    monkeypatch.setattr(sparse_maths, "_kmeans_plusplus", spy)
+    return sizes
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_heavy_tails_draw_from_the_sample_and_the_rows_it_missed(monkeypatch, sparse):
+    # Student t with 1.5 degrees of freedom: the rows' mean squared distance to the
+    # sample's seeds 2 to 15 times the sample's, and the draw read all 5e4 rows
+    # (at 5e4 x 32, K = 256, 5.1 s of seeding against 2.1 for the sample's draw)
+    X = np.random.default_rng(0).standard_t(1.5, size=(50000, 8))
+    m = seeding.seeding_size(X.shape[0], 64)
+    sizes = _spy_draws(monkeypatch)
+    fit = AttentionQuantizer(64, random_state=0, max_iter=0).fit(
+        sp.csr_matrix(X) if sparse else X)
+    assert len(sizes) == 2 and sizes[0] == m  # the sample's draw, then the widened one's
+    assert m < sizes[1] <= m + seeding.MISSED_ROWS_PER_CENTRE * 64
+    assert np.unique(fit.cluster_centers_, axis=0).shape[0] == 64
+
+
+def test_the_widened_sample_stands_for_all_the_rows():
+    # the weights of the balance heuristic: the sample's weighted sums are unbiased
+    # estimates of the rows' (here of sum_i w_i d2_i and of sum_i w_i), over draws
+    rng = np.random.default_rng(3)
+    n = 20000
+    d2 = rng.standard_t(1.5, n) ** 2  # heavy-tailed squared distances
+    w = rng.uniform(0.0, 2.0, n)
+    w[:100] = 0.0
+    d2[:100] = np.inf  # rows of weight 0 at an infinite distance count nothing
+    order = np.argsort(rng.random(n))
+    totals = []
+    for seed in range(300):
+        state = np.random.RandomState(seed)
+        positions, counts = seeding.seeding_positions(n, 64, state, w[order])
+        rows, u = seeding.widened_sample(d2, w, order, positions, counts, 64, state)
+        assert np.all(np.diff(rows) > 0) and np.all(w[order[rows]] > 0)
+        totals.append([u @ d2[order[rows]], u.sum()])
+    mean = np.mean(totals, axis=0)
+    counted = w > 0
+    np.testing.assert_allclose(mean, [w[counted] @ d2[counted], w.sum()], rtol=0.05)

@@ -194,6 +194,59 @@ def test_zero_weight_rows(name):
         _same_centres(est.cluster_centers_, ref.cluster_centers_, 1e-5)
 
 
+def _blobs_and_a_far_row(first, far=1e20):
+    """2000 rows of 4 separated blobs in 2-D and one row at ``far`` (first or last)
+    of weight 0, the others of weight 1."""
+    X, _ = make_blobs(2000, centers=4, cluster_std=0.5, random_state=SEED)
+    row, one = np.full((1, 2), far), np.ones(X.shape[0])
+    if first:
+        return X, np.vstack([row, X]), np.r_[0.0, one], slice(1, None)
+    return X, np.vstack([X, row]), np.r_[one, 0.0], slice(None, -1)
+
+
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("kind", ["dense", "float32", "csr", "csr-float32"])
+@pytest.mark.parametrize("temperature", ["auto", "learn"])
+def test_a_far_row_of_zero_weight_does_not_count(first, kind, temperature):
+    """A row of weight 0 at 1e20 among 2000 rows of size 10 is not there: the fit
+    is the fit of the other rows, the row gets its label.  Before, its magnitude
+    set the chart's scale (of the first rows, dense; of all, sparse), the others'
+    spread rounded to 0 against it, and the fit was one cluster (a warning)."""
+    from scipy import sparse
+
+    X, Xf, w, rest = _blobs_and_a_far_row(first)
+    convert = {"dense": np.asarray, "float32": lambda A: A.astype(np.float32),
+               "csr": sparse.csr_matrix,
+               "csr-float32": lambda A: sparse.csr_matrix(A.astype(np.float32))}[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = AttentionQuantizer(4, temperature=temperature, random_state=SEED).fit(convert(X))
+        est = AttentionQuantizer(4, temperature=temperature, random_state=SEED).fit(
+            convert(Xf), sample_weight=w)
+    assert adjusted_rand_score(ref.labels_, est.labels_[rest]) == 1.0
+    _same_centres(est.cluster_centers_, ref.cluster_centers_, 1e-5)
+    assert np.isclose(est.inertia_, ref.inertia_, rtol=1e-5)
+    far = 0 if first else -1
+    assert est.labels_[far] == est.predict(convert(Xf)[[far] if first else [Xf.shape[0] - 1]])[0]
+
+
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("temperature", ["auto", "learn"])
+def test_a_row_of_zero_weight_beyond_the_squares_of_float64(first, temperature):
+    """A row of weight 0 at 1e200, whose squared distances are beyond float64's
+    range, is not there either (dense rows): it was a TypeError (NaN masses) from
+    ``0 inf`` in the moments, the squared norms' sum and the k-means++ potential."""
+    X, Xf, w, rest = _blobs_and_a_far_row(first, far=1e200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = AttentionQuantizer(4, temperature=temperature, random_state=SEED).fit(X)
+        est = AttentionQuantizer(4, temperature=temperature, random_state=SEED).fit(
+            Xf, sample_weight=w)
+    assert adjusted_rand_score(ref.labels_, est.labels_[rest]) == 1.0
+    _same_centres(est.cluster_centers_, ref.cluster_centers_, 1e-5)
+    assert np.isclose(est.inertia_, ref.inertia_, rtol=1e-5)
+
+
 @pytest.mark.parametrize("name", WEIGHTED)
 @pytest.mark.parametrize("bad, message", [
     (-1.0, "sample_weight must be non-negative"),

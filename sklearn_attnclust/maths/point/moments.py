@@ -56,9 +56,15 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     full = d <= DENSE_FEATURES
     chunk_size = chunk_size or (chunk_rows(d, d) if full else operator_rows(d))
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    # the rows of zero weight do not count: no scale, offset or size is taken from them
+    # (a row of weight 0 at 1e20 among rows of size 10 set the first rows' scale, and
+    # the spread of the others then rounded to 0: one cluster)
+    zero = None if w is None or np.all(w > 0) else w == 0
     # the first rows (for wide data as many as CACHE_ENTRIES numbers: a float64
-    # copy of 1024 wide float32 rows would outweigh the data)
-    head = np.asarray(X[:1024 if full else max(CACHE_ENTRIES // d, 64)], dtype=np.float64)
+    # copy of 1024 wide float32 rows would outweigh the data) of positive weight
+    m = 1024 if full else max(CACHE_ENTRIES // d, 64)
+    head = np.asarray(X[:m] if zero is None else X[np.flatnonzero(~zero)[:m]],
+                      dtype=np.float64)
     a = float(np.max(np.abs(head))) if n else 0.0
     dtype = np.float32 if X.dtype == np.float32 and n * d > CACHE_ENTRIES else np.float64
     W = float(n if w is None else w.sum())
@@ -73,19 +79,21 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     if a > 0 and _near_origin(head, a, dtype):
         # the moments of the rows as stored (no copy), kept if the data as a whole
         # are near the origin too (else the centring below keeps the digits)
-        moments = _scaled_moments(X, w, head, a, dtype, chunk_size, raw=True, full=full)
+        moments = _scaled_moments(X, w, head, a, dtype, chunk_size, raw=True, full=full,
+                                  zero=zero)
         mean, cov, var = _centred(moments, W, full)
         raw, size = True, a * a  # the first rows' size, squared
         if not (np.all(np.isfinite(moments[1])) and var > 0
                 and np.max(np.abs(mean)) <= NEAREST_OFFSET * np.sqrt(var)):
             moments, raw = None, False
     if moments is None and a > 0:
-        moments = _scaled_moments(X, w, head, a, dtype, chunk_size, full=full)
+        moments = _scaled_moments(X, w, head, a, dtype, chunk_size, full=full, zero=zero)
     if moments is None or not all(np.all(np.isfinite(m)) for m in moments[:2]):
-        a = max(float(X.max()), -float(X.min())) if n else 0.0  # no copy of X
+        a = _largest(X, zero) if n else 0.0
         if a == 0.0:
             return covariance(PointChart(np.zeros(d), 0.0))
-        moments = _scaled_moments(X, w, head, a, np.float64, chunk_size, full=full)
+        moments = _scaled_moments(X, w, head, a, np.float64, chunk_size, full=full,
+                                  zero=zero)
     top = a  # the rows' largest magnitude (of the first rows, or of all)
     shift, a = moments[2:]
     mean, cov, var = _centred(moments, W, full)
@@ -103,6 +111,21 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
         spread = max(float(a * np.sqrt(var)), float(np.finfo(np.float64).smallest_subnormal))
     return covariance(PointChart(offset, spread), cov / var)
 
+
+
+def _largest(X, zero, chunk=2**16):
+    """The largest magnitude of the rows of ``X`` (no copy of them), of those
+    not marked in ``zero`` (a mask of the rows of zero weight, or None), then
+    ``chunk`` numbers at a time."""
+    if zero is None:
+        return max(float(X.max()), -float(X.min()))
+    step = max(1, chunk // max(X.shape[1], 1))
+    top = 0.0
+    for a in range(0, X.shape[0], step):
+        rows = X[a:a + step][~zero[a:a + step]]
+        if rows.size:
+            top = max(top, float(rows.max()), -float(rows.min()))
+    return top
 
 
 def _centred(moments, W, full):
@@ -130,11 +153,13 @@ def _near_origin(head, a, dtype):
                 and np.max(np.abs(head.mean(axis=0))) <= NEAREST_OFFSET * spread)
 
 
-def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False, full=True):
+def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False, full=True, zero=None):
     """Weighted sums of ``Y = (X - s) / a`` and ``Y^T Y`` (float64), ``s`` the mean
     of the rows ``head`` and ``a`` rounded to a power of two; and ``s / a``, ``a``.
     ``raw``: ``s = 0`` and ``a = 1``, the rows as stored (no copy of a chunk).
-    ``full`` false: the diagonal of ``Y^T Y`` only (d,), in ``O(n d)``."""
+    ``full`` false: the diagonal of ``Y^T Y`` only (d,), in ``O(n d)``.
+    ``zero``: a mask of the rows of zero weight (or None), read as ``s``: of a
+    scale far beyond the others', their ``Y`` may overflow, and ``0 inf`` is NaN."""
     # a power of two whose inverse is finite in dtype (subnormal data, below
     # 1e-308 or float32's 1e-38, are scaled up to about 2**-30: no underflow)
     # (and below 2**maxexp: the largest floats, 1.8e308, are scaled down by 2**1023)
@@ -150,24 +175,26 @@ def _scaled_moments(X, w, head, a, dtype, chunk_size, raw=False, full=True):
     shift = s.astype(np.float64) / a
     with one_blas_thread():
         total, second = sum_row_blocks(_moment_block, X.shape[0], 2 * chunk_size, X, w, s,
-                                       inv, dtype, raw, full, chunk_size)
+                                       inv, dtype, raw, full, chunk_size, zero)
     return total, second, shift, a
 
 
-def _moment_block(lo, hi, X, w, s, inv, dtype, raw, full, chunk_size):
+def _moment_block(lo, hi, X, w, s, inv, dtype, raw, full, chunk_size, zero):
     """The sums of the rows ``X[lo:hi]`` less ``s`` times ``inv`` (as they are
     with ``raw``), weighted, and of their (full: outer; else elementwise)
     squares, ``chunk_size`` rows at a time, in ``dtype`` (a block of the moment
-    pass of :func:`_scaled_moments`)."""
+    pass of :func:`_scaled_moments`; the rows marked in ``zero`` read as 0)."""
     d = X.shape[1]
     total, second = np.zeros(d), np.zeros((d, d) if full else d)
     with np.errstate(over="ignore", invalid="ignore"):
         for b in range(lo, hi, chunk_size):
             Y = X[b:min(b + chunk_size, hi)]
-            if not raw or Y.dtype != dtype:
+            if not raw or Y.dtype != dtype or zero is not None:
                 Y = np.subtract(Y, s, dtype=dtype)
             if not raw:
                 Y *= inv
+            if zero is not None:
+                Y[zero[b:b + Y.shape[0]]] = 0.0
             Yw = Y if w is None else Y * w[b:b + Y.shape[0], None].astype(dtype)
             # a product: many times faster than numpy's column sums
             total += np.ones(Y.shape[0], dtype=dtype) @ Yw

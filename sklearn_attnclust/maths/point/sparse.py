@@ -67,9 +67,13 @@ def centred_sq_norms(X, o, two=1.0):
     return np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
 
 
-def _largest(X):
-    """The largest magnitude of the stored entries (no copy of them; 0 for none)."""
-    return max(float(X.data.max()), -float(X.data.min())) if X.nnz else 0.0
+def _largest(X, weights=None):
+    """The largest magnitude of the stored entries (no copy of them; 0 for none),
+    of the rows of positive weight if ``weights`` are given (a copy of their entries)."""
+    data = X.data
+    if weights is not None and not np.all(weights > 0):
+        data = data[np.repeat(np.asarray(weights) > 0, np.diff(X.indptr))]
+    return max(float(data.max()), -float(data.min())) if data.size else 0.0
 
 
 def sparse_chart(X, sample_weight=None):
@@ -78,18 +82,19 @@ def sparse_chart(X, sample_weight=None):
     :func:`centred_sq_norms` about it) and the scaled covariance as an operator
     (:class:`.moments.ScaledCovariance`: its largest eigenvalues by Lanczos on
     sparse products).  The sums are taken on the rows times a power of two near
-    their largest magnitude (exact), so that none under- or overflows."""
+    their largest magnitude (exact), so that none under- or overflows; the rows
+    of zero weight do not count (neither in the scale nor in the sums)."""
     n, d = X.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = float(w.sum())
-    top = _largest(X)
+    top = _largest(X, w)
     if top == 0.0:
         chart = PointChart(np.zeros(d), 0.0)
         return chart, ScaledCovariance(X, sample_weight, chart)
     two = power_near(top)
     mean = np.asarray(X.T @ (w * two), dtype=np.float64).ravel() / W  # (times two)
     offset = mean / two
-    var = float(w @ centred_sq_norms(X, offset, two)) / W
+    var = float(w @ _counted(centred_sq_norms(X, offset, two), w)) / W
     if not var > 1e-24 * max(float(mean @ mean), (top * two) ** 2):
         chart = PointChart(offset, 0.0)
     elif float(mean @ mean) > RAW_OFFSET[np.dtype(np.float64)] ** 2 * var:
@@ -100,6 +105,15 @@ def sparse_chart(X, sample_weight=None):
                          float(np.finfo(np.float64).smallest_subnormal))
         chart = PointChart(offset, spread)
     return chart, ScaledCovariance(X, sample_weight, chart)
+
+
+def _counted(q, w):
+    """The rows' numbers ``q`` with those of the rows of zero weight set to 0 (in
+    place): such a row may be at a squared distance beyond float64's range, and
+    ``0 inf`` is NaN in a weighted sum."""
+    if w is not None:
+        q[np.asarray(w) == 0] = 0.0
+    return q
 
 
 def _far_rows(ratio):
@@ -153,7 +167,7 @@ class SparsePointStatistics(PointStatistics):
                                and not far) else np.float64
         if sq_total is None:
             two = chart.unit_power()
-            q = centred_sq_norms(X, chart.offset, two)
+            q = _counted(centred_sq_norms(X, chart.offset, two), weights)
             with np.errstate(over="ignore", under="ignore"):
                 sq_total = float((q if weights is None else q * weights).sum()
                                  / (chart.spread * two) ** 2)

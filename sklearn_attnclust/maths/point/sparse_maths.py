@@ -17,7 +17,8 @@ from ..._swap import _RowDraw
 from ..cosine.rows import as_rows, sparse_row_keys
 from ..shared import check_points
 from .maths import PointMaths
-from .seeding import _kmeans_plusplus, sample_missed_rows, seeding_positions
+from .seeding import (_kmeans_plusplus, counted_rows, sample_missed_rows, seeding_positions,
+                      widened_sample)
 from .sparse import SparsePointStatistics, _entry_rows, centred_sq_norms
 
 __all__ = ["SparsePointMaths", "sparse_order", "sparse_seed_points"]
@@ -92,8 +93,9 @@ def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
     """:func:`.seeding.seed_points` of the CSR rows ``X``: k-means++ on the sparse
     rows in their canonical order (:func:`sparse_order`; on many rows, those of
     :func:`.seeding.seeding_positions` in it, with their counts as weights where
-    the rows are weighted, unless they hold fewer than K distinct rows or
-    :func:`.seeding.sample_missed_rows`) times a power of two,
+    the rows are weighted, unless they hold fewer than K distinct rows; widened
+    by :func:`.seeding.widened_sample` where :func:`.seeding.sample_missed_rows`;
+    the rows of positive weight only) times a power of two,
     distinct rows drawn by weight (``"random"``), a callable's or an array."""
     K = n_clusters
     X = as_rows(X)
@@ -103,12 +105,15 @@ def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
         w = None if weights is None else weights[order]
         drawn = seeding_positions(X.shape[0], K, rng, w)  # (the dense draw's sample)
         # (a sample of fewer than K distinct rows: all the rows, as the dense draw)
+        rows = counted_rows(order, weights)  # (the rows of positive weight in that order)
         if drawn is None or np.unique(np.searchsorted(first, drawn[0], "right")).size < K:
-            return _sparse_kmeans_plusplus(X, order, w, two, K, rng)
+            return _sparse_kmeans_plusplus(X, rows, None if w is None else weights[rows], two,
+                                           K, rng)
         C = _sparse_kmeans_plusplus(X, order[drawn[0]], drawn[1], two, K, rng)
-        if sample_missed_rows(_draw_distances(X, two, C * two), weights,
-                              order[drawn[0]], drawn[1]):
-            C = _sparse_kmeans_plusplus(X, order, w, two, K, rng)
+        d2 = _draw_distances(X, two, C * two)
+        if sample_missed_rows(d2, weights, order[drawn[0]], drawn[1]):
+            positions, u = widened_sample(d2, weights, order, *drawn, K, rng)
+            C = _sparse_kmeans_plusplus(X, order[positions], u, two, K, rng)
         return C
     if isinstance(init, str) and init == "random":
         return _draw_distinct(X, K, rng, weights, chart.offset, chart.unit_power())

@@ -30,9 +30,23 @@ LOW_PRECISION_CHUNK = 2**16
 
 
 def _sq_sum(Y, w):
+    """``sum_i w_i ||y_i||^2``; a row of weight 0 counts 0 whatever its norm
+    (``0 inf`` is NaN: a row of weight 0 at 1e200 among rows of size 1)."""
     if w is None:
         return float(np.vdot(Y, Y))
-    return float(w @ row_norms2(Y))
+    q = row_norms2(Y)
+    q[w == 0] = 0.0
+    return float(w @ q)
+
+
+def _scaled(X, w, chart):
+    """The rows in the chart's units (float64), those of weight 0 at the offset (0):
+    they do not count, and one far beyond the others (1e200 among rows of size 10)
+    has a squared norm beyond float64's range, whose product with its weight is NaN."""
+    Y = chart.scaled(X)
+    if w is not None and not np.all(w > 0):
+        Y[w == 0] = 0.0
+    return Y
 
 
 def _sq_block(lo, hi, X, Y, w, chart, dtype):
@@ -108,7 +122,7 @@ class PointStatistics(Statistics):
         # a spread so small (subnormal data) that its inverse overflows X's dtype
         largest = float(np.finfo(X.dtype if X.dtype == np.float32 else np.float64).max)
         cached = n * d <= CACHE_ENTRIES or chart.spread < 2.0**20 / largest
-        Y = chart.scaled(X) if cached and sq_total is None else None
+        Y = _scaled(X, weights, chart) if cached and sq_total is None else None
         dtype = np.float32 if not cached and X.dtype == np.float32 else np.float64
         if sq_total is None:
             sq_total = float(sum_row_blocks(_sq_block, n, 65536, X, Y, weights, chart,
@@ -155,7 +169,7 @@ class PointStatistics(Statistics):
         cached scaled rows through the unit chart, or the rows as stored."""
         if self.cached:
             if self.scaled_rows is None:
-                self.scaled_rows = self.chart.scaled(self.X)
+                self.scaled_rows = _scaled(self.X, self.weights, self.chart)
             return _RawKernel(_UNIT_CHART, None, Z, beta, self.dtype, bias), self.scaled_rows
         return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
 
@@ -173,7 +187,8 @@ class PointStatistics(Statistics):
         """The same rows with float32 passes (the sums stay float64), or None where
         the passes are float32 already or the rows in the data's units (centred
         on the chart's offset, over its spread) are beyond ``2**+-60`` (where
-        the passes' squares would leave float32's normal range, ``2**+-126``).
+        the passes' squares would leave float32's normal range, ``2**+-126``);
+        the rows of weight 0 are copied as 0 (the offset) and do not count there.
 
         The passes read a float32 copy of the rows in the data's units through
         the unit chart (small data: of their cached scaled rows; large data:
@@ -185,14 +200,20 @@ class PointStatistics(Statistics):
         if self.dtype == np.float32:
             return None
         if self.cached and self.scaled_rows is None:
-            self.scaled_rows = self.chart.scaled(self.X)
+            self.scaled_rows = _scaled(self.X, self.weights, self.chart)
         source = self.scaled_rows if self.cached else self.X
         Y = np.empty(source.shape, dtype=np.float32)
         top = 0.0
         step = max(1, LOW_PRECISION_CHUNK // max(source.shape[1], 1))
+        w = self.weights
+        zero = None if w is None or np.all(w > 0) else w == 0
         for a in range(0, source.shape[0], step):
             rows = source[a:a + step]
             part = rows if self.cached else self.chart.scaled(rows)
+            if zero is not None and np.any(zero[a:a + step]):
+                # rows of weight 0 do not count: copied as the offset, whatever their size
+                # (one at 1e20 among rows of size 10 kept the passes in float64)
+                part = np.where(zero[a:a + step, None], 0.0, part)
             top = max(top, float(np.max(np.abs(part), initial=0.0)))
             if not top < 2.0**60:
                 return None
