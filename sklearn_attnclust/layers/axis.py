@@ -10,6 +10,7 @@ from .._strategy import in_squared_units
 from ..maths import sizes
 from ..maths.direction.axes import (AxisMaths, axis_moments, axis_weights, largest_score,
                                     score_sums, source_moments)
+from ..maths.point.moments import DENSE_FEATURES
 from ..rows.statistics import KernelStatistics
 from .base import LayerState, register_layer
 from .common import over_squared
@@ -61,9 +62,13 @@ class AxisLayer(FreeEnergyLayer):
         # checked (and if need be finished) on float64 ones, as the reconstruction
         # risk's and the cosine layer's.  Measured (one thread, n = 1e4 vmf rows,
         # bench_direction's): a pass with its gradient at d = 384, K = 5 / 20 13.6 /
-        # 21.9 ms in float64, 10.0 / 14.8 in float32; d = 64, K = 20 5.5 against 3.2
+        # 21.9 ms in float64, 10.0 / 14.8 in float32; d = 64, K = 20 5.5 against 3.2;
+        # the fits 0.68 to 0.99 times the CPU time, the same steps and ARI.  Not on
+        # wide rows (over DENSE_FEATURES): at 1000 x 10000, K = 8 (two steps) the
+        # float32 copy and the float64 check cost more than they saved (0.49 to
+        # 0.66 s against 0.48 to 0.61) and held half the input's bytes more
         n, d = X.shape
-        mixed = n * d >= sizes.MIXED_MIN_SIZE and self.max_iter > 0
+        mixed = n * d >= sizes.MIXED_MIN_SIZE and d <= DENSE_FEATURES and self.max_iter > 0
         fit = self._descend(maths, X, w, stats, rng, init, n_init,
                             precision=maths.low_precision if mixed else None)
         if mixed:  # the risk at float64 (the descent may end on its float32 passes)
