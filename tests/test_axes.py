@@ -166,3 +166,44 @@ def test_free_energy_stops_on_held_labels():
     assert maths._held.decrease(M0) == np.inf
     aq = AttentionQuantizer(3, geometry="direction", risk="free-energy", random_state=0).fit(X)
     assert aq.layer_.maths._held._at[1] is None
+
+
+def test_mixed_precision_passes(monkeypatch):
+    # rows of n * d >= MIXED_MIN_SIZE: the descent runs its passes on float32 scaled
+    # rows (sums in float64), checked (and finished) on float64 ones; the reported
+    # risk is the float64 one, and the fit is the float64 fit's to tol
+    import sklearn_attnclust.maths.sizes as sizes
+
+    X, y, _ = make_orthogonal_mixture(3000, 12, 3, sigma=0.3, random_state=4)
+    monkeypatch.setattr(sizes, "MIXED_MIN_SIZE", 1000)
+    low = []
+    original = AxisMaths.low_precision
+    monkeypatch.setattr(AxisMaths, "low_precision",
+                        lambda self, st: low.append(original(self, st)) or low[-1])
+    mixed = AxisQuantizer(3, random_state=0).fit(X)
+    assert low and low[0].scaled_rows.dtype == np.float32
+    assert low[0].scaled_rows.shape == X.shape
+    scale, second = axis_moments(X)
+    maths = AxisMaths(3, 16.0, scale, second)
+    risk = maths.risk(mixed.heads_.astype(np.float64), maths.statistics(X, None))
+    assert np.isclose(mixed.risk_, risk * scale**2, rtol=1e-12)
+    monkeypatch.setattr(sizes, "MIXED_MIN_SIZE", np.inf)
+    plain = AxisQuantizer(3, random_state=0).fit(X)
+    assert np.abs(mixed.heads_ - plain.heads_).max() < 1e-3
+    assert np.isclose(mixed.risk_, plain.risk_, rtol=1e-6)
+    assert np.mean(mixed.labels_ == plain.labels_) > 0.999
+    assert adjusted_rand_score(y, mixed.labels_) == adjusted_rand_score(y, plain.labels_)
+
+
+def test_float32_block_sums_match_float64():
+    # the kernel on float32 rows: float64 sums, within float32's rounding of the float64 ones
+    rng = np.random.default_rng(3)
+    X, _, _ = make_orthogonal_mixture(2000, 16, 4, sigma=0.3, random_state=3)
+    M = _unit(rng.normal(size=(4, 16)))
+    beta = 40.0
+    v64, m64, g64, k64 = block_sums(X, None, M, beta, True)
+    v32, m32, g32, _ = block_sums(X.astype(np.float32), None, M, beta, True)
+    assert isinstance(v32, float) and m32.dtype == g32.dtype == np.float64
+    assert v32 == pytest.approx(v64, rel=1e-6)
+    np.testing.assert_allclose(m32, m64, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(g32, g64, rtol=1e-4, atol=1e-3 * np.abs(g64).max())

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp, softmax
 
-from sklearn_attnclust.maths.free_energy import EXP_FLOOR, exp_shifted, free_energy_sums, sum_log
+from sklearn_attnclust.maths.free_energy import (EXP_FLOOR, EXP_FLOOR32, exp_shifted,
+                                                free_energy_sums, sum_log)
 
 
 @pytest.mark.parametrize("largest", [1, 2, 3, 8, 1000, 10**6, 10**12])
@@ -33,6 +34,27 @@ def test_exp_shifted_floors_only_what_would_leave_the_normal_range():
     out32 = exp_shifted(z32.copy())
     assert out32.dtype == np.float32
     np.testing.assert_array_equal(out32, np.exp(z32))
+
+
+def test_float32_floor_only_where_asked():
+    # floor32: float32 logits below EXP_FLOOR32 give its (normal) weight, the others
+    # their exponential; float64 logits keep their own floor
+    z32 = np.array([0.0, -1.0, -59.0, -61.0, -95.0, -np.inf], dtype=np.float32)
+    out = exp_shifted(z32.copy(), floor32=True)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out[:3], np.exp(z32[:3]))
+    assert np.all(out[3:] == np.exp(np.float32(EXP_FLOOR32)))
+    assert np.all(out >= np.finfo(np.float32).tiny)
+    z = np.array([0.0, -61.0, -800.0])
+    np.testing.assert_array_equal(exp_shifted(z.copy(), floor32=True), exp_shifted(z.copy()))
+    # the sums: the floored weights change no float32 value of the free energy
+    rng = np.random.default_rng(0)
+    logits = (rng.uniform(-200.0, 0.0, size=(5, 1000))).astype(np.float32)
+    logits[0] = 0.0
+    plain, P = free_energy_sums(logits.copy(), None, 2.0, True)
+    floored, P32 = free_energy_sums(logits.copy(), None, 2.0, True, floor32=True)
+    assert plain == pytest.approx(floored, rel=1e-7)
+    np.testing.assert_allclose(P32.sum(axis=0), 1.0, rtol=1e-6)
 
 
 @pytest.mark.parametrize("gap", [1.0, 50.0, 720.0, 5000.0])

@@ -178,3 +178,26 @@ def test_wide_free_energy_fit_keeps_no_rows(monkeypatch):
     assert len(pickle.dumps(est.layer_)) < X.nbytes / 4
     X[:] = 0.0
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).transform(Q), before)
+
+
+def test_float32_passes_take_the_moments_on_their_rows(monkeypatch):
+    # a float64 fit's float32 passes on wide rows: the moments act on the float32
+    # copy of the rows (its products float32), equal to the float64 ones to
+    # float32's rounding; (d, d) moments are kept as they are
+    from sklearn_attnclust.maths.direction.attention import ContextStatistics
+
+    monkeypatch.setattr(moments, "DENSE_FEATURES", 8)
+    X, _ = make_blobs(300, 40, centers=3, random_state=0)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, 300)
+    st = ContextStatistics.from_data(X, need_fourth=True, weights=w)
+    low = st.astype(np.float32)
+    for name in ("second", "second_sq", "fourth"):
+        moment, exact = getattr(low, name), getattr(st, name)
+        assert isinstance(moment, RowMoment) and moment.X is low.X
+        assert moment.X.dtype == np.float32
+        A = np.random.default_rng(1).normal(size=(3, 40))
+        np.testing.assert_allclose(A @ moment, A @ exact, rtol=1e-4,
+                                   atol=1e-5 * np.abs(A @ exact).max())
+    monkeypatch.setattr(moments, "DENSE_FEATURES", 1024)
+    dense = ContextStatistics.from_data(X, need_fourth=True, weights=w)
+    assert dense.astype(np.float32).second is dense.second

@@ -75,10 +75,11 @@ class FreeEnergyLayer(Layer):
         """The descent's tolerance on the rows ``X``: the layer's ``tol``."""
         return self.tol
 
-    def _descend(self, maths, X, w, stats, rng, init, n_init):
-        """:func:`.._strategy.fit_layer` with this layer's starts and options,
-        warning where it did not converge."""
-        fit = fit_layer(maths, X, w, stats, random_state=rng,
+    def _descend(self, maths, X, w, stats, rng, init, n_init, precision=None):
+        """:func:`.._strategy.fit_layer` with this layer's starts and options
+        (``precision``: its option of passes at a lower precision), warning where it
+        did not converge."""
+        fit = fit_layer(maths, X, w, stats, random_state=rng, precision=precision,
                         **self.descent_options(init, n_init, X))
         warn_if_not_converged(fit, self.max_iter)
         return fit

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
 from .reconstruction import add_risk_sums, competitive_weights, risk_sums
-from .wide import wide_statistics
+from .wide import moments_on, wide_statistics
 from ...layers.base import Statistics
 
 __all__ = ["ContextStatistics", "attention", "attention_from_moments", "attention_risk",
@@ -132,14 +132,16 @@ class ContextStatistics(Statistics):
         """The same statistics, with the passes run on a copy of the rows in ``dtype``.
 
         The moments keep their own dtype (the float32 passes of a float64 fit
-        are against the float64 moments).
+        are against the float64 moments), but for wide rows'
+        (:func:`.wide.moments_on`: operators on the rows, then on the copy).
         """
+        X = None if self.X is None else self.X.astype(dtype)
+        moments = moments_on(X, self.second, self.fourth) if X is not None else {}
         return replace(
-            self,
-            X=None if self.X is None else self.X.astype(dtype),
+            self, X=X,
             sq_norms=None if self.sq_norms is None else self.sq_norms.astype(dtype),
             chunk_size=self.chunk_size if chunk_size is None else int(chunk_size),
-            labels=None,
+            labels=None, **moments,
         )
 
     @classmethod

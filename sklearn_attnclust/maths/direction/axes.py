@@ -23,7 +23,7 @@ the fit strategy is :mod:`sklearn_attnclust._strategy`.  This module knows nothi
 scikit-learn.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -202,23 +202,26 @@ def block_sums(Y, w, M, beta, need_grad):
     ``sum_i w_i p_ih`` (K,), ``sum_i w_i p_ih <y_i, mu_h> y_i`` (K, d) and the
     key of the rows' heads of largest ``|<y_i, mu_h>|`` (K,) uint64
     (:func:`..held.add_label_keys`, from one more row of the scores' product).
+    The products are in the rows' precision (float32 rows: :meth:`AxisMaths.low_precision`),
+    the sums float64.
     """
     K = M.shape[0]
     if need_grad:
-        AB = np.concatenate([M, key_direction(M.shape[1])[None]]) @ Y.T
+        AB = np.concatenate([M, key_direction(M.shape[1])[None]]).astype(Y.dtype,
+                                                                           copy=False) @ Y.T
         A = AB[:K]  # heads by rows (see free_energy)
     else:
-        A = M @ Y.T
+        A = M.astype(Y.dtype, copy=False) @ Y.T
     L = A * A
     L *= beta
-    value, P = free_energy_sums(L, w, beta, need_grad)
+    value, P = free_energy_sums(L, w, beta, need_grad, floor32=True)
     if not need_grad:
         return (value,)
     keys = np.zeros(K, dtype=np.uint64)
     add_label_keys(A, AB[K], keys)
-    masses = P.sum(axis=1)
+    masses = P.sum(axis=1, dtype=np.float64)
     P *= A
-    return value, masses, P @ Y, keys
+    return value, masses, (P @ Y).astype(np.float64, copy=False), keys
 
 
 @dataclass
@@ -298,6 +301,22 @@ class AxisMaths(LayerMaths):
         d = rows.shape[1]
         chunk = min(chunk_rows(d, self.n_clusters), max(CHUNK_BYTES // (8 * d), MIN_CHUNK_ROWS))
         return AxisStatistics.from_data(rows, weights, self.scale, chunk)
+
+    def low_precision(self, stats):
+        """The statistics with float32 passes: the scaled rows in float32 (a copy of
+        half the float64 rows' bytes), the chunks of as many bytes (twice the rows).
+        The sums stay float64; the strategy checks, and if need be finishes, the
+        descent on ``stats`` (:func:`sklearn_attnclust._strategy.fit_layer`'s
+        ``precision``)."""
+        X, n = stats.X, stats.X.shape[0]
+        Y = np.empty(X.shape, dtype=np.float32)
+        step = max(1, 2**17 // max(X.shape[1], 1))
+        with np.errstate(under="ignore"):  # (rows far below the scale: 0 in float32)
+            for a in range(0, n, step):
+                rows = stats.scaled_rows[a:a + step] if stats.scaled_rows is not None else \
+                    np.asarray(X[a:a + step], dtype=np.float64) / stats.scale
+                Y[a:a + step] = rows
+        return replace(stats, scaled_rows=Y, chunk_size=2 * stats.chunk_size)
 
     def starts(self, rows, weights, init, rng):
         """Unit heads: k-means++ on directions (sign-free), random, PCA, a callable or an array."""

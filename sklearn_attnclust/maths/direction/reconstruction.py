@@ -123,6 +123,12 @@ class _HeadProducts:
         MS = M @ second.astype(dtype, copy=False)
         rows = [M, MS] + ([key_direction(M.shape[1])[None].astype(dtype)] if keyed else [])
         self.PT = np.ascontiguousarray(np.concatenate(rows))  # (2K or 2K + 1, d)
+        # float32 chunks' products as ``Xc @ PT.T`` (c, 2K + 1), then transposed: the
+        # same numbers, a pass with its gradient 4 to 6 % faster (measured at n = 1e4,
+        # d = 64 to 384, K = 5 to 20, one thread: OpenBLAS's sgemm ran ``Xc @ PT.T``
+        # 1.2 to 1.6 times as fast as ``PT @ Xc.T``); float64 ones as they were (the
+        # transposed copy cost more than the product saved: 2 to 12 % slower)
+        self.P = np.ascontiguousarray(self.PT.T) if dtype == np.float32 else None
         G2 = M @ second_sq.astype(dtype, copy=False) @ M.T
         self.G2 = 0.5 * (G2 + G2.T)
         self.GC = None
@@ -137,7 +143,10 @@ def _chunk_terms(heads, Xc, wc, sq, beta, L, need_grad, exact_sums):
     (or None), the rows' projections on the key direction (or None) and the
     chunk's weighted sums ``B``, ``Q``."""
     K, G2 = heads.K, heads.G2
-    AB = heads.PT @ Xc.T  # (2K or 2K + 1, c)
+    if heads.P is None:
+        AB = heads.PT @ Xc.T  # (2K or 2K + 1, c)
+    else:
+        AB = np.ascontiguousarray((Xc @ heads.P).T)
     a, b = AB[:K], AB[K:2 * K]
     w = competitive_weights(a, beta, axis=0)
     at = w * a

@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["DeferredMoment", "PRODUCTS_KEPT", "RowMoment", "wide_fit_moments",
+__all__ = ["DeferredMoment", "PRODUCTS_KEPT", "RowMoment", "moments_on", "wide_fit_moments",
            "wide_statistics"]
 
 #: Products ``A @ S`` a :class:`RowMoment` keeps (their operands and results,
@@ -132,6 +132,21 @@ class DeferredMoment:
         """The ``(d, d)`` moment times the factor, in float64 (``O(n d^2)``)."""
         X = np.asarray(self.moment.X, dtype=np.float64)
         return (X * (self.moment.v * self.factor)[:, None]).T @ X
+
+
+def moments_on(X, second, fourth):
+    """The moments ``second`` and ``fourth`` (or None) as operators on the rows ``X``,
+    a copy of theirs in another dtype (:meth:`.attention.ContextStatistics.astype`),
+    as a dict of the statistics' fields: :class:`RowMoment` on ``X``, so that the
+    products of a float32 pass are float32 too; empty for ``(d, d)`` arrays (kept
+    as they are).  Measured (1000 x 10000 blobs, K = 8, one thread, CPU time): the
+    direction fit 1.30 to 1.42 s on the float64 rows' operators, 1.08 to 1.14 s
+    so, the same steps and ARI, the risk lower by 4e-9 to 2.6e-8 relatively."""
+    if not isinstance(second, RowMoment):
+        return {}
+    on_rows = RowMoment(X, second.v, second.weights)
+    return {"second": on_rows, "second_sq": on_rows.squared(),
+            "fourth": None if fourth is None else RowMoment(X, fourth.v, fourth.weights)}
 
 
 def wide_fit_moments(stats, rms, mean):
