@@ -13,9 +13,13 @@ at other n (K = 3, d = 2 and K = 5, d = 10, equal weights, one data set):
 ``--repeat`` rounds (default 3), each fitting the three methods in turn
 (interleaved, so that a load on the machine falls on all of them alike); the
 medians, and the median over the rounds of learn's time over each peer's.
+``--cpu`` times CPU (``time.process_time``, all the process's threads) instead
+of wall time: on a machine shared with other jobs, where threaded peers lose
+their wall time waiting for cores, run it with ``OMP_NUM_THREADS=1``.
 
     python benchmarks/bench_learn.py                       # n = 20000, 5 seeds
     python benchmarks/bench_learn.py --sizes 1e3 1e4 1e5 1e6 --repeat 5
+    OMP_NUM_THREADS=1 python benchmarks/bench_learn.py --sizes 1e3 1e4 --repeat 9 --cpu
 """
 
 import argparse
@@ -53,10 +57,11 @@ def centre_error(estimated, true):
     return float(np.sqrt(np.mean(D[r, c] ** 2)))
 
 
-def timed(make, X):
-    t0 = time.perf_counter()
+def timed(make, X, clock=time.perf_counter):
+    """The estimator ``make()`` fitted to ``X``, and the time ``clock`` saw it take."""
+    t0 = clock()
     est = make().fit(X)
-    return est, time.perf_counter() - t0
+    return est, clock() - t0
 
 
 def main(argv=None):
@@ -66,9 +71,13 @@ def main(argv=None):
     parser.add_argument("--sizes", type=float, nargs="*", default=[])
     parser.add_argument("--repeat", type=int, default=3,
                         help="interleaved rounds per size of --sizes")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time CPU (process_time) instead of wall time")
     args = parser.parse_args(argv)
+    clock = time.process_time if args.cpu else time.perf_counter
     warnings.simplefilter("ignore")
-    print(f"n = {args.n}, medians over {args.seeds} seeds; errors in units of sigma\n")
+    print(f"n = {args.n}, medians over {args.seeds} seeds; errors in units of sigma; "
+          f"{'CPU' if args.cpu else 'wall'} times\n")
     print("| K | d | weights | learn | GaussianMixture (converged) | learn / GM | "
           "default temperature | KMeans | learn (ms) | GaussianMixture() (ms) | "
           "KMeans (ms) |")
@@ -80,7 +89,7 @@ def main(argv=None):
         for seed in range(args.seeds):
             X, C = overlapping(K, d, args.n, w, seed)
             a, t = timed(lambda: AttentionQuantizer(K, temperature="learn",
-                                                    random_state=seed), X)
+                                                    random_state=seed), X, clock)
             err["learn"].append(centre_error(a.cluster_centers_, C))
             times["learn"].append(t)
             err["auto"].append(centre_error(
@@ -88,8 +97,9 @@ def main(argv=None):
             g = GaussianMixture(K, covariance_type="spherical", tol=1e-7, max_iter=2000,
                                 random_state=seed).fit(X)
             err["gm"].append(centre_error(g.means_, C))
-            times["gm"].append(timed(lambda: GaussianMixture(K, random_state=seed), X)[1])
-            km, t = timed(lambda: KMeans(K, n_init=1, random_state=seed), X)
+            times["gm"].append(timed(lambda: GaussianMixture(K, random_state=seed), X,
+                                      clock)[1])
+            km, t = timed(lambda: KMeans(K, n_init=1, random_state=seed), X, clock)
             err["km"].append(centre_error(km.cluster_centers_, C))
             times["km"].append(t)
         e = {k: float(np.median(v)) for k, v in err.items()}
@@ -98,11 +108,11 @@ def main(argv=None):
               f"{e['learn'] / e['gm']:.2f} | {e['auto']:.3f} | {e['km']:.3f} | "
               f"{t['learn']:.0f} | {t['gm']:.0f} | {t['km']:.0f} |", flush=True)
     if args.sizes:
-        sizes_table([int(s) for s in args.sizes], args.repeat)
+        sizes_table([int(s) for s in args.sizes], args.repeat, clock)
 
 
-def sizes_table(sizes, repeat):
-    """Fit times at other n, interleaved rounds; medians and median ratios."""
+def sizes_table(sizes, repeat, clock=time.perf_counter):
+    """Fit times at other n (by ``clock``), interleaved rounds; medians and median ratios."""
     print(f"\n{repeat} interleaved rounds, medians\n")
     print("| K | d | n | learn (ms) | GaussianMixture() (ms) | KMeans(n_init=1) (ms) | "
           "learn / GM | learn / KMeans |")
@@ -113,7 +123,7 @@ def sizes_table(sizes, repeat):
             makes = (lambda: AttentionQuantizer(K, temperature="learn", random_state=0),
                      lambda: GaussianMixture(K, random_state=0),
                      lambda: KMeans(K, n_init=1, random_state=0))
-            t = np.array([[timed(make, X)[1] for make in makes] for _ in range(repeat)])
+            t = np.array([[timed(make, X, clock)[1] for make in makes] for _ in range(repeat)])
             med = 1e3 * np.median(t, axis=0)
             r_gm, r_km = np.median(t[:, 0] / t[:, 1]), np.median(t[:, 0] / t[:, 2])
             print(f"| {K} | {d} | {n} | {med[0]:.0f} | {med[1]:.0f} | {med[2]:.0f} | "

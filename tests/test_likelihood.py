@@ -308,3 +308,32 @@ def test_learned_fit_keeps_no_statistics_of_its_rows():
     for temperature in ("learn", "auto"):
         est = AttentionQuantizer(3, temperature=temperature, random_state=0).fit(X)
         assert "_handed" not in vars(est.layer_)
+
+
+def test_posterior_assign_is_the_largest_posterior_and_nearest_beyond_overflow():
+    # the labels are the first head of largest logit b_h - beta ||y - z_h||^2 and
+    # the distances those to its point; rows whose logits overflow go to the
+    # nearest point, at its distance
+    from sklearn_attnclust._assign import nearest_point
+    from sklearn_attnclust.maths.point.likelihood import posterior_assign
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 4))
+    chart, _ = chart_from_data(X, None)
+    Z = rng.normal(size=(6, 4))
+    Z[5] = Z[4]  # a tie: the first head wins, as argmax's
+    beta, bias = 0.7, np.log(rng.dirichlet(np.ones(6)))
+    Y, Zs = chart.scaled(X), chart.scaled(Z)
+    logits = bias - beta * ((Y[:, None, :] - Zs[None]) ** 2).sum(axis=2)
+    labels, d2 = posterior_assign(X, chart, Z, beta, bias, chunk=1000)
+    assert np.array_equal(labels, np.argmax(logits, axis=1))
+    assert not np.any(labels == 5)
+    assert np.allclose(d2, ((X - Z[labels]) ** 2).sum(axis=1), rtol=1e-12)
+    far = np.vstack([X[:5], [[1.5e308, -1.5e308, 1.5e308, -1.5e308]]])
+    with np.errstate(over="ignore", invalid="ignore"):  # (its logits overflow)
+        assert not np.all(np.isfinite(chart.scaled(far[5:]) @ (100.0 * Zs.T)))
+    labels, d2 = posterior_assign(far, chart, Z, 50.0, bias)
+    want = nearest_point(far, Z)
+    assert labels[5] == want[0][5] and d2[5] == want[1][5]
+    logits = bias - 50.0 * ((Y[:5, None, :] - Zs[None]) ** 2).sum(axis=2)
+    assert np.array_equal(labels[:5], np.argmax(logits, axis=1))

