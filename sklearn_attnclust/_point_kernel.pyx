@@ -10,7 +10,6 @@ one thread).  It releases the GIL, so that the row blocks of
 """
 
 import numpy as np
-from scipy.linalg import cython_blas
 
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
@@ -30,6 +29,7 @@ cdef extern from "_point_kernel.h" nogil:
     const char *AQ_COMPILER
     const char *aq_clone()
     int64_t AQ_WORK(int64_t K, int64_t d)
+    const int64_t AQ_NARROW
     void aq_point_sums_f64(const double *X, int64_t n, int64_t d, const double *r,
                            const double *At, int64_t Kp, const double *c, int64_t K,
                            const double *w, int need_grad, intptr_t *labels,
@@ -43,14 +43,25 @@ cdef extern from "_point_kernel.h" nogil:
                            double *first, int64_t *counts, float *work,
                            aq_gemm_f32 gemm)
 
-cdef void *_blas(name):
-    """The address of scipy's BLAS routine ``name`` (``scipy.linalg.cython_blas``)."""
-    capsule = cython_blas.__pyx_capi__[name]
+cdef void *_blas(module, name):
+    """The address of the BLAS routine ``name`` of scipy's ``cython_blas`` ``module``."""
+    capsule = module.__pyx_capi__[name]
     return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
 
 
-cdef aq_gemm_f64 _dgemm = <aq_gemm_f64> _blas("dgemm")
-cdef aq_gemm_f32 _sgemm = <aq_gemm_f32> _blas("sgemm")
+#: scipy's gemm routines, loaded at the first pass over wide rows (narrow rows
+#: need none, and importing ``scipy.linalg`` costs about 0.2 s, a dask
+#: worker's first pass's largest cost)
+cdef aq_gemm_f64 _dgemm = NULL
+cdef aq_gemm_f32 _sgemm = NULL
+
+
+cdef _load_blas():
+    global _dgemm, _sgemm
+    from scipy.linalg import cython_blas
+
+    _dgemm = <aq_gemm_f64> _blas(cython_blas, "dgemm")
+    _sgemm = <aq_gemm_f32> _blas(cython_blas, "sgemm")
 
 
 #: The variant of the kernel this build compiled (``_point_kernel.h``; the
@@ -166,6 +177,8 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
     cdef double *mp = <double *> cnp.PyArray_DATA(mass)
     cdef double *fp = <double *> cnp.PyArray_DATA(first)
     cdef int64_t *kp = <int64_t *> cnp.PyArray_DATA(counts)
+    if d > AQ_NARROW and _sgemm == NULL:
+        _load_blas()
     cdef void *work = malloc(n_work * (4 if single else 8))
     if work == NULL:
         raise MemoryError()
