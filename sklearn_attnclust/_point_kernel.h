@@ -9,24 +9,32 @@
    reductions over (K, b) temporaries: 3 to 4.5 bare passes X @ M.T per
    evaluation at 1e6 x 2 and 1e7 x 32 (float32); this, about one.
 
-   Two variants of the products, chosen at compile time (AQ_VARIANT names the
-   one built):
-   - "vector": GCC's generic vectors of 32 bytes (GCC 5 and later, clang),
-     compiled for AVX-512, AVX2 and the baseline by target_clones where the
-     compiler and the platform support it (chosen at load time), for the
-     baseline only elsewhere;
+   The products of wide rows (d > AQ_NARROW), the logits S At and the first
+   moments S^T P of a tile S, are one BLAS call each (sgemm or dgemm, the
+   routines scipy.linalg.cython_blas exports, passed in by the Cython
+   wrapper), the tile in cache for both.  Measured against the kernel's own
+   blocks of 8 rows by 8 heads (GCC's vectors of 32 bytes, the AVX-512 clone;
+   one thread, CPU time, uniform rows n = 5e4, medians of 15 passes with the
+   gradient): d = 16, K = 64, float32 5.7 ms against 8.1; d = 64, K = 256,
+   float32 48 against 86, float64 87 against 158; d = 16, K = 1024, float32
+   101 against 129.  Narrow rows are multiplied along the rows here.
+
+   Two variants of the rest, chosen at compile time (AQ_VARIANT names the one
+   built):
+   - "vector": compiled for AVX-512, AVX2 and the baseline by target_clones
+     where the compiler and the platform support it (chosen at load time),
+     for the baseline only elsewhere (GCC 5 and later, clang);
    - "portable": plain C99 (no extension, no attribute, no variable-length
-     array) that MSVC compiles too; the same sums in the same order, lane by
-     lane in arrays, with the same exponentials and cut-offs.  Compilers
-     without the vectors build it, and so does any compiler given the macro
-     ATTNCLUST_PORTABLE_KERNEL (setup.py defines it when the environment
-     variable SKLEARN_ATTNCLUST_PORTABLE_KERNEL is 1).  Built for the baseline
-     x86-64 (SSE2), its exponentials' loop vectorised but two lanes wide, it took
-     1.5 to 2.8 times as long as numpy's reference (whose products and
-     exponentials numpy and its BLAS dispatch to AVX-512 or AVX2), and 2.8 to
-     4.8 times as long as the vector kernel's AVX-512 clone (gcc 12;
+     array) that MSVC compiles too; the same sums in the same order.
+     Compilers without target_clones' support build it, and so does any
+     compiler given the macro ATTNCLUST_PORTABLE_KERNEL (setup.py defines it
+     when the environment variable SKLEARN_ATTNCLUST_PORTABLE_KERNEL is 1).
+     Built for the baseline x86-64 (SSE2), before the products were BLAS's,
+     it took 1.5 to 2.8 times as long as numpy's reference, and 2.8 to 4.8
+     times as long as the vector kernel's AVX-512 clone (gcc 12;
      benchmarks/bench_pass.py --parts at 2e5 x 32, 1e6 x 2 and 1e7 x 32
-     float32): the package does not run it (_point.runs_compiled). */
+     float32): the package does not run it (_point.runs_compiled); not
+     measured since. */
 #ifndef AQ_POINT_KERNEL_H
 #define AQ_POINT_KERNEL_H
 #include <math.h>
@@ -180,6 +188,8 @@ AQ_INLINE float aq_exp_f32(float z) {
     return p * s;
 }
 
+/* rows per tile (with the BLAS products, 512 measured 0.9 to 1.3 times 256's
+   time a pass, at the three sizes above) */
 #define AQ_TILE 256
 /* rows of at most this many features are multiplied along the rows */
 #define AQ_NARROW 8
@@ -201,43 +211,37 @@ AQ_INLINE float aq_exp_f32(float z) {
    d = 32, K = 128, uniform 5.46 against 5.87, blobs 0.82 against 0.89; at
    d = 16 slower (uniform, K = 64, 2.73 s against 2.19; K = 256, 8.70 against
    6.34: the dense blocks of four heads by eight features win on narrow rows),
-   hence the features' bound */
+   hence the features' bound.  Against the BLAS product (the same fits, one
+   thread, CPU time a pass with the gradient; d = 64, K = 256): float32 50 ms
+   by head against 46 dense, float64 76 against 90: by head in float64 only */
 #define AQ_SPARSE_HEADS 32
 #define AQ_SPARSE_FEATURES 32
 #define AQ_SPARSE_SHARE 8
 #define AQ_WEIGHT_FLOOR 8.673617379884035e-19  /* 2^-60 */
 /* work space, in FLTs */
-#define AQ_WORK(K, d) (((K) + 2) * AQ_TILE + (K) * (d) + ((d) <= AQ_NARROW ? (d) * AQ_TILE : 0))
+#define AQ_WORK(K, d) (((K) + 2) * AQ_TILE + (K) * (d) + (d) * AQ_TILE)
 
-/* lanes of a vector: 32 bytes (the portable variant keeps the same blocks) */
+/* the BLAS products of wide rows' tiles (Fortran's sgemm and dgemm, as
+   scipy.linalg.cython_blas exports them) */
+typedef void (*aq_gemm_f64)(char *, char *, int *, int *, int *, double *, double *,
+                            int *, double *, int *, double *, double *, int *);
+typedef void (*aq_gemm_f32)(char *, char *, int *, int *, int *, float *, float *,
+                            int *, float *, int *, float *, float *, int *);
+
 #define FLT double
-#if AQ_VECTOR
-typedef double aq_vec_f64 __attribute__((vector_size(32)));
-#define AQ_VEC aq_vec_f64
-#endif
-#define AQ_LANES 4
 #define AQ_EXP aq_exp_f64
 #define AQ_NAME(x) x##_f64
 #include "_point_kernel_impl.h"
 #undef FLT
 #undef AQ_EXP
 #undef AQ_NAME
-#undef AQ_VEC
-#undef AQ_LANES
 
 #define FLT float
-#if AQ_VECTOR
-typedef float aq_vec_f32 __attribute__((vector_size(32)));
-#define AQ_VEC aq_vec_f32
-#endif
-#define AQ_LANES 8
 #define AQ_EXP aq_exp_f32
 #define AQ_NAME(x) x##_f32
 #include "_point_kernel_impl.h"
 #undef FLT
 #undef AQ_EXP
 #undef AQ_NAME
-#undef AQ_VEC
-#undef AQ_LANES
 
 #endif

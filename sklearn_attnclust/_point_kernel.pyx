@@ -3,39 +3,72 @@
 
 :func:`point_sums` is :func:`._point.logit_sums` of the logits ``<x - r, a_h> -
 c_h`` of a block of rows, with the products, the softmax and the hard
-assignment fused in one read of the rows.  It releases the GIL, so that the
-row blocks of :func:`._blocks.sum_row_blocks` run in parallel.
+assignment fused in one read of the rows (tile by tile; the products of wide
+rows by scipy's BLAS, ``scipy.linalg.cython_blas``, which the caller keeps on
+one thread).  It releases the GIL, so that the row blocks of
+:func:`._blocks.sum_row_blocks` run in parallel.
 """
 
 import numpy as np
 
 cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t, intptr_t
 from libc.stdlib cimport free, malloc
 
 cnp.import_array()
 
+
 cdef extern from "_point_kernel.h" nogil:
+    ctypedef void (*aq_gemm_f64)(char *, char *, int *, int *, int *, double *, double *,
+                                 int *, double *, int *, double *, double *, int *)
+    ctypedef void (*aq_gemm_f32)(char *, char *, int *, int *, int *, float *, float *,
+                                 int *, float *, int *, float *, float *, int *)
     const char *AQ_VARIANT
     const char *AQ_COMPILER
     const char *aq_clone()
     int64_t AQ_WORK(int64_t K, int64_t d)
+    const int64_t AQ_NARROW
     void aq_point_sums_f64(const double *X, int64_t n, int64_t d, const double *r,
                            const double *At, int64_t Kp, const double *c, int64_t K,
                            const double *w, int need_grad, intptr_t *labels,
                            double *out_value, double *out_top, double *mass,
-                           double *first, int64_t *counts, double *work)
+                           double *first, int64_t *counts, double *work,
+                           aq_gemm_f64 gemm)
     void aq_point_sums_f32(const float *X, int64_t n, int64_t d, const float *r,
                            const float *At, int64_t Kp, const float *c, int64_t K,
                            const double *w, int need_grad, intptr_t *labels,
                            double *out_value, double *out_top, double *mass,
-                           double *first, int64_t *counts, float *work)
+                           double *first, int64_t *counts, float *work,
+                           aq_gemm_f32 gemm)
 
-#: The variant of the kernel's products this build compiled (``_point_kernel.h``):
-#: ``"vector (target_clones: ...)"`` (GCC's vectors, one clone per instruction
-#: set listed, chosen at load time), ``"vector (baseline instruction set)"``
-#: or ``"portable"`` (plain C, the same sums; compilers without the vectors,
+cdef void *_blas(module, name):
+    """The address of the BLAS routine ``name`` of scipy's ``cython_blas`` ``module``."""
+    capsule = module.__pyx_capi__[name]
+    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+#: scipy's gemm routines, loaded at the first pass over wide rows (narrow rows
+#: need none, and importing ``scipy.linalg`` costs about 0.2 s, a dask
+#: worker's first pass's largest cost)
+cdef aq_gemm_f64 _dgemm = NULL
+cdef aq_gemm_f32 _sgemm = NULL
+
+
+cdef _load_blas():
+    global _dgemm, _sgemm
+    from scipy.linalg import cython_blas
+
+    _dgemm = <aq_gemm_f64> _blas(cython_blas, "dgemm")
+    _sgemm = <aq_gemm_f32> _blas(cython_blas, "sgemm")
+
+
+#: The variant of the kernel this build compiled (``_point_kernel.h``; the
+#: products of wide rows are BLAS's in every variant):
+#: ``"vector (target_clones: ...)"`` (one clone per instruction set listed,
+#: chosen at load time), ``"vector (baseline instruction set)"`` or
+#: ``"portable"`` (plain C, the same sums; compilers without GCC's extensions,
 #: or ``SKLEARN_ATTNCLUST_PORTABLE_KERNEL=1`` at build time).
 VARIANT = AQ_VARIANT.decode("ascii")
 
@@ -144,6 +177,8 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
     cdef double *mp = <double *> cnp.PyArray_DATA(mass)
     cdef double *fp = <double *> cnp.PyArray_DATA(first)
     cdef int64_t *kp = <int64_t *> cnp.PyArray_DATA(counts)
+    if d > AQ_NARROW and _sgemm == NULL:
+        _load_blas()
     cdef void *work = malloc(n_work * (4 if single else 8))
     if work == NULL:
         raise MemoryError()
@@ -151,11 +186,11 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
         if single:
             aq_point_sums_f32(<const float *> Xp, n, d, <const float *> rp,
                               <const float *> Ap, Kp, <const float *> cp, K, wp,
-                              need_grad, lp, &value, &top, mp, fp, kp, <float *> work)
+                              need_grad, lp, &value, &top, mp, fp, kp, <float *> work, _sgemm)
         else:
             aq_point_sums_f64(<const double *> Xp, n, d, <const double *> rp,
                               <const double *> Ap, Kp, <const double *> cp, K, wp,
-                              need_grad, lp, &value, &top, mp, fp, kp, <double *> work)
+                              need_grad, lp, &value, &top, mp, fp, kp, <double *> work, _dgemm)
     free(work)
     out = (-(value + top) / beta,)
     if need_grad:

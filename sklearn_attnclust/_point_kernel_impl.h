@@ -1,153 +1,42 @@
 /* One precision of the point kernel: point_kernel.h includes it with FLT (the
-   rows' type), AQ_EXP (its exponential), AQ_NAME (the suffix), AQ_LANES and,
-   in the vector variant (AQ_VECTOR), AQ_VEC.  Where the variants differ, the
-   portable one computes every lane of the vector one's in an array, each sum
-   in the same order. */
+   rows' type), AQ_EXP (its exponential) and AQ_NAME (the suffix). */
 
-/* Logits of a tile of t rows, heads by rows: L[k * AQ_TILE + i] =
-   <x_i - r, A_k> - c_k.  Wide rows (d > AQ_NARROW): 8 rows by AQ_LANES heads
-   at a time (At: d x Kp, heads padded to a multiple of 8 with zeros, which
-   AQ_LANES divides); narrow rows:
-   from the tile's columns Xt (d x AQ_TILE), along the rows. */
+/* Logits of a tile of t narrow rows (d <= AQ_NARROW), heads by rows:
+   L[k * AQ_TILE + i] = <x_i - r, A_k> - c_k from the tile's columns Xt
+   (d x AQ_TILE, less r), along the rows (At: d x Kp).  Wide rows' logits are
+   one BLAS product a tile (aq_point_sums). */
 AQ_INLINE void AQ_NAME(aq_logits)(
-    const FLT *X, int64_t t, int64_t d, const FLT *r, const FLT *At, int64_t Kp,
-    const FLT *c, int64_t K, const FLT *Xt, FLT *AQ_RESTRICT L)
+    int64_t t, int64_t d, const FLT *At, int64_t Kp, const FLT *c, int64_t K,
+    const FLT *Xt, FLT *AQ_RESTRICT L)
 {
-    int64_t i, j, k, q, kb;
-    if (Xt) {
-        for (k = 0; k < K; k++) {
-            FLT *l = L + k * AQ_TILE;
-            for (i = 0; i < t; i++) l[i] = -c[k];
-            for (j = 0; j < d; j++) {
-                const FLT a = At[j * Kp + k], *x = Xt + j * AQ_TILE;
-                for (i = 0; i < t; i++) l[i] += a * x[i];
-            }
-        }
-        return;
-    }
-#if AQ_VECTOR
-    for (kb = 0; kb < K; kb += AQ_LANES) {
-        for (i = 0; i < t; i += 8) {
-            const FLT *x[8];
-            AQ_VEC a[8];
-            FLT o[AQ_LANES];
-            for (q = 0; q < 8; q++) {
-                x[q] = X + (i + q < t ? i + q : i) * d;
-                a[q] = (AQ_VEC){0};
-            }
-            for (j = 0; j < d; j++) {
-                AQ_VEC h;
-                const FLT s = r ? r[j] : (FLT)0;
-                memcpy(&h, At + j * Kp + kb, sizeof h);
-                for (q = 0; q < 8; q++) a[q] += (x[q][j] - s) * h;
-            }
-            for (q = 0; q < 8 && i + q < t; q++) {
-                int64_t e;
-                memcpy(o, &a[q], sizeof o);
-                for (e = 0; e < AQ_LANES && kb + e < K; e++)
-                    L[(kb + e) * AQ_TILE + i + q] = o[e] - c[kb + e];
-            }
+    int64_t i, j, k;
+    for (k = 0; k < K; k++) {
+        FLT *l = L + k * AQ_TILE;
+        for (i = 0; i < t; i++) l[i] = -c[k];
+        for (j = 0; j < d; j++) {
+            const FLT a = At[j * Kp + k], *x = Xt + j * AQ_TILE;
+            for (i = 0; i < t; i++) l[i] += a * x[i];
         }
     }
-#else
-    for (kb = 0; kb < K; kb += AQ_LANES) {
-        for (i = 0; i < t; i += 8) {
-            const FLT *x[8];
-            FLT a[8][AQ_LANES];
-            int64_t e;
-            for (q = 0; q < 8; q++) {
-                x[q] = X + (i + q < t ? i + q : i) * d;
-                for (e = 0; e < AQ_LANES; e++) a[q][e] = 0;
-            }
-            for (j = 0; j < d; j++) {
-                const FLT *h = At + j * Kp + kb;
-                const FLT s = r ? r[j] : (FLT)0;
-                for (q = 0; q < 8; q++) {
-                    const FLT v = x[q][j] - s;
-                    for (e = 0; e < AQ_LANES; e++) a[q][e] += v * h[e];
-                }
-            }
-            for (q = 0; q < 8 && i + q < t; q++)
-                for (e = 0; e < AQ_LANES && kb + e < K; e++)
-                    L[(kb + e) * AQ_TILE + i + q] = a[q][e] - c[kb + e];
-        }
-    }
-#endif
 }
 
-/* First moments of a tile, F[k * d + j] += sum_i P[k * AQ_TILE + i] (x_ij - r_j). */
+/* First moments of a tile of narrow rows, F[k * d + j] += sum_i P[k * AQ_TILE + i]
+   (x_ij - r_j), from its columns Xt (less r).  Wide rows' are one BLAS
+   product a tile (aq_point_sums). */
 AQ_INLINE void AQ_NAME(aq_moments)(
-    const FLT *X, int64_t t, int64_t d, const FLT *r, const FLT *P, int64_t K,
-    const FLT *Xt, FLT *AQ_RESTRICT F)
+    int64_t t, int64_t d, const FLT *P, int64_t K, const FLT *Xt, FLT *AQ_RESTRICT F)
 {
-    int64_t i, j, k, q, jb;
-    if (Xt) {
-        for (k = 0; k < K; k++) {
-            const FLT *p = P + k * AQ_TILE;
-            for (j = 0; j < d; j++) {
-                const FLT *x = Xt + j * AQ_TILE;
-                FLT s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-                for (i = 0; i + 8 <= t; i += 8)
-                    for (q = 0; q < 8; q++) s8[q] += p[i + q] * x[i + q];
-                for (; i < t; i++) s8[0] += p[i] * x[i];
-                F[k * d + j] += ((s8[0] + s8[1]) + (s8[2] + s8[3]))
-                              + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
-            }
-        }
-        return;
-    }
-    for (k = 0; k < K; k += 4) {
-        const FLT *p[4];
-        for (q = 0; q < 4; q++) p[q] = P + (k + q < K ? k + q : k) * AQ_TILE;
-        for (jb = 0; jb < d; jb += 2 * AQ_LANES) {
-            const int64_t width = d - jb < 2 * AQ_LANES ? d - jb : 2 * AQ_LANES;
-            if (width == 2 * AQ_LANES) {
-#if AQ_VECTOR
-                AQ_VEC f[8], s[2] = {{0}, {0}};
-                FLT o[2 * AQ_LANES];
-                for (q = 0; q < 8; q++) f[q] = (AQ_VEC){0};
-                if (r) memcpy(s, r + jb, sizeof s);
-                for (i = 0; i < t; i++) {
-                    AQ_VEC v[2];
-                    memcpy(v, X + i * d + jb, sizeof v);
-                    v[0] -= s[0];
-                    v[1] -= s[1];
-                    for (q = 0; q < 4; q++) {
-                        f[2 * q] += p[q][i] * v[0];
-                        f[2 * q + 1] += p[q][i] * v[1];
-                    }
-                }
-                for (q = 0; q < 4 && k + q < K; q++) {
-                    memcpy(o, &f[2 * q], sizeof o);
-                    for (j = 0; j < 2 * AQ_LANES; j++) F[(k + q) * d + jb + j] += o[j];
-                }
-#else
-                FLT f[4][2 * AQ_LANES], s[2 * AQ_LANES];
-                for (j = 0; j < 2 * AQ_LANES; j++) {
-                    s[j] = r ? r[jb + j] : (FLT)0;
-                    for (q = 0; q < 4; q++) f[q][j] = 0;
-                }
-                for (i = 0; i < t; i++) {
-                    const FLT *x = X + i * d + jb;
-                    FLT v[2 * AQ_LANES];
-                    for (j = 0; j < 2 * AQ_LANES; j++) v[j] = x[j] - s[j];
-                    for (q = 0; q < 4; q++)
-                        for (j = 0; j < 2 * AQ_LANES; j++) f[q][j] += p[q][i] * v[j];
-                }
-                for (q = 0; q < 4 && k + q < K; q++)
-                    for (j = 0; j < 2 * AQ_LANES; j++) F[(k + q) * d + jb + j] += f[q][j];
-#endif
-            } else {  /* the last columns, one at a time */
-                for (j = jb; j < d; j++) {
-                    const FLT sj = r ? r[j] : (FLT)0;
-                    FLT g[4] = {0, 0, 0, 0};
-                    for (i = 0; i < t; i++) {
-                        const FLT v = X[i * d + j] - sj;
-                        for (q = 0; q < 4; q++) g[q] += p[q][i] * v;
-                    }
-                    for (q = 0; q < 4 && k + q < K; q++) F[(k + q) * d + j] += g[q];
-                }
-            }
+    int64_t i, j, k, q;
+    for (k = 0; k < K; k++) {
+        const FLT *p = P + k * AQ_TILE;
+        for (j = 0; j < d; j++) {
+            const FLT *x = Xt + j * AQ_TILE;
+            FLT s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (i = 0; i + 8 <= t; i += 8)
+                for (q = 0; q < 8; q++) s8[q] += p[i + q] * x[i + q];
+            for (; i < t; i++) s8[0] += p[i] * x[i];
+            F[k * d + j] += ((s8[0] + s8[1]) + (s8[2] + s8[3]))
+                          + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
         }
     }
 }
@@ -186,13 +75,18 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
     const FLT *X, int64_t n, int64_t d, const FLT *r, const FLT *At, int64_t Kp,
     const FLT *c, int64_t K, const double *w, int need_grad, intptr_t *labels,
     double *out_value, double *out_top, double *mass, double *first,
-    int64_t *counts, FLT *work)
+    int64_t *counts, FLT *work, AQ_NAME(aq_gemm) gemm)
 {
     FLT *L = work;                        /* K x AQ_TILE */
     FLT *top = L + K * AQ_TILE;           /* AQ_TILE */
     FLT *scale = top + AQ_TILE;           /* AQ_TILE */
     FLT *F = scale + AQ_TILE;             /* K x d */
     FLT *Xt = d <= AQ_NARROW ? F + K * d : NULL;  /* d x AQ_TILE */
+    FLT *Xs = F + K * d;                  /* AQ_TILE x d: wide rows less r */
+    FLT one = 1, zero = 0;
+    int gd = (int)d, gK = (int)K, gKp = (int)Kp, gT = AQ_TILE, gt;
+    char tr = 'T', nt = 'N';
+    const FLT *S;
     int32_t lab[AQ_TILE];
     double value = 0.0, tops = 0.0, wt = 1.0;
     int64_t i0, i, j, k, t, q;
@@ -214,7 +108,23 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
                 for (i = 0; i < t; i++) Xt[j * AQ_TILE + i] = Xb[i * d + j] - rj;
             }
         }
-        AQ_NAME(aq_logits)(Xb, t, d, r, At, Kp, c, K, Xt, L);
+        S = Xb;
+        if (!Xt && r) {  /* the tile less r, for both products */
+            for (i = 0; i < t; i++)
+                for (j = 0; j < d; j++) Xs[i * d + j] = Xb[i * d + j] - r[j];
+            S = Xs;
+        }
+        if (Xt) {
+            AQ_NAME(aq_logits)(t, d, At, Kp, c, K, Xt, L);
+        } else {  /* L (t x K, column-major, ld AQ_TILE) = S At[:, :K] */
+            gt = (int)t;
+            gemm(&tr, &tr, &gt, &gK, &gd, &one, (FLT *)S, &gd, (FLT *)At, &gKp, &zero, L, &gT);
+            for (k = 0; k < K; k++) {
+                FLT *l = L + k * AQ_TILE;
+                const FLT ck = c[k];
+                for (i = 0; i < t; i++) l[i] -= ck;
+            }
+        }
         /* the largest logit of each row, and its first head */
         for (i = 0; i < t; i++) top[i] = L[i];
         for (k = 1; k < K; k++) {
@@ -293,7 +203,7 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
                                      + ((m8[4] + m8[5]) + (m8[6] + m8[7])));
         }
         sparse = 0;
-        if (K >= AQ_SPARSE_HEADS && d >= AQ_SPARSE_FEATURES) {
+        if (sizeof(FLT) == 8 && K >= AQ_SPARSE_HEADS && d >= AQ_SPARSE_FEATURES) {
             /* the row's largest weight is scale[i] (its exponential is 1; of the
                row's weight's sign); the weights beyond the cut in magnitude
                counted: by head where they are few */
@@ -313,8 +223,12 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
         }
         if (sparse)
             AQ_NAME(aq_moments_by_head)(Xb, t, d, r, L, K, top, F);
-        else
-            AQ_NAME(aq_moments)(Xb, t, d, r, L, K, Xt, F);
+        else if (Xt)
+            AQ_NAME(aq_moments)(t, d, L, K, Xt, F);
+        else {  /* F (d x K, column-major) += S^T P */
+            gt = (int)t;
+            gemm(&nt, &nt, &gd, &gK, &gt, &one, (FLT *)S, &gd, L, &gT, &one, F, &gd);
+        }
         /* weighted tiles have a scale each: their moments are flushed at once */
         if (w || (i0 / AQ_TILE) % AQ_FLUSH_TILES == AQ_FLUSH_TILES - 1 || i0 + t >= n) {
             for (k = 0; k < K * d; k++) first[k] += wt * (double)F[k];

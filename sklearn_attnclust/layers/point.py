@@ -21,7 +21,20 @@ from .common import _scaled_sum, over_squared, times, warn_if_not_converged
 from .cosine import CosineStream
 from .free_energy import FreeEnergyLayer
 
-__all__ = ["PointLayer"]
+__all__ = ["MIXED_COARSE_HEADS", "PointLayer"]
+
+#: Heads from which a fit on a coarse sample also runs its passes in float32
+#: (its descents, the ladder's and the full-data stage's, then one float64 pass:
+#: as the fits without a sample).  Measured (one thread, CPU time, float32
+#: passes against float64, the BLAS products of the point kernel): uniform rows
+#: 1e5 x 16, K = 64, 1.6 and 2.0 s against 2.6 and 2.4 (inertia +0.005 % and
+#: -0.09 %); 1e5 x 64, K = 64, 3.0 against 3.8 s; K = 256, 5.0 against 7.9 s
+#: (+0.007 %); blobs 1e5 x 16, K = 64, and 1e5 x 64, K = 256, the same times and
+#: inertias (one step on all the rows).  At K = 8, 2e5 x 32: uniform rows 0.51 and
+#: 0.58 s against 0.70 and 0.79, but blobs (one step) 0.11 and 0.12 s against
+#: 0.09 and 0.10: the float32 copy of the rows costs more than a step saves;
+#: between 8 and 64 heads not measured.
+MIXED_COARSE_HEADS = 64
 
 
 @register_layer("point", "free-energy")
@@ -92,17 +105,17 @@ class PointLayer(FreeEnergyLayer):
         options = self.descent_options(init, n_init)
         maths.starts_left = options["n_init"]  # (its seeds' rows kept between them)
         # dense rows of sizes.MIXED_MIN_SIZE entries on whose passes are float64, fitted
-        # without a coarse sample: the descents on float32 passes (continued in float64
-        # where they ended short of tol), then one float64 pass for the risk and labels.
-        # Measured (one thread, CPU time): a step on uniform 5e4 x 64 rows, K = 256,
-        # 130 ms in float64, 70 to 85 in float32; the fit 4.9 s against 3.9 s, inertia
-        # within 0.01 %.  After a coarse sample the full-data stage takes a few steps,
-        # and the float32 copy and the last float64 pass cost more than they save
-        # (bench_fit, 2e5 x 32, K = 8: 18.5 bare passes against 15)
+        # without a coarse sample or with MIXED_COARSE_HEADS heads or more: the descents
+        # on float32 passes (continued in float64 where they ended short of tol), then
+        # one float64 pass for the risk and labels (see MIXED_COARSE_HEADS).  Measured
+        # (one thread, CPU time): a step on uniform 5e4 x 64 rows, K = 256, 130 ms in
+        # float64, 70 to 85 in float32; the fit 4.9 s against 3.9 s, inertia within
+        # 0.01 %.
         n, d = X.shape
         mixed = (tracked and not sparse and stats.dtype == np.float64
                  and n * d >= sizes.MIXED_MIN_SIZE and self.max_iter > 0
-                 and not sizes.takes_coarse_sample(n, self.n_clusters, d))
+                 and (self.n_clusters >= MIXED_COARSE_HEADS
+                      or not sizes.takes_coarse_sample(n, self.n_clusters, d)))
         self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
                                     precision=maths.low_precision if mixed else None,
                                     **options)

@@ -7,7 +7,6 @@ assignment of the last evaluation, so that a fit labels its rows without a
 pass of its own.
 """
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +16,6 @@ from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
                         sum_row_blocks)
 from ..shared import CACHE_ENTRIES
 from .chart import PointChart
-from . import kernel as point_kernel
 from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
 from ...layers.base import Statistics
 
@@ -153,8 +151,9 @@ class PointStatistics(Statistics):
         """
         kernel, rows = self._kernel(Z, beta, bias)
         labels = None if self.cached or not need_grad else self.labels
-        # (the compiled pass calls no BLAS: no limit to set, 3 us an evaluation)
-        with nullcontext() if point_kernel.COMPILED else one_blas_thread():
+        # (BLAS on one thread: the compiled pass's products of 256-row tiles, and
+        # the numpy reference's chunks, run in the row blocks' threads)
+        with one_blas_thread():
             out = add_blocks(map_row_blocks(*self._blocks(kernel, rows, need_grad, labels)))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
