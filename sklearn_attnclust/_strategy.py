@@ -170,7 +170,8 @@ class _Descent:
         risk = in_squared_units(value, self.maths.unit_root)
         self.say(f"Iteration {it}: risk {risk:.6g}, stationarity {gnorm:.3g}, step {step:.3g}")
 
-    def run(self, st, M0, tol, *, state=None, memory=8, steps=None, loud=None, stop=None):
+    def run(self, st, M0, tol, *, state=None, memory=8, steps=None, loud=None, stop=None,
+            min_steps=0):
         """Descend from ``M0`` on the statistics ``st``; the result's ``empty``
         lists the heads left with less than half the average row's weight.  The steps are
         printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``.
@@ -187,7 +188,7 @@ class _Descent:
         optimizer = make_optimizer(**self.options, memory=memory, tol=tol,
                                    max_iter=self.max_iter if steps is None else steps)
         maths.begin_descent()
-        res = optimizer.run(problem, M0, state, stop=stop,
+        res = optimizer.run(problem, M0, state, stop=stop, min_steps=min_steps,
                             callback=self._callback if loud and self.verbose else None)
         res.empty = np.zeros(0, dtype=np.intp)
         if relocation_of(maths) is not None and np.isfinite(res.value):
@@ -284,7 +285,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         for k in range(n_init):
             descent.say(f"Initialization {k}")
             res = descent.run(stage, maths.starts(rows, row_w, init, random_state), stage_tol,
-                              memory=memory)
+                              memory=memory, min_steps=1)
             if np.isfinite(res.value):
                 results.append(descent.relocated(stage, res, stage_tol, memory, rows, row_w))
         if not results:

@@ -19,8 +19,9 @@ Left out by design, with the reason:
   vs KMeans); ``test_warning_elkan_1_cluster`` is gone; the ``algo``
   parametrisations of the other tests are dropped.
 - Sparse input (every ``csr_container`` / ``X_as_any_csr`` case,
-  ``test_dense_sparse``, ``test_predict_dense_sparse``): the estimator takes
-  dense arrays (and dask arrays) only.
+  ``test_dense_sparse``, ``test_predict_dense_sparse``): tested where the
+  sparse paths live, ``tests/test_point_sparse.py``, each sparse fit against
+  its dense twin to 1e-10.
 - The ``k_means`` function (``test_k_means_function``): not provided.
 - Private helpers: ``test_relocate_empty_clusters``
   (``_relocate_empty_clusters_*``), ``test_euclidean_distance``

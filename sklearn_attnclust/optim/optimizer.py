@@ -108,7 +108,7 @@ class Optimizer:
         self.learning_rate, self.max_iter, self.tol = learning_rate, max_iter, tol
         self.line_search = ArmijoBacktracking() if line_search is None else line_search
 
-    def run(self, problem, M0, state=None, *, callback=None, stop=None):
+    def run(self, problem, M0, state=None, *, callback=None, stop=None, min_steps=0):
         """Minimise ``problem`` from ``M0`` (its rows normalised first).
 
         ``state``: the ``state`` of an earlier result that ended at ``M0`` on a
@@ -117,6 +117,9 @@ class Optimizer:
         stationarity, step)`` is called after each accepted step.
         ``stop(values)``, called after each accepted step with the values so far
         (the start's first), ends the run where it returns True (not converged).
+        ``min_steps``: steps taken before the stationarity test may stop the run
+        (a start from seeds, which are rows: KMeans makes one update whatever its
+        tolerance).
         Returns a :class:`SphereResult`.
         """
         manifold, tol, memory = problem.manifold, self.tol, self._memory(state)
@@ -128,7 +131,7 @@ class Optimizer:
         result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
         step = float(self.learning_rate)
         for it in range(1, self.max_iter + 1):
-            if gnorm <= tol:
+            if gnorm <= tol and it > min_steps:
                 result.converged = True
                 break
             direction, trial, newton, slope = self._direction(problem, memory, M, grad, rgrad,
