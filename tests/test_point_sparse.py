@@ -295,4 +295,6 @@ def test_sampled_sparse_seeding_draws_by_weight_and_reads_all_few_distinct_rows(
     Xs = sp.csr_matrix(P[idx])
     for seed in range(4):
         a = AttentionQuantizer(8, random_state=seed).fit(Xs)
-        assert a.inertia_ < 1e-6 and np.unique(a.labels_).size == 8
+        # (a missed point costs about 1e3; the soft heads' step from the seeds,
+        # which are the points, moves them by the other clusters' weights)
+        assert a.inertia_ < 1e-3 and np.unique(a.labels_).size == 8

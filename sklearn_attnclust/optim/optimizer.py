@@ -117,9 +117,9 @@ class Optimizer:
         stationarity, step)`` is called after each accepted step.
         ``stop(values)``, called after each accepted step with the values so far
         (the start's first), ends the run where it returns True (not converged).
-        ``min_steps``: steps taken before the stationarity test may stop the run
+        ``min_steps``: steps tried before the stationarity test may stop the run
         (a start from seeds, which are rows: KMeans makes one update whatever its
-        tolerance).
+        tolerance); where such a step finds no decrease, the run ends converged.
         Returns a :class:`SphereResult`.
         """
         manifold, tol, memory = problem.manifold, self.tol, self._memory(state)
@@ -131,19 +131,20 @@ class Optimizer:
         result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
         step = float(self.learning_rate)
         for it in range(1, self.max_iter + 1):
-            if gnorm <= tol and it > min_steps:
+            settled = gnorm <= tol  # (a step still taken while it < min_steps)
+            if settled and it > min_steps:
                 result.converged = True
                 break
             direction, trial, newton, slope = self._direction(problem, memory, M, grad, rgrad,
                                                               step, norms)
             if slope <= 0:
-                result.line_search_failed = True
+                result.converged, result.line_search_failed = settled, not settled
                 break
             found = self.line_search.search(problem, M, direction, value, slope, trial)
             if found is None:
                 # no test of a decrease can pass when the first trial's predicted
                 # decrease is below the value's rounding: stationary to rounding
-                result.converged = newton and _below_rounding(slope * trial, value)
+                result.converged = settled or newton and _below_rounding(slope * trial, value)
                 result.line_search_failed = not result.converged
                 break
             cand, new_value, new_grad, trial = found
@@ -169,7 +170,7 @@ class Optimizer:
             if stalled:
                 # an accepted step too small to move the heads: no progress possible,
                 # at the optimum if the decrease it predicted is below rounding
-                result.converged = newton and _below_rounding(slope * trial, value)
+                result.converged = settled or newton and _below_rounding(slope * trial, value)
                 result.line_search_failed = not result.converged
                 break
             if decrease <= tol**2 * max(abs(value), np.finfo(float).tiny):
