@@ -66,21 +66,27 @@ def test_spread_by_lanczos_equals_all_eigenvalues(monkeypatch, sparse, n_heads, 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     """Heads of 2**16 numbers or more keep at most as many numbers in their L-BFGS
-    pairs, with the one a step builds, as the rows hold (and at least 2 pairs);
-    narrow heads are not limited."""
+    pairs, with the one a step builds, as the rows hold (and at least 2 pairs),
+    and none on sparse rows of fewer than SPARSE_PAIRS_MIN_DENSITY entries a
+    feature; narrow heads are not limited."""
     import sklearn_attnclust._strategy as strategy
     from sklearn_attnclust import AttentionQuantizer
-    from sklearn_attnclust.maths.cosine.maths import WIDE_HEADS, CosineMaths
+    from sklearn_attnclust.maths.cosine.maths import (SPARSE_PAIRS_MIN_DENSITY, WIDE_HEADS,
+                                                      CosineMaths)
     from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
 
     rng = np.random.default_rng(0)
     n, d, K = 400, 20000, 4  # K d = 80000 numbers
     X = sp.random(n, d, density=0.004, format="csr", random_state=1) + sp.eye(n, d)
     X = sp.csr_matrix(X)
-    held = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
     maths = CosineMaths(K, 1.0, 0.1, d)
-    assert K * d >= WIDE_HEADS
-    assert maths.max_pairs(CosineStatistics(X, None)) == max(2, held // (2 * 8 * K * d) - 1)
+    assert K * d >= WIDE_HEADS and X.nnz < SPARSE_PAIRS_MIN_DENSITY * d
+    assert maths.max_pairs(CosineStatistics(X, None)) == 0
+    # rows of SPARSE_PAIRS_MIN_DENSITY entries a feature: the bytes' rule
+    dense_rows = sp.csr_matrix(np.ones((SPARSE_PAIRS_MIN_DENSITY, d)))
+    held = dense_rows.data.nbytes + dense_rows.indices.nbytes + dense_rows.indptr.nbytes
+    assert maths.max_pairs(CosineStatistics(dense_rows, None)) == max(
+        2, held // (2 * 8 * K * d) - 1) == 11
     # rows of the bytes of 5 pairs: 4 kept, and the one a step builds
     dense = np.ones((2 * 8 * 5 * K * d // (8 * d), d))
     assert maths.max_pairs(CosineStatistics(dense, None)) == 4
@@ -92,4 +98,4 @@ def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     monkeypatch.setattr(strategy, "make_optimizer",
                         lambda **kw: asked.append(kw["memory"]) or real(**kw))
     AttentionQuantizer(K, geometry="cosine", random_state=0, max_iter=5).fit(X)
-    assert asked and max(asked) == maths.max_pairs(CosineStatistics(X, None)) == 2
+    assert asked and max(asked) == 0
