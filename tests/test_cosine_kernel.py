@@ -99,3 +99,27 @@ def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
                         lambda **kw: asked.append(kw["memory"]) or real(**kw))
     AttentionQuantizer(K, geometry="cosine", random_state=0, max_iter=5).fit(X)
     assert asked and max(asked) == 0
+
+
+def test_steps_without_pairs_are_tried_past_the_spherical_kmeans_update():
+    """The preconditioner is each head's inverse curvature |S_h| / W (the step to
+    the direction of its weighted sum), NO_PAIRS_STEP times it after a gradient
+    on statistics that keep no L-BFGS pairs."""
+    from sklearn_attnclust.maths.cosine.maths import NO_PAIRS_STEP, CosineMaths
+    from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
+
+    n, d, K = 400, 20000, 4
+    X = sp.csr_matrix(sp.random(n, d, density=0.004, format="csr", random_state=1)
+                      + sp.eye(n, d))
+    M = np.random.default_rng(2).standard_normal((K, d))
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    for rows, factor in ((X, NO_PAIRS_STEP), (X[:, :50].toarray() + 1.0, 1.0)):
+        maths = CosineMaths(K, 1.0, 0.1, rows.shape[1])
+        stats = CosineStatistics(rows, None)
+        assert (maths.max_pairs(stats) == 0) == (factor != 1.0)
+        Mr = np.ascontiguousarray(M[:, :rows.shape[1]])
+        Mr /= np.linalg.norm(Mr, axis=1, keepdims=True)
+        _, grad, masses = maths.risk(Mr, stats, return_grad=True)
+        curvature = np.maximum(np.linalg.norm(grad, axis=1), maths.floor)
+        np.testing.assert_allclose(maths.preconditioner(Mr, masses), factor / curvature,
+                                   rtol=1e-15)
