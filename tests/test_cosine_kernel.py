@@ -101,25 +101,44 @@ def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     assert asked and max(asked) == 0
 
 
-def test_steps_without_pairs_are_tried_past_the_spherical_kmeans_update():
+def test_steps_without_pairs_adapt_each_heads_factor():
     """The preconditioner is each head's inverse curvature |S_h| / W (the step to
-    the direction of its weighted sum), NO_PAIRS_STEP times it after a gradient
-    on statistics that keep no L-BFGS pairs."""
-    from sklearn_attnclust.maths.cosine.maths import NO_PAIRS_STEP, CosineMaths
+    the direction of its weighted sum); in a descent on statistics that keep no
+    L-BFGS pairs, times a factor per head: 1 at the descent's first point, times
+    RELAX_GROW (at most RELAX_MAX) where the head's Riemannian gradient kept its
+    direction over a step, times RELAX_SHRINK (not below 1) where it turned."""
+    from sklearn_attnclust.maths.cosine.maths import (RELAX_GROW, RELAX_MAX, RELAX_SHRINK,
+                                                      CosineMaths)
     from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
 
     n, d, K = 400, 20000, 4
     X = sp.csr_matrix(sp.random(n, d, density=0.004, format="csr", random_state=1)
                       + sp.eye(n, d))
-    M = np.random.default_rng(2).standard_normal((K, d))
-    M /= np.linalg.norm(M, axis=1, keepdims=True)
-    for rows, factor in ((X, NO_PAIRS_STEP), (X[:, :50].toarray() + 1.0, 1.0)):
+    rng = np.random.default_rng(2)
+    for rows, adapts in ((X, True), (X[:, :50].toarray() + 1.0, False)):
         maths = CosineMaths(K, 1.0, 0.1, rows.shape[1])
         stats = CosineStatistics(rows, None)
-        assert (maths.max_pairs(stats) == 0) == (factor != 1.0)
-        Mr = np.ascontiguousarray(M[:, :rows.shape[1]])
-        Mr /= np.linalg.norm(Mr, axis=1, keepdims=True)
-        _, grad, masses = maths.risk(Mr, stats, return_grad=True)
-        curvature = np.maximum(np.linalg.norm(grad, axis=1), maths.floor)
-        np.testing.assert_allclose(maths.preconditioner(Mr, masses), factor / curvature,
-                                   rtol=1e-15)
+        assert (maths.max_pairs(stats) == 0) == adapts
+        M = rng.standard_normal((K, rows.shape[1]))
+        M /= np.linalg.norm(M, axis=1, keepdims=True)
+        maths.begin_descent()
+        _, grad, masses = maths.risk(M, stats, return_grad=True)
+        inverse = 1.0 / np.maximum(np.linalg.norm(grad, axis=1), maths.floor)
+        g = rng.standard_normal(M.shape)
+        maths.stationarity(M, g, masses)
+        np.testing.assert_array_equal(maths.preconditioner(M, masses), inverse)
+        signs = np.array([1.0, 1.0, -1.0, 1.0])[:, None]
+        maths.stationarity(M, signs * g, masses)
+        want = np.where(signs.ravel() > 0, RELAX_GROW, 1.0) if adapts else np.ones(K)
+        np.testing.assert_allclose(maths.preconditioner(M, masses), want * inverse, rtol=1e-15)
+        for _ in range(8):  # (the last gradient +g: head 2's turned back, then kept)
+            maths.stationarity(M, g, masses)
+        if adapts:
+            np.testing.assert_allclose(maths.preconditioner(M, masses), RELAX_MAX * inverse,
+                                       rtol=1e-15)
+            maths.stationarity(M, -g, masses)
+            np.testing.assert_allclose(maths.preconditioner(M, masses),
+                                       max(RELAX_MAX * RELAX_SHRINK, 1.0) * inverse, rtol=1e-15)
+        maths.begin_descent()
+        maths.stationarity(M, g, masses)
+        np.testing.assert_array_equal(maths.preconditioner(M, masses), inverse)

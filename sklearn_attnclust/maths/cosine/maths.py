@@ -72,20 +72,22 @@ WIDE_HEADS = 2**16
 #: 0.490 (spherical k-means 0.512 and 0.475).
 SPARSE_PAIRS_MIN_DENSITY = 64
 
-#: The preconditioner's factor in a descent without L-BFGS pairs
-#: (:data:`SPARSE_PAIRS_MIN_DENSITY`): its steps are tried at this many times
-#: the spherical k-means update, past the mirror point of the model that
-#: update assumes (2 times it), so that a trial either meets the lower
-#: curvature of soft weights or backtracks by the line search's quadratic
-#: interpolation towards the minimum along the line (a factor of 2 itself
-#: backtracks on a quadratic: the same value at its mirror point).  Measured
-#: (one thread, CPU time, interleaved, 3842 TF-IDF rows of 13850 terms, 12
-#: seeds (K = 20: 8); factors 1, 1.25, 1.5, 1.75, 2, 2.25, 2.5, 3, 4): K = 5
-#: median 194 -> 174 ms, steps 24.4 -> 16.2 a fit, passes 32.2 -> 29.5; K = 10
-#: 340 -> 228 ms, 31.3 -> 20.5 steps, 38.2 -> 31.1 passes; K = 20 954 -> 502 ms,
-#: 40.6 -> 15.6 steps, 48.0 -> 26.9 passes (2.5: 178, 268 and 753 ms; 3 and 4
-#: more passes than 1; 1.5 and 1.75 about 10 % faster than 1).
-NO_PAIRS_STEP = 2.25
+#: Descents without L-BFGS pairs (:data:`SPARSE_PAIRS_MIN_DENSITY`) scale
+#: each head's preconditioned step (the spherical k-means update) by a factor
+#: of its own, 1 as a descent starts: times ``RELAX_GROW`` (at most
+#: ``RELAX_MAX``) after a step that left the head's Riemannian gradient
+#: pointing the same way (the step fell short: soft weights curve less than
+#: the update assumes), times ``RELAX_SHRINK`` (not below 1) after one that
+#: reversed it (overshot).  Measured (one thread, CPU time, 3842 TF-IDF rows
+#: of 13850 terms, interleaved against factor 1): K = 5 (12 seeds) median 178
+#: -> 171 ms, passes 32.2 -> 30.2 a fit; K = 10 (12) 335 -> 267 ms, 38.2 ->
+#: 32.6; K = 20 (6) 1076 -> 805 ms, 53.0 -> 44.7; the fits end as near
+#: stationary (d times the heads' summed squared angles to their weighted
+#: sums, median 0.09, 0.28, 1.6 against 0.05, 0.12, 0.009; at most 21).
+#: (1.5, 4, 0) and (2, 8, 0): 277 and 281 ms at K = 10.  A fixed factor
+#: failed: 1.75 ended fits at 46 (median) by the held-labels stop, 2.25 one
+#: of 12 at 1e4, its heads swinging across their sums, the risk 1.6 % high.
+RELAX_GROW, RELAX_MAX, RELAX_SHRINK = 1.5, 4.0, 0.5
 
 #: Dense rows of at most this many numbers have their unit rows computed once
 #: for the relocations and the swap stage (three copies otherwise), kept for the
@@ -158,6 +160,9 @@ class CosineMaths(LayerMaths):
         # no L-BFGS pairs)
         self._last = (None, None, False)
         self._held = HeldLabels()  # (the labels of the last steps: stationarity)
+        # (each head's step factor in a descent without pairs, and the Riemannian
+        # gradient of its last point: preconditioner, stationarity)
+        self._relax, self._last_rgrad = None, None
         # (rows, their unit rows or None, {id(weights): (weights, order, keys)})
         self._unit_cache = (None, None, None)
 
@@ -198,6 +203,7 @@ class CosineMaths(LayerMaths):
         caller's rows nor a copy of them)."""
         self._unit_cache = (None, None, None)
         self._held.forget()
+        self._relax, self._last_rgrad = None, None
 
     def _unit_order(self, rows, weights):
         """:func:`.seeding._unit_order` of the unit rows of ``rows`` (those kept by
@@ -286,12 +292,31 @@ class CosineMaths(LayerMaths):
     def preconditioner(self, M, masses):
         """Per-head inverse curvature: the preconditioned step moves each head to the
         direction of the weighted sum of its samples (a spherical k-means update);
-        :data:`NO_PAIRS_STEP` times it in a descent that keeps no L-BFGS pairs
-        (:meth:`max_pairs` 0 on the statistics of the last gradient)."""
+        in a descent that keeps no L-BFGS pairs (:meth:`max_pairs` 0 on the
+        statistics of the last gradient), times each head's factor
+        (:data:`RELAX_GROW`)."""
         scales = 1.0 / self._curvature(M, masses)
-        if self._last[2]:
-            scales *= NO_PAIRS_STEP
+        if self._last[2] and self._relax is not None:
+            scales *= self._relax
         return scales
+
+    def begin_descent(self):
+        """:meth:`.layers.base.LayerMaths.begin_descent`; each head's step factor
+        back to 1 (:data:`RELAX_GROW`)."""
+        super().begin_descent()
+        self._relax, self._last_rgrad = None, None
+
+    def _adapt_steps(self, rgrad):
+        """Each head's step factor after a step of a descent without pairs, from
+        the sign of the product of its Riemannian gradients before and after
+        (:data:`RELAX_GROW`); the first point of a descent sets them to 1."""
+        if self._relax is None or self._last_rgrad is None:
+            self._relax = np.ones(self.n_clusters)
+        else:
+            turn = np.einsum("ij,ij->i", rgrad, self._last_rgrad)
+            self._relax = np.where(turn > 0, np.minimum(self._relax * RELAX_GROW, RELAX_MAX),
+                                   np.maximum(self._relax * RELAX_SHRINK, 1.0))
+        self._last_rgrad = rgrad
 
     def stationarity(self, M, rgrad, masses):
         """``d`` times the sum of the squared angles the preconditioned step would
@@ -310,6 +335,8 @@ class CosineMaths(LayerMaths):
         # K x d numbers, no temporary of them.  Measured (one thread, 3842 TF-IDF
         # rows of 13885 terms, 5 seeds x 3, interleaved): the fit's median CPU
         # time K = 5 211 -> 204 ms, K = 10 372 -> 368 ms)
+        if self._last[2]:
+            self._adapt_steps(rgrad)
         angles = np.einsum("ij,ij->i", rgrad, rgrad) / self._curvature(M, masses) ** 2
         measure = float(self.d * np.sum(angles))
         return min(measure, self._held.decrease(M))
