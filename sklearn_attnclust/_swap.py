@@ -15,8 +15,8 @@ copies would be); unless the move raises the hard risk by a tenth or more,
 the heads are descended again (cut short once the trial's risk is above the
 best one's by more than :data:`SWAP_HOPE` times its last step's decrease) and
 the trial is kept if its risk is lower.  The stage stops after
-:data:`SWAP_PATIENCE` trials in a row that did not lower the risk, or after
-:data:`SWAP_ROUNDS` trials.
+:data:`SWAP_PATIENCE` trials in a row that did not lower the risk (or the
+maths' ``swap_patience(stats)``), or after :data:`SWAP_ROUNDS` trials.
 
 The stage follows a descent that converged from a start the fit seeded (not
 from heads the user gave, ``init`` an array, and not when ``max_iter`` stopped
@@ -43,7 +43,8 @@ __all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "
 #: Trials at most per fit.
 SWAP_ROUNDS = 8
 
-#: Trials in a row that may fail (raise the risk) before the stage stops.
+#: Trials in a row that may fail (raise the risk) before the stage stops, unless
+#: the layer's maths says otherwise (``swap_patience(stats)``, where defined).
 SWAP_PATIENCE = 2
 
 #: Relative drop of the risk a trial must make to be kept (far above rounding).
@@ -93,6 +94,8 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     if maths.n_clusters < 2:
         return best
     trial_tol, first_steps = max(tol, maths.coarse_tol), best.n_iter
+    patience = (maths.swap_patience(stage) if hasattr(maths, "swap_patience")
+                else SWAP_PATIENCE)
     Y = maths.swap_space(rows)
     w = np.ones(Y.shape[0]) if row_w is None else np.asarray(row_w, dtype=np.float64)
     norms = squared_row_norms(Y)  # (the same for every distance of the stage)
@@ -120,7 +123,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             best, fails, kept, near = trial, 0, True, None
         else:
             fails += 1
-            if fails >= SWAP_PATIENCE:
+            if fails >= patience:
                 break
     if kept and (trial_tol > tol or not best.converged):  # (a trial stops at SWAP_STEPS)
         again = descent.run(stage, best.heads, tol, state=handed_state(best), memory=memory)

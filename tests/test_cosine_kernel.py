@@ -66,21 +66,27 @@ def test_spread_by_lanczos_equals_all_eigenvalues(monkeypatch, sparse, n_heads, 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     """Heads of 2**16 numbers or more keep at most as many numbers in their L-BFGS
-    pairs, with the one a step builds, as the rows hold (and at least 2 pairs);
-    narrow heads are not limited."""
+    pairs, with the one a step builds, as the rows hold (and at least 2 pairs),
+    and none on sparse rows of fewer than SPARSE_PAIRS_MIN_DENSITY entries a
+    feature; narrow heads are not limited."""
     import sklearn_attnclust._strategy as strategy
     from sklearn_attnclust import AttentionQuantizer
-    from sklearn_attnclust.maths.cosine.maths import WIDE_HEADS, CosineMaths
+    from sklearn_attnclust.maths.cosine.maths import (SPARSE_PAIRS_MIN_DENSITY, WIDE_HEADS,
+                                                      CosineMaths)
     from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
 
     rng = np.random.default_rng(0)
     n, d, K = 400, 20000, 4  # K d = 80000 numbers
     X = sp.random(n, d, density=0.004, format="csr", random_state=1) + sp.eye(n, d)
     X = sp.csr_matrix(X)
-    held = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
     maths = CosineMaths(K, 1.0, 0.1, d)
-    assert K * d >= WIDE_HEADS
-    assert maths.max_pairs(CosineStatistics(X, None)) == max(2, held // (2 * 8 * K * d) - 1)
+    assert K * d >= WIDE_HEADS and X.nnz < SPARSE_PAIRS_MIN_DENSITY * d
+    assert maths.max_pairs(CosineStatistics(X, None)) == 0
+    # rows of SPARSE_PAIRS_MIN_DENSITY entries a feature: the bytes' rule
+    dense_rows = sp.csr_matrix(np.ones((SPARSE_PAIRS_MIN_DENSITY, d)))
+    held = dense_rows.data.nbytes + dense_rows.indices.nbytes + dense_rows.indptr.nbytes
+    assert maths.max_pairs(CosineStatistics(dense_rows, None)) == max(
+        2, held // (2 * 8 * K * d) - 1) == 11
     # rows of the bytes of 5 pairs: 4 kept, and the one a step builds
     dense = np.ones((2 * 8 * 5 * K * d // (8 * d), d))
     assert maths.max_pairs(CosineStatistics(dense, None)) == 4
@@ -92,4 +98,64 @@ def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     monkeypatch.setattr(strategy, "make_optimizer",
                         lambda **kw: asked.append(kw["memory"]) or real(**kw))
     AttentionQuantizer(K, geometry="cosine", random_state=0, max_iter=5).fit(X)
-    assert asked and max(asked) == maths.max_pairs(CosineStatistics(X, None)) == 2
+    assert asked and max(asked) == 0
+
+
+def test_steps_without_pairs_adapt_each_heads_factor():
+    """The preconditioner is each head's inverse curvature |S_h| / W (the step to
+    the direction of its weighted sum); in a descent on statistics that keep no
+    L-BFGS pairs, times a factor per head: 1 at the descent's first point, times
+    RELAX_GROW (at most RELAX_MAX) where the head's Riemannian gradient kept its
+    direction over a step, times RELAX_SHRINK (not below 1) where it turned."""
+    from sklearn_attnclust.maths.cosine.maths import (RELAX_GROW, RELAX_MAX, RELAX_SHRINK,
+                                                      CosineMaths)
+    from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
+
+    n, d, K = 400, 20000, 4
+    X = sp.csr_matrix(sp.random(n, d, density=0.004, format="csr", random_state=1)
+                      + sp.eye(n, d))
+    rng = np.random.default_rng(2)
+    for rows, adapts in ((X, True), (X[:, :50].toarray() + 1.0, False)):
+        maths = CosineMaths(K, 1.0, 0.1, rows.shape[1])
+        stats = CosineStatistics(rows, None)
+        assert (maths.max_pairs(stats) == 0) == adapts
+        M = rng.standard_normal((K, rows.shape[1]))
+        M /= np.linalg.norm(M, axis=1, keepdims=True)
+        maths.begin_descent()
+        _, grad, masses = maths.risk(M, stats, return_grad=True)
+        inverse = 1.0 / np.maximum(np.linalg.norm(grad, axis=1), maths.floor)
+        g = rng.standard_normal(M.shape)
+        maths.stationarity(M, g, masses)
+        np.testing.assert_array_equal(maths.preconditioner(M, masses), inverse)
+        signs = np.array([1.0, 1.0, -1.0, 1.0])[:, None]
+        maths.stationarity(M, signs * g, masses)
+        want = np.where(signs.ravel() > 0, RELAX_GROW, 1.0) if adapts else np.ones(K)
+        np.testing.assert_allclose(maths.preconditioner(M, masses), want * inverse, rtol=1e-15)
+        for _ in range(8):  # (the last gradient +g: head 2's turned back, then kept)
+            maths.stationarity(M, g, masses)
+        if adapts:
+            np.testing.assert_allclose(maths.preconditioner(M, masses), RELAX_MAX * inverse,
+                                       rtol=1e-15)
+            maths.stationarity(M, -g, masses)
+            np.testing.assert_allclose(maths.preconditioner(M, masses),
+                                       max(RELAX_MAX * RELAX_SHRINK, 1.0) * inverse, rtol=1e-15)
+        maths.begin_descent()
+        maths.stationarity(M, g, masses)
+        np.testing.assert_array_equal(maths.preconditioner(M, masses), inverse)
+
+
+def test_swap_patience_is_one_on_statistics_without_pairs():
+    """The swap stage stops after SPARSE_SWAP_PATIENCE failed trials on sparse
+    rows whose wide heads keep no L-BFGS pairs, after the stage's default
+    SWAP_PATIENCE elsewhere."""
+    from sklearn_attnclust._swap import SWAP_PATIENCE
+    from sklearn_attnclust.maths.cosine.maths import SPARSE_SWAP_PATIENCE, CosineMaths
+    from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
+
+    n, d, K = 400, 20000, 4
+    X = sp.csr_matrix(sp.random(n, d, density=0.004, format="csr", random_state=1)
+                      + sp.eye(n, d))
+    wide, narrow = CosineMaths(K, 1.0, 0.1, d), CosineMaths(K, 1.0, 0.1, 50)
+    assert wide.swap_patience(CosineStatistics(X, None)) == SPARSE_SWAP_PATIENCE == 1
+    assert narrow.swap_patience(CosineStatistics(X[:, :50].toarray() + 1.0, None)) \
+        == SWAP_PATIENCE == 2

@@ -209,6 +209,29 @@ def test_a_handed_state_is_taken_over_by_the_run_it_warm_starts(problem):
     assert handed_state(LBFGS(max_iter=0).run(fun, M0)) == []
 
 
+def test_no_memory_steps_along_the_preconditioned_gradient(problem):
+    """memory=0: no pair kept or used (a warm start's dropped), every step the
+    preconditioned gradient's, tried at 1, as a hand-written loop of those steps
+    with the same line search."""
+    A, M0 = problem
+    scales = 1.0 / (2.0 * np.linalg.eigvalsh(A)[:, -1])  # each head's inverse curvature
+    fun = FunctionProblem(_rayleigh(A), preconditioner=lambda M: scales)
+    res = LBFGS(tol=1e-6, memory=0, max_iter=500).run(fun, M0)
+    assert res.state == () and res.converged and _aligned(res.heads, A, atol=1e-6)
+    pairs = list(LBFGS(tol=1e-3).run(fun, M0).state)
+    warm = LBFGS(tol=1e-9, memory=0, max_iter=3).run(fun, M0, pairs)
+    assert pairs == [] and warm.state == ()
+    from sklearn_attnclust.optim.manifold import normalize_rows
+
+    M = normalize_rows(M0)
+    value, grad = fun.cost_and_gradient(M)
+    for _ in range(3):
+        direction = scales[:, None] * Spheres.project(M, grad)
+        slope = float(np.sum(grad * direction))
+        M, value, grad, _ = ArmijoBacktracking().search(fun, M, direction, value, slope, 1.0)
+    np.testing.assert_array_equal(warm.heads, M)
+
+
 def test_a_stop_rule_ends_the_run_unconverged(problem):
     # stop(values) is asked after each accepted step with the values so far
     A, M0 = problem

@@ -26,8 +26,10 @@ class LBFGS(Optimizer):
     ----------
     memory : int, default=8
         Pairs kept, at most as many as :data:`PAIRS_LIMIT` numbers hold (and
-        at least 2).  Each step costs ``O(memory K d)`` in small array
-        operations on top of the cost.
+        at least 2); 0 keeps and builds none (each step along the
+        preconditioned Riemannian gradient, or along the gradient at the
+        adapted step without a preconditioner).  Each step costs
+        ``O(memory K d)`` in small array operations on top of the cost.
     **options
         ``learning_rate``, ``max_iter``, ``tol``, ``line_search``, as in
         :class:`.optimizer.Optimizer`.  ``learning_rate`` is the first trial
@@ -51,11 +53,16 @@ class LBFGS(Optimizer):
 
     def _kept(self, size):
         """Pairs kept for heads of ``size`` numbers: ``memory``, at most as many as
-        :data:`PAIRS_LIMIT` numbers hold (at least 2)."""
+        :data:`PAIRS_LIMIT` numbers hold (at least 2); none with ``memory`` 0."""
+        if int(self.memory) <= 0:
+            return 0
         return max(2, min(int(self.memory), PAIRS_LIMIT // (2 * int(size))))
 
     def _memory(self, state):
-        return state if isinstance(state, list) else list(state or ())
+        pairs = state if isinstance(state, list) else list(state or ())
+        if int(self.memory) <= 0:
+            pairs.clear()  # (none kept: a warm start's pairs dropped, not used)
+        return pairs
 
     def _state(self, memory):
         return tuple(memory)
@@ -76,6 +83,8 @@ class LBFGS(Optimizer):
         return direction, trial, newton, directional_slope(grad, direction)
 
     def _update(self, manifold, pairs, points, grads, new_grads, direction, trial, norms):
+        if self._kept(points[1].size) == 0:  # (no pair kept: none built)
+            return 2.0 * trial
         (M, cand), rgrad, new_rgrad = points, grads[1], new_grads[1]
         s_vec = manifold.transport(cand, cand - M, norms)
         y_vec = manifold.transport(cand, rgrad, norms)
