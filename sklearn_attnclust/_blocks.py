@@ -30,6 +30,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
 __all__ = [
+    "blas_loaded",
     "KEY_BUCKET_BITS",
     "N_THREADS",
     "add_blocks",
@@ -55,6 +56,7 @@ __all__ = [
 
 _BLAS = None
 _LIMITED = [0]  # how deep the calling code is in one_blas_thread (the limit is global)
+_LATE = []  # limits on BLAS libraries loaded inside an active limit (blas_loaded)
 _LOCK = threading.Lock()
 
 
@@ -86,10 +88,33 @@ def one_blas_thread():
         if _BLAS is None or _BLAS[0] != os.getpid():
             _BLAS = (os.getpid(), ThreadpoolController())
         with _BLAS[1].limit(limits=1, user_api="blas"):
-            yield
+            try:
+                yield
+            finally:
+                while _LATE:
+                    _LATE.pop().restore_original_limits()
     finally:
         with _LOCK:
             _LIMITED[0] -= 1
+
+
+def blas_loaded():
+    """Tell :func:`one_blas_thread` that a BLAS library was just loaded (the
+    compiled point kernel's, scipy's, at its first pass over wide rows): the
+    process's controller is built again at the next limit, and inside an
+    active limit the new library is limited at once (until that limit ends).
+    Without this, a controller built before the load never saw the library,
+    and its products ran on all of OpenBLAS's threads (measured on dask
+    worker processes, where nothing else had loaded scipy's BLAS)."""
+    global _BLAS
+    with _LOCK:
+        seen = set() if _BLAS is None else {lib.filepath for lib in _BLAS[1].lib_controllers}
+        _BLAS = None
+        if _LIMITED[0] > 0:
+            new = ThreadpoolController()
+            for lib in new.lib_controllers:
+                if lib.filepath not in seen and lib.user_api == "blas":
+                    _LATE.append(new.select(filepath=lib.filepath).limit(limits=1))
 
 
 #: Row blocks a pass over large data is split into (its sums are additive): a

@@ -14,7 +14,7 @@ Imported by dask's workers: no scikit-learn at module level.
 import numpy as np
 
 from ._assign import nearest_point
-from ._blocks import chunk_rows
+from ._blocks import chunk_rows, one_blas_thread
 from .maths.shared import CACHE_ENTRIES
 from .maths.point.kernel import RAW_OFFSET, _RawKernel
 from .maths.point.chart import PointChart
@@ -172,7 +172,14 @@ def _group_point_sums(kernel, need_grad, chunk, centers, *blocks):
     as :func:`._assign.nearest_point` labels it).  With ``centers`` (the heads'
     points in input units; small data), the squared distances of the rows to
     their nearest are also summed directly, as the numpy fit measures its
-    inertia there (not as a difference of sums).  None for empty blocks."""
+    inertia there (not as a difference of sums).  None for empty blocks.
+    BLAS on one thread, as in the numpy fit's passes (:func:`._blocks.one_blas_thread`)."""
+    with one_blas_thread():
+        return _point_sums_of_blocks(kernel, need_grad, chunk, centers, blocks)
+
+
+def _point_sums_of_blocks(kernel, need_grad, chunk, centers, blocks):
+    """:func:`_group_point_sums`'s sums, block by block."""
     out = None
     for block in blocks:
         n = block.shape[0]

@@ -26,8 +26,8 @@
      for the baseline only elsewhere (GCC 5 and later, clang);
    - "portable": plain C99 (no extension, no attribute, no variable-length
      array) that MSVC compiles too; the same sums in the same order.
-     Compilers without target_clones' support build it, and so does any
-     compiler given the macro ATTNCLUST_PORTABLE_KERNEL (setup.py defines it
+     Compilers without GCC's extensions (MSVC, GCC before 5) build it, and so
+     does any compiler given the macro ATTNCLUST_PORTABLE_KERNEL (setup.py defines it
      when the environment variable SKLEARN_ATTNCLUST_PORTABLE_KERNEL is 1).
      Built for the baseline x86-64 (SSE2), before the products were BLAS's,
      it took 1.5 to 2.8 times as long as numpy's reference, and 2.8 to 4.8

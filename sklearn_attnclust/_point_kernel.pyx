@@ -60,8 +60,11 @@ cdef _load_blas():
     global _dgemm, _sgemm
     from scipy.linalg import cython_blas
 
+    from ._blocks import blas_loaded
+
     _dgemm = <aq_gemm_f64> _blas(cython_blas, "dgemm")
     _sgemm = <aq_gemm_f32> _blas(cython_blas, "sgemm")
+    blas_loaded()  # (one_blas_thread's limit covers scipy's BLAS from now on)
 
 
 #: The variant of the kernel this build compiled (``_point_kernel.h``; the

@@ -180,8 +180,8 @@ class _Descent:
         (a warm start; a list is taken over, :func:`.optim.handed_state`);
         ``memory``: the curvature pairs L-BFGS keeps (more on large
         fits, :data:`sklearn_attnclust.maths.sizes.LARGE_FIT_MEMORY`), at most the
-        maths' ``max_pairs(st)``; ``stop(values)``: ends the descent
-        early where it returns True (:meth:`.optim.Optimizer.run`)."""
+        maths' ``max_pairs(st)``; ``stop(values)``: ends the descent early where it returns
+        True; ``min_steps``: steps before the stationarity test (:meth:`.optim.Optimizer.run`)."""
         maths, problem = self.maths, LayerProblem(self.maths, st)
         memory = min(memory, maths.max_pairs(st))
         loud = self.verbose > 1 or st is self.stats if loud is None else loud

@@ -96,6 +96,11 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     trial_tol, first_steps = max(tol, maths.coarse_tol), best.n_iter
     patience = (maths.swap_patience(stage) if hasattr(maths, "swap_patience")
                 else SWAP_PATIENCE)
+    if row_w is not None and not np.all(np.asarray(row_w) > 0):
+        # rows of weight 0 count 0 whatever their size (at 1e200 their squared
+        # norms are inf, and 0 inf is NaN in the trials' sums)
+        keep = np.asarray(row_w) > 0
+        rows, row_w = rows[keep], np.asarray(row_w)[keep]
     Y = maths.swap_space(rows)
     w = np.ones(Y.shape[0]) if row_w is None else np.asarray(row_w, dtype=np.float64)
     norms = squared_row_norms(Y)  # (the same for every distance of the stage)

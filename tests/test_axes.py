@@ -187,6 +187,7 @@ def test_mixed_precision_passes(monkeypatch):
     maths = AxisMaths(3, 16.0, scale, second)
     risk = maths.risk(mixed.heads_.astype(np.float64), maths.statistics(X, None))
     assert np.isclose(mixed.risk_, risk * scale**2, rtol=1e-12)
+    assert mixed.risk_curve_[-1] == mixed.risk_  # (the curve ends at the reported risk)
     monkeypatch.setattr(sizes, "MIXED_MIN_SIZE", np.inf)
     plain = AxisQuantizer(3, random_state=0).fit(X)
     assert np.abs(mixed.heads_ - plain.heads_).max() < 1e-3

@@ -8,6 +8,8 @@ exponential must be accurate to a few units in the last place; and a fit must
 not depend on which of the two ran it.
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -359,3 +361,43 @@ def test_without_the_kernel_the_package_warns_and_fits():
         "assert sorted(np.bincount(est.labels_)) == [150, 150]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.skipif(not BUILT, reason="the compiled kernel is not built")
+def test_blas_loaded_inside_a_limit_runs_on_one_thread():
+    # scipy's BLAS, loaded by the kernel's first pass over wide rows inside an
+    # active one_blas_thread limit (as on a dask worker that had not loaded
+    # scipy), is limited at once and restored with the limit (a fresh process:
+    # nothing has loaded scipy's BLAS before the controller is built)
+    import subprocess
+    import sys
+
+    code = """
+import sys
+import numpy as np
+from threadpoolctl import threadpool_info
+from sklearn_attnclust import _blocks
+from sklearn_attnclust._point_kernel import padded_heads, point_sums
+
+def blas(paths=None):
+    return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info()
+            if lib["user_api"] == "blas" and (paths is None or lib["filepath"] not in paths)}
+
+assert "scipy" not in sys.modules
+before = blas()
+rng = np.random.default_rng(0)
+X, A = rng.normal(size=(300, 20)), rng.normal(size=(5, 20))
+with _blocks.one_blas_thread():
+    point_sums(X, padded_heads(A, X.dtype), np.zeros(5), None, 1.0, True)
+    inside = blas(before)
+after = blas(before)
+assert inside and set(inside.values()) == {1}, inside
+with _blocks.one_blas_thread():
+    assert set(blas().values()) == {1}, blas()
+print(sorted(set(after.values())))
+"""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["[2]"]

@@ -42,7 +42,6 @@ def test_float32_passes_keep_the_precision_about_the_offset(monkeypatch, d, offs
                                rtol=0, atol=1e-6)
 
 
-
 def test_a_far_row_of_zero_weight_keeps_the_float32_passes(monkeypatch):
     # a row of weight 0 at 1e20 (1e21 of the rows' spread from their offset) had made
     # the float32 copy's range check fail, and the fit kept its passes in float64

@@ -480,3 +480,22 @@ def test_distances_to_centres_beyond_float64_are_inf():
         warnings.simplefilter("error", RuntimeWarning)
         labels, d2 = distances_to_centres(X, np.array([0, 1]), centres)
     assert d2[0] == np.inf and d2[1] == 5.0
+
+
+def test_zero_weight_rows_at_1e200_leave_the_swap_stage_alone():
+    # sparse rows are never cached as scaled rows: the swap stage read the rows
+    # of weight 0 as they are, their squared norms inf, 0 inf NaN in its sums,
+    # and kept a bad trial (inertia +9.5 %); it now reads the rows that count
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_t(1.5, size=(3000, 12))
+    w = rng.uniform(0.5, 2.0, size=3000)
+    Z = np.vstack([X, 1e200 * rng.normal(size=(5, 12)), rng.normal(size=(5, 12))])
+    wz = np.concatenate([w, np.zeros(10)])
+    ref = AttentionQuantizer(8, random_state=0).fit(sp.csr_matrix(X), sample_weight=w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (the far rows' own squares)
+        est = AttentionQuantizer(8, random_state=0).fit(sp.csr_matrix(Z), sample_weight=wz)
+    assert np.isclose(est.inertia_, ref.inertia_, rtol=1e-9)
+    np.testing.assert_array_equal(est.labels_[:3000], ref.labels_)

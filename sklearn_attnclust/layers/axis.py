@@ -71,9 +71,12 @@ class AxisLayer(FreeEnergyLayer):
         mixed = n * d >= sizes.MIXED_MIN_SIZE and d <= DENSE_FEATURES and self.max_iter > 0
         fit = self._descend(maths, X, w, stats, rng, init, n_init,
                             precision=maths.low_precision if mixed else None)
-        if mixed:  # the risk at float64 (the descent may end on its float32 passes)
-            fit = dataclasses.replace(fit, risk=float(in_squared_units(
-                maths.risk(fit.heads, stats), maths.unit_root)))
+        if mixed:  # the risk at float64 (the descent may end on its float32 passes),
+            # the curve's last value with it (risk_curve_[-1] is risk_)
+            risk = float(in_squared_units(maths.risk(fit.heads, stats), maths.unit_root))
+            curve = np.array(fit.risk_curve, dtype=np.float64)
+            curve[-1] = risk
+            fit = dataclasses.replace(fit, risk=risk, risk_curve=curve)
         maths.forget_rows()
         if not isinstance(maths.second, np.ndarray):  # wide rows: an operator on X (its
             maths.second = None  # eigenvalues read by the fit), not kept by the fitted model

@@ -91,7 +91,7 @@ def exp_shifted(z, floor32=False):
     weight of 1e-304 instead of less changes no sum of them (they include a
     1).  The floor is applied only where the block's minimum is below it (the
     minimum costs a sixth of the floor's pass).  float32 logits are raised to
-    :data:`EXP_FLOOR32` where ``floor32`` asks for it (a weight of 1.6e-38
+    :data:`EXP_FLOOR32` where ``floor32`` asks for it (a weight of 8.8e-27
     instead of less, or of a subnormal number that float32 exponentials are
     slow to give), else taken as they are.
     """

@@ -112,7 +112,8 @@ def runs_compiled(variant):
     than the numpy reference, whose products and exponentials numpy and its
     BLAS dispatch to the CPU's widest vectors (``benchmarks/bench_pass.py
     --parts --repeat 3``, gcc 12: 1.5 to 2.8 times the reference's time at
-    2e5 x 32, 1e6 x 2 and 1e7 x 32 float32).  Setting :data:`COMPILED` to
+    2e5 x 32, 1e6 x 2 and 1e7 x 32 float32, before the products of rows of
+    more than 8 features were BLAS's; not measured since).  Setting :data:`COMPILED` to
     True runs it anyway.  (A build older than ``VARIANT``, None here, is run.)
     """
     return variant != "portable"
