@@ -173,16 +173,12 @@ def test_mixed_precision_passes(monkeypatch):
     # rows (sums in float64), checked (and finished) on float64 ones; the reported
     # risk is the float64 one, and the fit is the float64 fit's to tol
     import sklearn_attnclust.maths.sizes as sizes
+    from _mixed import mixed_rows_and_spy
 
-    X, y, _ = make_orthogonal_mixture(3000, 12, 3, sigma=0.3, random_state=4)
-    monkeypatch.setattr(sizes, "MIXED_MIN_SIZE", 1000)
-    low = []
-    original = AxisMaths.low_precision
-    monkeypatch.setattr(AxisMaths, "low_precision",
-                        lambda self, st: low.append(original(self, st)) or low[-1])
+    X, y, low = mixed_rows_and_spy(monkeypatch, AxisMaths)
     mixed = AxisQuantizer(3, random_state=0).fit(X)
-    assert low and low[0].scaled_rows.dtype == np.float32
-    assert low[0].scaled_rows.shape == X.shape
+    assert low and low[0][1].scaled_rows.dtype == np.float32
+    assert low[0][1].scaled_rows.shape == X.shape
     scale, second = axis_moments(X)
     maths = AxisMaths(3, 16.0, scale, second)
     risk = maths.risk(mixed.heads_.astype(np.float64), maths.statistics(X, None))

@@ -299,17 +299,13 @@ def test_mixed_precision_without_a_coarse_stage(monkeypatch):
     # float64; the heads are a float64 stationary point to tol, the float32 and
     # float64 steps share max_iter, and the fit is the float64 one to tol
     import sklearn_attnclust.maths.sizes as fit_module
+    from _mixed import mixed_rows_and_spy
     from sklearn_attnclust.optim.manifold import riemannian_gradient
 
-    X, _, _ = make_orthogonal_mixture(3000, 12, 3, sigma=0.3, random_state=4)
-    monkeypatch.setattr(fit_module, "MIXED_MIN_SIZE", 1000)
-    low = []
-    original = DirectionMaths.low_precision
-    monkeypatch.setattr(DirectionMaths, "low_precision",
-                        lambda self, st: low.append(st) or original(self, st))
+    X, _, low = mixed_rows_and_spy(monkeypatch, DirectionMaths)
     make = partial(AttentionQuantizer, 3, geometry="direction", random_state=0)
     mixed = make().fit(X)
-    assert low and len(low[0].X) == len(X)  # float32 passes over all the rows
+    assert low and len(low[0][0].X) == len(X)  # float32 passes over all the rows
     st = ContextStatistics.from_data(X, need_fourth=False)
     risk, _, grad = attention_risk(mixed.heads_, st, beta=mixed.temperature_,
                                    context_length=None, return_grad=True)
