@@ -71,7 +71,7 @@ def show_versions():
     For bug reports.  The last line starts with ``kernel:`` and names the
     implementation of the point layer's passes that runs: the compiled
     kernel's vector variant (with the instruction set clone this CPU runs,
-    where the build has clones), or the numpy reference (1.8 to 2.3 times
+    where the build has clones), or the numpy reference (2 to 10 times
     slower) and why the compiled kernel does not run: not built, or built as
     its portable variant, which is slower than the numpy reference.
 

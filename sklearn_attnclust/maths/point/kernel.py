@@ -37,8 +37,8 @@ class KernelNotBuiltWarning(UserWarning):
 #: one evaluation with its gradient, medians of ``benchmarks/bench_pass.py
 #: --parts --repeat 3`` at 2e5 x 32, 1e6 x 2 (float64) and 1e7 x 32 (float32),
 #: gcc 12 (the portable variant is slower than the reference: not used).
-REFERENCE_COST = ("1.8 to 2.3 times slower per pass than the compiled kernel "
-                  "(measured on one thread and in threads)")
+REFERENCE_COST = ("2 to 10 times slower per pass than the compiled kernel "
+                  "(2.1 to 6.4 on one thread, 2.8 to 9.7 in threads)")
 
 
 def _not_built_message(error):
