@@ -44,11 +44,11 @@ sklearn_attnclust: the compiled point kernel (_point_kernel) was NOT built.
 
 #: What the numpy reference costs against the compiled kernel's vector variant:
 #: one evaluation with its gradient, medians of benchmarks/bench_pass.py --parts
-#: --repeat 3 at 2e5 x 32, 1e6 x 2 (float64) and 1e7 x 32 (float32), gcc 12 (the
+#: at 2e5 x 32, 1e6 x 2 (float64) and 1e7 x 32 (float32), gcc 12 (the
 #: portable variant, slower than the numpy reference, is not run).  pip shows
 #: this message only with `pip install -v`; the import warns in any case.
-COST = ("1.8 to 2.3 times slower per pass than the compiled kernel "
-        "(measured on one thread and in threads)")
+COST = ("2 to 10 times slower per pass than the compiled kernel "
+        "(2.1 to 6.4 on one thread, 2.8 to 9.7 in threads)")
 
 
 def _reinstall_command():

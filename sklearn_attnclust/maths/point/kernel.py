@@ -35,7 +35,7 @@ class KernelNotBuiltWarning(UserWarning):
 
 #: What the numpy reference costs against the compiled kernel's vector variant:
 #: one evaluation with its gradient, medians of ``benchmarks/bench_pass.py
-#: --parts --repeat 3`` at 2e5 x 32, 1e6 x 2 (float64) and 1e7 x 32 (float32),
+#: --parts`` (7 repeats) at 2e5 x 32, 1e6 x 2 (float64) and 1e7 x 32 (float32),
 #: gcc 12 (the portable variant is slower than the reference: not used).
 REFERENCE_COST = ("2 to 10 times slower per pass than the compiled kernel "
                   "(2.1 to 6.4 on one thread, 2.8 to 9.7 in threads)")
