@@ -90,9 +90,10 @@ def one_blas_thread():
         with _BLAS[1].limit(limits=1, user_api="blas"):
             try:
                 yield
-            finally:
-                while _LATE:
-                    _LATE.pop().restore_original_limits()
+            finally:  # (the outermost caller only: a nested one returned above)
+                with _LOCK:
+                    while _LATE:
+                        _LATE.pop().restore_original_limits()
     finally:
         with _LOCK:
             _LIMITED[0] -= 1
@@ -101,20 +102,22 @@ def one_blas_thread():
 def blas_loaded():
     """Tell :func:`one_blas_thread` that a BLAS library was just loaded (the
     compiled point kernel's, scipy's, at its first pass over wide rows): the
-    process's controller is built again at the next limit, and inside an
-    active limit the new library is limited at once (until that limit ends).
-    Without this, a controller built before the load never saw the library,
-    and its products ran on all of OpenBLAS's threads (measured on dask
-    worker processes, where nothing else had loaded scipy's BLAS)."""
+    process's controller is replaced by one that sees it, and inside an active
+    limit the new library is limited at once, until the outermost caller
+    leaves (which may be another thread than the one that loaded it: the
+    caveat above).  Calls made meanwhile stay nested.  Without this, a
+    controller built before the load never saw the library, and its products
+    ran on all of OpenBLAS's threads (measured on dask worker processes,
+    where nothing else had loaded scipy's BLAS)."""
     global _BLAS
     with _LOCK:
         seen = set() if _BLAS is None else {lib.filepath for lib in _BLAS[1].lib_controllers}
-        _BLAS = None
+        new = ThreadpoolController()
         if _LIMITED[0] > 0:
-            new = ThreadpoolController()
             for lib in new.lib_controllers:
                 if lib.filepath not in seen and lib.user_api == "blas":
                     _LATE.append(new.select(filepath=lib.filepath).limit(limits=1))
+        _BLAS = (os.getpid(), new)
 
 
 #: Row blocks a pass over large data is split into (its sums are additive): a

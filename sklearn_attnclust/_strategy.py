@@ -285,7 +285,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         for k in range(n_init):
             descent.say(f"Initialization {k}")
             res = descent.run(stage, maths.starts(rows, row_w, init, random_state), stage_tol,
-                              memory=memory, min_steps=int(isinstance(init, str)))
+                              memory=memory, min_steps=int(not hasattr(init, "shape")))
             if np.isfinite(res.value):
                 results.append(descent.relocated(stage, res, stage_tol, memory, rows, row_w))
         if not results:

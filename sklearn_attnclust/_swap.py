@@ -98,7 +98,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
                 else SWAP_PATIENCE)
     if row_w is not None and not np.all(np.asarray(row_w) > 0):
         # rows of weight 0 count 0 whatever their size (at 1e200 their squared
-        # norms are inf, and 0 inf is NaN in the trials' sums)
+        # norms are inf, and 0 inf is NaN in the trials' sums): a copy of the others
         keep = np.asarray(row_w) > 0
         rows, row_w = rows[keep], np.asarray(row_w)[keep]
     Y = maths.swap_space(rows)

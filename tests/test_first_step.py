@@ -40,3 +40,22 @@ def test_tight_clusters_cosine_start_steps():
     means = np.array([U[est.labels_ == k].mean(axis=0) for k in range(8)])
     means /= np.linalg.norm(means, axis=1, keepdims=True)
     assert np.allclose(est.cluster_centers_, means, atol=1e-5)
+
+
+def test_a_callable_init_starts_from_rows_too():
+    # a callable returns seeds (rows, here): a step as from "k-means++"
+    X = _tight_blobs(0)
+    est = AttentionQuantizer(8, init=lambda X, K, rng: X[:K].copy(), random_state=0).fit(X)
+    assert est.n_iter_ >= 1
+    km = KMeans(8, n_init=1, random_state=0).fit(X)
+    assert np.isclose(est.inertia_, km.inertia_, rtol=1e-2)
+
+
+@pytest.mark.parametrize("geometry", ["point", "cosine"])
+def test_float32_passes_end_the_risk_curve_at_the_risk(geometry):
+    # a float64 fit on float32 passes reports its risk at float64: the curve's
+    # last value with it
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40000, 16)) + 8.0 * rng.normal(size=(8, 16))[np.arange(40000) % 8]
+    est = AttentionQuantizer(8, geometry=geometry, random_state=0).fit(X)
+    assert est.risk_curve_[-1] == est.risk_

@@ -1,7 +1,6 @@
 """Clusters as directions trained on the free energy: ``geometry="direction"``,
 ``risk="free-energy"`` (the layer of :mod:`sklearn_attnclust.maths.direction.axes`)."""
 
-import dataclasses
 
 import numpy as np
 
@@ -13,7 +12,7 @@ from ..maths.direction.axes import (AxisMaths, axis_moments, axis_weights, large
 from ..maths.point.moments import DENSE_FEATURES
 from ..rows.statistics import KernelStatistics
 from .base import LayerState, register_layer
-from .common import over_squared
+from .common import at_full_precision, over_squared
 from .free_energy import FreeEnergyLayer
 from .heads import (check_seed_count, check_seeds, fitted_assignment, mean_direction,
                     score_centres, signed)
@@ -73,10 +72,8 @@ class AxisLayer(FreeEnergyLayer):
                             precision=maths.low_precision if mixed else None)
         if mixed:  # the risk at float64 (the descent may end on its float32 passes),
             # the curve's last value with it (risk_curve_[-1] is risk_)
-            risk = float(in_squared_units(maths.risk(fit.heads, stats), maths.unit_root))
-            curve = np.array(fit.risk_curve, dtype=np.float64)
-            curve[-1] = risk
-            fit = dataclasses.replace(fit, risk=risk, risk_curve=curve)
+            fit = at_full_precision(fit, in_squared_units(maths.risk(fit.heads, stats),
+                                                          maths.unit_root))
         maths.forget_rows()
         if not isinstance(maths.second, np.ndarray):  # wide rows: an operator on X (its
             maths.second = None  # eigenvalues read by the fit), not kept by the fitted model

@@ -6,12 +6,13 @@ layer's ``assign``) and sums the inertia by :func:`inertia_of`, right at every
 scale.
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["MACHINE_STATIONARITY", "inertia_of", "over_squared", "times",
+__all__ = ["MACHINE_STATIONARITY", "at_full_precision", "inertia_of", "over_squared", "times",
            "training_assignment", "warm_start_copy", "warn_distinct",
            "warn_if_not_converged", "warn_learned"]
 
@@ -156,3 +157,13 @@ def warn_distinct(n_distinct, n_clusters, stacklevel, cause=None):
             ConvergenceWarning,
             stacklevel=stacklevel,
         )
+
+
+def at_full_precision(fit, risk):
+    """``fit`` (a :class:`.base.LayerFit`) with its risk measured again at full
+    precision (a descent on float32 passes may end on one), the risk curve's
+    last value with it: ``risk_curve_[-1]`` is ``risk_``."""
+    curve = np.array(fit.risk_curve, dtype=np.float64)
+    if curve.size:
+        curve[-1] = risk
+    return dataclasses.replace(fit, risk=float(risk), risk_curve=curve)

@@ -2,7 +2,6 @@
 layer of :mod:`sklearn_attnclust.maths.cosine`), and the ``partial_fit`` stream that keeps sparse
 chunks sparse."""
 
-import dataclasses
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,7 +19,7 @@ from ..rows.statistics import row_extent
 from .._blocks import one_blas_thread
 from .._strategy import fit_layer
 from .base import LayerState, register_layer
-from .common import warn_if_not_converged
+from .common import at_full_precision, warn_if_not_converged
 from .free_energy import FreeEnergyLayer
 from .stream import Stream
 
@@ -133,7 +132,7 @@ class CosineLayer(FreeEnergyLayer):
                             precision=maths.low_precision if mixed else None,
                             **self.descent_options(init, n_init, stats.X))
             if mixed:  # the risk at float64 (the descent may end on its float32 passes)
-                fit = dataclasses.replace(fit, risk=float(maths.risk(fit.heads, stats)))
+                fit = at_full_precision(fit, maths.risk(fit.heads, stats))
         warn_if_not_converged(fit, self.max_iter)
         self.source_readouts(fit, maths, X)
 

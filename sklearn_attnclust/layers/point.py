@@ -1,6 +1,5 @@
 """Clusters around points: ``geometry="point"`` (the layer of :mod:`sklearn_attnclust.maths.point`)."""
 
-import dataclasses
 
 import numpy as np
 from scipy.sparse import issparse
@@ -17,7 +16,7 @@ from ..maths.shared import check_points
 from .._strategy import fit_layer, in_squared_units
 from ..maths import sizes
 from .base import Assignment, LayerState, register_layer
-from .common import _scaled_sum, over_squared, times, warn_if_not_converged
+from .common import _scaled_sum, at_full_precision, over_squared, times, warn_if_not_converged
 from .cosine import CosineStream
 from .free_energy import FreeEnergyLayer
 
@@ -121,8 +120,7 @@ class PointLayer(FreeEnergyLayer):
                                     **options)
         if mixed:  # the risk (and the tracked labels) at full precision
             risk = maths.risk(fit.heads, stats, return_grad=True)[0]
-            self.fit_ = fit = dataclasses.replace(
-                fit, risk=float(in_squared_units(risk, maths.unit_root)))
+            self.fit_ = fit = at_full_precision(fit, in_squared_units(risk, maths.unit_root))
         warn_if_not_converged(fit, self.max_iter)
         self.beta, self.heads = maths.beta, fit.heads
         self.centers = chart.points(fit.heads)

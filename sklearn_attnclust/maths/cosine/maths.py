@@ -17,11 +17,12 @@ weights (:func:`vmf_log_normaliser`).  Unlike ``geometry="direction"``, ``x``
 and ``-x`` are as far apart as two rows can be.  The fit strategy is
 :mod:`sklearn_attnclust._strategy`'s (preconditioned L-BFGS on the spheres,
 coarse-to-fine; on sparse text, where the pairs' work on wide heads costs more
-than the steps they save, no pairs: preconditioned steps, each head's scaled
-by a factor that grows while its steps fall short, :data:`RELAX_GROW`).  A descent stops as KMeans's does: on the shift of its heads
-(:meth:`CosineMaths.stationarity`, against ``tol``), or once a step leaves
-every row's head of largest cosine as it was and lowers the risk by less than
-``tol`` relatively.
+than the steps they save, no pairs: preconditioned steps, each head's scaled by
+a factor that grows while its steps fall short and shrinks after an overshoot,
+:data:`RELAX_GROW`).  A descent stops as KMeans's does: on the shift of its
+heads (:meth:`CosineMaths.stationarity`, against ``tol``), or once a step
+leaves every row's head of largest cosine as it was and lowers the risk by less
+than ``tol`` relatively.
 """
 
 import sys
