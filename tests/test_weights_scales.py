@@ -499,3 +499,18 @@ def test_zero_weight_rows_at_1e200_leave_the_swap_stage_alone():
         est = AttentionQuantizer(8, random_state=0).fit(sp.csr_matrix(Z), sample_weight=wz)
     assert np.isclose(est.inertia_, ref.inertia_, rtol=1e-9)
     np.testing.assert_array_equal(est.labels_[:3000], ref.labels_)
+
+
+@pytest.mark.parametrize("far", [1.0, 1e20])
+def test_cosine_rows_of_zero_weight_leave_the_temperature_alone(far):
+    # the temperature's unit is the spread of a sample of the rows: a row of weight 0
+    # took the place of a row that counts (temperature 76.06 against 76.15, the
+    # heads 4e-4 apart); the sample is now drawn among the rows of positive weight
+    rng = np.random.default_rng(0)
+    C = rng.normal(size=(4, 2))
+    X = C[np.arange(2000) % 4] + 0.3 * rng.normal(size=(2000, 2))
+    ref = AttentionQuantizer(4, geometry="cosine", random_state=0).fit(X)
+    est = AttentionQuantizer(4, geometry="cosine", random_state=0).fit(
+        np.vstack([X, [[far, far]]]), sample_weight=np.append(np.ones(2000), 0.0))
+    assert est.temperature_ == ref.temperature_
+    np.testing.assert_allclose(est.cluster_centers_, ref.cluster_centers_, rtol=0, atol=1e-12)

@@ -117,8 +117,16 @@ def cosine_spread(X, weights, n_heads):
     """
     X = as_rows(X)
     n, d = X.shape
-    m = min(n, max(SPREAD_SAMPLE[0], min(4 * int(n_heads), SPREAD_SAMPLE[1])))
-    if m < n:
+    # the rows of positive weight only (a row of weight 0 does not count: in the
+    # sample it took the place of a row that does, and moved the temperature)
+    rows = None if weights is None or not np.any(np.asarray(weights) > 0) or \
+        np.all(np.asarray(weights) > 0) else np.flatnonzero(np.asarray(weights) > 0)
+    n_rows = n if rows is None else rows.size
+    m = min(n_rows, max(SPREAD_SAMPLE[0], min(4 * int(n_heads), SPREAD_SAMPLE[1])))
+    if rows is not None:
+        keys = _direction_keys(X)[rows]  # (a key is its row's own: no copy of the rows)
+        idx = rows if m == rows.size else rows[np.sort(smallest_keys(keys, m))]
+    elif m < n:
         idx = np.sort(smallest_keys(_direction_keys(X), m))
     else:
         idx = np.arange(n)
