@@ -5,6 +5,7 @@ import numpy as np
 
 from .._assign import distances_to_centres
 from .._base import power_of_two_scale, unit_weights
+from .._init import largest_magnitude
 from .base import Assignment
 from .common import inertia_of
 
@@ -28,7 +29,7 @@ def mean_direction(X, w):
     # the scaling would be by a power of two, exact (the mean ``two`` times larger
     # or smaller, its projections' signs the same); not below 2^-500, where the mean
     # could lose digits to underflow (the bound was 1: unit rows only)
-    if X.dtype == np.float64 and 2.0**-500 <= max(float(X.max()), -float(X.min())) < 2.0**500:
+    if X.dtype == np.float64 and 2.0**-500 <= largest_magnitude(X) < 2.0**500:
         Xs = X
     else:
         Xs = np.asarray(X, dtype=np.float64) * power_of_two_scale(X)

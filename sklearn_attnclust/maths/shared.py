@@ -1,9 +1,10 @@
 """Helpers the geometries' maths share: the cache bound, the weighted sums of rows,
-a view of a CSR matrix's rows and the check of starting points."""
+the rows of weight 0 counted out, a view of a CSR matrix's rows and the check of
+starting points."""
 
 import numpy as np
 
-__all__ = ["CACHE_ENTRIES", "check_points", "row_view", "weighted_rows"]
+__all__ = ["CACHE_ENTRIES", "check_points", "counted", "row_view", "weighted_rows"]
 
 
 #: Largest data (``n * d`` entries, 8 MiB in float64) whose scaled rows a fit
@@ -56,3 +57,15 @@ def row_view(X, lo, hi):
     view.indptr = X.indptr[lo:hi + 1] - s
     view.indices, view.data = X.indices[s:e], X.data[s:e]
     return view
+
+
+def counted(values, weights):
+    """The rows' numbers ``values`` (an array of one number, or one row of them,
+    per row; set in place) with those of the rows of weight 0 set to 0 (none
+    without ``weights``): such a row
+    counts 0 whatever its size, and one far beyond the others (1e200 among rows
+    of size 10) is at a squared distance beyond float64's range, whose product
+    with its weight, ``0 inf``, is NaN in a weighted sum."""
+    if weights is not None:
+        values[np.asarray(weights) == 0] = 0.0
+    return values

@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
-from ..._init import (check_start, generator_from, init_heads, order_by_key, squared_norms,
-                      unit_start)
+from ..._init import (check_start, generator_from, init_heads, largest_magnitude, order_by_key,
+                      squared_norms, unit_start)
 from ..free_energy import exp_shifted, free_energy_sums
 from ..held import HeldLabels, add_label_keys, key_direction
 from ..shared import CACHE_ENTRIES, check_points, weighted_rows
@@ -74,7 +74,7 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
     n, d = X.shape
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = float(n if w is None else w.sum())
-    a = max(float(X.max()), -float(X.min())) if n else 0.0  # no copy of X
+    a = largest_magnitude(X) if n else 0.0  # no copy of X
     wide = d > DENSE_FEATURES
     if a == 0.0:
         return 0.0, WideMoment(X, w, 1.0) if wide else np.zeros((d, d))

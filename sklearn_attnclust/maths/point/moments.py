@@ -11,6 +11,7 @@ import numpy as np
 
 from ..._assign import NEAREST_OFFSET
 from ..._blocks import chunk_rows, one_blas_thread, sum_row_blocks
+from ..._init import largest_magnitude
 from ..shared import CACHE_ENTRIES, weighted_rows
 from ..spectrum import RowSpectrum, operator_rows
 from .chart import PointChart
@@ -118,13 +119,13 @@ def _largest(X, zero, chunk=2**16):
     not marked in ``zero`` (a mask of the rows of zero weight, or None), then
     ``chunk`` numbers at a time."""
     if zero is None:
-        return max(float(X.max()), -float(X.min()))
+        return largest_magnitude(X)
     step = max(1, chunk // max(X.shape[1], 1))
     top = 0.0
     for a in range(0, X.shape[0], step):
         rows = X[a:a + step][~zero[a:a + step]]
         if rows.size:
-            top = max(top, float(rows.max()), -float(rows.min()))
+            top = max(top, largest_magnitude(rows))
     return top
 
 

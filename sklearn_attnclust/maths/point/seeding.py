@@ -9,7 +9,7 @@ import numpy as np
 from ..._assign import nearest_point
 from ..._init import (centred_order, centred_rows, centred_rows_in_order, distinct_starts,
                       draw_distinct_rows)
-from ..shared import check_points
+from ..shared import check_points, counted
 
 __all__ = ["DRAW_CHUNK", "MISSED_ROWS_PER_CENTRE", "SAMPLE_DISTANCE_FACTOR", "SEED_MIN_ROWS",
            "SEED_ROWS_PER_CENTRE", "counted_rows", "sample_missed_rows", "seed_points",
@@ -125,7 +125,7 @@ def _masses(d2, weights):
     their distance (one at 1e200 among rows of size 10 is at an infinite one)."""
     if weights is None:
         return d2
-    return np.where(weights > 0, d2, 0.0) * weights
+    return counted(np.array(d2), weights) * weights
 
 
 def sample_missed_rows(d2, weights, picked, counts):

@@ -17,8 +17,9 @@ products, no ``(d, d)`` array).  No scikit-learn here.
 import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
+from ..._init import largest_magnitude
 from ..cosine.rows import as_rows
-from ..shared import CACHE_ENTRIES, row_view
+from ..shared import CACHE_ENTRIES, counted, row_view
 from .chart import PointChart
 from .kernel import RAW_OFFSET, _RawKernel, logit_sums
 from .moments import ScaledCovariance, power_near
@@ -73,7 +74,7 @@ def _largest(X, weights=None):
     data = X.data
     if weights is not None and not np.all(weights > 0):
         data = data[np.repeat(np.asarray(weights) > 0, np.diff(X.indptr))]
-    return max(float(data.max()), -float(data.min())) if data.size else 0.0
+    return largest_magnitude(data) if data.size else 0.0
 
 
 def sparse_chart(X, sample_weight=None):
@@ -94,7 +95,7 @@ def sparse_chart(X, sample_weight=None):
     two = power_near(top)
     mean = np.asarray(X.T @ (w * two), dtype=np.float64).ravel() / W  # (times two)
     offset = mean / two
-    var = float(w @ _counted(centred_sq_norms(X, offset, two), w)) / W
+    var = float(w @ counted(centred_sq_norms(X, offset, two), w)) / W
     if not var > 1e-24 * max(float(mean @ mean), (top * two) ** 2):
         chart = PointChart(offset, 0.0)
     elif float(mean @ mean) > RAW_OFFSET[np.dtype(np.float64)] ** 2 * var:
@@ -105,15 +106,6 @@ def sparse_chart(X, sample_weight=None):
                          float(np.finfo(np.float64).smallest_subnormal))
         chart = PointChart(offset, spread)
     return chart, ScaledCovariance(X, sample_weight, chart)
-
-
-def _counted(q, w):
-    """The rows' numbers ``q`` with those of the rows of zero weight set to 0 (in
-    place): such a row may be at a squared distance beyond float64's range, and
-    ``0 inf`` is NaN in a weighted sum."""
-    if w is not None:
-        q[np.asarray(w) == 0] = 0.0
-    return q
 
 
 def _far_rows(ratio):
@@ -167,7 +159,7 @@ class SparsePointStatistics(PointStatistics):
                                and not far) else np.float64
         if sq_total is None:
             two = chart.unit_power()
-            q = _counted(centred_sq_norms(X, chart.offset, two), weights)
+            q = counted(centred_sq_norms(X, chart.offset, two), weights)
             with np.errstate(over="ignore", under="ignore"):
                 sq_total = float((q if weights is None else q * weights).sum()
                                  / (chart.spread * two) ** 2)

@@ -14,7 +14,7 @@ import numpy as np
 from ..._assign import row_norms2
 from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
                         sum_row_blocks)
-from ..shared import CACHE_ENTRIES
+from ..shared import CACHE_ENTRIES, counted
 from .chart import PointChart
 from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
 from ...layers.base import Statistics
@@ -32,19 +32,14 @@ def _sq_sum(Y, w):
     (``0 inf`` is NaN: a row of weight 0 at 1e200 among rows of size 1)."""
     if w is None:
         return float(np.vdot(Y, Y))
-    q = row_norms2(Y)
-    q[w == 0] = 0.0
-    return float(w @ q)
+    return float(w @ counted(row_norms2(Y), w))
 
 
 def _scaled(X, w, chart):
     """The rows in the chart's units (float64), those of weight 0 at the offset (0):
     they do not count, and one far beyond the others (1e200 among rows of size 10)
     has a squared norm beyond float64's range, whose product with its weight is NaN."""
-    Y = chart.scaled(X)
-    if w is not None and not np.all(w > 0):
-        Y[w == 0] = 0.0
-    return Y
+    return counted(chart.scaled(X), w)
 
 
 def _sq_block(lo, hi, X, Y, w, chart, dtype):
