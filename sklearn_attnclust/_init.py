@@ -207,21 +207,28 @@ def distinct_starts(ordered):
     return np.flatnonzero(new_point)
 
 
-def ordered_distinct_starts(rows, order, chunk=2**14):
+def ordered_distinct_starts(rows, order, chunk=2**14, gather=None, step=None):
     """:func:`distinct_starts` of ``rows[order]`` (dense rows), the rows in order
-    gathered ``chunk`` entries at a time (at most 256 rows, at least one, with
-    the row before each chunk): the same positions, without a copy of all the
-    rows.  On digits (1797 x 64) the copy faulted in 225 fresh pages each fit
-    (1.5 us a page on this machine, minor faults counted by ``getrusage``).
-    (The chunk was 256 rows whatever their width: at 1000 x 10000 each gather
-    was 20 MB of fresh pages, 0.2 to 0.5 s CPU time of a 0.5 to 1.1 s default
-    fit; 2**14 entries, 128 KiB, are reused from one chunk to the next.)"""
+    gathered ``chunk`` entries at a time (at most 256 rows, at least one, or
+    ``step`` rows, with the row before each chunk): the same positions, without a
+    copy of all the rows.  ``gather(indices)``: those rows (default ``np.take(rows,
+    indices, axis=0)``; the cosine layer's builds them as unit rows,
+    :func:`.maths.cosine.seeding.ordered_unit_starts`).  On digits (1797 x 64) the
+    copy faulted in 225 fresh pages each fit (1.5 us a page on this machine, minor
+    faults counted by ``getrusage``). (The chunk was 256 rows whatever their width:
+    at 1000 x 10000 each gather was 20 MB of fresh pages, 0.2 to 0.5 s CPU time of a
+    0.5 to 1.1 s default fit; 2**14 entries, 128 KiB, are reused from one chunk to
+    the next.)"""
     n = order.shape[0]
-    chunk = max(1, min(256, chunk // max(rows.shape[1], 1)))
+    if step is None:
+        step = max(1, min(256, chunk // max(rows.shape[1], 1)))
+    if gather is None:
+        def gather(indices):
+            return np.take(rows, indices, axis=0)
     new_point = np.ones(n, dtype=bool)
-    for a in range(1, n, chunk):
-        block = np.take(rows, order[a - 1:a + chunk], axis=0)
-        new_point[a:a + chunk] = np.any(block[1:] != block[:-1], axis=1)
+    for a in range(1, n, step):
+        block = gather(order[a - 1:a + step])
+        new_point[a:a + step] = np.any(block[1:] != block[:-1], axis=1)
     return np.flatnonzero(new_point)
 
 

@@ -4,7 +4,8 @@ their values, made distinct, or checked when given."""
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._init import canonical_order, centred_order, distinct_starts, generator_from
+from ..._init import (canonical_order, centred_order, distinct_starts, generator_from,
+                      ordered_distinct_starts)
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
 
@@ -52,19 +53,12 @@ def ordered_unit_starts(X, order):
     """:func:`_unit_starts` of the dense unit rows of ``X`` in ``order``
     (:func:`.rows.unit_rows` of ``X, order``), the unit rows in order built a
     block of :data:`.rows.DENSE_BLOCK_NUMBERS` numbers at a time (the same
-    rows, bit for bit): no copy of all the rows."""
+    rows, bit for bit): no copy of all the rows (:func:`._init.ordered_distinct_starts`
+    with the unit rows' gather)."""
     e, sq = _row_exponents(X)
     r = 1.0 / np.sqrt(sq)
-    n = len(order)
-    new = np.ones(n, dtype=bool)
-    step, last = dense_block_rows(X.shape[1]), None
-    for a in range(0, n, step):
-        B = dense_unit_rows(X, e, r, order[a:a + step])
-        new[a + 1:a + B.shape[0]] = np.any(B[1:] != B[:-1], axis=1)
-        if last is not None:
-            new[a] = np.any(B[0] != last)
-        last = B[-1]
-    return np.flatnonzero(new)
+    return ordered_distinct_starts(X, order, step=dense_block_rows(X.shape[1]),
+                                   gather=lambda indices: dense_unit_rows(X, e, r, indices))
 
 
 def _key_starts(keys):
