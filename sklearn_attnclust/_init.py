@@ -101,7 +101,7 @@ def _unit_power(X, center, chunk=2**14):
     for a in range(0, X.shape[0], rows):
         top = max(top, float(np.max(np.abs(np.subtract(X[a:a + rows], center,
                                                        dtype=np.float64)), initial=0.0)))
-    return np.ldexp(1.0, _unit_exponent(np.array([top])))
+    return np.ldexp(1.0, unit_exponent(top) or 0)
 
 
 def centred_order(X, center, scale, chunk=1024):

@@ -33,7 +33,7 @@ estimator.
 import numpy as np
 
 from ._assign import first_minimum
-from ._init import canonical_order, largest_magnitude, ordered_distinct_starts, unit_exponent
+from ._init import _unit_exponent, canonical_order, ordered_distinct_starts
 from .optim import handed_state
 
 __all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order",
@@ -278,8 +278,7 @@ class _RowDraw:
 def _weighted_mean(rows, weights):
     """The rows' weighted mean, taken on the rows and weights over powers of two
     (exact), so that no sum overflows at any finite scale."""
-    top = largest_magnitude(rows) if rows.size else 0.0
-    shift = unit_exponent(top) or 0
+    shift = _unit_exponent(rows)
     w = None
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)
