@@ -10,7 +10,7 @@ from .._base import unit_weights
 from .._blocks import one_blas_thread
 from .._dask import DaskContextStatistics
 from ..maths.direction.maths import WarmStart, fit_directions
-from .._init import generator_from, n_starts
+from .._init import generator_from, largest_magnitude, n_starts
 from ..maths.direction.reconstruction import competitive_weights
 from ..maths.direction.wide import wide_fit_moments
 from .base import Layer, LayerState, register_layer
@@ -78,8 +78,7 @@ class DirectionLayer(Layer):
         self._fit(X, w, rng, mean_direction(X, w))
         stats = self.maths.stats
         # (the largest magnitude from the extremes: no copy |X|)
-        moderate = stream_exponent(max(float(np.max(X, initial=0.0)),
-                                       -float(np.min(X, initial=0.0)))) == 0
+        moderate = stream_exponent(largest_magnitude(X) if X.size else 0.0) == 0
         if not isinstance(stats.second, np.ndarray) and moderate:  # wide rows
             # (its (d, d) moments formed only if partial_fit follows: wide.DeferredMoment)
             mean = (X.T @ stats.second.v.astype(X.dtype)).astype(np.float64)
