@@ -159,3 +159,35 @@ def test_swap_patience_is_one_on_statistics_without_pairs():
     assert wide.swap_patience(CosineStatistics(X, None)) == SPARSE_SWAP_PATIENCE == 1
     assert narrow.swap_patience(CosineStatistics(X[:, :50].toarray() + 1.0, None)) \
         == SWAP_PATIENCE == 2
+
+
+def test_no_swap_stage_on_statistics_without_pairs():
+    """The maths of a fit on sparse rows whose wide heads keep no L-BFGS pairs
+    has no swap stage (PairlessCosineMaths); the maths of rows whose descents
+    keep pairs has one.  A fit there ends with its start's descent: no trial
+    descends."""
+    from sklearn_attnclust import AttentionQuantizer
+    import sklearn_attnclust._strategy as strategy
+    from sklearn_attnclust.layers.base import swap_of
+    from sklearn_attnclust.maths.cosine.maths import (CosineMaths, PairlessCosineMaths,
+                                                      cosine_maths)
+    from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
+
+    n, d, K = 400, 20000, 4
+    X = sp.csr_matrix(sp.random(n, d, density=0.004, format="csr", random_state=1)
+                      + sp.eye(n, d))
+    wide = cosine_maths(K, 1.0, 0.1, d, CosineStatistics(X, None))
+    assert type(wide) is PairlessCosineMaths and swap_of(wide) is None
+    dense = X[:, :50].toarray() + 1.0
+    narrow = cosine_maths(K, 1.0, 0.1, 50, CosineStatistics(dense, None))
+    assert type(narrow) is CosineMaths and swap_of(narrow) is not None
+    calls = []
+    original = strategy.swap_rounds
+    try:
+        strategy.swap_rounds = lambda *a, **k: calls.append(1) or original(*a, **k)
+        AttentionQuantizer(K, geometry="cosine", random_state=0).fit(X)
+        assert calls == []
+        AttentionQuantizer(K, geometry="cosine", random_state=0).fit(dense)
+        assert calls == [1]
+    finally:
+        strategy.swap_rounds = original

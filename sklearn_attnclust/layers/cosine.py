@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from ..maths.cosine.maths import CosineMaths, vmf_log_normaliser
+from ..maths.cosine.maths import CosineMaths, cosine_maths, vmf_log_normaliser
 from ..maths.cosine.statistics import (CosineStatistics, cosine_scores, cosine_spread,
                                        cosine_weights)
 from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
@@ -120,7 +120,7 @@ class CosineLayer(FreeEnergyLayer):
         with rows_known(X, _row_exponents(X)), one_blas_thread():
             stats = CosineStatistics(X, w, n_heads=self.n_clusters)
             spread = cosine_spread(stats.X, w, self.n_clusters)
-            maths = CosineMaths(self.n_clusters, self.temperature, spread, d)
+            maths = cosine_maths(self.n_clusters, self.temperature, spread, d, stats)
             # dense float64 data of sizes.MIXED_MIN_SIZE entries on: the descents on
             # float32 passes, checked (and if need be finished) in float64.  Measured
             # (one thread, von Mises-Fisher mixtures, 200 rows a cluster, 8 fits):
