@@ -112,4 +112,4 @@ def test_on_wide_rows(risk):
     moments are operators on the rows, never ``(d, d)``."""
     X = _rows(400, 1100, 3, np.float64)
     ref, est, rest = _fits(X, 1e200, False, n_clusters=3, risk=risk)
-    _same(ref, est, rest, 1e-9)
+    _same(ref, est, rest, 1e-7)  # (the fit stops at its tolerance: rounding moves it more)

@@ -35,6 +35,7 @@ from ..held import HeldLabels, add_label_keys, key_direction
 from ..shared import CACHE_ENTRIES, check_points, weighted_rows
 from .attention import typical_head_score
 from .counting import ScaledRows, positive_magnitude, zero_weights
+from .starts import refine_heads
 from ...layers.base import LayerMaths, Statistics
 
 __all__ = ["AxisMaths", "AxisStatistics", "WideMoment", "axis_moments", "axis_weights", "block_sums",
@@ -356,9 +357,16 @@ class AxisMaths(LayerMaths):
             clear = np.min(norms) > 2e-12 * np.sqrt(np.max(sq))
             try:
                 check_start(M, Z if clear else np.asarray(scaled))
-                return M
             except ValueError:
                 init = "random"
+            else:
+                # the seeds moved to their rows' directions (starts.refine_heads)
+                refined = refine_heads(M, rows.shape[0], scaled.directions_of, weights)
+                try:
+                    check_start(refined, refined)  # (unit heads: none blind to itself)
+                    return refined
+                except ValueError:
+                    return M
         Y = np.asarray(scaled)
         if isinstance(init, str):
             M = init_heads(Y, K, init, gen, second=self.second if

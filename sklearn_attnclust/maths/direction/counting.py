@@ -65,6 +65,19 @@ class ScaledRows:
             Y[zero] = 0.0
         return Y
 
+    def directions_of(self, a, b):
+        """The rows ``a:b`` in float64 (those of weight 0 as 0) over the scale, or as
+        they are where the scale is within ``2**+-400`` (their squares then neither
+        under- nor overflow: no division), for :func:`.starts.refine_heads`, which
+        reads their directions only."""
+        zero = None if self.zero is None else self.zero[a:b]
+        if not 2.0**-400 < self.scale < 2.0**400:
+            return self._scaled(self.rows[a:b], zero)
+        Y = np.asarray(self.rows[a:b], dtype=np.float64)
+        if zero is not None and zero.any():
+            Y = np.where(zero[:, None], 0.0, Y)  # (a copy: the caller's rows stay)
+        return Y
+
     def __array__(self, dtype=None, copy=None):
         Y = self._scaled(self.rows, self.zero)
         return Y if dtype is None else Y.astype(dtype, copy=False)
