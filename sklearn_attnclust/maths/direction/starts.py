@@ -40,10 +40,12 @@ LLOYD_STEPS = 2
 SHARED_COSINE = 0.5
 
 
-def refine_heads(M, n_rows, rows_of, weights=None, *, chunk=2**17):
+def refine_heads(M, n_rows, rows_of, weights=None, *, keep_seeds=False, chunk=2**17):
     """The unit heads ``M`` (K, d) after :data:`LLOYD_STEPS` Lloyd steps on
     directions, heads that share a cluster moved apart (see the module
-    docstring), each move followed by :data:`LLOYD_STEPS` steps more.
+    docstring), each move followed by :data:`LLOYD_STEPS` steps more.  With
+    ``keep_seeds``, the seeds ``M`` themselves, each head that moved at the
+    row it last moved to: the steps only tell which seeds share a cluster.
 
     ``rows_of(a, b)`` gives the rows ``a:b`` as a float64 array, of any scale
     whose squares neither under- nor overflow (the steps read directions; rows
@@ -53,6 +55,7 @@ def refine_heads(M, n_rows, rows_of, weights=None, *, chunk=2**17):
     that shares a cluster moves to.
     """
     M = np.array(M, dtype=np.float64)
+    seeds = M.copy()
     K = M.shape[0]
     step = max(1, chunk // max(M.shape[1], 1))
     blocks = [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
@@ -63,8 +66,10 @@ def refine_heads(M, n_rows, rows_of, weights=None, *, chunk=2**17):
         if left == 0 and pair is None:
             break
         M, moved = _lloyd_step(M, pair, blocks, rows_of, w)
-        left = LLOYD_STEPS if moved else max(left - 1, 0)
-    return M
+        if moved is not None:
+            seeds[moved] = M[moved]
+        left = LLOYD_STEPS if moved is not None else max(left - 1, 0)
+    return seeds if keep_seeds else M
 
 
 def _shared_pair(M):
@@ -80,7 +85,7 @@ def _lloyd_step(M, pair, blocks, rows_of, w):
     the head of largest ``|<y, mu>|``, signed by that score, weighted; a head of
     no row stays), and, where the heads ``pair`` share a cluster, the one of
     less weight to the unit row worst served by the others (largest ``1 - max_k
-    cos^2``).  Returns the heads and whether one moved so."""
+    cos^2``).  Returns the heads and the head that moved so, or None."""
     K = M.shape[0]
     S, mass = np.zeros_like(M), np.zeros(K)
     worst = {h: (0.0, None) for h in (pair or ())}  # per candidate: (1 - cos^2, unit row)
@@ -106,10 +111,10 @@ def _lloyd_step(M, pair, blocks, rows_of, w):
     norms = np.linalg.norm(S, axis=1)
     M = np.where(norms[:, None] > 0, S / np.where(norms > 0, norms, 1.0)[:, None], M)
     if pair is None:
-        return M, False
+        return M, None
     h = pair[0] if mass[pair[0]] < mass[pair[1]] else pair[1]
     resid, row = worst[h]
     if not resid > 1e-12:  # every row on the other heads' lines: nowhere to go
-        return M, False
+        return M, None
     M[h] = row
-    return M, True
+    return M, h
