@@ -255,10 +255,18 @@ def draw_distinct_rows(X, size, rng, sample_weight=None, center=None):
     ndarray of shape (size, d)
         The rows, in the order drawn.
     """
-    order = canonical_order(X, center)
-    Xs = np.take(np.asarray(X), order, axis=0)
-    w = (np.ones(Xs.shape[0]) if sample_weight is None
-         else np.asarray(sample_weight, dtype=np.float64)[order])
+    X = np.asarray(X)
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if w is not None and not np.all(w > 0):
+        # the rows of positive weight in their order: a row of weight 0, never drawn,
+        # does not set the order's scale either (one at 1e200 among rows of size 10
+        # scaled their keys to 0, and the draws differed from those without it)
+        keep = np.flatnonzero(w > 0)
+        order = keep[canonical_order(X[keep], center)] if keep.size else keep
+    else:
+        order = canonical_order(X, center)
+    Xs = np.take(X, order, axis=0)
+    w = np.ones(Xs.shape[0]) if w is None else w[order]
     first = distinct_starts(Xs)
     mass = np.add.reduceat(w, first) if first.size else np.zeros(0)
     picked = []

@@ -29,11 +29,13 @@ import numpy as np
 
 from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
 from ..._init import (check_start, generator_from, init_heads, largest_magnitude, order_by_key,
-                      squared_norms, unit_start)
+                      unit_start)
 from ..free_energy import exp_shifted, free_energy_sums
 from ..held import HeldLabels, add_label_keys, key_direction
 from ..shared import CACHE_ENTRIES, check_points, weighted_rows
 from .attention import typical_head_score
+from .counting import ScaledRows, positive_magnitude, zero_weights
+from .starts import refine_heads
 from ...layers.base import LayerMaths, Statistics
 
 __all__ = ["AxisMaths", "AxisStatistics", "WideMoment", "axis_moments", "axis_weights", "block_sums",
@@ -52,6 +54,13 @@ COARSE_TOL = 1e-3
 #: d = 64: 1.04 / 1.01 / 1.03 (noise); chunks of 1 MiB: d = 128, 0.73 / 0.94 /
 #: 0.98, d = 384, 0.79 / 0.95 / 1.01.
 CHUNK_BYTES = 3 * 2**18
+
+#: Largest scaled magnitude (the rows over their root mean squared norm ``s``) of
+#: the float32 passes of :meth:`AxisMaths.low_precision`: the scores' squares
+#: times the temperature then stay within float32's range (``2**128``), as the
+#: point layer's bound (:meth:`.point.statistics.PointStatistics.low_precision`,
+#: ``2**60``).  A bound of range, not of speed: no measurement chose it.
+LOW_PRECISION_TOP = 2.0**60
 
 #: Fewest rows of a chunk (wide rows: the per-chunk calls' overhead; a floor set
 #: with :data:`CHUNK_BYTES`, not measured on its own: at d = 384 the byte bound
@@ -74,7 +83,11 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
     n, d = X.shape
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = float(n if w is None else w.sum())
-    a = largest_magnitude(X) if n else 0.0  # no copy of X
+    # the largest magnitude of the rows of positive weight (no copy of X): a row of
+    # weight 0 far beyond the others (1e200 among rows of size 1) neither sets the
+    # scale nor counts in the sums (its chunk's copy set to 0: 0 inf is NaN)
+    zero = zero_weights(w)
+    a = positive_magnitude(X, zero)
     wide = d > DENSE_FEATURES
     if a == 0.0:
         return 0.0, WideMoment(X, w, 1.0) if wide else np.zeros((d, d))
@@ -82,7 +95,10 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
     def block(lo, hi):
         out = 0.0 if wide else np.zeros((d, d))
         for b in range(lo, hi, chunk_size):
-            Y = np.asarray(X[b:min(b + chunk_size, hi)], dtype=np.float64) / a
+            with np.errstate(over="ignore"):  # (rows of weight 0: set to 0 below)
+                Y = np.asarray(X[b:min(b + chunk_size, hi)], dtype=np.float64) / a
+            if zero is not None:
+                Y[zero[b:b + Y.shape[0]]] = 0.0
             Yw = Y if w is None else Y * w[b:b + Y.shape[0], None]
             out += float(np.vdot(Yw, Y)) if wide else weighted_rows(Yw.T, Y)
         return (out,)
@@ -93,35 +109,6 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
         scale = unit_scale(second / W, a)
         return scale, WideMoment(X, w, scale)
     return unit_second(second / W, a)
-
-
-class _ScaledRows:
-    """The rows over ``scale`` (float64), formed whole only when asked for
-    (``np.asarray``): their squared norms a chunk at a time and a copy in an order
-    (:meth:`AxisMaths.starts`'s k-means++: one copy of the rows, not two; at 1000
-    x 10000 the scaled rows and their ordered copy held 2.0 times the input at
-    once).  The same numbers, each row's alone."""
-
-    def __init__(self, rows, scale, chunk=2**17):
-        self.rows, self.scale, self.chunk = rows, scale, chunk
-
-    def __array__(self, dtype=None, copy=None):
-        Y = np.asarray(self.rows, dtype=np.float64) / self.scale
-        return Y if dtype is None else Y.astype(dtype, copy=False)
-
-    def squared_norms(self):
-        n, d = self.rows.shape
-        step = max(1, self.chunk // max(d, 1))
-        out = np.empty(n)
-        for a in range(0, n, step):
-            out[a:a + step] = squared_norms(
-                np.asarray(self.rows[a:a + step], dtype=np.float64) / self.scale)
-        return out
-
-    def take(self, order):
-        Y = np.take(self.rows, order, axis=0).astype(np.float64, copy=False)
-        Y /= self.scale  # (a new array: divided in place)
-        return Y
 
 
 class WideMoment:
@@ -236,16 +223,25 @@ class AxisStatistics(Statistics):
     total_weight: float
     chunk_size: int = 4096
     scaled_rows: object = None
+    zero: object = None
 
     @classmethod
     def from_data(cls, X, weights, scale, chunk_size=None):
+        """The statistics of the rows ``X`` (weights or None) at the scale ``s``;
+        the rows of weight 0 are read as 0 (:mod:`.counting`)."""
         n, d = X.shape
         W = float(n if weights is None else np.sum(weights))
+        zero = zero_weights(weights)
         # (scaled once also when ``1 / scale`` overflows: subnormal data, below 1e-308)
         cached = n * d <= CACHE_ENTRIES or scale < 1.0 / np.finfo(np.float64).max
-        Y = np.asarray(X, dtype=np.float64) / scale if cached else None
+        Y = None
+        if cached:
+            with np.errstate(over="ignore"):  # (rows of weight 0: set to 0)
+                Y = np.asarray(X, dtype=np.float64) / scale
+            if zero is not None:
+                Y[zero] = 0.0
         return cls(X=X, weights=weights, scale=float(scale), total_weight=W,
-                   chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y)
+                   chunk_size=chunk_size or chunk_rows(d, 1), scaled_rows=Y, zero=zero)
 
     def sums(self, M, beta, need_grad):
         """:func:`block_sums` over all the rows, in threads (:func:`range_sums`
@@ -253,23 +249,30 @@ class AxisStatistics(Statistics):
         chunk = self.chunk_size
         with one_blas_thread():
             return sum_row_blocks(range_sums, self.X.shape[0], 2 * chunk, self.X, self.weights,
-                                  self.scaled_rows, 1.0 / self.scale, M, beta, need_grad, chunk)
+                                  self.scaled_rows, 1.0 / self.scale, M, beta, need_grad, chunk,
+                                  self.zero)
 
 
-def range_sums(lo, hi, X, w, Y, inv, M, beta, need_grad, chunk):
+def range_sums(lo, hi, X, w, Y, inv, M, beta, need_grad, chunk, zero=None):
     """:func:`block_sums` of the rows ``lo:hi`` over their scale (``Y``'s rows
-    where they are cached, else ``X``'s times ``inv``; weights ``w`` or None),
-    ``chunk`` rows at a time (the chunks bound the temporaries), added in the
-    chunks' order; None for no rows.  The scaled chunks share one buffer
-    (measured at 1e4 x 384, K = 5, two threads: a pass with its gradient 9.7 ms
-    of CPU time with a new array per chunk, 9.3 ms so; the scaling alone on
-    one thread 5.7 to 7.4 ms and 2.2 ms)."""
+    where they are cached, else ``X``'s times ``inv``, those of the mask
+    ``zero``, of weight 0, set to 0; weights ``w`` or None), ``chunk`` rows at
+    a time (the chunks bound the temporaries), added in the chunks' order; None
+    for no rows.  The scaled chunks share one buffer (measured at 1e4 x 384, K
+    = 5, two threads: a pass with its gradient 9.7 ms of CPU time with a new
+    array per chunk, 9.3 ms so; the scaling alone on one thread 5.7 to 7.4 ms
+    and 2.2 ms)."""
     out = None
     buf = None if Y is not None or hi <= lo else np.empty((min(chunk, hi - lo), X.shape[1]))
     for a in range(lo, hi, chunk):
         b = min(a + chunk, hi)
-        rows = Y[a:b] if Y is not None else np.multiply(X[a:b], inv, out=buf[:b - a],
-                                                        dtype=np.float64)
+        if Y is not None:
+            rows = Y[a:b]
+        else:
+            with np.errstate(over="ignore"):  # (rows of weight 0: set to 0 below)
+                rows = np.multiply(X[a:b], inv, out=buf[:b - a], dtype=np.float64)
+            if zero is not None:
+                rows[zero[a:b]] = 0.0
         part = block_sums(rows, None if w is None else w[a:b], M, beta, need_grad)
         out = part if out is None else tuple(p + q for p, q in zip(out, part))
     return out
@@ -304,23 +307,34 @@ class AxisMaths(LayerMaths):
 
     def low_precision(self, stats):
         """The statistics with float32 passes: the scaled rows in float32 (a copy of
-        half the float64 rows' bytes), the chunks of as many bytes (twice the rows).
+        half the float64 rows' bytes; those of weight 0 set to 0), the chunks of as
+        many bytes (twice the rows); ``stats`` itself where a scaled row of positive
+        weight reaches :data:`LOW_PRECISION_TOP` (float32's squares would overflow).
         The sums stay float64; the strategy checks, and if need be finishes, the
         descent on ``stats`` (:func:`sklearn_attnclust._strategy.fit_layer`'s
         ``precision``)."""
         X, n = stats.X, stats.X.shape[0]
         Y = np.empty(X.shape, dtype=np.float32)
         step = max(1, 2**17 // max(X.shape[1], 1))
-        with np.errstate(under="ignore"):  # (rows far below the scale: 0 in float32)
+        top, zero = 0.0, stats.zero
+        with np.errstate(under="ignore", over="ignore"):  # (rows far below the scale: 0
+            # in float32; rows of weight 0, whatever their size: set to 0)
             for a in range(0, n, step):
                 rows = stats.scaled_rows[a:a + step] if stats.scaled_rows is not None else \
                     np.asarray(X[a:a + step], dtype=np.float64) / stats.scale
+                if zero is not None and stats.scaled_rows is None:
+                    rows[zero[a:a + step]] = 0.0
+                top = max(top, largest_magnitude(rows) if rows.size else 0.0)
+                if not top < LOW_PRECISION_TOP:
+                    return stats
                 Y[a:a + step] = rows
         return replace(stats, scaled_rows=Y, chunk_size=2 * stats.chunk_size)
 
     def starts(self, rows, weights, init, rng):
         """Unit heads: k-means++ on directions (sign-free), random, PCA, a callable or an array."""
-        scaled = _ScaledRows(rows, self.scale)
+        # (the rows of weight 0 read as 0: never drawn, and no distance of theirs
+        # overflows the draws' sums)
+        scaled = ScaledRows(rows, self.scale, zero=zero_weights(weights))
         gen = generator_from(rng)
         K = self.n_clusters
         if isinstance(init, str) and init == "k-means++":
@@ -343,9 +357,16 @@ class AxisMaths(LayerMaths):
             clear = np.min(norms) > 2e-12 * np.sqrt(np.max(sq))
             try:
                 check_start(M, Z if clear else np.asarray(scaled))
-                return M
             except ValueError:
                 init = "random"
+            else:
+                # the seeds moved to their rows' directions (starts.refine_heads)
+                refined = refine_heads(M, rows.shape[0], scaled.directions_of, weights)
+                try:
+                    check_start(refined, refined)  # (unit heads: none blind to itself)
+                    return refined
+                except ValueError:
+                    return M
         Y = np.asarray(scaled)
         if isinstance(init, str):
             M = init_heads(Y, K, init, gen, second=self.second if
