@@ -113,3 +113,27 @@ def test_on_wide_rows(risk):
     X = _rows(400, 1100, 3, np.float64)
     ref, est, rest = _fits(X, 1e200, False, n_clusters=3, risk=risk)
     _same(ref, est, rest, 1e-7)  # (the fit stops at its tolerance: rounding moves it more)
+
+
+@pytest.mark.parametrize("params", [
+    {"geometry": "direction"}, {"geometry": "direction", "risk": "free-energy"},
+    {"geometry": "point"}, {"geometry": "cosine"}])
+@pytest.mark.parametrize("dtype, far", [(np.float64, 1e200), (np.float32, 1e20)])
+def test_streamed_far_row_of_weight_zero(params, dtype, far):
+    """``partial_fit``: a far row of weight 0 in the first batch sets no scale of
+    the stream's moments (``layers/stream.py``) and no row of the reconstruction
+    layer's refit.  Before, the reconstruction layer raised ("The rows' mean
+    squared norm underflows to 0" at 1e200, "risk was not finite" at 1e20 in
+    float32)."""
+    X = _rows(2000, 8, 4, dtype)
+    ref = AttentionQuantizer(4, random_state=SEED, **params)
+    est = AttentionQuantizer(4, random_state=SEED, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (none expected; a NaN fails below)
+        for a in range(0, 2000, 500):
+            ref.partial_fit(X[a:a + 500])
+            Xb, w, _ = _with_far_row(X[a:a + 500], far if a == 0 else 1.0, False)
+            est.partial_fit(Xb, sample_weight=w)
+    tol = 1e-5 if dtype == np.float32 else 1e-9
+    np.testing.assert_allclose(est.cluster_centers_, ref.cluster_centers_, rtol=tol,
+                               atol=tol * np.abs(ref.cluster_centers_).max())

@@ -10,6 +10,7 @@ from .._base import unit_weights
 from .._blocks import one_blas_thread
 from .._dask import DaskContextStatistics
 from ..maths.direction.maths import WarmStart, fit_directions
+from ..maths.direction.counting import zero_weights
 from .._init import generator_from, largest_magnitude, n_starts
 from ..maths.direction.reconstruction import competitive_weights
 from ..maths.direction.wide import wide_fit_moments
@@ -112,8 +113,12 @@ class DirectionLayer(Layer):
             k = int(np.round(np.log2(mean_sq) / 2))
         e = stream.row_exp + k
         rms = float(np.ldexp(1.0, e))
-        with np.errstate(under="ignore"):
+        with np.errstate(under="ignore", over="ignore"):
             rows = queries if e == 0 else np.ldexp(queries, -e).astype(dtype)
+        zero = zero_weights(w)
+        if zero is not None:  # (counting.py: a row of weight 0 counts 0, whatever its size)
+            rows = np.where(zero[:, None], rows.dtype.type(0), rows)
+        with np.errstate(under="ignore"):
             second = np.ldexp(second, -2 * k).astype(dtype)
             fourth = None if fourth is None else np.ldexp(fourth, -4 * k).astype(dtype)
         stats = ContextStatistics.from_moments(second, fourth=fourth, n_samples=stream.n,

@@ -2,6 +2,9 @@
 
 import numpy as np
 
+from .._init import largest_magnitude
+from ..maths.shared import counted
+
 __all__ = ["STREAM_RANGE", "Stream", "stream_exponent"]
 
 
@@ -122,8 +125,11 @@ class Stream:
     def _rescale(self, X, w):
         """Raise the exponents to those of the rows ``X`` and weights ``w`` (the sums so
         far, and the summary's weights, scaled down to match); returns ``X`` and
-        ``w`` in the new units."""
-        row_exp = stream_exponent(float(np.max(np.abs(X), initial=0.0)))
+        ``w`` in the new units.  The rows' exponent is that of the rows of positive
+        weight: a row of weight 0 at 1e200 among rows of size 1 would scale the
+        others' squares below float64's smallest."""
+        positive = X[w > 0] if np.any(w == 0) else X
+        row_exp = stream_exponent(largest_magnitude(positive) if positive.size else 0.0)
         weight_exp = stream_exponent(float(np.max(w, initial=0.0)))
         if self.row_exp is not None:
             row_exp, weight_exp = max(row_exp, self.row_exp), max(weight_exp, self.weight_exp)
@@ -147,6 +153,8 @@ class Stream:
                                         for m in (self.second, self.fourth))
         X64, ws = self._rescale(X.astype(np.float64, copy=False),
                                 np.asarray(w, dtype=np.float64))
+        # (rows of weight 0 count 0 whatever their size: 0 inf is NaN)
+        X64 = counted(X64, ws)
         self.total_weight += float(ws.sum())
         if self.second is not None:
             Xw = X64 * ws[:, None]
