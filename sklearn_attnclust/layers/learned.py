@@ -100,7 +100,8 @@ class LearnedPointLayer(PointLayer):
 
     def descent_options(self, init=None, n_init=None, X=None):
         """The point layer's options of its fit, the tolerance at least
-        :attr:`start_tol` (``tol`` is the likelihood's descent's)."""
+        :attr:`start_tol` and :attr:`sample_tol` (``tol`` is the likelihood's
+        descent's)."""
         options = super().descent_options(init, n_init, X)
         options["tol"] = max(options["tol"], self.start_tol, self.sample_tol)
         return options
