@@ -8,6 +8,8 @@ reconstruction, so model selection (e.g. ``GridSearchCV``) works without
 labels.
 """
 
+import contextlib
+
 import numpy as np
 from scipy.sparse import issparse
 from sklearn.base import (
@@ -18,6 +20,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ._blocks import one_blas_thread
 from ._init import largest_magnitude
 from .metrics import quantization_risk
 
@@ -115,6 +118,25 @@ def power_of_two_scale(*arrays):
     info = np.finfo(np.result_type(*arrays, np.float32))
     exponent = int(np.clip(-np.frexp(top)[1], info.minexp, info.maxexp - 1))
     return float(np.ldexp(1.0, exponent))
+
+
+#: Entries of the largest data whose whole fit runs under one BLAS limit
+#: (:func:`small_fit`).  Measured (one thread, CPU time, 300 fits interleaved):
+#: iris 3.07 ms against 3.12, wine 2.58 against 2.62 (the chart's pass, the
+#: descents and the labels otherwise set and restore the limit each, some 20 us
+#: apiece); up to the small standard sets and blobs 1e4 x 16.  Larger fits are
+#: left as they are: their parts outside the passes may use BLAS's threads.
+SMALL_FIT_ENTRIES = 2**18
+
+
+def small_fit(X):
+    """The context of a fit on the rows ``X``: for data of at most
+    :data:`SMALL_FIT_ENTRIES` entries, BLAS on one thread for the whole fit
+    (:func:`._blocks.one_blas_thread`, whose nested calls then set nothing);
+    for larger data none (each pass sets its own limit)."""
+    if X.shape[0] * X.shape[1] <= SMALL_FIT_ENTRIES:
+        return one_blas_thread()
+    return contextlib.nullcontext()
 
 
 def unit_weights(w):

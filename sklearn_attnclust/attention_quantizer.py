@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseQuantizer, power_of_two_scale, unit_weights
+from ._base import BaseQuantizer, power_of_two_scale, small_fit, unit_weights
 from .rows.dask import is_dask_array
 from ._layer_dispatch import LayerDispatch
 from ._readouts import LayerReadouts
@@ -134,9 +134,9 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
     n_init : "auto" or int, default="auto"
         Number of starts; the one of lowest risk is kept.  ``"auto"``: 1,
         but 10 (``"point"``) or 5 (``"direction"``) for ``init="random"`` or a
-        callable, as KMeans's, and 3 for ``"k-means++"`` with
-        ``temperature="learn"`` (one start stops at a poor optimum of the
-        likelihood more often than GaussianMixture's k-means start does).
+        callable, as KMeans's, and 3 for ``"k-means++"`` with ``"cosine"`` and
+        ``temperature="learn"`` (one start stops at a poor optimum of its likelihood
+        more often than GaussianMixture's; the point layer's swap stage does not).
 
     solver : {"riemannian", "projected"}, default="riemannian"
         Direction of the steps: the Riemannian gradient (radial part
@@ -390,16 +390,16 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         if is_dask_array(X):  # before the numpy validation, which would load it
             return self._fit_dask(X, sample_weight)
         X = self._validate_input(X, reset=True)
-        w = self._weights(sample_weight, X)
-        layer = self._new_layer(*X.shape)
-        # the layers see the weights' ratios only: the weights times a power of two
-        # (exact) that makes the largest near 1, so that no weighted sum overflows
-        wu = unit_weights(w)
-        assignment = layer.fit(X, wu, layer.make_rng(self.random_state))
-        self._layer_params = self._shaping_params()
-        weight_scale = 1.0 if w is None else power_of_two_scale(w)
-        self._store(layer, X, w, warn=True, weight_scale=weight_scale, assignment=assignment)
-        self._stream_from_fit(layer, X, w, wu, weight_scale)
+        with small_fit(X):  # (one BLAS limit for all the parts of a small fit)
+            w = self._weights(sample_weight, X)
+            layer = self._new_layer(*X.shape)
+            # the weights' ratios only, times a power of two (exact): no sum overflows
+            wu = unit_weights(w)
+            assignment = layer.fit(X, wu, layer.make_rng(self.random_state))
+            self._layer_params = self._shaping_params()
+            weight_scale = 1.0 if w is None else power_of_two_scale(w)
+            self._store(layer, X, w, warn=True, weight_scale=weight_scale, assignment=assignment)
+            self._stream_from_fit(layer, X, w, wu, weight_scale)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -266,7 +266,8 @@ def test_package_maths_follow_the_protocol(geometry, risk):
 
 
 @pytest.mark.parametrize("params, expected", [
-    ({}, 1), ({"init": "random"}, 10), ({"temperature": "learn"}, 3),
+    ({}, 1), ({"init": "random"}, 10), ({"temperature": "learn"}, 1),
+    ({"geometry": "cosine", "temperature": "learn"}, 3),
     ({"temperature": "learn", "init": "random"}, 10),
     ({"geometry": "direction", "init": "random"}, 5),
     ({"geometry": "direction", "init": lambda X, K, rs: X[:K]}, 1),

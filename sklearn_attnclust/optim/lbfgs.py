@@ -83,7 +83,8 @@ class LBFGS(Optimizer):
         return direction, trial, newton, directional_slope(grad, direction)
 
     def _update(self, manifold, pairs, points, grads, new_grads, direction, trial, norms):
-        if self._kept(points[1].size) == 0:  # (no pair kept: none built)
+        kept = self._kept(points[1].size)
+        if kept == 0:  # (no pair kept: none built)
             return 2.0 * trial
         (M, cand), rgrad, new_rgrad = points, grads[1], new_grads[1]
         s_vec = manifold.transport(cand, cand - M, norms)
@@ -92,7 +93,7 @@ class LBFGS(Optimizer):
         sy = manifold.inner(cand, s_vec, y_vec)
         if sy > 1e-12 * (manifold.norm(cand, s_vec) * manifold.norm(cand, y_vec)):
             pairs.append(_Pair(s_vec, y_vec))
-            while len(pairs) > self._kept(M.size):
+            while len(pairs) > kept:
                 pairs.pop(0)
         return 2.0 * trial
 

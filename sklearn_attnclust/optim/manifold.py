@@ -95,7 +95,8 @@ class Spheres:
         cand = np.subtract(M, step, out=step) if step.dtype == np.result_type(M, step) \
             else M - step
         norms = row_norms(cand)
-        if np.isfinite(norms).all() and (norms > 0).all():
+        # (every norm positive and finite: a NaN fails both tests)
+        if 0.0 < norms.min() and norms.max() < np.inf:
             cand /= norms
             return cand
         return None
@@ -129,7 +130,8 @@ class Spheres:
     @staticmethod
     def inner(M, U, V):
         """The inner product of the tangent vectors ``U`` and ``V`` at ``M``."""
-        return float(np.sum(U * V))
+        # (the method's sum is np.sum's reduction, without its argument handling)
+        return float((U * V).sum())
 
     @staticmethod
     def norm(M, V):

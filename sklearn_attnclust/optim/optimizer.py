@@ -30,6 +30,9 @@ __all__ = ["BarzilaiBorwein", "Optimizer", "SphereResult", "SteepestDescent",
 #: rows, whose rounding is far above one ulp.
 ROUNDING_FLOOR = 1e3 * np.finfo(np.float64).eps
 
+#: The smallest normal float64, the floor of a value's magnitude in the relative tests.
+TINY = float(np.finfo(np.float64).tiny)
+
 
 @dataclass
 class SphereResult:
@@ -81,7 +84,7 @@ def directional_slope(grad, direction):
 
 def _below_rounding(predicted, value):
     """Whether the decrease a quasi-Newton step predicts is below the rounding of ``value``."""
-    return predicted <= ROUNDING_FLOOR * max(abs(value), np.finfo(float).tiny)
+    return predicted <= ROUNDING_FLOOR * max(abs(value), TINY)
 
 
 class Optimizer:
@@ -123,7 +126,7 @@ class Optimizer:
         Returns a :class:`SphereResult`.
         """
         manifold, tol, memory = problem.manifold, self.tol, self._memory(state)
-        M = normalize_rows(np.array(M0, copy=True))
+        M = normalize_rows(np.asarray(M0))  # (a new array: M0 is not written)
         norms = manifold.sq_norms(M)  # (each point's, for its projections and transports)
         value, grad = problem.cost_and_gradient(M)
         rgrad = manifold.project(M, grad, norms)
@@ -173,7 +176,7 @@ class Optimizer:
                 result.converged = settled or newton and _below_rounding(slope * trial, value)
                 result.line_search_failed = not result.converged
                 break
-            if decrease <= tol**2 * max(abs(value), np.finfo(float).tiny):
+            if decrease <= tol**2 * max(abs(value), TINY):
                 result.converged = True
                 break
         else:
