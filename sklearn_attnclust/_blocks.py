@@ -76,10 +76,15 @@ def one_blas_thread():
     per risk evaluation.  The ``threadpoolctl`` controller is built once per
     process: building it scans the loaded libraries, 2 to 3 ms with
     scikit-learn imported.
+
+    A process forked inside an active limit starts with none counted
+    (:func:`_forked`): its first call sets the limit again, and a call
+    entered before the fork and left in the child counts nothing there.
     """
     global _BLAS
+    pid = os.getpid()
     with _LOCK:
-        nested = _LIMITED[0] > 0 and _BLAS is not None and _BLAS[0] == os.getpid()
+        nested = _LIMITED[0] > 0 and _BLAS is not None and _BLAS[0] == pid
         _LIMITED[0] += 1
     try:
         if nested:
@@ -96,7 +101,26 @@ def one_blas_thread():
                         _LATE.pop().restore_original_limits()
     finally:
         with _LOCK:
-            _LIMITED[0] -= 1
+            if os.getpid() == pid:  # (entered in this process, not before a fork)
+                _LIMITED[0] -= 1
+
+
+def _forked():
+    """In a forked child: no limit counted, none to restore, a new lock.
+
+    The child holds only the thread that forked; the callers inside
+    :func:`one_blas_thread` in the parent's other threads never leave it
+    there, so the inherited count would keep every later call nested, and
+    BLAS unlimited, for the child's life (and the lock may have been held
+    by one of them at the fork)."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _LIMITED[0] = 0
+    _LATE.clear()
+
+
+if hasattr(os, "register_at_fork"):  # (POSIX; no fork elsewhere)
+    os.register_at_fork(after_in_child=_forked)
 
 
 def blas_loaded():

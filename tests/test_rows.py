@@ -1,5 +1,8 @@
 """The row sources (sklearn_attnclust.rows) and the threads of the passes (_blocks)."""
 
+import os
+import threading
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
@@ -90,6 +93,70 @@ def test_blas_limit_is_scoped_to_the_outermost_caller():
     assert _blas_threads() == before
     AttentionQuantizer(2, random_state=0).fit(np.random.default_rng(0).normal(size=(300, 2)))
     assert _blas_threads() == before
+
+
+def _in_child(check):
+    """``check()`` run in a forked child: its result (a bool), or an exception's name."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report and leave at once (no pytest teardown here)
+        try:
+            out = b"1" if check() else b"0"
+        except BaseException as exc:  # (reported to the parent)
+            out = type(exc).__name__.encode()
+        os.write(write, out)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        out = fh.read()
+    os.waitpid(pid, 0)
+    return out.decode()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_blas_limit_is_counted_afresh_in_a_forked_child():
+    # a fork while another thread is inside the limit: the child holds none of
+    # its callers, so it counts no limit, and its own calls limit BLAS again
+    before = _blas_threads()
+    if not before:
+        pytest.skip("no BLAS seen by threadpoolctl")
+    entered, leave = threading.Event(), threading.Event()
+
+    def hold():
+        with one_blas_thread():
+            entered.set()
+            leave.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    entered.wait(30)
+    try:
+        def child():
+            if _blocks._LIMITED[0] != 0:
+                return False
+            with one_blas_thread():
+                inside = _blas_threads()
+            return all(n == 1 for n in inside) and _blocks._LIMITED[0] == 0
+
+        assert _in_child(child) == "1"
+    finally:
+        leave.set()
+        holder.join()
+    assert _blocks._LIMITED[0] == 0 and _blas_threads() == before
+
+    # a fork inside the forking thread's own limit: leaving it in the child counts
+    # nothing there (the child's count stays at 0, not -1)
+    read, write = os.pipe()
+    with one_blas_thread():
+        pid = os.fork()
+    if pid == 0:
+        os.write(write, b"1" if _blocks._LIMITED[0] == 0 else b"0")
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        assert fh.read() == b"1"
+    os.waitpid(pid, 0)
+    assert _blocks._LIMITED[0] == 0 and _blas_threads() == before
 
 
 def test_kernel_statistics_in_memory_are_the_layer_pass():
