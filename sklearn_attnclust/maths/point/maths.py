@@ -108,7 +108,7 @@ STALL_STEPS = 10
 #: default fit, the stop found on them): d = 64, K = 256, float32, 194 steps to
 #: ``tol``, 32 so, the risk 0.09 % above the end's (faiss's 0.36 %, KMeans's
 #: about 0.26 %); d = 16, K = 64, 125 steps, 101 so, 0.013 % above (KMeans's
-#: 0.1 %); at 3e2 (a third of the resolution) 22 and 35 steps, 0.14 % and 0.17
+#: 0.1 %); at 3e3 (a third of the resolution) 22 and 35 steps, 0.14 % and 0.17
 #: % above, beyond KMeans's at d = 16.  Blobs converge by the Lloyd shift in
 #: fewer steps than the window.
 STALL_SCALE = 1e3
