@@ -245,6 +245,9 @@ class LayerReadouts:
             raise ValueError("sample_weight is not supported with a dask array X.")
         Xv = self._fitted_input(X)
         w = check_sample_weight(sample_weight, Xv)
+        if np.any(w == 0):  # a row of weight 0 counts 0 whatever its size (0 inf is NaN)
+            keep = np.flatnonzero(w)
+            Xv, w = Xv[keep], w[keep]
         own = _own_risk(self.layer_, Xv)
         if own is not None:  # the cosine layer's, of the unit rows (also sparse)
             return -own(Xv, w)

@@ -129,7 +129,7 @@ def test_streamed_far_row_of_weight_zero(params, dtype, far):
     ref = AttentionQuantizer(4, random_state=SEED, **params)
     est = AttentionQuantizer(4, random_state=SEED, **params)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # (none expected; a NaN fails below)
+        warnings.simplefilter("error", RuntimeWarning)
         for a in range(0, 2000, 500):
             ref.partial_fit(X[a:a + 500])
             Xb, w, _ = _with_far_row(X[a:a + 500], far if a == 0 else 1.0, False)
@@ -137,3 +137,22 @@ def test_streamed_far_row_of_weight_zero(params, dtype, far):
     tol = 1e-5 if dtype == np.float32 else 1e-9
     np.testing.assert_allclose(est.cluster_centers_, ref.cluster_centers_, rtol=tol,
                                atol=tol * np.abs(ref.cluster_centers_).max())
+    np.testing.assert_array_equal(est.predict(X), ref.predict(X))
+    for name in ("inertia_", "risk_"):
+        if hasattr(ref, name):
+            assert np.isclose(getattr(est, name), getattr(ref, name), rtol=tol), name
+
+
+@pytest.mark.parametrize("params", [
+    {"geometry": "direction"}, {"geometry": "direction", "risk": "free-energy"},
+    {"geometry": "point"}, {"geometry": "point", "temperature": "learn"},
+    {"geometry": "cosine"}])
+def test_weighted_score_ignores_a_far_row_of_weight_zero(params):
+    """``score(X, sample_weight=w)``: a row of weight 0 at 1e200 counts 0.  Before,
+    its squared residual, inf, times its weight made the score NaN (or the
+    reconstruction layer's ``transform`` overflowed)."""
+    X = _rows(2000, 8, 4, np.float64)
+    est = AttentionQuantizer(4, random_state=SEED, **params).fit(X)
+    Xf, w, _ = _with_far_row(X, 1e200, False)
+    expected = est.score(X, sample_weight=np.ones(X.shape[0]))
+    assert np.isclose(est.score(Xf, sample_weight=w), expected, rtol=1e-12)
