@@ -87,17 +87,30 @@ def test_the_least_useful_head_is_moved_to_the_unserved_blob():
 
 
 def test_the_change_of_the_hard_risk_is_exact():
+    # the change of the hard risk once the moved head is at the weighted mean of
+    # the rows it takes from the others (those closer to the row), their
+    # assignment kept: a bound on the hard risk with the head there
     rng = np.random.default_rng(4)
     Y, Z, w = rng.normal(size=(500, 3)), rng.normal(size=(4, 3)), rng.random(500)
     draw = _RowDraw(Y, w, np.random.RandomState(1))
     h, i, change = swap_target(Y, Z, w, draw, 3)
 
-    def hard(Z):
-        return np.sum(w * ((Y[:, None] - Z[None]) ** 2).sum(-1).min(1))
+    def sq(Z):
+        return ((Y[:, None] - Z[None]) ** 2).sum(-1)
 
+    def hard(Z):
+        return np.sum(w * sq(Z).min(1))
+
+    without = sq(np.delete(Z, h, axis=0)).min(1)
+    taken = ((Y - Y[i]) ** 2).sum(1) < without
+    mean = np.average(Y[taken], axis=0, weights=w[taken])
+    kept = np.sum(w * np.where(taken, ((Y - mean) ** 2).sum(1), without))
+    assert np.isclose(change, (kept - hard(Z)) / hard(Z), rtol=1e-9, atol=1e-12)
     Z2 = Z.copy()
+    Z2[h] = mean
+    assert hard(Z2) <= kept
     Z2[h] = Y[i]
-    assert np.isclose(change, (hard(Z2) - hard(Z)) / hard(Z), rtol=1e-9, atol=1e-12)
+    assert change < (hard(Z2) - hard(Z)) / hard(Z)
     # h is the head whose removal raises the hard risk least
     rises = [hard(np.delete(Z, k, axis=0)) for k in range(4)]
     assert h == int(np.argmin(rises))
