@@ -7,13 +7,15 @@ strategy (:func:`sklearn_attnclust._strategy.fit_layer`) tries a few swaps, afte
 the "random swap" clustering of Fränti (2018): the head whose removal would
 raise the risk least (the hard removal cost, the weighted sum over its rows
 of the squared distance to the second nearest head minus that to their own)
-is moved to one of a few candidate rows, the one whose move, its head then
-moved to the mean of the rows it takes, lowers the hard risk most
+is moved to one of a few candidate rows, the one whose move lowers the
+hard risk most, its head then moved to the mean of the rows it takes where
+the maths' heads may sit anywhere (``swap_free_points``: the point layer)
 (candidates drawn by k-means++'s draw, over the
 rows in an order of their values: the draws do not depend on the rows'
 order or scale, and a row of integer weight ``c`` is drawn as its ``c``
 copies would be); unless that raises the hard risk by a tenth or more,
-the heads are descended again for :data:`SWAP_STEPS` steps (fewer where a
+the heads are descended again for :data:`SWAP_STEPS` steps at most (where
+``swap_free_points``, that many whatever the stationarity; fewer where a
 step finds no decrease, or once the trial's risk is above the best one's by
 more than :data:`SWAP_HOPE` times its last step's decrease) and the trial is
 kept if its risk is lower.  The stage stops after
@@ -58,17 +60,17 @@ SWAP_RTOL = 1e-4
 #: the cost of a trial.
 SWAP_SLACK = 0.1
 
-#: Steps of a trial's descent, taken whatever its stationarity (the stationarity
-#: test does not end it: a head moved onto a row among others leaves the heads
-#: nearly stationary at the coarse tolerance, and such a trial, judged with no
-#: step, was never kept: on 3 blobs at ``n_clusters`` 8 and 12 of
-#: ``benchmarks/hard_cases.py``, 21 of 40 fits within 1 % of the best inertia
-#: known, worst 1.070, against 34 of 40, worst 1.018, with the 10 steps; 1
-#: step: worst 1.038, 3 steps: 1.034); it ends earlier where a step finds no
-#: decrease or once it is hopeless (:data:`SWAP_HOPE`).  With 10 steps as many
-#: one-start fits ended within 1 % of the best inertia known as with descents
-#: to the coarse tolerance (2-D and 3-D blobs 40 of 40); a kept trial is
-#: finished after.
+#: Steps of a trial's descent, at most; where the maths' ``swap_free_points``,
+#: taken whatever its stationarity: a head moved onto a row among others
+#: leaves the heads nearly stationary at the coarse tolerance, and such a
+#: trial, judged with no step, was never kept (3 blobs at ``n_clusters`` 8 and
+#: 12 of ``benchmarks/hard_cases.py``: 21 of 40 fits within 1 % of the best
+#: inertia known, worst 1.070, against 34 of 40, worst 1.018, with the 10
+#: steps; 1 step: worst 1.038, 3 steps: 1.034); it ends earlier where a step
+#: finds no decrease or once it is hopeless (:data:`SWAP_HOPE`).  With 10
+#: steps at most as many one-start fits ended within 1 % of the best inertia
+#: known as with descents to the coarse tolerance (2-D and 3-D blobs 40 of
+#: 40); a kept trial is finished after.
 SWAP_STEPS = 10
 
 #: A trial's descent stops once its risk is above the bar (the best risk, less
@@ -92,8 +94,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
 
     A trial (:func:`swap_target`) whose move raises the hard risk by less than
     :data:`SWAP_SLACK` of it is descended on ``stage`` for :data:`SWAP_STEPS`
-    steps (the stationarity test, at the maths' coarse tolerance or ``tol``,
-    applies after them), its empty heads relocated as after a start; it replaces
+    steps at most, to the maths' coarse tolerance (at least ``tol``; where the
+    maths' ``swap_free_points``, the stationarity test applies after those
+    steps), its empty heads relocated as after a start; it replaces
     ``best`` if its risk is lower by more than :data:`SWAP_RTOL` relatively.
     A trial's descent stops early once its risk is above that bar by more
     than :data:`SWAP_HOPE` times its last step's decrease (:class:`_Hopeless`).
@@ -116,10 +119,11 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     norms = squared_row_norms(Y)  # (the same for every distance of the stage)
     draw = _RowDraw(*maths.swap_order(rows, row_w), rng)
     n_local, near = 2 + int(np.log(maths.n_clusters)), None
+    free = getattr(maths, "swap_free_points", False)
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
             near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
-        target = swap_target(Y, None, w, draw, n_local, near=near, norms=norms)
+        target = swap_target(Y, None, w, draw, n_local, near=near, norms=norms, to_mean=free)
         if target is None:
             break
         bar = best.value - SWAP_RTOL * abs(best.value)
@@ -129,7 +133,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
         if target[2] < SWAP_SLACK:
             trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
                                 trial_tol, memory=memory, stop=_Hopeless(bar),
-                                steps=min(SWAP_STEPS, descent.max_iter), min_steps=SWAP_STEPS)
+                                steps=min(SWAP_STEPS, descent.max_iter), min_steps=SWAP_STEPS if free else 0)
             steps += trial.n_iter
             if np.isfinite(trial.value):
                 trial = descent.relocated(stage, trial, trial_tol, memory, rows, row_w)
@@ -313,7 +317,7 @@ def nearest_two(Y, Z, w, norms=None):
     return labels, d1, h, np.where(labels == h, d2, d1), spread
 
 
-def swap_target(Y, Z, w, draw, n_local, near=None, norms=None):
+def swap_target(Y, Z, w, draw, n_local, near=None, norms=None, to_mean=True):
     """A trial of the swap stage: ``(h, i, change)``, the head of least removal
     cost, the row to move it to (an index of ``Y``) and the change of the hard
     risk ``sum_i w_i min_h |y_i - z_h|^2`` the move makes once the moved head
@@ -323,8 +327,10 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None):
     mean; a move judged from the row alone is charged the distance of its
     rows to a row rather than to their centre: 3 blobs with 4 heads each on 2
     of them and 2 on the third, n_clusters 8, rejected every move of a head
-    to the blob of 2 at +10 % of the risk); relative to the risk; None when no
-    row is off the other heads.
+    to the blob of 2 at +10 % of the risk), or with ``to_mean`` False the
+    change the move itself makes (a maths whose heads are constrained,
+    ``swap_free_points`` False); relative to the risk; None when no row is off
+    the other heads.
 
     ``Y``: the rows in the maths' swap space, ``Z`` the heads' points there
     (or ``near``, their :func:`nearest_two`, computed once for the trials
@@ -356,12 +362,13 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None):
         sl = slice(start, start + BLOCK_ROWS)
         D = squared_distances(Y[sl], C, None if norms is None else norms[sl])
         change += (w[sl] * (np.minimum(D, without[sl, None]) - d1[sl, None]).T).sum(axis=1)
-        taken = np.where(D < without[sl, None], w[sl, None], 0.0)  # (b, candidates)
-        mass += taken.sum(axis=0)
-        sums += np.asarray(Y[sl].T @ taken).T
-    # the rows a candidate takes, moved from it to their mean: W |mean - c|^2 less
-    centre = sums / np.where(mass > 0, mass, 1.0)[:, None] - C
-    change -= mass * np.einsum("ij,ij->i", centre, centre)
+        if to_mean:
+            taken = np.where(D < without[sl, None], w[sl, None], 0.0)  # (b, candidates)
+            mass += taken.sum(axis=0)
+            sums += np.asarray(Y[sl].T @ taken).T
+    if to_mean:  # the rows a candidate takes, moved from it to their mean: W |mean - c|^2 less
+        centre = sums / np.where(mass > 0, mass, 1.0)[:, None] - C
+        change -= mass * np.einsum("ij,ij->i", centre, centre)
     best = int(np.argmin(change))
     total = float(np.sum(w * d1))
     return h, cands[best], float(change[best]) / total if total > 0 else 0.0

@@ -291,3 +291,28 @@ def test_a_kept_trial_cut_by_its_step_cap_is_finished_at_a_loose_tol(monkeypatch
         aq = AttentionQuantizer(3, init="random", n_init=1, random_state=0, tol=0.02).fit(X)
     assert adjusted_rand_score(y, aq.labels_) > 0.95
     assert aq.n_iter_ > 0
+
+
+def test_the_change_of_a_move_to_a_row_is_exact_where_heads_are_constrained():
+    # to_mean False (a maths whose heads cannot sit at the rows' mean, the
+    # cosine layer's): the change the move onto the row itself makes
+    rng = np.random.default_rng(4)
+    Y, Z, w = rng.normal(size=(500, 3)), rng.normal(size=(4, 3)), rng.random(500)
+    draw = _RowDraw(Y, w, np.random.RandomState(1))
+    h, i, change = swap_target(Y, Z, w, draw, 3, to_mean=False)
+
+    def hard(Z):
+        return np.sum(w * ((Y[:, None] - Z[None]) ** 2).sum(-1).min(1))
+
+    Z2 = Z.copy()
+    Z2[h] = Y[i]
+    assert np.isclose(change, (hard(Z2) - hard(Z)) / hard(Z), rtol=1e-9, atol=1e-12)
+
+
+def test_only_the_point_layer_moves_heads_to_the_mean():
+    from sklearn_attnclust.layers.base import LayerMaths
+    from sklearn_attnclust.maths.cosine.maths import CosineMaths
+    from sklearn_attnclust.maths.point.maths import PointMaths
+
+    assert PointMaths.swap_free_points and not LayerMaths.swap_free_points
+    assert not CosineMaths.swap_free_points
