@@ -375,11 +375,16 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None, to_mean=True):
     for start in range(0, Y.shape[0], BLOCK_ROWS):
         sl = slice(start, start + BLOCK_ROWS)
         D = squared_distances(Y[sl], C, None if norms is None else norms[sl])
-        change += (w[sl] * (np.minimum(D, without[sl, None]) - d1[sl, None]).T).sum(axis=1)
+        # (sums over the rows as products with the weights: a (b, candidates)
+        # array's reductions along its short rows cost more; 5e4 x 16 rows, K =
+        # 64, 6 candidates, one thread, CPU medians of 7: a target 6.2 ms against 4.2)
         if to_mean:
-            taken = np.where(D < without[sl, None], w[sl, None], 0.0)  # (b, candidates)
-            mass += taken.sum(axis=0)
-            sums += np.asarray(Y[sl].T @ taken).T
+            taken = D < without[sl, None]  # (b, candidates): the rows a candidate takes
+            mass += w[sl] @ taken
+            sums += np.asarray(Y[sl].T @ (taken * w[sl, None])).T
+        np.minimum(D, without[sl, None], out=D)
+        D -= d1[sl, None]
+        change += w[sl] @ D
     if to_mean:  # the rows a candidate takes, moved from it to their mean: W |mean - c|^2 less
         centre = sums / np.where(mass > 0, mass, 1.0)[:, None] - C
         change -= mass * np.einsum("ij,ij->i", centre, centre)
