@@ -372,6 +372,7 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None, to_mean=True):
     C = Y[cands]
     C = np.asarray(C.toarray() if hasattr(C, "toarray") else C, dtype=np.float64)
     change, mass, sums = np.zeros(len(cands)), np.zeros(len(cands)), np.zeros(C.shape)
+    moves = np.zeros(len(cands), dtype=bool)  # (takes other rows than h's)
     for start in range(0, Y.shape[0], BLOCK_ROWS):
         sl = slice(start, start + BLOCK_ROWS)
         D = squared_distances(Y[sl], C, None if norms is None else norms[sl])
@@ -380,6 +381,7 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None, to_mean=True):
         # 64, 6 candidates, one thread, CPU medians of 7: a target 6.2 ms against 4.2)
         if to_mean:
             taken = D < without[sl, None]  # (b, candidates): the rows a candidate takes
+            moves |= (taken != (labels[sl] == h)[:, None]).any(axis=0)
             mass += w[sl] @ taken
             sums += np.asarray(Y[sl].T @ (taken * w[sl, None])).T
         np.minimum(D, without[sl, None], out=D)
@@ -388,6 +390,9 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None, to_mean=True):
     if to_mean:  # the rows a candidate takes, moved from it to their mean: W |mean - c|^2 less
         centre = sums / np.where(mass > 0, mass, 1.0)[:, None] - C
         change -= mass * np.einsum("ij,ij->i", centre, centre)
+        # a candidate that takes h's rows and no other puts h back where it was
+        # (a head alone on its cluster, the row one of it): no trial
+        change[~moves] = np.inf
     best = int(np.argmin(change))
     total = float(np.sum(w * d1))
     return h, cands[best], float(change[best]) / total if total > 0 else 0.0

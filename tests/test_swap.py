@@ -316,3 +316,17 @@ def test_only_the_point_layer_moves_heads_to_the_mean():
 
     assert PointMaths.swap_free_points and not LayerMaths.swap_free_points
     assert not CosineMaths.swap_free_points
+
+
+def test_a_move_that_puts_the_head_back_is_no_trial():
+    # one head alone on each of two far blobs: a candidate in h's own blob takes
+    # h's rows and no other (their mean is where h is, the change 0): no move;
+    # the candidate in the other blob (the draw in the cluster of largest
+    # spread) is returned, a move that raises the risk (before: the no-move)
+    rng = np.random.default_rng(5)
+    Y = np.r_[rng.normal(size=(200, 2)) * 0.1, rng.normal(size=(200, 2)) * 0.1 + 50]
+    Z = np.array([Y[:200].mean(0), Y[200:].mean(0)])
+    draw = _RowDraw(Y, None, np.random.RandomState(0))
+    for _ in range(5):
+        h, i, change = swap_target(Y, Z, np.ones(400), draw, 3)
+        assert (i >= 200) != (h == 1) and 0.1 < change < np.inf
