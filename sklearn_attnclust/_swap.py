@@ -270,6 +270,16 @@ def _two_smallest(D, labels, first, second):
     labels[:] = first_minimum(D.T, first)
 
 
+def _taken(Y, c, without, norms=None):
+    """The rows of ``Y`` closer to the point ``c`` than ``without`` (their squared
+    distances to the other heads): a boolean (n,), by blocks of rows."""
+    n, c = Y.shape[0], c[None, :]
+    return np.concatenate([
+        squared_distances(Y[a:a + BLOCK_ROWS], c,
+                          None if norms is None else norms[a:a + BLOCK_ROWS])[:, 0]
+        < without[a:a + BLOCK_ROWS] for a in range(0, n, BLOCK_ROWS)])
+
+
 def draw_order(rows, weights):
     """The rows' :func:`._init.canonical_order` about their weighted mean and the
     positions in it where a distinct row starts (copies of a row are adjacent):
@@ -378,30 +388,31 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None, to_mean=True):
         return None
     C = Y[cands]
     C = np.asarray(C.toarray() if hasattr(C, "toarray") else C, dtype=np.float64)
-    change, mass, sums = np.zeros(len(cands)), np.zeros(len(cands)), np.zeros(C.shape)
-    moves = np.zeros(len(cands), dtype=bool)  # (takes other rows than h's)
+    change = np.zeros(len(cands))
     for start in range(0, Y.shape[0], BLOCK_ROWS):
         sl = slice(start, start + BLOCK_ROWS)
         D = squared_distances(Y[sl], C, None if norms is None else norms[sl])
-        # (sums over the rows as products with the weights: a (b, candidates)
+        # (the sum over the rows as a product with the weights: a (b, candidates)
         # array's reductions along its short rows cost more; 5e4 x 16 rows, K =
         # 64, 6 candidates, one thread, CPU medians of 7: a target 6.2 ms against 4.2)
-        if to_mean:
-            taken = D < without[sl, None]  # (b, candidates): the rows a candidate takes
-            moves |= (taken != (labels[sl] == h)[:, None]).any(axis=0)
-            mass += w[sl] @ taken
-            sums += np.asarray(Y[sl].T @ (taken * w[sl, None])).T
         np.minimum(D, without[sl, None], out=D)
         D -= d1[sl, None]
         change += w[sl] @ D
-    if to_mean:
-        # a candidate that takes h's rows and no other puts h back where it was
-        # (a head alone on its cluster, the row one of it): no move
-        change[~moves] = np.inf
-    best = int(np.argmin(change))
-    if to_mean and moves[best] and mass[best] > 0:
-        # its rows moved from it to their mean: W |mean - c|^2 less
-        centre = sums[best] / mass[best] - C[best]
-        change[best] -= mass[best] * (centre @ centre)
+    if not to_mean:
+        best = int(np.argmin(change))
+    else:
+        own = labels == h
+        for j in np.flatnonzero(own[cands]):
+            # a candidate that takes h's rows and no other puts h back where it was
+            # (a head alone on its cluster, the row one of it): no move.  (Only a
+            # row of h's can: the candidate takes its own row.)
+            if np.array_equal(_taken(Y, C[j], without, norms), own):
+                change[j] = np.inf
+        best = int(np.argmin(change))
+        taken = _taken(Y, C[best], without, norms) if np.isfinite(change[best]) else None
+        mass = 0.0 if taken is None else float(w @ taken)
+        if mass > 0:  # its rows moved from it to their mean: W |mean - c|^2 less
+            centre = np.asarray(Y.T @ (w * taken)).ravel() / mass - C[best]
+            change[best] -= mass * (centre @ centre)
     total = float(np.sum(w * d1))
     return h, cands[best], float(change[best]) / total if total > 0 else 0.0
