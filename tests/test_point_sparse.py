@@ -298,3 +298,16 @@ def test_sampled_sparse_seeding_draws_by_weight_and_reads_all_few_distinct_rows(
         # (a missed point costs about 1e3; the soft heads' step from the seeds,
         # which are the points, moves them by the other clusters' weights)
         assert a.inertia_ < 1e-3 and np.unique(a.labels_).size == 8
+
+
+def test_a_row_far_beyond_the_points_gets_its_nearest_point():
+    # a row at 1e20 among points of size 10: its squared norm's rounding swallowed the
+    # differences between the points, and every distance rounded to one (label 0); the
+    # labels are now taken before the norms are added, as the dense rows' are
+    from sklearn_attnclust._assign import nearest_point
+
+    Z = np.array([[3.0, 0.2], [-8.0, -0.5], [10.0, 0.3], [-2.0, -0.9]])
+    X = np.array([[1e20, 1e20], [1.0, 0.0], [-7.0, 1.0]])
+    labels, d2 = nearest_sparse(sp.csr_matrix(X), Z)
+    assert labels.tolist() == [2, 0, 1] == nearest_point(X, Z)[0].tolist()
+    np.testing.assert_allclose(d2, ((X - Z[labels]) ** 2).sum(1), rtol=1e-12)

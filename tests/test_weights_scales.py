@@ -485,7 +485,10 @@ def test_distances_to_centres_beyond_float64_are_inf():
 def test_zero_weight_rows_at_1e200_leave_the_swap_stage_alone():
     # sparse rows are never cached as scaled rows: the swap stage read the rows
     # of weight 0 as they are, their squared norms inf, 0 inf NaN in its sums,
-    # and kept a bad trial (inertia +9.5 %); it now reads the rows that count
+    # and kept a bad trial (inertia +9.5 %); it now reads the rows that count.
+    # (The two fits' sparse sums differ at rounding, and the point layer's swap
+    # trials, 10 steps each, carry that to 3e-6 of the inertia: 1e-5 here, as for
+    # the far rows of weight 0 above)
     import scipy.sparse as sp
 
     rng = np.random.default_rng(5)
@@ -497,7 +500,7 @@ def test_zero_weight_rows_at_1e200_leave_the_swap_stage_alone():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (the far rows' own squares)
         est = AttentionQuantizer(8, random_state=0).fit(sp.csr_matrix(Z), sample_weight=wz)
-    assert np.isclose(est.inertia_, ref.inertia_, rtol=1e-9)
+    assert np.isclose(est.inertia_, ref.inertia_, rtol=1e-5)
     np.testing.assert_array_equal(est.labels_[:3000], ref.labels_)
 
 

@@ -127,6 +127,16 @@ class LayerMaths(ABC):
         """The heads ``M`` as points (K, D) of :meth:`swap_space`."""
         raise NotImplementedError
 
+    #: Whether a head may sit at any point of :meth:`swap_space` (the point
+    #: layer): the swap stage then judges a move with the moved head at the
+    #: mean of the rows it takes and descends each trial for its
+    #: :data:`.._swap.SWAP_STEPS` steps whatever its stationarity.  False (the
+    #: cosine layer, whose heads are unit: the move judged at the row, the
+    #: trial ended by the stationarity test; measured with both there, the
+    #: same median ARI on the text of ``benchmarks/bench_cosine.py``, 30
+    #: seeds, and on its vMF mixtures, and slower).
+    swap_free_points = False
+
     def swap_order(self, rows, weights):
         """The order the swap stage draws rows in and where each distinct row
         starts in it (:func:`.._swap.draw_order`, for dense rows)."""

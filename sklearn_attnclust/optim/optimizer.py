@@ -119,7 +119,9 @@ class Optimizer:
         in place: :func:`.lbfgs.handed_state`).  ``callback(iteration, value,
         stationarity, step)`` is called after each accepted step.
         ``stop(values)``, called after each accepted step with the values so far
-        (the start's first), ends the run where it returns True (not converged).
+        (the start's first) while the run would go on (the stationarity above
+        ``tol``, or fewer than ``min_steps`` steps taken), ends the run where
+        it returns True (not converged).
         ``min_steps``: steps tried before the stationarity test may stop the run
         (a start from seeds, which are rows: KMeans makes one update whatever its
         tolerance); where such a step finds no decrease, the run ends converged.
@@ -168,7 +170,7 @@ class Optimizer:
             result.n_iter = it
             if callback is not None:
                 callback(it, value, gnorm, trial)
-            if stop is not None and gnorm > tol and stop(result.values):
+            if stop is not None and (gnorm > tol or it < min_steps) and stop(result.values):
                 break
             if stalled:
                 # an accepted step too small to move the heads: no progress possible,

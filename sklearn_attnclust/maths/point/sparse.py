@@ -191,13 +191,14 @@ def sparse_logits(X, chart, Z, beta):
     return L
 
 
-def _unit_sq_distances(X, Z):
+def _unit_sq_distances(X, Z, norms=True):
     """``(D, t)``: the squared distances (n, K) of the CSR rows ``X`` to the points
     ``Z`` times ``t^2``, ``||x - r||^2 - 2 <x - r, z - r> + ||z - r||^2`` about the
     points' mean ``r`` (so that data far from the origin keep their digits),
     clipped at 0, at the points' unit scale (``t`` a power of two, exact): they
     are compared there, since at input scale they may be all 0 or all +inf
-    (rows of 1e-200 or 1e200)."""
+    (rows of 1e-200 or 1e200).  ``norms`` False: ``(D, t, n2)``, ``D`` without
+    the rows' terms ``||x - r||^2 t^2`` (``n2``) nor the clipping."""
     X = as_rows(X)
     Z = np.asarray(Z, dtype=np.float64)
     r = Z.mean(axis=0)
@@ -209,6 +210,8 @@ def _unit_sq_distances(X, Z):
         D = np.asarray(X @ (-2.0 * Zt.T), dtype=np.float64)
     D *= t
     D += 2.0 * (Zt @ rt) + np.einsum("ij,ij->i", Zt, Zt)
+    if not norms:
+        return D, t, centred_sq_norms(X, r, t)
     D += centred_sq_norms(X, r, t)[:, None]
     np.maximum(D, 0.0, out=D)
     return D, t
@@ -248,9 +251,18 @@ def assigned_sq_distances(X, labels, centers):
 def nearest_sparse(X, Z):
     """:func:`..._assign.nearest_point` of the CSR rows ``X``: the nearest of the
     points ``Z`` and the squared distance to it (:func:`_unit_sq_distances`)."""
-    D, t = _unit_sq_distances(X, Z)  # (compared at unit scale: no tie at 0 or inf)
+    # compared at unit scale (no tie at 0 or inf), before the rows' squared norms
+    # are added: a row far beyond the points (1e20 among rows of size 10) has a
+    # norm whose rounding swallows the differences between the points, and every
+    # distance rounded to one (its first point, not the nearest; dense rows' labels
+    # are taken so, :func:`..._assign.nearest_point`)
+    D, t, n2 = _unit_sq_distances(X, Z, norms=False)
     labels = np.argmin(D, axis=1)
-    return labels, _at(D, labels, t)
+    d2 = np.maximum(D[np.arange(D.shape[0]), labels] + n2, 0.0)
+    with np.errstate(over="ignore", under="ignore"):
+        d2 /= t
+        d2 /= t
+    return labels, d2
 
 
 def sparse_log_density(X, chart, Z, beta, log_pi):
