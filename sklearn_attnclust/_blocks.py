@@ -108,11 +108,13 @@ def one_blas_thread():
 def _forked():
     """In a forked child: no limit counted, none to restore, a new lock.
 
-    The child holds only the thread that forked; the callers inside
-    :func:`one_blas_thread` in the parent's other threads never leave it
-    there, so the inherited count would keep every later call nested, and
-    BLAS unlimited, for the child's life (and the lock may have been held
-    by one of them at the fork)."""
+    The child holds only the thread that forked.  The lock may have been held
+    by another thread at the fork (the child would wait for it for ever); the
+    callers inside :func:`one_blas_thread` in the parent's other threads never
+    leave it in the child, so their count and the libraries waiting for their
+    restore (``_LATE``) are the parent's, not the child's.  (BLAS's thread
+    count itself is copied by the fork: one inside an active limit, and the
+    child's first limit keeps it there.)"""
     global _LOCK
     _LOCK = threading.Lock()
     _LIMITED[0] = 0

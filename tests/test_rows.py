@@ -1,6 +1,8 @@
 """The row sources (sklearn_attnclust.rows) and the threads of the passes (_blocks)."""
 
 import os
+import select
+import signal
 import threading
 
 import numpy as np
@@ -108,7 +110,11 @@ def _in_child(check):
         os._exit(0)
     os.close(write)
     with os.fdopen(read, "rb") as fh:
-        out = fh.read()
+        # (a deadlocked child fails the test, not the suite: killed after 60 s)
+        ready = select.select([fh], [], [], 60)[0]
+        out = fh.read() if ready else b"timeout"
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     return out.decode()
 
@@ -136,13 +142,23 @@ def test_blas_limit_is_counted_afresh_in_a_forked_child():
                 return False
             with one_blas_thread():
                 inside = _blas_threads()
-            return all(n == 1 for n in inside) and _blocks._LIMITED[0] == 0
+                own = _blocks._BLAS[0] == os.getpid()  # (the child's call set a limit)
+            return own and all(n == 1 for n in inside) and _blocks._LIMITED[0] == 0
 
         assert _in_child(child) == "1"
     finally:
         leave.set()
         holder.join()
     assert _blocks._LIMITED[0] == 0 and _blas_threads() == before
+
+    # a fork while another thread holds the lock: the child gets a new one (it
+    # would wait for ever on the inherited one, whose holder is not in the child)
+    with _blocks._LOCK:
+        def child_call():
+            with one_blas_thread():
+                return _blocks._LIMITED[0] == 1
+
+        assert _in_child(child_call) == "1"
 
     # a fork inside the forking thread's own limit: leaving it in the child counts
     # nothing there (the child's count stays at 0, not -1)
