@@ -191,14 +191,15 @@ def run(case_list, *, repeat=5, memory=True, log=print, clock=time.perf_counter)
     return rows
 
 
-def markdown(rows, command):
+def markdown(rows, command, cpu=False):
     lines = [
         f"Command: `{command}`",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, numpy {np.__version__}.",
         "",
-        "| case | method | fit time (s) | / KMeans (spread) | steps | bare passes "
+        f"| case | method | fit {'CPU ' if cpu else ''}time (s) | / KMeans (spread) | steps "
+        "| bare passes "
         "| peak memory (x input) | ARI | centroid distance |",
         "|:---|:---|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -258,12 +259,14 @@ def main(argv=None):
                memory=not args.no_memory,
                clock=time.process_time if args.cpu else time.perf_counter)
     os.makedirs(args.output_dir, exist_ok=True)
-    name = "bench_fit_smoke" if args.smoke else "bench_fit"
+    # (the partial or CPU-timed runs apart: the full run's record is the README's)
+    name = "bench_fit_smoke" if args.smoke else "bench_fit" + \
+        ("_small" if args.small else "") + ("_cpu" if args.cpu else "")
     command = "python benchmarks/bench_fit.py " + " ".join(
         argv if argv is not None else sys.argv[1:])
     md_path = os.path.join(args.output_dir, name + ".md")
     with open(md_path, "w", encoding="utf-8") as f:
-        f.write(markdown(rows, command.strip()))
+        f.write(markdown(rows, command.strip(), cpu=args.cpu))
     png = plot(rows, os.path.join(args.output_dir, name + ".png"))
     print(f"wrote {md_path}" + (f" and {png}" if png else ""))
     return rows

@@ -124,8 +124,10 @@ def power_of_two_scale(*arrays):
 #: (:func:`small_fit`).  Measured (one thread, CPU time, 300 fits interleaved):
 #: iris 3.07 ms against 3.12, wine 2.58 against 2.62 (the chart's pass, the
 #: descents and the labels otherwise set and restore the limit each, some 20 us
-#: apiece); up to the small standard sets and blobs 1e4 x 16.  Larger fits are
-#: left as they are: their parts outside the passes may use BLAS's threads.
+#: apiece).  The bound is the largest of the sets measured, blobs 1e4 x 16
+#: (1.6e5 entries), rounded up to a power of two; no larger size was measured.
+#: Larger fits are left as they are: their parts outside the passes may use
+#: BLAS's threads.
 SMALL_FIT_ENTRIES = 2**18
 
 
