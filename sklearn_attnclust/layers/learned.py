@@ -77,7 +77,8 @@ class LearnedPointLayer(PointLayer):
     #: descent starts from: that descent moves the heads anyway (to the mixture's
     #: optimum, with the temperature and the biases), and ``tol`` is its own.
     #: Measured (one thread, CPU time, medians of 15 interleaved rounds, K = 5,
-    #: d = 10, bench_learn's data): the three starts took 12, 13 and 6 steps at
+    #: d = 10, bench_learn's data, with the three starts of the time, before
+    #: :attr:`n_seeded` became 1): the starts took 12, 13 and 6 steps at
     #: 1e-4, 8, 5 and 4 at 1e-3; a fit 15.5 ms against 10.9 at n = 1e3 and 45 ms
     #: against 35 at 1e4.  The mean log-likelihood reached over 304 fits
     #: (overlapping clusters and blobs, n_clusters below, at and above the true
