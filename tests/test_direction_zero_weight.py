@@ -156,3 +156,24 @@ def test_weighted_score_ignores_a_far_row_of_weight_zero(params):
     Xf, w, _ = _with_far_row(X, 1e200, False)
     expected = est.score(X, sample_weight=np.ones(X.shape[0]))
     assert np.isclose(est.score(Xf, sample_weight=w), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("geometry", ["point", "cosine"])
+def test_streamed_sparse_far_row_of_weight_zero(geometry):
+    """``partial_fit`` on CSR chunks: the cosine stream takes its scale from the
+    stored entries of the rows of positive weight (a far row of weight 0 once
+    raised an IndexError there)."""
+    import scipy.sparse as sp
+
+    X = _rows(2000, 8, 4, np.float64)
+    ref = AttentionQuantizer(4, geometry=geometry, random_state=SEED)
+    est = AttentionQuantizer(4, geometry=geometry, random_state=SEED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (the far row's own label)
+        for a in range(0, 2000, 500):
+            ref.partial_fit(sp.csr_matrix(X[a:a + 500]))
+            Xb, w, _ = _with_far_row(X[a:a + 500], 1e200 if a == 0 else 1.0, False)
+            est.partial_fit(sp.csr_matrix(Xb), sample_weight=w)
+    np.testing.assert_allclose(est.cluster_centers_, ref.cluster_centers_, rtol=1e-9,
+                               atol=1e-9 * np.abs(ref.cluster_centers_).max())
+    assert np.isclose(est.inertia_, ref.inertia_, rtol=1e-9)

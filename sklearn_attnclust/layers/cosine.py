@@ -17,6 +17,7 @@ from ..maths.sizes import FLOAT32_TOL
 from ..maths.cosine.source import source_spread, unit_block_sums
 from ..rows.statistics import row_extent
 from .._blocks import one_blas_thread
+from .._init import largest_magnitude
 from .._strategy import fit_layer
 from .base import LayerState, register_layer
 from .common import at_full_precision, warn_if_not_converged
@@ -37,8 +38,10 @@ class CosineStream(Stream):
             return super()._add_moments(X, w)
         # (no moments: the cosine layer refits on the reservoir) the total weight,
         # in the stream's units, as Stream's
-        values = np.abs(np.asarray(X.data, dtype=np.float64)).reshape(1, -1)
-        _, ws = self._rescale(values, np.asarray(w, dtype=np.float64))
+        w = np.asarray(w, dtype=np.float64)
+        rows = X[np.flatnonzero(w)] if np.any(w == 0) else X  # (of positive weight)
+        top = largest_magnitude(rows.data) if rows.nnz else 0.0
+        _, ws = self._rescale(np.empty((0, 0)), w, top)
         self.total_weight += float(ws.sum())
 
     def add(self, X, w):

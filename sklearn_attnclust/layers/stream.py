@@ -122,14 +122,17 @@ class Stream:
         """The summary's rows above the reservoir's, in the reservoir's dtype."""
         return np.vstack([summary.astype(rows.dtype), rows])
 
-    def _rescale(self, X, w):
+    def _rescale(self, X, w, top=None):
         """Raise the exponents to those of the rows ``X`` and weights ``w`` (the sums so
         far, and the summary's weights, scaled down to match); returns ``X`` and
-        ``w`` in the new units.  The rows' exponent is that of the rows of positive
-        weight: a row of weight 0 at 1e200 among rows of size 1 would scale the
-        others' squares below float64's smallest."""
-        positive = X[w > 0] if np.any(w == 0) else X
-        row_exp = stream_exponent(largest_magnitude(positive) if positive.size else 0.0)
+        ``w`` in the new units.  The rows' exponent is that of ``top``, the largest
+        magnitude of the rows of positive weight (of those of ``X`` where None): a
+        row of weight 0 at 1e200 among rows of size 1 would scale the others'
+        squares below float64's smallest."""
+        if top is None:
+            positive = X[w > 0] if np.any(w == 0) else X
+            top = largest_magnitude(positive) if positive.size else 0.0
+        row_exp = stream_exponent(top)
         weight_exp = stream_exponent(float(np.max(w, initial=0.0)))
         if self.row_exp is not None:
             row_exp, weight_exp = max(row_exp, self.row_exp), max(weight_exp, self.weight_exp)
