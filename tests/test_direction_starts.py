@@ -76,3 +76,52 @@ def test_rows_of_weight_zero_count_nowhere():
     out = refine_heads(M, X.shape[0], rows_of, w)
     assert np.abs(out @ centres[2]).max() < 1e-12
     assert calls.count(0) <= LLOYD_STEPS + 1
+
+
+def _distortion(M, X):
+    """The rows' sign-free distortion ``sum (1 - max_h cos^2)``."""
+    cos2 = (X @ M.T) ** 2 / np.einsum("ij,ij->i", X, X)[:, None]
+    return float(np.sum(1.0 - cos2.max(axis=1)))
+
+
+def test_two_directions_closer_than_the_threshold_keep_their_heads():
+    """Rows on two directions 45 degrees apart (``|cos|`` 0.71, above
+    SHARED_COSINE) and one row orthogonal to both: the heads on the two
+    directions look like a shared cluster and the lighter one is tried on the
+    orthogonal row, where the other head takes both directions (distortion
+    ``n (1 - cos^2 22.5)`` against 1): the move is undone and the heads stay
+    on the directions exactly."""
+    rng = np.random.default_rng(0)
+    u, v, o = np.eye(5)[:3]
+    v45 = (u + v) / np.sqrt(2.0)
+    y = rng.integers(2, size=200)
+    X = np.vstack([np.where(y[:, None] == 0, u, v45) * rng.choice([-1.0, 1.0], (200, 1)), o])
+    M = np.array([u, v45])
+    out = refine_heads(M, X.shape[0], _rows_of(X))
+    np.testing.assert_allclose(np.abs(np.einsum("kd,kd->k", out, M)), 1.0, rtol=0, atol=1e-12)
+    assert np.isclose(_distortion(out, X), 1.0, rtol=1e-12)  # (the orthogonal row: 1 - 0)
+    np.testing.assert_array_equal(refine_heads(M, X.shape[0], _rows_of(X), keep_seeds=True), M)
+
+
+def test_a_move_that_lowers_the_distortion_is_kept():
+    """Two heads on one direction of three (Dirac rows): the move to a missed
+    direction lowers the distortion and is kept, again until every direction
+    has a head; the distortion ends at 0."""
+    X, y, centres = _dirac(K=3, seed=2)
+    M = np.array([centres[0], centres[0], centres[0]])
+    out = refine_heads(M, X.shape[0], _rows_of(X))
+    np.testing.assert_allclose(_match(out, centres), 1.0, atol=1e-12)
+    assert _distortion(out, X) < 1e-20
+
+
+def test_keep_seeds_gives_the_head_for_a_seed_its_head_left():
+    """A seed nearer direction 1 than 2 whose head the steps carry to direction
+    2 (direction 1's rows are head 1's): its head is returned in its place (its
+    seed would share direction 1 with seed 1); the other seeds as they are."""
+    X, y, centres = _dirac()
+    e0, e1, e2 = centres
+    s2 = (1.01 * e1 + e2) / np.linalg.norm(1.01 * e1 + e2)
+    M = np.array([e0, e1, s2])
+    out = refine_heads(M, X.shape[0], _rows_of(X), keep_seeds=True)
+    np.testing.assert_array_equal(out[:2], M[:2])
+    np.testing.assert_allclose(abs(out[2] @ e2), 1.0, rtol=0, atol=1e-12)

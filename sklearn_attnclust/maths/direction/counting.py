@@ -16,7 +16,19 @@ import numpy as np
 
 from ..._init import largest_magnitude, squared_norms
 
-__all__ = ["ScaledRows", "positive_magnitude", "zero_weights"]
+__all__ = ["CHUNK_NUMBERS", "ScaledRows", "positive_magnitude", "zero_weights"]
+
+#: Numbers a chunk of rows holds in the passes here and in
+#: :func:`.starts.refine_heads` (512 KiB of float64 temporaries a chunk).
+#: Measured (one thread, CPU time, medians of 7; 2**14 to 2**21 numbers):
+#: :func:`positive_magnitude` on 1e5 x 64 / 1e4 x 384 / 1e5 x 384 Gaussian rows
+#: 4.7 / 2.2 / 32.4 ms at 2**16, 5.2 / 2.1 / 33.4 at 2**17, 6.7 / 3.5 / 42.3 at
+#: 2**14, 8.6 / 5.2 / 44.6 at 2**21; :meth:`ScaledRows.squared_norms` 7.2 /
+#: 3.7 / 39.9 ms at 2**16, 7.3 / 3.8 / 43.5 at 2**17, 10.8 / 5.7 / 54.3 at
+#: 2**21; :func:`.starts.refine_heads` (``bench_direction.py``'s vmf rows, n =
+#: 1e4) 37 / 43 / 97 ms at 2**16 (d = 64, K = 20 / d = 384, K = 5 / K = 20),
+#: 38 / 60 / 93 at 2**17, 35 to 43, 46 to 67 and 80 to 94 over the range.
+CHUNK_NUMBERS = 2**16
 
 
 def zero_weights(weights):
@@ -27,7 +39,7 @@ def zero_weights(weights):
     return zero if zero.any() else None
 
 
-def positive_magnitude(X, zero, chunk=2**16):
+def positive_magnitude(X, zero, chunk=CHUNK_NUMBERS):
     """``max |x|`` over the rows of ``X`` not in the mask ``zero`` (all of them
     where ``zero`` is None), 0.0 for none, read ``chunk`` numbers at a time:
     no copy of ``X``, only of a chunk's rows of positive weight where it has a
@@ -53,7 +65,7 @@ class ScaledRows:
     once).  The same numbers, each row's alone; those of the mask ``zero`` (of
     weight 0) 0, whatever their size."""
 
-    def __init__(self, rows, scale, chunk=2**17, zero=None):
+    def __init__(self, rows, scale, chunk=CHUNK_NUMBERS, zero=None):
         self.rows, self.scale, self.chunk, self.zero = rows, scale, chunk, zero
 
     def _scaled(self, rows, zero):

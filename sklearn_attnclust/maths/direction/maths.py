@@ -34,7 +34,7 @@ from ..._init import check_start, init_heads, unit_start
 from ..._strategy import fit_layer
 from .. import sizes
 from ..held import HeldLabels
-from ..shared import check_points
+from ..shared import check_points, counted
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
 from .counting import positive_magnitude, zero_weights
@@ -92,9 +92,8 @@ def unit_scale(X, weights=None):
         power_of_two_scale(np.array([positive_magnitude(X, zero)], dtype=X.dtype))
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         Xs = X * X.dtype.type(two) if two != 1.0 else X
-        sq = np.einsum("ij,ij->i", Xs, Xs, dtype=np.float64)
-        if zero is not None:
-            sq[zero] = 0.0  # (the rows of weight 0, whatever their size: 0 inf is NaN)
+        # (the rows of weight 0 as 0, whatever their size: 0 inf is NaN)
+        sq = counted(np.einsum("ij,ij->i", Xs, Xs, dtype=np.float64), weights)
         mean_sq = float(np.mean(sq) if weights is None else np.average(sq, weights=weights))
     if np.isfinite(mean_sq) and mean_sq > 0:
         log_mean_sq = np.log(mean_sq) - 2.0 * np.log(two)  # of X
@@ -103,22 +102,14 @@ def unit_scale(X, weights=None):
             with np.errstate(under="ignore"):
                 rms = float(root / two)
             if rms < np.finfo(np.float64).tiny:  # below 1e-308: its digits underflow
-                return _counted(Xs, zero), 1.0 / two  # (a power of two, exact: the unit of Xs)
+                return counted(Xs, weights), 1.0 / two  # (a power of two, exact: the unit of Xs)
             if Xs is X:
-                return _counted(Xs / X.dtype.type(root), zero), rms
+                return counted(Xs / X.dtype.type(root), weights), rms
             # (in place on the scaled copy: one copy of the rows, not two)
             with np.errstate(over="ignore", invalid="ignore"):  # (rows of weight 0)
                 Xs /= X.dtype.type(root)
-            return _counted(Xs, zero), rms
-    return (X if zero is None else _counted(X.copy(), zero)), 1.0
-
-
-def _counted(Y, zero):
-    """The rows ``Y`` (a copy of the input's) with those of the mask ``zero`` set
-    to 0 (in place; none where ``zero`` is None)."""
-    if zero is not None:
-        Y[zero] = 0.0
-    return Y
+            return counted(Xs, weights), rms
+    return (X if zero is None else counted(X.copy(), weights)), 1.0
 
 
 class WarmStart:

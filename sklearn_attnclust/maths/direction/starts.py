@@ -14,49 +14,74 @@ missed one, or ended in a worse minimum (free energy: ARI 0.93 to 0.96 at K =
 :func:`refine_heads` moves each seed to its rows' direction (a Lloyd step of
 spherical k-means without the sign: each row joins the head of largest
 ``|<x, mu>|`` and counts with that score's sign), where a cluster's rows
-agree far more than its seed row does with them; two heads that then share a
-cluster (``|<mu_h, mu_k>|`` above :data:`SHARED_COSINE`) are told apart, and
-the head of less weight moves to the row worst served by the others (largest
-``1 - max_k cos^2``), as KMeans relocates an empty cluster.  This module
-knows nothing of scikit-learn.
+agree far more than its seed row does with them.  Two heads that then may
+share a cluster (``|<mu_h, mu_k>|`` above :data:`SHARED_COSINE`) are tried
+apart: the head of less weight moves to the row worst served by the others
+(largest ``1 - max_k cos^2``), as KMeans relocates an empty cluster, and the
+move is kept only if, :data:`LLOYD_STEPS` steps later, it lowered the
+sign-free distortion ``sum_i w_i (1 - max_h cos^2(x_i, mu_h))`` (against the
+heads before it, themselves that many steps from the seeds or the last move);
+else the heads return to where they were before it.  The heads of two true
+clusters at ``|cos|`` above the threshold (a pair tried in vain) thus keep
+their clusters, and no start ends on a move that was not judged.  This
+module knows nothing of scikit-learn.
 """
 
 import numpy as np
 
+from .counting import CHUNK_NUMBERS
+
 __all__ = ["LLOYD_STEPS", "SHARED_COSINE", "refine_heads"]
 
-#: Lloyd steps on directions from the seeds (and after each relocated head).
-#: Measured on ``bench_direction.py``'s vmf rows (n = 1e4, seeds 0 to 4, one
-#: thread), the free-energy layer from seeds refined by 2 steps: ARI 1.000 in
-#: every case (0.941 / 0.930 / 0.957 before at d = 64 / 128 / 384, K = 20), the
-#: risk at the best of the seeds' in every seed, 1 descent step in every fit (4
-#: to 39 before).  1 step: the same ARI and risks, 2 descent steps in 7 of 25
-#: fits (d = 64 to 384, K = 10 and 20), 2 to 7 % less CPU time; 3 steps: 1
-#: descent step, 2 to 7 % more.  The reconstruction layer's fits (its seeds
-#: kept, those that share a cluster moved) were the same for 1, 2 and 3.
+#: Lloyd steps on directions from the seeds (and after each move tried).
+#: Measured on ``bench_direction.py``'s vmf rows (n = 1e4, d = 64 to 384, K =
+#: 5 to 20, seeds 0 to 4, one thread, both layers, moves judged by the
+#: distortion): 1, 2 and 3 steps gave ARI 1.000 in every fit and the same median
+#: risks (within 3e-5 relatively); the free-energy descent took 1 step in 42 /
+#: 39 / 44 of 45 fits (2 or 3 in the others); the median CPU time of 2 and 3
+#: steps 0.84 to 1.12 and 0.78 to 1.12 times 1 step's, by case, within the
+#: repeats' spread.  2 keeps the earlier measurement's choice (free energy, K =
+#: 10 and 20, moves not judged: 1 step left 2 descent steps in 7 of 25 fits).
 LLOYD_STEPS = 2
 
-#: Heads whose directions' ``|cos|`` exceeds this share a cluster after the
-#: Lloyd steps.  Between clusters of random directions in ``d`` dimensions it is
-#: of order ``1 / sqrt(d)`` (0.13 at d = 64); between two heads on one cluster's
-#: rows near 1 (each the direction of half its rows): 0.5 lies between.  Not
-#: tuned (set by that reasoning; the measurements above used it).
+#: Heads whose directions' ``|cos|`` exceeds this after the Lloyd steps may
+#: share a cluster: one of them is tried elsewhere, the move kept only if it
+#: lowers the distortion (so the threshold sets what is tried, not what is
+#: kept).  Measured on ``bench_direction.py``'s vmf rows (n = 1e4, d = 64 to
+#: 384, K = 5 to 20, seeds 0 to 4, both risks): the moves kept were of heads at
+#: 0.52 to 0.99, and distinct clusters' heads are at most 0.31 (d = 64, K =
+#: 20).  0.7 missed shares at 0.52 to 0.63 (d = 64, K = 20: 59 steps and ARI
+#: 0.919 in a seed against 24 and 1.000); 0.3 tried pairs of distinct clusters
+#: (d = 64, K = 10: 15 trials, 10 undone; the free energy's CPU time 1.9 times
+#: 0.5's); 0 (the closest pair always tried, up to K trials) 2 to 5 times 0.5's
+#: CPU time, the same ARI.  On ``direction_table.py``'s tilted pairs (sigma
+#: 0.3, d = 10, seeds 0 to 2) two clusters' heads are at 0.67 to 0.89 (10 to 45
+#: degrees apart), 0.47 to 0.51 (60), 0.23 to 0.26 (75): their trials are undone,
+#: four passes each, the fits as without the trial.
 SHARED_COSINE = 0.5
 
 
-def refine_heads(M, n_rows, rows_of, weights=None, *, keep_seeds=False, chunk=2**17):
+def refine_heads(M, n_rows, rows_of, weights=None, *, keep_seeds=False,
+                 chunk=CHUNK_NUMBERS):
     """The unit heads ``M`` (K, d) after :data:`LLOYD_STEPS` Lloyd steps on
-    directions, heads that share a cluster moved apart (see the module
-    docstring), each move followed by :data:`LLOYD_STEPS` steps more.  With
-    ``keep_seeds``, the seeds ``M`` themselves, each head that moved at the
-    row it last moved to: the steps only tell which seeds share a cluster.
+    directions, heads that share a cluster moved apart where that lowers the
+    distortion (see the module docstring).  With ``keep_seeds``, the seeds
+    themselves (``M``, or the row a head's kept move took it to) where each
+    still holds its seed after the steps (the seed's largest ``|<s, mu>|`` at
+    its own head), else the head: the steps tell which seeds share a cluster,
+    and a step can carry a head from its seed's cluster to a missed one, where
+    its seed would share the first cluster with another.
 
     ``rows_of(a, b)`` gives the rows ``a:b`` as a float64 array, of any scale
     whose squares neither under- nor overflow (the steps read directions; rows
     of weight 0 as 0: they count nowhere and are never chosen); ``weights``
     their weights or None.  Each step is one pass over the rows, ``chunk``
     numbers at a time (no copy of the rows), which also finds the row a head
-    that shares a cluster moves to.
+    that shares a cluster moves to and the distortion that judges a move.
+
+    Passes: :data:`LLOYD_STEPS` where no two heads share a cluster; each move
+    tried (at most K) costs one pass that finds its row and :data:`LLOYD_STEPS`
+    more, and the last judged move one pass after them.
     """
     M = np.array(M, dtype=np.float64)
     seeds = M.copy()
@@ -64,52 +89,82 @@ def refine_heads(M, n_rows, rows_of, weights=None, *, keep_seeds=False, chunk=2*
     step = max(1, chunk // max(M.shape[1], 1))
     blocks = [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
-    left, movable = LLOYD_STEPS, True
-    for _ in range(LLOYD_STEPS * (K + 1)):  # (each move of a head restarts the count)
-        pair = _shared_pair(M) if movable else None
-        if left == 0 and pair is None:
+    for _ in range(LLOYD_STEPS):
+        M = _lloyd_pass(M, blocks, rows_of, w)[0]
+    tried, moves = set(), 0  # (pairs whose move raised the distortion: not tried again)
+    before = None  # while a move is judged: (distortion, heads, seeds) before it, its pair
+    while True:
+        pair = _shared_pair(M, tried) if moves < K else None
+        if pair is None and before is None:
             break
-        M, moved = _lloyd_step(M, pair, blocks, rows_of, w)
-        if moved is not None:
-            seeds[moved] = M[moved]
-        # (a pair with no row to move to: every row on the other heads' lines)
-        movable = pair is None or moved is not None
-        left = LLOYD_STEPS if moved is not None else max(left - 1, 0)
-    return seeds if keep_seeds else M
+        M_next, distortion, moved, row = _lloyd_pass(M, blocks, rows_of, w, pair, True)
+        if before is not None:  # M: the heads after a move and its steps
+            (old, M_old, seeds_old), tried_pair = before
+            before = None
+            if not distortion < old:  # back to the heads before the move (stepped)
+                M, seeds = M_old, seeds_old
+                tried.add(tried_pair)
+                continue
+        if pair is None:
+            M = M_next
+            break
+        moves += 1
+        if moved is None:  # every row on the other heads' lines: nowhere to go
+            tried.add(pair)
+            M = M_next
+            continue
+        before = (distortion, M_next, seeds.copy()), pair
+        M = M_next.copy()
+        M[moved] = seeds[moved] = row
+        for _ in range(LLOYD_STEPS):
+            M = _lloyd_pass(M, blocks, rows_of, w)[0]
+    if not keep_seeds:
+        return M
+    held = np.argmax(np.abs(seeds @ M.T), axis=1) == np.arange(K)
+    return np.where(held[:, None], seeds, M)
 
 
-def _shared_pair(M):
-    """The two heads of largest ``|cos|`` if it exceeds :data:`SHARED_COSINE`, else None."""
+def _shared_pair(M, tried=()):
+    """The two heads of largest ``|cos|``, not in ``tried``, if it exceeds
+    :data:`SHARED_COSINE`, else None."""
     G = np.abs(M @ M.T)
     np.fill_diagonal(G, 0.0)
-    i, j = np.unravel_index(np.argmax(G), G.shape)
+    for i, j in tried:
+        G[i, j] = G[j, i] = 0.0
+    i, j = sorted(np.unravel_index(np.argmax(G), G.shape))
     return (int(i), int(j)) if G[i, j] > SHARED_COSINE else None
 
 
-def _lloyd_step(M, pair, blocks, rows_of, w):
+def _lloyd_pass(M, blocks, rows_of, w, pair=None, distortion=False):
     """One pass: each head to the direction of the sum of its rows (each row on
     the head of largest ``|<y, mu>|``, signed by that score, weighted; a head of
-    no row stays), and, where the heads ``pair`` share a cluster, the one of
-    less weight to the unit row worst served by the others (largest ``1 - max_k
-    cos^2``).  Returns the heads and the head that moved so, or None."""
+    no row stays).  Returns those heads; with ``distortion``, the rows'
+    ``sum w (1 - max_h cos^2)`` at ``M`` (a row of norm 0: 0); where the heads
+    ``pair`` share a cluster, the one of less weight and the unit row worst
+    served by the others (largest ``1 - max_k cos^2``), or None, None where
+    every row is on the other heads' lines."""
     K = M.shape[0]
-    S, mass = np.zeros_like(M), np.zeros(K)
+    S, mass, loss = np.zeros_like(M), np.zeros(K), 0.0
     worst = {h: (0.0, None) for h in (pair or ())}  # per candidate: (1 - cos^2, unit row)
     for a, b in blocks:
         Y = rows_of(a, b)
         A = Y @ M.T
+        rows = np.arange(A.shape[0])
         labels = np.argmax(np.abs(A), axis=1)
-        own = A[np.arange(A.shape[0]), labels]
+        own = A[rows, labels]
         s = np.sign(own) if w is None else np.sign(own) * w[a:b]
         mass += np.bincount(labels, np.abs(s), minlength=K)
         P = np.zeros(A.shape)
-        P[np.arange(A.shape[0]), labels] = s
+        P[rows, labels] = s
         S += P.T @ Y
-        if pair is None:
+        if pair is None and not distortion:
             continue
         sq = np.einsum("ij,ij->i", Y, Y)
         cos2 = np.divide(A * A, sq[:, None], out=np.ones_like(A), where=sq[:, None] > 0)
-        for h in pair:  # (a row of norm 0 is served: cos2 1)
+        if distortion:  # (the labels are each row's largest cos^2)
+            served = 1.0 - cos2[rows, labels]
+            loss += float(served.sum() if w is None else served @ w[a:b])
+        for h in pair or ():  # (a row of norm 0 is served: cos2 1)
             resid = 1.0 - np.delete(cos2, h, axis=1).max(axis=1, initial=0.0)
             i = int(np.argmax(resid))
             if resid[i] > worst[h][0]:
@@ -117,10 +172,9 @@ def _lloyd_step(M, pair, blocks, rows_of, w):
     norms = np.linalg.norm(S, axis=1)
     M = np.where(norms[:, None] > 0, S / np.where(norms > 0, norms, 1.0)[:, None], M)
     if pair is None:
-        return M, None
+        return M, loss, None, None
     h = pair[0] if mass[pair[0]] < mass[pair[1]] else pair[1]
     resid, row = worst[h]
-    if not resid > 1e-12:  # every row on the other heads' lines: nowhere to go
-        return M, None
-    M[h] = row
-    return M, h
+    if not resid > 1e-12:
+        return M, loss, None, None
+    return M, loss, h, row
