@@ -64,6 +64,18 @@ def test_unit_rows_and_their_order_equal_the_one_pass_ones(dtype):
         np.testing.assert_array_equal(_unit_order(Y, weights), canonical_order(Y, center))
 
 
+@pytest.mark.parametrize("spread", [1.0, 2.0**-20, 2.0**-40])
+def test_unit_order_of_close_rows_without_ties(spread):
+    # the keys taken unscaled and scaled by the square of the power of two after
+    # the sweep: canonical_order's (rows about one direction, far from unit scale
+    # about their mean), with distinct keys
+    rng = np.random.default_rng(3)
+    X = np.ones((700, 30)) + spread * rng.standard_normal((700, 30))
+    Y = unit_rows(X)
+    center = np.average(Y, axis=0).astype(np.float64)
+    np.testing.assert_array_equal(_unit_order(Y, None), canonical_order(Y, center))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_sparse_swap_space_reads_the_unit_rows_values(dtype):
     # the swap stage's CSR rows normalised a block at a time: the unit rows'

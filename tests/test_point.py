@@ -668,6 +668,11 @@ def test_kmeans_plusplus_on_a_sample_of_many_rows():
     assert seeding.seeding_size(10**4, 8) == 10**4  # small data: every row
     assert seeding.seeding_size(10**6, 8) == seeding.SEED_MIN_ROWS
     assert seeding.seeding_size(10**6, 1024) == seeding.SEED_ROWS_PER_CENTRE * 1024
+    # wide rows: the floor counts numbers (up to 256 features, as many rows as before)
+    assert seeding.seeding_size(10**6, 8, 256) == seeding.SEED_MIN_ROWS
+    assert seeding.seeding_size(10**3, 8, 10**4) == seeding.SEED_MIN_NUMBERS // 10**4 == 419
+    assert seeding.seeding_size(10**4, 64, 10**4) == seeding.SEED_ROWS_PER_CENTRE * 64
+    assert seeding.seeding_size(300, 8, 10**4) == 300
     # a sample drawn over the rows' canonical order: the seeds of the set of rows
     X, _ = make_blobs(seeding.SEED_MIN_ROWS + 5000, 3, centers=5, random_state=0)
     chart, cov = chart_from_data(X, None)
@@ -685,6 +690,36 @@ def test_kmeans_plusplus_on_a_sample_of_many_rows():
     w[::2] = 2.0
     weighted = maths.seed_points(X, w, "k-means++", np.random.RandomState(0))
     assert off_the_rows(weighted) < 1e-12
+
+
+def test_kmeans_plusplus_on_a_sample_of_wide_rows(monkeypatch):
+    # rows of more than SEED_MIN_NUMBERS numbers (here made small): the draw reads
+    # a sample of SEED_MIN_NUMBERS / d rows, drawn over the canonical order (the
+    # seeds of the set of rows), and no copy of all the rows in that order
+    from sklearn_attnclust import _init
+    from sklearn_attnclust.maths.point import seeding
+
+    X, _ = make_blobs(2000, 50, centers=5, random_state=0)
+    monkeypatch.setattr(seeding, "SEED_MIN_NUMBERS", 500 * 50)
+    assert seeding.seeding_size(X.shape[0], 5, X.shape[1]) == 500
+    read = []
+    original = _init.centred_rows
+
+    def spy(X, rows, center, scale):
+        read.append(len(rows))
+        return original(X, rows, center, scale)
+
+    monkeypatch.setattr(seeding, "centred_rows", spy)
+    chart, cov = chart_from_data(X, None)
+    maths = PointMaths(5, 16.0, chart, cov)
+    seeds = maths.seed_points(X, None, "k-means++", np.random.RandomState(0))
+    assert read == [500]
+    perm = np.random.default_rng(1).permutation(X.shape[0])
+    shuffled = maths.seed_points(X[perm], None, "k-means++", np.random.RandomState(0))
+    np.testing.assert_array_equal(seeds, shuffled)
+    assert np.abs(X[:, None, :] - seeds[None]).max(axis=2).min(axis=0).max() < 1e-12
+    fit = AttentionQuantizer(5, random_state=0).fit(X)
+    assert np.unique(fit.labels_).size == 5
 
 
 @pytest.mark.parametrize("n, d", [(40000, 16), (40000, 32)])

@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..._init import (canonical_order, centred_order, distinct_starts, generator_from,
-                      ordered_distinct_starts)
+                      largest_magnitude, ordered_distinct_starts, squared_norms, unit_exponent)
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
 
@@ -29,14 +29,27 @@ def _unit_order(Y, weights, keys=None):
         key = -np.asarray(Y @ mean).ravel()
         return np.lexsort((sparse_row_keys(Y, _SEED) if keys is None else keys, key))
     center = np.average(Y, axis=0, weights=weights).astype(np.float64)
-    top, step = 0.0, dense_block_rows(Y.shape[1])
-    for a in range(0, Y.shape[0], step):  # canonical_order's scale, without a copy
-        D = np.subtract(Y[a:a + step], center)
-        top = max(top, float(np.max(np.abs(D, out=D), initial=0.0)))
-    if not 0 < top < np.inf:
+    n, step = Y.shape[0], dense_block_rows(Y.shape[1])
+    top, key = 0.0, np.empty(n)
+    for a in range(0, n, step):  # canonical_order's scale and keys, without a copy
+        D = np.subtract(Y[a:a + step], center, dtype=np.float64)
+        key[a:a + step] = squared_norms(D)
+        if D.size:
+            top = max(top, largest_magnitude(D))
+    exponent = unit_exponent(top)
+    if exponent is None:
         return canonical_order(Y, center)
-    scale = np.ldexp(1.0, int(np.clip(-np.round(np.log2(top)), -1023, 1023)))
-    return centred_order(Y, center, scale)
+    # the keys of the rows scaled by 2**exponent (centred_order's): the same
+    # numbers, scaled by a power of two, unless a square is subnormal in one of
+    # the scalings (entries below 2**-511: the order then still depends on the
+    # rows' values only).  One sweep over the rows, not two (at 1e4 x 1e4,
+    # float64, a sweep 0.3 to 0.5 s CPU time)
+    key = np.ldexp(key, 2 * exponent)
+    order = np.argsort(key)
+    ranked = key[order]
+    if np.all(ranked[1:] != ranked[:-1]):
+        return order
+    return centred_order(Y, center, np.ldexp(1.0, exponent))  # ties: by the rows' values
 
 
 def _unit_starts(Y, keys=None):

@@ -293,7 +293,7 @@ class PointMaths(LayerMaths):
         each start draws its own sample)."""
         self.starts_left -= 1
         if self.starts_left < 1 or X.shape[0] * X.shape[1] > CACHE_ENTRIES or \
-                seeding_size(X.shape[0], self.n_clusters) < X.shape[0]:
+                seeding_size(X.shape[0], self.n_clusters, X.shape[1]) < X.shape[0]:
             kept = self._seeding[2] if self._seeding[0]() is X and \
                 self._seeding[1] is weights else None
             self._seeding = (_no_reference, None, None)
