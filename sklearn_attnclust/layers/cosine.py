@@ -36,9 +36,10 @@ class CosineStream(Stream):
         if not _is_sparse(X):
             return super()._add_moments(X, w)
         # (no moments: the cosine layer refits on the reservoir) the total weight,
-        # in the stream's units, as Stream's
-        values = np.abs(np.asarray(X.data, dtype=np.float64)).reshape(1, -1)
-        _, ws = self._rescale(values, np.asarray(w, dtype=np.float64))
+        # in the stream's units, as Stream's; the rows' exponent from each row's
+        # largest magnitude (n, 1), so that _rescale leaves out the rows of weight 0
+        peaks = abs(as_rows(X)).max(axis=1).toarray().astype(np.float64, copy=False)
+        _, ws = self._rescale(peaks, np.asarray(w, dtype=np.float64))
         self.total_weight += float(ws.sum())
 
     def add(self, X, w):
