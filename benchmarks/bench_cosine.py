@@ -10,9 +10,9 @@ Cases (``--case``):
   to the (normalised) centres of each method.
 - ``text``: the docstrings of installed packages labelled by package (as
   ``examples/plot_text_clusters.py``), sparse TF-IDF, K = 5, 10 and 20; ARI and
-  fit time (wall and CPU), KMeans on the same sparse matrix.  ``--corpus stdlib``: a second corpus, the
-  docstrings of standard-library packages (and dask, hypothesis), K = 5 and
-  the number of packages.
+  fit time (wall and CPU), KMeans on the same sparse matrix.  ``--corpus
+  stdlib``: a second corpus, the docstrings of standard-library packages (and
+  dask, hypothesis), K = 5 and the number of packages.
 - ``memory``: the synthetic TF-IDF-like CSR matrix of ``bench_sparse_point.py
   --case memory`` (``--n`` documents, ``--d`` terms, ``--nnz-row`` entries a
   row); per K of ``--K`` the fit time and the peak of the memory the fit

@@ -135,8 +135,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         Number of starts; the one of lowest risk is kept.  ``"auto"``: 1,
         but 10 (``"point"``) or 5 (``"direction"``) for ``init="random"`` or a
         callable, as KMeans's, and 3 for ``"k-means++"`` with ``"cosine"`` and
-        ``temperature="learn"`` (one start stops at a poor optimum of its likelihood
-        more often than GaussianMixture's; the point layer's swap stage does not).
+        ``temperature="learn"`` (one start, swap stage or not, stops at a poor optimum
+        of its likelihood more often than the point layer's or GaussianMixture's).
 
     solver : {"riemannian", "projected"}, default="riemannian"
         Direction of the steps: the Riemannian gradient (radial part

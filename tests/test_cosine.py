@@ -523,3 +523,14 @@ def test_wide_fit_holds_at_most_two_copies_of_the_rows():
         finally:
             tracemalloc.stop()
     assert peak <= 2.0 * X.nbytes, peak / X.nbytes
+
+
+def test_sparse_partial_fit_with_a_row_of_weight_zero():
+    # a sparse chunk with a row of weight 0: the stream's exponent read from the
+    # rows of positive weight (IndexError before: the chunk's entries were one row)
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.random((8, 3)) + 0.1)
+    for geometry in ("point", "cosine"):
+        est = AttentionQuantizer(2, geometry=geometry, random_state=0).fit(X)
+        est.partial_fit(X[:2], sample_weight=[0.0, 2.0])
+        assert np.all(np.isfinite(est.cluster_centers_))

@@ -144,23 +144,6 @@ def test_steps_without_pairs_adapt_each_heads_factor():
         np.testing.assert_array_equal(maths.preconditioner(M, masses), inverse)
 
 
-def test_swap_patience_is_one_on_statistics_without_pairs():
-    """The swap stage stops after SPARSE_SWAP_PATIENCE failed trials on sparse
-    rows whose wide heads keep no L-BFGS pairs, after the stage's default
-    SWAP_PATIENCE elsewhere."""
-    from sklearn_attnclust._swap import SWAP_PATIENCE
-    from sklearn_attnclust.maths.cosine.maths import SPARSE_SWAP_PATIENCE, CosineMaths
-    from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
-
-    n, d, K = 400, 20000, 4
-    X = sp.csr_matrix(sp.random(n, d, density=0.004, format="csr", random_state=1)
-                      + sp.eye(n, d))
-    wide, narrow = CosineMaths(K, 1.0, 0.1, d), CosineMaths(K, 1.0, 0.1, 50)
-    assert wide.swap_patience(CosineStatistics(X, None)) == SPARSE_SWAP_PATIENCE == 1
-    assert narrow.swap_patience(CosineStatistics(X[:, :50].toarray() + 1.0, None)) \
-        == SWAP_PATIENCE == 2
-
-
 def test_no_swap_stage_on_statistics_without_pairs():
     """The maths of a fit on sparse rows whose wide heads keep no L-BFGS pairs
     has no swap stage (PairlessCosineMaths); the maths of rows whose descents

@@ -66,7 +66,12 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None):
         # (a CSR view: scipy's row slice would copy the chunk's entries)
         Xc = row_view(X, a, b) if sparse else X[a:b]
         rc, wc = r[a:b], None if w is None else w[a:b]
-        if sparse:
+        if sparse or dtype == np.float32:
+            # float32 rows: the product rows by heads, then its transpose, costs
+            # less than heads by rows.  Measured (one thread, 2048 rows a chunk,
+            # medians of 51): d = 384, K = 20, 0.47 against 0.64 ms; K = 5, 0.33
+            # against 0.50 ms; d = 64, K = 20, 0.17 against 0.18 ms.  Not for
+            # float64 rows: 1.34 against 0.85 ms (d = 384, K = 20)
             L = np.ascontiguousarray(_scores(Xc, Md.T).T)
         else:
             L = Md @ Xc.T  # heads by rows (see free_energy)

@@ -37,11 +37,10 @@ from .seeding import (_draw_distinct, _key_starts, _repair, _unit, _unit_order,
                       check_unit_heads, ordered_unit_starts, unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
 from ..held import HeldLabels
-from ..._swap import SWAP_PATIENCE
 from ...layers.base import LayerMaths
 
 __all__ = ["CosineMaths", "PairlessCosineMaths", "cosine_maths", "log_bessel_iv",
-           "vmf_log_normaliser"]
+           "pair_limit", "vmf_log_normaliser"]
 
 
 #: Tolerance of the coarse stage (the stationarity of :meth:`CosineMaths.stationarity`).
@@ -94,16 +93,6 @@ SPARSE_PAIRS_MIN_DENSITY = 64
 #: failed: 1.75 ended fits at 46 (median) by the held-labels stop, 2.25 one
 #: of 12 at 1e4, its heads swinging across their sums, the risk 1.6 % high.
 RELAX_GROW, RELAX_MAX, RELAX_SHRINK = 1.5, 4.0, 0.5
-
-#: Failed swap trials in a row that end the swap stage on statistics that keep
-#: no L-BFGS pairs (sparse text; else :data:`..._swap.SWAP_PATIENCE`, 2).
-#: Measured (one thread, CPU time, 3842 TF-IDF rows of 13850 terms, 30 seeds,
-#: interleaved, against 2): K = 5 median 141 -> 113 ms, adjusted Rand index
-#: median 0.542 -> 0.537 (mean 0.540 -> 0.533), mean inertia 2807.6 -> 2809.2;
-#: K = 10 236 -> 189 ms, 0.490 -> 0.492 (mean 0.486 both), 2622.5 -> 2624.0
-#: (spherical k-means 0.512 and 0.475).  Dense von Mises-Fisher mixtures keep 2
-#: (their swap stage is what lifts d = 64, K = 20 above spherical k-means).
-SPARSE_SWAP_PATIENCE = 1
 
 #: Dense rows of at most this many numbers have their unit rows computed once
 #: for the relocations and the swap stage (three copies otherwise), kept for the
@@ -176,27 +165,13 @@ class CosineMaths(LayerMaths):
         # no L-BFGS pairs)
         self._last = (None, None, False)
         self._held = HeldLabels()  # (the labels of the last steps: stationarity)
-        # (each head's step factor in a descent without pairs, and the Riemannian
-        # gradient of its last point: preconditioner, stationarity)
-        self._relax, self._last_rgrad = None, None
+        self._reset_steps()
         # (rows, their unit rows or None, {id(weights): (weights, order, keys)})
         self._unit_cache = (None, None, None)
 
     def max_pairs(self, stats):
-        """The L-BFGS pairs a descent on ``stats`` keeps at most: for heads of
-        :data:`WIDE_HEADS` numbers or more, none on sparse rows of fewer than
-        :data:`SPARSE_PAIRS_MIN_DENSITY` entries a feature, else as many as the
-        rows' bytes hold with the pair a step builds before it drops the oldest
-        (at least 2); else no limit here."""
-        size = self.n_clusters * self.d
-        X = getattr(stats, "X", None)
-        if size < WIDE_HEADS or X is None:
-            return sys.maxsize
-        if _is_sparse(X) and X.nnz < SPARSE_PAIRS_MIN_DENSITY * self.d:
-            return 0
-        held = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if _is_sparse(X)
-                else X.nbytes)
-        return max(2, int(held // (2 * 8 * size)) - 1)
+        """:func:`pair_limit` of these heads on ``stats``."""
+        return pair_limit(self.n_clusters, self.d, stats)
 
     def _unit_rows(self, rows):
         """:func:`.rows.unit_rows` of ``rows``, kept for the fit's later calls on the
@@ -219,7 +194,7 @@ class CosineMaths(LayerMaths):
         caller's rows nor a copy of them)."""
         self._unit_cache = (None, None, None)
         self._held.forget()
-        self._relax, self._last_rgrad = None, None
+        self._reset_steps()
 
     def _unit_order(self, rows, weights):
         """:func:`.seeding._unit_order` of the unit rows of ``rows`` (those kept by
@@ -316,16 +291,16 @@ class CosineMaths(LayerMaths):
             scales *= self._relax
         return scales
 
-    def swap_patience(self, stats):
-        """The failed swap trials in a row that end the swap stage on ``stats``:
-        :data:`SPARSE_SWAP_PATIENCE` where they keep no L-BFGS pairs, else the
-        stage's default (:data:`..._swap.SWAP_PATIENCE`)."""
-        return SPARSE_SWAP_PATIENCE if self.max_pairs(stats) == 0 else SWAP_PATIENCE
-
     def begin_descent(self):
         """:meth:`.layers.base.LayerMaths.begin_descent`; each head's step factor
         back to 1 (:data:`RELAX_GROW`)."""
         super().begin_descent()
+        self._reset_steps()
+
+    def _reset_steps(self):
+        """Each head's step factor in a descent without pairs, and the Riemannian
+        gradient of its last point (:meth:`preconditioner`, :meth:`stationarity`),
+        back to none: the factors start at 1 (:data:`RELAX_GROW`)."""
         self._relax, self._last_rgrad = None, None
 
     def _adapt_steps(self, rgrad):
@@ -420,7 +395,7 @@ class PairlessCosineMaths(CosineMaths):
     the rows whose descents keep no L-BFGS pairs (:meth:`CosineMaths.max_pairs`
     0: wide heads on sparse text), where the stage's trials cost more than the
     clusters they find.  Measured (one thread, CPU time, 30 seeds, against the
-    stage at :data:`SPARSE_SWAP_PATIENCE`): 3842 TF-IDF rows of 13850 terms
+    stage stopped after one failed trial): 3842 TF-IDF rows of 13850 terms
     (``benchmarks/bench_cosine.py --case text``), K = 5 median fit 107 -> 86
     ms, adjusted Rand index median 0.537 both (mean 0.533 -> 0.528), mean
     inertia 2809.2 -> 2812.4; K = 10 193 -> 153 ms, 0.492 both (mean 0.486 ->
@@ -433,10 +408,27 @@ class PairlessCosineMaths(CosineMaths):
     swap_space = LayerMaths.swap_space
 
 
+def pair_limit(n_clusters, n_features, stats):
+    """The L-BFGS pairs a descent of ``n_clusters`` heads of ``n_features`` on
+    ``stats`` keeps at most: for heads of :data:`WIDE_HEADS` numbers or more,
+    none on sparse rows of fewer than :data:`SPARSE_PAIRS_MIN_DENSITY` entries a
+    feature, else as many as the rows' bytes hold with the pair a step builds
+    before it drops the oldest (at least 2); else no limit here."""
+    size = int(n_clusters) * int(n_features)
+    X = getattr(stats, "X", None)
+    if size < WIDE_HEADS or X is None:
+        return sys.maxsize
+    if _is_sparse(X) and X.nnz < SPARSE_PAIRS_MIN_DENSITY * int(n_features):
+        return 0
+    held = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if _is_sparse(X)
+            else X.nbytes)
+    return max(2, int(held // (2 * 8 * size)) - 1)
+
+
 def cosine_maths(n_clusters, temperature, spread, n_features, stats):
     """The cosine layer's maths for a fit on ``stats``: :class:`PairlessCosineMaths`
-    where its descents keep no L-BFGS pairs, else :class:`CosineMaths`."""
-    maths = CosineMaths(n_clusters, temperature, spread, n_features)
-    if maths.max_pairs(stats) == 0:
-        return PairlessCosineMaths(n_clusters, temperature, spread, n_features)
-    return maths
+    where its descents keep no L-BFGS pairs (:func:`pair_limit` 0), else
+    :class:`CosineMaths`."""
+    pairless = pair_limit(n_clusters, n_features, stats) == 0
+    return (PairlessCosineMaths if pairless else CosineMaths)(
+        n_clusters, temperature, spread, n_features)
