@@ -42,7 +42,7 @@ from .optim import handed_state
 
 __all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order",
            "nearest_two", "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
-           "two_nearest"]
+           "two_nearest", "two_nearest_rows"]
 
 #: Trials at most per fit.
 SWAP_ROUNDS = 8
@@ -80,8 +80,18 @@ SWAP_STEPS = 10
 #: stopped at 4; the same at 2 to 6, fewer steps saved at 10.
 SWAP_HOPE = 4.0
 
-#: Rows per block of :func:`two_nearest` (a (block, K) array of distances).
+#: Rows per block of the stage's passes (of :func:`two_nearest`, at most).
 BLOCK_ROWS = 4096
+
+#: Entries of :func:`two_nearest`'s (block, K) array of distances, about: 2 MiB
+#: of float64, :data:`BLOCK_ROWS` rows up to K = 64, fewer (256 at least) for
+#: more heads, whose 4096-row blocks left the cache (one thread, CPU medians
+#: of 5, normal rows and points, the same numbers there, though BLAS may round
+#: a product of another block size by an ulp: 5e4 x 16, K = 1024, 227 ms
+#: in blocks of 4096 rows, 120 of 1024, 112 of 256; 5e4 x 64, K = 256, 74.6
+#: of 4096, 59.4 of 1024; 5e4 x 16, K = 64, 13.6 of 4096, 12.6 to 13.2 of
+#: 256 to 2048).
+TWO_NEAREST_ENTRIES = 2**18
 
 #: Heads from which :func:`_two_smallest` reduces along the rows instead of
 #: over the columns (4096 rows, one thread: K = 32, 0.59 ms over the columns
@@ -207,10 +217,11 @@ def squared_distances(Y, Z, norms=None):
     return np.maximum(D, 0.0, out=D)
 
 
-def two_nearest(Y, Z, block_rows=BLOCK_ROWS, norms=None):
+def two_nearest(Y, Z, block_rows=None, norms=None):
     """Each row's nearest point of ``Z`` (K >= 2), its squared distance to it and
-    to the second nearest: ``(labels, d1, d2)``, by blocks of rows (``norms``:
-    the rows' :func:`squared_row_norms`, or None).
+    to the second nearest: ``(labels, d1, d2)``, by blocks of rows (``block_rows``,
+    None: :func:`two_nearest_rows`; ``norms``: the rows' :func:`squared_row_norms`,
+    or None).
 
     The two smallest of ``|z|^2 - 2 y.z`` are found, and the row's squared norm
     added to those two only (then clipped at 0): the numbers of
@@ -222,6 +233,8 @@ def two_nearest(Y, Z, block_rows=BLOCK_ROWS, norms=None):
     norm rounds two columns to one distance, the nearer before rounding (the
     first of the rounded distances before)."""
     n = Y.shape[0]
+    if block_rows is None:
+        block_rows = two_nearest_rows(Z.shape[0])
     labels = np.empty(n, dtype=np.intp)
     d1, d2 = np.empty(n), np.empty(n)
     Zt, zz = -2.0 * Z.T, np.einsum("ij,ij->i", Z, Z)
@@ -235,6 +248,12 @@ def two_nearest(Y, Z, block_rows=BLOCK_ROWS, norms=None):
             d += block
             np.maximum(d, 0.0, out=d)
     return labels, d1, d2
+
+
+def two_nearest_rows(n_points):
+    """Rows per block of :func:`two_nearest` to ``n_points`` points: about
+    :data:`TWO_NEAREST_ENTRIES` distances, from 256 to :data:`BLOCK_ROWS` rows."""
+    return int(min(BLOCK_ROWS, max(256, TWO_NEAREST_ENTRIES // max(int(n_points), 1))))
 
 
 def _two_smallest(D, labels, first, second):
