@@ -343,3 +343,29 @@ def test_a_move_that_puts_the_head_back_is_no_trial():
     for _ in range(5):
         h, i, change = swap_target(Y, Z, np.ones(400), draw, 3)
         assert (i >= 200) != (h == 1) and 0.1 < change < np.inf
+
+
+def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(monkeypatch):
+    # a move that lowers the hard risk (a head brought to a blob it did not hold)
+    # is descended to the stationarity test as any descent; others take SWAP_STEPS
+    from sklearn_attnclust import _strategy, _swap
+
+    changes, forced = [], []
+    target, run = _swap.swap_target, _strategy._Descent.run
+
+    def spy_target(*a, **k):
+        out = target(*a, **k)
+        changes.append(None if out is None else out[2])
+        return out
+
+    def spy_run(self, *a, min_steps=0, **k):
+        if k.get("stop") is not None:  # a trial's descent
+            forced.append((changes[-1], min_steps))
+        return run(self, *a, min_steps=min_steps, **k)
+
+    monkeypatch.setattr(_swap, "swap_target", spy_target)
+    monkeypatch.setattr(_strategy._Descent, "run", spy_run)
+    X, _ = make_blobs(50000, 16, centers=64, random_state=0)
+    AttentionQuantizer(64, random_state=0).fit(X)
+    assert any(change < 0 for change, _ in forced)
+    assert all(steps == (_swap.SWAP_STEPS if change >= 0 else 0) for change, steps in forced)
