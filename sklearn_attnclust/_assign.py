@@ -34,10 +34,8 @@ def nearest_point(X, Z, with_labels=True):
     scaled by a power of two (exact), so that no square under- or overflows.
     Rows in a ``scipy.sparse`` matrix are read by sparse products about the
     points' mean (:func:`.maths.point.sparse.nearest_sparse`), never densified.
-    With ``with_labels`` False (dense rows), the labels are not sought (None
-    in their place) and the distances are the same numbers: the first minimum
-    over the points is a third to a half of a pass (5e4 x 16 rows, one thread,
-    CPU medians of 9: K = 64, 20.9 ms against 13.3; K = 1024, 307 against 157).
+    ``with_labels`` False (dense rows): the same distances, no labels (None),
+    a third to a half of the pass less (5e4 x 16, K = 64 and 1024, one thread).
     """
     if hasattr(X, "tocsr"):
         from .maths.point.sparse import nearest_sparse
@@ -50,11 +48,10 @@ def nearest_point(X, Z, with_labels=True):
     sq = np.einsum("ij,ij->i", Zc, Zc).astype(dtype)[:, None]
     origin, scale = origin.astype(dtype), dtype.type(two)
     n, K = X.shape[0], Z.shape[0]
-    # (wide rows: at most 2 MiB of them a chunk, where chunk_rows gives 1024 rows
-    # at least: at 1000 x 10000 the whole rows, and row_norms2's temporary of
-    # their size, 80 MB of fresh pages, 1.0 s CPU time of a 3.1 s fit of
-    # InContextQuantizer(attention="softmax"); the same chunks up to 2048 bytes
-    # a row)
+    # (wide rows: at most 2 MiB of them a chunk, where chunk_rows gives 1024 rows at
+    # least: at 1000 x 10000 the whole rows, and row_norms2's temporary of their size,
+    # 80 MB of fresh pages, 1.0 s CPU time of a 3.1 s fit of InContextQuantizer(
+    # attention="softmax"); the same chunks up to 2048 bytes a row)
     chunk = min(chunk_rows(X.shape[1], K, dtype.itemsize),
                 max(1, 2**21 // (X.shape[1] * dtype.itemsize)))
     # rows beyond this (at the points' scale) would overflow the products: each is

@@ -130,25 +130,26 @@ class PointLayer(FreeEnergyLayer):
         small = mixed and stats.cached
         if small:  # (tracked for that pass only: later passes over these rows, the
             stats.labels = stats.last = None  # learned layer's, track none)
-        assignment = None
-        if hard is not None:
-            # the last evaluation's labels, and its inertia in input units (of sparse
-            # rows, from their entries: the logits of rows far from the origin cancel;
-            # of small rows, from their differences to their centres, an O(n d) pass:
-            # the logits' sum loses the digits of tight clusters, 1e-8 of the inertia
-            # of make_blobs' 5e4 x 16, K = 64, cluster_std=1e-3)
-            with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
-                if sparse:
-                    inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w)
-                elif small:
-                    inertia = inertia_of(X, hard[0], self.centers, w,
-                                         distances_to_centres(X, hard[0], self.centers)[1])
-                else:
-                    inertia = float(hard[1]) * np.float64(chart.spread) ** 2
-            assignment = Assignment(hard[0], inertia, hard[2])
         if tracked and made is not None:
             made.append(stats)
-        return assignment
+        return None if hard is None else self._assignment(X, w, hard, sparse, small)
+
+    def _assignment(self, X, w, hard, sparse, small):
+        """The :class:`.base.Assignment` of the fit's last evaluation ``hard`` (its
+        labels, inertia in the chart's units and counts): its inertia in input units
+        (of sparse rows, from their entries: the logits of rows far from the origin
+        cancel; of ``small`` rows, cached, from their differences to their centres,
+        an O(n d) pass: the logits' sum loses the digits of tight clusters, 1e-8 of
+        the inertia of make_blobs' 5e4 x 16, K = 64, cluster_std=1e-3)."""
+        with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
+            if sparse:
+                inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w)
+            elif small:
+                inertia = inertia_of(X, hard[0], self.centers, w,
+                                     distances_to_centres(X, hard[0], self.centers)[1])
+            else:
+                inertia = float(hard[1]) * np.float64(self.chart.spread) ** 2
+        return Assignment(hard[0], inertia, hard[2])
 
     def _fit(self, X, w, rng, **options):
         """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`)."""
