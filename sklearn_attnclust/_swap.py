@@ -15,7 +15,8 @@ copies would be); unless the move raises the hard risk by a tenth or more
 (where the maths' heads may sit anywhere, ``swap_free_points``: the point
 layer, the move with its head then at the mean of the rows it takes),
 the heads are descended again for :data:`SWAP_STEPS` steps at most (where
-``swap_free_points``, that many whatever the stationarity; fewer where a
+``swap_free_points`` and the move does not lower the hard risk, that many
+whatever the stationarity; fewer where a
 step finds no decrease, or once the trial's risk is above the best one's by
 more than :data:`SWAP_HOPE` times its last step's decrease) and the trial is
 kept if its risk is lower.  The stage stops after
@@ -42,7 +43,7 @@ from .optim import handed_state
 
 __all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order",
            "nearest_two", "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
-           "two_nearest"]
+           "two_nearest", "two_nearest_rows"]
 
 #: Trials at most per fit.
 SWAP_ROUNDS = 8
@@ -71,6 +72,15 @@ SWAP_SLACK = 0.1
 #: (:data:`SWAP_HOPE`).  With 10 steps at most as many one-start fits ended
 #: within 1 % of the best inertia known as with descents to the coarse
 #: tolerance (2-D and 3-D blobs 40 of 40); a kept trial is finished after.
+#: The steps are taken whatever the stationarity only for a move that does
+#: not lower the hard risk (its change at the mean of the rows it takes, 0 or
+#: more): a move that lowers it leaves its head off stationarity, and its
+#: forced steps were the stage's cost at many heads (make_blobs 5e4 x 16, K =
+#: 1024, one thread, CPU: every move lowered it, 0.3 % to 0.5 %; 25 steps and
+#: 5.6 s against 17 and 4.8, inertia 811506 against 811521 (seed 0) and 816206
+#: against 816202 (seed 1); the cells of ``hard_cases.py --part many`` the
+#: same inertia to 4 digits, blobs 16-D at K = 64 and 256 2 to 7 steps fewer;
+#: ``--part one-start`` the same table, the 3-blob row 33 of 40, worst 1.022).
 SWAP_STEPS = 10
 
 #: A trial's descent stops once its risk is above the bar (the best risk, less
@@ -80,8 +90,18 @@ SWAP_STEPS = 10
 #: stopped at 4; the same at 2 to 6, fewer steps saved at 10.
 SWAP_HOPE = 4.0
 
-#: Rows per block of :func:`two_nearest` (a (block, K) array of distances).
+#: Rows per block of the stage's passes (of :func:`two_nearest`, at most).
 BLOCK_ROWS = 4096
+
+#: Entries of :func:`two_nearest`'s (block, K) array of distances, about: 2 MiB
+#: of float64, :data:`BLOCK_ROWS` rows up to K = 64, fewer (256 at least) for
+#: more heads, whose 4096-row blocks left the cache (one thread, CPU medians
+#: of 5, normal rows and points, the same numbers there, though BLAS may round
+#: a product of another block size by an ulp: 5e4 x 16, K = 1024, 227 ms
+#: in blocks of 4096 rows, 120 of 1024, 112 of 256; 5e4 x 64, K = 256, 74.6
+#: of 4096, 59.4 of 1024; 5e4 x 16, K = 64, 13.6 of 4096, 12.6 to 13.2 of
+#: 256 to 2048).
+TWO_NEAREST_ENTRIES = 2**18
 
 #: Heads from which :func:`_two_smallest` reduces along the rows instead of
 #: over the columns (4096 rows, one thread: K = 32, 0.59 ms over the columns
@@ -95,8 +115,8 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     A trial (:func:`swap_target`) whose move raises the hard risk by less than
     :data:`SWAP_SLACK` of it is descended on ``stage`` for :data:`SWAP_STEPS`
     steps at most, to the maths' coarse tolerance (at least ``tol``; where the
-    maths' ``swap_free_points``, the stationarity test applies after those
-    steps), its empty heads relocated as after a start; it replaces
+    maths' ``swap_free_points`` and the move does not lower the hard risk, the
+    stationarity test applies after those steps), its empty heads relocated as after a start; it replaces
     ``best`` if its risk is lower by more than :data:`SWAP_RTOL` relatively.
     A trial's descent stops early once its risk is above that bar by more
     than :data:`SWAP_HOPE` times its last step's decrease (:class:`_Hopeless`).
@@ -134,7 +154,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
                                 trial_tol, memory=memory, stop=_Hopeless(bar),
                                 steps=min(SWAP_STEPS, descent.max_iter),
-                                min_steps=SWAP_STEPS if free else 0)
+                                min_steps=SWAP_STEPS if free and target[2] >= 0 else 0)
             steps += trial.n_iter
             if np.isfinite(trial.value):
                 trial = descent.relocated(stage, trial, trial_tol, memory, rows, row_w)
@@ -207,10 +227,11 @@ def squared_distances(Y, Z, norms=None):
     return np.maximum(D, 0.0, out=D)
 
 
-def two_nearest(Y, Z, block_rows=BLOCK_ROWS, norms=None):
+def two_nearest(Y, Z, block_rows=None, norms=None):
     """Each row's nearest point of ``Z`` (K >= 2), its squared distance to it and
-    to the second nearest: ``(labels, d1, d2)``, by blocks of rows (``norms``:
-    the rows' :func:`squared_row_norms`, or None).
+    to the second nearest: ``(labels, d1, d2)``, by blocks of rows (``block_rows``,
+    None: :func:`two_nearest_rows`; ``norms``: the rows' :func:`squared_row_norms`,
+    or None).
 
     The two smallest of ``|z|^2 - 2 y.z`` are found, and the row's squared norm
     added to those two only (then clipped at 0): the numbers of
@@ -222,6 +243,8 @@ def two_nearest(Y, Z, block_rows=BLOCK_ROWS, norms=None):
     norm rounds two columns to one distance, the nearer before rounding (the
     first of the rounded distances before)."""
     n = Y.shape[0]
+    if block_rows is None:
+        block_rows = two_nearest_rows(Z.shape[0])
     labels = np.empty(n, dtype=np.intp)
     d1, d2 = np.empty(n), np.empty(n)
     Zt, zz = -2.0 * Z.T, np.einsum("ij,ij->i", Z, Z)
@@ -235,6 +258,12 @@ def two_nearest(Y, Z, block_rows=BLOCK_ROWS, norms=None):
             d += block
             np.maximum(d, 0.0, out=d)
     return labels, d1, d2
+
+
+def two_nearest_rows(n_points):
+    """Rows per block of :func:`two_nearest` to ``n_points`` points: about
+    :data:`TWO_NEAREST_ENTRIES` distances, from 256 to :data:`BLOCK_ROWS` rows."""
+    return int(min(BLOCK_ROWS, max(256, TWO_NEAREST_ENTRIES // max(int(n_points), 1))))
 
 
 def _two_smallest(D, labels, first, second):

@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._assign import first_minimum, nearest_point
+from sklearn_attnclust._assign import MATCH_HEADS, first_minimum, nearest_point
 from sklearn_attnclust.maths.shared import CACHE_ENTRIES, weighted_rows
 from sklearn_attnclust.maths.point.chart import PointChart
 from sklearn_attnclust.maths.point.maths import PointMaths, absolute_temperature, point_weights
@@ -524,7 +524,7 @@ def test_weighted_rows_is_the_product(d, dtype):
 
 def test_first_minimum_is_argmin():
     rng = np.random.default_rng(0)
-    for K in (1, 2, 5, 16, 17, 40):
+    for K in (1, 2, 5, 16, 17, 40, MATCH_HEADS, MATCH_HEADS + 88):
         D = rng.integers(0, 4, size=(K, 500)).astype(float)  # many ties
         np.testing.assert_array_equal(first_minimum(D, D.min(axis=0)), D.argmin(axis=0))
         np.testing.assert_array_equal(first_minimum(D, D.max(axis=0), largest=True),
@@ -532,6 +532,39 @@ def test_first_minimum_is_argmin():
         counts = np.full(K, 3)  # added to
         first_minimum(D, D.min(axis=0), counts=counts)
         np.testing.assert_array_equal(counts, 3 + np.bincount(D.argmin(axis=0), minlength=K))
+
+
+def test_first_minimum_of_many_heads_as_argmin_on_ties_and_nan():
+    # (the entries equal to the minima, one a column but where ties or NaN: argmin there)
+    rng = np.random.default_rng(1)
+    K = MATCH_HEADS + 5
+    D = rng.normal(size=(K, 300))
+    D[7, 3] = D[2, 3] = D[:, 3].min() - 1.0  # a tie for the minimum: the first
+    D[9, 4] = D[400, 4] = D[:, 4].max() + 1.0
+    D[50, 5] = D[20, 6] = np.nan  # argmin's answer there: the first NaN
+    for largest in (False, True):
+        low = D.max(axis=0) if largest else D.min(axis=0)
+        counts = np.zeros(K, dtype=np.int64)
+        labels = first_minimum(D, low, largest=largest, counts=counts)
+        expected = D.argmax(axis=0) if largest else D.argmin(axis=0)
+        np.testing.assert_array_equal(labels, expected)
+        np.testing.assert_array_equal(counts, np.bincount(expected, minlength=K))
+    assert first_minimum(D, D.min(axis=0))[3] == 2
+
+
+@pytest.mark.parametrize("K", [3, 40, MATCH_HEADS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nearest_point_distances_alone_are_the_same_numbers(K, dtype):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 5)).astype(dtype)
+    X[7] = 1e300 if dtype == np.float64 else 1e38  # a row read at its own scale
+    Z = rng.normal(size=(K, 5))
+    labels, dist = nearest_point(X, Z)
+    none, alone = nearest_point(X, Z, with_labels=False)
+    assert none is None
+    np.testing.assert_array_equal(alone, dist)
+    D = ((X[:7].astype(np.float64)[:, None, :] - Z[None]) ** 2).sum(axis=2)
+    np.testing.assert_array_equal(labels[:7], D.argmin(axis=1))
 
 
 def test_large_fit_counts_its_clusters_in_its_last_pass(monkeypatch):

@@ -58,3 +58,27 @@ def test_a_far_row_of_zero_weight_keeps_the_float32_passes(monkeypatch):
     ref = AttentionQuantizer(8, random_state=0).fit(Xf, sample_weight=w)
     assert est.inertia_ == pytest.approx(ref.inertia_, rel=1e-12)
     np.testing.assert_allclose(est.cluster_centers_, ref.cluster_centers_, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("std", [1.0, 1e-3])
+def test_small_rows_are_labelled_by_the_full_precision_pass(monkeypatch, std):
+    # cached scaled rows fitted on float32 passes: the one float64 pass after the
+    # descent labels them (no nearest_point pass); the labels are the nearest
+    # centres' and the inertia their squared distances' sum, also of tight clusters
+    from sklearn_attnclust._assign import nearest_point
+    from sklearn_attnclust.layers import point
+    from sklearn_attnclust.maths.shared import CACHE_ENTRIES
+
+    X, _ = make_blobs(20000, 40, centers=64, cluster_std=std, random_state=0)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, X.shape[0])
+    assert sizes.MIXED_MIN_SIZE <= X.size <= CACHE_ENTRIES
+    calls = []
+    monkeypatch.setattr(point, "nearest_point", lambda *a: calls.append(1) or nearest_point(*a))
+    made = _spy(monkeypatch)
+    aq = AttentionQuantizer(64, random_state=0).fit(X, sample_weight=w)
+    assert made and not calls
+    labels, d2 = nearest_point(X, aq.cluster_centers_)
+    np.testing.assert_array_equal(aq.labels_, labels)
+    direct = np.sum(w * ((X - aq.cluster_centers_[labels]) ** 2).sum(axis=1))
+    assert aq.inertia_ == pytest.approx(direct, rel=1e-12)
+    np.testing.assert_array_equal(aq.predict(X), labels)

@@ -9,7 +9,8 @@ from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._swap import _RowDraw as _Draw, draw_order, swap_target, two_nearest
+from sklearn_attnclust._swap import (BLOCK_ROWS, _RowDraw as _Draw, draw_order, swap_target,
+                                     two_nearest, two_nearest_rows)
 
 
 def _RowDraw(rows, weights, rng):
@@ -25,6 +26,18 @@ def test_two_nearest_is_the_brute_force():
     assert np.array_equal(labels, D.argmin(1))
     assert np.allclose(d1, S[:, 0], rtol=1e-10, atol=1e-12)
     assert np.allclose(d2, S[:, 1], rtol=1e-10, atol=1e-12)
+
+
+def test_two_nearest_blocks_shrink_with_the_points_and_give_the_same_numbers():
+    assert two_nearest_rows(2) == two_nearest_rows(64) == BLOCK_ROWS
+    assert two_nearest_rows(1024) == two_nearest_rows(10**6) == 256
+    rng = np.random.default_rng(3)
+    Y, Z = rng.normal(size=(3000, 4)), rng.normal(size=(1100, 4))
+    # (BLAS may round a product of another block size differently, by an ulp)
+    ours, whole = two_nearest(Y, Z), two_nearest(Y, Z, block_rows=3000)
+    np.testing.assert_array_equal(ours[0], whole[0])
+    np.testing.assert_allclose(ours[1], whole[1], rtol=1e-14)
+    np.testing.assert_allclose(ours[2], whole[2], rtol=1e-14)
 
 
 @pytest.mark.parametrize("K", [2, 3, 31, 32, 40, 300])
@@ -330,3 +343,29 @@ def test_a_move_that_puts_the_head_back_is_no_trial():
     for _ in range(5):
         h, i, change = swap_target(Y, Z, np.ones(400), draw, 3)
         assert (i >= 200) != (h == 1) and 0.1 < change < np.inf
+
+
+def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(monkeypatch):
+    # a move that lowers the hard risk (a head brought to a blob it did not hold)
+    # is descended to the stationarity test as any descent; others take SWAP_STEPS
+    from sklearn_attnclust import _strategy, _swap
+
+    changes, forced = [], []
+    target, run = _swap.swap_target, _strategy._Descent.run
+
+    def spy_target(*a, **k):
+        out = target(*a, **k)
+        changes.append(None if out is None else out[2])
+        return out
+
+    def spy_run(self, *a, min_steps=0, **k):
+        if k.get("stop") is not None:  # a trial's descent
+            forced.append((changes[-1], min_steps))
+        return run(self, *a, min_steps=min_steps, **k)
+
+    monkeypatch.setattr(_swap, "swap_target", spy_target)
+    monkeypatch.setattr(_strategy._Descent, "run", spy_run)
+    X, _ = make_blobs(50000, 16, centers=64, random_state=0)
+    AttentionQuantizer(64, random_state=0).fit(X)
+    assert any(change < 0 for change, _ in forced)
+    assert all(steps == (_swap.SWAP_STEPS if change >= 0 else 0) for change, steps in forced)

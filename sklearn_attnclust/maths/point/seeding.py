@@ -192,7 +192,7 @@ def _draw_distances(X, offset, two, Z):
     for a in range(0, X.shape[0], step):
         D = np.subtract(X[a:a + step], offset, dtype=np.float64)
         D *= two
-        d2[a:a + step] = nearest_point(D, Z)[1]
+        d2[a:a + step] = nearest_point(D, Z, with_labels=False)[1]
     return d2
 
 
