@@ -58,6 +58,14 @@ def test_a_far_row_of_zero_weight_keeps_the_float32_passes(monkeypatch):
     ref = AttentionQuantizer(8, random_state=0).fit(Xf, sample_weight=w)
     assert est.inertia_ == pytest.approx(ref.inertia_, rel=1e-12)
     np.testing.assert_allclose(est.cluster_centers_, ref.cluster_centers_, rtol=0, atol=1e-9)
+    # the rows of weight 0, cached as the chart's offset, labelled by their own
+    # nearest centre (labels_ is predict of the training rows)
+    for fitted, rows in ((est, Xf[:-1]), (ref, Xf)):
+        np.testing.assert_array_equal(fitted.labels_[:rows.shape[0]], fitted.predict(rows))
+    w0 = np.ones(X.shape[0])
+    w0[[5, 100, 2000]] = 0
+    zero = AttentionQuantizer(8, random_state=0).fit(X, sample_weight=w0)
+    np.testing.assert_array_equal(zero.labels_, zero.predict(X))
 
 
 @pytest.mark.parametrize("std", [1.0, 1e-3])

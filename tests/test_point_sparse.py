@@ -60,6 +60,20 @@ def test_sparse_fit_is_the_dense_fit(fmt, weighted):
     _same_fit(a, b, X, Xs, w)
 
 
+def test_wide_sparse_fit_is_the_dense_fit():
+    # rows of more than 256 features: the k-means++ draw samples 2**22 / d rows
+    # (seeding.SEED_MIN_NUMBERS), the sparse draw the same rows as the dense one
+    rng = np.random.RandomState(0)
+    Xs = sp.random(1000, 5000, density=0.01, random_state=rng, format="csr")
+    Xs.data = rng.rand(Xs.nnz)
+    X = Xs.toarray()
+    a = AttentionQuantizer(4, random_state=0).fit(X)
+    b = AttentionQuantizer(4, random_state=0).fit(Xs)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, rtol=0, atol=1e-6)
+    assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-9)
+
+
 @pytest.mark.parametrize("kw", [dict(init="random"), dict(temperature="learn"),
                                 dict(n_clusters=7, temperature=64.0)],
                          ids=["random", "learn", "swaps"])

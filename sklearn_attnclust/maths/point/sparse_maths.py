@@ -103,7 +103,7 @@ def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
         two = chart.unit_power()
         order, first = sparse_order(X, chart.offset, two)
         w = None if weights is None else weights[order]
-        drawn = seeding_positions(X.shape[0], K, rng, w)  # (the dense draw's sample)
+        drawn = seeding_positions(X.shape[0], K, rng, w, X.shape[1])  # (the dense draw's sample)
         # (a sample of fewer than K distinct rows: all the rows, as the dense draw)
         rows = counted_rows(order, weights)  # (the rows of positive weight in that order)
         if drawn is None or np.unique(np.searchsorted(first, drawn[0], "right")).size < K:
