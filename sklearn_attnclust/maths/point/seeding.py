@@ -12,8 +12,8 @@ from ..._init import (centred_order, centred_rows, centred_rows_in_order, distin
 from ..shared import check_points, counted
 
 __all__ = ["DRAW_CHUNK", "MISSED_ROWS_PER_CENTRE", "SAMPLE_DISTANCE_FACTOR", "SEED_MIN_ROWS",
-           "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE", "counted_rows", "sample_missed_rows", "seed_points",
-           "seeding_positions", "seeding_size", "widened_sample"]
+           "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE", "counted_rows", "sample_missed_rows",
+           "seed_points", "seeding_positions", "seeding_size", "widened_sample"]
 
 
 #: The arguments of ``sklearn.cluster._kmeans._kmeans_plusplus`` (scikit-learn 1.3 to 1.9).
@@ -51,7 +51,10 @@ SEED_MIN_ROWS = 2**14
 #: pages, 2.0 s CPU time of an 8.4 s fit, and scikit-learn's draw on them 0.85
 #: s; the sample is 419 rows, 32 MiB.  Measured, ``make_blobs`` 1e4 x 1e4, K =
 #: 8, one thread, CPU time, medians of 3 seeds: the fit 10.3 -> 7.8 s, KMeans's
-#: 4.1 s, the same inertia on the 3 seeds; 1000 x 1e4: 0.83 -> 0.80 s.)
+#: 4.1 s, the same inertia on the 3 seeds; 1000 x 1e4: 0.83 -> 0.80 s.)  The
+#: value keeps the draws of rows of up to 256 features as they were; 2**21 and
+#: 2**23 were not measured.  Above the sample's size a weight counts as repeats
+#: in distribution only, so on wide rows from 2**22 / d rows on.
 SEED_MIN_NUMBERS = 2**22
 
 
