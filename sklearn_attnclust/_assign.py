@@ -153,8 +153,9 @@ def first_minimum(D, low, largest=False, counts=None):
     mask) is five to nine times faster, and twice as fast again counted in
     int8 (the labels are returned so: the callers copy them into their own);
     from :data:`MATCH_HEADS` heads on, the entries equal to the minima are
-    found along the rows (:func:`_first_match`).  With ``counts`` (K,), the number of columns of each label is added to it
-    (from the masks, without a count over the labels).
+    found along the rows (:func:`_first_match`).  With ``counts`` (K,), the
+    number of columns of each label is added to it (from the masks, without a
+    count over the labels).
     """
     K = D.shape[0]
     if K >= MATCH_HEADS:

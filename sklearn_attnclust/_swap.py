@@ -20,8 +20,8 @@ whatever the stationarity; fewer where a
 step finds no decrease, or once the trial's risk is above the best one's by
 more than :data:`SWAP_HOPE` times its last step's decrease) and the trial is
 kept if its risk is lower.  The stage stops after
-:data:`SWAP_PATIENCE` trials in a row that did not lower the risk (or the
-maths' ``swap_patience(stats)``), or after :data:`SWAP_ROUNDS` trials.
+:data:`SWAP_PATIENCE` trials in a row that did not lower the risk, or after
+:data:`SWAP_ROUNDS` trials.
 
 The stage follows a descent that converged from a start the fit seeded (not
 from heads the user gave, ``init`` an array, and not when ``max_iter`` stopped
@@ -31,8 +31,10 @@ order of the draws and the move (:meth:`.layers.base.LayerMaths.swap_space`,
 ``swap_points``, ``swap_order``, ``moved``); this module runs the rounds.  It
 reads the space only by its ``shape``, row blocks ``Y[a:b]`` and the rows of
 index lists ``Y[[i, j]]`` (an ndarray, a sparse matrix, or a view that builds
-those rows as they are read).  It knows nothing of scikit-learn or of the
-estimator.
+those rows as they are read); where the maths' heads are free points
+(``swap_free_points``: the point layer's ndarray or sparse rows), also by a
+product ``Y.T @ v`` (the mean of the rows a moved head takes).  It knows nothing
+of scikit-learn or of the estimator.
 """
 
 import numpy as np
@@ -48,8 +50,7 @@ __all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "
 #: Trials at most per fit.
 SWAP_ROUNDS = 8
 
-#: Trials in a row that may fail (raise the risk) before the stage stops, unless
-#: the layer's maths says otherwise (``swap_patience(stats)``, where defined).
+#: Trials in a row that may fail (raise the risk) before the stage stops.
 SWAP_PATIENCE = 2
 
 #: Relative drop of the risk a trial must make to be kept (far above rounding).
@@ -116,8 +117,8 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     :data:`SWAP_SLACK` of it is descended on ``stage`` for :data:`SWAP_STEPS`
     steps at most, to the maths' coarse tolerance (at least ``tol``; where the
     maths' ``swap_free_points`` and the move does not lower the hard risk, the
-    stationarity test applies after those steps), its empty heads relocated as after a start; it replaces
-    ``best`` if its risk is lower by more than :data:`SWAP_RTOL` relatively.
+    stationarity test applies after those steps), its empty heads relocated as
+    after a start; it replaces ``best`` if its risk is lower by more than :data:`SWAP_RTOL` relatively.
     A trial's descent stops early once its risk is above that bar by more
     than :data:`SWAP_HOPE` times its last step's decrease (:class:`_Hopeless`).
     Other trials fail without a descent.  A kept trial is finished to ``tol``
@@ -127,8 +128,6 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     if maths.n_clusters < 2:
         return best
     trial_tol, first_steps = max(tol, maths.coarse_tol), best.n_iter
-    patience = (maths.swap_patience(stage) if hasattr(maths, "swap_patience")
-                else SWAP_PATIENCE)
     if row_w is not None and not np.all(np.asarray(row_w) > 0):
         # rows of weight 0 count 0 whatever their size (at 1e200 their squared
         # norms are inf, and 0 inf is NaN in the trials' sums): a copy of the others
@@ -163,7 +162,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             best, fails, kept, near = trial, 0, True, None
         else:
             fails += 1
-            if fails >= patience:
+            if fails >= SWAP_PATIENCE:
                 break
     if kept and (trial_tol > tol or not best.converged):  # (a trial stops at SWAP_STEPS)
         again = descent.run(stage, best.heads, tol, state=handed_state(best), memory=memory)
