@@ -151,8 +151,9 @@ def test_blas_limit_is_counted_afresh_in_a_forked_child():
         holder.join()
     assert _blocks._LIMITED[0] == 0 and _blas_threads() == before
 
-    # a fork while another thread holds the lock: the child gets a new one (it
-    # would wait for ever on the inherited one, whose holder is not in the child)
+    # a fork while the lock is held (here by the forking thread itself, as another
+    # thread may hold it at a fork): the child gets a new one (it would wait for
+    # ever on the inherited one, which no thread of the child releases)
     with _blocks._LOCK:
         def child_call():
             with one_blas_thread():
