@@ -29,7 +29,10 @@ of wall time: on a machine shared with other jobs, where KMeans's OpenMP
 threads lose their wall time waiting for cores (measured on a loaded 2-core
 machine: KMeans on digits 394 ms of wall time against 7 ms of CPU time), run
 it on one thread as above.  ``--small``: the standard small sets and blobs
-1e4 x 16 only (the fixed costs of a fit).
+1e4 x 16 only (the fixed costs of a fit).  Such runs write
+``bench_fit_small.md`` / ``bench_fit_cpu.md`` / ``bench_fit_small_cpu.md``
+(each run of one kind replaces the last), never the full run's
+``bench_fit.md``.
 """
 
 import argparse
