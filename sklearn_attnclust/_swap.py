@@ -15,8 +15,8 @@ copies would be); unless the move raises the hard risk by a tenth or more
 (where the maths' heads may sit anywhere, ``swap_free_points``: the point
 layer, the move with its head then at the mean of the rows it takes),
 the heads are descended again for :data:`SWAP_STEPS` steps at most (where
-``swap_free_points`` and the move does not lower the hard risk, that many
-whatever the stationarity; fewer where a
+``swap_free_points`` and the move does not lower the hard risk, at least
+:data:`SWAP_FORCED_STEPS` whatever the stationarity; fewer where a
 step finds no decrease, or once the trial's risk is above the best one's by
 more than :data:`SWAP_HOPE` times its last step's decrease) and the trial is
 kept if its risk is lower.  The stage stops after
@@ -62,27 +62,27 @@ SWAP_RTOL = 1e-4
 #: rarely ends lower, and its descent is the cost of a trial.
 SWAP_SLACK = 0.1
 
-#: Steps of a trial's descent, at most; where the maths' ``swap_free_points``,
-#: taken whatever its stationarity: a head moved onto a row among others
-#: leaves the heads nearly stationary at the coarse tolerance, and such a
-#: trial, judged with no step, was never kept (3 blobs at ``n_clusters`` 8 and
-#: 12 of ``benchmarks/hard_cases.py``: 21 of 40 fits within 1 % of the best
-#: inertia known, worst 1.070, against 33 of 40, worst 1.022, with the 10
-#: steps; the move judged at the row, 1 step: worst 1.038, 3 steps: 1.034).
-#: It ends earlier where a step finds no decrease or once it is hopeless
-#: (:data:`SWAP_HOPE`).  With 10 steps at most as many one-start fits ended
-#: within 1 % of the best inertia known as with descents to the coarse
-#: tolerance (2-D and 3-D blobs 40 of 40); a kept trial is finished after.
-#: The steps are taken whatever the stationarity only for a move that does
-#: not lower the hard risk (its change at the mean of the rows it takes, 0 or
-#: more): a move that lowers it leaves its head off stationarity, and its
-#: forced steps were the stage's cost at many heads (make_blobs 5e4 x 16, K =
-#: 1024, one thread, CPU: every move lowered it, 0.3 % to 0.5 %; 25 steps and
-#: 5.6 s against 17 and 4.8, inertia 811506 against 811521 (seed 0) and 816206
-#: against 816202 (seed 1); the cells of ``hard_cases.py --part many`` the
-#: same inertia to 4 digits, blobs 16-D at K = 64 and 256 2 to 7 steps fewer;
-#: ``--part one-start`` the same table, the 3-blob row 33 of 40, worst 1.022).
+#: Steps of a trial's descent, at most (:data:`SWAP_FORCED_STEPS` of them
+#: whatever its stationarity where the maths' ``swap_free_points`` and the move
+#: does not lower the hard risk).  It ends earlier where a step finds no
+#: decrease or once it is hopeless (:data:`SWAP_HOPE`).  With 10 steps at most
+#: as many one-start fits ended within 1 % of the best inertia known as with
+#: descents to the coarse tolerance (2-D and 3-D blobs 40 of 40); a kept trial
+#: is finished after.
 SWAP_STEPS = 10
+
+#: Steps a trial takes whatever its stationarity where the maths' heads are free
+#: points (``swap_free_points``) and the move does not lower the hard risk: as a
+#: start from seeds, at least one (a head moved onto a row among others left the
+#: heads stationary at the coarse tolerance, and the trial, judged with no step,
+#: was never kept).  Measured (one thread, CPU time, medians of 3): 3 blobs at
+#: ``n_clusters`` 8 and 12 (``benchmarks/hard_cases.py --part one-start``'s last
+#: row) within 1 % of the best inertia known in 21 of 40 fits, worst 1.070, with
+#: none; 21, worst 1.038, with 1; 24, 1.034, with 3; 33, 1.022, with
+#: :data:`SWAP_STEPS`; 2-D ``make_blobs`` and uniform rows, n = 5e4, K = 64: 243
+#: and 324 ms with none, 251 and 323 with 1, 273 and 342 with 3, 477 and 610 with
+#: 10 (twice KMeans's time there, whose target the fit met).
+SWAP_FORCED_STEPS = 1
 
 #: A trial's descent stops once its risk is above the bar (the best risk, less
 #: :data:`SWAP_RTOL`) by more than this many times its last step's decrease
@@ -117,7 +117,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     :data:`SWAP_SLACK` of it is descended on ``stage`` for :data:`SWAP_STEPS`
     steps at most, to the maths' coarse tolerance (at least ``tol``; where the
     maths' ``swap_free_points`` and the move does not lower the hard risk, the
-    stationarity test applies after those steps), its empty heads relocated as
+    stationarity test applies after :data:`SWAP_FORCED_STEPS` steps), its empty heads relocated as
     after a start; it replaces ``best`` if its risk is lower by more than :data:`SWAP_RTOL` relatively.
     A trial's descent stops early once its risk is above that bar by more
     than :data:`SWAP_HOPE` times its last step's decrease (:class:`_Hopeless`).
@@ -153,7 +153,8 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
                                 trial_tol, memory=memory, stop=_Hopeless(bar),
                                 steps=min(SWAP_STEPS, descent.max_iter),
-                                min_steps=SWAP_STEPS if free and target[2] >= 0 else 0)
+                                min_steps=SWAP_FORCED_STEPS if free and target[2] >= 0
+                                else 0)
             steps += trial.n_iter
             if np.isfinite(trial.value):
                 trial = descent.relocated(stage, trial, trial_tol, memory, rows, row_w)

@@ -349,7 +349,7 @@ def test_a_move_that_puts_the_head_back_is_no_trial():
 
 def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(monkeypatch):
     # a move that lowers the hard risk (a head brought to a blob it did not hold)
-    # is descended to the stationarity test as any descent; others take SWAP_STEPS
+    # is descended to the stationarity test as any descent; others take SWAP_FORCED_STEPS
     from sklearn_attnclust import _strategy, _swap
 
     changes, forced = [], []
@@ -374,4 +374,5 @@ def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(m
     X, _ = make_blobs(3000, 2, centers=3, random_state=0)
     AttentionQuantizer(12, random_state=0).fit(X)
     assert any(change >= 0 for change, _ in forced)
-    assert all(steps == (_swap.SWAP_STEPS if change >= 0 else 0) for change, steps in forced)
+    assert all(steps == (_swap.SWAP_FORCED_STEPS if change >= 0 else 0)
+               for change, steps in forced)
