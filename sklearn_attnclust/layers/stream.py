@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._init import largest_magnitude
+from ..maths.direction.counting import positive_magnitude, zero_weights
 from ..maths.shared import counted
 
 __all__ = ["STREAM_RANGE", "Stream", "stream_exponent"]
@@ -129,9 +129,8 @@ class Stream:
         magnitude of the rows of positive weight (of those of ``X`` where None): a
         row of weight 0 at 1e200 among rows of size 1 would scale the others'
         squares below float64's smallest."""
-        if top is None:
-            positive = X[w > 0] if np.any(w == 0) else X
-            top = largest_magnitude(positive) if positive.size else 0.0
+        if top is None:  # (no copy of the rows of positive weight)
+            top = positive_magnitude(X, zero_weights(w))
         row_exp = stream_exponent(top)
         weight_exp = stream_exponent(float(np.max(w, initial=0.0)))
         if self.row_exp is not None:
