@@ -187,12 +187,17 @@ class DirectionMaths(LayerMaths):
                               rows)
         second = self.stats.second if isinstance(self.stats.second, np.ndarray) else None
         M = init_heads(rows, K, init, rng, second=second, sample_weight=weights)
+        # k-means++ seeds are rows' directions (or random ones where the rows' run out),
+        # refined heads their signed sums: none is blind to every row, so only a
+        # repeated head is checked for, against the heads themselves (a pass over the
+        # rows each, at 1e4 x 384 8 to 12 ms of a 200 to 470 ms fit, one thread)
+        seeded = init == "k-means++"
         try:
-            check_start(M, rows)
+            check_start(M, M if seeded else rows)
         except ValueError:
             # a seeded start fell on a degenerate set: repair it at random
             return init_heads(rows, K, "random", rng, sample_weight=weights)
-        if init != "k-means++":
+        if not seeded:
             return M
         # the seeds refined to their clusters' directions (starts.refine_heads), as the
         # free energy's.  This risk's minimum is not at the clusters' directions: its
@@ -210,7 +215,7 @@ class DirectionMaths(LayerMaths):
         covered = refine_heads(M, rows.shape[0], lambda a, b: np.asarray(rows[a:b], np.float64),
                                weights)
         try:
-            check_start(covered, rows)
+            check_start(covered, covered)
             return covered
         except ValueError:
             return M
