@@ -357,9 +357,8 @@ def _kmeans_plus_plus(X, n_heads, rng, sample_weight=None, chunk=2**17):
     def unit(i):
         return scaled(X[i]).astype(np.float64) * inv[i]
 
-    # rows of moderate magnitude are read as they are, the power of two folded into
-    # their inverse norms (MODERATE_EXPONENT): the same numbers, without a scaled copy
-    # of each chunk in each pass of the candidates
+    # rows of moderate magnitude read as they are, the power of two folded into their
+    # inverse norms (MODERATE_EXPONENT): no scaled copy of each chunk in each pass
     moderate = exponent is not None and abs(exponent) <= MODERATE_EXPONENT
     inv_read = np.ldexp(inv, exponent) if moderate else inv
 
