@@ -37,27 +37,6 @@ def test_seeds_on_one_cluster_end_on_every_direction():
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-12)
 
 
-def test_keep_seeds_moves_only_the_seeds_that_share_a_cluster():
-    X, y, centres = _dirac()
-    M = np.array([X[np.flatnonzero(y == 0)[0]], X[np.flatnonzero(y == 0)[1]],
-                  X[np.flatnonzero(y == 1)[0]]])
-    M /= np.linalg.norm(M, axis=1, keepdims=True)
-    out = refine_heads(M, X.shape[0], _rows_of(X), keep_seeds=True)
-    # one of the two seeds of cluster 0 kept as it was, the other on cluster 2's line
-    kept = [h for h in range(3) if np.array_equal(out[h], M[h])]
-    assert len(kept) == 2 and 2 in kept
-    moved = ({0, 1} - set(kept)).pop()
-    assert np.isclose(abs(out[moved] @ centres[2]), 1.0, rtol=0, atol=1e-12)
-
-
-def test_distinct_seeds_are_not_moved():
-    """Seeds on distinct clusters: no head shares one, keep_seeds returns them as they are."""
-    X, y, centres = _dirac()
-    M = np.array([X[np.flatnonzero(y == k)[0]] for k in range(3)])
-    M /= np.linalg.norm(M, axis=1, keepdims=True)
-    np.testing.assert_array_equal(refine_heads(M, X.shape[0], _rows_of(X), keep_seeds=True), M)
-
-
 def test_rows_of_weight_zero_count_nowhere():
     """A cluster held only by rows of weight 0 (passed as 0, as the layers pass them)
     draws no head: the heads that share cluster 0 stay there, no row to move to
@@ -100,7 +79,6 @@ def test_two_directions_closer_than_the_threshold_keep_their_heads():
     out = refine_heads(M, X.shape[0], _rows_of(X))
     np.testing.assert_allclose(np.abs(np.einsum("kd,kd->k", out, M)), 1.0, rtol=0, atol=1e-12)
     assert np.isclose(_distortion(out, X), 1.0, rtol=1e-12)  # (the orthogonal row: 1 - 0)
-    np.testing.assert_array_equal(refine_heads(M, X.shape[0], _rows_of(X), keep_seeds=True), M)
 
 
 def test_a_move_that_lowers_the_distortion_is_kept():
@@ -112,16 +90,3 @@ def test_a_move_that_lowers_the_distortion_is_kept():
     out = refine_heads(M, X.shape[0], _rows_of(X))
     np.testing.assert_allclose(_match(out, centres), 1.0, atol=1e-12)
     assert _distortion(out, X) < 1e-20
-
-
-def test_keep_seeds_gives_the_head_for_a_seed_its_head_left():
-    """A seed nearer direction 1 than 2 whose head the steps carry to direction
-    2 (direction 1's rows are head 1's): its head is returned in its place (its
-    seed would share direction 1 with seed 1); the other seeds as they are."""
-    X, y, centres = _dirac()
-    e0, e1, e2 = centres
-    s2 = (1.01 * e1 + e2) / np.linalg.norm(1.01 * e1 + e2)
-    M = np.array([e0, e1, s2])
-    out = refine_heads(M, X.shape[0], _rows_of(X), keep_seeds=True)
-    np.testing.assert_array_equal(out[:2], M[:2])
-    np.testing.assert_allclose(abs(out[2] @ e2), 1.0, rtol=0, atol=1e-12)

@@ -120,6 +120,18 @@ def test_direction_seeds_weigh_repeats_as_weights():
                                rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_direction_seeds_read_moderate_rows_as_rows_at_unit_scale(dtype):
+    # rows within 2**64 of unit scale are read as they are, the power of two that
+    # brings them to unit scale folded into their inverse norms; rows beyond, as
+    # the rows times that power: the same seeds, to the bit
+    X = np.random.default_rng(5).normal(size=(3000, 7)).astype(dtype) * dtype(0.01)
+    far = np.ldexp(X, 100)
+    for K in (2, 5):
+        np.testing.assert_array_equal(_kmeans_plus_plus(X, K, np.random.default_rng(1)),
+                                      _kmeans_plus_plus(far, K, np.random.default_rng(1)))
+
+
 def test_order_by_key_refines_ties_as_the_full_lexicographic_sort():
     # ties in the key (unit rows: their squared norms take a few values), in the
     # key and the first feature, and repeated rows: the order is the full

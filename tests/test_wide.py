@@ -33,6 +33,31 @@ def test_row_moment_products_equal_the_dense_moments():
     assert (A.astype(np.float32) @ op).dtype == np.float32
 
 
+@pytest.mark.parametrize("L, lam", [(None, None), (None, 0.7), (5, None), (5, 0.7)])
+def test_risk_sums_on_row_moments_equal_the_dense_ones(L, lam):
+    # the operators' gradient takes each channel's Sigma and Sigma^2 terms in one
+    # product with Sigma, (T + 2 c_s AtA M Sigma) Sigma, and G2 as (M Sigma)(M Sigma)^T:
+    # the dense moments' sums to rounding
+    from sklearn_attnclust.maths.direction.reconstruction import risk_sums
+
+    rng = np.random.default_rng(3)
+    X, w = rng.normal(size=(50, 12)), rng.uniform(0.5, 2.0, 50)
+    v, sq = w / w.sum(), np.einsum("ij,ij->i", X, X)
+    S = (X * v[:, None]).T @ X
+    C = (X * (v * sq)[:, None]).T @ X
+    op = RowMoment(X, v, w)
+    M = rng.normal(size=(3, 12))
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    kw = dict(lam=lam, need_grad=True, chunk_size=16, weights=w, sq_norms=sq)
+    dense = risk_sums(M, X, S, S @ S, C, 0.8, L, **kw)
+    wide = risk_sums(M, X, op, op.squared(), RowMoment(X, v * sq, w), 0.8, L, **kw)
+    assert wide[0] == pytest.approx(dense[0], rel=1e-12)
+    assert wide[1] == pytest.approx(dense[1], rel=1e-12)
+    for g_wide, g_dense in zip(wide[2], dense[2]):
+        np.testing.assert_allclose(g_wide, g_dense, rtol=0, atol=1e-11 * np.abs(g_dense).max())
+    np.testing.assert_array_equal(wide[3], dense[3])
+
+
 def test_row_moment_keeps_its_last_products():
     # a gradient asks again for the products its risk pass made: the last
     # PRODUCTS_KEPT are reused, float32 and float64 operands of equal values alike

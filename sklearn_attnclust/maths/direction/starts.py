@@ -61,16 +61,10 @@ LLOYD_STEPS = 2
 SHARED_COSINE = 0.5
 
 
-def refine_heads(M, n_rows, rows_of, weights=None, *, keep_seeds=False,
-                 chunk=CHUNK_NUMBERS):
+def refine_heads(M, n_rows, rows_of, weights=None, *, chunk=CHUNK_NUMBERS):
     """The unit heads ``M`` (K, d) after :data:`LLOYD_STEPS` Lloyd steps on
     directions, heads that share a cluster moved apart where that lowers the
-    distortion (see the module docstring).  With ``keep_seeds``, the seeds
-    themselves (``M``, or the row a head's kept move took it to) where each
-    still holds its seed after the steps (the seed's largest ``|<s, mu>|`` at
-    its own head), else the head: the steps tell which seeds share a cluster,
-    and a step can carry a head from its seed's cluster to a missed one, where
-    its seed would share the first cluster with another.
+    distortion (see the module docstring).
 
     ``rows_of(a, b)`` gives the rows ``a:b`` as a float64 array, of any scale
     whose squares neither under- nor overflow (the steps read directions; rows
@@ -84,7 +78,6 @@ def refine_heads(M, n_rows, rows_of, weights=None, *, keep_seeds=False,
     more, and the last judged move one pass after them.
     """
     M = np.array(M, dtype=np.float64)
-    seeds = M.copy()
     K = M.shape[0]
     step = max(1, chunk // max(M.shape[1], 1))
     blocks = [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
@@ -92,17 +85,17 @@ def refine_heads(M, n_rows, rows_of, weights=None, *, keep_seeds=False,
     for _ in range(LLOYD_STEPS):
         M = _lloyd_pass(M, blocks, rows_of, w)[0]
     tried, moves = set(), 0  # (pairs whose move raised the distortion: not tried again)
-    before = None  # while a move is judged: (distortion, heads, seeds) before it, its pair
+    before = None  # while a move is judged: (distortion, heads) before it, its pair
     while True:
         pair = _shared_pair(M, tried) if moves < K else None
         if pair is None and before is None:
             break
         M_next, distortion, moved, row = _lloyd_pass(M, blocks, rows_of, w, pair, True)
         if before is not None:  # M: the heads after a move and its steps
-            (old, M_old, seeds_old), tried_pair = before
+            (old, M_old), tried_pair = before
             before = None
             if not distortion < old:  # back to the heads before the move (stepped)
-                M, seeds = M_old, seeds_old
+                M = M_old
                 tried.add(tried_pair)
                 continue
         if pair is None:
@@ -113,15 +106,12 @@ def refine_heads(M, n_rows, rows_of, weights=None, *, keep_seeds=False,
             tried.add(pair)
             M = M_next
             continue
-        before = (distortion, M_next, seeds.copy()), pair
+        before = (distortion, M_next), pair
         M = M_next.copy()
-        M[moved] = seeds[moved] = row
+        M[moved] = row
         for _ in range(LLOYD_STEPS):
             M = _lloyd_pass(M, blocks, rows_of, w)[0]
-    if not keep_seeds:
-        return M
-    held = np.argmax(np.abs(seeds @ M.T), axis=1) == np.arange(K)
-    return np.where(held[:, None], seeds, M)
+    return M
 
 
 def _shared_pair(M, tried=()):
