@@ -11,9 +11,10 @@ from ..._init import (centred_order, centred_rows, centred_rows_in_order, distin
                       draw_distinct_rows)
 from ..shared import check_points, counted
 
-__all__ = ["DRAW_CHUNK", "MISSED_ROWS_PER_CENTRE", "SAMPLE_DISTANCE_FACTOR", "SEED_MIN_ROWS",
-           "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE", "counted_rows", "sample_missed_rows",
-           "seed_points", "seeding_positions", "seeding_size", "widened_sample"]
+__all__ = ["DRAW_CHUNK", "MISSED_ROWS_PER_CENTRE", "SAMPLE_DISTANCE_FACTOR", "SEED_DRAW_BUDGET",
+           "SEED_MIN_ROWS", "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE", "counted_rows",
+           "sample_missed_rows", "seed_points", "seeding_positions", "seeding_size",
+           "widened_sample"]
 
 
 #: The arguments of ``sklearn.cluster._kmeans._kmeans_plusplus`` (scikit-learn 1.3 to 1.9).
@@ -42,6 +43,19 @@ SEED_ROWS_PER_CENTRE = 16
 #: default fit's risk, another swap found; at K = 256 the draw from 2**14 rows
 #: costs 0.33 s against 0.17.)
 SEED_MIN_ROWS = 2**14
+
+#: Rows times centres the k-means++ draw reads at most above
+#: :data:`SEED_MIN_ROWS` rows (but never fewer than :data:`SEED_ROWS_PER_CENTRE`
+#: rows per centre): scikit-learn's greedy draw makes a few passes over its
+#: rows per centre, so its cost grows as rows x K, and the floor of
+#: :data:`SEED_MIN_ROWS` rows alone made it a quarter of a fit at K = 64 and
+#: more.  2**18 keeps the floor up to K = 16 and reads 64 rows per centre at
+#: K = 64, 16 from K = 128 on.  Measured (5e4 rows, one thread, CPU time,
+#: medians of 5 draws): the seeding of blobs 5e4 x 16, K = 64 0.055 -> 0.027 s,
+#: of uniform 5e4 x 64, K = 256 0.41 -> 0.18 s (the rest: the check of the
+#: seeds' distances on all the rows, :func:`sample_missed_rows`); the fits'
+#: inertia in ``benchmarks/bench_grid.py --quick`` (see the CHANGELOG).
+SEED_DRAW_BUDGET = 2**18
 
 #: On wide rows, the floor :data:`SEED_MIN_ROWS` counts numbers: the draw
 #: samples down to this many numbers' worth of rows (but not below
@@ -200,12 +214,16 @@ def _draw_distances(X, offset, two, Z):
 
 
 def seeding_size(n_rows, n_clusters, n_features=1):
-    """The rows the k-means++ draw reads: all ``n_rows``, or at most
-    :data:`SEED_ROWS_PER_CENTRE` per centre and at least :data:`SEED_MIN_ROWS`
-    (rows of ``n_features``: at least :data:`SEED_MIN_NUMBERS` numbers' worth
-    of them where that is fewer)."""
+    """The rows the k-means++ draw reads: all ``n_rows`` up to :data:`SEED_MIN_ROWS`
+    (rows of ``n_features``: :data:`SEED_MIN_NUMBERS` numbers' worth of them
+    where that is fewer), else a sample of :data:`SEED_ROWS_PER_CENTRE` per
+    centre, and at least that floor, or :data:`SEED_DRAW_BUDGET` over the
+    centres where that is fewer."""
+    n, K = int(n_rows), max(int(n_clusters), 1)
     floor = min(SEED_MIN_ROWS, max(1, SEED_MIN_NUMBERS // max(int(n_features), 1)))
-    return min(int(n_rows), max(floor, SEED_ROWS_PER_CENTRE * int(n_clusters)))
+    if n <= floor:
+        return n
+    return min(n, max(SEED_ROWS_PER_CENTRE * K, min(floor, SEED_DRAW_BUDGET // K)))
 
 
 def seeding_positions(n_rows, n_clusters, rng, weights=None, n_features=1):
