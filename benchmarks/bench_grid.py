@@ -30,7 +30,7 @@ Usage::
     python benchmarks/bench_grid.py               # the issue's grid (long)
     python benchmarks/bench_grid.py --smoke       # tiny cells, seconds (CI)
     python benchmarks/bench_grid.py --cell uniform,50000,64,1024 --clock cpu
-    python benchmarks/bench_grid.py --quick --clock cpu --baseline /tmp/main
+    python benchmarks/bench_grid.py --quick --clock cpu --baseline ../main-copy
 """
 
 import argparse
