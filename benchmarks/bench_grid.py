@@ -13,6 +13,11 @@ steps (``n_iter_``) and ``*`` for a fit that raised a ConvergenceWarning.
 ``--clock cpu`` times by the process's CPU time (``time.process_time``: on a
 shared machine, the time of this process alone) instead of the wall clock;
 ``--cell kind,n,d,K`` (repeated) runs those cells instead of a grid.
+``--baseline DIR`` also fits another version of the package, interleaved with
+the others: ``DIR`` holds its ``sklearn_attnclust`` folder with the kernel
+built (``git archive main sklearn_attnclust | tar -x -C DIR``, then the built
+``_point_kernel*.so`` copied in), imported under another name (the package's
+imports are relative); its rows are ``AttentionQuantizer (baseline)``.
 
 Peers: ``KMeans(n_init=1)``, ``MiniBatchKMeans``, and ``faiss.Kmeans`` (its
 defaults: 20 iterations on at most 256 rows per centroid, random starts; in
@@ -25,13 +30,17 @@ Usage::
     python benchmarks/bench_grid.py               # the issue's grid (long)
     python benchmarks/bench_grid.py --smoke       # tiny cells, seconds (CI)
     python benchmarks/bench_grid.py --cell uniform,50000,64,1024 --clock cpu
+    python benchmarks/bench_grid.py --quick --clock cpu --baseline ../main-copy
 """
 
 import argparse
 import itertools
+import importlib
 import os
 import platform
+import shutil
 import sys
+import tempfile
 import time
 import warnings
 
@@ -65,12 +74,26 @@ class FaissKMeans:
         return self
 
 
-def methods():
+def baseline_estimator(folder):
+    """``AttentionQuantizer`` of the package in ``folder/sklearn_attnclust``, copied to
+    a temporary folder as ``sklearn_attnclust_baseline`` and imported from there."""
+    source = os.path.join(folder, "sklearn_attnclust")
+    if not os.path.isfile(os.path.join(source, "__init__.py")):
+        raise SystemExit(f"--baseline: no sklearn_attnclust package in {folder!r}")
+    where = tempfile.mkdtemp(prefix="bench_grid_baseline_")
+    shutil.copytree(source, os.path.join(where, "sklearn_attnclust_baseline"))
+    sys.path.insert(0, where)
+    return importlib.import_module("sklearn_attnclust_baseline").AttentionQuantizer
+
+
+def methods(baseline=None):
     found = {
         "AttentionQuantizer": lambda K, s: AttentionQuantizer(K, random_state=s),
         "KMeans(n_init=1)": lambda K, s: KMeans(K, n_init=1, random_state=s),
         "MiniBatchKMeans": lambda K, s: MiniBatchKMeans(K, n_init=1, random_state=s),
     }
+    if baseline is not None:
+        found["AttentionQuantizer (baseline)"] = lambda K, s: baseline(K, random_state=s)
     if faiss is not None:
         found["faiss.Kmeans"] = FaissKMeans
     return found
@@ -97,9 +120,9 @@ def grid(which):
         ("blobs", "uniform"), (50_000, 100_000), (2, 16, 64, 512), (8, 64, 256, 1024))]
 
 
-def run_cell(kind, n, d, K, repeat, clock=time.perf_counter):
+def run_cell(kind, n, d, K, repeat, clock=time.perf_counter, baseline=None):
     X = data(kind, n, d, K)
-    found = methods()
+    found = methods(baseline)
     times = {m: [] for m in found}
     inert = {m: [] for m in found}
     steps = {m: [] for m in found}
@@ -141,6 +164,8 @@ def main(argv=None):
                         help="time by the wall clock or the process's CPU time")
     parser.add_argument("--cell", action="append", default=[],
                         help="kind,n,d,K: a cell to run (repeated), instead of a grid")
+    parser.add_argument("--baseline", default=None, metavar="DIR",
+                        help="also fit the sklearn_attnclust package in DIR (another version)")
     parser.add_argument("--output-dir", default=os.path.join(os.path.dirname(
         os.path.abspath(__file__)), "results"))
     args = parser.parse_args(argv)
@@ -162,11 +187,12 @@ def table(args):
     cells = [(k, int(n), int(d), int(K)) for k, n, d, K in
              (c.split(",") for c in args.cell)] if args.cell else grid(which)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    baseline = baseline_estimator(args.baseline) if args.baseline else None
     lines = ["| data | method | fit (s) | / KMeans (spread) | inertia / KMeans | / faiss "
              "| inertia / faiss | steps |", "|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     for cell in cells:
-        for case, m, t, r, lo, hi, i, tf, i_f, st in run_cell(*cell, args.repeat, clock):
+        for case, m, t, r, lo, hi, i, tf, i_f, st in run_cell(*cell, args.repeat, clock, baseline):
             lines.append(f"| {case} | {m} | {t:.3f} | {r:.2f} ({lo:.2f} to {hi:.2f}) "
                          f"| {i:.3f} | {tf:.2f} | {i_f:.4f} | {st:.0f} |")
             print(lines[-1], flush=True)

@@ -706,6 +706,16 @@ def test_kmeans_plusplus_on_a_sample_of_many_rows():
     assert seeding.seeding_size(10**3, 8, 10**4) == seeding.SEED_MIN_NUMBERS // 10**4 == 419
     assert seeding.seeding_size(10**4, 64, 10**4) == seeding.SEED_ROWS_PER_CENTRE * 64
     assert seeding.seeding_size(300, 8, 10**4) == 300
+    # many centres on rows of SEED_DRAW_FEATURES features or more: the floor cut
+    # to SEED_DRAW_BUDGET rows x centres, to no fewer than SEED_ROWS_PER_CENTRE
+    # per centre; small data still read every row, fewer features the floor
+    assert seeding.SEED_DRAW_FEATURES == 16
+    assert seeding.seeding_size(10**6, 64, 16) == seeding.SEED_DRAW_BUDGET // 64 == 4096
+    assert seeding.seeding_size(10**6, 64, 64) == 4096
+    assert seeding.seeding_size(10**6, 16, 64) == seeding.SEED_MIN_ROWS
+    assert seeding.seeding_size(10**6, 256, 2) == seeding.SEED_MIN_ROWS
+    assert seeding.seeding_size(10**6, 256, 64) == seeding.SEED_ROWS_PER_CENTRE * 256
+    assert seeding.seeding_size(seeding.SEED_MIN_ROWS, 64, 16) == seeding.SEED_MIN_ROWS
     # a sample drawn over the rows' canonical order: the seeds of the set of rows
     X, _ = make_blobs(seeding.SEED_MIN_ROWS + 5000, 3, centers=5, random_state=0)
     chart, cov = chart_from_data(X, None)

@@ -368,7 +368,9 @@ def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(m
     monkeypatch.setattr(_swap, "swap_target", spy_target)
     monkeypatch.setattr(_strategy._Descent, "run", spy_run)
     X, _ = make_blobs(50000, 16, centers=64, random_state=0)
-    AttentionQuantizer(64, random_state=0).fit(X)
+    # (a start that leaves a blob without a head: seeds 1 to 4 of 0 to 5 since the
+    # k-means++ draw reads 4096 rows here, SEED_DRAW_BUDGET; seed 0 no longer does)
+    AttentionQuantizer(64, random_state=1).fit(X)
     assert any(change < 0 for change, _ in forced)
     # (more heads than blobs: moves that raise the hard risk a little, descended)
     X, _ = make_blobs(3000, 2, centers=3, random_state=0)

@@ -11,9 +11,10 @@ from ..._init import (centred_order, centred_rows, centred_rows_in_order, distin
                       draw_distinct_rows)
 from ..shared import check_points, counted
 
-__all__ = ["DRAW_CHUNK", "MISSED_ROWS_PER_CENTRE", "SAMPLE_DISTANCE_FACTOR", "SEED_MIN_ROWS",
-           "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE", "counted_rows", "sample_missed_rows",
-           "seed_points", "seeding_positions", "seeding_size", "widened_sample"]
+__all__ = ["DRAW_CHUNK", "MISSED_ROWS_PER_CENTRE", "SAMPLE_DISTANCE_FACTOR", "SEED_DRAW_BUDGET",
+           "SEED_DRAW_FEATURES", "SEED_MIN_ROWS", "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE",
+           "counted_rows", "sample_missed_rows", "seed_points", "seeding_positions",
+           "seeding_size", "widened_sample"]
 
 
 #: The arguments of ``sklearn.cluster._kmeans._kmeans_plusplus`` (scikit-learn 1.3 to 1.9).
@@ -42,6 +43,30 @@ SEED_ROWS_PER_CENTRE = 16
 #: default fit's risk, another swap found; at K = 256 the draw from 2**14 rows
 #: costs 0.33 s against 0.17.)
 SEED_MIN_ROWS = 2**14
+
+#: Rows x centres the k-means++ draw reads at most above :data:`SEED_MIN_ROWS`
+#: rows of at least :data:`SEED_DRAW_FEATURES` features (but never fewer than
+#: :data:`SEED_ROWS_PER_CENTRE` rows per centre): scikit-learn's greedy draw
+#: makes a few passes over its rows per centre, so its cost grows as rows x K,
+#: and the floor of :data:`SEED_MIN_ROWS` rows alone made it a quarter of a fit
+#: at K = 64 and more.  2**18 keeps the floor up to K = 16, reads 4096 rows at
+#: K = 64 and 16 per centre from K = 256 on.  Measured (5e4 rows, one thread,
+#: CPU time, medians of 5 draws): the seeding of blobs 5e4 x 16, K = 64 0.055
+#: -> 0.027 s, of uniform 5e4 x 64, K = 256 0.41 -> 0.18 s (the rest: the
+#: check of the seeds' distances on all the rows, :func:`sample_missed_rows`);
+#: the fits' inertia within 0.06 % (``benchmarks/bench_grid.py --quick``, 3
+#: seeds), and the same at d = 16 in ``benchmarks/hard_cases.py --part many``.
+SEED_DRAW_BUDGET = 2**18
+
+#: The fewest features at which :data:`SEED_DRAW_BUDGET` cuts the draw's rows:
+#: on fewer, the seeds decide more of the fit, and the draw is cheap beside it.
+#: Measured in 2-D, n = 5e4, 2 seeds: with the budget's 4096 rows at K = 64
+#: (``benchmarks/hard_cases.py --part many``) blobs ended at 1.007 x KMeans's
+#: inertia against 1.004 from 16384 rows, uniform rows at K = 20 and 64 at
+#: 1.000 against 0.995 and 0.997; with 8192 rows at K = 256 blobs at 0.992
+#: against 0.988, in 1.10 x the time (uniform 0.987 against 0.994, 1.12 x the
+#: time).  Between 2 and 16 features: not measured (the floor kept).
+SEED_DRAW_FEATURES = 16
 
 #: On wide rows, the floor :data:`SEED_MIN_ROWS` counts numbers: the draw
 #: samples down to this many numbers' worth of rows (but not below
@@ -200,12 +225,19 @@ def _draw_distances(X, offset, two, Z):
 
 
 def seeding_size(n_rows, n_clusters, n_features=1):
-    """The rows the k-means++ draw reads: all ``n_rows``, or at most
-    :data:`SEED_ROWS_PER_CENTRE` per centre and at least :data:`SEED_MIN_ROWS`
-    (rows of ``n_features``: at least :data:`SEED_MIN_NUMBERS` numbers' worth
-    of them where that is fewer)."""
-    floor = min(SEED_MIN_ROWS, max(1, SEED_MIN_NUMBERS // max(int(n_features), 1)))
-    return min(int(n_rows), max(floor, SEED_ROWS_PER_CENTRE * int(n_clusters)))
+    """The rows the k-means++ draw reads: all ``n_rows`` up to :data:`SEED_MIN_ROWS`
+    (rows of ``n_features``: :data:`SEED_MIN_NUMBERS` numbers' worth of them
+    where that is fewer), else a sample of :data:`SEED_ROWS_PER_CENTRE` per
+    centre, and at least that floor, or (rows of at least
+    :data:`SEED_DRAW_FEATURES` features) :data:`SEED_DRAW_BUDGET` over the
+    centres where that is fewer."""
+    n, K, d = int(n_rows), max(int(n_clusters), 1), max(int(n_features), 1)
+    floor = min(SEED_MIN_ROWS, max(1, SEED_MIN_NUMBERS // d))
+    if n <= floor:
+        return n
+    if d >= SEED_DRAW_FEATURES:
+        floor = min(floor, SEED_DRAW_BUDGET // K)
+    return min(n, max(SEED_ROWS_PER_CENTRE * K, floor))
 
 
 def seeding_positions(n_rows, n_clusters, rng, weights=None, n_features=1):
