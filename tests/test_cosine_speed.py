@@ -36,6 +36,25 @@ def test_unit_kmeans_plusplus_draws_scikit_learns_seeds(sparse, dtype, weighted)
                                       Y[ref].toarray() if sparse else Y[ref])
 
 
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_unit_kmeans_plusplus_through_an_order_draws_the_ordered_rows_seeds(sparse, dtype):
+    # the seeds of the rows read through ``order`` are those of the rows in order
+    # (the fit's seeding, without a copy of the unit rows in order)
+    Y = unit_rows(_text(700, 90, 4, dtype))
+    Y = Y if sparse else Y.toarray()
+    rng = np.random.default_rng(5)
+    order = rng.permutation(700)
+    w = rng.uniform(0.2, 3.0, 700)
+    for K, seed in ((2, 0), (9, 1), (20, 2)):
+        for weights in (None, w):
+            Z, ids = unit_kmeans_plusplus(Y[order], K, weights, np.random.RandomState(seed))
+            Z2, ids2 = unit_kmeans_plusplus(Y, K, weights, np.random.RandomState(seed), order)
+            np.testing.assert_array_equal(ids2, ids)
+            np.testing.assert_array_equal(Z2.toarray() if sparse else Z2,
+                                          Z.toarray() if sparse else Z)
+
+
 def test_sparse_row_exponents_equal_the_dense_ones():
     X = _text(300, 50, 3)
     X = sp.vstack([X, sp.csr_matrix(np.r_[0.0, 2.0**-600, np.zeros(48)][None])]).tocsr()

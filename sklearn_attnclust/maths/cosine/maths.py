@@ -95,13 +95,16 @@ SPARSE_PAIRS_MIN_DENSITY = 64
 RELAX_GROW, RELAX_MAX, RELAX_SHRINK = 1.5, 4.0, 0.5
 
 #: Dense rows of at most this many numbers have their unit rows computed once
-#: for the relocations and the swap stage (three copies otherwise), kept for the
-#: fit's length; their order is computed once per fit whatever their size.
-#: Measured (one thread, von Mises-Fisher rows, n = 4000, d = 384, K = 20): 60
-#: ms of a 0.3 s fit.  The seeds' unit rows in order are built from the rows,
-#: the kept unit rows dropped first, and larger rows build theirs where needed,
-#: so that no two copies of all the rows are held at once (the fit's peak at
-#: 1000 x 10000: 3.5 times the rows, 1.6 so).
+#: for the seeds, the relocations and the swap stage (three copies otherwise),
+#: kept for the fit's length; their order is computed once per fit whatever
+#: their size.  Measured (one thread, von Mises-Fisher rows, n = 4000, d = 384,
+#: K = 20): 60 ms of a 0.3 s fit.  The seeds read the unit rows through their
+#: order (no copy in order: :func:`.seeding.unit_kmeans_plusplus`), and larger
+#: rows build theirs where needed (those of the order kept for the seeds), so
+#: that no two copies of all the rows are held at once (the fit's peak at 1000
+#: x 10000: 3.5 times the rows, 1.6 so).  The seeds once read the unit rows in
+#: order, built anew from the rows: the order's, the seeds' and the swap
+#: stage's three builds of 5 ms a fit at n = 4000, d = 384, now one.
 UNIT_CACHE_SIZE = 2**22
 
 
@@ -213,18 +216,19 @@ class CosineMaths(LayerMaths):
         self._held.forget()
         self._reset_steps()
 
-    def _unit_order(self, rows, weights):
-        """:func:`.seeding._unit_order` of the unit rows of ``rows`` (those kept by
-        :meth:`_unit_rows`, else built for it alone) and, for CSR rows, their
-        :func:`.rows.sparse_row_keys` (None for dense rows), kept for the fit's
-        later calls on the same rows and weights (the seeds' and the swap
-        stage's: the keys, a pass over the entries, and the sort once)."""
+    def _unit_order(self, rows, weights, unit=None):
+        """:func:`.seeding._unit_order` of the unit rows of ``rows`` (``unit`` where
+        the caller holds them, else those kept by :meth:`_unit_rows`, else built
+        for it alone) and, for CSR rows, their :func:`.rows.sparse_row_keys`
+        (None for dense rows), kept for the fit's later calls on the same rows
+        and weights (the seeds' and the swap stage's: the keys, a pass over the
+        entries, and the sort once)."""
         if self._unit_cache[0] is not rows:
             self._unit_cache = (rows, None, {})
         orders = self._unit_cache[2]
         key = id(weights)
         if key not in orders or orders[key][0] is not weights:
-            Y = self._kept_unit_rows(rows)
+            Y = self._kept_unit_rows(rows) if unit is None else unit
             Y = unit_rows(rows) if Y is None else Y
             keys = sparse_row_keys(Y, _SEED) if _is_sparse(Y) else None
             orders[key] = (weights, _unit_order(Y, weights, keys), keys)
@@ -246,15 +250,16 @@ class CosineMaths(LayerMaths):
         rows = as_rows(rows)
         K = self.n_clusters
         if isinstance(init, str):
-            # the unit rows in order, built from the rows (not gathered from the unit
-            # rows, whose kept copy is dropped first): one copy of the rows at a time
-            order = self._unit_order(rows, weights)[0]
-            self._unit_cache = (rows, None, self._unit_cache[2])
-            Y = unit_rows(rows, order)
+            # one copy of the unit rows (kept by _unit_rows for the fit where they are
+            # small and dense, else for the seeding alone), read in their order
+            Y = self._unit_rows(rows)
+            order = self._unit_order(rows, weights, Y)[0]
             w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
             if init == "k-means++":
-                Z = self._seed_kmeans_plusplus(Y, w, rng)
-            else:  # "random": distinct rows, drawn by weight
+                Z = self._seed_kmeans_plusplus(Y, w, rng, order)
+            else:  # "random": distinct rows (adjacent copies: the unit rows in order), by weight
+                Y = None  # (built from the rows, beside no other copy of them)
+                Y = unit_rows(rows, order)
                 Z = Y[_draw_distinct(Y, K, rng, w)]
             Z = Z.toarray() if _is_sparse(Z) else Z
             M = _unit(np.asarray(Z, dtype=np.float64))
@@ -262,12 +267,12 @@ class CosineMaths(LayerMaths):
         Z = init(rows, K, rng) if callable(init) else init
         return check_unit_heads(Z, K, rows.shape[1])
 
-    def _seed_kmeans_plusplus(self, Y, w, rng):
-        """Greedy k-means++ on the unit rows (:func:`.seeding.unit_kmeans_plusplus`:
+    def _seed_kmeans_plusplus(self, Y, w, rng, order):
+        """Greedy k-means++ on the unit rows ``Y[order]`` (:func:`.seeding.unit_kmeans_plusplus`:
         scikit-learn's draws; one seeding: the best of 8 by the seeds' sum of
         cosines was worse, measured on von Mises-Fisher mixtures d = 384, K = 20:
         median ARI 0.935 against 1.0)."""
-        return unit_kmeans_plusplus(Y, self.n_clusters, w, rng)[0]
+        return unit_kmeans_plusplus(Y, self.n_clusters, w, rng, order)[0]
 
     def risk(self, M, stats, return_grad=False):
         M = np.asarray(M, dtype=np.float64)
