@@ -55,6 +55,22 @@ def test_unit_kmeans_plusplus_through_an_order_draws_the_ordered_rows_seeds(spar
                                           Z.toarray() if sparse else Z)
 
 
+@pytest.mark.parametrize("repeated", [False, True])
+def test_sparse_unit_order_without_keys_is_the_keyed_one(repeated):
+    # without the rows' keys the order sorts the cosines alone, and hashes the rows
+    # only where two cosines tie (repeated rows): the order of the keyed sort
+    from sklearn_attnclust.maths.cosine.rows import _SEED, sparse_row_keys
+
+    X = _text(400, 60, 6)
+    if repeated:
+        X = sp.vstack([X, X[:50], X[10:20]]).tocsr()
+    Y = unit_rows(X)
+    w = np.random.default_rng(7).uniform(0.2, 3.0, Y.shape[0])
+    for weights in (None, w):
+        np.testing.assert_array_equal(_unit_order(Y, weights),
+                                      _unit_order(Y, weights, sparse_row_keys(Y, _SEED)))
+
+
 def test_sparse_row_exponents_equal_the_dense_ones():
     X = _text(300, 50, 3)
     X = sp.vstack([X, sp.csr_matrix(np.r_[0.0, 2.0**-600, np.zeros(48)][None])]).tocsr()

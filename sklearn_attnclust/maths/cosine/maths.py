@@ -37,7 +37,7 @@ from .seeding import (_draw_distinct, _key_starts, _repair, _unit, _unit_order,
                       check_unit_heads, ordered_unit_starts, unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
 from ..held import HeldLabels
-from ...layers.base import LayerMaths
+from ...layers.base import LayerMaths, swap_of
 
 __all__ = ["CosineMaths", "PairlessCosineMaths", "cosine_maths", "log_bessel_iv",
            "pair_limit", "vmf_log_normaliser"]
@@ -219,10 +219,11 @@ class CosineMaths(LayerMaths):
     def _unit_order(self, rows, weights, unit=None):
         """:func:`.seeding._unit_order` of the unit rows of ``rows`` (``unit`` where
         the caller holds them, else those kept by :meth:`_unit_rows`, else built
-        for it alone) and, for CSR rows, their :func:`.rows.sparse_row_keys`
-        (None for dense rows), kept for the fit's later calls on the same rows
-        and weights (the seeds' and the swap stage's: the keys, a pass over the
-        entries, and the sort once)."""
+        for it alone) and, for CSR rows and a maths with a swap stage, their
+        :func:`.rows.sparse_row_keys` (None for dense rows, and without the
+        stage: the order then takes them only to break ties), kept for the
+        fit's later calls on the same rows and weights (the seeds' and the swap
+        stage's: the keys, a pass over the entries, and the sort once)."""
         if self._unit_cache[0] is not rows:
             self._unit_cache = (rows, None, {})
         orders = self._unit_cache[2]
@@ -230,7 +231,8 @@ class CosineMaths(LayerMaths):
         if key not in orders or orders[key][0] is not weights:
             Y = self._kept_unit_rows(rows) if unit is None else unit
             Y = unit_rows(rows) if Y is None else Y
-            keys = sparse_row_keys(Y, _SEED) if _is_sparse(Y) else None
+            keys = (sparse_row_keys(Y, _SEED) if _is_sparse(Y) and swap_of(self) is not None
+                    else None)
             orders[key] = (weights, _unit_order(Y, weights, keys), keys)
         return orders[key][1:]
 

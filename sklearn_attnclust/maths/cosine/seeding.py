@@ -27,7 +27,15 @@ def _unit_order(Y, weights, keys=None):
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
         mean = np.asarray(Y.mean(axis=0) if w is None else (Y.T @ w) / w.sum()).ravel()
         key = -np.asarray(Y @ mean).ravel()
-        return np.lexsort((sparse_row_keys(Y, _SEED) if keys is None else keys, key))
+        if keys is None:
+            # the rows' keys (a hash of their entries, 4 ms of 3842 TF-IDF rows)
+            # only to break ties of the cosines: without one, the same order
+            order = np.argsort(key, kind="stable")
+            ranked = key[order]
+            if np.all(ranked[1:] != ranked[:-1]):
+                return order
+            keys = sparse_row_keys(Y, _SEED)
+        return np.lexsort((keys, key))
     center = np.average(Y, axis=0, weights=weights).astype(np.float64)
     n, step = Y.shape[0], dense_block_rows(Y.shape[1])
     top, key = 0.0, np.empty(n)
