@@ -71,6 +71,20 @@ def test_sparse_unit_order_without_keys_is_the_keyed_one(repeated):
                                       _unit_order(Y, weights, sparse_row_keys(Y, _SEED)))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dense_direction_keys_by_blocks_are_the_whole_rows_ones(dtype, monkeypatch):
+    # the keys' reductions a block of rows at a time: the keys of one block of all
+    from sklearn_attnclust.maths.cosine import rows
+
+    rng = np.random.default_rng(8)
+    base = (rng.normal(size=(3000, 70)) * rng.uniform(0.01, 100.0, (3000, 1))).astype(dtype)
+    for X in (base, np.asfortranarray(base), base[:, ::3], base[::2]):
+        blocks = rows._direction_keys(X)
+        with monkeypatch.context() as m:
+            m.setattr(rows, "DENSE_BLOCK_NUMBERS", 2**40)
+            np.testing.assert_array_equal(blocks, rows._direction_keys(X))
+
+
 def test_sparse_row_exponents_equal_the_dense_ones():
     X = _text(300, 50, 3)
     X = sp.vstack([X, sp.csr_matrix(np.r_[0.0, 2.0**-600, np.zeros(48)][None])]).tocsr()
