@@ -260,7 +260,7 @@ class CosineMaths(LayerMaths):
             if init == "k-means++":
                 Z = self._seed_kmeans_plusplus(Y, w, rng, order)
             else:  # "random": distinct rows (adjacent copies: the unit rows in order), by weight
-                Y = None  # (built from the rows, the copy above let go first)
+                Y = None  # (built from the rows, the reference above dropped first)
                 Y = unit_rows(rows, order)
                 Z = Y[_draw_distinct(Y, K, rng, w)]
             Z = Z.toarray() if _is_sparse(Z) else Z
