@@ -160,7 +160,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
         # (the last failed trial, its heads and L-BFGS pairs, freed before this
         # one's descent: K d numbers each, the fit's peak memory on wide heads)
         trial = None
-        if target[2] < SWAP_SLACK:
+        if target[2] < getattr(maths, "swap_slack", SWAP_SLACK):
             trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
                                 trial_tol, memory=memory, stop=_Hopeless(bar),
                                 steps=min(SWAP_STEPS, descent.max_iter),

@@ -534,3 +534,26 @@ def test_sparse_partial_fit_with_a_row_of_weight_zero():
         est = AttentionQuantizer(2, geometry=geometry, random_state=0).fit(X)
         est.partial_fit(X[:2], sample_weight=[0.0, 2.0])
         assert np.all(np.isfinite(est.cluster_centers_))
+
+
+def test_fit_labels_rows_as_assign_does():
+    # the fit labels its rows while their norms are known (no pass after it): the
+    # labels and inertia of the layer's assign, with the weights as given
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(4, 12))
+    X = centres[rng.integers(4, size=300)] + 0.4 * rng.normal(size=(300, 12))
+    X *= rng.uniform(0.1, 50.0, size=(300, 1))
+    w = rng.uniform(0.2, 3.0, 300)
+    est = AttentionQuantizer(4, geometry="cosine", random_state=0).fit(X, sample_weight=w)
+    labels, d2 = est.layer_.assign(X)
+    np.testing.assert_array_equal(est.labels_, labels)
+    assert est.inertia_ == est.layer_.inertia(d2, w)
+
+
+def test_rows_on_their_heads_have_zero_inertia():
+    # every row on its head: an inertia of 0, the layer's sum of 1 - cosine (not
+    # the squared distances of the rows to the unit heads)
+    X = np.repeat(np.eye(3) * 5.0, 10, axis=0)
+    est = AttentionQuantizer(3, geometry="cosine", random_state=0).fit(X)
+    assert est.inertia_ == 0.0
+    assert np.bincount(est.labels_).tolist() == [10, 10, 10]

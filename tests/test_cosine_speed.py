@@ -36,6 +36,55 @@ def test_unit_kmeans_plusplus_draws_scikit_learns_seeds(sparse, dtype, weighted)
                                       Y[ref].toarray() if sparse else Y[ref])
 
 
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_unit_kmeans_plusplus_through_an_order_draws_the_ordered_rows_seeds(sparse, dtype):
+    # the seeds of the rows read through ``order`` are those of the rows in order
+    # (the fit's seeding, without a copy of the unit rows in order)
+    Y = unit_rows(_text(700, 90, 4, dtype))
+    Y = Y if sparse else Y.toarray()
+    rng = np.random.default_rng(5)
+    order = rng.permutation(700)
+    w = rng.uniform(0.2, 3.0, 700)
+    for K, seed in ((2, 0), (9, 1), (20, 2)):
+        for weights in (None, w):
+            Z, ids = unit_kmeans_plusplus(Y[order], K, weights, np.random.RandomState(seed))
+            Z2, ids2 = unit_kmeans_plusplus(Y, K, weights, np.random.RandomState(seed), order)
+            np.testing.assert_array_equal(ids2, ids)
+            np.testing.assert_array_equal(Z2.toarray() if sparse else Z2,
+                                          Z.toarray() if sparse else Z)
+
+
+@pytest.mark.parametrize("repeated", [False, True])
+def test_sparse_unit_order_without_keys_is_the_keyed_one(repeated):
+    # without the rows' keys the order sorts the cosines alone, and hashes the rows
+    # only where two cosines tie (repeated rows): the order of the keyed sort
+    from sklearn_attnclust.maths.cosine.rows import _SEED, sparse_row_keys
+
+    X = _text(400, 60, 6)
+    if repeated:
+        X = sp.vstack([X, X[:50], X[10:20]]).tocsr()
+    Y = unit_rows(X)
+    w = np.random.default_rng(7).uniform(0.2, 3.0, Y.shape[0])
+    for weights in (None, w):
+        np.testing.assert_array_equal(_unit_order(Y, weights),
+                                      _unit_order(Y, weights, sparse_row_keys(Y, _SEED)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dense_direction_keys_by_blocks_are_the_whole_rows_ones(dtype, monkeypatch):
+    # the keys' reductions a block of rows at a time: the keys of one block of all
+    from sklearn_attnclust.maths.cosine import rows
+
+    rng = np.random.default_rng(8)
+    base = (rng.normal(size=(3000, 70)) * rng.uniform(0.01, 100.0, (3000, 1))).astype(dtype)
+    for X in (base, np.asfortranarray(base), base[:, ::3], base[::2]):
+        blocks = rows._direction_keys(X)
+        with monkeypatch.context() as m:
+            m.setattr(rows, "DENSE_BLOCK_NUMBERS", 2**40)
+            np.testing.assert_array_equal(blocks, rows._direction_keys(X))
+
+
 def test_sparse_row_exponents_equal_the_dense_ones():
     X = _text(300, 50, 3)
     X = sp.vstack([X, sp.csr_matrix(np.r_[0.0, 2.0**-600, np.zeros(48)][None])]).tocsr()

@@ -19,7 +19,7 @@ from ..rows.statistics import row_extent
 from .._blocks import one_blas_thread
 from .._init import largest_magnitude
 from .._strategy import fit_layer
-from .base import LayerState, register_layer
+from .base import Assignment, LayerState, register_layer
 from .common import at_full_precision, warn_if_not_converged
 from .free_energy import FreeEnergyLayer
 from .stream import Stream
@@ -111,7 +111,8 @@ class CosineLayer(FreeEnergyLayer):
     def fit(self, X, w, rng, *, init=None, n_init=None):
         """Fit to the unit rows of ``X`` (weights ``w`` or None): the cosine
         statistics and maths, then :func:`.._strategy.fit_layer` on them (called
-        here, one frame fewer from the estimator to the kernel)."""
+        here, one frame fewer from the estimator to the kernel).  Returns the
+        :class:`.base.Assignment` of ``X`` (:meth:`_assignment`), or None."""
         X = as_rows(X)
         n, d = X.shape
         start = self.init if init is None else init
@@ -136,8 +137,25 @@ class CosineLayer(FreeEnergyLayer):
                             **self.descent_options(init, n_init, stats.X))
             if mixed:  # the risk at float64 (the descent may end on its float32 passes)
                 fit = at_full_precision(fit, maths.risk(fit.heads, stats))
+            self.source_readouts(fit, maths, X)
+            assignment = self._assignment(X, w) if type(self).fit is CosineLayer.fit else None
         warn_if_not_converged(fit, self.max_iter)
-        self.source_readouts(fit, maths, X)
+        return assignment
+
+    def _assignment(self, X, w):
+        """The labels, inertia (weights ``w``) and rows per cluster of the rows ``X``
+        just fitted, by :meth:`assign` while their norms are known (the fit's:
+        a pass over the rows fewer than the estimator's :meth:`assign` after the
+        fit; measured, one thread, von Mises-Fisher rows, n = 4000, d = 384: 3 to
+        4 ms of a fit of 120); None where the inertia is not a finite number well
+        above float64's smallest (the estimator's own :meth:`assign` then: an
+        inertia it takes as it is).  Only for a fit that ends here (a subclass's
+        fit that goes on from it, the learned layer's, labels its own heads)."""
+        labels, d2 = self.assign(X)
+        inertia = self.inertia(d2, w)
+        if not (np.isfinite(inertia) and inertia > 2.0**-900):
+            return None
+        return Assignment(labels, inertia, np.bincount(labels, minlength=self.n_clusters))
 
     _fit = fit  # (partial_fit's refit on the reservoir)
 

@@ -37,7 +37,7 @@ from .seeding import (_draw_distinct, _key_starts, _repair, _unit, _unit_order,
                       check_unit_heads, ordered_unit_starts, unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
 from ..held import HeldLabels
-from ...layers.base import LayerMaths
+from ...layers.base import LayerMaths, swap_of
 
 __all__ = ["CosineMaths", "PairlessCosineMaths", "cosine_maths", "log_bessel_iv",
            "pair_limit", "vmf_log_normaliser"]
@@ -95,14 +95,33 @@ SPARSE_PAIRS_MIN_DENSITY = 64
 RELAX_GROW, RELAX_MAX, RELAX_SHRINK = 1.5, 4.0, 0.5
 
 #: Dense rows of at most this many numbers have their unit rows computed once
-#: for the relocations and the swap stage (three copies otherwise), kept for the
-#: fit's length; their order is computed once per fit whatever their size.
-#: Measured (one thread, von Mises-Fisher rows, n = 4000, d = 384, K = 20): 60
-#: ms of a 0.3 s fit.  The seeds' unit rows in order are built from the rows,
-#: the kept unit rows dropped first, and larger rows build theirs where needed,
-#: so that no two copies of all the rows are held at once (the fit's peak at
-#: 1000 x 10000: 3.5 times the rows, 1.6 so).
+#: for the seeds, the relocations and the swap stage (three copies otherwise),
+#: kept for the fit's length; their order is computed once per fit whatever
+#: their size.  Measured (one thread, von Mises-Fisher rows, n = 4000, d = 384,
+#: K = 20): 60 ms of a 0.3 s fit.  The seeds read the unit rows through their
+#: order (no copy in order: :func:`.seeding.unit_kmeans_plusplus`), and larger
+#: rows build theirs where needed (those of the order kept for the seeds), so
+#: that no two copies of all the rows are held at once (the fit's peak at 1000
+#: x 10000: 3.5 times the rows, 1.6 so).  The seeds once read the unit rows in
+#: order, built anew from the rows: the order's, the seeds' and the swap
+#: stage's three builds of 5 ms a fit at n = 4000, d = 384, now one.
 UNIT_CACHE_SIZE = 2**22
+
+
+#: The swap stage's slack for the cosine layer (:data:`..._swap.SWAP_SLACK`, 0.1
+#: for the others): a trial is descended only if moving its head to the
+#: candidate row raises the hard risk (``sum (2 - 2 cos)`` to the nearest head)
+#: by less than this share of it.  Measured (one thread, CPU time, von
+#: Mises-Fisher mixtures of ``benchmarks/bench_cosine.py --case vmf``, 10 seeds x
+#: 2, interleaved, median ms / mean passes a fit, 0.1 against 0.02): d = 64, K =
+#: 20, within-cluster cosine 0.3, 61.7 / 33.2 -> 48.7 / 20.1, cosine 0.6, 60.4 /
+#: 28.3 -> 46.3 / 18.1; d = 384, K = 20, 182.6 / 30.1 -> 154.3 / 20.4 and 167.6
+#: / 22.0 -> 155.1 / 18.9; K = 5, 7.4 -> 6.3 (d = 64) and 27.6 -> 25.8 (d = 384);
+#: the same median and least adjusted Rand index and mean inertia in every row
+#: but d = 384, K = 5, cosine 0.3: mean inertia 449.14 -> 449.39 (one seed of 10
+#: at 451.07 against 448.60, its ARI 1.0 both).  0.01: as 0.02; 0:
+#: K = 20 lost clusters (least ARI 0.86 and 0.88, median 0.963 and 0.944).
+COSINE_SWAP_SLACK = 0.02
 
 
 # -- von Mises-Fisher normaliser ---------------------------------------------
@@ -152,6 +171,7 @@ class CosineMaths(LayerMaths):
     """The cosine layer's mathematics, for :mod:`sklearn_attnclust._strategy`."""
 
     coarse_tol = COARSE_TOL
+    swap_slack = COSINE_SWAP_SLACK  # (the swap stage's: :data:`COSINE_SWAP_SLACK`)
     # unit_root: the default 1 (the risk is dimensionless: a mean 1 - cosine)
 
     def __init__(self, n_clusters, temperature, spread, n_features):
@@ -196,20 +216,23 @@ class CosineMaths(LayerMaths):
         self._held.forget()
         self._reset_steps()
 
-    def _unit_order(self, rows, weights):
-        """:func:`.seeding._unit_order` of the unit rows of ``rows`` (those kept by
-        :meth:`_unit_rows`, else built for it alone) and, for CSR rows, their
-        :func:`.rows.sparse_row_keys` (None for dense rows), kept for the fit's
-        later calls on the same rows and weights (the seeds' and the swap
+    def _unit_order(self, rows, weights, unit=None):
+        """:func:`.seeding._unit_order` of the unit rows of ``rows`` (``unit`` where
+        the caller holds them, else those kept by :meth:`_unit_rows`, else built
+        for it alone) and, for CSR rows and a maths with a swap stage, their
+        :func:`.rows.sparse_row_keys` (None for dense rows, and without the
+        stage: the order then takes them only to break ties), kept for the
+        fit's later calls on the same rows and weights (the seeds' and the swap
         stage's: the keys, a pass over the entries, and the sort once)."""
         if self._unit_cache[0] is not rows:
             self._unit_cache = (rows, None, {})
         orders = self._unit_cache[2]
         key = id(weights)
         if key not in orders or orders[key][0] is not weights:
-            Y = self._kept_unit_rows(rows)
+            Y = self._kept_unit_rows(rows) if unit is None else unit
             Y = unit_rows(rows) if Y is None else Y
-            keys = sparse_row_keys(Y, _SEED) if _is_sparse(Y) else None
+            keys = (sparse_row_keys(Y, _SEED) if _is_sparse(Y) and swap_of(self) is not None
+                    else None)
             orders[key] = (weights, _unit_order(Y, weights, keys), keys)
         return orders[key][1:]
 
@@ -229,15 +252,16 @@ class CosineMaths(LayerMaths):
         rows = as_rows(rows)
         K = self.n_clusters
         if isinstance(init, str):
-            # the unit rows in order, built from the rows (not gathered from the unit
-            # rows, whose kept copy is dropped first): one copy of the rows at a time
-            order = self._unit_order(rows, weights)[0]
-            self._unit_cache = (rows, None, self._unit_cache[2])
-            Y = unit_rows(rows, order)
+            # one copy of the unit rows (kept by _unit_rows for the fit where they are
+            # small and dense, else for the seeding alone), read in their order
+            Y = self._unit_rows(rows)
+            order = self._unit_order(rows, weights, Y)[0]
             w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
             if init == "k-means++":
-                Z = self._seed_kmeans_plusplus(Y, w, rng)
-            else:  # "random": distinct rows, drawn by weight
+                Z = self._seed_kmeans_plusplus(Y, w, rng, order)
+            else:  # "random": distinct rows (adjacent copies: the unit rows in order), by weight
+                Y = None  # (built from the rows, the reference above dropped first)
+                Y = unit_rows(rows, order)
                 Z = Y[_draw_distinct(Y, K, rng, w)]
             Z = Z.toarray() if _is_sparse(Z) else Z
             M = _unit(np.asarray(Z, dtype=np.float64))
@@ -245,12 +269,12 @@ class CosineMaths(LayerMaths):
         Z = init(rows, K, rng) if callable(init) else init
         return check_unit_heads(Z, K, rows.shape[1])
 
-    def _seed_kmeans_plusplus(self, Y, w, rng):
-        """Greedy k-means++ on the unit rows (:func:`.seeding.unit_kmeans_plusplus`:
+    def _seed_kmeans_plusplus(self, Y, w, rng, order):
+        """Greedy k-means++ on the unit rows ``Y[order]`` (:func:`.seeding.unit_kmeans_plusplus`:
         scikit-learn's draws; one seeding: the best of 8 by the seeds' sum of
         cosines was worse, measured on von Mises-Fisher mixtures d = 384, K = 20:
         median ARI 0.935 against 1.0)."""
-        return unit_kmeans_plusplus(Y, self.n_clusters, w, rng)[0]
+        return unit_kmeans_plusplus(Y, self.n_clusters, w, rng, order)[0]
 
     def risk(self, M, stats, return_grad=False):
         M = np.asarray(M, dtype=np.float64)

@@ -330,9 +330,20 @@ def _direction_keys(X):
         top = np.where(gaps, np.maximum(top, 0.0), top)
         low = np.where(gaps, np.minimum(low, 0.0), low)
     else:
-        total = np.asarray(X.sum(axis=1, dtype=np.float64))
-        top = np.asarray(X.max(axis=1), dtype=np.float64)
-        low = np.asarray(X.min(axis=1), dtype=np.float64)
+        # a block of DENSE_BLOCK_NUMBERS numbers at a time, its three reductions
+        # while it is in the cache (each row's the same numbers: a reduction
+        # along a row reads that row alone; the same keys, C- and F-ordered
+        # rows and strided views).  Measured (one thread, CPU medians of 30,
+        # interleaved, normal rows): 4000 x 384 float64 3.1 -> 2.3 ms, float32
+        # 2.4 -> 2.2 ms; 400 x 5000 2.3 -> 1.8 ms; 4000 x 64 1.1 -> 0.9 ms;
+        # 1000 x 64 0.24 both
+        n, step = X.shape[0], dense_block_rows(X.shape[1])
+        total, top, low = np.empty(n), np.empty(n), np.empty(n)
+        for a in range(0, n, step):
+            block = X[a:a + step]
+            total[a:a + step] = block.sum(axis=1, dtype=np.float64)
+            top[a:a + step] = block.max(axis=1)
+            low[a:a + step] = block.min(axis=1)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         parts = [_scale_values(v, inv) for v in (total, top, low)]
     h = np.full(X.shape[0], np.uint64(_SEED))

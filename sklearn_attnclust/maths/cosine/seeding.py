@@ -27,7 +27,18 @@ def _unit_order(Y, weights, keys=None):
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
         mean = np.asarray(Y.mean(axis=0) if w is None else (Y.T @ w) / w.sum()).ravel()
         key = -np.asarray(Y @ mean).ravel()
-        return np.lexsort((sparse_row_keys(Y, _SEED) if keys is None else keys, key))
+        if keys is None:
+            # the rows' keys (a hash of their entries, 2.6 ms of 3842 TF-IDF rows)
+            # only to break ties of the cosines, of the tied rows alone (a row's key
+            # is its own; 14 ties there): the same order
+            order = np.argsort(key, kind="stable")
+            tie = key[order[1:]] == key[order[:-1]]
+            if not np.any(tie):
+                return order
+            tied = np.unique(np.concatenate([order[1:][tie], order[:-1][tie]]))
+            keys = np.zeros(Y.shape[0], dtype=np.uint64)
+            keys[tied] = sparse_row_keys(Y[tied], _SEED)
+        return np.lexsort((keys, key))
     center = np.average(Y, axis=0, weights=weights).astype(np.float64)
     n, step = Y.shape[0], dense_block_rows(Y.shape[1])
     top, key = 0.0, np.empty(n)
@@ -103,9 +114,16 @@ def _draw_distinct(Y, size, rng, w):
     return first[np.resize(np.array(picked), size)]
 
 
-def unit_kmeans_plusplus(Y, n_seeds, w, random_state):
+def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None):
     """Greedy k-means++ on the unit rows ``Y`` (an ndarray or a CSR matrix; weights
-    ``w`` or None): the seeds, rows of ``Y``, and their indices.
+    ``w`` or None): the seeds, rows of ``Y``, and their indices.  With ``order``
+    (indices), on the rows ``Y[order]`` (``w`` theirs, the indices returned
+    into them) without that copy: each step's distances are taken of the rows
+    as they lie and then put in order (a row's distances do not depend on its
+    position in a product of the rows with two candidates or more, nor in a
+    CSR matrix's; with one, the first seed's, BLAS may round a row's last bit
+    by its position).  Measured (one thread, von Mises-Fisher rows, n = 4000, d
+    = 384, K = 20, the fit's seeding): the unit rows in order built 5 ms.
 
     The draws of :func:`sklearn.cluster.kmeans_plusplus` (a first row by weight,
     then ``2 + log K`` candidates by the weighted squared distance to the seeds,
@@ -119,14 +137,17 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state):
     50, 90 ms against 150 ms.
     """
     state = check_random_state(random_state)
-    n = Y.shape[0]
+    n = Y.shape[0] if order is None else len(order)
     w = np.ones(n, dtype=Y.dtype) if w is None else np.asarray(w, dtype=Y.dtype)
     trials = 2 + int(np.log(n_seeds))
+    at = (lambda ids: ids) if order is None else (lambda ids: order[ids])
 
     def distances(ids):
-        C = Y[ids].toarray() if _is_sparse(Y) else Y[ids]
+        C = Y[at(ids)].toarray() if _is_sparse(Y) else Y[at(ids)]
         sq = np.einsum("ij,ij->i", C, C)
         D = np.asarray(C @ Y.T) if not _is_sparse(Y) else np.asarray(Y @ C.T).T
+        if order is not None:
+            D = D[:, order]
         D *= -2.0
         D += sq[:, None]
         D += 1.0
@@ -143,7 +164,7 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state):
         best = int(np.argmin(totals))
         total, closest = totals[best], D[best]
         picked.append(int(ids[best]))
-    return Y[picked], np.array(picked)
+    return Y[at(np.array(picked))], np.array(picked)
 
 
 def _repair(M, Y, rng):
