@@ -68,6 +68,23 @@ def test_a_far_row_of_zero_weight_keeps_the_float32_passes(monkeypatch):
     np.testing.assert_array_equal(zero.labels_, zero.predict(X))
 
 
+def test_rows_of_zero_weight_are_counted_where_they_are_labelled(monkeypatch):
+    # cached rows fitted on float32 passes: the full-precision pass reads the rows of
+    # weight 0 as the chart's offset (0 in the scaled rows); it labels and counts them
+    # from the rows as given (their counts had gone to the head nearest the offset)
+    from sklearn_attnclust.layers import make_layer
+
+    X, _ = make_blobs(40000, 16, centers=8, random_state=0)
+    w = np.ones(X.shape[0])
+    w[:3000] = 0
+    made = _spy(monkeypatch)
+    layer = make_layer(AttentionQuantizer(8, random_state=0).get_params())
+    fitted = layer.fit(X, w, np.random.RandomState(0))
+    assert made and all(low is not None and low.dtype == np.float32 for low in made)
+    np.testing.assert_array_equal(fitted.labels, layer.predict(X))
+    np.testing.assert_array_equal(fitted.counts, np.bincount(fitted.labels, minlength=8))
+
+
 @pytest.mark.parametrize("std", [1.0, 1e-3])
 def test_small_rows_are_labelled_by_the_full_precision_pass(monkeypatch, std):
     # cached scaled rows fitted on float32 passes: the one float64 pass after the

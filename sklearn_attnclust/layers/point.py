@@ -149,14 +149,7 @@ class PointLayer(FreeEnergyLayer):
                                      distances_to_centres(X, hard[0], self.centers)[1])
             else:
                 inertia = float(hard[1]) * np.float64(self.chart.spread) ** 2
-        labels = hard[0]
-        if small and w is not None and np.any(w == 0):
-            # (the cached rows of weight 0 are the chart's offset: their nearest head
-            # there is not theirs; they count 0, so only their labels change)
-            zero = np.flatnonzero(w == 0)
-            labels = labels.copy()
-            labels[zero] = nearest_point(X[zero], self.centers.astype(X.dtype))[0]
-        return Assignment(labels, inertia, hard[2])
+        return Assignment(hard[0], inertia, hard[2])
 
     def _fit(self, X, w, rng, **options):
         """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`)."""
