@@ -34,10 +34,9 @@ from ..._init import check_start, init_heads, unit_start
 from ..._strategy import fit_layer
 from .. import sizes
 from ..held import HeldLabels
-from ..shared import check_points, counted
+from ..shared import check_points, counted, positive_magnitude, zero_weights
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
-from .counting import positive_magnitude, zero_weights
 from .starts import refine_heads
 from .wide import RowMoment
 from ...layers.base import LayerMaths

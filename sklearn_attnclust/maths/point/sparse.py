@@ -17,9 +17,8 @@ products, no ``(d, d)`` array).  No scikit-learn here.
 import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
-from ..._init import largest_magnitude
 from ..cosine.rows import as_rows
-from ..shared import CACHE_ENTRIES, counted, row_view
+from ..shared import CACHE_ENTRIES, counted, positive_magnitude, row_view, zero_weights
 from .chart import PointChart
 from .kernel import RAW_OFFSET, _RawKernel, logit_sums
 from .moments import ScaledCovariance, power_near
@@ -68,15 +67,6 @@ def centred_sq_norms(X, o, two=1.0):
     return np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
 
 
-def _largest(X, weights=None):
-    """The largest magnitude of the stored entries (no copy of them; 0 for none),
-    of the rows of positive weight if ``weights`` are given (a copy of their entries)."""
-    data = X.data
-    if weights is not None and not np.all(weights > 0):
-        data = data[np.repeat(np.asarray(weights) > 0, np.diff(X.indptr))]
-    return largest_magnitude(data) if data.size else 0.0
-
-
 def sparse_chart(X, sample_weight=None):
     """:func:`.moments.chart_from_data` of the CSR matrix ``X``: the weighted mean
     (a dense ``d``-vector), the spread (the root weighted mean of
@@ -88,7 +78,7 @@ def sparse_chart(X, sample_weight=None):
     n, d = X.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = float(w.sum())
-    top = _largest(X, w)
+    top = positive_magnitude(X, zero_weights(sample_weight))
     if top == 0.0:
         chart = PointChart(np.zeros(d), 0.0)
         return chart, ScaledCovariance(X, sample_weight, chart)
@@ -204,7 +194,7 @@ def _unit_sq_distances(X, Z, norms=True):
     r = Z.mean(axis=0)
     Zc = Z - r
     t = power_near(float(np.max(np.abs(Zc), initial=0.0)) or
-                    _largest(X))
+                    positive_magnitude(X, None))
     Zt, rt = Zc * t, r * t
     with one_blas_thread():
         D = np.asarray(X @ (-2.0 * Zt.T), dtype=np.float64)
@@ -234,7 +224,7 @@ def assigned_sq_distances(X, labels, centers):
     that neither under- nor overflows (:func:`..layers.common.inertia_of`)."""
     X = as_rows(X)
     C = np.asarray(centers, dtype=np.float64)
-    top = max(float(np.max(np.abs(C), initial=0.0)), _largest(X))
+    top = max(float(np.max(np.abs(C), initial=0.0)), positive_magnitude(X, None))
     t = power_near(top)
     Ct = C * t
     sq = np.einsum("ij,ij->i", Ct, Ct)[labels]
@@ -309,7 +299,7 @@ def sparse_quantization_errors(X, P, C, o):
     X = as_rows(X)
     C, o = np.asarray(C, dtype=np.float64), np.asarray(o, dtype=np.float64)
     t = power_near(float(np.max(np.abs(C - o), initial=0.0)) or
-                    _largest(X))
+                    positive_magnitude(X, None))
     parts = map_row_blocks(_error_block, X.shape[0], 16384, X, np.asarray(P, dtype=np.float64),
                            C, o, t)
     err = np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
