@@ -232,16 +232,21 @@ def test_a_far_row_of_zero_weight_does_not_count(first, kind, temperature):
 
 @pytest.mark.parametrize("first", [True, False])
 @pytest.mark.parametrize("temperature", ["auto", "learn"])
-def test_a_row_of_zero_weight_beyond_the_squares_of_float64(first, temperature):
+@pytest.mark.parametrize("kind", ["dense", "csr"])
+def test_a_row_of_zero_weight_beyond_the_squares_of_float64(first, temperature, kind):
     """A row of weight 0 at 1e200, whose squared distances are beyond float64's
-    range, is not there either (dense rows): it was a TypeError (NaN masses) from
-    ``0 inf`` in the moments, the squared norms' sum and the k-means++ potential."""
+    range, is not there either: it was a TypeError (NaN masses) from ``0 inf`` in
+    the moments, the squared norms' sum and the k-means++ potential (dense rows);
+    sparse rows' squared norms warned of their overflow (the row's own, +inf)."""
+    from scipy import sparse
+
     X, Xf, w, rest = _blobs_and_a_far_row(first, far=1e200)
+    convert = sparse.csr_matrix if kind == "csr" else np.asarray
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ref = AttentionQuantizer(4, temperature=temperature, random_state=SEED).fit(X)
+        ref = AttentionQuantizer(4, temperature=temperature, random_state=SEED).fit(convert(X))
         est = AttentionQuantizer(4, temperature=temperature, random_state=SEED).fit(
-            Xf, sample_weight=w)
+            convert(Xf), sample_weight=w)
     assert adjusted_rand_score(ref.labels_, est.labels_[rest]) == 1.0
     _same_centres(est.cluster_centers_, ref.cluster_centers_, 1e-5)
     assert np.isclose(est.inertia_, ref.inertia_, rtol=1e-5)

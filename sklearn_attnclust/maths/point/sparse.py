@@ -47,8 +47,9 @@ def _sq_block(lo, hi, X, o, two):
     for a in range(lo, hi, step):
         b = min(a + step, hi)
         Xc = row_view(X, a, b)
-        data = np.asarray(Xc.data, dtype=np.float64) * two
-        data *= data - 2.0 * oo[Xc.indices]
+        with np.errstate(over="ignore"):  # (+inf: see centred_sq_norms)
+            data = np.asarray(Xc.data, dtype=np.float64) * two
+            data *= data - 2.0 * oo[Xc.indices]
         filled = np.diff(Xc.indptr) > 0  # (reduceat's segments: the rows with entries)
         part = out[a - lo:b - lo]
         part[:] = 0.0
@@ -61,7 +62,12 @@ def _sq_block(lo, hi, X, o, two):
 def centred_sq_norms(X, o, two=1.0):
     """``||(x_i - o) two||^2`` of every row of the CSR matrix ``X`` (float64),
     ``||o two||^2 + sum_j x_j two (x_j - 2 o_j) two`` over each row's stored entries:
-    ``O(nnz + d)``, the rows never densified; clipped at 0."""
+    ``O(nnz + d)``, the rows never densified; clipped at 0.  A row whose squared
+    distance is beyond float64's range gets +inf, with no warning, as the dense
+    rows' distances (:func:`..._assign.nearest_point`): a row of weight 0 far
+    beyond the others (1e200 among rows of size 10), counted out of the sums
+    (:func:`..shared.counted`), or a far row to be labelled, whose label is
+    taken before its norm is added (:func:`nearest_sparse`)."""
     o = np.asarray(o, dtype=np.float64)
     parts = map_row_blocks(_sq_block, X.shape[0], NORM_ROWS, X, o, float(two))
     return np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
