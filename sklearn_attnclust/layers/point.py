@@ -4,7 +4,7 @@
 import numpy as np
 from scipy.sparse import issparse
 
-from .._assign import distances_to_centres, nearest_point
+from .._assign import distances_to_centres, expansion_lost, nearest_point
 from .._dask_point import DaskPointStatistics
 from ..maths.point.maths import PointMaths, point_weights
 from ..maths.point.moments import chart_from_data
@@ -132,24 +132,41 @@ class PointLayer(FreeEnergyLayer):
             stats.labels = stats.last = None  # learned layer's, track none)
         if tracked and made is not None:
             made.append(stats)
-        return None if hard is None else self._assignment(X, w, hard, sparse, small)
+        return None if hard is None else self._assignment(X, w, hard, sparse, small, stats)
 
-    def _assignment(self, X, w, hard, sparse, small):
+    def _assignment(self, X, w, hard, sparse, small, stats):
         """The :class:`.base.Assignment` of the fit's last evaluation ``hard`` (its
-        labels, inertia in the chart's units and counts): its inertia in input units
-        (of sparse rows, from their entries: the logits of rows far from the origin
-        cancel; of ``small`` rows, cached, from their differences to their centres,
-        an O(n d) pass: the logits' sum loses the digits of tight clusters, 1e-8 of
-        the inertia of make_blobs' 5e4 x 16, K = 64, cluster_std=1e-3)."""
+        labels, inertia in the chart's units and counts) over the rows of
+        ``stats``: its inertia in input units (of sparse rows, from their
+        entries: the logits of rows far from the origin cancel; of ``small``
+        rows, cached, and of rows whose logits lost more than
+        :data:`.._assign.EXPANSION_LOSS` of it, from their differences to their
+        centres, an O(n d) pass: the logits' sum loses the digits of tight
+        clusters, 1e-8 of the inertia of make_blobs' 1e5 x 16, K = 64,
+        cluster_std=1e-3, and all of them in float32)."""
         with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
             if sparse:
                 inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w)
-            elif small:
+            elif small or self._logits_lost(stats, hard[1]):
                 inertia = inertia_of(X, hard[0], self.centers, w,
                                      distances_to_centres(X, hard[0], self.centers)[1])
             else:
                 inertia = float(hard[1]) * np.float64(self.chart.spread) ** 2
         return Assignment(hard[0], inertia, hard[2])
+
+    def _logits_lost(self, stats, inertia):
+        """Whether the passes' logits (about the rows' ``origin``, in the chart's
+        units) lost more than :data:`.._assign.EXPANSION_LOSS` of their ``inertia``
+        (in the chart's units): their terms ``sum_i w_i (||y_i + s||^2 + ||z_i +
+        s||^2)``, ``s`` the chart's offset from the origin in its units, are at most
+        ``sq_total + W (||s||^2 + max_h ||z_h + s||^2)`` (the rows' weighted mean
+        is the offset)."""
+        chart = self.chart
+        shift = (chart.offset - stats.origin) / chart.spread
+        Z = chart.scaled_points(self.heads) + shift
+        terms = stats.sq_total + stats.total_weight * (
+            float(shift @ shift) + float(np.max(np.einsum("ij,ij->i", Z, Z))))
+        return expansion_lost(terms, float(inertia))
 
     def _fit(self, X, w, rng, **options):
         """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`)."""
@@ -170,7 +187,8 @@ class PointLayer(FreeEnergyLayer):
         return nearest_point(X, self.centers)
 
     def predict(self, X):
-        return self.assign(X)[0]
+        """The labels of :meth:`assign` (its distances as expanded: not read)."""
+        return nearest_point(X, self.centers, exact=False)[0]
 
     def predict_proba(self, X):
         """The attention weights ``p_h(x)`` (n, K): the posterior of the layer's
