@@ -11,8 +11,8 @@ import numpy as np
 from ._blocks import chunk_rows, map_row_blocks, one_blas_thread
 
 __all__ = ["ASSIGN_CHUNK", "EXPANSION_LOSS", "MATCH_HEADS", "NEAREST_OFFSET", "assign_rows",
-           "distances_to_centres", "expansion_lost", "first_minimum", "nearest_point",
-           "row_norms2"]
+           "distances_to_centres", "expansion_lost", "first_minimum", "logits_lost",
+           "nearest_point", "row_norms2"]
 
 
 #: Largest ``max|mean| / spread`` of the points at which :func:`nearest_point`
@@ -38,6 +38,21 @@ def expansion_lost(terms, total):
     """Whether a sum ``total`` of expanded squared distances whose terms sum to
     ``terms`` (:data:`EXPANSION_LOSS`) must be summed anew from differences."""
     return not terms <= EXPANSION_LOSS * total
+
+
+def logits_lost(chart, origin, Z, sq_total, total_weight, inertia):
+    """:func:`expansion_lost` of the ``inertia`` (in the chart's units) that the point
+    passes' largest logits sum to, read about ``origin`` (input units) at the
+    scaled points ``Z``: their terms ``sum_i w_i (||y_i + s||^2 + ||z_i +
+    s||^2)``, ``s`` the chart's offset from ``origin`` in its units, are at most
+    ``sq_total + W (||s||^2 + max_h ||z_h + s||^2)`` (the rows' weighted mean is
+    the offset)."""
+    shift = (chart.offset - np.asarray(origin, dtype=np.float64)) / chart.spread
+    Zs = np.asarray(Z, dtype=np.float64) + shift
+    with np.errstate(over="ignore"):
+        terms = sq_total + total_weight * (float(shift @ shift) +
+                                           float(np.max(np.einsum("ij,ij->i", Zs, Zs))))
+    return expansion_lost(terms, float(inertia))
 
 
 def nearest_point(X, Z, with_labels=True, exact=True):

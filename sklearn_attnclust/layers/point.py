@@ -4,7 +4,7 @@
 import numpy as np
 from scipy.sparse import issparse
 
-from .._assign import distances_to_centres, expansion_lost, nearest_point
+from .._assign import distances_to_centres, logits_lost, nearest_point
 from .._dask_point import DaskPointStatistics
 from ..maths.point.maths import PointMaths, point_weights
 from ..maths.point.moments import chart_from_data
@@ -147,26 +147,13 @@ class PointLayer(FreeEnergyLayer):
         with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
             if sparse:
                 inertia = _scaled_sum(*assigned_sq_distances(X, hard[0], self.centers), w)
-            elif small or self._logits_lost(stats, hard[1]):
+            elif small or logits_lost(self.chart, stats.origin, self.chart.scaled_points(
+                    self.heads), stats.sq_total, stats.total_weight, hard[1]):
                 inertia = inertia_of(X, hard[0], self.centers, w,
                                      distances_to_centres(X, hard[0], self.centers)[1])
             else:
                 inertia = float(hard[1]) * np.float64(self.chart.spread) ** 2
         return Assignment(hard[0], inertia, hard[2])
-
-    def _logits_lost(self, stats, inertia):
-        """Whether the passes' logits (about the rows' ``origin``, in the chart's
-        units) lost more than :data:`.._assign.EXPANSION_LOSS` of their ``inertia``
-        (in the chart's units): their terms ``sum_i w_i (||y_i + s||^2 + ||z_i +
-        s||^2)``, ``s`` the chart's offset from the origin in its units, are at most
-        ``sq_total + W (||s||^2 + max_h ||z_h + s||^2)`` (the rows' weighted mean
-        is the offset)."""
-        chart = self.chart
-        shift = (chart.offset - stats.origin) / chart.spread
-        Z = chart.scaled_points(self.heads) + shift
-        terms = stats.sq_total + stats.total_weight * (
-            float(shift @ shift) + float(np.max(np.einsum("ij,ij->i", Z, Z))))
-        return expansion_lost(terms, float(inertia))
 
     def _fit(self, X, w, rng, **options):
         """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`)."""
