@@ -13,7 +13,7 @@ Imported by dask's workers: no scikit-learn at module level.
 
 import numpy as np
 
-from ._assign import nearest_point
+from ._assign import logits_lost, nearest_point
 from ._blocks import chunk_rows, one_blas_thread
 from .maths.shared import CACHE_ENTRIES
 from .maths.point.kernel import RAW_OFFSET, _RawKernel
@@ -292,11 +292,17 @@ class DaskPointStatistics(Statistics):
         if self.small:  # the squared distances summed row by row
             hard, out = max(float(out[-1]), 0.0), out[:-1]
         else:  # as the numpy fit over large data: from the sum of the largest logits
+            hard = max(self.sq_total - float(out[-2]) / beta, 0.0)
+            # (none where it lost its digits, tight clusters': the estimator's reduction
+            # of nearest_point's distances then sums them)
+            hard = None if logits_lost(chart, chart.offset if far else np.zeros(d), Z,
+                                       self.sq_total, self.total_weight, hard) else hard
             with np.errstate(over="ignore"):  # (the inertia is beyond float64 above 1e154)
-                hard = max(self.sq_total - float(out[-2]) / beta, 0.0) * chart.spread**2
+                hard = None if hard is None else hard * chart.spread**2
         if need_grad:
             out = kernel.scaled_moments(out)
-        self.X.assignment = (centers, hard, out[-1]) if bias is None else None
+        self.X.assignment = (centers, hard, out[-1]) if bias is None and hard is not None \
+            else None
         return out[:-2]
 
     @staticmethod

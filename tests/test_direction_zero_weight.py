@@ -169,7 +169,7 @@ def test_streamed_sparse_far_row_of_weight_zero(geometry):
     ref = AttentionQuantizer(4, geometry=geometry, random_state=SEED)
     est = AttentionQuantizer(4, geometry=geometry, random_state=SEED)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # (the far row's own label)
+        warnings.simplefilter("error", RuntimeWarning)  # (none: the far row's weight is 0)
         for a in range(0, 2000, 500):
             ref.partial_fit(sp.csr_matrix(X[a:a + 500]))
             Xb, w, _ = _with_far_row(X[a:a + 500], 1e200 if a == 0 else 1.0, False)

@@ -798,3 +798,14 @@ def test_fits_after_a_coarse_sample_keep_float64_passes(monkeypatch):
     monkeypatch.setattr(sizes, "MIXED_MIN_SIZE", 10**12)
     plain = AttentionQuantizer(8, random_state=0).fit(X)
     np.testing.assert_array_equal(fit.cluster_centers_, plain.cluster_centers_)
+
+
+def test_heads_merged_at_the_temperature_are_named_in_the_warning():
+    # n_clusters = n_samples distinct rows: at the default temperature the attention
+    # weights span several rows and heads merge (7 clusters of 8); the warning said
+    # "duplicate points" only. A higher temperature separates them.
+    X = make_blobs(600, 6, centers=3, cluster_std=0.5, random_state=0)[0][:8]
+    with pytest.warns(ConvergenceWarning, match="merged at the layer's temperature"):
+        AttentionQuantizer(8, random_state=0).fit(X)
+    est = AttentionQuantizer(8, temperature=64.0, random_state=0).fit(X)
+    assert np.unique(est.labels_).size == 8

@@ -13,11 +13,11 @@ from ..maths.cosine.statistics import (CosineStatistics, cosine_scores, cosine_s
 from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
 from ..maths.cosine.seeding import check_unit_heads
 from ..maths import sizes
+from ..maths.shared import positive_magnitude, zero_weights
 from ..maths.sizes import FLOAT32_TOL
 from ..maths.cosine.source import source_spread, unit_block_sums
 from ..rows.statistics import row_extent
 from .._blocks import one_blas_thread
-from .._init import largest_magnitude
 from .._strategy import fit_layer
 from .base import Assignment, LayerState, register_layer
 from .common import at_full_precision, warn_if_not_converged
@@ -39,8 +39,7 @@ class CosineStream(Stream):
         # (no moments: the cosine layer refits on the reservoir) the total weight,
         # in the stream's units, as Stream's
         w = np.asarray(w, dtype=np.float64)
-        rows = X[np.flatnonzero(w)] if np.any(w == 0) else X  # (of positive weight)
-        top = largest_magnitude(rows.data) if rows.nnz else 0.0
+        top = positive_magnitude(X, zero_weights(w))  # (of the rows of positive weight)
         _, ws = self._rescale(np.empty((0, 0)), w, top)
         self.total_weight += float(ws.sum())
 

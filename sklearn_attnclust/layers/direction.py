@@ -10,7 +10,7 @@ from .._base import unit_weights
 from .._blocks import one_blas_thread
 from .._dask import DaskContextStatistics
 from ..maths.direction.maths import WarmStart, fit_directions
-from ..maths.direction.counting import zero_weights
+from ..maths.shared import zero_weights
 from .._init import generator_from, largest_magnitude, n_starts
 from ..maths.direction.reconstruction import competitive_weights
 from ..maths.direction.wide import wide_fit_moments

@@ -20,7 +20,7 @@ from ..maths.point.maths import COARSE_TOL
 from ..maths.point.moments import chart_from_data
 from ..maths.sizes import coarse_sample_size, takes_coarse_sample
 from .._strategy import LayerFit, _sample, sample_seed
-from .base import Assignment, Layer
+from .base import Layer
 from .common import over_squared, warn_learned
 from .cosine import CosineLayer
 from .point import PointLayer
@@ -208,9 +208,7 @@ class LearnedPointLayer(PointLayer):
         hard = getattr(stats, "assignment_at", lambda Z: None)(Z)
         if hard is None:  # (small data, or the last pass was not at the result)
             return None
-        with np.errstate(over="ignore"):  # the inertia is beyond float64 above 1e154
-            return Assignment(hard[0], float(hard[1]) * np.float64(chart.spread) ** 2,
-                              hard[2])
+        return self._assignment(X, w, hard, False, False, stats)  # (the point layer's)
 
     # fit_dask: the point layer's (its statistics' sums take the biases, and add
     # over a dask array's blocks); the labels are the posterior's, block by block

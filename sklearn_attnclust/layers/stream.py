@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from ..maths.direction.counting import positive_magnitude, zero_weights
-from ..maths.shared import counted
+from ..maths.shared import counted, positive_magnitude, zero_weights
 
 __all__ = ["STREAM_RANGE", "Stream", "stream_exponent"]
 

@@ -1,15 +1,27 @@
 """Helpers the geometries' maths share: the cache bound, the weighted sums of rows,
-the rows of weight 0 counted out, a view of a CSR matrix's rows and the check of
-starting points."""
+the rows of weight 0 counted out (their mask, their numbers set to 0, the largest
+magnitude of the others), a view of a CSR matrix's rows and the check of starting
+points."""
 
 import numpy as np
 
-__all__ = ["CACHE_ENTRIES", "check_points", "counted", "row_view", "weighted_rows"]
+from .._init import largest_magnitude
+
+__all__ = ["CACHE_ENTRIES", "MAGNITUDE_CHUNK", "check_points", "counted",
+           "positive_magnitude", "row_view", "weighted_rows", "zero_weights"]
 
 
 #: Largest data (``n * d`` entries, 8 MiB in float64) whose scaled rows a fit
 #: keeps, instead of scaling every chunk in every pass.
 CACHE_ENTRIES = 2**20
+
+#: Numbers :func:`positive_magnitude` reads a chunk (the rows of a chunk of
+#: dense rows, the stored entries of a chunk of CSR rows).  Measured (dense rows,
+#: one thread, CPU time, medians of 7; 2**14 to 2**21 numbers) on 1e5 x 64 /
+#: 1e4 x 384 / 1e5 x 384 Gaussian rows: 4.7 / 2.2 / 32.4 ms at 2**16, 5.2 / 2.1
+#: / 33.4 at 2**17, 6.7 / 3.5 / 42.3 at 2**14, 8.6 / 5.2 / 44.6 at 2**21
+#: (CSR rows: not measured apart).
+MAGNITUDE_CHUNK = 2**16
 
 
 def weighted_rows(P, Y):
@@ -69,3 +81,41 @@ def counted(values, weights):
     if weights is not None:
         values[np.asarray(weights) == 0] = 0.0
     return values
+
+
+def zero_weights(weights):
+    """The mask of the rows of weight 0, or None where there are none (or no weights)."""
+    if weights is None:
+        return None
+    zero = np.asarray(weights) == 0
+    return zero if zero.any() else None
+
+
+def positive_magnitude(X, zero, chunk=MAGNITUDE_CHUNK):
+    """``max |x|`` over the rows of ``X`` not in the mask ``zero`` (all of them
+    where ``zero`` is None), 0.0 for none, read ``chunk`` numbers at a time:
+    no copy of ``X``, only of a chunk's numbers of the rows of positive weight
+    where it has a row of weight 0.  ``X`` dense, or a ``scipy.sparse`` matrix
+    (its stored entries; with a mask, CSR rows, others converted)."""
+    sparse = hasattr(X, "tocsr")
+    if zero is None:
+        values = X.data if sparse else X
+        return largest_magnitude(values) if values.size else 0.0
+    if sparse and X.format != "csr":
+        X = X.tocsr()
+    n, d = X.shape
+    width = X.nnz / max(n, 1) if sparse else d  # (numbers a row, on average)
+    step = max(1, int(chunk // max(width, 1)))
+    top = 0.0
+    for a in range(0, n, step):
+        keep = ~zero[a:a + step]
+        if sparse:
+            lo, hi = X.indptr[a], X.indptr[min(a + step, n)]
+            values = X.data[lo:hi]
+            if not keep.all():
+                values = values[np.repeat(keep, np.diff(X.indptr[a:a + step + 1]))]
+        else:
+            values = X[a:a + step] if keep.all() else X[a:a + step][keep]
+        if values.size:
+            top = max(top, largest_magnitude(values))
+    return top

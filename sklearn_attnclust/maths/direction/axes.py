@@ -32,9 +32,10 @@ from ..._init import (check_start, generator_from, init_heads, largest_magnitude
                       unit_start)
 from ..free_energy import exp_shifted, free_energy_sums
 from ..held import HeldLabels, add_label_keys, key_direction
-from ..shared import CACHE_ENTRIES, check_points, weighted_rows
+from ..shared import (CACHE_ENTRIES, check_points, positive_magnitude, weighted_rows,
+                      zero_weights)
 from .attention import typical_head_score
-from .counting import ScaledRows, positive_magnitude, zero_weights
+from .counting import ScaledRows
 from .starts import refine_heads
 from ...layers.base import LayerMaths, Statistics
 

@@ -8,53 +8,29 @@ the rows' largest magnitude it scales the others below float64's smallest
 squares.  So the scales are taken from the rows of positive weight only, and
 the rows the passes read have those of weight 0 set to 0 (whose sums are 0,
 as their weight makes them) where the passes copy or scale the rows anyway
-(:class:`ScaledRows`: the free-energy layer's seeding).
+(:class:`ScaledRows`: the free-energy layer's seeding).  (The rows' mask and
+the largest magnitude of the others are :mod:`..shared`'s, which the point
+layer and the streams share.)
 This module knows nothing of scikit-learn.
 """
 
 import numpy as np
 
-from ..._init import largest_magnitude, squared_norms
+from ..._init import squared_norms
 
-__all__ = ["CHUNK_NUMBERS", "ScaledRows", "positive_magnitude", "zero_weights"]
+__all__ = ["CHUNK_NUMBERS", "ScaledRows"]
 
 #: Numbers a chunk of rows holds in the passes here and in
 #: :func:`.starts.refine_heads` (512 KiB of float64 temporaries a chunk).
-#: Measured (one thread, CPU time, medians of 7; 2**14 to 2**21 numbers):
-#: :func:`positive_magnitude` on 1e5 x 64 / 1e4 x 384 / 1e5 x 384 Gaussian rows
-#: 4.7 / 2.2 / 32.4 ms at 2**16, 5.2 / 2.1 / 33.4 at 2**17, 6.7 / 3.5 / 42.3 at
-#: 2**14, 8.6 / 5.2 / 44.6 at 2**21; :meth:`ScaledRows.squared_norms` 7.2 /
-#: 3.7 / 39.9 ms at 2**16, 7.3 / 3.8 / 43.5 at 2**17, 10.8 / 5.7 / 54.3 at
+#: Measured (one thread, CPU time, medians of 7; 2**14 to 2**21 numbers) on
+#: 1e5 x 64 / 1e4 x 384 / 1e5 x 384 Gaussian rows: :meth:`ScaledRows.squared_norms`
+#: 7.2 / 3.7 / 39.9 ms at 2**16, 7.3 / 3.8 / 43.5 at 2**17, 10.8 / 5.7 / 54.3 at
 #: 2**21; :func:`.starts.refine_heads` (``bench_direction.py``'s vmf rows, n =
 #: 1e4) 37 / 43 / 97 ms at 2**16 (d = 64, K = 20 / d = 384, K = 5 / K = 20),
-#: 38 / 60 / 93 at 2**17, 35 to 43, 46 to 67 and 80 to 94 over the range.
+#: 38 / 60 / 93 at 2**17, 35 to 43, 46 to 67 and 80 to 94 over the range.  (The
+#: rows' largest magnitude, :func:`..shared.positive_magnitude`, chunked alike:
+#: :data:`..shared.MAGNITUDE_CHUNK`.)
 CHUNK_NUMBERS = 2**16
-
-
-def zero_weights(weights):
-    """The mask of the rows of weight 0, or None where there are none (or no weights)."""
-    if weights is None:
-        return None
-    zero = np.asarray(weights) == 0
-    return zero if zero.any() else None
-
-
-def positive_magnitude(X, zero, chunk=CHUNK_NUMBERS):
-    """``max |x|`` over the rows of ``X`` not in the mask ``zero`` (all of them
-    where ``zero`` is None), 0.0 for none, read ``chunk`` numbers at a time:
-    no copy of ``X``, only of a chunk's rows of positive weight where it has a
-    row of weight 0."""
-    n, d = X.shape
-    if zero is None:
-        return largest_magnitude(X) if X.size else 0.0
-    step = max(1, chunk // max(d, 1))
-    top = 0.0
-    for a in range(0, n, step):
-        keep = ~zero[a:a + step]
-        rows = X[a:a + step] if keep.all() else X[a:a + step][keep]
-        if rows.size:
-            top = max(top, largest_magnitude(rows))
-    return top
 
 
 class ScaledRows:

@@ -11,8 +11,7 @@ import numpy as np
 
 from ..._assign import NEAREST_OFFSET
 from ..._blocks import chunk_rows, one_blas_thread, sum_row_blocks
-from ..._init import largest_magnitude
-from ..shared import CACHE_ENTRIES, weighted_rows
+from ..shared import CACHE_ENTRIES, positive_magnitude, weighted_rows, zero_weights
 from ..spectrum import RowSpectrum, operator_rows
 from .chart import PointChart
 
@@ -60,7 +59,7 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     # the rows of zero weight do not count: no scale, offset or size is taken from them
     # (a row of weight 0 at 1e20 among rows of size 10 set the first rows' scale, and
     # the spread of the others then rounded to 0: one cluster)
-    zero = None if w is None or np.all(w > 0) else w == 0
+    zero = zero_weights(w)
     # the first rows (for wide data as many as CACHE_ENTRIES numbers: a float64
     # copy of 1024 wide float32 rows would outweigh the data) of positive weight
     m = 1024 if full else max(CACHE_ENTRIES // d, 64)
@@ -90,7 +89,7 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     if moments is None and a > 0:
         moments = _scaled_moments(X, w, head, a, dtype, chunk_size, full=full, zero=zero)
     if moments is None or not all(np.all(np.isfinite(m)) for m in moments[:2]):
-        a = _largest(X, zero) if n else 0.0
+        a = positive_magnitude(X, zero)
         if a == 0.0:
             return covariance(PointChart(np.zeros(d), 0.0))
         moments = _scaled_moments(X, w, head, a, np.float64, chunk_size, full=full,
@@ -112,21 +111,6 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
         spread = max(float(a * np.sqrt(var)), float(np.finfo(np.float64).smallest_subnormal))
     return covariance(PointChart(offset, spread), cov / var)
 
-
-
-def _largest(X, zero, chunk=2**16):
-    """The largest magnitude of the rows of ``X`` (no copy of them), of those
-    not marked in ``zero`` (a mask of the rows of zero weight, or None), then
-    ``chunk`` numbers at a time."""
-    if zero is None:
-        return largest_magnitude(X)
-    step = max(1, chunk // max(X.shape[1], 1))
-    top = 0.0
-    for a in range(0, X.shape[0], step):
-        rows = X[a:a + step][~zero[a:a + step]]
-        if rows.size:
-            top = max(top, largest_magnitude(rows))
-    return top
 
 
 def _centred(moments, W, full):

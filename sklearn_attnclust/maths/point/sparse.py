@@ -17,9 +17,8 @@ products, no ``(d, d)`` array).  No scikit-learn here.
 import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
-from ..._init import largest_magnitude
 from ..cosine.rows import as_rows
-from ..shared import CACHE_ENTRIES, counted, row_view
+from ..shared import CACHE_ENTRIES, counted, positive_magnitude, row_view, zero_weights
 from .chart import PointChart
 from .kernel import RAW_OFFSET, _RawKernel, logit_sums
 from .moments import ScaledCovariance, power_near
@@ -48,8 +47,9 @@ def _sq_block(lo, hi, X, o, two):
     for a in range(lo, hi, step):
         b = min(a + step, hi)
         Xc = row_view(X, a, b)
-        data = np.asarray(Xc.data, dtype=np.float64) * two
-        data *= data - 2.0 * oo[Xc.indices]
+        with np.errstate(over="ignore"):  # (+inf: see centred_sq_norms)
+            data = np.asarray(Xc.data, dtype=np.float64) * two
+            data *= data - 2.0 * oo[Xc.indices]
         filled = np.diff(Xc.indptr) > 0  # (reduceat's segments: the rows with entries)
         part = out[a - lo:b - lo]
         part[:] = 0.0
@@ -62,19 +62,15 @@ def _sq_block(lo, hi, X, o, two):
 def centred_sq_norms(X, o, two=1.0):
     """``||(x_i - o) two||^2`` of every row of the CSR matrix ``X`` (float64),
     ``||o two||^2 + sum_j x_j two (x_j - 2 o_j) two`` over each row's stored entries:
-    ``O(nnz + d)``, the rows never densified; clipped at 0."""
+    ``O(nnz + d)``, the rows never densified; clipped at 0.  A row whose squared
+    distance is beyond float64's range gets +inf, with no warning, as the dense
+    rows' distances (:func:`..._assign.nearest_point`): a row of weight 0 far
+    beyond the others (1e200 among rows of size 10), counted out of the sums
+    (:func:`..shared.counted`), or a far row to be labelled, whose label is
+    taken before its norm is added (:func:`nearest_sparse`)."""
     o = np.asarray(o, dtype=np.float64)
     parts = map_row_blocks(_sq_block, X.shape[0], NORM_ROWS, X, o, float(two))
     return np.maximum(np.concatenate([p[0] for p in parts]), 0.0)
-
-
-def _largest(X, weights=None):
-    """The largest magnitude of the stored entries (no copy of them; 0 for none),
-    of the rows of positive weight if ``weights`` are given (a copy of their entries)."""
-    data = X.data
-    if weights is not None and not np.all(weights > 0):
-        data = data[np.repeat(np.asarray(weights) > 0, np.diff(X.indptr))]
-    return largest_magnitude(data) if data.size else 0.0
 
 
 def sparse_chart(X, sample_weight=None):
@@ -88,7 +84,7 @@ def sparse_chart(X, sample_weight=None):
     n, d = X.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = float(w.sum())
-    top = _largest(X, w)
+    top = positive_magnitude(X, zero_weights(sample_weight))
     if top == 0.0:
         chart = PointChart(np.zeros(d), 0.0)
         return chart, ScaledCovariance(X, sample_weight, chart)
@@ -204,7 +200,7 @@ def _unit_sq_distances(X, Z, norms=True):
     r = Z.mean(axis=0)
     Zc = Z - r
     t = power_near(float(np.max(np.abs(Zc), initial=0.0)) or
-                    _largest(X))
+                    positive_magnitude(X, None))
     Zt, rt = Zc * t, r * t
     with one_blas_thread():
         D = np.asarray(X @ (-2.0 * Zt.T), dtype=np.float64)
@@ -234,7 +230,7 @@ def assigned_sq_distances(X, labels, centers):
     that neither under- nor overflows (:func:`..layers.common.inertia_of`)."""
     X = as_rows(X)
     C = np.asarray(centers, dtype=np.float64)
-    top = max(float(np.max(np.abs(C), initial=0.0)), _largest(X))
+    top = max(float(np.max(np.abs(C), initial=0.0)), positive_magnitude(X, None))
     t = power_near(top)
     Ct = C * t
     sq = np.einsum("ij,ij->i", Ct, Ct)[labels]
@@ -309,7 +305,7 @@ def sparse_quantization_errors(X, P, C, o):
     X = as_rows(X)
     C, o = np.asarray(C, dtype=np.float64), np.asarray(o, dtype=np.float64)
     t = power_near(float(np.max(np.abs(C - o), initial=0.0)) or
-                    _largest(X))
+                    positive_magnitude(X, None))
     parts = map_row_blocks(_error_block, X.shape[0], 16384, X, np.asarray(P, dtype=np.float64),
                            C, o, t)
     err = np.maximum(np.concatenate([p[0] for p in parts]), 0.0)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._assign import row_norms2
+from ..._assign import nearest_point, row_norms2
 from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
                         sum_row_blocks)
 from ..shared import CACHE_ENTRIES, counted
@@ -152,11 +152,28 @@ class PointStatistics(Statistics):
             out = add_blocks(map_row_blocks(*self._blocks(kernel, rows, need_grad, labels)))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
+            if self.cached:
+                self._label_uncounted(Z, counts)
             if bias is not None:
                 w = self.weights
                 hard -= (counts if w is None else np.bincount(labels, w, len(bias))) @ bias
             self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)
         return out if self.cached or not need_grad else kernel.scaled_moments(out)
+
+    def _label_uncounted(self, Z, counts):
+        """Label the rows of weight 0 of a tracked pass over the cached scaled rows
+        from the rows as given, and move their ``counts``: the scaled rows hold
+        them as the chart's offset (:func:`_scaled`), where the pass labelled
+        them by the head nearest the offset.  (Cached rows are tracked by the
+        point layer's one full-precision pass only, with no bias: their labels
+        are the nearest points.)"""
+        w = self.weights
+        zero = None if w is None else np.flatnonzero(w == 0)
+        if zero is None or not zero.size:
+            return
+        counts -= np.bincount(self.labels[zero], minlength=counts.size)
+        self.labels[zero] = nearest_point(self.X[zero], self.chart.unscaled(Z))[0]
+        counts += np.bincount(self.labels[zero], minlength=counts.size)
 
     def _kernel(self, Z, beta, bias):
         """The pass's kernel at the scaled points ``Z`` and the rows it reads: the
