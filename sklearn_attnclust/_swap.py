@@ -11,9 +11,7 @@ is moved to one of a few candidate rows, the one whose move lowers the hard
 risk most before any descent (candidates drawn by k-means++'s draw, over the
 rows in an order of their values: the draws do not depend on the rows'
 order or scale, and a row of integer weight ``c`` is drawn as its ``c``
-copies would be); unless the move raises the hard risk by a tenth or more
-(where the maths' heads may sit anywhere, ``swap_free_points``: the point
-layer, the move with its head then at the mean of the rows it takes),
+copies would be); unless the move raises the hard risk by a tenth or more,
 the heads are descended again for :data:`SWAP_STEPS` steps at most (where
 ``swap_free_points`` and the move does not lower the hard risk, at least
 :data:`SWAP_FORCED_STEPS` whatever the stationarity; fewer where a
@@ -31,10 +29,8 @@ order of the draws and the move (:meth:`.layers.base.LayerMaths.swap_space`,
 ``swap_points``, ``swap_order``, ``moved``); this module runs the rounds.  It
 reads the space only by its ``shape``, row blocks ``Y[a:b]`` and the rows of
 index lists ``Y[[i, j]]`` (an ndarray, a sparse matrix, or a view that builds
-those rows as they are read); where the maths' heads are free points
-(``swap_free_points``: the point layer's ndarray or sparse rows), also by a
-product ``Y.T @ v`` (the mean of the rows a moved head takes).  It knows nothing
-of scikit-learn or of the estimator.
+those rows as they are read).  It knows nothing of scikit-learn or of the
+estimator.
 """
 
 import numpy as np
@@ -83,16 +79,6 @@ SWAP_STEPS = 10
 #: and 324 ms with none, 251 and 323 with 1, 273 and 342 with 3, 477 and 610 with
 #: 10 (twice KMeans's time there, whose target the fit met).
 SWAP_FORCED_STEPS = 1
-
-#: Whether the point layer's trials are judged with the moved head at the mean
-#: of the rows it takes (:func:`swap_target`'s ``to_mean``) rather than at the
-#: row.  With ten forced steps that gave the 3-blob row 33 of 40 (worst 1.022);
-#: with :data:`SWAP_FORCED_STEPS` = 1 it gives the same row as judging at the
-#: row (21 of 40, worst 1.038) and descends more trials: iris, wine, breast
-#: cancer and digits after ``StandardScaler``, one thread, CPU time, medians of
-#: 9 seeds, 3.37, 3.82, 3.75 and 23.7 ms against 2.95, 2.47, 3.09 and 22.1 at
-#: the row.  So off.
-SWAP_JUDGE_AT_MEAN = False
 
 #: A trial's descent stops once its risk is above the bar (the best risk, less
 #: :data:`SWAP_RTOL`) by more than this many times its last step's decrease
@@ -152,8 +138,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
             near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
-        target = swap_target(Y, None, w, draw, n_local, near=near, norms=norms,
-                             to_mean=free and SWAP_JUDGE_AT_MEAN)
+        target = swap_target(Y, None, w, draw, n_local, near=near, norms=norms)
         if target is None:
             break
         bar = best.value - SWAP_RTOL * abs(best.value)
@@ -310,16 +295,6 @@ def _two_smallest(D, labels, first, second):
     labels[:] = first_minimum(D.T, first)
 
 
-def _taken(Y, c, without, norms=None):
-    """The rows of ``Y`` closer to the point ``c`` than ``without`` (their squared
-    distances to the other heads): a boolean (n,), by blocks of rows."""
-    n, c = Y.shape[0], c[None, :]
-    return np.concatenate([
-        squared_distances(Y[a:a + BLOCK_ROWS], c,
-                          None if norms is None else norms[a:a + BLOCK_ROWS])[:, 0]
-        < without[a:a + BLOCK_ROWS] for a in range(0, n, BLOCK_ROWS)])
-
-
 def draw_order(rows, weights):
     """The rows' :func:`._init.canonical_order` about their weighted mean and the
     positions in it where a distinct row starts (copies of a row are adjacent):
@@ -383,25 +358,11 @@ def nearest_two(Y, Z, w, norms=None):
     return labels, d1, h, np.where(labels == h, d2, d1), spread
 
 
-def swap_target(Y, Z, w, draw, n_local, near=None, norms=None, to_mean=True):
+def swap_target(Y, Z, w, draw, n_local, near=None, norms=None):
     """A trial of the swap stage: ``(h, i, change)``, the head of least removal
     cost, the row to move it to (an index of ``Y``) and the change of the hard
     risk ``sum_i w_i min_h |y_i - z_h|^2`` the move makes; relative to the
-    risk; None when no row is off the other heads.  With ``to_mean`` (a maths
-    whose heads may sit anywhere, ``swap_free_points``), the change returned
-    is the move's once the moved head is at the weighted mean of the rows it
-    takes (those closer to the row than to the other heads), a bound on the
-    change one k-means update of that head would make, which the stage's
-    :data:`SWAP_SLACK` test reads (the move alone is charged the distance of
-    its rows to a row rather than to their centre: 3 blobs with 4 heads each
-    on 2 of them and 2 on the third, n_clusters 8, never descended a move of
-    a head to the blob of 2, at +10 % of the risk); and a candidate that takes
-    the rows of ``h`` and no other (their mean is where ``h`` is) is no move,
-    never returned (infinite change where every candidate is one).  The
-    candidate is chosen by the move's change at the row: chosen by the bound
-    instead, 34 against 33 of the 40 fits of the 3-blob row of
-    ``benchmarks/hard_cases.py`` within 1 %, but the standardised digits, seed
-    4, ended 2 % above the best inertia known (0.3 % before).
+    risk; None when no row is off the other heads.
 
     ``Y``: the rows in the maths' swap space, ``Z`` the heads' points there
     (or ``near``, their :func:`nearest_two`, computed once for the trials
@@ -438,21 +399,6 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None, to_mean=True):
         np.minimum(D, without[sl, None], out=D)
         D -= d1[sl, None]
         change += w[sl] @ D
-    if not to_mean:
-        best = int(np.argmin(change))
-    else:
-        own = labels == h
-        for j in np.flatnonzero(own[cands]):
-            # a candidate that takes h's rows and no other puts h back where it was
-            # (a head alone on its cluster, the row one of it): no move.  (Only a
-            # row of h's can: the candidate takes its own row.)
-            if np.array_equal(_taken(Y, C[j], without, norms), own):
-                change[j] = np.inf
-        best = int(np.argmin(change))
-        taken = _taken(Y, C[best], without, norms) if np.isfinite(change[best]) else None
-        mass = 0.0 if taken is None else float(w @ taken)
-        if mass > 0:  # its rows moved from it to their mean: W |mean - c|^2 less
-            centre = np.asarray(Y.T @ (w * taken)).ravel() / mass - C[best]
-            change[best] -= mass * (centre @ centre)
+    best = int(np.argmin(change))
     total = float(np.sum(w * d1))
     return h, cands[best], float(change[best]) / total if total > 0 else 0.0

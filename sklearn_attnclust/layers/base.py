@@ -128,12 +128,11 @@ class LayerMaths(ABC):
         raise NotImplementedError
 
     #: Whether a head may sit at any point of :meth:`swap_space` (the point
-    #: layer): the swap stage then judges a move with the moved head at the
-    #: mean of the rows it takes and descends a trial whose move does not lower
+    #: layer): the swap stage then descends a trial whose move does not lower
     #: the hard risk for :data:`.._swap.SWAP_FORCED_STEPS` steps whatever its
     #: stationarity.  False (the
-    #: cosine layer, whose heads are unit: the move judged at the row, the
-    #: trial ended by the stationarity test; measured with both there, the
+    #: cosine layer, whose heads are unit: the trial ended by the stationarity
+    #: test; measured with both there, the
     #: same median ARI on the text of ``benchmarks/bench_cosine.py``, 30
     #: seeds, and on its vMF mixtures, and slower).
     swap_free_points = False
