@@ -10,6 +10,8 @@ from scipy.optimize import brentq
 from scipy.special import ive
 from sklearn.base import clone
 from sklearn.cluster import KMeans, kmeans_plusplus
+from sklearn.datasets import make_blobs
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import AttentionQuantizer
@@ -557,3 +559,14 @@ def test_rows_on_their_heads_have_zero_inertia():
     est = AttentionQuantizer(3, geometry="cosine", random_state=0).fit(X)
     assert est.inertia_ == 0.0
     assert np.bincount(est.labels_).tolist() == [10, 10, 10]
+
+
+def test_heads_merged_at_the_temperature_are_named_in_the_warning():
+    # n_clusters = n_samples distinct rows: at the default temperature heads merge
+    # (18 clusters of 20); the warning had said "duplicate points" only.  A higher
+    # temperature separates them.
+    X = make_blobs(20, 5, centers=3, random_state=1)[0]
+    with pytest.warns(ConvergenceWarning, match="merged at the layer's temperature"):
+        AttentionQuantizer(20, geometry="cosine", random_state=1).fit(X)
+    est = AttentionQuantizer(20, geometry="cosine", temperature=64.0, random_state=1).fit(X)
+    assert np.unique(est.labels_).size == 20
