@@ -38,7 +38,7 @@ Usage::
     python benchmarks/bench_wide.py --d 10000 --n 1000 10000 --repeat 3
     python benchmarks/bench_wide.py --smoke         # tiny cases, seconds (CI)
     python benchmarks/bench_wide.py --d 10000 --n 1000 10000 --repeat 3 --cpu \
-        --baseline /tmp/main                       # one thread, against main's copy
+        --baseline DIR                             # one thread, against another copy
 """
 
 import argparse

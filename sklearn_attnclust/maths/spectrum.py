@@ -12,12 +12,10 @@ rows: no ``O(d^2)`` memory and no ``O(d^3)`` work.  Rows in a ``scipy.sparse``
 CSR matrix are never densified: the products are sparse ones, the offset
 applied to them (``B V = r f (X V - 1 o^T V)``), and the dense solve is the
 Gram matrix's only (``n < d``), else Lanczos (where it does not converge,
-Lanczos again, never the ``(d, d)`` moment).  (Up to :data:`TRIAL_SIDE`, a
-few Lanczos restarts first, then the dense solve if they did not converge.)
-Both give the same eigenvalues to rounding (``tests/test_spectrum.py``).
-Eigenpairs and eigenvalues alone (the temperature's scale)
-come first from block Krylov iterations, a few products with
-:data:`.krylov.KRYLOV_BLOCK` columns at the speed of matrix products: to
+Lanczos again, never the ``(d, d)`` moment; up to :data:`TRIAL_SIDE` a few
+restarts, then the dense solve).  Both give the eigenvalues to rounding.
+Eigenpairs, and eigenvalues alone (the temperature's scale), come first from
+block Krylov iterations, :data:`.krylov.KRYLOV_BLOCK` columns a pass: to
 rounding where the largest stand apart (clustered rows), each within ``10
 KRYLOV_TOL`` of the largest where they do not (Gaussian noise; :mod:`.krylov`).
 :meth:`RowSpectrum.power_traces` gives ``tr S^2`` and ``tr S^3``, exact on the
@@ -47,9 +45,8 @@ DENSE_SIDE = 256
 TRIAL_SIDE = 1024
 TRIAL_RESTARTS = 1
 
-#: ARPACK's (and the block Krylov eigenpairs') relative tolerance on the residual
-#: of each Ritz pair: the eigenvalues' error is of the order of its square times
-#: the spectrum's scale over the gap (measured: within 3e-15 of ``eigvalsh``'s).
+#: ARPACK's (and block Krylov's) relative tolerance on each Ritz pair's residual: the eigenvalues'
+#: error is its square times the scale over the gap (measured: 3e-15 of ``eigvalsh``'s).
 LANCZOS_TOL = 1e-10
 
 #: Krylov space of the second ARPACK run on sparse rows where the first, with

@@ -394,8 +394,8 @@ class PointMaths(LayerMaths):
         where the swap stage (:mod:`sklearn_attnclust._swap`) compares squared
         distances; None with one head.  The scaled rows the passes over ``rows``
         keep where the last statistics made hold them (the same numbers: a fit
-        on digits scaled its 1797 x 64 rows twice, 0.3 to 1 ms each); else the
-        rows scaled a block at a time as the stage reads them
+        on digits scaled its 1797 x 64 rows twice, 0.3 to 1 ms each); else,
+        beyond :data:`CACHE_ENTRIES` numbers, the rows scaled a block at a time as read
         (:class:`..._mapped_rows.MappedRows`, the same numbers), not a scaled
         copy of them all (at 1e4 x 1e4, 800 MB and 1.25 s of a 6.6 s fit's CPU
         time, one thread: the stage's few passes rescale their blocks for less)."""
@@ -404,7 +404,9 @@ class PointMaths(LayerMaths):
         stats = self._last_stats()
         if stats is not None and stats.X is rows and stats.scaled_rows is not None:
             return stats.scaled_rows
-        return MappedRows(rows, self.chart.scaled)
+        if np.size(rows) > CACHE_ENTRIES:
+            return MappedRows(rows, self.chart.scaled)
+        return self.chart.scaled(rows)
 
     def swap_points(self, M):
         return self.chart.scaled_points(M)
