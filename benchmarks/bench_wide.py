@@ -12,6 +12,19 @@ fit traced with ``tracemalloc`` as a multiple of the input's size (numpy's
 allocations; KMeans's for comparison).  A method whose first fit takes over
 ``--budget`` seconds is timed once only (marked ``*``).
 
+``--cpu`` times each fit by the process's CPU time (``time.process_time``) on
+one thread: the process pinned to one CPU and BLAS limited to one thread (the
+package's row blocks then run on one thread too), the measure that is stable
+on a shared machine.  ``--baseline DIR`` fits another copy of the package too
+(the directory that holds its ``sklearn_attnclust``, e.g. main's from ``git
+archive main sklearn_attnclust | tar -x -C DIR`` plus its built kernel): every
+fit then runs in a child process of its own on the data saved once per case,
+this checkout's and the baseline's alternating within each repetition (which
+goes first alternates too), and the table gives both, the baseline's in a
+second row per method; KMeans, the same for both, is fitted once per
+repetition.  The peak memory is then the traced fit of seed 0 in a child of its
+own.
+
 The methods, every public estimator with ``n_clusters = K``:
 ``AttentionQuantizer`` (the point layer, the default; ``geometry="direction"``,
 the reconstruction risk; ``geometry="direction", risk="free-energy"``;
@@ -24,12 +37,17 @@ Usage::
     python benchmarks/bench_wide.py                 # d = 1000, 3000, 10000: minutes
     python benchmarks/bench_wide.py --d 10000 --n 1000 10000 --repeat 3
     python benchmarks/bench_wide.py --smoke         # tiny cases, seconds (CI)
+    python benchmarks/bench_wide.py --d 10000 --n 1000 10000 --repeat 3 --cpu \
+        --baseline DIR                             # one thread, against another copy
 """
 
 import argparse
+import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 import warnings
@@ -71,41 +89,116 @@ def make_data(kind, n, d, K, seed):
     return X, X[:K].copy()
 
 
-def fit_time(make, X, traced=False):
-    """The fit's time, and with ``traced`` its peak memory by ``tracemalloc`` (else None)."""
+def one_thread():
+    """Pin this process to one CPU and BLAS to one thread (``--cpu``)."""
+    from threadpoolctl import threadpool_limits
+
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    threadpool_limits(1)
+
+
+def fit_time(make, X, traced=False, clock=time.perf_counter):
+    """The fit's time by ``clock``, and with ``traced`` its peak memory by
+    ``tracemalloc`` (else None)."""
     if traced:
         tracemalloc.start()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            start = time.perf_counter()
+            start = clock()
             make().fit(X)
-            elapsed = time.perf_counter() - start
+            elapsed = clock() - start
         return elapsed, tracemalloc.get_traced_memory()[1] if traced else None
     finally:
         if traced:
             tracemalloc.stop()
 
 
-def run_case(kind, n, d, K, repeat, methods, log, budget=np.inf):
+def run_case(kind, n, d, K, repeat, methods, log, budget=np.inf, clock=time.perf_counter):
     times = {m: [] for m in methods}
     for seed in range(repeat):
         X, C = make_data(kind, n, d, K, seed)
         for m in methods:
             if times[m] and times[m][0] > budget:  # (slow: fitted once)
                 continue
-            times[m].append(fit_time(lambda: METHODS[m](K, seed, C), X)[0])
+            times[m].append(fit_time(lambda: METHODS[m](K, seed, C), X, clock=clock)[0])
             log(f"  {kind} n={n} d={d} seed={seed} {m}: {times[m][-1]:.3f} s")
     X, C = make_data(kind, n, d, K, 0)
+    peaks = {m: fit_time(lambda: METHODS[m](K, 0, C), X, traced=True)[1] / X.nbytes
+             for m in methods}
+    return table_rows(f"{kind} {n} x {d}", methods, times, peaks)
+
+
+def table_rows(case, methods, times, peaks, suffix=""):
+    """The rows of the table: median time, its ratio to KMeans's (spread), peak."""
     rows = []
     base = np.array(times["KMeans(n_init=1)"])
     for m in methods:
         t = np.array(times[m])
         ratio = t / base[:t.size]
-        peak = fit_time(lambda: METHODS[m](K, 0, C), X, traced=True)[1]
-        rows.append((f"{kind} {n} x {d}", m + (" *" if t.size < base.size else ""),
+        rows.append((case, m + suffix + (" *" if t.size < base.size else ""),
                      float(np.median(t)), float(np.median(ratio)), float(ratio.min()),
-                     float(ratio.max()), peak / X.nbytes))
+                     float(ratio.max()), peaks[m]))
+    return rows
+
+
+def child_fit(argv):
+    """``--child``: one fit of a method on saved data; prints its time and peak (JSON)."""
+    m, path, K, seed, cpu, traced = argv[0], argv[1], int(argv[2]), int(argv[3]), \
+        argv[4] == "cpu", argv[5] == "traced"
+    if cpu:
+        one_thread()
+    data = np.load(path)
+    X, C = data["X"], data["C"]
+    clock = time.process_time if cpu else time.perf_counter
+    elapsed, peak = fit_time(lambda: METHODS[m](K, seed, C), X, traced, clock)
+    print(json.dumps({"time": elapsed, "peak": None if peak is None else peak / X.nbytes}))
+
+
+def run_case_against(baseline, kind, n, d, K, repeat, methods, log, budget=np.inf, cpu=False):
+    """:func:`run_case` with each fit in a child process, this checkout's package
+    and the one under ``baseline`` alternating: their rows, then the baseline's."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(
+        sys.modules["sklearn_attnclust"].__file__)))
+    versions = {"": here, " (baseline)": os.path.abspath(baseline)}
+
+    def fit(version, m, path, seed, traced=False):
+        env = dict(os.environ, PYTHONPATH=versions[version])
+        out = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--child", m, path, str(K),
+             str(seed), "cpu" if cpu else "wall", "traced" if traced else "timed"],
+            env=env, capture_output=True, text=True, check=False)
+        if out.returncode:
+            raise RuntimeError(f"{m}{version} failed:\n{out.stderr[-3000:]}")
+        return json.loads(out.stdout.splitlines()[-1])
+
+    times = {v: {m: [] for m in methods} for v in versions}
+    peaks = {v: {} for v in versions}
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(repeat):
+            path = os.path.join(tmp, f"data{seed}.npz")
+            X, C = make_data(kind, n, d, K, seed)
+            np.savez(path, X=X, C=C)
+            del X
+            for m in methods:
+                order = list(versions) if seed % 2 == 0 else list(versions)[::-1]
+                if m == "KMeans(n_init=1)":  # (the same for both: once, as this checkout's)
+                    order = [""]
+                for v in order:
+                    if times[v][m] and times[v][m][0] > budget:  # (slow: fitted once)
+                        continue
+                    times[v][m].append(fit(v, m, path, seed)["time"])
+                    log(f"  {kind} n={n} d={d} seed={seed} {m}{v}: {times[v][m][-1]:.3f} s")
+                    if seed == 0:
+                        peaks[v][m] = fit(v, m, path, seed, traced=True)["peak"]
+            os.remove(path)
+    rows = []
+    for v in versions:
+        if v:
+            times[v]["KMeans(n_init=1)"] = times[""]["KMeans(n_init=1)"]
+        kept = [m for m in methods if not (v and m == "KMeans(n_init=1)")]
+        rows += table_rows(f"{kind} {n} x {d}", kept, times[v], peaks[v] | peaks[""], v)
     return rows
 
 
@@ -119,12 +212,18 @@ def main(argv=None):
                         help="seconds: a slower first fit is not repeated")
     parser.add_argument("--noise", action="store_true", help="also unclustered Gaussian rows")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    parser.add_argument("--cpu", action="store_true",
+                        help="CPU time on one thread (one CPU, BLAS on one thread)")
+    parser.add_argument("--baseline", default=None,
+                        help="directory holding another sklearn_attnclust, fitted interleaved")
     parser.add_argument("--smoke", action="store_true", help="tiny cases (CI)")
     parser.add_argument("--output-dir", default=os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
     if args.smoke:
         args.n, args.d, args.repeat = [120], [1100], 1
     methods = ["KMeans(n_init=1)"] + [m for m in args.methods if m != "KMeans(n_init=1)"]
+    if args.cpu and args.baseline is None:
+        one_thread()
 
     def log(text):
         print(text, file=sys.stderr, flush=True)
@@ -133,10 +232,18 @@ def main(argv=None):
     for kind in ["blobs"] + (["noise"] if args.noise else []):
         for n in args.n:
             for d in args.d:
-                rows.extend(run_case(kind, n, d, args.clusters, args.repeat, methods, log,
-                                    args.budget))
+                if args.baseline is None:
+                    rows.extend(run_case(
+                        kind, n, d, args.clusters, args.repeat, methods, log, args.budget,
+                        time.process_time if args.cpu else time.perf_counter))
+                else:
+                    rows.extend(run_case_against(
+                        args.baseline, kind, n, d, args.clusters, args.repeat, methods, log,
+                        args.budget, args.cpu))
+    clock = "CPU time on one thread" if args.cpu else "wall-clock time"
     lines = [
-        f"Wide data, K = {args.clusters}, {args.repeat} interleaved repetitions, medians; "
+        f"Wide data, K = {args.clusters}, {args.repeat} interleaved repetitions, medians "
+        f"of the {clock}; "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"numpy {np.__version__}.",
         "",
@@ -157,4 +264,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--child"]:
+        child_fit(sys.argv[2:])
+    else:
+        main()

@@ -1,14 +1,17 @@
 """InContextQuantizer(attention="softmax") against KMeans: the table of the user guide.
 
 Adjusted Rand index against the true labels for seeds 0, 1, 2 (n = 5000,
-d = 10, the whole training set as context), for the softmax in-context layer
-at its defaults and ``KMeans(n_init=1)`` with the same seeds, and the ratio of
-their fit times (median over the seeds, with its range).
+d = 10), for the softmax in-context layer at its defaults (its context: at
+most ``AUTO_CONTEXT`` = 2000 training rows; ``--context-length all``: the
+whole training set, the default before; or a number) and ``KMeans(n_init=1)``
+with the same seeds, and the ratio of their fit times (median over the seeds,
+with its range).
 
 Usage::
 
     python benchmarks/in_context_table.py            # about a minute
     python benchmarks/in_context_table.py --n 2000   # smaller
+    python benchmarks/in_context_table.py --context-length all
 """
 
 import argparse
@@ -60,16 +63,23 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--d", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--context-length", default="auto",
+                        help='"auto" (the default), "all" (None) or a number of rows')
     args = parser.parse_args(argv)
-    print(f"n = {args.n}, d = {args.d}; ARI for seeds 0..{args.seeds - 1}; "
-          "fit time over KMeans's: median (range)")
+    length = {"auto": "auto", "all": None}.get(args.context_length)
+    length = int(args.context_length) if length is None and args.context_length != "all" \
+        else length
+    context = {} if length == "auto" else {"context_length": length}  # (the default)
+    print(f"n = {args.n}, d = {args.d}, context_length={length!r}; ARI for seeds "
+          f"0..{args.seeds - 1}; fit time over KMeans's: median (range)")
     print("| data | InContextQuantizer (softmax) | KMeans | fit time / KMeans |")
     print("|---|---|---|---|")
     for name, make, K in datasets(args.n, args.d):
         ours, theirs, ratios = [], [], []
         for seed in range(args.seeds):
             X, y = make(seed)
-            ic, t_ic = _timed(InContextQuantizer(K, attention="softmax", random_state=seed), X)
+            ic, t_ic = _timed(InContextQuantizer(K, attention="softmax", random_state=seed,
+                                                  **context), X)
             km, t_km = _timed(KMeans(K, n_init=1, random_state=seed), X)
             ours.append(adjusted_rand_score(y, ic.labels_))
             theirs.append(adjusted_rand_score(y, km.labels_))

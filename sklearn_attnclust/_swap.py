@@ -37,6 +37,7 @@ import numpy as np
 
 from ._assign import first_minimum
 from ._init import _unit_exponent, canonical_order, ordered_distinct_starts
+from ._mapped_rows import MappedRows
 from .optim import handed_state
 
 __all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS", "draw_order",
@@ -192,7 +193,10 @@ def _row(rows, i):
 
 
 def _squared_norms(Y):
-    """Each row's squared norm (an ndarray or a sparse matrix's rows), float64."""
+    """Each row's squared norm (an ndarray, a sparse matrix's rows or
+    :class:`._mapped_rows.MappedRows`, a block at a time), float64."""
+    if isinstance(Y, MappedRows):
+        return np.concatenate([_squared_norms(B) for B in Y.blocks()] or [np.zeros(0)])
     if hasattr(Y, "multiply"):
         # (a canonical matrix's squares by entry, the same sums: its product with
         # itself sorts and merges the two structures; 3842 TF-IDF rows with sorted

@@ -281,3 +281,20 @@ def test_scikit_learn_clustering_checks_on_the_softmax_layer():
         check_clustering("InContextQuantizer", est)
         check_clustering("InContextQuantizer", est, readonly_memmap=True)
         check_clusterer_compute_labels_predict("InContextQuantizer", est)
+
+
+def test_default_context_is_a_bounded_sample(monkeypatch):
+    # context_length="auto" (the default): the training rows up to AUTO_CONTEXT,
+    # stratified_rows's sample of that many beyond; None: all of them
+    import sklearn_attnclust.in_context as in_context
+
+    X, y = make_blobs(300, centers=3, n_features=4, random_state=0)
+    assert InContextQuantizer().context_length == "auto"
+    monkeypatch.setattr(in_context, "AUTO_CONTEXT", 120)
+    auto = _softmax(3).fit(X)
+    assert auto.context_.shape == (120, 4)
+    assert np.array_equal(auto.context_, _softmax(3, context_length=120).fit(X).context_)
+    assert _softmax(3, context_length=None).fit(X).context_.shape == X.shape
+    np.testing.assert_array_equal(auto.predict(X), auto.labels_)
+    monkeypatch.setattr(in_context, "AUTO_CONTEXT", 400)
+    assert _softmax(3).fit(X).context_.shape == X.shape

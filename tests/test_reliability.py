@@ -243,7 +243,7 @@ def test_attention_quantizer_rejects_bad_geometry(value, data):
     [
         (InContextQuantizer(temperature=-1.0), r"The 'temperature' parameter of InContextQuantizer must be a str among \{'auto'\} or a float in the range \[0.0, inf\)"),
         (InContextQuantizer(scale=-1.0), r"The 'scale' parameter of InContextQuantizer must be a str among"),
-        (InContextQuantizer(context_length=1.5), r"The 'context_length' parameter of InContextQuantizer must be an int in the range \[1, inf\) or None"),
+        (InContextQuantizer(context_length=1.5), r"The 'context_length' parameter of InContextQuantizer must be an int in the range \[1, inf\), a str among \{'auto'\} or None"),
         (KMeansQuantizer(tol=-1.0), r"The 'tol' parameter of KMeansQuantizer must be a float in the range \[0.0, inf\)"),
         (KMeansQuantizer(max_iter=2.5), r"The 'max_iter' parameter of KMeansQuantizer must be an int in the range \[1, inf\)"),
         (PCAQuantizer(n_clusters=0), r"The 'n_clusters' parameter of PCAQuantizer must be an int in the range \[1, inf\)"),

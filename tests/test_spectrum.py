@@ -393,3 +393,48 @@ def test_wide_fits_at_extreme_scales_equal_the_unit_scale_fits(c):
     ref = InContextQuantizer(K).fit(X).transform(X)
     out = InContextQuantizer(K).fit(X * c).transform(X * c)
     np.testing.assert_allclose(out / c, ref, rtol=1e-6, atol=1e-8 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("kind", ["blobs", "noise"])
+def test_block_krylov_eigenpairs_to_rounding_or_none(kind):
+    # eigenpairs by block Krylov: where a gap sets the k largest apart, to
+    # ARPACK's tolerance within a few passes (the residuals and the vectors'
+    # angles to the dense ones at rounding); on Gaussian noise, None (ARPACK then)
+    rng = np.random.default_rng(4)
+    n, d, k = 400, 1500, 6
+    X = rng.normal(size=(n, d))
+    if kind == "blobs":
+        X += 8.0 * rng.normal(size=(k, d))[rng.integers(0, k, n)]
+    spectrum = RowSpectrum(X)
+    out = _krylov.largest_eigenpairs(spectrum.matmat, d, k, _spectrum.LANCZOS_TOL)
+    if kind == "noise":
+        assert out is None
+        eig, V = spectrum.largest(k, vectors=True)  # (ARPACK's)
+    else:
+        eig, V = out
+    ref, U = np.linalg.eigh(X @ X.T / n)
+    ref, U = ref[::-1][:k], (X.T @ U[:, ::-1][:, :k]) / np.sqrt(n * ref[::-1][:k])
+    np.testing.assert_allclose(eig, ref, rtol=1e-10)
+    np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-10)
+    np.testing.assert_allclose(np.abs(np.sum(U * V, axis=0)), 1.0, atol=1e-9)
+
+
+def test_bench_wide_against_a_baseline(tmp_path):
+    # --cpu --baseline: every fit in a child process, this checkout's package and
+    # another copy's (here the same) interleaved; both in the table, ratios to KMeans
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(root, "benchmarks", "bench_wide.py"), "--n", "60",
+         "--d", "1100", "--repeat", "2", "--cpu", "--baseline", root, "--methods",
+         "PCAQuantizer", "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, check=False, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = (tmp_path / "bench_wide.md").read_text()
+    assert "CPU time on one thread" in table
+    for method in ("KMeans(n_init=1)", "PCAQuantizer", "PCAQuantizer (baseline)"):
+        assert f"| blobs 60 x 1100 | {method} |" in table

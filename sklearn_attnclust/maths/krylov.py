@@ -10,7 +10,7 @@ Gaussian noise, the slowest).  This module knows nothing of scikit-learn.
 import numpy as np
 
 __all__ = ["KRYLOV_BLOCK", "KRYLOV_COLUMNS", "KRYLOV_NARROW", "KRYLOV_NUMBERS",
-           "KRYLOV_TOL", "largest_eigenvalues"]
+           "KRYLOV_PAIR_PASSES", "KRYLOV_TOL", "largest_eigenpairs", "largest_eigenvalues"]
 
 #: Block Krylov iterations for the eigenvalues alone (:func:`largest_eigenvalues`):
 #: columns of a block (at least ``k + 1``), most columns of the basis before the
@@ -51,6 +51,19 @@ KRYLOV_COLUMNS = 512
 KRYLOV_NUMBERS = 2**23
 KRYLOV_TOL = 1e-3
 
+#: Passes at most of :func:`largest_eigenpairs` (eigenvectors to rounding)
+#: before it gives up (the caller then runs ARPACK): where a gap sets the
+#: ``k`` largest apart (clustered rows) their residuals reach rounding in a
+#: few passes; where none does (Gaussian noise) they do not within many,
+#: and ARPACK's restarts are then the cheaper.  Measured (CPU time, one
+#: thread, PCAQuantizer(8), uncentred): make_blobs with 8 centres, 1e4 x 1e4
+#: rows, 4 passes, 1.9 s against ARPACK's 33 products of one column, 4.7 s
+#: (1000 x 1e4: 0.24 s against 0.40 s; the centres within 1.3e-12 of
+#: ARPACK's); Gaussian noise 1000 x 1e4 not within 6 (then ARPACK: 1.29 s
+#: against 1.10 s).  Six: the blobs' need and as many again, the waste on
+#: noise bounded by that.
+KRYLOV_PAIR_PASSES = 6
+
 
 def largest_eigenvalues(matmat, d, k):
     """The ``k`` largest eigenvalues of ``S`` (``matmat(V) = S V``, ``S`` of
@@ -89,6 +102,38 @@ def largest_eigenvalues(matmat, d, k):
             return theta
         last = theta
         block = _extend(Q, W, rng)
+    return None
+
+
+def largest_eigenpairs(matmat, d, k, tol):
+    """The ``k`` largest eigenvalues of ``S`` (as :func:`largest_eigenvalues`),
+    decreasing, and orthonormal eigenvectors (d, k) as columns, or None where
+    their residuals ``|S v - theta v|`` did not all fall to ``tol`` times the
+    largest eigenvalue within :data:`KRYLOV_PAIR_PASSES` passes.
+
+    The same block Krylov iterations from the same start (a block of
+    ``max(KRYLOV_BLOCK, k + 1)`` columns, twice that up to
+    :data:`KRYLOV_NARROW` features), each pass's product ``S Q_j`` kept: the
+    Ritz vectors ``V = Q R`` and their products ``S V = (S Q) R`` give the
+    residuals without a product more.  (ARPACK's test, with its ``tol``: the
+    eigenvalues then to rounding, the vectors to rounding over the gap.)
+    """
+    b = min(max(2 * KRYLOV_BLOCK, 2 * k) if d <= KRYLOV_NARROW else max(KRYLOV_BLOCK, k + 1), d)
+    rng = np.random.default_rng(0)  # fixed: reproducible
+    block = np.linalg.qr(rng.standard_normal((d, b)))[0]
+    Q, SQ = block, None
+    for _ in range(min(KRYLOV_PAIR_PASSES, -(-d // b))):
+        W = matmat(block)
+        SQ = W if SQ is None else np.hstack([SQ, W])
+        H = Q.T @ SQ
+        theta, R = np.linalg.eigh(0.5 * (H + H.T))
+        theta, R = theta[::-1][:k], R[:, ::-1][:, :k]
+        V, SV = Q @ R, SQ @ R
+        residual = np.linalg.norm(SV - V * theta, axis=0)
+        if Q.shape[1] >= d or np.max(residual) <= tol * max(theta[0], 0.0):
+            return theta, V
+        block = _extend(Q, W[:, :d - Q.shape[1]], rng)  # (at most d columns in all)
+        Q = np.hstack([Q, block])
     return None
 
 

@@ -12,13 +12,10 @@ rows: no ``O(d^2)`` memory and no ``O(d^3)`` work.  Rows in a ``scipy.sparse``
 CSR matrix are never densified: the products are sparse ones, the offset
 applied to them (``B V = r f (X V - 1 o^T V)``), and the dense solve is the
 Gram matrix's only (``n < d``), else Lanczos (where it does not converge,
-Lanczos again, never the ``(d, d)`` moment).  (Up to
-:data:`TRIAL_SIDE`, a few Lanczos restarts first, then the dense solve if
-they did not converge.)
-Both give the same eigenvalues to rounding (measured in
-``tests/test_spectrum.py``).  The eigenvalues alone (the temperature's scale)
-come first from block Krylov iterations, a few products with
-:data:`.krylov.KRYLOV_BLOCK` columns at the speed of matrix products: to
+Lanczos again, never the ``(d, d)`` moment; up to :data:`TRIAL_SIDE` a few
+restarts, then the dense solve).  Both give the eigenvalues to rounding.
+Eigenpairs, and eigenvalues alone (the temperature's scale), come first from
+block Krylov iterations, :data:`.krylov.KRYLOV_BLOCK` columns a pass: to
 rounding where the largest stand apart (clustered rows), each within ``10
 KRYLOV_TOL`` of the largest where they do not (Gaussian noise; :mod:`.krylov`).
 :meth:`RowSpectrum.power_traces` gives ``tr S^2`` and ``tr S^3``, exact on the
@@ -29,7 +26,7 @@ smaller side when it is small (:data:`EXACT_TRACE_SIDE`), else estimated
 import numpy as np
 
 from .._blocks import one_blas_thread, sum_row_blocks
-from .krylov import largest_eigenvalues
+from .krylov import largest_eigenpairs, largest_eigenvalues
 
 __all__ = ["DENSE_SIDE", "EXACT_TRACE_SIDE", "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum",
            "SPARSE_RETRY_NCV", "TRACE_COLUMNS", "TRACE_PROBES", "TRACE_SKETCH",
@@ -48,9 +45,8 @@ DENSE_SIDE = 256
 TRIAL_SIDE = 1024
 TRIAL_RESTARTS = 1
 
-#: ARPACK's relative tolerance on the residual of each Ritz pair: the
-#: eigenvalues' error is of the order of its square times the spectrum's
-#: scale over the gap (measured: within 3e-15 of ``eigvalsh``'s).
+#: ARPACK's (and block Krylov's) relative tolerance on each Ritz pair's residual: the eigenvalues'
+#: error is its square times the scale over the gap (measured: 3e-15 of ``eigvalsh``'s).
 LANCZOS_TOL = 1e-10
 
 #: Krylov space of the second ARPACK run on sparse rows where the first, with
@@ -305,8 +301,9 @@ class RowSpectrum:
         space is completed by a fixed random basis); else the eigenvalues
         alone by block Krylov iterations (:meth:`_krylov`: lower bounds, to
         rounding where a gap sets them apart, each within ``10 KRYLOV_TOL``
-        of the largest where none does), and where those do not settle, or
-        with ``vectors``, by ARPACK on ``S`` as an operator (to rounding).
+        of the largest where none does), with ``vectors`` the eigenpairs to
+        ARPACK's tolerance (:func:`.krylov.largest_eigenpairs`), and where
+        those do not settle by ARPACK on ``S`` as an operator (to rounding).
         All from fixed starts (reproducible).
         """
         n, d = self.X.shape
@@ -315,10 +312,9 @@ class RowSpectrum:
             return (np.zeros(0), np.zeros((d, 0))) if vectors else np.zeros(0)
         if self.dense(k):
             return self._dense(k, vectors)
-        if not vectors:
-            eig = self._krylov(k)
-            if eig is not None:
-                return eig
+        eig = self._krylov(k, vectors)
+        if eig is not None:
+            return eig
         trial = min(n, d) <= TRIAL_SIDE and not self.sparse
         return self._lanczos(k, vectors, TRIAL_RESTARTS if trial else None)
 
@@ -377,9 +373,12 @@ class RowSpectrum:
         order = np.argsort(eig)[::-1]
         return eig[order], Q @ R[:, order]
 
-    def _krylov(self, k):
-        """The ``k`` largest eigenvalues by :func:`.krylov.largest_eigenvalues`
-        (block Krylov: their stated accuracy there), or None."""
+    def _krylov(self, k, vectors=False):
+        """The ``k`` largest eigenvalues by :func:`.krylov.largest_eigenvalues`, or
+        with ``vectors`` the eigenpairs by :func:`.krylov.largest_eigenpairs` (at
+        :data:`LANCZOS_TOL`): their stated accuracy there, or None."""
+        if vectors:
+            return largest_eigenpairs(self.matmat, self.shape[0], k, LANCZOS_TOL)
         return largest_eigenvalues(self.matmat, self.shape[0], k)
 
     def _lanczos(self, k, vectors, restarts=None):

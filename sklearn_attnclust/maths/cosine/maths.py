@@ -32,7 +32,9 @@ import numpy as np
 from scipy.special import gammaln, ive
 
 from ..._init import ordered_distinct_starts
-from .rows import _SEED, UnitRowBlocks, _is_sparse, as_rows, sparse_row_keys, unit_rows
+from ..._mapped_rows import MappedRows
+from .rows import (_SEED, UnitRowBlocks, _is_sparse, _row_exponents, as_rows, dense_unit_rows,
+                   sparse_row_keys, unit_rows)
 from .seeding import (_draw_distinct, _key_starts, _repair, _unit, _unit_order,
                       check_unit_heads, ordered_unit_starts, unit_kmeans_plusplus)
 from .statistics import CosineStatistics, cosine_scores
@@ -387,10 +389,21 @@ class CosineMaths(LayerMaths):
         without a normalised copy of the matrix held through the stage's
         descents.  Measured (``benchmarks/bench_cosine.py --case memory``, 6e4
         documents of 50 terms over 5e4, 34.5 MiB, K = 20): the fit's peak 191 MiB
-        with the copy, of which the copy 34 MiB."""
+        with the copy, of which the copy 34 MiB.  Dense rows beyond
+        :data:`UNIT_CACHE_SIZE` numbers, which no earlier call keeps, likewise
+        (:class:`..._mapped_rows.MappedRows` of :func:`.rows.unit_rows`, row by
+        row: the same values): at 1e4 x 1e4, a unit copy was 800 MB and 1.4 s
+        of a 7.8 s fit's CPU time (one thread)."""
         if self.n_clusters < 2:
             return None
-        return UnitRowBlocks(rows) if _is_sparse(rows) else self._unit_rows(rows)
+        if _is_sparse(rows):
+            return UnitRowBlocks(rows)
+        if np.size(rows) > UNIT_CACHE_SIZE:  # (never kept by _unit_rows)
+            # unit_rows's numbers, each row's power of two and norm taken once
+            X = np.asarray(as_rows(rows))
+            e, sq = _row_exponents(X)
+            return MappedRows(X, dense_unit_rows, e, 1.0 / np.sqrt(sq))
+        return self._unit_rows(rows)
 
     def swap_points(self, M):
         return np.asarray(M, dtype=np.float64)
