@@ -1,18 +1,17 @@
 """Rows mapped a block at a time as they are read, never as a whole copy.
 
 :class:`MappedRows` stands for the array ``f(X)`` of a row-wise map ``f`` (the
-point layer's chart, ``(x - offset) / spread``; the cosine layer's unit rows) where the swap stage
-(:mod:`sklearn_attnclust._swap`) reads it: its ``shape``, a block of rows
-``Y[a:b]`` (another :class:`MappedRows`, of a view of ``X``), the rows of an
-index list ``Y[[i, j]]`` (an ndarray: ``f`` of those rows), the product ``Y @ A``
-and ``Y.T @ v``.  ``f`` is applied to :data:`MAPPED_ENTRIES` entries at a time,
+point layer's chart, ``(x - offset) / spread``; the cosine layer's unit rows)
+where the swap stage (:mod:`sklearn_attnclust._swap`) reads it: its ``shape``, a
+block of rows ``Y[a:b]`` (another :class:`MappedRows`, of a view of ``X``), the
+rows of an index list ``Y[[i, j]]`` (an ndarray: ``f`` of those rows) and the
+product ``Y @ A``.  ``f`` is applied to :data:`MAPPED_ENTRIES` entries at a time,
 so that a pass holds one small block (in the cache, its pages reused) instead of
 a copy of all the rows: at 1e4 x 1e4 float64 rows the copy was 800 MB of fresh
 pages, 1.25 s of a 6.6 s fit's CPU time (one thread), and the fit's largest
 allocation.  The values are ``f``'s, bit for bit (``f`` works row by row); the
 products ``Y @ A`` are stacked from the blocks' (on this machine's OpenBLAS the
-same numbers as the product of the whole, tested for 2 to 9 columns); ``Y.T @
-v`` adds the blocks' products (the sum in another order: rounding).  This
+same numbers as the product of the whole, tested for 2 to 9 columns).  This
 module knows nothing of scikit-learn.
 """
 
@@ -68,24 +67,4 @@ class MappedRows:
         out = np.empty((self.shape[0],) + A.shape[1:], dtype=np.result_type(A, np.float64))
         for a, B in zip(range(0, self.shape[0], self.block_rows), self.blocks()):
             out[a:a + B.shape[0]] = B @ A
-        return out
-
-    @property
-    def T(self):
-        """The transpose, for its product ``Y.T @ v`` only."""
-        return _Transposed(self)
-
-
-class _Transposed:
-    """``f(X).T`` of a :class:`MappedRows`, for ``f(X).T @ v``: the blocks' products added."""
-
-    def __init__(self, rows):
-        self.rows = rows
-
-    def __matmul__(self, v):
-        v = np.asarray(v)
-        Y = self.rows
-        out = np.zeros((Y.shape[1],) + v.shape[1:], dtype=np.result_type(v, np.float64))
-        for a, B in zip(range(0, Y.shape[0], Y.block_rows), Y.blocks()):
-            out += B.T @ v[a:a + B.shape[0]]
         return out
