@@ -570,3 +570,36 @@ def test_heads_merged_at_the_temperature_are_named_in_the_warning():
         AttentionQuantizer(20, geometry="cosine", random_state=1).fit(X)
     est = AttentionQuantizer(20, geometry="cosine", temperature=64.0, random_state=1).fit(X)
     assert np.unique(est.labels_).size == 20
+
+
+@pytest.mark.parametrize("scale", [1e-290, 1e-250, 1e250])
+def test_inertia_of_weights_at_extreme_scales_is_the_cosine_one(scale):
+    # the fit's own assignment divided by the weights' power of two fell below
+    # 2**-900 at 1e-290 and was then recomputed as squared Euclidean distances
+    X = make_blobs(300, 5, centers=3, random_state=0)[0] + 5.0
+    plain = AttentionQuantizer(3, geometry="cosine", random_state=0).fit(X)
+    tiny = AttentionQuantizer(3, geometry="cosine", random_state=0).fit(
+        X, sample_weight=np.full(300, scale))
+    np.testing.assert_array_equal(tiny.labels_, plain.labels_)
+    assert tiny.inertia_ / scale == pytest.approx(plain.inertia_, rel=1e-9)
+
+
+def test_partial_fit_does_not_label_the_reservoir(monkeypatch):
+    # the refit on the reservoir returns no assignment: nobody reads its labels
+    from sklearn_attnclust.layers.cosine import CosineLayer
+
+    calls = []
+    real = CosineLayer._assignment
+
+    def spy(self, X, w):
+        calls.append(X.shape[0])
+        return real(self, X, w)
+
+    monkeypatch.setattr(CosineLayer, "_assignment", spy)
+    X = make_blobs(600, 8, centers=3, random_state=0)[0]
+    est = AttentionQuantizer(3, geometry="cosine", random_state=0)
+    for chunk in np.array_split(X, 3):
+        est.partial_fit(chunk)
+    assert calls == []
+    est.fit(X)
+    assert calls == [600]

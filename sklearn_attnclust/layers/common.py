@@ -77,14 +77,21 @@ def training_assignment(layer, X, w, assignment=None, weight_scale=1.0):
     ``assignment``: what the layer's ``fit`` returned, the :class:`.base.Assignment`
     of ``X`` from its last pass (the point layer on large data; its inertia with
     the weights the layer was fitted with, ``w`` times ``weight_scale``), or
-    None: one pass of ``layer.assign``.
+    None: one pass of ``layer.assign``.  A layer with its own distance (the cosine
+    layer's ``1 - cos``: its :meth:`.base.Layer.inertia` is not None) has its
+    assignment's inertia taken as it is where it is finite and positive, and else
+    recomputed from the layer's distances (never as squared distances to the
+    centres, which are not its inertia).
     """
     if assignment is not None:
         with np.errstate(over="ignore", under="ignore"):
             inertia = float(assignment.inertia) / weight_scale
-        return (assignment.labels,
-                inertia_of(X, assignment.labels, layer.centers, w, inertia),
-                assignment.counts)
+        if layer.inertia(np.zeros(0), None) is None:  # (the point layers)
+            return (assignment.labels,
+                    inertia_of(X, assignment.labels, layer.centers, w, inertia),
+                    assignment.counts)
+        if np.isfinite(inertia) and inertia > 0:
+            return assignment.labels, inertia, assignment.counts
     labels, d2 = layer.assign(X)
     own = layer.inertia(d2, w)  # a layer with its own distance (cosine)
     inertia = own if own is not None else inertia_of(X, labels, layer.centers, w, d2)

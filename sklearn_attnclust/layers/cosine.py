@@ -3,6 +3,8 @@ layer of :mod:`sklearn_attnclust.maths.cosine`), and the ``partial_fit`` stream 
 chunks sparse."""
 
 
+from functools import partialmethod
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
@@ -116,11 +118,13 @@ class CosineLayer(FreeEnergyLayer):
     def _warm_start(self):
         return getattr(self, "centers", None)
 
-    def fit(self, X, w, rng, *, init=None, n_init=None):
+    def fit(self, X, w, rng, *, init=None, n_init=None, assign=True):
         """Fit to the unit rows of ``X`` (weights ``w`` or None): the cosine
         statistics and maths, then :func:`.._strategy.fit_layer` on them (called
         here, one frame fewer from the estimator to the kernel).  Returns the
-        :class:`.base.Assignment` of ``X`` (:meth:`_assignment`), or None."""
+        :class:`.base.Assignment` of ``X`` (:meth:`_assignment`) with ``assign``
+        (the estimator's ``fit``), else None (``partial_fit``'s refit on the
+        reservoir, whose labels nobody reads)."""
         X = as_rows(X)
         n, d = X.shape
         start = self.init if init is None else init
@@ -146,7 +150,8 @@ class CosineLayer(FreeEnergyLayer):
             if mixed:  # the risk at float64 (the descent may end on its float32 passes)
                 fit = at_full_precision(fit, maths.risk(fit.heads, stats))
             self.source_readouts(fit, maths, X)
-            assignment = self._assignment(X, w) if type(self).fit is CosineLayer.fit else None
+            assignment = (self._assignment(X, w)
+                          if assign and type(self).fit is CosineLayer.fit else None)
         warn_if_not_converged(fit, self.max_iter)
         return assignment
 
@@ -155,17 +160,13 @@ class CosineLayer(FreeEnergyLayer):
         just fitted, by :meth:`assign` while their norms are known (the fit's:
         a pass over the rows fewer than the estimator's :meth:`assign` after the
         fit; measured, one thread, von Mises-Fisher rows, n = 4000, d = 384: 3 to
-        4 ms of a fit of 120); None where the inertia is not a finite number well
-        above float64's smallest (the estimator's own :meth:`assign` then: an
-        inertia it takes as it is).  Only for a fit that ends here (a subclass's
+        4 ms of a fit of 120).  Only for a fit that ends here (a subclass's
         fit that goes on from it, the learned layer's, labels its own heads)."""
         labels, d2 = self.assign(X)
-        inertia = self.inertia(d2, w)
-        if not (np.isfinite(inertia) and inertia > 2.0**-900):
-            return None
-        return Assignment(labels, inertia, np.bincount(labels, minlength=self.n_clusters))
+        return Assignment(labels, self.inertia(d2, w),
+                          np.bincount(labels, minlength=self.n_clusters))
 
-    _fit = fit  # (partial_fit's refit on the reservoir)
+    _fit = partialmethod(fit, assign=False)  # (partial_fit's refit on the reservoir)
 
     def tol_for(self, X):
         """At least :data:`..maths.sizes.FLOAT32_TOL` on float32 rows."""
