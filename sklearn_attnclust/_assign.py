@@ -138,20 +138,25 @@ def _unexpanded(Y, Zc, D, low, norms, sq, labels, a, exact=True):
     """The squared distances ``low`` (clipped at 0 here) of a chunk of rows ``Y``
     (from row ``a``) to their nearest points (``labels[a:]``, or None: of ``D``),
     expanded about ``r`` with the rows' terms ``norms`` and the points' ``sq``
-    (K, 1); taken anew from the rows' differences (float64) where the
-    expansion lost more than :data:`EXPANSION_LOSS` of their sum to rounding
-    (tight clusters: rows of spread 1e-3 about points 10 apart; the labels stay
-    the expansion's), unless not ``exact``."""
+    (K, 1); taken anew from the rows' differences (float64) for the rows whose
+    expansion lost more than :data:`EXPANSION_LOSS` of their distance to
+    rounding (tight clusters: rows of spread 1e-3 about points 10 apart; the
+    labels stay the expansion's), unless not ``exact``.  By row, not by the
+    chunk's sums: this pass does not know the rows' weights, and far rows of
+    weight 0 in a chunk would make its sums look exact."""
     np.maximum(low, 0.0, out=low)
     if not exact:
         return low
     top = float(np.max(sq, initial=0.0))  # (the farthest point's term, for every row)
-    if not expansion_lost(float(norms.sum(dtype=np.float64)) + Y.shape[0] * top,
-                          float(low.sum(dtype=np.float64))):
+    lost = np.flatnonzero(~(norms + top <= EXPANSION_LOSS * low))
+    if lost.size == 0:
         return low
-    nearest = D.argmin(axis=0) if labels is None else labels[a:a + Y.shape[0]]
-    diff = np.subtract(Y, Zc[nearest], dtype=np.float64)
-    return np.einsum("ij,ij->i", diff, diff)
+    nearest = (D[:, lost].argmin(axis=0) if labels is None
+               else labels[a + lost])
+    diff = np.subtract(Y[lost], Zc[nearest], dtype=np.float64)
+    out = low.astype(np.float64)
+    out[lost] = np.einsum("ij,ij->i", diff, diff)
+    return out
 
 
 def _frame(X, Z):

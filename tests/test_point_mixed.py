@@ -137,6 +137,19 @@ def test_the_inertia_of_tight_clusters_is_their_squared_distances(dtype, n, weig
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_inertia_of_tight_clusters_beside_far_rows_of_weight_0(dtype):
+    # nearest_point tests each row's loss, not its chunk's sums: 50 far rows of
+    # weight 0 in a chunk made those sums look exact (float32: 0.654 against 0.318)
+    X, _ = make_blobs(20000, 16, centers=8, cluster_std=1e-3, random_state=0)
+    X = X.astype(dtype)
+    w = np.ones(X.shape[0])
+    w[:50], X[:50] = 0.0, X[:50] * 1e3
+    est = AttentionQuantizer(8, random_state=0).fit(X, sample_weight=w)
+    expected = _direct_inertia(X[50:], est.labels_[50:], est.layer_.centers, w[50:])
+    assert est.inertia_ == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("source", ["learn", "dask"])
 def test_the_inertia_of_tight_clusters_learned_and_on_dask(dtype, source):
     # the same sums from the tracked logits of temperature="learn" and of a dask fit
