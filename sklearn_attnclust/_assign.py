@@ -67,8 +67,9 @@ def nearest_point(X, Z, with_labels=True, exact=True):
     data far from the origin lose no digits.  Points of extreme scale are
     scaled by a power of two (exact), so that no square under- or overflows
     (tight clusters' distances: from differences, :func:`_unexpanded`, unless
-    ``exact`` is False: where only the labels are read).  Rows
-    in a ``scipy.sparse`` matrix are read by sparse products about the points' mean (:func:`.maths.point.sparse.nearest_sparse`), never densified.
+    ``exact`` is False: where only the labels are read).  Rows in a
+    ``scipy.sparse`` matrix are read by sparse products about the points' mean
+    (:func:`.maths.point.sparse.nearest_sparse`), never densified.
     ``with_labels`` False (dense rows): the same distances, no labels (None),
     a third to a half of the pass less (5e4 x 16, K = 64 and 1024, one thread).
     """

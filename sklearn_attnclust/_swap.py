@@ -11,7 +11,8 @@ is moved to one of a few candidate rows, the one whose move lowers the hard
 risk most before any descent (candidates drawn by k-means++'s draw, over the
 rows in an order of their values: the draws do not depend on the rows'
 order or scale, and a row of integer weight ``c`` is drawn as its ``c``
-copies would be); unless the move raises the hard risk by a tenth or more,
+copies would be); unless the move raises the hard risk by a tenth or more
+(the maths' ``swap_slack``: the cosine layer's 2 %),
 the heads are descended again for :data:`SWAP_STEPS` steps at most (where
 ``swap_free_points`` and the move does not lower the hard risk, at least
 :data:`SWAP_FORCED_STEPS` whatever the stationarity; fewer where a
@@ -53,9 +54,9 @@ SWAP_PATIENCE = 2
 #: Relative drop of the risk a trial must make to be kept (far above rounding).
 SWAP_RTOL = 1e-4
 
-#: A trial is descended only if the move (where ``swap_free_points``, its
-#: head then at the mean of the rows it takes: :func:`swap_target`) changes
-#: the hard risk by less than this share of it: a move that raises it by more
+#: A trial is descended only if the move (:func:`swap_target`) changes the hard
+#: risk by less than this share of it (where the maths' ``swap_slack`` is None:
+#: :attr:`.layers.base.LayerMaths.swap_slack`): a move that raises it by more
 #: rarely ends lower, and its descent is the cost of a trial.
 SWAP_SLACK = 0.1
 
@@ -111,7 +112,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     """``best`` (a descent's result on ``stage``) after the swap trials.
 
     A trial (:func:`swap_target`) whose move raises the hard risk by less than
-    :data:`SWAP_SLACK` of it is descended on ``stage`` for :data:`SWAP_STEPS`
+    :data:`SWAP_SLACK` of it (the maths' ``swap_slack`` if not None) is descended on ``stage`` for :data:`SWAP_STEPS`
     steps at most, to the maths' coarse tolerance (at least ``tol``; where the
     maths' ``swap_free_points`` and the move does not lower the hard risk, the
     stationarity test applies after :data:`SWAP_FORCED_STEPS` steps), its empty heads relocated as
@@ -135,7 +136,8 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     norms = squared_row_norms(Y)  # (the same for every distance of the stage)
     draw = _RowDraw(*maths.swap_order(rows, row_w), rng)
     n_local, near = 2 + int(np.log(maths.n_clusters)), None
-    free = getattr(maths, "swap_free_points", False)
+    free = maths.swap_free_points
+    slack = SWAP_SLACK if maths.swap_slack is None else maths.swap_slack
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
             near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
@@ -146,7 +148,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
         # (the last failed trial, its heads and L-BFGS pairs, freed before this
         # one's descent: K d numbers each, the fit's peak memory on wide heads)
         trial = None
-        if target[2] < getattr(maths, "swap_slack", SWAP_SLACK):
+        if target[2] < slack:
             trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
                                 trial_tol, memory=memory, stop=_Hopeless(bar),
                                 steps=min(SWAP_STEPS, descent.max_iter),

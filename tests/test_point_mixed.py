@@ -98,7 +98,8 @@ def test_small_rows_are_labelled_by_the_full_precision_pass(monkeypatch, std):
     w = np.random.default_rng(0).uniform(0.5, 2.0, X.shape[0])
     assert sizes.MIXED_MIN_SIZE <= X.size <= CACHE_ENTRIES
     calls = []
-    monkeypatch.setattr(point, "nearest_point", lambda *a, **k: calls.append(1) or nearest_point(*a, **k))
+    monkeypatch.setattr(point, "nearest_point",
+                        lambda *a, **k: calls.append(1) or nearest_point(*a, **k))
     made = _spy(monkeypatch)
     aq = AttentionQuantizer(64, random_state=0).fit(X, sample_weight=w)
     assert made and not calls

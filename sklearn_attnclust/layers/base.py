@@ -137,6 +137,11 @@ class LayerMaths(ABC):
     #: seeds, and on its vMF mixtures, and slower).
     swap_free_points = False
 
+    #: The share of the hard risk a trial's move may raise it by and still be
+    #: descended: None, the swap stage's :data:`.._swap.SWAP_SLACK`; the cosine
+    #: maths' own (:data:`..maths.cosine.maths.COSINE_SWAP_SLACK`).
+    swap_slack = None
+
     def swap_order(self, rows, weights):
         """The order the swap stage draws rows in and where each distinct row
         starts in it (:func:`.._swap.draw_order`, for dense rows)."""
