@@ -289,3 +289,20 @@ def test_kmeans_weights_ratios_only(factor):
     np.testing.assert_allclose(a.cluster_centers_, b.cluster_centers_, rtol=1e-12)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     np.testing.assert_allclose(a.inertia_, b.inertia_ * factor, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-300, 1e150])
+def test_pca_score_at_extreme_scales_closed_form(scale):
+    # issue 30: score(X * 1e-300) is -1.0, rightly: the centroids are unit
+    # directions, so the risk mean_i ||x_i - u_i||^2 = 1 - 2 <x_i, u_i> + ||x_i||^2
+    # tends to 1 (not to 0) as the rows shrink; it is checked here against the
+    # exact sum (rational arithmetic) of the float64 rows and centroids.
+    from fractions import Fraction
+
+    X = np.random.RandomState(0).normal(size=(30, 3))
+    pca = PCAQuantizer(n_clusters=2).fit(X)
+    Xs = X * scale
+    U = pca.transform(Xs)
+    exact = sum((Fraction(float(a)) - Fraction(float(b))) ** 2
+                for row, u in zip(Xs, U) for a, b in zip(row, u)) / len(X)
+    np.testing.assert_allclose(-pca.score(Xs), float(exact), rtol=1e-14)
