@@ -235,13 +235,35 @@ def assigned_sq_distances(X, labels, centers):
     Ct = C * t
     sq = np.einsum("ij,ij->i", Ct, Ct)[labels]
     for a in range(0, X.shape[0], _entry_rows(X)):  # (temporaries of a block's entries)
-        Xc = row_view(X, a, min(a + _entry_rows(X), X.shape[0]))
+        b = min(a + _entry_rows(X), X.shape[0])
+        Xc = row_view(X, a, b)
         row = np.repeat(np.arange(Xc.shape[0]), np.diff(Xc.indptr))
         data = np.asarray(Xc.data, dtype=np.float64) * t
+        terms = float(sq[a:b].sum()) + float(data @ data)  # (the expansion's terms)
         data *= data - 2.0 * Ct[labels[a + row], Xc.indices]
-        sq[a:a + Xc.shape[0]] += np.bincount(row, weights=data, minlength=Xc.shape[0])
+        sq[a:b] += np.bincount(row, weights=data, minlength=Xc.shape[0])
+        _resum_lost(X, a, b, Ct, labels, t, sq, terms)
     power = np.full(X.shape[0], -2 * int(np.round(np.log2(t))), dtype=np.int64)
     return np.maximum(sq, 0.0), power
+
+
+def _resum_lost(X, a, b, Ct, labels, t, sq, terms):
+    """The squared distances ``sq[a:b]`` (times ``t^2``) of the CSR rows ``a:b`` to
+    their points ``Ct[labels[a:b]]`` (times ``t``), expanded from terms summing to
+    ``terms``, summed anew from the differences ``x t - c t`` (float64) where the
+    expansion lost more than :data:`..._assign.EXPANSION_LOSS` of their sum to
+    rounding (tight clusters), as dense rows' (``_assign._unexpanded``): only such
+    a block densified, :data:`NORM_ENTRIES` numbers at a time."""
+    from ..._assign import expansion_lost
+
+    if not expansion_lost(terms, float(np.maximum(sq[a:b], 0.0).sum())):
+        return
+    step = max(1, NORM_ENTRIES // max(X.shape[1], 1))
+    for lo in range(a, b, step):
+        hi = min(lo + step, b)
+        diff = np.asarray(row_view(X, lo, hi).toarray(), dtype=np.float64) * t
+        diff -= Ct[labels[lo:hi]]
+        sq[lo:hi] = np.einsum("ij,ij->i", diff, diff)
 
 
 def nearest_sparse(X, Z):
@@ -254,7 +276,18 @@ def nearest_sparse(X, Z):
     # are taken so, :func:`..._assign.nearest_point`)
     D, t, n2 = _unit_sq_distances(X, Z, norms=False)
     labels = np.argmin(D, axis=1)
-    d2 = np.maximum(D[np.arange(D.shape[0]), labels] + n2, 0.0)
+    d2 = D[np.arange(D.shape[0]), labels] + n2
+    # (the expansion about the points' mean r: its terms ||x - r||^2 + ||z - r||^2,
+    # times t^2; tight clusters' distances summed anew, a block at a time)
+    Z = np.asarray(Z, dtype=np.float64)
+    Zt = Z * t
+    zr = Zt - Zt.mean(axis=0)
+    z2 = np.einsum("ij,ij->i", zr, zr)[labels]
+    X = as_rows(X)
+    for a in range(0, X.shape[0], _entry_rows(X)):
+        b = min(a + _entry_rows(X), X.shape[0])
+        _resum_lost(X, a, b, Zt, labels, t, d2, float(n2[a:b].sum() + z2[a:b].sum()))
+    np.maximum(d2, 0.0, out=d2)
     with np.errstate(over="ignore", under="ignore"):
         d2 /= t
         d2 /= t
