@@ -411,7 +411,9 @@ class KMeansQuantizer(_CenterQuantizer):
             only their ratios count.  Rows of weight 0 change nothing: the fit
             is that without them (at least ``n_clusters`` rows of positive
             weight, else a ValueError), and each is labelled by its nearest
-            centre.
+            centre.  So do the weights that are 0 in KMeans's arithmetic (in
+            ``X``'s dtype, times a power of two that brings the largest near 1):
+            those below about 1e-45 of the largest for float32 ``X``.
 
         Returns
         -------
@@ -421,13 +423,15 @@ class KMeansQuantizer(_CenterQuantizer):
         X = self._validate_input(X, reset=True)
         self._check_n_clusters(*X.shape, directions=False)
         sample_weight = check_sample_weight(sample_weight, X)
-        if sample_weight is None or np.all(sample_weight):
-            return self._run(X, sample_weight)
         # rows of weight 0 change nothing: KMeans runs on the others (a row of
         # weight 0 at 1e200 would otherwise set the scale: the others merge at 0,
         # and its 0 * inf squared distance is NaN); each is labelled by its
-        # nearest centre
-        positive = sample_weight > 0
+        # nearest centre.  So do the weights 0 in KMeans's arithmetic: those more
+        # than X's dtype's range below the largest (1e-50 of it in float32)
+        positive = None if sample_weight is None else \
+            unit_weights(sample_weight).astype(X.dtype) > 0
+        if positive is None or np.all(positive):
+            return self._run(X, sample_weight)
         if positive.sum() < self.n_clusters:
             raise ValueError(
                 f"n_clusters = {self.n_clusters} must be <= the number of samples of "

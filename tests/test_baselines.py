@@ -306,3 +306,16 @@ def test_pca_score_at_extreme_scales_closed_form(scale):
     exact = sum((Fraction(float(a)) - Fraction(float(b))) ** 2
                 for row, u in zip(Xs, U) for a, b in zip(row, u)) / len(X)
     np.testing.assert_allclose(-pca.score(Xs), float(exact), rtol=1e-14)
+
+
+def test_kmeans_weights_zero_in_float32_change_nothing():
+    # a weight 1e-50 of the largest is 0 in KMeans's float32 arithmetic: the row
+    # (at 1e30) counts as a row of weight 0, not as the one that sets the scale
+    X = _two_blobs().astype(np.float32)
+    w = np.ones(len(X))
+    Xo = np.vstack([X, [[1e30, 1e30]]]).astype(np.float32)
+    a = KMeansQuantizer(2, n_init=1, random_state=0).fit(Xo, sample_weight=np.append(w, 1e-50))
+    b = KMeansQuantizer(2, n_init=1, random_state=0).fit(X, sample_weight=w)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    assert a.inertia_ == b.inertia_
+    np.testing.assert_array_equal(a.labels_[:-1], b.labels_)
