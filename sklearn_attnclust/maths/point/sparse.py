@@ -1,6 +1,6 @@
 """The point layer on ``scipy.sparse`` rows: its chart, its passes and its read-outs.
 
-The rows (a CSR matrix; CSC is converted once) are never densified: a pass
+The rows (a CSR matrix; CSC is converted once) are not densified: a pass
 over a block of rows takes the products ``S = X_blk A^T`` with the heads
 folded into input units (:class:`.kernel._RawKernel`: the logits ``2 beta
 <y, z_h> - beta ||z_h||^2`` of the scaled rows ``y = (x - offset) / spread``
@@ -8,7 +8,10 @@ are ``<x, a_h> - c_h``), the softmax of :func:`.kernel.logit_sums`, and the
 first moments ``W^T X_blk`` as a sparse product: ``O(nnz K)`` a pass, and
 ``O(b K)`` numbers beyond the rows for a block of ``b`` rows.  A squared
 distance to a centre ``o`` is ``||o||^2 + sum_j x_j (x_j - 2 o_j)`` over the
-row's stored entries (:func:`centred_sq_norms`).  The chart's scale comes from
+row's stored entries (:func:`centred_sq_norms`); the squared distances of
+tight clusters, whose expansion lost more than ``_assign.EXPANSION_LOSS`` of
+their sum, are summed anew from the differences, only such a block of rows
+densified, :data:`NORM_ENTRIES` numbers at a time.  The chart's scale comes from
 the largest eigenvalues of the implicitly centred covariance as an operator
 (:class:`.moments.ScaledCovariance` on sparse rows: Lanczos on sparse
 products, no ``(d, d)`` array).  No scikit-learn here.
