@@ -53,6 +53,10 @@ class DaskContextStatistics(Statistics):
     dtype : numpy.dtype or None
         The dtype the blocks are cast to in the passes (:meth:`astype`; None:
         their own).
+    top : float
+        The largest magnitude of the rows as the passes read them (over
+        :attr:`unit`): from :meth:`from_dask`'s first pass, scaled as the rows
+        (powers of two: exact), else by a pass of its own when first read.
     """
 
     def __init__(self, X, second, fourth, chunk_size=8192, mean=None):
@@ -68,6 +72,14 @@ class DaskContextStatistics(Statistics):
         self.dtype = None  # the blocks' own dtype in the passes
         self._mean = mean
         self.unit = 1.0  # the rows' unit (X's over it; set by :meth:`from_dask`)
+        self._top = None  # (set by :meth:`from_dask`, else read by :attr:`top`)
+
+    @property
+    def top(self):
+        """The rows' largest magnitude as the passes read them (see the class)."""
+        if self._top is None:
+            self._top = float(abs(self.X.array).max().compute())
+        return self._top
 
     def astype(self, dtype, chunk_size=None):
         """The same statistics, with the passes run on blocks cast to ``dtype``."""
@@ -113,7 +125,7 @@ class DaskContextStatistics(Statistics):
             from ._base import power_of_two_scale  # (in the client: _base imports sklearn)
 
             two = power_of_two_scale(np.array([top], dtype=X.dtype))
-            X, unit = X * X.dtype.type(two), 1.0 / two
+            X, unit, top = X * X.dtype.type(two), 1.0 / two, top * two
         out = dask.compute(*moments(X))
         second, mean = np.asarray(out[0]), np.asarray(out[1], dtype=np.float64)
         fourth = np.asarray(out[2]) if need_fourth else None
@@ -123,11 +135,13 @@ class DaskContextStatistics(Statistics):
             # risk's sixth powers, in float32 too (as ``maths.direction.maths.unit_scale``)
             k = int(np.round(np.log2(mean_sq) / 2))
             X, unit = X * X.dtype.type(np.ldexp(1.0, -k)), unit * float(np.ldexp(1.0, k))
+            top = float(np.ldexp(top, -k))
             second, mean = np.ldexp(second, -2 * k), np.ldexp(mean, -k)
             fourth = None if fourth is None else np.ldexp(fourth, -4 * k)
         stats = cls(rows if X is rows.array else rows.with_array(X), second, fourth,
                     chunk_size=chunk_size, mean=mean)
         stats.unit = unit  # a power of two
+        stats._top = top  # the rows' largest magnitude as the passes read them
         return stats
 
     @property

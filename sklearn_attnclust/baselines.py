@@ -407,7 +407,13 @@ class KMeansQuantizer(_CenterQuantizer):
             Ignored.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the samples, passed to :meth:`sklearn.cluster.KMeans.fit`:
-            finite and non-negative, one at least positive (else a ValueError).
+            finite and non-negative, one at least positive (else a ValueError);
+            only their ratios count.  Rows of weight 0 change nothing: the fit
+            is that without them (at least ``n_clusters`` rows of positive
+            weight, else a ValueError), and each is labelled by its nearest
+            centre.  So do the weights that are 0 in KMeans's arithmetic (in
+            ``X``'s dtype, times a power of two that brings the largest near 1):
+            those below about 1e-45 of the largest for float32 ``X``.
 
         Returns
         -------
@@ -417,6 +423,29 @@ class KMeansQuantizer(_CenterQuantizer):
         X = self._validate_input(X, reset=True)
         self._check_n_clusters(*X.shape, directions=False)
         sample_weight = check_sample_weight(sample_weight, X)
+        # rows of weight 0 change nothing: KMeans runs on the others (a row of
+        # weight 0 at 1e200 would otherwise set the scale: the others merge at 0,
+        # and its 0 * inf squared distance is NaN); each is labelled by its
+        # nearest centre.  So do the weights 0 in KMeans's arithmetic: those more
+        # than X's dtype's range below the largest (1e-50 of it in float32)
+        positive = None if sample_weight is None else \
+            unit_weights(sample_weight).astype(X.dtype) > 0
+        if positive is None or np.all(positive):
+            return self._run(X, sample_weight)
+        if positive.sum() < self.n_clusters:
+            raise ValueError(
+                f"n_clusters = {self.n_clusters} must be <= the number of samples of "
+                f"positive weight ({int(positive.sum())}): rows of weight 0 count for nothing."
+            )
+        self._run(X[positive], sample_weight[positive])
+        labels = np.empty(X.shape[0], dtype=self.labels_.dtype)
+        labels[positive] = self.labels_
+        labels[~positive] = self._assign(X[~positive], self.cluster_centers_)
+        self.labels_ = self.kmeans_.labels_ = labels
+        return self
+
+    def _run(self, X, sample_weight):
+        """KMeans on the validated rows ``X`` with the checked weights (None, or all positive)."""
         # KMeans runs on X at unit scale (a power of two: exact, the same steps),
         # where its squared distances neither under- nor overflow (at 1e-160 or
         # 1e160 they would merge every cluster); its centres are scaled back
@@ -450,4 +479,3 @@ class KMeansQuantizer(_CenterQuantizer):
         self.inertia_ = self.kmeans_.inertia_
         self.n_iter_ = self.kmeans_.n_iter_
         return self
-

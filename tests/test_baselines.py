@@ -247,3 +247,75 @@ def test_kmeans_quantizer_fits_where_squared_distances_overflow(X):
     assert np.isinf(km.inertia_) == (exact > np.finfo(X.dtype).max / 2.0**600 / 2.0**600)
     km = KMeansQuantizer(1, n_init=1).fit(np.array([[1e150, 1.0], [0.0, 1.0]]))
     assert np.isfinite(km.inertia_)
+
+
+def _two_blobs():
+    rng = np.random.RandomState(0)
+    return np.vstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + 5])
+
+
+@pytest.mark.parametrize("far", [1e200, 3.0])
+def test_kmeans_weight_zero_rows_change_nothing(far):
+    # issue 25: a row of weight 0 at 1e200 set KMeans's scale: inertia_ inf, one cluster
+    X = _two_blobs()
+    w = np.linspace(1.0, 2.0, len(X))
+    Xo, wo = np.vstack([X[:7], [[far, -far]], X[7:]]), np.insert(w, 7, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = KMeansQuantizer(2, n_init=1, random_state=0).fit(Xo, sample_weight=wo)
+    b = KMeansQuantizer(2, n_init=1, random_state=0).fit(X, sample_weight=w)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    assert a.inertia_ == b.inertia_ and a.n_iter_ == b.n_iter_
+    np.testing.assert_array_equal(np.delete(a.labels_, 7), b.labels_)
+    assert a.labels_[7] == b.predict([[far, -far]])[0]
+    np.testing.assert_array_equal(a.kmeans_.labels_, a.labels_)
+
+
+def test_kmeans_weight_zero_too_few_positive():
+    X = _two_blobs()
+    w = np.zeros(len(X))
+    w[3] = 1.0
+    with pytest.raises(ValueError, match="n_clusters = 2 must be <= the number of samples of positive weight"):
+        KMeansQuantizer(2, n_init=1, random_state=0).fit(X, sample_weight=w)
+
+
+@pytest.mark.parametrize("factor", [1e-300, 1.0 / 40, 1e300])
+def test_kmeans_weights_ratios_only(factor):
+    # only the weights' ratios count; the inertia is with the weights as given
+    X = _two_blobs()
+    w = np.linspace(1.0, 2.0, len(X))
+    a = KMeansQuantizer(2, n_init=1, random_state=0).fit(X, sample_weight=w * factor)
+    b = KMeansQuantizer(2, n_init=1, random_state=0).fit(X, sample_weight=w)
+    np.testing.assert_allclose(a.cluster_centers_, b.cluster_centers_, rtol=1e-12)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_allclose(a.inertia_, b.inertia_ * factor, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-300, 1e150])
+def test_pca_score_at_extreme_scales_closed_form(scale):
+    # issue 30: score(X * 1e-300) is -1.0, rightly: the centroids are unit
+    # directions, so the risk mean_i ||x_i - u_i||^2 = 1 - 2 <x_i, u_i> + ||x_i||^2
+    # tends to 1 (not to 0) as the rows shrink; it is checked here against the
+    # exact sum (rational arithmetic) of the float64 rows and centroids.
+    from fractions import Fraction
+
+    X = np.random.RandomState(0).normal(size=(30, 3))
+    pca = PCAQuantizer(n_clusters=2).fit(X)
+    Xs = X * scale
+    U = pca.transform(Xs)
+    exact = sum((Fraction(float(a)) - Fraction(float(b))) ** 2
+                for row, u in zip(Xs, U) for a, b in zip(row, u)) / len(X)
+    np.testing.assert_allclose(-pca.score(Xs), float(exact), rtol=1e-14)
+
+
+def test_kmeans_weights_zero_in_float32_change_nothing():
+    # a weight 1e-50 of the largest is 0 in KMeans's float32 arithmetic: the row
+    # (at 1e30) counts as a row of weight 0, not as the one that sets the scale
+    X = _two_blobs().astype(np.float32)
+    w = np.ones(len(X))
+    Xo = np.vstack([X, [[1e30, 1e30]]]).astype(np.float32)
+    a = KMeansQuantizer(2, n_init=1, random_state=0).fit(Xo, sample_weight=np.append(w, 1e-50))
+    b = KMeansQuantizer(2, n_init=1, random_state=0).fit(X, sample_weight=w)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    assert a.inertia_ == b.inertia_
+    np.testing.assert_array_equal(a.labels_[:-1], b.labels_)

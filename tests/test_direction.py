@@ -408,3 +408,33 @@ def test_held_labels_stop_at_the_relative_decrease():
     assert measure(M0, st)[1] == g0  # (up the risk)
     maths.drop_rows()
     assert maths._held.decrease(M0) == np.inf
+
+
+def test_dask_rows_far_beyond_float32_keep_float64_passes():
+    # issue 26: the float32 range check read rows in memory only; a dask fit's
+    # rows reaching FLOAT32_ROW_TOP ran float32 passes.  Its largest magnitude is
+    # now the one the dask fit's first pass reads (scaled with the rows, exact).
+    da = pytest.importorskip("dask.array")
+    from types import SimpleNamespace
+
+    from sklearn_attnclust._dask import DaskContextStatistics
+    from sklearn_attnclust.maths.direction.maths import FLOAT32_ROW_TOP, DirectionMaths
+    from sklearn_attnclust.rows.dask import DaskRows, persist_rows
+
+    X = np.random.RandomState(0).normal(size=(400, 3))
+    for scale in (2.0**-40, 1.0, 3e5, 2.0**40):
+        stats = DaskContextStatistics.from_dask(da.from_array(X * scale, chunks=(100, 3)),
+                                                need_fourth=True)
+        assert stats.top == float(np.max(np.abs(np.asarray(stats.X.array))))
+    maths = SimpleNamespace(chunk_size=64)
+    for top, kept in ((FLOAT32_ROW_TOP / 2, False), (FLOAT32_ROW_TOP, True)):
+        Y = X.copy()
+        Y[7, 1] = top
+        rows = da.from_array(Y, chunks=(100, 3))
+        stats = DaskContextStatistics(DaskRows(persist_rows(rows)), Y.T @ Y / len(Y),
+                                      None)  # (built without from_dask's first pass)
+        assert (DirectionMaths.low_precision(maths, stats) is stats) == kept
+        # (from_dask brings the rows' root mean squared norm near 1, so that a
+        # row's magnitude as read is at most about sqrt(n_samples): here 16)
+        stats = DaskContextStatistics.from_dask(rows)
+        assert stats.top == float(np.max(np.abs(np.asarray(stats.X.array)))) <= len(Y) ** 0.5

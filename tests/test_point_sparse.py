@@ -12,8 +12,8 @@ import scipy.sparse as sp
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.maths.point.moments import ScaledCovariance, chart_from_data
-from sklearn_attnclust.maths.point.sparse import (centred_sq_norms, nearest_sparse,
-                                                  sparse_chart)
+from sklearn_attnclust.maths.point.sparse import (assigned_sq_distances, centred_sq_norms,
+                                                  nearest_sparse, sparse_chart)
 from sklearn_attnclust.maths.spectrum import RowSpectrum
 
 RTOL = 1e-10
@@ -325,3 +325,21 @@ def test_a_row_far_beyond_the_points_gets_its_nearest_point():
     labels, d2 = nearest_sparse(sp.csr_matrix(X), Z)
     assert labels.tolist() == [2, 0, 1] == nearest_point(X, Z)[0].tolist()
     np.testing.assert_allclose(d2, ((X - Z[labels]) ** 2).sum(1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("offset", [0.0, 30.0])
+def test_tight_clusters_sq_distances_resummed(offset):
+    # the expansion ||c||^2 + sum_j x_j (x_j - 2 c_j) of tight clusters (spread 1e-3
+    # about centres 10 apart) lost 1e-9 to 3e-8 of the sum; summed anew from the
+    # differences where it lost more than EXPANSION_LOSS, as for dense rows
+    rng = np.random.RandomState(0)
+    C = rng.normal(size=(8, 16)) * 10 + offset
+    C[rng.rand(8, 16) < 0.5] = 0.0
+    labels = rng.randint(8, size=3000)
+    X = C[labels] + 1e-3 * rng.normal(size=(3000, 16)) * (C[labels] != 0)
+    exact = np.einsum("ij,ij->i", X - C[labels], X - C[labels])
+    sq, power = assigned_sq_distances(sp.csr_matrix(X), labels, C)
+    np.testing.assert_allclose(np.ldexp(sq, power), exact, rtol=1e-12)
+    nearest, d2 = nearest_sparse(sp.csr_matrix(X), C)
+    np.testing.assert_array_equal(nearest, labels)
+    np.testing.assert_allclose(d2, exact, rtol=1e-12)

@@ -181,9 +181,11 @@ class DirectionMaths(LayerMaths):
         """The statistics with float32 passes (the float32 chunks hold as many
         bytes as the float64 ones); the moments stay float64.  ``stats`` itself
         where a row reaches :data:`FLOAT32_ROW_TOP` (float32 would not hold the
-        passes' terms; rows in memory: a dask array's are not read for it)."""
-        if isinstance(stats.X, np.ndarray) and \
-                not positive_magnitude(stats.X, None) < FLOAT32_ROW_TOP:
+        passes' terms): rows in memory read here, a dask array's largest
+        magnitude read by the dask fit's first pass (``stats.top``)."""
+        top = positive_magnitude(stats.X, None) if isinstance(stats.X, np.ndarray) \
+            else stats.top
+        if not top < FLOAT32_ROW_TOP:
             return stats
         return stats.astype(np.float32, chunk_size=2 * self.chunk_size)
 

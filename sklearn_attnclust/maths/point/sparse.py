@@ -1,6 +1,6 @@
 """The point layer on ``scipy.sparse`` rows: its chart, its passes and its read-outs.
 
-The rows (a CSR matrix; CSC is converted once) are never densified: a pass
+The rows (a CSR matrix; CSC is converted once) are not densified: a pass
 over a block of rows takes the products ``S = X_blk A^T`` with the heads
 folded into input units (:class:`.kernel._RawKernel`: the logits ``2 beta
 <y, z_h> - beta ||z_h||^2`` of the scaled rows ``y = (x - offset) / spread``
@@ -8,7 +8,10 @@ are ``<x, a_h> - c_h``), the softmax of :func:`.kernel.logit_sums`, and the
 first moments ``W^T X_blk`` as a sparse product: ``O(nnz K)`` a pass, and
 ``O(b K)`` numbers beyond the rows for a block of ``b`` rows.  A squared
 distance to a centre ``o`` is ``||o||^2 + sum_j x_j (x_j - 2 o_j)`` over the
-row's stored entries (:func:`centred_sq_norms`).  The chart's scale comes from
+row's stored entries (:func:`centred_sq_norms`); the squared distances of
+tight clusters, whose expansion lost more than ``_assign.EXPANSION_LOSS`` of
+their sum, are summed anew from the differences, only such a block of rows
+densified, :data:`NORM_ENTRIES` numbers at a time.  The chart's scale comes from
 the largest eigenvalues of the implicitly centred covariance as an operator
 (:class:`.moments.ScaledCovariance` on sparse rows: Lanczos on sparse
 products, no ``(d, d)`` array).  No scikit-learn here.
@@ -235,13 +238,35 @@ def assigned_sq_distances(X, labels, centers):
     Ct = C * t
     sq = np.einsum("ij,ij->i", Ct, Ct)[labels]
     for a in range(0, X.shape[0], _entry_rows(X)):  # (temporaries of a block's entries)
-        Xc = row_view(X, a, min(a + _entry_rows(X), X.shape[0]))
+        b = min(a + _entry_rows(X), X.shape[0])
+        Xc = row_view(X, a, b)
         row = np.repeat(np.arange(Xc.shape[0]), np.diff(Xc.indptr))
         data = np.asarray(Xc.data, dtype=np.float64) * t
+        terms = float(sq[a:b].sum()) + float(data @ data)  # (the expansion's terms)
         data *= data - 2.0 * Ct[labels[a + row], Xc.indices]
-        sq[a:a + Xc.shape[0]] += np.bincount(row, weights=data, minlength=Xc.shape[0])
+        sq[a:b] += np.bincount(row, weights=data, minlength=Xc.shape[0])
+        _resum_lost(X, a, b, Ct, labels, t, sq, terms)
     power = np.full(X.shape[0], -2 * int(np.round(np.log2(t))), dtype=np.int64)
     return np.maximum(sq, 0.0), power
+
+
+def _resum_lost(X, a, b, Ct, labels, t, sq, terms):
+    """The squared distances ``sq[a:b]`` (times ``t^2``) of the CSR rows ``a:b`` to
+    their points ``Ct[labels[a:b]]`` (times ``t``), expanded from terms summing to
+    ``terms``, summed anew from the differences ``x t - c t`` (float64) where the
+    expansion lost more than :data:`..._assign.EXPANSION_LOSS` of their sum to
+    rounding (tight clusters), as dense rows' (``_assign._unexpanded``): only such
+    a block densified, :data:`NORM_ENTRIES` numbers at a time."""
+    from ..._assign import expansion_lost
+
+    if not expansion_lost(terms, float(np.maximum(sq[a:b], 0.0).sum())):
+        return
+    step = max(1, NORM_ENTRIES // max(X.shape[1], 1))
+    for lo in range(a, b, step):
+        hi = min(lo + step, b)
+        diff = np.asarray(row_view(X, lo, hi).toarray(), dtype=np.float64) * t
+        diff -= Ct[labels[lo:hi]]
+        sq[lo:hi] = np.einsum("ij,ij->i", diff, diff)
 
 
 def nearest_sparse(X, Z):
@@ -254,7 +279,18 @@ def nearest_sparse(X, Z):
     # are taken so, :func:`..._assign.nearest_point`)
     D, t, n2 = _unit_sq_distances(X, Z, norms=False)
     labels = np.argmin(D, axis=1)
-    d2 = np.maximum(D[np.arange(D.shape[0]), labels] + n2, 0.0)
+    d2 = D[np.arange(D.shape[0]), labels] + n2
+    # (the expansion about the points' mean r: its terms ||x - r||^2 + ||z - r||^2,
+    # times t^2; tight clusters' distances summed anew, a block at a time)
+    Z = np.asarray(Z, dtype=np.float64)
+    Zt = Z * t
+    zr = Zt - Zt.mean(axis=0)
+    z2 = np.einsum("ij,ij->i", zr, zr)[labels]
+    X = as_rows(X)
+    for a in range(0, X.shape[0], _entry_rows(X)):
+        b = min(a + _entry_rows(X), X.shape[0])
+        _resum_lost(X, a, b, Zt, labels, t, d2, float(n2[a:b].sum() + z2[a:b].sum()))
+    np.maximum(d2, 0.0, out=d2)
     with np.errstate(over="ignore", under="ignore"):
         d2 /= t
         d2 /= t
