@@ -69,7 +69,9 @@ def nearest_point(X, Z, with_labels=True, exact=True):
     (tight clusters' distances: from differences, :func:`_unexpanded`, unless
     ``exact`` is False: where only the labels are read).  Rows in a
     ``scipy.sparse`` matrix are read by sparse products about the points' mean
-    (:func:`.maths.point.sparse.nearest_sparse`), never densified.
+    (:func:`.maths.point.sparse.nearest_sparse`), never densified whole (a block
+    of tight clusters' stored entries, 2**18 numbers at a time, where their
+    expansion lost too much).
     ``with_labels`` False (dense rows): the same distances, no labels (None),
     a third to a half of the pass less (5e4 x 16, K = 64 and 1024, one thread).
     """
