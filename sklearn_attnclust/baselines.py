@@ -16,7 +16,8 @@ from .maths.spectrum import RowSpectrum
 __all__ = ["KMeansQuantizer", "OptimalQuantizer", "PCAQuantizer"]
 
 #: Entries of the rows scaled at a time for :class:`PCAQuantizer`'s signs (2 MiB
-#: of float64: a block in the cache, its pages reused).
+#: of float64: a block in the cache, its pages reused; the size of the swap
+#: stage's blocks, :data:`._swap.TWO_NEAREST_ENTRIES`, measured there).
 SCALED_BLOCK_ENTRIES = 2**18
 
 

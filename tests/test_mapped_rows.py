@@ -24,13 +24,12 @@ def test_mapped_rows_read_as_the_mapped_array():
     assert np.array_equal(M[[3, 1, 650]], Y[[3, 1, 650]])
     assert np.array_equal(M[100:400][[0, 299]], Y[[100, 399]])
     A = np.random.default_rng(1).standard_normal((X.shape[1], 6))
-    assert np.array_equal(M @ A, np.vstack([B @ A for B in M.blocks()]))
     assert np.allclose(M @ A, Y @ A, rtol=1e-12, atol=1e-9)
 
 
 def test_swap_passes_on_mapped_rows_match_the_scaled_copy():
     # the stage's numbers on the rows mapped as read are those on the scaled copy
-    # (the blocks' products: the same numbers on this machine's BLAS)
+    # (the blocks' products: equal to rounding)
     X, chart = _rows()
     Y, M = chart.scaled(X), MappedRows(X, chart.scaled)
     Z = Y[[0, 10, 20, 30, 40]] + 0.1

@@ -172,7 +172,8 @@ class PointStatistics(Statistics):
         if zero is None or not zero.size:
             return
         counts -= np.bincount(self.labels[zero], minlength=counts.size)
-        self.labels[zero] = nearest_point(self.X[zero], self.chart.unscaled(Z))[0]
+        self.labels[zero] = nearest_point(self.X[zero], self.chart.unscaled(Z),
+                                          exact=False)[0]
         counts += np.bincount(self.labels[zero], minlength=counts.size)
 
     def _kernel(self, Z, beta, bias):
