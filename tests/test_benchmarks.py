@@ -89,3 +89,20 @@ def test_bench_grid_smoke(tmp_path):
         assert f"| {cell} | AttentionQuantizer |" in table
         assert f"| {cell} | KMeans(n_init=1) | " in table
     assert "--smoke" in table and "1 of " in table
+
+
+@pytest.mark.slow
+def test_bench_wide_against_a_baseline(tmp_path):
+    # --cpu --baseline: every fit in a child process, this checkout's package and
+    # another copy's (here the same) interleaved; both in the table, ratios to KMeans
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "bench_wide.py"), "--n", "60",
+         "--d", "1100", "--repeat", "2", "--cpu", "--baseline", ROOT, "--methods",
+         "PCAQuantizer", "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, check=False, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = (tmp_path / "bench_wide.md").read_text()
+    assert "CPU time on one thread" in table
+    for method in ("KMeans(n_init=1)", "PCAQuantizer", "PCAQuantizer (baseline)"):
+        assert f"| blobs 60 x 1100 | {method} |" in table

@@ -417,24 +417,3 @@ def test_block_krylov_eigenpairs_to_rounding_or_none(kind):
     np.testing.assert_allclose(eig, ref, rtol=1e-10)
     np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-10)
     np.testing.assert_allclose(np.abs(np.sum(U * V, axis=0)), 1.0, atol=1e-9)
-
-
-def test_bench_wide_against_a_baseline(tmp_path):
-    # --cpu --baseline: every fit in a child process, this checkout's package and
-    # another copy's (here the same) interleaved; both in the table, ratios to KMeans
-    import os
-    import subprocess
-    import sys
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=root)
-    proc = subprocess.run(
-        [sys.executable, os.path.join(root, "benchmarks", "bench_wide.py"), "--n", "60",
-         "--d", "1100", "--repeat", "2", "--cpu", "--baseline", root, "--methods",
-         "PCAQuantizer", "--output-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=300, check=False, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    table = (tmp_path / "bench_wide.md").read_text()
-    assert "CPU time on one thread" in table
-    for method in ("KMeans(n_init=1)", "PCAQuantizer", "PCAQuantizer (baseline)"):
-        assert f"| blobs 60 x 1100 | {method} |" in table
