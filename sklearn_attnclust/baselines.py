@@ -202,8 +202,9 @@ class PCAQuantizer(_CenterQuantizer):
 
     Wide data (more than 1024 features) get their top eigenpairs without the
     ``(d, d)`` matrix: from the ``n x n`` Gram matrix when ``n`` is small, else
-    by Lanczos iterations on the second moment as an operator (the same
-    eigenpairs, to rounding).
+    by block Krylov iterations on the second moment as an operator, to ARPACK's
+    residual test (ARPACK's Lanczos iterations where they do not meet it in six
+    passes: unclustered rows); the same eigenpairs, to rounding.
 
     Parameters
     ----------

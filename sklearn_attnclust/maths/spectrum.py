@@ -16,8 +16,8 @@ Lanczos again, never the ``(d, d)`` moment; up to :data:`TRIAL_SIDE` a few
 restarts, then the dense solve).  Both give the eigenvalues to rounding.
 Eigenpairs, and eigenvalues alone (the temperature's scale), come first from
 block Krylov iterations, :data:`.krylov.KRYLOV_BLOCK` columns a pass: to
-rounding where the largest stand apart (clustered rows), each within ``10
-KRYLOV_TOL`` of the largest where they do not (Gaussian noise; :mod:`.krylov`).
+rounding where the largest stand apart (clustered rows); else eigenvalues
+within ``10 KRYLOV_TOL`` of the largest, eigenpairs from Lanczos (:mod:`.krylov`).
 :meth:`RowSpectrum.power_traces` gives ``tr S^2`` and ``tr S^3``, exact on the
 smaller side when it is small (:data:`EXACT_TRACE_SIDE`), else estimated
 (Hutch++, its error stated).  This module knows nothing of scikit-learn.
