@@ -31,6 +31,10 @@ NEAREST_OFFSET = 8.0
 #: cluster_std is 1 (errors 2e-16 to 6e-13 in float64, 1e-7 to 1e-5 in float32:
 #: kept, no pass added), 8e5 and more at cluster_std 1e-2 and 1e-3 (errors 2e-11 to
 #: 2e-7 in float64, 1.4e-3 to 1.2, the inertia wrong by its size, in float32).
+#: :func:`nearest_point` applies it row by row (a row's own terms against its
+#: distance): on 1e5 blobs at KMeans's centres it re-sums 1.3 % (K = 8) and 2.2 %
+#: (K = 64) of the rows in 2-D, none at d = 16, with or without one centre 300
+#: spreads away.
 EXPANSION_LOSS = 2.0**12
 
 
@@ -150,8 +154,12 @@ def _unexpanded(Y, Zc, D, low, norms, sq, labels, a, exact=True):
     np.maximum(low, 0.0, out=low)
     if not exact:
         return low
-    top = float(np.max(sq, initial=0.0))  # (the farthest point's term, for every row)
-    lost = np.flatnonzero(~(norms + top <= EXPANSION_LOSS * low))
+    # each row's own point's term (where the labels are known; else the farthest
+    # point's, an upper bound: a far point would flag every row where the own
+    # term flags 1 %, 2-D blobs with one centre 300 spreads away)
+    own = (float(np.max(sq, initial=0.0)) if labels is None
+           else sq[labels[a:a + Y.shape[0]], 0])
+    lost = np.flatnonzero(~(norms + own <= EXPANSION_LOSS * low))
     if lost.size == 0:
         return low
     nearest = (D[:, lost].argmin(axis=0) if labels is None

@@ -112,11 +112,13 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     """``best`` (a descent's result on ``stage``) after the swap trials.
 
     A trial (:func:`swap_target`) whose move raises the hard risk by less than
-    :data:`SWAP_SLACK` of it (the maths' ``swap_slack`` if not None) is descended on ``stage`` for :data:`SWAP_STEPS`
-    steps at most, to the maths' coarse tolerance (at least ``tol``; where the
-    maths' ``swap_free_points`` and the move does not lower the hard risk, the
-    stationarity test applies after :data:`SWAP_FORCED_STEPS` steps), its empty heads relocated as
-    after a start; it replaces ``best`` if its risk is lower by more than :data:`SWAP_RTOL` relatively.
+    :data:`SWAP_SLACK` of it (the maths' ``swap_slack`` if not None) is descended
+    on ``stage`` for :data:`SWAP_STEPS` steps at most, to the maths' coarse
+    tolerance (at least ``tol``; where the maths' ``swap_free_points`` and the
+    move does not lower the hard risk, the stationarity test applies after
+    :data:`SWAP_FORCED_STEPS` steps), its empty heads relocated as after a start;
+    it replaces ``best`` if its risk is lower by more than :data:`SWAP_RTOL`
+    relatively.
     A trial's descent stops early once its risk is above that bar by more
     than :data:`SWAP_HOPE` times its last step's decrease (:class:`_Hopeless`).
     Other trials fail without a descent.  A kept trial is finished to ``tol``

@@ -275,7 +275,8 @@ def test_kmeans_weight_zero_too_few_positive():
     X = _two_blobs()
     w = np.zeros(len(X))
     w[3] = 1.0
-    with pytest.raises(ValueError, match="n_clusters = 2 must be <= the number of samples of positive weight"):
+    with pytest.raises(ValueError,
+                       match="n_clusters = 2 must be <= the number of samples of positive weight"):
         KMeansQuantizer(2, n_init=1, random_state=0).fit(X, sample_weight=w)
 
 

@@ -584,6 +584,17 @@ def test_inertia_of_weights_at_extreme_scales_is_the_cosine_one(scale):
     assert tiny.inertia_ / scale == pytest.approx(plain.inertia_, rel=1e-9)
 
 
+def test_inertia_beyond_float64_is_inf_without_a_warning():
+    # weights near float64's largest: the inertia is beyond range, +inf, with no
+    # RuntimeWarning (the fallback to the layer's own sum had overflowed)
+    X = make_blobs(3000, 5, centers=3, random_state=0)[0] + 5.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        est = AttentionQuantizer(3, geometry="cosine", random_state=0).fit(
+            X, sample_weight=np.full(3000, 1.7e308))
+    assert est.inertia_ == np.inf
+
+
 def test_partial_fit_does_not_label_the_reservoir(monkeypatch):
     # the refit on the reservoir returns no assignment: nobody reads its labels
     from sklearn_attnclust.layers.cosine import CosineLayer

@@ -137,15 +137,20 @@ def test_the_inertia_of_tight_clusters_is_their_squared_distances(dtype, n, weig
     assert stream.inertia_ == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_the_inertia_of_tight_clusters_beside_far_rows_of_weight_0(dtype):
-    # nearest_point tests each row's loss, not its chunk's sums: 50 far rows of
-    # weight 0 in a chunk made those sums look exact (float32: 0.654 against 0.318)
+def test_the_inertia_of_tight_clusters_beside_far_rows_of_weight_0(dtype, sparse):
+    # nearest_point (and its sparse twin) tests each row's loss, not its chunk's
+    # sums: 50 far rows of weight 0 in a chunk made those sums look exact (float32:
+    # 0.654 against 0.318; CSR rows 1.8e-9 off)
+    import scipy.sparse as sp
+
     X, _ = make_blobs(20000, 16, centers=8, cluster_std=1e-3, random_state=0)
     X = X.astype(dtype)
     w = np.ones(X.shape[0])
     w[:50], X[:50] = 0.0, X[:50] * 1e3
-    est = AttentionQuantizer(8, random_state=0).fit(X, sample_weight=w)
+    est = AttentionQuantizer(8, random_state=0).fit(sp.csr_matrix(X) if sparse else X,
+                                                    sample_weight=w)
     expected = _direct_inertia(X[50:], est.labels_[50:], est.layer_.centers, w[50:])
     assert est.inertia_ == pytest.approx(expected, rel=1e-12)
 

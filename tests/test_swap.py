@@ -346,3 +346,31 @@ def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(m
     assert any(change >= 0 for change, _ in forced)
     assert all(steps == (_swap.SWAP_FORCED_STEPS if change >= 0 else 0)
                for change, steps in forced)
+
+
+def test_the_slack_is_the_maths_own(monkeypatch):
+    # the stage reads the maths' swap_slack (None: SWAP_SLACK): a slack below any
+    # change descends no trial, one above every change descends them all
+    from sklearn_attnclust import _strategy
+    from sklearn_attnclust._swap import SWAP_SLACK
+    from sklearn_attnclust.layers.base import LayerMaths
+    from sklearn_attnclust.maths.cosine.maths import COSINE_SWAP_SLACK, CosineMaths
+
+    assert LayerMaths.swap_slack is None and SWAP_SLACK == 0.1
+    assert CosineMaths.swap_slack == COSINE_SWAP_SLACK
+    trials, run = [], _strategy._Descent.run
+
+    def spy(self, *a, **k):
+        if k.get("stop") is not None:  # (a trial's descent: stopped when hopeless)
+            trials.append(1)
+        return run(self, *a, **k)
+
+    monkeypatch.setattr(_strategy._Descent, "run", spy)
+    X = make_blobs(3000, 16, centers=8, random_state=0)[0]
+    counts = []
+    for slack in (-np.inf, np.inf):
+        monkeypatch.setattr(CosineMaths, "swap_slack", slack)
+        trials.clear()
+        AttentionQuantizer(8, geometry="cosine", random_state=0).fit(X)
+        counts.append(len(trials))
+    assert counts[0] == 0 and counts[1] > 0

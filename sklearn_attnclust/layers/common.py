@@ -79,9 +79,9 @@ def training_assignment(layer, X, w, assignment=None, weight_scale=1.0):
     the weights the layer was fitted with, ``w`` times ``weight_scale``), or
     None: one pass of ``layer.assign``.  A layer with its own distance (the cosine
     layer's ``1 - cos``: its :meth:`.base.Layer.inertia` is not None) has its
-    assignment's inertia taken as it is where it is finite and positive, and else
-    recomputed from the layer's distances (never as squared distances to the
-    centres, which are not its inertia).
+    assignment's inertia divided by the weights' power of two as it is (correctly
+    rounded, to +inf or 0 only beyond float64's range), never recomputed as squared
+    distances to the centres, which are not its inertia.
     """
     if assignment is not None:
         with np.errstate(over="ignore", under="ignore"):
@@ -90,7 +90,7 @@ def training_assignment(layer, X, w, assignment=None, weight_scale=1.0):
             return (assignment.labels,
                     inertia_of(X, assignment.labels, layer.centers, w, inertia),
                     assignment.counts)
-        if np.isfinite(inertia) and inertia > 0:
+        if np.isfinite(assignment.inertia):
             return assignment.labels, inertia, assignment.counts
     labels, d2 = layer.assign(X)
     own = layer.inertia(d2, w)  # a layer with its own distance (cosine)

@@ -242,7 +242,8 @@ def assigned_sq_distances(X, labels, centers):
         Xc = row_view(X, a, b)
         row = np.repeat(np.arange(Xc.shape[0]), np.diff(Xc.indptr))
         data = np.asarray(Xc.data, dtype=np.float64) * t
-        terms = float(sq[a:b].sum()) + float(data @ data)  # (the expansion's terms)
+        # (each row's expansion terms, ||c||^2 + ||x||^2)
+        terms = sq[a:b] + np.bincount(row, weights=data * data, minlength=Xc.shape[0])
         data *= data - 2.0 * Ct[labels[a + row], Xc.indices]
         sq[a:b] += np.bincount(row, weights=data, minlength=Xc.shape[0])
         _resum_lost(X, a, b, Ct, labels, t, sq, terms)
@@ -252,21 +253,22 @@ def assigned_sq_distances(X, labels, centers):
 
 def _resum_lost(X, a, b, Ct, labels, t, sq, terms):
     """The squared distances ``sq[a:b]`` (times ``t^2``) of the CSR rows ``a:b`` to
-    their points ``Ct[labels[a:b]]`` (times ``t``), expanded from terms summing to
-    ``terms``, summed anew from the differences ``x t - c t`` (float64) where the
-    expansion lost more than :data:`..._assign.EXPANSION_LOSS` of their sum to
-    rounding (tight clusters), as dense rows' (``_assign._unexpanded``): only such
-    a block densified, :data:`NORM_ENTRIES` numbers at a time."""
-    from ..._assign import expansion_lost
+    their points ``Ct[labels[a:b]]`` (times ``t``), expanded from each row's terms
+    ``terms`` (b - a,), summed anew from the differences ``x t - c t`` (float64)
+    for the rows whose expansion lost more than :data:`..._assign.EXPANSION_LOSS`
+    of their distance to rounding (tight clusters), as dense rows'
+    (``_assign._unexpanded``; by row: far rows of weight 0 in a block would make
+    its sums look exact): only those rows densified, :data:`NORM_ENTRIES` numbers
+    at a time."""
+    from ..._assign import EXPANSION_LOSS
 
-    if not expansion_lost(terms, float(np.maximum(sq[a:b], 0.0).sum())):
-        return
+    lost = a + np.flatnonzero(~(terms <= EXPANSION_LOSS * np.maximum(sq[a:b], 0.0)))
     step = max(1, NORM_ENTRIES // max(X.shape[1], 1))
-    for lo in range(a, b, step):
-        hi = min(lo + step, b)
-        diff = np.asarray(row_view(X, lo, hi).toarray(), dtype=np.float64) * t
-        diff -= Ct[labels[lo:hi]]
-        sq[lo:hi] = np.einsum("ij,ij->i", diff, diff)
+    for lo in range(0, lost.size, step):
+        rows = lost[lo:lo + step]
+        diff = np.asarray(X[rows].toarray(), dtype=np.float64) * t
+        diff -= Ct[labels[rows]]
+        sq[rows] = np.einsum("ij,ij->i", diff, diff)
 
 
 def nearest_sparse(X, Z):
@@ -289,7 +291,7 @@ def nearest_sparse(X, Z):
     X = as_rows(X)
     for a in range(0, X.shape[0], _entry_rows(X)):
         b = min(a + _entry_rows(X), X.shape[0])
-        _resum_lost(X, a, b, Zt, labels, t, d2, float(n2[a:b].sum() + z2[a:b].sum()))
+        _resum_lost(X, a, b, Zt, labels, t, d2, n2[a:b] + z2[a:b])
     np.maximum(d2, 0.0, out=d2)
     with np.errstate(over="ignore", under="ignore"):
         d2 /= t
