@@ -84,11 +84,9 @@ def largest_eigenvalues(matmat, d, k):
     within ``10 KRYLOV_TOL`` of the largest (tested); to rounding where a gap
     sets them apart.
     """
-    b = min(max(2 * KRYLOV_BLOCK, 2 * k) if d <= KRYLOV_NARROW else max(KRYLOV_BLOCK, k + 1), d)
-    width = min(KRYLOV_COLUMNS, d, max(2 * b, KRYLOV_NUMBERS // d))
-    rng = np.random.default_rng(0)  # fixed: reproducible
+    rng, block = _start(d, k)
+    width = min(KRYLOV_COLUMNS, d, max(2 * block.shape[1], KRYLOV_NUMBERS // d))
     H = np.zeros((width, width))
-    block = np.linalg.qr(rng.standard_normal((d, b)))[0]
     Q, m, last = block, 0, None
     while m + block.shape[1] <= width:
         q = block.shape[1]
@@ -118,11 +116,9 @@ def largest_eigenpairs(matmat, d, k, tol):
     residuals without a product more.  (ARPACK's test, with its ``tol``: the
     eigenvalues then to rounding, the vectors to rounding over the gap.)
     """
-    b = min(max(2 * KRYLOV_BLOCK, 2 * k) if d <= KRYLOV_NARROW else max(KRYLOV_BLOCK, k + 1), d)
-    rng = np.random.default_rng(0)  # fixed: reproducible
-    block = np.linalg.qr(rng.standard_normal((d, b)))[0]
+    rng, block = _start(d, k)
     Q, SQ = block, None
-    for _ in range(min(KRYLOV_PAIR_PASSES, -(-d // b))):
+    for _ in range(min(KRYLOV_PAIR_PASSES, -(-d // block.shape[1]))):
         W = matmat(block)
         SQ = W if SQ is None else np.hstack([SQ, W])
         H = Q.T @ SQ
@@ -135,6 +131,15 @@ def largest_eigenpairs(matmat, d, k, tol):
         block = _extend(Q, W[:, :d - Q.shape[1]], rng)  # (at most d columns in all)
         Q = np.hstack([Q, block])
     return None
+
+
+def _start(d, k):
+    """The iterations' generator (fixed: reproducible) and first block: an
+    orthonormal Gaussian block of :data:`KRYLOV_BLOCK` columns, at least ``k + 1``
+    (twice that up to :data:`KRYLOV_NARROW` features), at most ``d``."""
+    b = min(max(2 * KRYLOV_BLOCK, 2 * k) if d <= KRYLOV_NARROW else max(KRYLOV_BLOCK, k + 1), d)
+    rng = np.random.default_rng(0)
+    return rng, np.linalg.qr(rng.standard_normal((d, b)))[0]
 
 
 def _extend(Q, Z, rng):
