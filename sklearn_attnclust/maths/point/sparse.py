@@ -10,7 +10,7 @@ first moments ``W^T X_blk`` as a sparse product: ``O(nnz K)`` a pass, and
 distance to a centre ``o`` is ``||o||^2 + sum_j x_j (x_j - 2 o_j)`` over the
 row's stored entries (:func:`centred_sq_norms`); the squared distances of
 tight clusters, whose expansion lost more than ``_assign.EXPANSION_LOSS`` of
-their sum, are summed anew from the differences, only such a block of rows
+their distance, are summed anew from the differences, only such rows
 densified, :data:`NORM_ENTRIES` numbers at a time.  The chart's scale comes from
 the largest eigenvalues of the implicitly centred covariance as an operator
 (:class:`.moments.ScaledCovariance` on sparse rows: Lanczos on sparse
@@ -283,15 +283,13 @@ def nearest_sparse(X, Z):
     labels = np.argmin(D, axis=1)
     d2 = D[np.arange(D.shape[0]), labels] + n2
     # (the expansion about the points' mean r: its terms ||x - r||^2 + ||z - r||^2,
-    # times t^2; tight clusters' distances summed anew, a block at a time)
+    # times t^2; tight clusters' distances summed anew, by row)
     Z = np.asarray(Z, dtype=np.float64)
     Zt = Z * t
     zr = Zt - Zt.mean(axis=0)
     z2 = np.einsum("ij,ij->i", zr, zr)[labels]
     X = as_rows(X)
-    for a in range(0, X.shape[0], _entry_rows(X)):
-        b = min(a + _entry_rows(X), X.shape[0])
-        _resum_lost(X, a, b, Zt, labels, t, d2, n2[a:b] + z2[a:b])
+    _resum_lost(X, 0, X.shape[0], Zt, labels, t, d2, n2 + z2)
     np.maximum(d2, 0.0, out=d2)
     with np.errstate(over="ignore", under="ignore"):
         d2 /= t
