@@ -14,7 +14,7 @@ import numpy as np
 from ..._assign import nearest_point, row_norms2
 from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
                         sum_row_blocks)
-from ..shared import CACHE_ENTRIES, counted
+from ..shared import CACHE_ENTRIES, counted, zero_weights
 from .chart import PointChart
 from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
 from ...layers.base import Statistics
@@ -167,10 +167,10 @@ class PointStatistics(Statistics):
         them by the head nearest the offset.  (Cached rows are tracked by the
         point layer's one full-precision pass only, with no bias: their labels
         are the nearest points.)"""
-        w = self.weights
-        zero = None if w is None else np.flatnonzero(w == 0)
-        if zero is None or not zero.size:
+        zero = zero_weights(self.weights)
+        if zero is None:
             return
+        zero = np.flatnonzero(zero)
         counts -= np.bincount(self.labels[zero], minlength=counts.size)
         self.labels[zero] = nearest_point(self.X[zero], self.chart.unscaled(Z),
                                           exact=False)[0]
