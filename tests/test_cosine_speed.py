@@ -185,3 +185,30 @@ def test_sparse_row_exponents_by_blocks_equal_one_pass(monkeypatch):
     zero = sp.vstack([X, sp.csr_matrix((1, 30)), X[:3]]).tocsr()  # a row without entries
     with pytest.raises(ValueError, match="1 row\\(s\\) of zero norm \\(the first, row 500\\)"):
         rows._row_exponents(zero)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_dense_swap_order_without_ties_is_every_row(wide):
+    # the order's keys of dense rows all distinct: every row starts a distinct
+    # row, as the rows in order compared tell (no pass over them); with repeated
+    # directions (tied keys) the starts of the rows in order
+    from sklearn_attnclust._init import distinct_starts
+    from sklearn_attnclust.maths.cosine.maths import CosineMaths, UNIT_CACHE_SIZE
+    from sklearn_attnclust.maths.cosine.seeding import unit_order_distinct
+
+    rng = np.random.default_rng(3)
+    n, d = (40, UNIT_CACHE_SIZE // 40 + 1) if wide else (300, 12)
+    X = rng.normal(size=(n, d))
+    Y = unit_rows(X)
+    maths = CosineMaths(4, 1.0, 0.1, d)
+    order, first = maths.swap_order(X, None)
+    assert unit_order_distinct(Y, None)[1]
+    np.testing.assert_array_equal(order, _unit_order(Y, None))
+    np.testing.assert_array_equal(first, distinct_starts(Y[order]))
+    assert first.size == n
+    X[[5, 9]] = X[[2, 2]] * [[4.0], [0.25]]  # repeated directions (the same unit rows)
+    Y = unit_rows(X)
+    assert not unit_order_distinct(Y, None)[1]
+    order, first = CosineMaths(4, 1.0, 0.1, d).swap_order(X, None)
+    np.testing.assert_array_equal(first, distinct_starts(Y[order]))
+    assert first.size == n - 2

@@ -9,7 +9,8 @@ from ..._init import (canonical_order, centred_order, distinct_starts, generator
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
 
-__all__ = ["check_unit_heads", "ordered_unit_starts", "unit_kmeans_plusplus"]
+__all__ = ["check_unit_heads", "ordered_unit_starts", "unit_kmeans_plusplus",
+           "unit_order_distinct"]
 
 
 def _unit(M):
@@ -23,6 +24,15 @@ def _unit_order(Y, weights, keys=None):
     for a CSR matrix, by the cosine with the mean, ties by their keys: ``keys``,
     its rows' :func:`.rows.sparse_row_keys` if known), so that the seeds do not
     depend on the rows' order."""
+    return unit_order_distinct(Y, weights, keys)[0]
+
+
+def unit_order_distinct(Y, weights, keys=None):
+    """:func:`_unit_order` of the unit rows ``Y``, and whether the order's keys
+    of those dense rows (their squared distances to the mean) are all
+    distinct, so are the rows: each starts a distinct row (equal rows have
+    equal keys, the premise of the order).  False for a CSR matrix and where
+    two keys tie (the rows' values then tell)."""
     if _is_sparse(Y):
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
         mean = np.asarray(Y.mean(axis=0) if w is None else (Y.T @ w) / w.sum()).ravel()
@@ -34,11 +44,11 @@ def _unit_order(Y, weights, keys=None):
             order = np.argsort(key, kind="stable")
             tie = key[order[1:]] == key[order[:-1]]
             if not np.any(tie):
-                return order
+                return order, False
             tied = np.unique(np.concatenate([order[1:][tie], order[:-1][tie]]))
             keys = np.zeros(Y.shape[0], dtype=np.uint64)
             keys[tied] = sparse_row_keys(Y[tied], _SEED)
-        return np.lexsort((keys, key))
+        return np.lexsort((keys, key)), False
     center = np.average(Y, axis=0, weights=weights).astype(np.float64)
     n, step = Y.shape[0], dense_block_rows(Y.shape[1])
     top, key = 0.0, np.empty(n)
@@ -49,7 +59,7 @@ def _unit_order(Y, weights, keys=None):
             top = max(top, largest_magnitude(D))
     exponent = unit_exponent(top)
     if exponent is None:
-        return canonical_order(Y, center)
+        return canonical_order(Y, center), False
     # the keys of the rows scaled by 2**exponent (centred_order's): the same
     # numbers, scaled by a power of two, unless a square is subnormal in one of
     # the scalings (entries below 2**-511: the order then still depends on the
@@ -59,8 +69,8 @@ def _unit_order(Y, weights, keys=None):
     order = np.argsort(key)
     ranked = key[order]
     if np.all(ranked[1:] != ranked[:-1]):
-        return order
-    return centred_order(Y, center, np.ldexp(1.0, exponent))  # ties: by the rows' values
+        return order, True
+    return centred_order(Y, center, np.ldexp(1.0, exponent)), False  # ties: by the rows' values
 
 
 def _unit_starts(Y, keys=None):
