@@ -63,6 +63,26 @@ def test_spread_by_lanczos_equals_all_eigenvalues(monkeypatch, sparse, n_heads, 
     assert got == pytest.approx(want, rel=statistics.SPREAD_LANCZOS_TOL)
 
 
+def test_small_spread_takes_all_eigenvalues(monkeypatch):
+    # a covariance of fewer than LANCZOS_MIN_SIZE features: all its eigenvalues
+    # (no Lanczos iterations), the Lanczos value to their tolerance
+    from sklearn_attnclust.maths.cosine import statistics
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1000, 64))
+    X[:500, :3] += 2.0
+    assert 4 <= statistics.LANCZOS_SHARE * 64 and 64 < statistics.LANCZOS_MIN_SIZE
+    calls = []
+    real = statistics._lanczos_top
+    monkeypatch.setattr(statistics, "_lanczos_top", lambda C, k: calls.append(k) or real(C, k))
+    got = statistics.cosine_spread(X, None, 5)
+    assert calls == []
+    monkeypatch.setattr(statistics, "LANCZOS_MIN_SIZE", 0)
+    want = statistics.cosine_spread(X, None, 5)
+    assert calls == [4]
+    assert got == pytest.approx(want, rel=statistics.SPREAD_LANCZOS_TOL)
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     """Heads of 2**16 numbers or more keep at most as many numbers in their L-BFGS

@@ -138,7 +138,7 @@ def cosine_spread(X, weights, n_heads):
     k = max(int(n_heads) - 1, 1)
     if _is_sparse(Y):
         Y = Y.astype(np.float64)
-        if k <= LANCZOS_SHARE * m:  # the centred Gram matrix as an operator (no m x m)
+        if _by_lanczos(k, m):  # the centred Gram matrix as an operator (no m x m)
             vals = _lanczos_top(_centred_gram(Y, w), k)
             if vals is not None:
                 return _clipped_mean(vals)
@@ -167,11 +167,26 @@ def cosine_spread(X, weights, n_heads):
 #: 2 to 20, 70 to 120 ms against 180 to 195 ms, K = 64, 256 ms against 202 ms.
 LANCZOS_SHARE = 1.0 / 16.0
 
+#: Matrices of fewer rows than this have all their eigenvalues computed
+#: (``eigvalsh``), whatever the share: the Lanczos iterations' fixed cost is
+#: larger there.  Measured (one thread, CPU medians of 40, covariances of 512
+#: normal rows, k = 4 to n / 16): n = 64, 0.11 ms against 0.30 ms by
+#: Lanczos; 96, 0.25 against 0.31; 128, 0.50 against 0.31; 192, 1.2 against
+#: 0.4 to 1.1 (the von Mises-Fisher fits of ``bench_cosine.py --case vmf`` at d
+#: = 64, K = 5: the spread 0.5 ms of a 5 ms fit by Lanczos).
+LANCZOS_MIN_SIZE = 112
+
+
+def _by_lanczos(k, n):
+    """Whether the ``k`` largest eigenvalues of an ``n x n`` matrix are found by
+    Lanczos iterations (:data:`LANCZOS_SHARE`, :data:`LANCZOS_MIN_SIZE`)."""
+    return k <= LANCZOS_SHARE * n and n >= LANCZOS_MIN_SIZE
+
 
 def _top_mean(C, k):
     """The mean of the ``k`` largest eigenvalues of the symmetric ``C`` (at least tiny)."""
     k = min(k, C.shape[0])
-    vals = _lanczos_top(C, k) if k <= LANCZOS_SHARE * C.shape[0] else None
+    vals = _lanczos_top(C, k) if _by_lanczos(k, C.shape[0]) else None
     if vals is None:
         vals = np.linalg.eigvalsh(C)[::-1][:k]
     return _clipped_mean(vals)
