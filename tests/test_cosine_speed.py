@@ -1,5 +1,7 @@
 """The cosine layer's faster paths equal the ones they replace."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -212,3 +214,74 @@ def test_dense_swap_order_without_ties_is_every_row(wide):
     order, first = CosineMaths(4, 1.0, 0.1, d).swap_order(X, None)
     np.testing.assert_array_equal(first, distinct_starts(Y[order]))
     assert first.size == n - 2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("repeated", [False, True])
+def test_wide_unit_order_is_the_unit_rows_order(dtype, weighted, repeated):
+    # the order of unit rows built a block at a time: the order of the unit
+    # copy of all the rows, bit for bit (its mean np.average's), and whether
+    # its keys are all distinct
+    from sklearn_attnclust.maths.cosine.seeding import unit_order_distinct, wide_unit_order
+
+    rng = np.random.default_rng(11)
+    X = (rng.normal(size=(257, 700)) * rng.uniform(0.01, 100.0, size=(257, 1))).astype(dtype)
+    if repeated:
+        X[[7, 200]] = X[[3, 3]] * dtype(8.0)  # the same unit rows, tied keys
+    w = rng.uniform(0.2, 3.0, 257) if weighted else None
+    e, sq = _row_exponents(X)
+    got = wide_unit_order(X, e, 1.0 / np.sqrt(sq), w)
+    want = unit_order_distinct(unit_rows(X), w)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1] == (not repeated)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kmeans_plusplus_of_the_rows_scaled_is_that_of_the_unit_rows(dtype):
+    # k-means++ on the rows scaled by their inverse norms (no unit copy): the
+    # seeds of the unit rows (the same rows drawn; the distances to rounding)
+    rng = np.random.default_rng(4)
+    X = (rng.normal(size=(6, 300))[rng.integers(6, size=500)]
+         + 0.3 * rng.normal(size=(500, 300))) * rng.uniform(0.1, 10.0, size=(500, 1))
+    X = X.astype(dtype)
+    e, sq = _row_exponents(X)
+    order = rng.permutation(500)
+    w = rng.uniform(0.5, 2.0, 500)
+    for K, seed in ((1, 0), (6, 1), (12, 2)):
+        Z, ids = unit_kmeans_plusplus(X, K, w, np.random.RandomState(seed), order,
+                                      (e, 1.0 / np.sqrt(sq)))
+        Z0, ids0 = unit_kmeans_plusplus(unit_rows(X), K, w, np.random.RandomState(seed), order)
+        np.testing.assert_array_equal(ids, ids0)
+        np.testing.assert_array_equal(Z, Z0)
+        assert Z.dtype == dtype
+
+
+def test_wide_fit_builds_no_unit_copy_of_all_the_rows(monkeypatch):
+    # dense rows beyond UNIT_CACHE_SIZE numbers: the fit's unit rows are built
+    # a block at a time (the order, the swap stage) or for a few rows (seeds),
+    # never all at once (the spread's sample: 512 of them)
+    from sklearn_attnclust.maths.cosine import maths, rows as cosine_rows, seeding
+    from sklearn_attnclust.maths.cosine.statistics import SPREAD_SAMPLE
+
+    rng = np.random.default_rng(2)
+    n = SPREAD_SAMPLE[0] + 88
+    d = maths.UNIT_CACHE_SIZE // n + 1
+    X = rng.normal(size=(4, d))[rng.integers(4, size=n)] + 0.7 * rng.normal(size=(n, d))
+    built = []
+    real = cosine_rows.dense_unit_rows
+
+    def recorded(X, e, r, order=None):
+        out = real(X, e, r, order)
+        built.append(out.shape[0])
+        return out
+
+    for module in (cosine_rows, seeding, maths):
+        monkeypatch.setattr(module, "dense_unit_rows", recorded)
+    from sklearn_attnclust import AttentionQuantizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = AttentionQuantizer(4, geometry="cosine", random_state=0).fit(X)
+    assert built and max(built) == SPREAD_SAMPLE[0]
+    assert np.bincount(est.labels_, minlength=4).min() > 0

@@ -36,7 +36,8 @@ from ..._mapped_rows import MappedRows
 from .rows import (_SEED, UnitRowBlocks, _is_sparse, _row_exponents, as_rows, dense_unit_rows,
                    sparse_row_keys, unit_rows)
 from .seeding import (_draw_distinct, _key_starts, _repair, _unit, check_unit_heads,
-                      ordered_unit_starts, unit_kmeans_plusplus, unit_order_distinct)
+                      ordered_unit_starts, unit_kmeans_plusplus, unit_order_distinct,
+                      wide_unit_order)
 from .statistics import CosineStatistics, cosine_scores
 from ..held import HeldLabels
 from ...layers.base import LayerMaths, swap_of
@@ -223,7 +224,9 @@ class CosineMaths(LayerMaths):
         the caller holds them, else those kept by :meth:`_unit_rows`, else built
         for it alone) and, for CSR rows and a maths with a swap stage, their
         :func:`.rows.sparse_row_keys` (None for dense rows, and without the
-        stage: the order then takes them only to break ties), and whether
+        stage: the order then takes them only to break ties; dense rows of
+        which no unit copy is held are read a block at a time,
+        :func:`.seeding.wide_unit_order`), and whether
         the dense rows are all distinct by the order's keys
         (:func:`.seeding.unit_order_distinct`), kept for the fit's later calls
         on the same rows and weights (the seeds' and the swap stage's: the
@@ -234,10 +237,15 @@ class CosineMaths(LayerMaths):
         key = id(weights)
         if key not in orders or orders[key][0] is not weights:
             Y = self._kept_unit_rows(rows) if unit is None else unit
-            Y = unit_rows(rows) if Y is None else Y
-            keys = (sparse_row_keys(Y, _SEED) if _is_sparse(Y) and swap_of(self) is not None
-                    else None)
-            orders[key] = (weights, *unit_order_distinct(Y, weights, keys), keys)
+            if Y is None and not _is_sparse(rows):  # (no unit copy of all the rows)
+                X = np.asarray(rows)
+                e, sq = _row_exponents(X)
+                orders[key] = (weights, *wide_unit_order(X, e, 1.0 / np.sqrt(sq), weights), None)
+            else:
+                Y = unit_rows(rows) if Y is None else Y
+                keys = (sparse_row_keys(Y, _SEED) if _is_sparse(Y) and swap_of(self) is not None
+                        else None)
+                orders[key] = (weights, *unit_order_distinct(Y, weights, keys), keys)
         order, distinct, keys = orders[key][1:]
         return order, keys, distinct
 
@@ -257,6 +265,14 @@ class CosineMaths(LayerMaths):
         rows = as_rows(rows)
         K = self.n_clusters
         if isinstance(init, str):
+            if init == "k-means++" and _seeded_from_rows(rows):
+                # k-means++ on the rows themselves, scaled by their inverse norms,
+                # and their order built a block at a time: no unit copy of them
+                order = self._unit_order(rows, weights)[0]
+                w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
+                e, sq = _row_exponents(rows)
+                Z = unit_kmeans_plusplus(rows, K, w, rng, order, (e, 1.0 / np.sqrt(sq)))[0]
+                return _repair(_unit(np.asarray(Z, dtype=np.float64)), None, rng)
             # one copy of the unit rows (kept by _unit_rows for the fit where they are
             # small and dense, else for the seeding alone), read in their order
             Y = self._unit_rows(rows)
@@ -450,6 +466,20 @@ class PairlessCosineMaths(CosineMaths):
     k-means 0.196), K = 20 112 -> 67 ms, 0.155 -> 0.153 (0.153)."""
 
     swap_space = LayerMaths.swap_space
+
+
+def _seeded_from_rows(rows):
+    """Whether k-means++ reads the dense ``rows`` themselves, scaled by their
+    inverse norms (:func:`.seeding.unit_kmeans_plusplus` with ``norms``): rows
+    of more than :data:`UNIT_CACHE_SIZE` numbers (no unit copy kept for the
+    fit), of norms whose products hold in their precision (within ``2**+-60``
+    of 1 for float32 rows, ``2**+-900`` for float64)."""
+    if _is_sparse(rows) or not isinstance(rows, np.ndarray) or rows.size <= UNIT_CACHE_SIZE:
+        return False
+    e, sq = _row_exponents(rows)
+    inv = np.ldexp(1.0 / np.sqrt(sq), e)
+    bound = 2.0**60 if rows.dtype == np.float32 else 2.0**900
+    return bool(np.all((inv > 1.0 / bound) & (inv < bound)))
 
 
 def pair_limit(n_clusters, n_features, stats):
