@@ -171,6 +171,25 @@ def test_sparse_unit_rows_by_one_product_are_ldexp_then_scale(scale):
     np.testing.assert_array_equal(got.indices, X.indices)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("scale", [1.0, 1e-30, 1e30])
+def test_dense_unit_rows_by_one_product_are_ldexp_then_scale(dtype, scale):
+    # x (2**e r) in one float64 product, rounded to the rows' dtype: (x 2**e) r
+    # in float64 (then rounded) bit for bit, in and out of order
+    from sklearn_attnclust.maths.cosine.rows import dense_unit_rows
+
+    rng = np.random.default_rng(9)
+    X = (rng.normal(size=(300, 70)) * rng.uniform(0.01, 100.0, size=(300, 1)) * scale)
+    X[:, ::7] *= 1e-8
+    X = X.astype(dtype)
+    e, sq = _row_exponents(X)
+    r = 1.0 / np.sqrt(sq)
+    want = (np.ldexp(X.astype(np.float64), e[:, None]) * r[:, None]).astype(dtype)
+    np.testing.assert_array_equal(dense_unit_rows(X, e, r), want)
+    order = rng.permutation(300)[:123]
+    np.testing.assert_array_equal(dense_unit_rows(X, e, r, order), want[order])
+
+
 def test_sparse_row_exponents_by_blocks_equal_one_pass(monkeypatch):
     # the norms of CSR rows block by block: each row's sums, bit for bit
     from sklearn_attnclust.maths.cosine import rows
