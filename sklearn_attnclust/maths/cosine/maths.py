@@ -36,8 +36,8 @@ from ..._mapped_rows import MappedRows
 from .rows import (_SEED, UnitRowBlocks, _is_sparse, _row_exponents, as_rows, dense_unit_rows,
                    sparse_row_keys, unit_rows)
 from .seeding import (_draw_distinct, _key_starts, _repair, _unit, check_unit_heads,
-                      ordered_unit_starts, unit_kmeans_plusplus, unit_order_distinct,
-                      wide_unit_order)
+                      ordered_unit_starts, seeded_from_rows, unit_kmeans_plusplus,
+                      unit_order_distinct, wide_unit_order)
 from .statistics import CosineStatistics, cosine_scores
 from ..held import HeldLabels
 from ...layers.base import LayerMaths, swap_of
@@ -265,7 +265,7 @@ class CosineMaths(LayerMaths):
         rows = as_rows(rows)
         K = self.n_clusters
         if isinstance(init, str):
-            if init == "k-means++" and _seeded_from_rows(rows):
+            if init == "k-means++" and seeded_from_rows(rows, UNIT_CACHE_SIZE):
                 # k-means++ on the rows themselves, scaled by their inverse norms,
                 # and their order built a block at a time: no unit copy of them
                 order = self._unit_order(rows, weights)[0]
@@ -466,20 +466,6 @@ class PairlessCosineMaths(CosineMaths):
     k-means 0.196), K = 20 112 -> 67 ms, 0.155 -> 0.153 (0.153)."""
 
     swap_space = LayerMaths.swap_space
-
-
-def _seeded_from_rows(rows):
-    """Whether k-means++ reads the dense ``rows`` themselves, scaled by their
-    inverse norms (:func:`.seeding.unit_kmeans_plusplus` with ``norms``): rows
-    of more than :data:`UNIT_CACHE_SIZE` numbers (no unit copy kept for the
-    fit), of norms whose products hold in their precision (within ``2**+-60``
-    of 1 for float32 rows, ``2**+-900`` for float64)."""
-    if _is_sparse(rows) or not isinstance(rows, np.ndarray) or rows.size <= UNIT_CACHE_SIZE:
-        return False
-    e, sq = _row_exponents(rows)
-    inv = np.ldexp(1.0 / np.sqrt(sq), e)
-    bound = 2.0**60 if rows.dtype == np.float32 else 2.0**900
-    return bool(np.all((inv > 1.0 / bound) & (inv < bound)))
 
 
 def pair_limit(n_clusters, n_features, stats):

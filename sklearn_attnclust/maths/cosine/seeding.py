@@ -9,8 +9,8 @@ from ..._init import (canonical_order, centred_order, distinct_starts, generator
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
 
-__all__ = ["check_unit_heads", "ordered_unit_starts", "unit_kmeans_plusplus",
-           "unit_order_distinct"]
+__all__ = ["check_unit_heads", "ordered_unit_starts", "seeded_from_rows",
+           "unit_kmeans_plusplus", "unit_order_distinct", "wide_unit_order"]
 
 
 def _unit(M):
@@ -162,6 +162,20 @@ def _draw_distinct(Y, size, rng, w):
         picked.append(j)
         mass[j] = 0.0
     return first[np.resize(np.array(picked), size)]
+
+
+def seeded_from_rows(rows, kept):
+    """Whether k-means++ reads the dense ``rows`` themselves, scaled by their
+    inverse norms (:func:`unit_kmeans_plusplus` with ``norms``): rows of more
+    than ``kept`` numbers (of which the fit keeps no unit copy,
+    :data:`.maths.UNIT_CACHE_SIZE`), of norms whose products hold in their
+    precision (within ``2**+-60`` of 1 for float32 rows, ``2**+-900`` for float64)."""
+    if _is_sparse(rows) or not isinstance(rows, np.ndarray) or rows.size <= kept:
+        return False
+    e, sq = _row_exponents(rows)
+    inv = np.ldexp(1.0 / np.sqrt(sq), e)
+    bound = 2.0**60 if rows.dtype == np.float32 else 2.0**900
+    return bool(np.all((inv > 1.0 / bound) & (inv < bound)))
 
 
 def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None):
