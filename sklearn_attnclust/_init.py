@@ -231,13 +231,11 @@ def distinct_starts(ordered):
     return np.flatnonzero(new_point)
 
 
-#: Most rows :func:`ordered_distinct_starts` gathers at a time (the chunk's
-#: 2**14 entries bound it from 4 features on).  Measured (5e4 blob rows in
-#: canonical order, one thread, CPU medians of 11): d = 2, 1.76 ms in chunks of
-#: 256 rows, 0.97 of 1024, 0.86 of 4096 and 0.73 of 8192; d = 4, 1.82, 1.06 and
-#: 0.82 (4096, the entries' bound); d = 16, 2.71 and 1.91 (1024).  (The bound
-#: was 256 rows: the swap stage's order of 5e4 x 2 rows, 4.2 ms of a 100 ms fit
-#: under the profiler.)
+#: Most rows :func:`ordered_distinct_starts` gathers at a time (the chunk's 2**14
+#: entries bound it from 4 features on).  Measured (5e4 blob rows in canonical
+#: order, one thread, CPU medians of 11): d = 2, 1.76 ms in chunks of 256 rows
+#: (the bound before), 0.97 of 1024, 0.86 of 4096; d = 4, 1.82, 1.06 and 0.82;
+#: d = 16, 2.71 and 1.91 (1024, the entries' bound).
 DISTINCT_STEP = 4096
 
 
