@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._assign import MATCH_HEADS, first_minimum, nearest_point
+from sklearn_attnclust._assign import COUNT_HEADS, MATCH_HEADS, first_minimum, nearest_point
 from sklearn_attnclust.maths.shared import CACHE_ENTRIES, weighted_rows
 from sklearn_attnclust.maths.point.chart import PointChart
 from sklearn_attnclust.maths.point.maths import PointMaths, absolute_temperature, point_weights
@@ -524,7 +524,7 @@ def test_weighted_rows_is_the_product(d, dtype):
 
 def test_first_minimum_is_argmin():
     rng = np.random.default_rng(0)
-    for K in (1, 2, 5, 16, 17, 40, MATCH_HEADS, MATCH_HEADS + 88):
+    for K in (1, 2, 5, 16, 17, 40, COUNT_HEADS, COUNT_HEADS + 1, MATCH_HEADS, MATCH_HEADS + 88):
         D = rng.integers(0, 4, size=(K, 500)).astype(float)  # many ties
         np.testing.assert_array_equal(first_minimum(D, D.min(axis=0)), D.argmin(axis=0))
         np.testing.assert_array_equal(first_minimum(D, D.max(axis=0), largest=True),
