@@ -35,8 +35,10 @@ LOW_PRECISION_CHUNK = 2**16
 #: steps on both cores.  Measured at 1000 x 1e4, K = 8 (CPU time, medians of
 #: 7): a risk pass with its gradient 19.7 ms in float64 and 16.6 to 17.2 ms in
 #: float32 either way, the float32 copy 26 to 27 ms: the blocks cost no CPU
-#: time (the fits at 1000 x 1e4 the same to the bit, 6 seeds); their wall
-#: time on two idle cores was not measurable on the shared machine (load 4 to 6).
+#: time; their wall time on two idle cores was not measurable on the shared
+#: machine (load 4 to 6).  The sums added in two blocks move the fits at
+#: rounding (1000 x 1e4, seeds 0 to 2: the same labels and steps, the inertia
+#: and centres in their last bits).
 WIDE_BLOCK_BYTES = 2**22
 
 
