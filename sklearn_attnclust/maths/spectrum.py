@@ -304,9 +304,8 @@ class RowSpectrum:
         of the largest where none does), with ``vectors`` the eigenpairs to
         ARPACK's tolerance (:func:`.krylov.largest_eigenpairs`), and where
         those do not settle by ARPACK on ``S`` as an operator (to rounding).
-        All from fixed starts (reproducible).  ``rough``: the block Krylov
-        eigenvalues may stop within ``KRYLOV_TOL`` of the largest where a gap
-        sets them apart (:func:`.krylov.largest_eigenvalues`).
+        All from fixed starts (reproducible).  ``rough``: block Krylov's option
+        (:func:`.krylov.largest_eigenvalues`).
         """
         n, d = self.X.shape
         k = int(k)
@@ -378,8 +377,7 @@ class RowSpectrum:
     def _krylov(self, k, vectors=False, rough=False):
         """The ``k`` largest eigenvalues by :func:`.krylov.largest_eigenvalues`, or
         with ``vectors`` the eigenpairs by :func:`.krylov.largest_eigenpairs` (at
-        :data:`LANCZOS_TOL`): their stated accuracy there (``rough``: that of
-        :func:`.krylov.largest_eigenvalues`'s option), or None."""
+        :data:`LANCZOS_TOL`): their stated accuracy there, or None."""
         if vectors:
             return largest_eigenpairs(self.matmat, self.shape[0], k, LANCZOS_TOL)
         return largest_eigenvalues(self.matmat, self.shape[0], k, rough)
