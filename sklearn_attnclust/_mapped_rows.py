@@ -13,7 +13,12 @@ allocation.  The values are ``f``'s, bit for bit (``f`` works row by row); the
 products ``Y @ A`` are stacked from the blocks' and equal the product of the
 whole to rounding (OpenBLAS rounds a short last block its own way: a few rows
 differed by an ulp at d = 3000 and 1e4, K = 2 to 8; the swap stage's choices
-differ only at near-ties).  This
+differ only at near-ties).  Where ``f`` is affine, ``f(x) = (x - offset) *
+factor`` (``affine``), the products read the rows as stored, the map folded
+into them, ``f(X) @ A = (X @ A - offset @ A) * factor``: no block is mapped
+(:meth:`MappedRows.__matmul__`; measured, CPU time on one thread, medians of
+5, the point chart's map, 8 columns: a product 0.20 s mapped against 0.14 s
+folded at 1e4 x 1e4, 24 against 15 ms at 1000 x 1e4).  This
 module knows nothing of scikit-learn.
 """
 
@@ -43,10 +48,16 @@ class MappedRows:
     *per_row : ndarrays of shape (n,)
         Numbers of each row that ``f`` reads beside it (taken once for all
         the rows: the cosine layer's rows' powers of two and inverse norms).
+    affine : tuple (offset, factor) or None
+        ``f(x) = (x - offset) * factor`` (``offset`` of shape (d,), ``factor``
+        a float), which the caller vouches may be folded into the products
+        (:meth:`__matmul__`: their rounding error is then that of the rows as
+        stored, ``|x| / |f(x)|`` times ``f``'s own); None: ``f`` applied to
+        every block the products read.
     """
 
-    def __init__(self, X, f, *per_row):
-        self.X, self.f, self.per_row = X, f, per_row
+    def __init__(self, X, f, *per_row, affine=None):
+        self.X, self.f, self.per_row, self.affine = X, f, per_row, affine
         self.shape = X.shape
         self.block_rows = max(1, MAPPED_ENTRIES // max(X.shape[1], 1))
 
@@ -55,7 +66,8 @@ class MappedRows:
 
     def __getitem__(self, rows):
         if isinstance(rows, slice) and rows.indices(self.shape[0])[2] == 1:
-            return MappedRows(self.X[rows], self.f, *(a[rows] for a in self.per_row))
+            return MappedRows(self.X[rows], self.f, *(a[rows] for a in self.per_row),
+                              affine=self.affine)
         return self._map(rows)
 
     def blocks(self):
@@ -64,9 +76,21 @@ class MappedRows:
             yield self._map(slice(a, a + self.block_rows))
 
     def __matmul__(self, A):
-        """``f(X) @ A`` (n, m), stacked from the blocks' products."""
+        """``f(X) @ A`` (n, m), stacked from the blocks' products; for an affine
+        ``f``, ``(X @ A - offset @ A) * factor``, the rows read as stored (a block
+        of float32 rows converted at a time: no float64 copy of them all)."""
         A = np.asarray(A)
         out = np.empty((self.shape[0],) + A.shape[1:], dtype=np.result_type(A, np.float64))
+        if self.affine is not None:
+            offset, factor = self.affine
+            shift = np.asarray(offset, dtype=out.dtype) @ A
+            X, step = self.X, self.block_rows
+            for a in range(0, self.shape[0], step):
+                rows, P = X[a:a + step], out[a:a + step]
+                np.matmul(rows if rows.dtype == out.dtype else rows.astype(out.dtype), A, out=P)
+                P -= shift
+                P *= factor
+            return out
         for a, B in zip(range(0, self.shape[0], self.block_rows), self.blocks()):
             out[a:a + B.shape[0]] = B @ A
         return out

@@ -70,3 +70,26 @@ def test_wide_point_fit_holds_no_scaled_copy(monkeypatch):
     X, _ = _rows(n=400, d=3000, seed=4)
     AttentionQuantizer(5, random_state=0).fit(X)
     assert seen and all(isinstance(Y, MappedRows) for Y in seen if Y is not None)
+
+
+def test_affine_rows_fold_the_map_into_their_products():
+    # an affine map folded into the products (the rows read as stored): the
+    # mapped rows' numbers to rounding, float32 rows converted a block at a time,
+    # blocks and index lists still mapped; the chart folds only near the origin
+    X, chart = _rows(n=300, d=2500, seed=5)
+    affine = chart.affine(8.0)
+    assert affine is not None
+    A = np.random.default_rng(2).standard_normal((X.shape[1], 4))
+    for rows in (X, X.astype(np.float32)):
+        Y = chart.scaled(rows)
+        M = MappedRows(rows, chart.scaled, affine=affine)
+        assert M.block_rows < rows.shape[0]
+        np.testing.assert_allclose(M @ A, Y @ A, rtol=1e-12, atol=1e-12 * np.abs(Y @ A).max())
+        np.testing.assert_allclose(M[40:250] @ A, Y[40:250] @ A, rtol=1e-12,
+                                   atol=1e-12 * np.abs(Y @ A).max())
+        assert np.array_equal(M[[7, 3]], Y[[7, 3]])
+        assert np.array_equal(squared_row_norms(M), squared_row_norms(Y))
+    far = PointChart(offset=chart.offset + 20.0 * chart.spread, spread=chart.spread)
+    assert far.affine(8.0) is None
+    assert PointChart(offset=np.zeros(X.shape[1]), spread=1e-160).affine(8.0) is None
+    assert PointChart(offset=np.zeros(X.shape[1]), spread=1.0).affine(8.0) is not None

@@ -169,3 +169,18 @@ def test_the_inertia_of_tight_clusters_learned_and_on_dask(dtype, source):
         est = AttentionQuantizer(8, temperature="learn", random_state=0).fit(X)
     expected = _direct_inertia(X, np.asarray(est.labels_), est.layer_.centers)
     assert est.inertia_ == pytest.approx(expected, rel=1e-12)
+
+
+def test_wide_rows_with_few_heads_keep_float64_passes(monkeypatch):
+    # beyond MIXED_MAX_FEATURES features (and fewer than MIXED_COARSE_HEADS heads)
+    # the float32 passes are no faster: no float32 copy of the rows is made
+    from sklearn_attnclust.layers import point as point_layer
+
+    X, _ = make_blobs(300, point_layer.MIXED_MAX_FEATURES + 100, centers=4, random_state=0)
+    assert X.size >= sizes.MIXED_MIN_SIZE
+    made = _spy(monkeypatch)
+    AttentionQuantizer(4, random_state=0).fit(X)
+    assert not made
+    monkeypatch.setattr(point_layer, "MIXED_MAX_FEATURES", X.shape[1])
+    AttentionQuantizer(4, random_state=0).fit(X)
+    assert made and all(low is not None and low.dtype == np.float32 for low in made)

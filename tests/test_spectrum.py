@@ -417,3 +417,37 @@ def test_block_krylov_eigenpairs_to_rounding_or_none(kind):
     np.testing.assert_allclose(eig, ref, rtol=1e-10)
     np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-10)
     np.testing.assert_allclose(np.abs(np.sum(U * V, axis=0)), 1.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["blobs", "noise"])
+def test_rough_block_krylov_eigenvalues(kind):
+    # the point layer's temperature (rough): where a gap sets the largest apart the
+    # Ritz values' residuals stop the iterations a pass before the rise does,
+    # each eigenvalue within KRYLOV_TOL of the largest (lower bounds still); with
+    # no gap (noise) the rise stops them, as without the option (the same numbers)
+    rng = np.random.default_rng(11)
+    n, d, k = 500, 3000, 7
+    X = rng.normal(size=(n, d))
+    if kind == "blobs":
+        X += 6.0 * rng.normal(size=(8, d))[rng.integers(0, 8, n)]
+    spectrum = RowSpectrum(X, offset=X.mean(axis=0))
+    ref = np.linalg.eigvalsh(spectrum.gram())[::-1][:k]
+    passes = {}
+    for rough in (False, True):
+        calls = []
+
+        def matmat(V):
+            calls.append(V.shape[1])
+            return spectrum.matmat(V)
+
+        eig = _krylov.largest_eigenvalues(matmat, d, k, rough=rough)
+        passes[rough] = (len(calls), eig)
+        assert np.all(eig <= ref + 1e-12 * ref[0])
+        tol = (1 if rough else 1e-7) * _krylov.KRYLOV_TOL if kind == "blobs" else \
+            10 * _krylov.KRYLOV_TOL
+        np.testing.assert_allclose(eig, ref, atol=tol * ref[0])
+    if kind == "blobs":
+        assert passes[True][0] < passes[False][0]
+    else:
+        assert passes[True][0] == passes[False][0]
+        np.testing.assert_array_equal(passes[True][1], passes[False][1])

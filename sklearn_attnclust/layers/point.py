@@ -21,7 +21,7 @@ from .common import (_scaled_sum, at_full_precision, inertia_of, over_squared, t
 from .cosine import CosineStream
 from .free_energy import FreeEnergyLayer
 
-__all__ = ["MIXED_COARSE_HEADS", "PointLayer"]
+__all__ = ["MIXED_COARSE_HEADS", "MIXED_MAX_FEATURES", "PointLayer"]
 
 #: Heads from which a fit on a coarse sample also runs its passes in float32
 #: (its descents, the ladder's and the full-data stage's, then one float64 pass:
@@ -35,6 +35,16 @@ __all__ = ["MIXED_COARSE_HEADS", "PointLayer"]
 #: 0.09 and 0.10: the float32 copy of the rows costs more than a step saves;
 #: between 8 and 64 heads not measured.
 MIXED_COARSE_HEADS = 64
+
+#: Features beyond which a fit with fewer than :data:`MIXED_COARSE_HEADS` heads
+#: runs its passes in float64 only: on wide rows the float32 passes are no
+#: faster, and their copy of the rows and the last float64 pass are added
+#: work (and the copy half the rows' memory).  Measured (one thread, CPU time,
+#: medians of 7, make_blobs, K = 8, a pass with its gradient, float32 against
+#: float64, and the float32 copy): 3000 x 1000, 4.7 against 6.2 ms, copy 6.9
+#: ms; 1000 x 3000, 6.6 against 6.3 ms, copy 6.9 ms; 1000 x 1e4, 26 against 22
+#: ms, copy 27 ms (the fits on blobs take 3 steps, on Gaussian noise 2 to 6).
+MIXED_MAX_FEATURES = 2048
 
 
 @register_layer("point", "free-energy")
@@ -113,7 +123,8 @@ class PointLayer(FreeEnergyLayer):
         options = self.descent_options(init, n_init)
         maths.starts_left = options["n_init"]  # (its seeds' rows kept between them)
         # dense rows of sizes.MIXED_MIN_SIZE entries on whose passes are float64, fitted
-        # without a coarse sample or with MIXED_COARSE_HEADS heads or more: the descents
+        # without a coarse sample (of at most MIXED_MAX_FEATURES features) or with
+        # MIXED_COARSE_HEADS heads or more: the descents
         # on float32 passes (continued in float64 where they ended short of tol), then
         # one float64 pass for the risk and labels (see MIXED_COARSE_HEADS).  Measured
         # (one thread, CPU time): a step on uniform 5e4 x 64 rows, K = 256, 130 ms in
@@ -123,7 +134,8 @@ class PointLayer(FreeEnergyLayer):
         mixed = (tracked and not sparse and stats.dtype == np.float64
                  and n * d >= sizes.MIXED_MIN_SIZE and self.max_iter > 0
                  and (self.n_clusters >= MIXED_COARSE_HEADS
-                      or not sizes.takes_coarse_sample(n, self.n_clusters, d)))
+                      or (d <= MIXED_MAX_FEATURES
+                          and not sizes.takes_coarse_sample(n, self.n_clusters, d))))
         self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
                                     precision=maths.low_precision if mixed else None,
                                     **options)

@@ -291,7 +291,7 @@ class RowSpectrum:
         return min(n, d) <= max(DENSE_SIDE, 4 * int(k))
 
     # -- eigenpairs ------------------------------------------------------------
-    def largest(self, k, vectors=False):
+    def largest(self, k, vectors=False, rough=False):
         """The ``k`` largest eigenvalues of ``S`` (``k <= d``), decreasing, and
         with ``vectors`` orthonormal eigenvectors (d, k) as columns.
 
@@ -304,7 +304,8 @@ class RowSpectrum:
         of the largest where none does), with ``vectors`` the eigenpairs to
         ARPACK's tolerance (:func:`.krylov.largest_eigenpairs`), and where
         those do not settle by ARPACK on ``S`` as an operator (to rounding).
-        All from fixed starts (reproducible).
+        All from fixed starts (reproducible).  ``rough``: block Krylov's option
+        (:func:`.krylov.largest_eigenvalues`).
         """
         n, d = self.X.shape
         k = int(k)
@@ -312,7 +313,7 @@ class RowSpectrum:
             return (np.zeros(0), np.zeros((d, 0))) if vectors else np.zeros(0)
         if self.dense(k):
             return self._dense(k, vectors)
-        eig = self._krylov(k, vectors)
+        eig = self._krylov(k, vectors, rough)
         if eig is not None:
             return eig
         trial = min(n, d) <= TRIAL_SIDE and not self.sparse
@@ -373,13 +374,13 @@ class RowSpectrum:
         order = np.argsort(eig)[::-1]
         return eig[order], Q @ R[:, order]
 
-    def _krylov(self, k, vectors=False):
+    def _krylov(self, k, vectors=False, rough=False):
         """The ``k`` largest eigenvalues by :func:`.krylov.largest_eigenvalues`, or
         with ``vectors`` the eigenpairs by :func:`.krylov.largest_eigenpairs` (at
         :data:`LANCZOS_TOL`): their stated accuracy there, or None."""
         if vectors:
             return largest_eigenpairs(self.matmat, self.shape[0], k, LANCZOS_TOL)
-        return largest_eigenvalues(self.matmat, self.shape[0], k)
+        return largest_eigenvalues(self.matmat, self.shape[0], k, rough)
 
     def _lanczos(self, k, vectors, restarts=None):
         """ARPACK's largest eigenpairs (``4 k < min(n, d)``) within ``restarts``

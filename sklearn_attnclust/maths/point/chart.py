@@ -53,6 +53,20 @@ class PointChart:
             np.divide(Y, self.spread, out=Y, casting="unsafe")
         return Y
 
+    def affine(self, bound):
+        """``(offset, 1 / spread)``, the map of :meth:`scaled` as
+        :class:`..._mapped_rows.MappedRows` folds it into its products, where
+        that is accurate: the offset within ``bound`` spreads of the origin
+        (the products' rounding error is then at most about ``1 + 2 bound``
+        times that of the scaled rows'), and the spread within ``2**+-500``
+        (rows up to ``bound`` times that, times points of the data's scale,
+        neither over- nor underflow); else None."""
+        if not 2.0**-500 < self.spread < 2.0**500:
+            return None
+        if float(np.max(np.abs(self.offset), initial=0.0)) > bound * self.spread:
+            return None
+        return self.offset, 1.0 / self.spread
+
     def scaled_points(self, M):
         """The points ``height u / c`` of unit heads ``M = (u, c)``, in the data's units."""
         M = np.asarray(M, dtype=np.float64)

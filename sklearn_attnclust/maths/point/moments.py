@@ -235,7 +235,10 @@ class ScaledCovariance:
         return self.spectrum.largest(k) / self.norm
 
     def mean_of_largest(self, k):
-        """The mean of the ``min(k, d)`` largest eigenvalues.
+        """The mean of the ``min(k, d)`` largest eigenvalues (the temperature's
+        unit: by block Krylov iterations each within ``KRYLOV_TOL`` of the
+        largest, ``rough`` in :meth:`..spectrum.RowSpectrum.largest`, where not
+        solved densely; :func:`.maths.absolute_temperature`).
 
         Where they hold every nonzero eigenvalue (``k`` at least the rank bound
         ``min(n_+ - 1, d)``, ``n_+`` the rows of positive weight) their sum is
@@ -246,4 +249,4 @@ class ScaledCovariance:
             return 0.0
         if k >= self.spectrum.rank_bound:
             return 1.0 / k
-        return float(np.mean(self.largest_eigenvalues(k)))
+        return float(np.mean(self.spectrum.largest(k, rough=True) / self.norm))

@@ -19,12 +19,27 @@ from .chart import PointChart
 from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
 from ...layers.base import Statistics
 
-__all__ = ["LOW_PRECISION_CHUNK", "PointStatistics"]
+__all__ = ["LOW_PRECISION_CHUNK", "PointStatistics", "WIDE_BLOCK_BYTES"]
 
 #: Numbers a chunk of :meth:`PointStatistics.low_precision`'s float32 copy is
 #: scaled in (a float64 temporary of 512 KiB): the size the cosine rows' dense
 #: passes measured best (:data:`.cosine.rows.DENSE_BLOCK_NUMBERS`).
 LOW_PRECISION_CHUNK = 2**16
+
+#: Bytes of rows from which a pass's row block runs in a thread of its own
+#: (:meth:`PointStatistics._blocks`, and the float32 copy of
+#: :meth:`PointStatistics.low_precision`): twice a float64 chunk of 2 MiB,
+#: which is the rule by rows up to 256 features (the same blocks there),
+#: extended to wide rows: 1000 rows of 1e4 features had run on one thread
+#: (80 MB, 2048 rows the least for two blocks) while KMeans ran its Lloyd
+#: steps on both cores.  Measured at 1000 x 1e4, K = 8 (CPU time, medians of
+#: 7): a risk pass with its gradient 19.7 ms in float64 and 16.6 to 17.2 ms in
+#: float32 either way, the float32 copy 26 to 27 ms: the blocks cost no CPU
+#: time; their wall time on two idle cores was not measurable on the shared
+#: machine (load 4 to 6).  The sums added in two blocks move the fits at
+#: rounding (1000 x 1e4, seeds 0 to 2: the same labels and steps, the inertia
+#: and centres in their last bits).
+WIDE_BLOCK_BYTES = 2**22
 
 
 def _sq_sum(Y, w):
@@ -47,6 +62,27 @@ def _sq_block(lo, hi, X, Y, w, chart, dtype):
     if cached (else None: ``X``'s rows scaled by ``chart`` in ``dtype``)."""
     rows = chart.scaled(X[lo:hi], dtype) if Y is None else Y[lo:hi]
     return (_sq_sum(rows, None if w is None else w[lo:hi]),)
+
+
+def _low_precision_block(lo, hi, source, Y, chart, zero):
+    """Copy the rows ``lo:hi`` of ``source`` (scaled by ``chart`` unless None) to
+    the float32 ``Y``, those marked in ``zero`` as 0, :data:`LOW_PRECISION_CHUNK`
+    numbers at a time; their largest magnitude (at once where it reaches
+    ``2**60``: the copy is then not used)."""
+    top = 0.0
+    step = max(1, LOW_PRECISION_CHUNK // max(source.shape[1], 1))
+    for a in range(lo, hi, step):
+        b = min(a + step, hi)
+        part = source[a:b] if chart is None else chart.scaled(source[a:b])
+        if zero is not None and np.any(zero[a:b]):
+            # rows of weight 0 do not count: copied as the offset, whatever their size
+            # (one at 1e20 among rows of size 10 kept the passes in float64)
+            part = np.where(zero[a:b, None], 0.0, part)
+        top = max(top, float(np.max(np.abs(part), initial=0.0)))
+        if not top < 2.0**60:
+            return top
+        Y[a:b] = part
+    return top
 
 
 @dataclass
@@ -190,8 +226,12 @@ class PointStatistics(Statistics):
         pass over the row blocks of ``rows`` in threads (the pass is then called
         from :meth:`sums` itself: one frame fewer to the kernel)."""
         # threads from as many rows as float64 chunks would need (float32 chunks
-        # hold twice the rows: mid-size float32 data keep their two threads)
-        min_rows = 2 * self.chunk_size * np.dtype(self.dtype).itemsize // 8
+        # hold twice the rows: mid-size float32 data keep their two threads), and
+        # on wide rows from WIDE_BLOCK_BYTES of them (the same rows up to 256
+        # features, where a chunk's rows are the 2 MiB of chunk_rows)
+        itemsize = np.dtype(self.dtype).itemsize
+        min_rows = max(1, min(2 * self.chunk_size * itemsize // 8,
+                              WIDE_BLOCK_BYTES // (rows.shape[1] * itemsize or 1)))
         return (kernel.range_sums, rows.shape[0], min_rows, rows, self.weights, need_grad,
                 labels, self.chunk_size)
 
@@ -215,22 +255,15 @@ class PointStatistics(Statistics):
             self.scaled_rows = _scaled(self.X, self.weights, self.chart)
         source = self.scaled_rows if self.cached else self.X
         Y = np.empty(source.shape, dtype=np.float32)
-        top = 0.0
-        step = max(1, LOW_PRECISION_CHUNK // max(source.shape[1], 1))
         w = self.weights
         zero = None if w is None or np.all(w > 0) else w == 0
-        for a in range(0, source.shape[0], step):
-            rows = source[a:a + step]
-            part = rows if self.cached else self.chart.scaled(rows)
-            if zero is not None and np.any(zero[a:a + step]):
-                # rows of weight 0 do not count: copied as the offset, whatever their size
-                # (one at 1e20 among rows of size 10 kept the passes in float64)
-                part = np.where(zero[a:a + step, None], 0.0, part)
-            top = max(top, float(np.max(np.abs(part), initial=0.0)))
-            if not top < 2.0**60:
-                return None
-            Y[a:a + step] = part
-        if Y.size and not 2.0**-60 < top:
+        # (in row blocks in threads, as the passes: their tops are maxima, the same
+        # whatever the blocks; the copy is the rows', a block at a time)
+        tops = map_row_blocks(_low_precision_block, source.shape[0],
+                              WIDE_BLOCK_BYTES // (8 * source.shape[1] or 1), source, Y,
+                              None if self.cached else self.chart, zero)
+        top = max(tops, default=0.0)
+        if not top < 2.0**60 or (Y.size and not 2.0**-60 < top):
             return None
         return PointStatistics(
             X=self.X, weights=self.weights, chart=self.chart,
