@@ -36,7 +36,7 @@ from ..shared import (CACHE_ENTRIES, check_points, positive_magnitude, weighted_
                       zero_weights)
 from .attention import typical_head_score
 from .counting import ScaledRows
-from .starts import refine_heads
+from .starts import lloyd_step, refine_heads, seed_sample
 from ...layers.base import LayerMaths, Statistics
 
 __all__ = ["AxisMaths", "AxisStatistics", "WideMoment", "axis_moments", "axis_weights", "block_sums",
@@ -333,12 +333,17 @@ class AxisMaths(LayerMaths):
 
     def starts(self, rows, weights, init, rng):
         """Unit heads: k-means++ on directions (sign-free), random, PCA, a callable or an array."""
+        K = self.n_clusters
+        seeded = isinstance(init, str) and init == "k-means++"
+        all_rows = ScaledRows(rows, self.scale, zero=zero_weights(weights))
+        all_w = weights
+        if seeded:  # drawn and refined on a sample of the rows (starts.seed_sample)
+            rows, weights = seed_sample(rows, weights, K, rng, all_rows.squared_norms)
         # (the rows of weight 0 read as 0: never drawn, and no distance of theirs
         # overflows the draws' sums)
         scaled = ScaledRows(rows, self.scale, zero=zero_weights(weights))
         gen = generator_from(rng)
-        K = self.n_clusters
-        if isinstance(init, str) and init == "k-means++":
+        if seeded:
             from sklearn.cluster import kmeans_plusplus  # (dask's workers import this module)
 
             # scikit-learn's k-means++ on the scaled rows, as directions, drawn in
@@ -363,6 +368,9 @@ class AxisMaths(LayerMaths):
             else:
                 # the seeds moved to their rows' directions (starts.refine_heads)
                 refined = refine_heads(M, rows.shape[0], scaled.directions_of, weights)
+                if rows is not all_rows.rows:  # then one step on all the rows
+                    refined = lloyd_step(refined, all_rows.rows.shape[0],
+                                         all_rows.directions_of, all_w)
                 try:
                     check_start(refined, refined)  # (unit heads: none blind to itself)
                     return refined
