@@ -136,7 +136,8 @@ def test_n_init_keeps_the_best_start(mixture, geometry):
 def test_convergence_warning_when_max_iter_reached(mixture, geometry):
     X, _, _ = mixture
     with pytest.warns(ConvergenceWarning, match="max_iter=2"):
-        aq = AttentionQuantizer(2, geometry=geometry, max_iter=2, random_state=0).fit(X)
+        aq = AttentionQuantizer(2, geometry=geometry, max_iter=2, tol=1e-12,
+                                random_state=0).fit(X)
     assert np.all(np.isfinite(aq.heads_))
 
 

@@ -90,3 +90,49 @@ def test_a_move_that_lowers_the_distortion_is_kept():
     out = refine_heads(M, X.shape[0], _rows_of(X))
     np.testing.assert_allclose(_match(out, centres), 1.0, atol=1e-12)
     assert _distortion(out, X) < 1e-20
+
+
+def test_seed_sample_keeps_few_rows_and_draws_by_the_set_of_rows():
+    """Up to SEED_MIN_ROWS rows (of positive weight): all of them, as given.  Beyond,
+    a sample of that many that does not depend on the rows' order, each row keeping
+    its weight; the rows of weight 0 are never drawn, whatever their size, and do
+    not change the draws of the others."""
+    from sklearn_attnclust.maths.direction.starts import SEED_MIN_ROWS, seed_sample
+
+    def sq(X):
+        return lambda: np.einsum("ij,ij->i", X, X)
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(SEED_MIN_ROWS, 5))
+    rows, w = seed_sample(X, None, 3, np.random.default_rng(1), sq(X))
+    assert rows is X and w is None
+    X = rng.normal(size=(3 * SEED_MIN_ROWS, 5))
+    weights = rng.uniform(0.5, 2.0, X.shape[0])
+    rows, w = seed_sample(X, weights, 3, np.random.default_rng(1), sq(X))
+    assert rows.shape == (SEED_MIN_ROWS, 5)
+    perm = rng.permutation(X.shape[0])
+    again, w2 = seed_sample(X[perm], weights[perm], 3, np.random.default_rng(1), sq(X[perm]))
+    np.testing.assert_array_equal(again, rows)
+    np.testing.assert_array_equal(w2, w)
+    # where each row is in X: its weight kept
+    index = {r.tobytes(): i for i, r in enumerate(X)}
+    np.testing.assert_array_equal(w, weights[[index[r.tobytes()] for r in rows]])
+    # a row of weight 0 at 1e200, first or last: the draws of the rows without it
+    far = np.vstack([X, 1e200 * X[:1]])
+    zero = np.append(weights, 0.0)
+    with np.errstate(over="ignore"):
+        got, gw = seed_sample(far, zero, 3, np.random.default_rng(1), sq(far))
+    np.testing.assert_array_equal(got, rows)
+    np.testing.assert_array_equal(gw, w)
+
+
+def test_lloyd_step_moves_heads_to_their_rows_directions():
+    """One Lloyd step on Dirac rows (random signs and lengths) from heads near the
+    directions: the heads on the directions exactly, up to sign."""
+    X, y, centres = _dirac(n=500, d=6, K=3, seed=4)
+    from sklearn_attnclust.maths.direction.starts import lloyd_step
+
+    M = centres + 0.05 * np.random.default_rng(0).standard_normal(centres.shape)
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    out = lloyd_step(M, X.shape[0], _rows_of(X), chunk=64)
+    np.testing.assert_allclose(np.abs(np.einsum("kd,kd->k", out, centres)), 1.0, atol=1e-12)

@@ -18,6 +18,8 @@ direction of the cluster, whatever the clusters' weights and angles (the
 reconstruction risk of the paper's layer mixes every cluster in its keys and
 tilts the heads, theory section 11).
 
+The rows' scale and second moment (the temperature's scale) are
+:mod:`.scales`'s (:func:`axis_moments`, :func:`source_moments`, named here too).
 Every pass is a sum over row blocks (:func:`block_sums`), run in threads;
 the fit strategy is :mod:`sklearn_attnclust._strategy`.  This module knows nothing of
 scikit-learn.
@@ -32,11 +34,11 @@ from ..._init import (check_start, generator_from, init_heads, largest_magnitude
                       unit_start)
 from ..free_energy import exp_shifted, free_energy_sums
 from ..held import HeldLabels, add_label_keys, key_direction
-from ..shared import (CACHE_ENTRIES, check_points, positive_magnitude, weighted_rows,
-                      zero_weights)
+from ..shared import CACHE_ENTRIES, check_points, zero_weights
 from .attention import typical_head_score
 from .counting import ScaledRows
-from .starts import refine_heads
+from .scales import WideMoment, axis_moments, source_moments
+from .starts import lloyd_step, refine_heads, seed_sample
 from ...layers.base import LayerMaths, Statistics
 
 __all__ = ["AxisMaths", "AxisStatistics", "WideMoment", "axis_moments", "axis_weights", "block_sums",
@@ -67,109 +69,6 @@ LOW_PRECISION_TOP = 2.0**60
 #: with :data:`CHUNK_BYTES`, not measured on its own: at d = 384 the byte bound
 #: gives 256 rows, so the measurements above hold it).
 MIN_CHUNK_ROWS = 256
-
-
-def axis_moments(X, sample_weight=None, *, chunk_size=8192):
-    """The rows' root mean squared norm ``s`` and their second moment in units of
-    ``s`` (trace 1), in one threaded pass over ``X / max|X|`` (no under- or
-    overflow at extreme scales).  ``s`` is 0 when every row is zero.
-
-    Wide rows (over :data:`.point.moments.DENSE_FEATURES` features): the moment
-    is a :class:`WideMoment` of the rows, never a ``(d, d)`` array, and the pass
-    sums their squared norms only.
-    """
-    from ..point.moments import DENSE_FEATURES  # (dask's workers import this module
-    # without scipy)
-
-    n, d = X.shape
-    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    W = float(n if w is None else w.sum())
-    # the largest magnitude of the rows of positive weight (no copy of X): a row of
-    # weight 0 far beyond the others (1e200 among rows of size 1) neither sets the
-    # scale nor counts in the sums (its chunk's copy set to 0: 0 inf is NaN)
-    zero = zero_weights(w)
-    a = positive_magnitude(X, zero)
-    wide = d > DENSE_FEATURES
-    if a == 0.0:
-        return 0.0, WideMoment(X, w, 1.0) if wide else np.zeros((d, d))
-
-    def block(lo, hi):
-        out = 0.0 if wide else np.zeros((d, d))
-        for b in range(lo, hi, chunk_size):
-            with np.errstate(over="ignore"):  # (rows of weight 0: set to 0 below)
-                Y = np.asarray(X[b:min(b + chunk_size, hi)], dtype=np.float64) / a
-            if zero is not None:
-                Y[zero[b:b + Y.shape[0]]] = 0.0
-            Yw = Y if w is None else Y * w[b:b + Y.shape[0], None]
-            out += float(np.vdot(Yw, Y)) if wide else weighted_rows(Yw.T, Y)
-        return (out,)
-
-    with one_blas_thread():
-        (second,) = sum_row_blocks(block, n, 2 * chunk_size)
-    if wide:
-        scale = unit_scale(second / W, a)
-        return scale, WideMoment(X, w, scale)
-    return unit_second(second / W, a)
-
-
-class WideMoment:
-    """The second moment of wide rows in units of their root mean squared norm
-    ``s`` (trace 1), kept as the rows: :class:`..spectrum.RowSpectrum` gives its
-    largest eigenvalues (the temperature's scale) without the ``(d, d)`` array."""
-
-    def __init__(self, X, weights, scale):
-        from ..spectrum import RowSpectrum
-
-        self.spectrum = RowSpectrum(X, factor=1.0 / scale, weights=weights)
-
-    def largest(self, k):
-        """The ``k`` largest eigenvalues, decreasing."""
-        return self.spectrum.largest(k)
-
-
-def unit_second(second, a):
-    """``(s, second / tr)`` of the rows' second moment ``second`` in units of
-    their largest magnitude ``a``: ``s = a sqrt(tr)`` their root mean squared
-    norm (a ValueError where it is 0)."""
-    tr = float(np.trace(second))
-    return unit_scale(tr, a), second / tr
-
-
-def unit_scale(tr, a):
-    """``s = a sqrt(tr)``, ``tr`` the rows' mean squared norm in units of ``a``
-    (a ValueError where it is 0)."""
-    if not tr > 0:  # the non-zero rows all of weight 0
-        raise ValueError(
-            "Every row of positive sample_weight is zero: the direction layers have no "
-            "direction to fit (geometry='point' clusters around points, the origin "
-            "included).")
-    scale = a * np.sqrt(tr)
-    if not scale > 0:  # a subnormal root mean squared norm rounded to 0
-        raise ValueError(
-            f"X's root mean squared norm underflows to 0 (its largest |x| is {a:.3g}, "
-            "subnormal): the direction layers cannot scale the rows to unit norm; "
-            "rescale X.")
-    return scale
-
-
-def second_sums(Y, w):
-    """The rows' second moment ``Y^T Y`` and their sum, of one block (unweighted)."""
-    return weighted_rows(Y.T, Y), Y.sum(axis=0)
-
-
-def source_moments(rows):
-    """:func:`axis_moments` of a row source's rows (unweighted; a dask array's):
-    ``(s, second, mean, nonzero)``, with the direction of their mean and the
-    number of rows that are not all zero.  Two passes (:func:`.rows.statistics.row_extent`,
-    then the moments of the rows over their largest magnitude)."""
-    from ...rows.statistics import KernelStatistics, row_extent
-
-    a, nonzero = row_extent(rows)
-    if a == 0.0:
-        return 0.0, np.zeros((rows.shape[1],) * 2), np.zeros(rows.shape[1]), 0
-    second, total = KernelStatistics(rows, second_sums, scale=a).sums()
-    scale, second = unit_second(second / rows.shape[0], a)
-    return scale, second, total, nonzero
 
 
 def score_sums(Y, w, M):
@@ -333,12 +232,17 @@ class AxisMaths(LayerMaths):
 
     def starts(self, rows, weights, init, rng):
         """Unit heads: k-means++ on directions (sign-free), random, PCA, a callable or an array."""
+        K = self.n_clusters
+        seeded = isinstance(init, str) and init == "k-means++"
+        all_rows = ScaledRows(rows, self.scale, zero=zero_weights(weights))
+        all_w = weights
+        if seeded:  # drawn and refined on a sample of the rows (starts.seed_sample)
+            rows, weights = seed_sample(rows, weights, K, rng, all_rows.order_keys)
         # (the rows of weight 0 read as 0: never drawn, and no distance of theirs
         # overflows the draws' sums)
         scaled = ScaledRows(rows, self.scale, zero=zero_weights(weights))
         gen = generator_from(rng)
-        K = self.n_clusters
-        if isinstance(init, str) and init == "k-means++":
+        if seeded:
             from sklearn.cluster import kmeans_plusplus  # (dask's workers import this module)
 
             # scikit-learn's k-means++ on the scaled rows, as directions, drawn in
@@ -363,6 +267,9 @@ class AxisMaths(LayerMaths):
             else:
                 # the seeds moved to their rows' directions (starts.refine_heads)
                 refined = refine_heads(M, rows.shape[0], scaled.directions_of, weights)
+                if rows is not all_rows.rows:  # then one step on all the rows
+                    refined = lloyd_step(refined, all_rows.rows.shape[0],
+                                         all_rows.directions_of, all_w)
                 try:
                     check_start(refined, refined)  # (unit heads: none blind to itself)
                     return refined

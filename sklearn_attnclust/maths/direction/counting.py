@@ -79,6 +79,17 @@ class ScaledRows:
                 self.rows[a:a + step], None if self.zero is None else self.zero[a:a + step]))
         return out
 
+    def order_keys(self):
+        """Keys of the rows' order by squared norm (:func:`.starts.seed_sample`): the
+        rows' squared norms in float64, of the rows as they are where the scale is
+        within ``2**+-400`` (those of weight 0 may overflow: they are left out of
+        the order), else :meth:`squared_norms` (measured at 1e4 x 384, one thread,
+        CPU time: 2.3 ms against 3.8 ms for the scaled chunks)."""
+        if not 2.0**-400 < self.scale < 2.0**400:
+            return self.squared_norms()
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.einsum("ij,ij->i", self.rows, self.rows, dtype=np.float64)
+
     def take(self, order):
         Y = np.take(self.rows, order, axis=0).astype(np.float64, copy=False)
         with np.errstate(over="ignore"):

@@ -30,14 +30,14 @@ import numpy as np
 
 from ..._base import power_of_two_scale
 from ..._blocks import one_blas_thread
-from ..._init import check_start, init_heads, unit_start
+from ..._init import check_start, init_heads, squared_norms, unit_start
 from ..._strategy import fit_layer
 from .. import sizes
 from ..held import HeldLabels
 from ..shared import check_points, counted, positive_magnitude, zero_weights
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
-from .starts import refine_heads
+from .starts import lloyd_step, refine_heads, seed_sample
 from .wide import RowMoment
 from ...layers.base import LayerMaths
 
@@ -204,12 +204,15 @@ class DirectionMaths(LayerMaths):
             return unit_start(check_points(np.array(init, dtype=np.float64), K, rows.shape[1]),
                               rows)
         second = self.stats.second if isinstance(self.stats.second, np.ndarray) else None
+        seeded = init == "k-means++"
+        all_rows, all_w = rows, weights
+        if seeded:  # drawn and refined on a sample of the rows (starts.seed_sample)
+            rows, weights = seed_sample(rows, weights, K, rng, lambda: squared_norms(rows))
         M = init_heads(rows, K, init, rng, second=second, sample_weight=weights)
         # k-means++ seeds are rows' directions (or random ones where the rows' run out),
         # refined heads their signed sums: none is blind to every row, so only a
         # repeated head is checked for, against the heads themselves (a pass over the
         # rows each, at 1e4 x 384 8 to 12 ms of a 200 to 470 ms fit, one thread)
-        seeded = init == "k-means++"
         try:
             check_start(M, M if seeded else rows)
         except ValueError:
@@ -232,6 +235,9 @@ class DirectionMaths(LayerMaths):
         # direction_table.py: sigma = 1 0.133 -> 0.085, the other rows within 0.001
         covered = refine_heads(M, rows.shape[0], lambda a, b: np.asarray(rows[a:b], np.float64),
                                weights)
+        if rows is not all_rows:  # then one step on all the rows (starts.lloyd_step)
+            covered = lloyd_step(covered, all_rows.shape[0],
+                                 lambda a, b: np.asarray(all_rows[a:b], np.float64), all_w)
         try:
             check_start(covered, covered)
             return covered
