@@ -8,10 +8,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._assign import nearest_point
 from ._base import BaseEmbedding, power_of_two_scale
 from .maths.in_context import (
-    CHUNK,
     FLOW_CONTEXT,
     context_moments,
     in_context_from_moments,
@@ -19,6 +17,7 @@ from .maths.in_context import (
     layer_scale,
     softmax_clusters,
     softmax_layer,
+    softmax_pass,
     stratified_rows,
 )
 from .maths.point.moments import DENSE_FEATURES
@@ -288,10 +287,11 @@ class InContextQuantizer(BaseEmbedding):
         """The softmax layer's clusters (:func:`.maths.in_context.softmax_clusters`)
         and their attributes; ``sum_i <x_i, y_i>`` and ``sum_i |y_i|^2`` of the
         layer's output ``y`` at scale 1 on the rows ``Xs`` (``X`` in the fit's
-        units), for the optimal scale.  The output, the labels and the inertia
-        are computed :data:`.maths.in_context.CHUNK` rows at a time (the layer's
-        own blocks: the same numbers), never an output or residual of X's size
-        (bench_wide.py, 1000 x 10000 blobs: peak 4.0 x the input before)."""
+        units), for the optimal scale.  The labels and the sums are
+        :func:`.maths.in_context.softmax_pass`'s (by blocks of rows: never an
+        output or residual of X's size; bench_wide.py, 1000 x 10000 blobs: peak
+        4.0 x the input before), on wide rows from the context's Gram matrix,
+        which the stack's flow reads too."""
         n = X.shape[0]
         rng = check_random_state(self.random_state)
         context = Xs
@@ -301,24 +301,19 @@ class InContextQuantizer(BaseEmbedding):
             context, self.context_ = Xs[rows], X[rows]
         else:
             self.context_ = X
+        gram = (context @ context.T).astype(np.float64) \
+            if Xs.shape[1] > context.shape[0] else None
         centers, self._beta, self.n_fixed_points_ = softmax_clusters(
             Xs, context, moments, self.n_clusters,
-            None if self.temperature == "auto" else self.temperature, rng)
+            None if self.temperature == "auto" else self.temperature, rng, gram)
         self.temperature_ = float(self._in_input_units(self._beta, 2))
         self.cluster_centers_ = self._in_input_units(centers, -1)
-        all_labels = np.empty(n, dtype=np.intp)  # (set as labels_ once all are in)
-        inertia = cross = square = 0.0
-        for a in range(0, n, CHUNK):
-            rows = Xs[a:a + CHUNK]
-            out = softmax_layer(rows, context, self._beta)  # (_embed_scaled's, on Xs)
-            labels = all_labels[a:a + CHUNK]
-            labels[:] = nearest_point(out, centers)[0]
-            for c in range(0, rows.shape[0], RESIDUAL_ROWS):
-                resid = rows[c:c + RESIDUAL_ROWS] - centers[labels[c:c + RESIDUAL_ROWS]]
-                inertia += float(np.einsum("ij,ij->", resid, resid, dtype=np.float64))
-            cross += float(np.einsum("ij,ij->", rows, out, dtype=np.float64))
-            square += float(np.einsum("ij,ij->", out, out, dtype=np.float64))
-        self.labels_ = all_labels
+        labels, cross, square = softmax_pass(Xs, context, self._beta, centers, True, gram)
+        inertia = 0.0
+        for c in range(0, n, RESIDUAL_ROWS):
+            resid = Xs[c:c + RESIDUAL_ROWS] - centers[labels[c:c + RESIDUAL_ROWS]]
+            inertia += float(np.einsum("ij,ij->", resid, resid, dtype=np.float64))
+        self.labels_ = labels
         self.inertia_ = float(self._in_input_units(np.float64(inertia), -2))
         return cross, square
 
@@ -340,10 +335,14 @@ class InContextQuantizer(BaseEmbedding):
             if self._second is None:  # wide data: the training rows stand for Sigma
                 return in_context_from_rows(Xs, self._rows.astype(Xs.dtype, copy=False), scale)
             return in_context_from_moments(Xs, self._second.astype(Xs.dtype, copy=False), scale)
-        context = self.context_.astype(Xs.dtype, copy=False)
+        return softmax_layer(Xs, self._scaled_context(Xs.dtype), self._beta, scale)
+
+    def _scaled_context(self, dtype):
+        """``context_`` in the fit's units (times ``two``), in ``dtype``."""
+        context = self.context_.astype(dtype, copy=False)
         if self._unit != 1.0:
-            context = context * Xs.dtype.type(self._unit)
-        return softmax_layer(Xs, context, self._beta, scale)
+            context = context * dtype.type(self._unit)
+        return context
 
     def _embed(self, X, scale):
         """The layer at output scale ``scale`` (in the fit's units), in the dtype of ``X``."""
@@ -359,6 +358,10 @@ class InContextQuantizer(BaseEmbedding):
         ``argmin_h ||T(x) - cluster_centers_[h]||``, ``T(x) = sum_j
         softmax_j(beta <x, c_j>) c_j`` the layer at scale 1: one layer of the
         stack, then the nearest of its fixed points.  Softmax layer only.
+        Computed as ``fit`` computes ``labels_``
+        (:func:`.maths.in_context.softmax_pass`, in the fit's units): on wide
+        data (more features than context tokens) from the layer's weights,
+        without ``T(x)``.
 
         Parameters
         ----------
@@ -371,9 +374,10 @@ class InContextQuantizer(BaseEmbedding):
             Row indices into ``cluster_centers_``.
         """
         X = self._fitted_input(X)
-        centers = self.cluster_centers_.astype(X.dtype, copy=False)
+        two = X.dtype.type(self._unit)
         with np.errstate(over="ignore", invalid="ignore"):
-            return nearest_point(self._embed(X, 1.0), centers)[0]
+            return softmax_pass(X * two if two != 1 else X, self._scaled_context(X.dtype),
+                                self._beta, self._in_input_units(self.cluster_centers_, 1))[0]
 
     @available_if(_labels_from_the_stack)
     def fit_predict(self, X, y=None):
