@@ -298,3 +298,25 @@ def test_default_context_is_a_bounded_sample(monkeypatch):
     np.testing.assert_array_equal(auto.predict(X), auto.labels_)
     monkeypatch.setattr(in_context, "AUTO_CONTEXT", 400)
     assert _softmax(3).fit(X).context_.shape == X.shape
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_softmax_pass_from_the_weights_is_the_layer_s(dtype):
+    # wide context (more features than tokens): the labels from the weights times
+    # the tokens' squared distances to the centres, and the sums from the Gram
+    # matrix, are those of the layer's output y and its nearest centre
+    from sklearn_attnclust._assign import nearest_point
+    from sklearn_attnclust.maths.in_context import softmax_pass
+
+    X, _ = make_blobs(300, centers=4, n_features=200, random_state=1)
+    X = (X / 10.0).astype(dtype)
+    context, centers = X[::3], X[:4].astype(np.float64) + 0.01
+    beta = 1.0 / np.mean(np.sum(X * X, axis=1)) * 20
+    y = softmax_layer(X, context, beta).astype(np.float64)
+    labels, cross, square = softmax_pass(X, context, beta, centers, sums=True)
+    np.testing.assert_array_equal(labels, nearest_point(y, centers)[0])
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    assert cross == pytest.approx(float(np.sum(X * y)), rel=rtol)
+    assert square == pytest.approx(float(np.sum(y * y)), rel=rtol)
+    # labels only: the same labels, no sums
+    assert np.array_equal(softmax_pass(X, context, beta, centers)[0], labels)
