@@ -320,3 +320,27 @@ def test_softmax_pass_from_the_weights_is_the_layer_s(dtype):
     assert square == pytest.approx(float(np.sum(y * y)), rel=rtol)
     # labels only: the same labels, no sums
     assert np.array_equal(softmax_pass(X, context, beta, centers)[0], labels)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kwargs", [dict(attention="softmax"), dict(), dict(scale="unbiased")],
+                         ids=["softmax", "linear", "linear-unbiased"])
+def test_data_near_unit_scale_are_read_as_they_are(monkeypatch, dtype, kwargs):
+    # UNIT_RANGE: X of moderate scale is not copied times a power of two; the
+    # scaling is exact, so the fit is the same as on the scaled copy, bit for bit
+    import sklearn_attnclust.in_context as in_context
+
+    # largest magnitude near 2**7: the scaled copy would be X / 2**7
+    X = (10.0 * make_blobs(400, centers=3, n_features=6, random_state=2)[0]).astype(dtype)
+    fits = []
+    for scaled in (False, True):
+        if scaled:  # every scale outside the range: always the scaled copy
+            monkeypatch.setattr(in_context, "UNIT_RANGE", {X.dtype: -1})
+        est = InContextQuantizer(3, random_state=0, **kwargs).fit(X)
+        fits.append(est)
+    assert fits[0]._unit == 1.0
+    assert fits[1]._unit == in_context.power_of_two_scale(X) < 2.0**-6
+    for name in ("scale_", "temperature_", "cluster_centers_", "labels_", "inertia_"):
+        if hasattr(fits[0], name):
+            np.testing.assert_array_equal(getattr(fits[0], name), getattr(fits[1], name))
+    np.testing.assert_array_equal(fits[0].transform(X[:50]), fits[1].transform(X[:50]))
