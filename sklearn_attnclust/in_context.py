@@ -9,12 +9,11 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseEmbedding, power_of_two_scale
+from .maths.context_moments import context_moments, layer_scale
 from .maths.in_context import (
     FLOW_CONTEXT,
-    context_moments,
     in_context_from_moments,
     in_context_from_rows,
-    layer_scale,
     softmax_clusters,
     softmax_layer,
     softmax_pass,
@@ -39,14 +38,16 @@ __all__ = ["AUTO_CONTEXT", "InContextQuantizer"]
 AUTO_CONTEXT = FLOW_CONTEXT
 
 #: Largest ``|log2|`` of the power of two that would bring X's largest magnitude
-#: near 1 at which :meth:`InContextQuantizer.fit` reads X as it is (by dtype):
-#: the scaling is exact, so the fit's numbers are the same (measured: every
-#: attribute and ``transform`` bit-identical, linear and softmax, narrow and wide
-#: blobs and mixtures, float32 and float64, largest magnitudes 0.5 to 1.5e4),
-#: without a copy of X (1e4 x 1e4 blobs: 800 MB, a peak of 1.88 x the input
-#: before); the sixth powers of the linear layer's optimal scale, ``d**2 x**6``,
-#: stay far within range there (2**64: float64 2**424; 2**8 in float32: 2**88).
-UNIT_RANGE = {np.dtype(np.float64): 64, np.dtype(np.float32): 8}
+#: near 1 at which :meth:`InContextQuantizer.fit` reads X as it is: the scaling
+#: is exact, so the fit's numbers are the same (measured: every attribute and
+#: ``transform`` bit-identical, linear and softmax, narrow and wide blobs and
+#: mixtures, float32 and float64, largest magnitudes 0.5 to 1.5e4), without a
+#: copy of X (1e4 x 1e4 blobs: 800 MB, a peak of 1.88 x the input before).  The
+#: float32 bound for any dtype, since ``transform`` of float32 rows computes in
+#: float32 in the fit's units (a float64 fit at 1e15 would overflow there,
+#: test_reliability): the sixth powers of the linear layer's optimal scale,
+#: ``d**2 x**6``, stay within 2**88 at 2**8.
+UNIT_RANGE = 8
 
 #: Rows per block of the softmax fit's residuals (the inertia): a small part of
 #: a block of the layer's output (:data:`.maths.in_context.CHUNK` rows).
@@ -269,7 +270,7 @@ class InContextQuantizer(BaseEmbedding):
         # 1e-300 or 1e300); the fitted attributes are in X's units.  Data within
         # UNIT_RANGE of it are read as they are, not copied: the same numbers
         two = power_of_two_scale(X)
-        if 2.0 ** -UNIT_RANGE[X.dtype] <= two <= 2.0 ** UNIT_RANGE[X.dtype]:
+        if 2.0 ** -UNIT_RANGE <= two <= 2.0 ** UNIT_RANGE:
             two = 1.0
         self._unit = two
         Xs = X * X.dtype.type(two) if two != 1.0 else X

@@ -335,7 +335,7 @@ def test_data_near_unit_scale_are_read_as_they_are(monkeypatch, dtype, kwargs):
     fits = []
     for scaled in (False, True):
         if scaled:  # every scale outside the range: always the scaled copy
-            monkeypatch.setattr(in_context, "UNIT_RANGE", {X.dtype: -1})
+            monkeypatch.setattr(in_context, "UNIT_RANGE", -1)
         est = InContextQuantizer(3, random_state=0, **kwargs).fit(X)
         fits.append(est)
     assert fits[0]._unit == 1.0
