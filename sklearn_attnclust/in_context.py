@@ -8,17 +8,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._assign import nearest_point
 from ._base import BaseEmbedding, power_of_two_scale
+from .maths.context_moments import context_moments, layer_scale
 from .maths.in_context import (
-    CHUNK,
     FLOW_CONTEXT,
-    context_moments,
     in_context_from_moments,
     in_context_from_rows,
-    layer_scale,
     softmax_clusters,
     softmax_layer,
+    softmax_pass,
     stratified_rows,
 )
 from .maths.point.moments import DENSE_FEATURES
@@ -38,6 +36,18 @@ __all__ = ["AUTO_CONTEXT", "InContextQuantizer"]
 #: against 0.661 / 0.714 / 0.700 (K = 2) and 0.554 / 0.604 / 0.584 against
 #: 0.607 / 0.638 / 0.002 (K = 3), fit time / KMeans 62 to 101 against 378 to 854.
 AUTO_CONTEXT = FLOW_CONTEXT
+
+#: Largest ``|log2|`` of the power of two that would bring X's largest magnitude
+#: near 1 at which :meth:`InContextQuantizer.fit` reads X as it is: the scaling
+#: is exact, so the fit's numbers are the same (measured: every attribute and
+#: ``transform`` bit-identical, linear and softmax, narrow and wide blobs and
+#: mixtures, float32 and float64, largest magnitudes 0.5 to 1.5e4), without a
+#: copy of X (1e4 x 1e4 blobs: 800 MB, a peak of 1.88 x the input before).  The
+#: float32 bound for any dtype, since ``transform`` of float32 rows computes in
+#: float32 in the fit's units (a float64 fit at 1e15 would overflow there,
+#: test_reliability): the sixth powers of the linear layer's optimal scale,
+#: ``d**2 x**6``, stay within 2**88 at 2**8.
+UNIT_RANGE = 8
 
 #: Rows per block of the softmax fit's residuals (the inertia): a small part of
 #: a block of the layer's output (:data:`.maths.in_context.CHUNK` rows).
@@ -257,8 +267,11 @@ class InContextQuantizer(BaseEmbedding):
         self._check_n_clusters(n, d, directions=not softmax)
         # the layer's numerics run on X times a power of two (exact) near unit
         # scale, where no square or fourth power under- or overflows (data of
-        # 1e-300 or 1e300); the fitted attributes are in X's units
+        # 1e-300 or 1e300); the fitted attributes are in X's units.  Data within
+        # UNIT_RANGE of it are read as they are, not copied: the same numbers
         two = power_of_two_scale(X)
+        if 2.0 ** -UNIT_RANGE <= two <= 2.0 ** UNIT_RANGE:
+            two = 1.0
         self._unit = two
         Xs = X * X.dtype.type(two) if two != 1.0 else X
         moments = context_moments(Xs, DENSE_FEATURES)  # (read here: a test moves the bound)
@@ -288,37 +301,37 @@ class InContextQuantizer(BaseEmbedding):
         """The softmax layer's clusters (:func:`.maths.in_context.softmax_clusters`)
         and their attributes; ``sum_i <x_i, y_i>`` and ``sum_i |y_i|^2`` of the
         layer's output ``y`` at scale 1 on the rows ``Xs`` (``X`` in the fit's
-        units), for the optimal scale.  The output, the labels and the inertia
-        are computed :data:`.maths.in_context.CHUNK` rows at a time (the layer's
-        own blocks: the same numbers), never an output or residual of X's size
-        (bench_wide.py, 1000 x 10000 blobs: peak 4.0 x the input before)."""
+        units), for the optimal scale.  The labels and the sums are
+        :func:`.maths.in_context.softmax_pass`'s (by blocks of rows: never an
+        output or residual of X's size; bench_wide.py, 1000 x 10000 blobs: peak
+        4.0 x the input before), on wide rows from the context's Gram matrix,
+        which the stack's flow reads too."""
         n = X.shape[0]
         rng = check_random_state(self.random_state)
         context = Xs
         length = AUTO_CONTEXT if self.context_length == "auto" else self.context_length
         if length is not None and length < n:
             rows = stratified_rows(Xs, length, rng)
-            context, self.context_ = Xs[rows], X[rows]
+            context = Xs[rows]
+            self.context_ = context if Xs is X else X[rows]
         else:
             self.context_ = X
+        gram = (context @ context.T).astype(np.float64) \
+            if Xs.shape[1] > context.shape[0] else None
         centers, self._beta, self.n_fixed_points_ = softmax_clusters(
             Xs, context, moments, self.n_clusters,
-            None if self.temperature == "auto" else self.temperature, rng)
+            None if self.temperature == "auto" else self.temperature, rng, gram)
         self.temperature_ = float(self._in_input_units(self._beta, 2))
         self.cluster_centers_ = self._in_input_units(centers, -1)
-        all_labels = np.empty(n, dtype=np.intp)  # (set as labels_ once all are in)
-        inertia = cross = square = 0.0
-        for a in range(0, n, CHUNK):
-            rows = Xs[a:a + CHUNK]
-            out = softmax_layer(rows, context, self._beta)  # (_embed_scaled's, on Xs)
-            labels = all_labels[a:a + CHUNK]
-            labels[:] = nearest_point(out, centers)[0]
-            for c in range(0, rows.shape[0], RESIDUAL_ROWS):
-                resid = rows[c:c + RESIDUAL_ROWS] - centers[labels[c:c + RESIDUAL_ROWS]]
-                inertia += float(np.einsum("ij,ij->", resid, resid, dtype=np.float64))
-            cross += float(np.einsum("ij,ij->", rows, out, dtype=np.float64))
-            square += float(np.einsum("ij,ij->", out, out, dtype=np.float64))
-        self.labels_ = all_labels
+        # (where the context is Xs its Gram matrix holds the scores: the pass
+        # multiplies no rows by the context, 0.3 s of a 1.6 s fit at 1000 x 10000)
+        labels, cross, square = softmax_pass(Xs, context, self._beta, centers, True, gram,
+                                             gram if context is Xs else None)
+        inertia = 0.0
+        for c in range(0, n, RESIDUAL_ROWS):
+            resid = Xs[c:c + RESIDUAL_ROWS] - centers[labels[c:c + RESIDUAL_ROWS]]
+            inertia += float(np.einsum("ij,ij->", resid, resid, dtype=np.float64))
+        self.labels_ = labels
         self.inertia_ = float(self._in_input_units(np.float64(inertia), -2))
         return cross, square
 
@@ -340,10 +353,14 @@ class InContextQuantizer(BaseEmbedding):
             if self._second is None:  # wide data: the training rows stand for Sigma
                 return in_context_from_rows(Xs, self._rows.astype(Xs.dtype, copy=False), scale)
             return in_context_from_moments(Xs, self._second.astype(Xs.dtype, copy=False), scale)
-        context = self.context_.astype(Xs.dtype, copy=False)
+        return softmax_layer(Xs, self._scaled_context(Xs.dtype), self._beta, scale)
+
+    def _scaled_context(self, dtype):
+        """``context_`` in the fit's units (times ``two``), in ``dtype``."""
+        context = self.context_.astype(dtype, copy=False)
         if self._unit != 1.0:
-            context = context * Xs.dtype.type(self._unit)
-        return softmax_layer(Xs, context, self._beta, scale)
+            context = context * dtype.type(self._unit)
+        return context
 
     def _embed(self, X, scale):
         """The layer at output scale ``scale`` (in the fit's units), in the dtype of ``X``."""
@@ -359,6 +376,10 @@ class InContextQuantizer(BaseEmbedding):
         ``argmin_h ||T(x) - cluster_centers_[h]||``, ``T(x) = sum_j
         softmax_j(beta <x, c_j>) c_j`` the layer at scale 1: one layer of the
         stack, then the nearest of its fixed points.  Softmax layer only.
+        Computed as ``fit`` computes ``labels_``
+        (:func:`.maths.in_context.softmax_pass`, in the fit's units): on wide
+        data (more features than context tokens) from the layer's weights,
+        without ``T(x)``.
 
         Parameters
         ----------
@@ -371,9 +392,10 @@ class InContextQuantizer(BaseEmbedding):
             Row indices into ``cluster_centers_``.
         """
         X = self._fitted_input(X)
-        centers = self.cluster_centers_.astype(X.dtype, copy=False)
+        two = X.dtype.type(self._unit)
         with np.errstate(over="ignore", invalid="ignore"):
-            return nearest_point(self._embed(X, 1.0), centers)[0]
+            return softmax_pass(X * two if two != 1 else X, self._scaled_context(X.dtype),
+                                self._beta, self._in_input_units(self.cluster_centers_, 1))[0]
 
     @available_if(_labels_from_the_stack)
     def fit_predict(self, X, y=None):

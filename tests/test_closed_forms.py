@@ -22,8 +22,9 @@ import pytest
 from sklearn_attnclust.maths.direction.attention import (ContextStatistics, attention_risk,
                                                          linear_limit_risk, sequence_attention,
                                                          typical_head_score)
-from sklearn_attnclust.maths.in_context import (in_context_attention, in_context_optimal_scale,
-                                                in_context_unbiased_scale)
+from sklearn_attnclust.maths.context_moments import (in_context_optimal_scale,
+                                                     in_context_unbiased_scale)
+from sklearn_attnclust.maths.in_context import in_context_attention
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 
 Z = 5.0  # standard errors allowed

@@ -298,3 +298,49 @@ def test_default_context_is_a_bounded_sample(monkeypatch):
     np.testing.assert_array_equal(auto.predict(X), auto.labels_)
     monkeypatch.setattr(in_context, "AUTO_CONTEXT", 400)
     assert _softmax(3).fit(X).context_.shape == X.shape
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_softmax_pass_from_the_weights_is_the_layer_s(dtype):
+    # wide context (more features than tokens): the labels from the weights times
+    # the tokens' squared distances to the centres, and the sums from the Gram
+    # matrix, are those of the layer's output y and its nearest centre
+    from sklearn_attnclust._assign import nearest_point
+    from sklearn_attnclust.maths.in_context import softmax_pass
+
+    X, _ = make_blobs(300, centers=4, n_features=200, random_state=1)
+    X = (X / 10.0).astype(dtype)
+    context, centers = X[::3], X[:4].astype(np.float64) + 0.01
+    beta = 1.0 / np.mean(np.sum(X * X, axis=1)) * 20
+    y = softmax_layer(X, context, beta).astype(np.float64)
+    labels, cross, square = softmax_pass(X, context, beta, centers, sums=True)
+    np.testing.assert_array_equal(labels, nearest_point(y, centers)[0])
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    assert cross == pytest.approx(float(np.sum(X * y)), rel=rtol)
+    assert square == pytest.approx(float(np.sum(y * y)), rel=rtol)
+    # labels only: the same labels, no sums
+    assert np.array_equal(softmax_pass(X, context, beta, centers)[0], labels)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kwargs", [dict(attention="softmax"), dict(), dict(scale="unbiased")],
+                         ids=["softmax", "linear", "linear-unbiased"])
+def test_data_near_unit_scale_are_read_as_they_are(monkeypatch, dtype, kwargs):
+    # UNIT_RANGE: X of moderate scale is not copied times a power of two; the
+    # scaling is exact, so the fit is the same as on the scaled copy, bit for bit
+    import sklearn_attnclust.in_context as in_context
+
+    # largest magnitude near 2**7: the scaled copy would be X / 2**7
+    X = (10.0 * make_blobs(400, centers=3, n_features=6, random_state=2)[0]).astype(dtype)
+    fits = []
+    for scaled in (False, True):
+        if scaled:  # every scale outside the range: always the scaled copy
+            monkeypatch.setattr(in_context, "UNIT_RANGE", -1)
+        est = InContextQuantizer(3, random_state=0, **kwargs).fit(X)
+        fits.append(est)
+    assert fits[0]._unit == 1.0
+    assert fits[1]._unit == in_context.power_of_two_scale(X) < 2.0**-6
+    for name in ("scale_", "temperature_", "cluster_centers_", "labels_", "inertia_"):
+        if hasattr(fits[0], name):
+            np.testing.assert_array_equal(getattr(fits[0], name), getattr(fits[1], name))
+    np.testing.assert_array_equal(fits[0].transform(X[:50]), fits[1].transform(X[:50]))

@@ -2,38 +2,33 @@
 
 ``A_I(x; c) = lambda (1/m) sum_j <x, c_j> c_j = lambda Sigma_c x`` on a context
 ``c``, its softmax variant ``lambda sum_j softmax_j(beta <x, c_j>) c_j`` (one step
-of mean shift), the closed-form scales of the linear layer, and the deep stack
+of mean shift; the closed-form scales of the linear layer are
+:mod:`.context_moments`'s), and the deep stack
 of the softmax layer: its fixed points, the temperature at which it has
 ``K`` of them, and the partition they define (theory, section 8.7).  The
 estimator is :class:`.in_context.InContextQuantizer`.
 """
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 from sklearn.exceptions import ConvergenceWarning
 
-from .direction.attention import optimal_scale, typical_head_score
+from .._assign import nearest_point
+from .direction.attention import typical_head_score
 from .free_energy import exp_shifted
-from .spectrum import RowSpectrum
 
 __all__ = [
     "TEMPERATURE_GRID",
-    "ContextMoments",
-    "context_moments",
     "in_context_attention",
     "in_context_from_moments",
     "in_context_from_rows",
-    "in_context_optimal_scale",
-    "in_context_unbiased_scale",
-    "layer_scale",
     "softmax_clusters",
     "softmax_layer",
+    "softmax_pass",
     "stack_fixed_points",
     "stratified_rows",
-    "wide_typical_head_score",
 ]
 
 CHUNK = 2048  # queries per block of the softmax layer's (queries x context) weights
@@ -74,6 +69,75 @@ def softmax_layer(X, context, beta, scale=1.0):
     return out
 
 
+def softmax_pass(X, context, beta, centers, sums=False, gram=None, scores=None):
+    """The labels of the rows ``X`` under the softmax layer at scale 1 on
+    ``context``: the nearest of ``centers`` to each row's image ``y``; with
+    ``sums``, also ``sum_i <x_i, y_i>`` and ``sum_i |y_i|^2`` (float64).
+
+    Wide context (more features than tokens): from each row's weights ``p``
+    (float64), never its image: ``sum_j p_j ||c_j - z_k||^2 = ||y - z_k||^2 +
+    sum_j p_j ||c_j - y||^2``, whose second term is the same for every centre
+    ``z_k``, so the label is the first ``argmin_k`` of ``p @ D``, ``D`` the
+    tokens' squared distances to the centres (from differences, float64);
+    ``<x, y> = p . (x C^T)`` and ``|y|^2 = p G p^T``, ``G`` the tokens' Gram
+    matrix ``gram`` (float64; computed here if None); ``scores``, ``X @
+    context.T`` in float64, if known (where ``X`` is the context: ``gram``).
+    ``O(n m (d + m + K))``
+    where the images cost ``O(n m d)`` more (bench_wide.py's blobs at 1e4 x 1e4,
+    2000 tokens, one thread: the fit's CPU time 14.3 s against 19.0 s, the same
+    labels and centres, the scale within 3e-16).  Otherwise the images,
+    :data:`CHUNK` rows at a time (:func:`softmax_layer`), their nearest centre
+    (:func:`.._assign.nearest_point`) and the sums in float64 from them.
+    """
+    n, m = X.shape[0], context.shape[0]
+    labels = np.empty(n, dtype=np.intp)
+    cross = square = 0.0
+    wide = X.shape[1] > m
+    if wide:
+        costs = _token_costs(context, centers)
+        if sums and gram is None:
+            gram = (context @ context.T).astype(np.float64)
+    for a in range(0, n, CHUNK):
+        rows = X[a:a + CHUNK]
+        if wide:
+            block = (rows @ context.T).astype(np.float64) if scores is None \
+                else scores[a:a + CHUNK]
+            weights = _softmax_rows(block.copy(), beta)
+            labels[a:a + CHUNK] = np.argmin(weights @ costs, axis=1)
+            if sums:
+                cross += float(np.einsum("ij,ij->", weights, block))
+                square += float(np.einsum("ij,ij->", weights @ gram, weights))
+        else:
+            out = softmax_layer(rows, context, beta)
+            labels[a:a + CHUNK] = nearest_point(out, centers)[0]
+            if sums:
+                cross += float(np.einsum("ij,ij->", rows, out, dtype=np.float64))
+                square += float(np.einsum("ij,ij->", out, out, dtype=np.float64))
+    return labels, cross, square
+
+
+#: Numbers per block of the tokens in :func:`_token_costs` (512 KiB in float64:
+#: every centre's differences to a block while it is in cache).  Measured (1000
+#: tokens x 10000, K = 8, one thread, medians of 5): 0.070 s, against 0.080 at
+#: 2**14, 0.091 at 2**18 and 0.263 for a pass over the tokens per centre.
+TOKEN_BLOCK = 2**16
+
+
+def _token_costs(context, centers):
+    """The squared distances (m, K) of the tokens to the centres, from their
+    differences in float64, :data:`TOKEN_BLOCK` numbers of the tokens at a time."""
+    m = context.shape[0]
+    centers = np.asarray(centers, dtype=np.float64)
+    costs = np.empty((m, centers.shape[0]))
+    step = max(1, TOKEN_BLOCK // max(context.shape[1], 1))
+    for a in range(0, m, step):
+        block = np.asarray(context[a:a + step], dtype=np.float64)
+        for k, z in enumerate(centers):
+            diff = block - z
+            costs[a:a + step, k] = np.einsum("ij,ij->i", diff, diff)
+    return costs
+
+
 def _softmax_rows(z, beta):
     """``softmax(beta z)`` of each row of the scores ``z``, in place."""
     z *= beta
@@ -101,101 +165,7 @@ def in_context_from_rows(X, rows, scale):
     return out
 
 
-def wide_typical_head_score(spectrum, n_heads, trace):
-    """:func:`.direction.attention.typical_head_score` of ``spectrum`` (a
-    :class:`.spectrum.RowSpectrum` of the uncentred rows, whose trace is
-    ``trace``): the mean of its ``n_heads`` largest eigenvalues, without the
-    ``(d, d)`` moment (its trace over them where they hold its whole rank)."""
-    k = min(max(int(n_heads), 1), spectrum.shape[0])
-    if k >= spectrum.rank_bound:
-        top = float(trace) / k
-    else:
-        top = float(np.mean(spectrum.largest(k)))
-    return float(max(top, np.finfo(np.float64).tiny))
-
-
-def in_context_optimal_scale(second):
-    """Risk-optimal scale of the linear in-context layer as ``L -> infinity``.
-
-    The risk ``tr S - 2 lam tr S^2 + lam^2 tr S^3`` is minimised at
-    ``lam = tr S^2 / tr S^3``.
-    """
-    S2 = second @ second
-    return optimal_scale(float(np.trace(S2)), float(np.sum(S2 * second)))
-
-
-def in_context_unbiased_scale(second, n_clusters):
-    """Scale making the linear in-context layer unbiased on orthonormal mixtures.
-
-    For ``K`` orthonormal centroids of equal weight, ``Sigma mu_z =
-    (1/K + sigma^2) mu_z``, so ``lam = 1 / (1/K + sigma^2)`` gives
-    ``E[A_I(X) | z] = mu_z``.  The eigenvalue is estimated as the mean of the
-    ``n_clusters`` largest eigenvalues of ``second``.
-    """
-    return 1.0 / typical_head_score(second, n_clusters)
-
-
-@dataclass
-class ContextMoments:
-    """The second moment of a fit's rows (scaled near unit size), as the layer reads it.
-
-    Attributes
-    ----------
-    second : ndarray of shape (d, d) or None
-        ``X^T X / n``; None where the rows stand for it (``rows``).
-    rows : ndarray of shape (n, d) or None
-        The rows, where they are no more than the features and wide (beyond the
-        dense bound): ``Sigma x`` and the optimal scale's traces are read from
-        them (the ``n x n`` side), never from a ``(d, d)`` moment.
-    spectrum : RowSpectrum or None
-        The rows' largest eigenvalues, for wide data.
-    trace : float or None
-        ``tr(X^T X) / n``, for wide data.
-    nonzero : bool
-        Whether the moment is not all zero.
-    """
-
-    second: object
-    rows: object
-    spectrum: object
-    trace: object
-    nonzero: bool
-
-    @property
-    def wide(self):
-        return self.spectrum is not None
-
-    def typical_head_score(self, n_clusters):
-        """The mean of the ``n_clusters`` largest eigenvalues of the moment
-        (:func:`wide_typical_head_score` for wide data)."""
-        if self.wide:
-            return wide_typical_head_score(self.spectrum, n_clusters, self.trace)
-        return typical_head_score(self.second, n_clusters)
-
-
-def context_moments(Xs, dense_features):
-    """The :class:`ContextMoments` of the rows ``Xs``, ``dense_features`` the widest
-    data whose ``(d, d)`` moment is formed for the eigenvalues.
-
-    Wide data (beyond ``dense_features``): the temperature's and the unbiased
-    scale's largest eigenvalues from the rows (:class:`.spectrum.RowSpectrum`);
-    where the rows are no more than the features they also stand for their
-    ``(d, d)`` moment, never formed.
-    """
-    n, d = Xs.shape
-    wide, rows_only = d > dense_features, d > dense_features and n <= d
-    second = None if rows_only else Xs.T @ Xs / n
-    spectrum = trace = None
-    if wide:
-        spectrum = RowSpectrum(Xs)
-        trace = float(np.einsum("ij,ij->", Xs, Xs, dtype=np.float64)) / n
-        nonzero = trace > 0
-    else:
-        nonzero = bool(np.any(second))
-    return ContextMoments(second, Xs if rows_only else None, spectrum, trace, nonzero)
-
-
-def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng):
+def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng, gram=None):
     """The softmax layer's clusters: the fixed points of its stack on ``context``.
 
     ``temperature`` is the relative temperature (None: the scan of
@@ -203,6 +173,7 @@ def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng):
     units of ``Xs``), the absolute temperature ``beta`` (0 for an all-zero
     moment, where every weight is equal at any temperature) and the number of
     substantial fixed points.  A ValueError where the moment underflows.
+    ``gram``: the context's Gram matrix, if known (:func:`stack_fixed_points`).
     """
     typical = moments.typical_head_score(n_clusters)
     if moments.nonzero:
@@ -217,32 +188,10 @@ def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng):
             )
     centers, tau, n_fixed_points = stack_fixed_points(
         Xs, context, n_clusters, temperature, rng,
-        typical=typical if moments.wide else None,
+        typical=typical if moments.wide else None, gram=gram,
     )
     beta = float(tau / typical) if moments.nonzero else 0.0
     return centers, beta, n_fixed_points
-
-
-def layer_scale(scale, softmax, moments, n_clusters, sums=None, rng=None):
-    """The output scale ``lam`` of ``scale="auto"`` or ``"unbiased"``, in the units
-    of the fit's rows ``Xs`` (the linear layer's ``lam`` has units of ``1 /
-    x**2``).  ``"auto"``: the risk-optimal scale (for the softmax layer from
-    ``sums``, ``sum_i <x_i, y_i>`` and ``sum_i |y_i|^2`` of its output ``y`` at
-    scale 1 on ``Xs``, ``sum <x, y> / sum |y|^2``; for wide rows of the linear layer from
-    :meth:`.spectrum.RowSpectrum.power_traces`, estimated with the probes of
-    ``rng`` beyond its exact side); ``"unbiased"``: 1 for the softmax layer,
-    :func:`in_context_unbiased_scale` for the linear one."""
-    if scale == "auto":
-        if softmax:
-            return optimal_scale(*sums)
-        # tr S^3 under- or overflows float32 at scales far from 1
-        return optimal_scale(*moments.spectrum.power_traces(rng)) if moments.rows is not None \
-            else in_context_optimal_scale(moments.second.astype(np.float64))
-    if softmax:
-        return 1.0
-    if moments.wide:
-        return 1.0 / wide_typical_head_score(moments.spectrum, n_clusters, moments.trace)
-    return in_context_unbiased_scale(moments.second, n_clusters)
 
 
 # --------------------------------------------------------------------------
@@ -290,10 +239,12 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
     the first step every query is a mixture ``p @ context`` of the tokens, so
     the flow runs on the mixtures' weights ``p`` (q, m) and the tokens' Gram
     matrix ``gram`` (m, m, float64): a step costs ``O(q m^2)`` instead of
-    ``O(q m d)``, and the end points ``O(q m d)`` once.  The same flow, to
-    rounding: the scores ``<y, c_j>`` and the steps' lengths (from the change of
-    ``p``, no difference of large norms) in float64.  ``scores``: the start's
-    scores ``(Y @ context.T)`` in float64, if known (a copy is changed)."""
+    ``O(q m d)``.  The same flow, to rounding: the scores ``<y, c_j>`` and the
+    steps' lengths (from the change of ``p``, no difference of large norms) in
+    float64.  ``scores``: the start's scores ``(Y @ context.T)`` in float64, if
+    known (a copy is changed).  Returns the end points' weights ``p`` (float64;
+    the end points are ``p @ context``, :func:`_group_mixtures` groups them
+    without forming them), None where no step ran, and the number of steps."""
     # (q, m): <y, c_j>
     scores = (Y @ context.T).astype(np.float64) if scores is None else scores.copy()
     P = None
@@ -313,7 +264,7 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
             P[active] = new
         scores[active] = new_scores
         active = active[step >= (0.05 * radius) ** 2]  # a NaN step stops too
-    return (Y.copy() if P is None else P.astype(context.dtype) @ context), it
+    return P, it
 
 
 def _group(Y, radius):
@@ -330,15 +281,56 @@ def _group(Y, radius):
     points = np.zeros((n_groups, Y.shape[1]), dtype=Y.dtype)
     np.add.at(points, group, Y)
     points /= sizes[:, None].astype(Y.dtype)
-    keys = [points[:, j] for j in range(Y.shape[1] - 1, -1, -1)] + [-sizes]
+    return _by_size(group, points, sizes)
+
+
+def _group_mixtures(P, gram, context, radius):
+    """:func:`_group` of the end points ``P @ context`` of :func:`_gram_flow`
+    (mixtures of the tokens, by their weights ``P``, float64), never formed:
+    their squared distances from ``P G P^T`` (``G`` the tokens' Gram matrix
+    ``gram``, float64), each group's point the mixture of its mean weights.
+    ``O(q m (m + q))`` and ``O(g m d)`` for the ``g`` groups' points, where the
+    end points cost ``O(q m d)`` and their distances ``O(q^2 d)``."""
+    inner = (P @ gram) @ P.T
+    sq = np.diagonal(inner)
+    D = sq[:, None] + sq[None, :] - 2.0 * inner
+    n_groups, group = connected_components(D < radius * radius, directed=False)
+    sizes = np.bincount(group, minlength=n_groups)
+    weights = np.zeros((n_groups, P.shape[1]))
+    np.add.at(weights, group, P)
+    weights /= sizes[:, None]
+    return _by_size(group, weights.astype(context.dtype) @ context, sizes)
+
+
+def _by_size(group, points, sizes):
+    """:func:`_group`'s groups ``group`` (of each end point), ``points`` and
+    ``sizes`` renumbered by decreasing size, ties by the points' coordinates."""
+    n_groups = sizes.size
+    keys = [points[:, j] for j in range(points.shape[1] - 1, -1, -1)] + [-sizes]
     order = np.lexsort(keys)
     rank = np.empty(n_groups, dtype=np.intp)
     rank[order] = np.arange(n_groups)
     return rank[group], points[order], sizes[order]
 
 
+def _scan_start(X, context, flow_context, seeds, seed_rows, gram):
+    """Wide rows (more features than the scan's tokens ``flow_context``): the
+    tokens' Gram matrix (``gram``, the context's, where they are the whole
+    context) and the seeds' scores on them, the start of every temperature's
+    flow (:func:`_gram_flow`): once, ``O(q m d)``, not once a temperature (0.25 s
+    of a 3.1 s fit at 1000 x 10000); rows of the Gram matrix where the tokens
+    are ``X`` itself (0.14 s less there).  (None, None) otherwise."""
+    if X.shape[1] <= flow_context.shape[0]:
+        return None, None
+    if gram is None or flow_context is not context:
+        gram = (flow_context @ flow_context.T).astype(np.float64)
+    if flow_context is X:
+        return gram, gram[seed_rows]
+    return gram, (seeds @ flow_context.T).astype(np.float64)
+
+
 def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
-                       typical=None):
+                       typical=None, gram=None):
     """The ``n_clusters`` attracting fixed points of the stacked softmax layer.
 
     The layer at scale 1, ``T(x) = sum_j softmax_j(beta <x, c_j>) c_j``, is a
@@ -378,6 +370,10 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
         The mean of the ``n_clusters`` largest eigenvalues of ``X``'s second
         moment, if known (wide data: without the ``(d, d)`` moment); None
         computes it from the moment.
+    gram : ndarray of shape (n_context, n_context) or None, default=None
+        ``(context @ context.T).astype(np.float64)``, if known (wide rows: the
+        fit's last pass, :func:`softmax_pass`, reads it too); used where the
+        scan's sample is the whole context.
 
     Returns
     -------
@@ -395,24 +391,25 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
     else:
         nonzero = bool(np.any(X))
     width = np.sqrt(typical)  # the data's scale; the kernel's width is width / sqrt(tau)
-    seeds = X[stratified_rows(X, N_SEEDS, rng)]
+    seed_rows = stratified_rows(X, N_SEEDS, rng)
+    seeds = X[seed_rows]
     sample = stratified_rows(context, FLOW_CONTEXT, rng)
     # (the whole context, where it is no larger than the sample: not a copy)
     flow_context = context if sample.size == context.shape[0] else context[sample]
     min_mass = max(2, int(np.ceil(seeds.shape[0] / (5 * n_clusters))))
 
-    # wide rows: the scan's flows on the sample's Gram matrix (:func:`_gram_flow`)
-    gram = (flow_context @ flow_context.T).astype(np.float64) \
-        if X.shape[1] > flow_context.shape[0] else None
-    # (the seeds' scores on the sample, the start of every temperature's flow:
-    # once, O(q m d), not once a temperature; 0.25 s of a 3.1 s fit at 1000 x 10000)
-    start = None if gram is None else (seeds @ flow_context.T).astype(np.float64)
+    gram, start = _scan_start(X, context, flow_context, seeds, seed_rows, gram)
 
     def run(tau):  # the seeds' flow on flow_context (start: its scores)
         radius = 0.1 * width / np.sqrt(tau)
-        ends, _ = _flow(seeds, flow_context, tau / typical, radius, max_iter) if gram is None \
-            else _gram_flow(seeds, flow_context, gram, tau / typical, radius, max_iter, start)
-        _, points, sizes = _group(ends, radius)
+        if gram is None:
+            _, points, sizes = _group(_flow(seeds, flow_context, tau / typical, radius,
+                                            max_iter)[0], radius)
+        else:
+            weights = _gram_flow(seeds, flow_context, gram, tau / typical, radius, max_iter,
+                                 start)[0]
+            _, points, sizes = _group(seeds, radius) if weights is None else \
+                _group_mixtures(weights, gram, flow_context, radius)
         return points, sizes, int(np.sum(sizes >= min_mass))
 
     def refine(tau, points):
