@@ -198,7 +198,7 @@ def run_case_against(baseline, kind, n, d, K, repeat, methods, log, budget=np.in
         if v:
             times[v]["KMeans(n_init=1)"] = times[""]["KMeans(n_init=1)"]
         kept = [m for m in methods if not (v and m == "KMeans(n_init=1)")]
-        rows += table_rows(f"{kind} {n} x {d}", kept, times[v], peaks[v] | peaks[""], v)
+        rows += table_rows(f"{kind} {n} x {d}", kept, times[v], peaks[""] | peaks[v], v)
     return rows
 
 
