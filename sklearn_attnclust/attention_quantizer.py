@@ -158,9 +158,9 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         reads KMeans's measure (the squared shift of a k-means update over the mean
         feature variance), a hundred times less below a thousandth of the sampling
         noise, and also the risk's relative decrease a step: it stops only once the
-        last step lowered the risk by at most ``tol`` relatively, and it stops
-        whatever the shift once the last three steps lowered it by at most ``tol``
-        a step on average; ``"cosine"`` reads it on the sphere.  After a step that kept every
+        last step lowered the risk by at most ``2 * tol`` relatively, and it stops
+        whatever the shift once the last three steps lowered it by at most
+        ``tol / 5`` a step on average; ``"cosine"`` reads it on the sphere.  After a step that kept every
         row's label (KMeans's stop), ``"cosine"`` and ``"direction"`` read that step's
         relative decrease if smaller (10 times it for the reconstruction risk).
 

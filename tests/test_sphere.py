@@ -202,15 +202,15 @@ def test_rtol_keeps_a_stationary_descent_going_while_the_cost_falls(problem):
 
 
 def test_rtol_stops_a_crawl_whatever_the_stationarity(problem):
-    from sklearn_attnclust.optim.optimizer import CRAWL_STEPS, relative_drop
+    from sklearn_attnclust.optim.optimizer import CRAWL_SHARE, CRAWL_STEPS, relative_drop
 
     A, M0 = problem
     fun = FunctionProblem(_rayleigh(A), stationarity=lambda M, rgrad: np.inf)
-    res = LBFGS(tol=1e-6, rtol=1e-3).run(fun, M0)
+    res = LBFGS(tol=1e-6, rtol=1e-2).run(fun, M0)
     assert res.converged and res.crawled and not res.line_search_failed
-    v = res.values
-    assert relative_drop(v, CRAWL_STEPS) <= 1e-3  # the last CRAWL_STEPS steps crawl
-    assert len(v) == CRAWL_STEPS + 1 or relative_drop(v[:-1], CRAWL_STEPS) > 1e-3
+    v, bound = res.values, CRAWL_SHARE * 1e-2
+    assert relative_drop(v, CRAWL_STEPS) <= bound  # the last CRAWL_STEPS steps crawl
+    assert len(v) == CRAWL_STEPS + 1 or relative_drop(v[:-1], CRAWL_STEPS) > bound
     # without rtol the run goes on to max_iter, never stationary
     assert not LBFGS(tol=1e-6, max_iter=res.n_iter + 5).run(fun, M0).converged
 
