@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.datasets import make_blobs
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._strategy import RTOL_FACTOR, _Descent
+from sklearn_attnclust._strategy import RTOL_FACTOR, TRIAL_RTOL_SHARE, _Descent
 from sklearn_attnclust.optim.optimizer import CRAWL_SHARE, CRAWL_STEPS, relative_drop
 
 
@@ -18,13 +18,14 @@ def test_a_descent_reads_the_decrease_against_the_stage_tolerance():
     descent = _Descent(_Maths(True), None, max_iter=10, verbose=0, learning_rate=1.0,
                        solver="riemannian")
     descent.stage(1e-4)
-    # every descent of the stage (a swap trial to the coarse tolerance too)
-    assert descent.rtol(None) == RTOL_FACTOR * 1e-4
-    assert descent.rtol(1e-3) == RTOL_FACTOR * 1e-3  # a rung of the ladder
+    assert descent.rtol(1e-4) == RTOL_FACTOR * 1e-4
+    # a looser descent (a swap trial, to the coarse tolerance): a share of its own
+    assert descent.rtol(1e-2) == TRIAL_RTOL_SHARE * 1e-2
+    assert descent.rtol(1e-3, 1e-3) == RTOL_FACTOR * 1e-3  # a rung of the ladder
     quiet = _Descent(_Maths(False), None, max_iter=10, verbose=0, learning_rate=1.0,
                      solver="riemannian")
     quiet.stage(1e-4)
-    assert quiet.rtol(None) is None and quiet.rtol(1e-3) is None
+    assert quiet.rtol(1e-4) is None and quiet.rtol(1e-2) is None
 
 
 def test_the_final_descent_ends_with_its_risk_no_longer_falling_faster_than_tol():
