@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.datasets import make_blobs
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._strategy import RTOL_FACTOR, TRIAL_RTOL_SHARE, _Descent
+from sklearn_attnclust._descent import RTOL_FACTOR, TRIAL_RTOL_SHARE, _Descent
 from sklearn_attnclust.optim.optimizer import CRAWL_SHARE, CRAWL_STEPS, relative_drop
 
 

@@ -109,6 +109,14 @@ def relative_drop(values, steps):
     return (values[-steps - 1] - values[-1]) / (steps * max(abs(values[-1]), TINY))
 
 
+def _ended(result, settled, at_rounding):
+    """End ``result`` where no step can be taken: converged if it was settled
+    (:meth:`Optimizer._settled`) or the decrease predicted is below rounding
+    (``at_rounding``), else a failed line search."""
+    result.converged = settled or at_rounding
+    result.line_search_failed = not result.converged
+
+
 def _below_rounding(predicted, value):
     """Whether the decrease a quasi-Newton step predicts is below the rounding of ``value``."""
     return predicted <= ROUNDING_FLOOR * max(abs(value), TINY)
@@ -166,31 +174,18 @@ class Optimizer:
         tolerance); where such a step finds no decrease, the run ends converged.
         Returns a :class:`SphereResult`.
         """
-        manifold, tol, rtol, memory = problem.manifold, self.tol, self.rtol, self._memory(state)
+        manifold, tol, memory = problem.manifold, self.tol, self._memory(state)
         M = normalize_rows(np.asarray(M0))  # (a new array: M0 is not written)
         norms = manifold.sq_norms(M)  # (each point's, for its projections and transports)
         value, grad = problem.cost_and_gradient(M)
         rgrad = manifold.project(M, grad, norms)
         gnorm = problem.stationarity(M, rgrad)
         result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
-        step = float(self.learning_rate)
-        values = result.values
-
-        def settled():  # stationary to ``tol``, the cost no longer falling faster than ``rtol``
-            return gnorm <= tol and (rtol is None or len(values) < 2 or
-                                     relative_drop(values, 1) <= rtol)
-
-        def crawling():  # the last CRAWL_STEPS steps' decrease at most CRAWL_SHARE rtol a step
-            return rtol is not None and len(values) > CRAWL_STEPS and \
-                relative_drop(values, CRAWL_STEPS) <= CRAWL_SHARE * rtol
-
+        step, values = float(self.learning_rate), result.values
         for it in range(1, self.max_iter + 1):
-            if it > min_steps and crawling():
-                result.converged = result.crawled = True
-                break
-            settled_now = settled()  # (a step still taken while it < min_steps)
-            if settled_now and it > min_steps:
-                result.converged = True
+            settled_now = self._settled(values, gnorm)  # (a step taken while it < min_steps)
+            if it > min_steps and (settled_now or self._crawling(values)):
+                result.converged, result.crawled = True, not settled_now
                 break
             direction, trial, newton, slope = self._direction(problem, memory, M, grad, rgrad,
                                                               step, norms)
@@ -201,8 +196,7 @@ class Optimizer:
             if found is None:
                 # no test of a decrease can pass when the first trial's predicted
                 # decrease is below the value's rounding: stationary to rounding
-                result.converged = settled_now or newton and _below_rounding(slope * trial, value)
-                result.line_search_failed = not result.converged
+                _ended(result, settled_now, newton and _below_rounding(slope * trial, value))
                 break
             cand, new_value, new_grad, trial = found
             decrease = value - new_value
@@ -222,23 +216,35 @@ class Optimizer:
             result.n_iter = it
             if callback is not None:
                 callback(it, value, gnorm, trial)
-            if stop is not None and (it < min_steps or not settled()) and stop(values):
+            if stop is not None and (it < min_steps or not self._settled(values, gnorm)) and \
+                    stop(values):
                 break
             if stalled:
                 # an accepted step too small to move the heads: no progress possible,
                 # at the optimum if the decrease it predicted is below rounding
-                result.converged = settled_now or newton and _below_rounding(slope * trial, value)
-                result.line_search_failed = not result.converged
+                _ended(result, settled_now, newton and _below_rounding(slope * trial, value))
                 break
             if decrease <= tol**2 * max(abs(value), TINY):
                 result.converged = True
                 break
         else:
-            result.crawled = not settled() and crawling()
-            result.converged = settled() or result.crawled
+            result.crawled = not self._settled(values, gnorm) and self._crawling(values)
+            result.converged = result.crawled or self._settled(values, gnorm)
         result.heads, result.value, result.step_size = M, value, step
         result.state = self._state(memory)
         return result
+
+    def _settled(self, values, stationarity):
+        """Stationary to ``tol``, the cost (``values``, the start's first) no
+        longer falling faster than ``rtol`` (where given, after a step)."""
+        return stationarity <= self.tol and (self.rtol is None or len(values) < 2 or
+                                             relative_drop(values, 1) <= self.rtol)
+
+    def _crawling(self, values):
+        """Whether the last :data:`CRAWL_STEPS` steps lowered the cost by at most
+        :data:`CRAWL_SHARE` times ``rtol`` a step on average (False without ``rtol``)."""
+        return self.rtol is not None and len(values) > CRAWL_STEPS and \
+            relative_drop(values, CRAWL_STEPS) <= CRAWL_SHARE * self.rtol
 
     def _memory(self, state):
         """What the rule keeps during one run, from a warm start's ``state`` (or None)."""
