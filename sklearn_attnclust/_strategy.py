@@ -32,7 +32,6 @@ resumed, as k-means relocates an empty cluster.  It knows nothing of
 scikit-learn or of the estimator.
 """
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,15 +41,14 @@ from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys
                       smallest_keys)
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
                           takes_coarse_sample)
+from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from ._swap import swap_rounds
-from .layers.base import relocation_of, swap_of
-from .optim import LayerProblem, handed_state, make_optimizer
+from .layers.base import swap_of
+from .optim import handed_state
 from .rows import RowSource
 
 __all__ = ["MAX_RELOCATIONS", "LayerFit", "fit_layer"]
 
-#: Rounds of empty-head relocation after a descent.
-MAX_RELOCATIONS = 3
 
 #: Relative difference below which the risks of two starts' optima are a tie
 #: (far above their rounding, 1e-15 to 1e-13, and below any difference between
@@ -58,6 +56,7 @@ MAX_RELOCATIONS = 3
 TIE_RTOL = 1e-9
 
 NOT_FINITE = "The layer's risk was not finite at any start; check X."
+
 
 #: Rows of each rung of the sample ladder between the coarse sample and all the
 #: rows, over those of the rung below (:func:`_climb`).  Measured on the
@@ -154,70 +153,6 @@ def _sample(X, weights, m, seed, draw, keys=None):
     return gather_rows(X, idx), None, keys
 
 
-class _Descent:
-    """The descents of one fit: the optimiser of ``solver`` on the spheres, one
-    set of statistics (a :class:`.optim.LayerProblem`) at a time."""
-
-    def __init__(self, maths, stats, *, max_iter, verbose, learning_rate, solver):
-        self.maths, self.stats, self.max_iter, self.verbose = maths, stats, max_iter, verbose
-        self.options = {"solver": solver, "learning_rate": learning_rate}
-
-    def say(self, text):
-        if self.verbose:
-            print(text, file=sys.stdout)
-
-    def _callback(self, it, value, gnorm, step):
-        risk = in_squared_units(value, self.maths.unit_root)
-        self.say(f"Iteration {it}: risk {risk:.6g}, stationarity {gnorm:.3g}, step {step:.3g}")
-
-    def run(self, st, M0, tol, *, state=None, memory=8, steps=None, loud=None, stop=None,
-            min_steps=0):
-        """Descend from ``M0`` on the statistics ``st``; the result's ``empty``
-        lists the heads left with less than half the average row's weight.  The steps are
-        printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``.
-
-        ``state``: the optimiser's state in an earlier result that ended at ``M0``
-        (a warm start; a list is taken over, :func:`.optim.handed_state`);
-        ``memory``: the curvature pairs L-BFGS keeps (more on large
-        fits, :data:`sklearn_attnclust.maths.sizes.LARGE_FIT_MEMORY`), at most the
-        maths' ``max_pairs(st)``; ``stop(values)``: ends the descent early where it returns
-        True; ``min_steps``: steps before the stationarity test (:meth:`.optim.Optimizer.run`)."""
-        maths, problem = self.maths, LayerProblem(self.maths, st)
-        memory = min(memory, maths.max_pairs(st))
-        loud = self.verbose > 1 or st is self.stats if loud is None else loud
-        optimizer = make_optimizer(**self.options, memory=memory, tol=tol,
-                                   max_iter=self.max_iter if steps is None else steps)
-        maths.begin_descent()
-        res = optimizer.run(problem, M0, state, stop=stop, min_steps=min_steps,
-                            callback=self._callback if loud and self.verbose else None)
-        res.empty = np.zeros(0, dtype=np.intp)
-        if relocation_of(maths) is not None and np.isfinite(res.value):
-            # relative, as a weight is (the masses are shares of the total weight):
-            # a head is empty with less than half the average row's weight
-            res.empty = np.flatnonzero(problem.masses(res.heads) * _n_rows(st) < 0.5)
-        return res
-
-    def relocated(self, st, res, tol, memory, rows, row_w=None):
-        """Relocate empty heads and descend again while that lowers the risk.
-
-        The heads move to rows of positive weight (``row_w``: the weights of
-        ``rows``, None for all one): a head on a row of no weight stays empty."""
-        for _ in range(MAX_RELOCATIONS if self.max_iter > 0 else 0):
-            if res.empty.size == 0:
-                break
-            if row_w is not None and not np.all(row_w > 0):
-                rows, row_w = rows[row_w > 0], None
-            M2 = self.maths.relocate(res.heads, res.empty, rows)
-            if M2 is None:
-                break
-            self.say(f"Relocating {res.empty.size} empty head(s)")
-            again = self.run(st, M2, tol, memory=memory)
-            if not again.value < res.value:
-                break
-            res = again
-        return res
-
-
 def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_state,
               verbose=0, learning_rate=1.0, solver="riemannian", coarse="auto",
               descend_sample=True, select="sample", precision=None, draw="bootstrap"):
@@ -281,6 +216,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
                            learning_rate=learning_rate, solver=solver)
         stage, rows, row_w, memory = plan.stage, plan.rows, plan.row_w, plan.memory
         stage_tol = max(tol, maths.coarse_tol) if plan.staged else tol
+        descent.stage(stage_tol)
         results = []
         for k in range(n_init):
             descent.say(f"Initialization {k}")
@@ -339,6 +275,7 @@ def _full_data(descent, plan, best, tol, n_init):
     """The best start ``best`` finished on all the rows (from the coarse sample
     up the ladder, or checked at full precision), as a :class:`LayerFit`."""
     maths, stats, rows, row_w = descent.maths, plan.stats, plan.rows, plan.row_w
+    descent.stage(tol)
     if plan.low:
         best = _finish(descent, stats, best, tol, rows, row_w)
     n_iter_coarse = 0
@@ -362,15 +299,6 @@ def _full_data(descent, plan, best, tol, n_init):
         converged=bool(best.converged), line_search_failed=bool(best.line_search_failed),
         grad_norm=float(best.grad_norms[-1]), tol=float(tol), n_iter_coarse=n_iter_coarse,
     )
-
-
-def in_squared_units(value, root):
-    """``value * root**2`` (``root`` the square root of its unit, finite), one factor
-    at a time: beyond float64's range it is +-inf or 0 as IEEE arithmetic gives,
-    without a warning, and never NaN (``root**2`` alone could overflow to inf,
-    and a zero risk times inf is NaN)."""
-    with np.errstate(over="ignore", under="ignore"):
-        return np.asarray(value, dtype=np.float64) * root * root
 
 
 def _select(results, maths, stats, select):
@@ -434,8 +362,9 @@ def _climb(descent, X, best, m, tol, sampler, precision):
         rung_tol /= LADDER_FACTOR
         rows, row_w = sampler(size)
         st = maths.statistics(rows, row_w)
-        res = descent.run(st if precision is None else precision(st), best.heads,
-                          max(tol, rung_tol), state=best.state, memory=LARGE_FIT_MEMORY)
+        rung = max(tol, rung_tol)
+        res = descent.run(st if precision is None else precision(st), best.heads, rung,
+                          state=best.state, memory=LARGE_FIT_MEMORY, stage_tol=rung)
         if np.isfinite(res.value):
             best, steps = res, steps + res.n_iter
         size *= LADDER_FACTOR
@@ -492,9 +421,3 @@ def _finish(descent, stats, first, tol, rows, row_w=None):
     if not np.isfinite(res.value):
         raise ValueError(NOT_FINITE)
     return res
-
-
-def _n_rows(st):
-    """The number of rows of the statistics ``st`` (their weights' count)."""
-    n = getattr(st, "n_samples", None)
-    return int(n if n is not None else st.X.shape[0])

@@ -152,14 +152,14 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         start as is (with the true centroids as ``init``: the oracle layer).
 
     tol : float, default=1e-4
-        Stop when the Riemannian gradient norm of the relative risk is below ``tol``
-        or a step lowers the relative risk by less than ``tol**2``; float32 input to
-        the direction layers raises it to the root of float32's epsilon.  ``"point"``
-        reads KMeans's measure (the squared shift of a k-means update over the mean
-        feature variance), a hundred times less below a thousandth of the sampling
-        noise; ``"cosine"`` reads it on the sphere.  After a step that kept every
-        row's label (KMeans's stop), ``"cosine"`` and ``"direction"`` read that step's
-        relative decrease if smaller (10 times it for the reconstruction risk).
+        Stop when the Riemannian gradient norm of the relative risk is below ``tol`` or a step
+        lowers the relative risk by less than ``tol**2``; float32 input to the direction layers
+        raises it to the root of float32's epsilon.  ``"point"`` reads KMeans's measure (the
+        squared shift of a k-means update over the mean feature variance; a hundred times less
+        below a thousandth of the sampling noise) once a step lowers the relative risk by at most
+        ``2 * tol``, and stops after three steps of at most ``tol / 5`` on average; ``"cosine"``
+        reads it on the sphere.  After a step that kept every row's label, ``"cosine"`` and
+        ``"direction"`` read its relative decrease if smaller (10 times it: reconstruction risk).
 
     random_state : int, RandomState instance or None, default=None
         Seeds the starts (for ``"point"`` exactly as KMeans's, so both start

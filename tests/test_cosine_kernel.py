@@ -89,8 +89,7 @@ def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     pairs, with the one a step builds, as the rows hold (and at least 2 pairs),
     and none on sparse rows of fewer than SPARSE_PAIRS_MIN_DENSITY entries a
     feature; narrow heads are not limited."""
-    import sklearn_attnclust._strategy as strategy
-    from sklearn_attnclust import AttentionQuantizer
+    from sklearn_attnclust import AttentionQuantizer, _descent
     from sklearn_attnclust.maths.cosine.maths import (SPARSE_PAIRS_MIN_DENSITY, WIDE_HEADS,
                                                       CosineMaths)
     from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
@@ -114,8 +113,8 @@ def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     assert narrow.max_pairs(CosineStatistics(rng.random((n, 50)), None)) >= 8
 
     asked = []
-    real = strategy.make_optimizer
-    monkeypatch.setattr(strategy, "make_optimizer",
+    real = _descent.make_optimizer
+    monkeypatch.setattr(_descent, "make_optimizer",
                         lambda **kw: asked.append(kw["memory"]) or real(**kw))
     AttentionQuantizer(K, geometry="cosine", random_state=0, max_iter=5).fit(X)
     assert asked and max(asked) == 0

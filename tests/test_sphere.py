@@ -176,6 +176,45 @@ def test_stationarity_measure_replaces_the_gradient_norm(problem):
     assert strict.n_iter >= plain.n_iter
 
 
+def test_relative_drop_is_the_mean_decrease_a_step_over_the_last_value():
+    from sklearn_attnclust.optim.optimizer import relative_drop
+
+    values = [10.0, 6.0, 5.0, 4.0]
+    assert relative_drop(values, 1) == pytest.approx(1.0 / 4.0)
+    assert relative_drop(values, 3) == pytest.approx(6.0 / (3 * 4.0))
+    assert relative_drop([1.0, -2.0], 1) == pytest.approx(3.0 / 2.0)  # by the magnitude
+
+
+def test_rtol_keeps_a_stationary_descent_going_while_the_cost_falls(problem):
+    from sklearn_attnclust.optim.optimizer import relative_drop
+
+    A, M0 = problem
+    # a measure of stationarity that always passes: without rtol the one step
+    # asked for (min_steps) ends the run
+    fun = FunctionProblem(_rayleigh(A), stationarity=lambda M, rgrad: 0.0)
+    plain = LBFGS(tol=1e-6).run(fun, M0, min_steps=1)
+    assert plain.converged and plain.n_iter == 1
+    res = LBFGS(tol=1e-6, rtol=1e-6).run(fun, M0, min_steps=1)
+    assert res.converged and res.n_iter > 1
+    drops = [relative_drop(res.values[:k + 1], 1) for k in range(1, len(res.values))]
+    if not res.crawled:  # stopped at the first step whose decrease is at most rtol
+        assert drops[-1] <= 1e-6 and all(d > 1e-6 for d in drops[:-1])
+
+
+def test_rtol_stops_a_crawl_whatever_the_stationarity(problem):
+    from sklearn_attnclust.optim.optimizer import CRAWL_SHARE, CRAWL_STEPS, relative_drop
+
+    A, M0 = problem
+    fun = FunctionProblem(_rayleigh(A), stationarity=lambda M, rgrad: np.inf)
+    res = LBFGS(tol=1e-6, rtol=1e-2).run(fun, M0)
+    assert res.converged and res.crawled and not res.line_search_failed
+    v, bound = res.values, CRAWL_SHARE * 1e-2
+    assert relative_drop(v, CRAWL_STEPS) <= bound  # the last CRAWL_STEPS steps crawl
+    assert len(v) == CRAWL_STEPS + 1 or relative_drop(v[:-1], CRAWL_STEPS) > bound
+    # without rtol the run goes on to max_iter, never stationary
+    assert not LBFGS(tol=1e-6, max_iter=res.n_iter + 5).run(fun, M0).converged
+
+
 def test_warm_start_from_the_returned_state(problem):
     A, M0 = problem
     fun = FunctionProblem(_rayleigh(A))

@@ -137,6 +137,14 @@ class LayerMaths(ABC):
     #: seeds, and on its vMF mixtures, and slower).
     swap_free_points = False
 
+    #: Whether the descents also read the risk's relative decrease a step
+    #: (:class:`..optim.Optimizer`'s ``rtol``, the stage's tolerance): a
+    #: descent whose risk still falls faster than it is not stopped by the
+    #: stationarity test, and one whose risk crawls slower stops whatever its
+    #: stationarity (:func:`.._strategy.fit_layer`).  False: the stationarity
+    #: test alone (the layers where the rule was not measured).
+    reads_decrease = False
+
     #: The share of the hard risk a trial's move may raise it by and still be
     #: descended: None, the swap stage's :data:`.._swap.SWAP_SLACK`; the cosine
     #: maths' own (:data:`..maths.cosine.maths.COSINE_SWAP_SLACK`).

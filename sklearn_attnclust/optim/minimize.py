@@ -30,7 +30,7 @@ def make_optimizer(solver="riemannian", step_rule="lbfgs", *, memory=8, **option
     memory : int, default=8
         Pairs kept by L-BFGS.
     **options
-        ``learning_rate``, ``max_iter``, ``tol``, ``line_search``.
+        ``learning_rate``, ``max_iter``, ``tol``, ``rtol``, ``line_search``.
 
     Returns
     -------

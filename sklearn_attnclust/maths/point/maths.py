@@ -246,6 +246,7 @@ class PointMaths(LayerMaths):
 
     coarse_tol = COARSE_TOL
     swap_free_points = True  # (heads anywhere: :attr:`.layers.base.LayerMaths.swap_free_points`)
+    reads_decrease = True  # (:attr:`.layers.base.LayerMaths.reads_decrease`)
 
     def __init__(self, n_clusters, temperature, chart, cov):
         self.n_clusters, self.chart = int(n_clusters), chart
