@@ -201,6 +201,16 @@ def test_rtol_keeps_a_stationary_descent_going_while_the_cost_falls(problem):
         assert drops[-1] <= 1e-6 and all(d > 1e-6 for d in drops[:-1])
 
 
+def test_rtol_never_makes_a_stationary_end_unconverged(problem):
+    A, M0 = problem
+    fun = FunctionProblem(_rayleigh(A), stationarity=lambda M, rgrad: 0.0)
+    # max_iter reached while the cost still falls faster than rtol: stationary to
+    # tol, converged (rtol only keeps a run that can go on going)
+    res = LBFGS(tol=1e-6, rtol=1e-300, max_iter=2).run(fun, M0, min_steps=1)
+    assert res.n_iter == 2 and res.converged and not res.crawled
+    assert not res.line_search_failed
+
+
 def test_rtol_stops_a_crawl_whatever_the_stationarity(problem):
     from sklearn_attnclust.optim.optimizer import CRAWL_SHARE, CRAWL_STEPS, relative_drop
 

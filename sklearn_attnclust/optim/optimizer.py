@@ -109,11 +109,12 @@ def relative_drop(values, steps):
     return (values[-steps - 1] - values[-1]) / (steps * max(abs(values[-1]), TINY))
 
 
-def _ended(result, settled, at_rounding):
-    """End ``result`` where no step can be taken: converged if it was settled
-    (:meth:`Optimizer._settled`) or the decrease predicted is below rounding
+def _ended(result, stationary, at_rounding):
+    """End ``result`` where no step can be taken: converged if it was
+    ``stationary`` (to ``tol``, whatever its last decrease: ``rtol`` only keeps a
+    run that can go on going) or the decrease predicted is below rounding
     (``at_rounding``), else a failed line search."""
-    result.converged = settled or at_rounding
+    result.converged = stationary or at_rounding
     result.line_search_failed = not result.converged
 
 
@@ -183,6 +184,7 @@ class Optimizer:
         result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
         step, values = float(self.learning_rate), result.values
         for it in range(1, self.max_iter + 1):
+            stationary = gnorm <= tol  # (alone where no step can be taken: _ended)
             settled_now = self._settled(values, gnorm)  # (a step taken while it < min_steps)
             if it > min_steps and (settled_now or self._crawling(values)):
                 result.converged, result.crawled = True, not settled_now
@@ -190,13 +192,13 @@ class Optimizer:
             direction, trial, newton, slope = self._direction(problem, memory, M, grad, rgrad,
                                                               step, norms)
             if slope <= 0:
-                result.converged, result.line_search_failed = settled_now, not settled_now
+                _ended(result, stationary, False)
                 break
             found = self.line_search.search(problem, M, direction, value, slope, trial)
             if found is None:
                 # no test of a decrease can pass when the first trial's predicted
                 # decrease is below the value's rounding: stationary to rounding
-                _ended(result, settled_now, newton and _below_rounding(slope * trial, value))
+                _ended(result, stationary, newton and _below_rounding(slope * trial, value))
                 break
             cand, new_value, new_grad, trial = found
             decrease = value - new_value
@@ -222,14 +224,15 @@ class Optimizer:
             if stalled:
                 # an accepted step too small to move the heads: no progress possible,
                 # at the optimum if the decrease it predicted is below rounding
-                _ended(result, settled_now, newton and _below_rounding(slope * trial, value))
+                _ended(result, stationary, newton and _below_rounding(slope * trial, value))
                 break
             if decrease <= tol**2 * max(abs(value), TINY):
                 result.converged = True
                 break
         else:
-            result.crawled = not self._settled(values, gnorm) and self._crawling(values)
-            result.converged = result.crawled or self._settled(values, gnorm)
+            # (at max_iter, stationary to tol is converged whatever the last decrease)
+            result.crawled = not gnorm <= tol and self._crawling(values)
+            result.converged = result.crawled or gnorm <= tol
         result.heads, result.value, result.step_size = M, value, step
         result.state = self._state(memory)
         return result
