@@ -68,17 +68,18 @@ class _Descent:
         (:meth:`rtol`)."""
         self.stage_tol = tol
 
-    def rtol(self, tol, stage_tol=None):
+    def rtol(self, tol, stage_tol=None, trial=False):
         """The optimiser's ``rtol`` of a descent to ``tol`` in a stage of
         tolerance ``stage_tol`` (None: the current stage's, :meth:`stage`): None
         unless the maths reads the risk's decrease
         (:attr:`.layers.base.LayerMaths.reads_decrease`), else :data:`RTOL_FACTOR`
-        times ``stage_tol``; a looser descent (a swap trial, to the coarse
-        tolerance) :data:`TRIAL_RTOL_SHARE` times its own ``tol``."""
+        times ``stage_tol``; a swap ``trial`` (a descent to the coarse tolerance,
+        which a staged fit's stage has too) :data:`TRIAL_RTOL_SHARE` times its own
+        ``tol``."""
         stage_tol = self.stage_tol if stage_tol is None else stage_tol
         if not self.maths.reads_decrease or stage_tol is None:
             return None
-        return TRIAL_RTOL_SHARE * tol if tol > stage_tol else RTOL_FACTOR * stage_tol
+        return TRIAL_RTOL_SHARE * tol if trial else RTOL_FACTOR * stage_tol
 
     def say(self, text):
         if self.verbose:
@@ -89,7 +90,7 @@ class _Descent:
         self.say(f"Iteration {it}: risk {risk:.6g}, stationarity {gnorm:.3g}, step {step:.3g}")
 
     def run(self, st, M0, tol, *, state=None, memory=8, steps=None, loud=None, stop=None,
-            min_steps=0, stage_tol=None):
+            min_steps=0, stage_tol=None, trial=False):
         """Descend from ``M0`` on the statistics ``st``; the result's ``empty``
         lists the heads left with less than half the average row's weight.  The steps are
         printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``.
@@ -101,12 +102,13 @@ class _Descent:
         maths' ``max_pairs(st)``; ``stop(values)``: ends the descent early where it returns
         True; ``min_steps``: steps before the stationarity test (:meth:`.optim.Optimizer.run`);
         ``stage_tol``: the tolerance of the stage whose ``rtol`` the optimiser
-        reads (:meth:`rtol`; None: the current stage's, :meth:`stage`)."""
+        reads (:meth:`rtol`; None: the current stage's, :meth:`stage`);
+        ``trial``: a swap trial's descent (its own ``rtol``, :meth:`rtol`)."""
         maths, problem = self.maths, LayerProblem(self.maths, st)
         memory = min(memory, maths.max_pairs(st))
         loud = self.verbose > 1 or st is self.stats if loud is None else loud
         optimizer = make_optimizer(**self.options, memory=memory, tol=tol,
-                                   rtol=self.rtol(tol, stage_tol),
+                                   rtol=self.rtol(tol, stage_tol, trial),
                                    max_iter=self.max_iter if steps is None else steps)
         maths.begin_descent()
         res = optimizer.run(problem, M0, state, stop=stop, min_steps=min_steps,
@@ -118,11 +120,12 @@ class _Descent:
             res.empty = np.flatnonzero(problem.masses(res.heads) * _n_rows(st) < 0.5)
         return res
 
-    def relocated(self, st, res, tol, memory, rows, row_w=None):
+    def relocated(self, st, res, tol, memory, rows, row_w=None, trial=False):
         """Relocate empty heads and descend again while that lowers the risk.
 
         The heads move to rows of positive weight (``row_w``: the weights of
-        ``rows``, None for all one): a head on a row of no weight stays empty."""
+        ``rows``, None for all one): a head on a row of no weight stays empty;
+        ``trial``: of a swap trial (:meth:`run`)."""
         for _ in range(MAX_RELOCATIONS if self.max_iter > 0 else 0):
             if res.empty.size == 0:
                 break
@@ -132,7 +135,7 @@ class _Descent:
             if M2 is None:
                 break
             self.say(f"Relocating {res.empty.size} empty head(s)")
-            again = self.run(st, M2, tol, memory=memory)
+            again = self.run(st, M2, tol, memory=memory, trial=trial)
             if not again.value < res.value:
                 break
             res = again

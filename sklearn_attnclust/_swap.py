@@ -163,13 +163,14 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
         trial = None
         if target[2] < slack:
             trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
-                                trial_tol, memory=memory, stop=_Hopeless(bar),
+                                trial_tol, memory=memory, stop=_Hopeless(bar), trial=True,
                                 steps=min(SWAP_STEPS, descent.max_iter),
                                 min_steps=SWAP_FORCED_STEPS if free and target[2] >= 0
                                 else 0)
             steps += trial.n_iter
             if np.isfinite(trial.value):
-                trial = descent.relocated(stage, trial, trial_tol, memory, rows, row_w)
+                trial = descent.relocated(stage, trial, trial_tol, memory, rows, row_w,
+                                          trial=True)
         if trial is not None and trial.value < bar:
             descent.say(f"Swap kept: risk {best.value:.6g} -> {trial.value:.6g}")
             best, fails, kept, near = trial, 0, True, None
