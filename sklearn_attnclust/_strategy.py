@@ -39,9 +39,9 @@ from scipy.sparse import issparse
 
 from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
                       smallest_keys)
+from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
                           takes_coarse_sample)
-from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from ._swap import swap_rounds
 from .layers.base import swap_of
 from .optim import handed_state
@@ -56,7 +56,6 @@ __all__ = ["MAX_RELOCATIONS", "LayerFit", "fit_layer"]
 TIE_RTOL = 1e-9
 
 NOT_FINITE = "The layer's risk was not finite at any start; check X."
-
 
 #: Rows of each rung of the sample ladder between the coarse sample and all the
 #: rows, over those of the rung below (:func:`_climb`).  Measured on the

@@ -49,8 +49,11 @@ AUTO_CONTEXT = FLOW_CONTEXT
 #: ``d**2 x**6``, stay within 2**88 at 2**8.
 UNIT_RANGE = 8
 
-#: Rows per block of the softmax fit's residuals (the inertia): a small part of
-#: a block of the layer's output (:data:`.maths.in_context.CHUNK` rows).
+#: Rows per block of the softmax fit's residuals (the inertia): a (256, d)
+#: temporary at a time, the blocks (and so the sums) the fit had when they were
+#: read within each block of :data:`.maths.in_context.CHUNK` rows of the
+#: layer's output (the residuals now read after the last pass, not chosen by a
+#: measurement of their own).
 RESIDUAL_ROWS = 256
 
 

@@ -325,13 +325,17 @@ def test_softmax_pass_from_the_weights_is_the_layer_s(dtype):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("kwargs", [dict(attention="softmax"), dict(), dict(scale="unbiased")],
                          ids=["softmax", "linear", "linear-unbiased"])
-def test_data_near_unit_scale_are_read_as_they_are(monkeypatch, dtype, kwargs):
+@pytest.mark.parametrize("n_features", [6, 600], ids=["narrow", "wide"])
+def test_data_near_unit_scale_are_read_as_they_are(monkeypatch, dtype, kwargs, n_features):
     # UNIT_RANGE: X of moderate scale is not copied times a power of two; the
     # scaling is exact, so the fit is the same as on the scaled copy, bit for bit
+    # (wide: more features than context tokens, the softmax fit's softmax_pass
+    # and grouping by the Gram matrix)
     import sklearn_attnclust.in_context as in_context
 
     # largest magnitude near 2**7: the scaled copy would be X / 2**7
-    X = (10.0 * make_blobs(400, centers=3, n_features=6, random_state=2)[0]).astype(dtype)
+    X = make_blobs(400, centers=3, n_features=n_features, random_state=2)[0]
+    X = (10.0 * X / max(1.0, np.abs(X).max() / 12.0)).astype(dtype)
     fits = []
     for scaled in (False, True):
         if scaled:  # every scale outside the range: always the scaled copy

@@ -395,16 +395,23 @@ def test_wide_fits_at_extreme_scales_equal_the_unit_scale_fits(c):
     np.testing.assert_allclose(out / c, ref, rtol=1e-6, atol=1e-8 * np.abs(ref).max())
 
 
+def _blobs_or_noise(kind, seed, n, d, centres, scale):
+    """Gaussian noise (n, d), plus ``centres`` Gaussian centres times ``scale``
+    drawn for its rows where ``kind`` is "blobs"."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    if kind == "blobs":
+        X += scale * rng.normal(size=(centres, d))[rng.integers(0, centres, n)]
+    return X
+
+
 @pytest.mark.parametrize("kind", ["blobs", "noise"])
 def test_block_krylov_eigenpairs_to_rounding_or_none(kind):
     # eigenpairs by block Krylov: where a gap sets the k largest apart, to
     # ARPACK's tolerance within a few passes (the residuals and the vectors'
     # angles to the dense ones at rounding); on Gaussian noise, None (ARPACK then)
-    rng = np.random.default_rng(4)
     n, d, k = 400, 1500, 6
-    X = rng.normal(size=(n, d))
-    if kind == "blobs":
-        X += 8.0 * rng.normal(size=(k, d))[rng.integers(0, k, n)]
+    X = _blobs_or_noise(kind, 4, n, d, k, 8.0)
     spectrum = RowSpectrum(X)
     out = _krylov.largest_eigenpairs(spectrum.matmat, d, k, _spectrum.LANCZOS_TOL)
     if kind == "noise":
@@ -425,11 +432,8 @@ def test_rough_block_krylov_eigenvalues(kind):
     # Ritz values' residuals stop the iterations a pass before the rise does,
     # each eigenvalue within KRYLOV_TOL of the largest (lower bounds still); with
     # no gap (noise) the rise stops them, as without the option (the same numbers)
-    rng = np.random.default_rng(11)
     n, d, k = 500, 3000, 7
-    X = rng.normal(size=(n, d))
-    if kind == "blobs":
-        X += 6.0 * rng.normal(size=(8, d))[rng.integers(0, 8, n)]
+    X = _blobs_or_noise(kind, 11, n, d, 8, 6.0)
     spectrum = RowSpectrum(X, offset=X.mean(axis=0))
     ref = np.linalg.eigvalsh(spectrum.gram())[::-1][:k]
     passes = {}

@@ -30,7 +30,6 @@ def wide_typical_head_score(spectrum, n_heads, trace):
     return float(max(top, np.finfo(np.float64).tiny))
 
 
-
 @dataclass
 class ContextMoments:
     """The second moment of a fit's rows (scaled near unit size), as the layer reads it.

@@ -89,8 +89,8 @@ def seed_sample(rows, weights, n_heads, rng, squared_norms):
     """The rows (and their weights, or None) the direction layers' k-means++
     seeds are drawn and refined on: all of ``rows`` where they are at most
     ``max(SEED_MIN_ROWS, SEED_ROWS_PER_HEAD * n_heads)`` of positive weight,
-    else that many of those drawn uniformly without replacement (by a generator seeded from 8 bytes of
-    ``rng``), each keeping its weight.
+    else that many of those drawn uniformly without replacement (by a generator
+    seeded from 8 bytes of ``rng``), each keeping its weight.
 
     The draws are over the rows in :func:`.._init.order_by_key` of their
     squared norms, ``squared_norms()`` (as the seeds' own draws): the sample is a function of the
