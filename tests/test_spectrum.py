@@ -395,7 +395,7 @@ def test_wide_fits_at_extreme_scales_equal_the_unit_scale_fits(c):
     np.testing.assert_allclose(out / c, ref, rtol=1e-6, atol=1e-8 * np.abs(ref).max())
 
 
-def _blobs_or_noise(kind, seed, n, d, centres, scale):
+def _krylov_rows(kind, seed, n, d, centres, scale):
     """Gaussian noise (n, d), plus ``centres`` Gaussian centres times ``scale``
     drawn for its rows where ``kind`` is "blobs"."""
     rng = np.random.default_rng(seed)
@@ -411,7 +411,7 @@ def test_block_krylov_eigenpairs_to_rounding_or_none(kind):
     # ARPACK's tolerance within a few passes (the residuals and the vectors'
     # angles to the dense ones at rounding); on Gaussian noise, None (ARPACK then)
     n, d, k = 400, 1500, 6
-    X = _blobs_or_noise(kind, 4, n, d, k, 8.0)
+    X = _krylov_rows(kind, 4, n, d, k, 8.0)
     spectrum = RowSpectrum(X)
     out = _krylov.largest_eigenpairs(spectrum.matmat, d, k, _spectrum.LANCZOS_TOL)
     if kind == "noise":
@@ -433,7 +433,7 @@ def test_rough_block_krylov_eigenvalues(kind):
     # each eigenvalue within KRYLOV_TOL of the largest (lower bounds still); with
     # no gap (noise) the rise stops them, as without the option (the same numbers)
     n, d, k = 500, 3000, 7
-    X = _blobs_or_noise(kind, 11, n, d, 8, 6.0)
+    X = _krylov_rows(kind, 11, n, d, 8, 6.0)
     spectrum = RowSpectrum(X, offset=X.mean(axis=0))
     ref = np.linalg.eigvalsh(spectrum.gram())[::-1][:k]
     passes = {}

@@ -230,7 +230,6 @@ class Optimizer:
                 result.converged = True
                 break
         else:
-            # (at max_iter, stationary to tol is converged whatever the last decrease)
             result.crawled = not gnorm <= tol and self._crawling(values)
             result.converged = result.crawled or gnorm <= tol
         result.heads, result.value, result.step_size = M, value, step
