@@ -8,7 +8,6 @@ Gaussian noise, the slowest).  This module knows nothing of scikit-learn.
 """
 
 import numpy as np
-from scipy.linalg import eigh
 
 __all__ = ["KRYLOV_BLOCK", "KRYLOV_COLUMNS", "KRYLOV_NARROW", "KRYLOV_NUMBERS",
            "KRYLOV_PAIR_PASSES", "KRYLOV_TOL", "largest_eigenpairs", "largest_eigenvalues"]
@@ -126,6 +125,9 @@ def _settled(T, R, q, k):
     m = T.shape[0]
     if m <= k:
         return False
+    # (imported here: the dask workers' passes import this module without scipy)
+    from scipy.linalg import eigh
+
     theta, Y = eigh(T, subset_by_index=[m - k - 1, m - 1])
     theta, Y = theta[::-1], Y[:, ::-1]
     gap = theta[:k] - theta[k]
