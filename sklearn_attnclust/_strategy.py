@@ -178,7 +178,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         As in :func:`.optim.make_optimizer`; ``max_iter`` bounds each stage.
     tol : float
         Compared with ``maths.stationarity``; a step that lowers the risk by
-        less than ``tol**2`` relatively also stops.
+        less than ``tol**2`` relatively also stops.  Where the maths reads the
+        risk's decrease, the descents' ``rtol`` derives from it
+        (:meth:`._descent._Descent.rtol`).
     random_state : numpy.random.RandomState or numpy.random.Generator
         Seeds the starts and the keys of the coarse sample (:func:`_sample`:
         the sample does not depend on the order of the rows).

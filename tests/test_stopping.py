@@ -2,6 +2,7 @@
 the optimiser's ``rtol``): the descents read the risk's relative decrease."""
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -63,3 +64,65 @@ def test_tight_clusters_converge_without_a_warning(K, copies):
         est = AttentionQuantizer(K, random_state=0).fit(X)
     assert np.unique(est.labels_).size == K
 
+
+
+def test_tight_clusters_at_tol_0_end_without_a_warning():
+    # tol=0: the run ends where no step can be taken, at a stationarity far below
+    # machine precision, the optimum (no "max_iter" warning naming a gradient
+    # norm of 1e-18 > tol=0)
+    P = make_blobs(3, 4, centers=3, random_state=3)[0]
+    X = np.repeat(P, 100, axis=0)
+    X += 1e-7 * np.random.default_rng(0).normal(size=X.shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        AttentionQuantizer(3, tol=0, random_state=0).fit(X)
+
+
+def test_swap_trials_and_their_relocations_read_the_trials_rtol(monkeypatch):
+    # every descent of the swap stage is a trial's (its rtol a share of the coarse
+    # tolerance), relocations included, also in a staged fit, whose stage has the
+    # coarse tolerance too
+    from sklearn_attnclust.maths import sizes
+    from sklearn_attnclust.maths.point.maths import COARSE_TOL
+
+    calls = []
+    run, relocated = _Descent.run, _Descent.relocated
+
+    def spy_run(self, st, M0, tol, *args, trial=False, **kwargs):
+        calls.append(("run", trial, self.rtol(tol, kwargs.get("stage_tol"), trial)))
+        return run(self, st, M0, tol, *args, trial=trial, **kwargs)
+
+    def spy_relocated(self, *args, trial=False, **kwargs):
+        calls.append(("relocated", trial))
+        return relocated(self, *args, trial=trial, **kwargs)
+
+    monkeypatch.setattr(_Descent, "run", spy_run)
+    monkeypatch.setattr(_Descent, "relocated", spy_relocated)
+    X = make_blobs(200_000, 2, centers=3, random_state=0)[0]
+    assert sizes.takes_coarse_sample(X.shape[0], 8, 2)
+    AttentionQuantizer(8, random_state=0).fit(X)
+    assert ("relocated", True) in calls
+    trial_rtols = {c[2] for c in calls if c[0] == "run" and c[1]}
+    assert trial_rtols == {TRIAL_RTOL_SHARE * COARSE_TOL}
+
+
+def test_a_trial_s_relocation_descends_as_a_trial():
+    class Maths:
+        reads_decrease = True
+
+        def relocate(self, heads, empty, rows):
+            return heads
+
+    descent = _Descent(Maths(), None, max_iter=10, verbose=0, learning_rate=1.0,
+                       solver="riemannian")
+    seen = []
+
+    def run(st, M0, tol, memory=8, trial=False):
+        seen.append(trial)
+        return SimpleNamespace(value=1.0, empty=np.zeros(0, dtype=np.intp))
+
+    descent.run = run
+    res = SimpleNamespace(empty=np.array([0]), heads=np.eye(2), value=2.0)
+    for trial in (True, False):
+        descent.relocated(None, res, 1e-2, 8, np.zeros((3, 2)), trial=trial)
+    assert seen == [True, False]

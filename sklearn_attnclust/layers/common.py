@@ -46,12 +46,17 @@ MACHINE_STATIONARITY = 1e-10
 
 
 def warn_if_not_converged(fit, max_iter):
-    if fit.line_search_failed and fit.grad_norm > max(fit.tol, MACHINE_STATIONARITY):
-        warnings.warn(
-            "The line search found no decrease of the risk; the heads are the "
-            "last accepted iterate. Rescale X or lower learning_rate.",
-            ConvergenceWarning,
-        )
+    """A ConvergenceWarning for a fit that ended unconverged: a failed line search
+    (none where its stationarity is within ``tol`` or below
+    :data:`MACHINE_STATIONARITY`: the optimum to machine precision, ``tol=0``
+    included), or ``max_iter`` reached."""
+    if fit.line_search_failed:
+        if fit.grad_norm > max(fit.tol, MACHINE_STATIONARITY):
+            warnings.warn(
+                "The line search found no decrease of the risk; the heads are the "
+                "last accepted iterate. Rescale X or lower learning_rate.",
+                ConvergenceWarning,
+            )
     elif max_iter > 0 and not fit.converged:
         warnings.warn(
             f"AttentionQuantizer did not converge in max_iter={max_iter} steps "

@@ -67,15 +67,19 @@ class SphereResult:
     converged : bool
         True when a stopping criterion on ``tol`` (or ``rtol``) was met, or
         when no step could show a decrease because the predicted one is below
-        the objective's rounding (:data:`ROUNDING_FLOOR`).
+        the objective's rounding (:data:`ROUNDING_FLOOR`); where no step can be
+        taken, and at ``max_iter``, when the stationarity is within ``tol``
+        whatever the last decrease (``rtol`` only keeps a run going).
     crawled : bool
         True when the run stopped on the crawl test of ``rtol`` (the cost
         falling by at most :data:`CRAWL_SHARE` times ``rtol`` relatively a step
         over the last :data:`CRAWL_STEPS` steps), the stationarity maybe above
         ``tol``.
     line_search_failed : bool
-        True when no step size gave a decrease that should have been
-        visible (the iterate is kept).
+        True when the run ended where no step could be taken (no descent
+        direction, no step size giving a decrease that should have been
+        visible, or a step too small to move the heads) away from
+        stationarity (the iterate is kept).
     step_size : float
         The first trial step the next step would have taken.
     state : object
@@ -145,7 +149,8 @@ class Optimizer:
         stopped by a small gradient), and the run also stops, converged,
         once the last :data:`CRAWL_STEPS` steps lowered it by at most
         :data:`CRAWL_SHARE` times ``rtol`` a step on average (a crawl),
-        whatever the stationarity.
+        whatever the stationarity.  Where no step can be taken, and at
+        ``max_iter``, the stationarity alone decides convergence.
         None: neither test (the cost's decrease is read against ``tol**2``
         only).
     line_search : object, optional
@@ -184,7 +189,7 @@ class Optimizer:
         result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
         step, values = float(self.learning_rate), result.values
         for it in range(1, self.max_iter + 1):
-            stationary = gnorm <= tol  # (alone where no step can be taken: _ended)
+            stationary = gnorm <= tol  # (alone where no step is taken: _ended)
             settled_now = self._settled(values, gnorm)  # (a step taken while it < min_steps)
             if it > min_steps and (settled_now or self._crawling(values)):
                 result.converged, result.crawled = True, not settled_now
@@ -224,7 +229,7 @@ class Optimizer:
             if stalled:
                 # an accepted step too small to move the heads: no progress possible,
                 # at the optimum if the decrease it predicted is below rounding
-                _ended(result, stationary, newton and _below_rounding(slope * trial, value))
+                _ended(result, gnorm <= tol, newton and _below_rounding(slope * trial, value))
                 break
             if decrease <= tol**2 * max(abs(value), TINY):
                 result.converged = True
