@@ -157,10 +157,9 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         raises it to the root of float32's epsilon.  ``"point"`` reads KMeans's measure (the
         squared shift of a k-means update over the mean feature variance; a hundred times less
         below a thousandth of the sampling noise) once a step lowers the relative risk by at most
-        ``2 * tol``, and stops after three steps of at most ``tol / 5`` on average (where no step
-        can be taken, or at ``max_iter``, the measure alone decides); ``"cosine"`` reads it on the
-        sphere.  After a step that kept every row's label, ``"cosine"`` and ``"direction"`` read
-        its relative decrease if smaller (10 times it: reconstruction risk).
+        ``2 * tol`` or none can be taken, and stops after three steps of at most ``tol / 5`` on
+        average; ``"cosine"`` reads it on the sphere, and with ``"direction"``, after a step that
+        kept every row's label, its relative decrease if smaller (10 times it: reconstruction).
 
     random_state : int, RandomState instance or None, default=None
         Seeds the starts (for ``"point"`` exactly as KMeans's, so both start
