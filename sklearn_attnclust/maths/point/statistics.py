@@ -255,8 +255,7 @@ class PointStatistics(Statistics):
             self.scaled_rows = _scaled(self.X, self.weights, self.chart)
         source = self.scaled_rows if self.cached else self.X
         Y = np.empty(source.shape, dtype=np.float32)
-        w = self.weights
-        zero = None if w is None or np.all(w > 0) else w == 0
+        zero = zero_weights(self.weights)
         # (in row blocks in threads, as the passes: their tops are maxima, the same
         # whatever the blocks; the copy is the rows', a block at a time)
         tops = map_row_blocks(_low_precision_block, source.shape[0],
