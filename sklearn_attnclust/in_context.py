@@ -18,6 +18,7 @@ from .maths.in_context import (
     softmax_layer,
     softmax_pass,
     stratified_rows,
+    token_scores,
 )
 from .maths.point.moments import DENSE_FEATURES
 
@@ -319,8 +320,7 @@ class InContextQuantizer(BaseEmbedding):
             self.context_ = context if Xs is X else X[rows]
         else:
             self.context_ = X
-        gram = (context @ context.T).astype(np.float64) \
-            if Xs.shape[1] > context.shape[0] else None
+        gram = token_scores(context, context) if Xs.shape[1] > context.shape[0] else None
         centers, self._beta, self.n_fixed_points_ = softmax_clusters(
             Xs, context, moments, self.n_clusters,
             None if self.temperature == "auto" else self.temperature, rng, gram)

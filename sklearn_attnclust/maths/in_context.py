@@ -29,9 +29,17 @@ __all__ = [
     "softmax_pass",
     "stack_fixed_points",
     "stratified_rows",
+    "token_scores",
 ]
 
 CHUNK = 2048  # queries per block of the softmax layer's (queries x context) weights
+
+
+def token_scores(rows, tokens):
+    """The scores ``<x_i, c_j>`` of ``rows`` on ``tokens`` (their Gram matrix where
+    both are the context), in float64: the product in the rows' precision."""
+    return (rows @ tokens.T).astype(np.float64)
+
 N_SEEDS = 500  # queries whose flow through the stack finds the fixed points
 FLOW_CONTEXT = 2000  # context tokens the temperature scan runs on
 #: relative temperatures tried, in order, when ``temperature=None``
@@ -96,12 +104,11 @@ def softmax_pass(X, context, beta, centers, sums=False, gram=None, scores=None):
     if wide:
         costs = _token_costs(context, centers)
         if sums and gram is None:
-            gram = (context @ context.T).astype(np.float64)
+            gram = token_scores(context, context)
     for a in range(0, n, CHUNK):
         rows = X[a:a + CHUNK]
         if wide:
-            block = (rows @ context.T).astype(np.float64) if scores is None \
-                else scores[a:a + CHUNK]
+            block = token_scores(rows, context) if scores is None else scores[a:a + CHUNK]
             weights = _softmax_rows(block.copy(), beta)
             labels[a:a + CHUNK] = np.argmin(weights @ costs, axis=1)
             if sums:
@@ -246,7 +253,7 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
     the end points are ``p @ context``, :func:`_group_mixtures` groups them
     without forming them), None where no step ran, and the number of steps."""
     # (q, m): <y, c_j>
-    scores = (Y @ context.T).astype(np.float64) if scores is None else scores.copy()
+    scores = token_scores(Y, context) if scores is None else scores.copy()
     P = None
     active = np.arange(Y.shape[0])
     it = 0
@@ -323,10 +330,10 @@ def _scan_start(X, context, flow_context, seeds, seed_rows, gram):
     if X.shape[1] <= flow_context.shape[0]:
         return None, None
     if gram is None or flow_context is not context:
-        gram = (flow_context @ flow_context.T).astype(np.float64)
+        gram = token_scores(flow_context, flow_context)
     if flow_context is X:
         return gram, gram[seed_rows]
-    return gram, (seeds @ flow_context.T).astype(np.float64)
+    return gram, token_scores(seeds, flow_context)
 
 
 def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
@@ -371,7 +378,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
         moment, if known (wide data: without the ``(d, d)`` moment); None
         computes it from the moment.
     gram : ndarray of shape (n_context, n_context) or None, default=None
-        ``(context @ context.T).astype(np.float64)``, if known (wide rows: the
+        ``token_scores(context, context)``, if known (wide rows: the
         fit's last pass, :func:`softmax_pass`, reads it too); used where the
         scan's sample is the whole context.
 
