@@ -159,7 +159,7 @@ class InContextQuantizer(BaseEmbedding):
 
     random_state : int, RandomState instance or None, default=None
         Draws the context sample and the seeds of the stack's flow (500 rows
-        of the training data, and 2000 context tokens for the temperature
+        of the training data, and up to 2000 context tokens for the temperature
         scan); for the linear layer with ``scale="auto"`` on wide data of
         more than 1024 samples, the Gaussian probes of its estimated traces.
 
