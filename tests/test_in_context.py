@@ -300,6 +300,22 @@ def test_default_context_is_a_bounded_sample(monkeypatch):
     assert _softmax(3).fit(X).context_.shape == X.shape
 
 
+def test_wide_default_context_is_wide_context(monkeypatch):
+    # wide rows (beyond DENSE_FEATURES): context_length="auto" keeps WIDE_CONTEXT
+    # rows, the sample of context_length=WIDE_CONTEXT; narrow rows AUTO_CONTEXT
+    import sklearn_attnclust.in_context as in_context
+
+    X, _ = make_blobs(300, centers=3, n_features=40, random_state=0)
+    monkeypatch.setattr(in_context, "DENSE_FEATURES", 20)
+    monkeypatch.setattr(in_context, "WIDE_CONTEXT", 100)
+    auto = _softmax(3).fit(X)
+    assert auto.context_.shape == (100, 40)
+    assert np.array_equal(auto.context_, _softmax(3, context_length=100).fit(X).context_)
+    np.testing.assert_array_equal(auto.predict(X), auto.labels_)
+    monkeypatch.setattr(in_context, "DENSE_FEATURES", 40)
+    assert _softmax(3).fit(X).context_.shape == X.shape
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_softmax_pass_from_the_weights_is_the_layer_s(dtype):
     # wide context (more features than tokens): the labels from the weights times

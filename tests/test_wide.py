@@ -163,15 +163,18 @@ def test_gram_flow_is_the_flow(dtype):
     for tau in (1.0, 16.0):
         beta, radius = tau / 60.0, 0.1 * np.sqrt(60.0 / tau)
         a, steps_a = in_context._flow(seeds, X, beta, radius, 40)
-        weights, steps_b = in_context._gram_flow(seeds, X, gram, beta, radius, 40)
+        weights, scores, steps_b = in_context._gram_flow(seeds, X, gram, beta, radius, 40)
         np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-12)
+        # the scores kept for the grouping are the end points' (each row's last step)
+        np.testing.assert_allclose(scores, weights @ gram, rtol=1e-12,
+                                   atol=1e-12 * np.abs(gram).max())
         b = weights.astype(dtype) @ X
         np.testing.assert_allclose(b, a, rtol=0, atol=1e-4 * np.abs(a).max())
         if dtype == np.float64:
             assert steps_a == steps_b
         # the end points grouped from their weights are grouped as from the points
         group_a, points_a, sizes_a = in_context._group(b, radius)
-        group_b, points_b, sizes_b = in_context._group_mixtures(weights, gram, X, radius)
+        group_b, points_b, sizes_b = in_context._group_mixtures(weights, scores, X, radius)
         assert points_b.dtype == dtype
         np.testing.assert_array_equal(group_b, group_a)
         np.testing.assert_array_equal(sizes_b, sizes_a)

@@ -251,7 +251,8 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
     float64.  ``scores``: the start's scores ``(Y @ context.T)`` in float64, if
     known (a copy is changed).  Returns the end points' weights ``p`` (float64;
     the end points are ``p @ context``, :func:`_group_mixtures` groups them
-    without forming them), None where no step ran, and the number of steps."""
+    without forming them), None where no step ran, their scores ``P @ gram`` (the
+    last step's, kept for :func:`_group_mixtures`), and the number of steps."""
     # (q, m): <y, c_j>
     scores = token_scores(Y, context) if scores is None else scores.copy()
     P = None
@@ -271,7 +272,7 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
             P[active] = new
         scores[active] = new_scores
         active = active[step >= (0.05 * radius) ** 2]  # a NaN step stops too
-    return P, it
+    return P, scores, it
 
 
 def _group(Y, radius):
@@ -291,14 +292,16 @@ def _group(Y, radius):
     return _by_size(group, points, sizes)
 
 
-def _group_mixtures(P, gram, context, radius):
+def _group_mixtures(P, scores, context, radius):
     """:func:`_group` of the end points ``P @ context`` of :func:`_gram_flow`
     (mixtures of the tokens, by their weights ``P``, float64), never formed:
-    their squared distances from ``P G P^T`` (``G`` the tokens' Gram matrix
-    ``gram``, float64), each group's point the mixture of its mean weights.
+    their squared distances from ``P G P^T`` (``G`` the tokens' Gram matrix,
+    float64; ``scores``, ``P G``, the flow's last scores: each row as the flow
+    left it, so ``O(q m^2)`` less, 0.08 s of a 12 s fit at 1e4 x 1e4), each
+    group's point the mixture of its mean weights.
     ``O(q m (m + q))`` and ``O(g m d)`` for the ``g`` groups' points, where the
     end points cost ``O(q m d)`` and their distances ``O(q^2 d)``."""
-    inner = (P @ gram) @ P.T
+    inner = scores @ P.T
     sq = np.diagonal(inner)
     D = sq[:, None] + sq[None, :] - 2.0 * inner
     n_groups, group = connected_components(D < radius * radius, directed=False)
@@ -413,10 +416,10 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
             _, points, sizes = _group(_flow(seeds, flow_context, tau / typical, radius,
                                             max_iter)[0], radius)
         else:
-            weights = _gram_flow(seeds, flow_context, gram, tau / typical, radius, max_iter,
-                                 start)[0]
+            weights, scores, _ = _gram_flow(seeds, flow_context, gram, tau / typical, radius,
+                                            max_iter, start)
             _, points, sizes = _group(seeds, radius) if weights is None else \
-                _group_mixtures(weights, gram, flow_context, radius)
+                _group_mixtures(weights, scores, flow_context, radius)
         return points, sizes, int(np.sum(sizes >= min_mass))
 
     def refine(tau, points):
