@@ -356,7 +356,7 @@ def test_the_slack_is_the_maths_own(monkeypatch):
     from sklearn_attnclust.layers.base import LayerMaths
     from sklearn_attnclust.maths.cosine.maths import COSINE_SWAP_SLACK, CosineMaths
 
-    assert LayerMaths.swap_slack is None and SWAP_SLACK == 0.1
+    assert LayerMaths.swap_slack is None and SWAP_SLACK == 0.2
     assert CosineMaths.swap_slack == COSINE_SWAP_SLACK
     trials, run = [], _strategy._Descent.run
 
