@@ -69,9 +69,10 @@ SWAP_PATIENCE = 2
 #: blob, 1 with a head in the wrong blob.  Its cost
 #: (``--part many`` cells, n = 5e4, one thread, CPU medians of 2 seeds x 2 to 3
 #: runs, interleaved, against 2 and 0.1): 2-D blobs K = 20, 64, 256 +2 to +8 %,
-#: +20 %, +5 %; 16-D blobs +9 %, +23 %, +12 %; uniform 2-D K = 20, 64 +11 %,
-#: +2 %; inertia the same or lower (2-D K = 64, seed 0: 1.0046 to 1.0026 x
-#: KMeans's), but for one fit at 2-D K = 256 (0.9916 to 0.9919).
+#: +20 %, +5 %; 16-D blobs +9 %, +23 %, +12 %; uniform 2-D +11 %, +2 %, +6 %;
+#: uniform 16-D K = 20, 64 +5 %, +6 %; inertia the same or lower (2-D blobs K =
+#: 64, seed 0: 1.0046 to 1.0026 x KMeans's), but for one fit at 2-D K = 256
+#: (0.9916 to 0.9919).
 SWAP_FREE_PATIENCE = 3
 
 #: Relative drop of the risk a trial must make to be kept (far above rounding).
