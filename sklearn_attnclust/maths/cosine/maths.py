@@ -82,8 +82,8 @@ SPARSE_PAIRS_MIN_DENSITY = 64
 #: Sparse rows whose bytes hold fewer L-BFGS pairs of wide heads than this (with
 #: the pair a step builds) keep none, as sparser rows (no swap stage either).
 #: Measured (one thread, one fit, ``bench_cosine.py --case memory``, 57.5 MiB),
-#: K = 100, 2 pairs against none: peak 673 -> 520 MiB, CPU 98 -> 66 s, ARI
-#: 0.0293 -> 0.0284, inertia +0.009 %; K = 10, 20 keep 6 and 2 (unchanged).
+#: K = 100, 2 pairs against none: peak 673 -> 520 MiB, ARI 0.0293 -> 0.0284,
+#: inertia +0.009 % (time: one fit each on a loaded machine, not resolved).
 SPARSE_MIN_PAIRS = 2
 
 #: Descents without L-BFGS pairs (:data:`SPARSE_PAIRS_MIN_DENSITY`) scale
