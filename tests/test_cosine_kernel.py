@@ -39,6 +39,25 @@ def test_weighted_row_sums_equal_the_dense_product(sparse, K, dtype, share_multi
     np.testing.assert_array_equal(P, before)  # the weights are left as they were
 
 
+@pytest.mark.parametrize("share_multi", [0.0, 0.05])
+def test_sparse_sums_by_head_are_added_into_the_sums_given(share_multi):
+    """CSR rows, heads from SPARSE_MIN_HEADS: the sums are added into ``into``
+    (the same array returned), as the product added to it."""
+    rng = np.random.default_rng(3)
+    K, b, d = SPARSE_MIN_HEADS + 2, 200, 50
+    X = sp.csr_matrix(rng.standard_normal((b, d)) * (rng.random((b, d)) < 0.1))
+    P = _near_one_hot(K, b, np.float64, rng, share_multi)
+    into = rng.standard_normal((K, d))
+    want = into + P @ X.toarray()
+    got = weighted_row_sums(P, X, into)
+    assert got is into
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    dense = rng.standard_normal((K, d))  # (dense rows: a new array, ``into`` untouched)
+    kept = dense.copy()
+    assert weighted_row_sums(P, X.toarray(), dense) is not dense
+    np.testing.assert_array_equal(dense, kept)
+
+
 def test_weighted_row_sums_of_no_rows():
     X = np.zeros((0, 4))
     got = weighted_row_sums(np.zeros((3, 0)), X)
