@@ -241,17 +241,8 @@ class DirectionMaths(LayerMaths):
             covered = lloyd_step(covered, all_rows.shape[0],
                                  lambda a, b: np.asarray(all_rows[a:b], np.float64), all_w)
         if self.beta != 0 and self.L is None and second is not None:
-            # the heads whose keys Sigma mu_h point along the clusters' directions
-            # (starts.keyed_heads), where the descent from the directions went first.
-            # Measured (bench_direction.py's vmf rows, n = 1e4, seeds 0 and 1, one
-            # thread, CPU time, interleaved with the directions as the start): steps
-            # d = 128, K = 20: 9 -> 5 (the risk 0.497556 -> 0.497424: lower); d = 64,
-            # K = 10: 8 -> 3; d = 64, K = 20: 9 -> 5; d = 128, K = 5: 5 -> 3; CPU time
-            # 0.63 to 0.85 times, ARI 1.000.  direction_table.py: each median on the
-            # one a descent to tol = 1e-8 reaches (3:1 0.620 -> 0.627, sigma = 1 0.088
-            # -> 0.085, orthonormal K = 3 0.021 -> 0.022; K = 2 0.019 -> 0.020 against
-            # 0.019), the risks equal to five digits; not for finite context lengths
-            # nor the linear layer (not measured)
+            # the heads whose keys Sigma mu_h point along the clusters' directions, where
+            # the descent from the directions went first (measured: starts.keyed_heads)
             covered = keyed_heads(covered, second)
         try:
             check_start(covered, covered)
