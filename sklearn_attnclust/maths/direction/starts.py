@@ -43,8 +43,8 @@ from ..._blocks import gather_rows
 from ..._init import order_by_key
 from .counting import CHUNK_NUMBERS
 
-__all__ = ["KEY_RIDGE", "LLOYD_STEPS", "SEED_ROWS_PER_HEAD", "SEED_MIN_ROWS", "SHARED_COSINE",
-           "keyed_heads", "lloyd_step", "refine_heads", "seed_sample"]
+__all__ = ["KEY_MAX_FEATURES", "KEY_RIDGE", "LLOYD_STEPS", "SEED_ROWS_PER_HEAD", "SEED_MIN_ROWS",
+           "SHARED_COSINE", "keyed_heads", "lloyd_step", "refine_heads", "seed_sample"]
 
 #: Lloyd steps on directions from the seeds (and after each move tried).
 #: Measured on ``bench_direction.py``'s vmf rows (n = 1e4, d = 64 to 384, K =
@@ -99,6 +99,13 @@ SEED_MIN_ROWS = 2048
 #: / 0.51312 (the heads' mean ``|cos|`` to the optimum's 0.990 / 0.989 / 0.987 /
 #: 0.979 / 0.962).
 KEY_RIDGE = 0.15
+
+#: Most features :func:`keyed_heads` solves for (its ``2 d^3 / 3`` operations:
+#: 0.7e9 at 1024; no ``O(d^3)`` work on wider rows, issue 30): the bound of the
+#: dense ``(d, d)`` moments (:data:`..point.moments.DENSE_FEATURES`), beyond which
+#: the moment is an operator on the rows (:class:`.wide.RowMoment`); a constant of
+#: its own, so that a fit past it starts as its dense twin does.
+KEY_MAX_FEATURES = 1024
 
 
 def keyed_heads(C, second):
