@@ -170,6 +170,10 @@ DRAW_CHUNK = 2**18
 #: x 1e4, 0.67 -> 0.54 s (2**21 numbers 0.55, 2**22 0.55); 1000 x 1e4, 0.078
 #: -> 0.061 s; 1e4 x 3000, 0.16 -> 0.13 s; 1e4 x 1500, 0.081 -> 0.077 s; 5e4 x
 #: 64 with 2**21 numbers, 0.018 -> 0.022 s (hence narrow rows keep their chunk).
+#: Within default fits (make_blobs, K = 8, each fit in a fresh process, main's
+#: code alternating, CPU time): at 1e4 x 1e4 0.80 and 0.75 -> 0.76 and 0.68 s of
+#: fits of about 4 s (their totals within the noise), at 1000 x 1e4 0.085 to
+#: 0.093 -> 0.067 to 0.082 s; the same inertia.
 DRAW_BLOCK = 2**20
 
 #: The features above which :func:`_draw_distances` reads :data:`DRAW_BLOCK`
