@@ -157,7 +157,7 @@ def lloyd_shift(M, rgrad, masses, height, floor):
     """
     M = np.asarray(M, dtype=np.float64)
     shift = (M[:, -1] / (2.0 * height * np.maximum(masses, floor)))[:, None] * rgrad
-    return float((M.shape[1] - 1) * (shift * shift).sum())
+    return float((M.shape[1] - 1) * np.add.reduce(shift * shift, None))  # (ndarray.sum's)
 
 
 def sampling_noise(distortion, n_heads, n_features, n_rows):
@@ -340,7 +340,9 @@ class PointMaths(LayerMaths):
         risk = (stats.sq_total + out[0]) / W
         if not return_grad:
             return risk
-        G = (2.0 / W) * (out[1][:, None] * Z - out[2])
+        G = out[1][:, None] * Z  # (2 / W) (m_h zs_h - first_h), in place: the same numbers
+        G -= out[2]
+        G *= 2.0 / W
         # the distortion sum_i w_i sum_h p_ih ||y_i - zs_h||^2 / W, from the same sums
         distortion = (stats.sq_total - 2.0 * np.add.reduce(Z * out[2], None)
                       + np.dot(out[1], np.einsum("ij,ij->i", Z, Z))) / W
