@@ -136,8 +136,6 @@ class PointStatistics(Statistics):
     origin: object = None
     labels: object = None
     last: object = None
-    #: ``(rows, whether a pass over them is one row block)``: :meth:`_one_block`'s (not a field)
-    _single = None
 
     @classmethod
     def from_data(cls, X, weights, chart, chunk_size=None, sq_total=None, n_heads=1):
@@ -187,12 +185,11 @@ class PointStatistics(Statistics):
         # (BLAS on one thread: the compiled pass's products of 256-row tiles, and
         # the numpy reference's chunks, run in the row blocks' threads)
         with one_blas_thread():
-            if self._one_block(rows):  # (small data: the pass called here, no block list)
-                out = kernel.range_sums(0, rows.shape[0], rows, self.weights, need_grad,
-                                        labels, self.chunk_size)
+            fun, n, min_rows, *args = self._blocks(kernel, rows, need_grad, labels)
+            if row_blocks(n, min_rows) < 2:  # (small data: the one block's pass called here)
+                out = fun(0, n, *args)
             else:
-                out = add_blocks(map_row_blocks(*self._blocks(kernel, rows, need_grad,
-                                                              labels)))
+                out = add_blocks(map_row_blocks(fun, n, min_rows, *args))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
             if self.cached:
@@ -228,31 +225,19 @@ class PointStatistics(Statistics):
             return _RawKernel(_UNIT_CHART, None, Z, beta, self.dtype, bias), self.scaled_rows
         return _RawKernel(self.chart, self.origin, Z, beta, self.dtype, bias), self.X
 
-    def _min_rows(self, rows):
-        """The fewest rows of a pass's row block over ``rows``."""
+    def _blocks(self, kernel, rows, need_grad, labels):
+        """The arguments of :func:`..._blocks.map_row_blocks` that sum the kernel's
+        pass over the row blocks of ``rows`` in threads (the pass is then called
+        from :meth:`sums` itself: one frame fewer to the kernel)."""
         # threads from as many rows as float64 chunks would need (float32 chunks
         # hold twice the rows: mid-size float32 data keep their two threads), and
         # on wide rows from WIDE_BLOCK_BYTES of them (the same rows up to 256
         # features, where a chunk's rows are the 2 MiB of chunk_rows)
         itemsize = np.dtype(self.dtype).itemsize
-        return max(1, min(2 * self.chunk_size * itemsize // 8,
-                          WIDE_BLOCK_BYTES // (rows.shape[1] * itemsize or 1)))
-
-    def _one_block(self, rows):
-        """Whether a pass over ``rows`` is one row block (:func:`..._blocks.row_blocks`);
-        known after the first pass (the rows, their precision and chunks do not
-        change: 1 to 2 microseconds of a small pass's 15, iris, one thread)."""
-        one = self._single
-        if one is None or one[0] is not rows:
-            one = self._single = (rows, row_blocks(rows.shape[0], self._min_rows(rows)) < 2)
-        return one[1]
-
-    def _blocks(self, kernel, rows, need_grad, labels):
-        """The arguments of :func:`..._blocks.map_row_blocks` that sum the kernel's
-        pass over the row blocks of ``rows`` in threads (the pass is then called
-        from :meth:`sums` itself: one frame fewer to the kernel)."""
-        return (kernel.range_sums, rows.shape[0], self._min_rows(rows), rows, self.weights,
-                need_grad, labels, self.chunk_size)
+        min_rows = max(1, min(2 * self.chunk_size * itemsize // 8,
+                              WIDE_BLOCK_BYTES // (rows.shape[1] * itemsize or 1)))
+        return (kernel.range_sums, rows.shape[0], min_rows, rows, self.weights, need_grad,
+                labels, self.chunk_size)
 
     def low_precision(self):
         """The same rows with float32 passes (the sums stay float64), or None where
