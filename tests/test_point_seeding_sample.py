@@ -113,3 +113,20 @@ def test_the_widened_sample_stands_for_all_the_rows():
     mean = np.mean(totals, axis=0)
     counted = w > 0
     np.testing.assert_allclose(mean, [w[counted] @ d2[counted], w.sum()], rtol=0.05)
+
+
+@pytest.mark.parametrize("n, d", [(700, 3000), (37, 5000), (300, 1500)])
+def test_the_draw_distances_of_wide_rows_in_blocks_are_those_by_chunk(monkeypatch, n, d):
+    # rows of more than DRAW_WIDE_FEATURES features go to nearest_point DRAW_BLOCK
+    # numbers at a time, a whole number of its own chunks: the same distances to the
+    # bit as one DRAW_CHUNK at a time, and the closed form to rounding
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(n, d)) * 3.0 + 7.0
+    offset, two = X.mean(axis=0), 0.25
+    Z = (X[rng.choice(n, 8, replace=False)] - offset) * two + 1e-3
+    d2 = seeding._draw_distances(X, offset, two, Z)
+    assert seeding.DRAW_BLOCK // (seeding.DRAW_CHUNK // d * d) > 1  # (blocks of chunks)
+    direct = (((X - offset) * two)[:, None, :] - Z[None]) ** 2
+    np.testing.assert_allclose(d2, direct.sum(axis=2).min(axis=1), rtol=1e-10)
+    monkeypatch.setattr(seeding, "DRAW_WIDE_FEATURES", 10**9)  # one chunk at a time
+    np.testing.assert_array_equal(d2, seeding._draw_distances(X, offset, two, Z))

@@ -118,8 +118,11 @@ class PointChart:
     def pull_back(self, M, G):
         """Gradient on the heads ``M`` of a gradient ``G`` on their scaled points."""
         M = np.asarray(M, dtype=np.float64)
-        c = M[:, -1:]
+        c = M[:, -1]
         out = np.empty(M.shape, dtype=np.result_type(M, G))
-        np.multiply(self.height / c, G, out=out[:, :-1])
-        out[:, -1] = -(self.height / c[:, 0] ** 2) * np.einsum("ij,ij->i", M[:, :-1], G)
+        np.multiply((self.height / c)[:, None], G, out=out[:, :-1])
+        # -(height / c^2) <u, g>, its product and sign taken in place (the same numbers)
+        last = np.einsum("ij,ij->i", M[:, :-1], G)
+        last *= self.height / (c * c)
+        np.negative(last, out=out[:, -1])
         return out

@@ -185,10 +185,13 @@ class _RawKernel:
         at a time (a converted copy of a chunk), to the compiled kernel or to
         the numpy reference (:meth:`reference_sums`).
         """
-        direct = COMPILED and X.dtype == self.dtype and X.flags.c_contiguous
+        if COMPILED and hi > lo and X.dtype == self.dtype and X.flags.c_contiguous:
+            return point_sums(X[lo:hi], self.At, self.c1, None if w is None else
+                              np.ascontiguousarray(w[lo:hi], np.float64), self.beta,
+                              need_grad, None if labels is None else labels[lo:hi], self.r)
         out = None
-        for a in range(lo, hi, max(hi - lo, 1) if direct else chunk):
-            b = hi if direct else min(a + chunk, hi)
+        for a in range(lo, hi, chunk):
+            b = min(a + chunk, hi)
             wc, lc = None if w is None else w[a:b], None if labels is None else labels[a:b]
             if COMPILED:
                 part = point_sums(np.ascontiguousarray(X[a:b], dtype=self.dtype), self.At,

@@ -164,7 +164,7 @@ def lloyd_shift(M, rgrad, masses, height, floor):
     """
     M = np.asarray(M, dtype=np.float64)
     shift = (M[:, -1] / (2.0 * height * np.maximum(masses, floor)))[:, None] * rgrad
-    return float((M.shape[1] - 1) * (shift * shift).sum())
+    return float((M.shape[1] - 1) * np.add.reduce(shift * shift, None))  # (ndarray.sum's)
 
 
 def sampling_noise(distortion, n_heads, n_features, n_rows):
@@ -336,7 +336,9 @@ class PointMaths(LayerMaths):
         them.
         """
         at, M = M, np.asarray(M, dtype=np.float64)
-        if (M[:, -1] < MIN_POLE).any():
+        # (the smallest pole against the bound: NaN fails both ways, as the
+        # comparisons' any did; one reduction, no mask)
+        if np.minimum.reduce(M[:, -1]) < MIN_POLE:
             return (np.inf, np.full_like(M, np.nan), None) if return_grad else np.inf
         chart = stats.chart
         Z = chart.scaled_points(M)
@@ -345,9 +347,11 @@ class PointMaths(LayerMaths):
         risk = (stats.sq_total + out[0]) / W
         if not return_grad:
             return risk
-        G = (2.0 / W) * (out[1][:, None] * Z - out[2])
+        G = out[1][:, None] * Z  # (2 / W) (m_h zs_h - first_h), in place: the same numbers
+        G -= out[2]
+        G *= 2.0 / W
         # the distortion sum_i w_i sum_h p_ih ||y_i - zs_h||^2 / W, from the same sums
-        distortion = (stats.sq_total - 2.0 * (Z * out[2]).sum()
+        distortion = (stats.sq_total - 2.0 * np.add.reduce(Z * out[2], None)
                       + np.dot(out[1], np.einsum("ij,ij->i", Z, Z))) / W
         n_rows = row_count(stats)
         self._noise = (at, sampling_noise(distortion, self.n_clusters, Z.shape[1], n_rows),
