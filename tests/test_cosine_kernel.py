@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_attnclust.maths.cosine.kernel import (DENSE_MIN_FEATURES, SPARSE_MIN_HEADS,
-                                                   weighted_row_sums)
+                                                   range_sums, weighted_row_sums)
 
 
 def _near_one_hot(K, b, dtype, rng, share_multi=0.05):
@@ -56,6 +56,42 @@ def test_sparse_sums_by_head_are_added_into_the_sums_given(share_multi):
     kept = dense.copy()
     assert weighted_row_sums(P, X.toarray(), dense) is not dense
     np.testing.assert_array_equal(dense, kept)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_sparse_sums_by_head_are_added_into_sums_of_either_order(order):
+    """``into`` F-ordered (the transposed product a chunk before left): the
+    by-head sums still land in it, not in a flattened copy."""
+    rng = np.random.default_rng(5)
+    K, b, d = SPARSE_MIN_HEADS + 4, 60, 40
+    X = sp.csr_matrix(rng.random((b, d)) * (rng.random((b, d)) < 0.3))
+    P = _near_one_hot(K, b, np.float64, rng, 0.0)
+    into = np.asarray(rng.standard_normal((K, d)), order=order)
+    want = into + P @ X.toarray()
+    got = weighted_row_sums(P, X, into)
+    assert got is into
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_sparse_chunks_after_a_dense_sums_chunk_equal_the_dense_rows():
+    """A chunk whose rows mostly share their weight (``_dense_sums``, an
+    F-ordered product) and then one of one-hot weights (sums by head added
+    into it): :func:`range_sums` on the CSR rows equals the dense rows'."""
+    rng = np.random.default_rng(0)
+    K, d, b = SPARSE_MIN_HEADS + 20, 300, 400
+    M = np.zeros((K, d))
+    M[np.arange(K), np.arange(K)] = 1.0
+    A = np.zeros((b, d))  # (on no head's feature: uniform weights)
+    A[:, K:] = rng.random((b, d - K)) * (rng.random((b, d - K)) < 0.2)
+    B = np.zeros((b, d))  # (each on one head's feature: one-hot at beta = 200)
+    B[np.arange(b), rng.integers(0, K, b)] = 1.0
+    B[:, K:] = 0.01 * rng.random((b, d - K)) * (rng.random((b, d - K)) < 0.05)
+    Xd = np.vstack([A, B])
+    r = 1.0 / np.linalg.norm(Xd, axis=1)
+    got = range_sums(0, 2 * b, sp.csr_matrix(Xd), r, None, M, 200.0, True, b)
+    want = range_sums(0, 2 * b, Xd, r, None, M, 200.0, True, b)
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
 
 
 def test_weighted_row_sums_of_no_rows():

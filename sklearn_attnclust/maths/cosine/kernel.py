@@ -175,12 +175,13 @@ def _add_sparse_sums_by_head(S, head, p, rows, Xc):
     a chunk of 10486 rows, the sums added into a K x d array, 57 -> 51 ms
     (CPU medians of 15), each chunk's sums the same numbers (the chunks'
     added in another order: ``S + (R + D)`` is now ``(S + R) + D``)."""
-    K, d = S.shape
+    K = S.shape[0]
     Q = sp.csr_matrix((np.asarray(p, dtype=np.float64), (head, np.flatnonzero(rows))),
                       shape=(K, Xc.shape[0]))
-    R = sp.csr_matrix(Q @ Xc)
-    flat = S.reshape(-1)  # (a view: S is C-ordered)
-    flat[np.repeat(np.arange(K, dtype=np.int64) * d, np.diff(R.indptr)) + R.indices] += R.data
+    R = sp.csr_matrix(Q @ Xc)  # (a product: no duplicate entries)
+    # (by (head, column): ``S`` may be F-ordered, the transposed product of a
+    # chunk before it that took :func:`_dense_sums`, where a flat view is a copy)
+    S[np.repeat(np.arange(K, dtype=np.int64), np.diff(R.indptr)), R.indices] += R.data
 
 
 def _add_sparse_dense_sums(S, P, Xc):
