@@ -312,6 +312,13 @@ def test_wide_default_context_is_wide_context(monkeypatch):
     assert auto.context_.shape == (100, 40)
     assert np.array_equal(auto.context_, _softmax(3, context_length=100).fit(X).context_)
     np.testing.assert_array_equal(auto.predict(X), auto.labels_)
+    with warnings.catch_warnings():  # (more clusters than the blobs: at least 8 tokens each)
+        warnings.simplefilter("ignore")
+        assert _softmax(20).fit(X).context_.shape == (160, 40)
+        auto_context = in_context.AUTO_CONTEXT
+        monkeypatch.setattr(in_context, "AUTO_CONTEXT", 150)  # (and at most AUTO_CONTEXT)
+        assert _softmax(20).fit(X).context_.shape == (150, 40)
+    monkeypatch.setattr(in_context, "AUTO_CONTEXT", auto_context)
     monkeypatch.setattr(in_context, "DENSE_FEATURES", 40)
     assert _softmax(3).fit(X).context_.shape == X.shape
 
