@@ -112,11 +112,10 @@ def test_starts_are_unit_and_seeded_by_weight(mixture):
         M = maths.starts(X, None, init, rng)
         assert M.shape == (3, 6) and np.allclose(np.linalg.norm(M, axis=1), 1.0)
     # rows of zero weight are never drawn, nor do they move the refined heads (each
-    # the direction of a signed sum of rows of positive weight, then keyed by the
-    # inverse of their weighted second moment: in their span)
+    # the direction of a signed sum of rows of positive weight: in their span)
     w = np.zeros(len(X))
     w[:5] = 1.0
-    M = _maths(X, w)[0].starts(X, w, "k-means++", np.random.default_rng(1))
+    M = maths.starts(X, w, "k-means++", np.random.default_rng(1))
     Q, _ = np.linalg.qr(X[:5].T)
     np.testing.assert_allclose(M @ Q @ Q.T, M, rtol=0, atol=1e-12)
 
@@ -319,8 +318,8 @@ def test_mixed_precision_without_a_coarse_stage(monkeypatch):
     curve = mixed.risk_curve_
     assert gnorm <= 1e-4 or HELD_FACTOR * (curve[-2] - curve[-1]) / curve[-1] <= 1e-4
     assert len(mixed.risk_curve_) == mixed.n_iter_ + 1
-    with pytest.warns(ConvergenceWarning):  # (a random start: the keyed one takes 1 step)
-        short = make(max_iter=2, init="random", n_init=1).fit(X)
+    with pytest.warns(ConvergenceWarning):
+        short = make(max_iter=2).fit(X)
     assert short.n_iter_ == 2 and len(short.risk_curve_) == 3
     monkeypatch.setattr(fit_module, "MIXED_MIN_SIZE", np.inf)
     plain = make().fit(X)

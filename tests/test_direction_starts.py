@@ -3,8 +3,7 @@
 import numpy as np
 
 from sklearn_attnclust.datasets import make_orthogonal_mixture
-from sklearn_attnclust.maths.direction.starts import (KEY_RIDGE, LLOYD_STEPS, keyed_heads,
-                                                       refine_heads)
+from sklearn_attnclust.maths.direction.starts import LLOYD_STEPS, refine_heads
 
 
 def _rows_of(X):
@@ -137,34 +136,3 @@ def test_lloyd_step_moves_heads_to_their_rows_directions():
     M /= np.linalg.norm(M, axis=1, keepdims=True)
     out = lloyd_step(M, X.shape[0], _rows_of(X), chunk=64)
     np.testing.assert_allclose(np.abs(np.einsum("kd,kd->k", out, centres)), 1.0, atol=1e-12)
-
-
-def test_keyed_heads_keys_point_along_the_directions():
-    """The keys ``(Sigma + r I) mu_h`` of the keyed heads point along the unit
-    directions ``c_h`` (``r`` = KEY_RIDGE tr(Sigma) / d): the solve, in closed form;
-    the heads are unit rows."""
-    rng = np.random.default_rng(0)
-    d, K = 12, 4
-    A = rng.standard_normal((3 * d, d))
-    second = A.T @ A / (3 * d)
-    C = rng.standard_normal((K, d))
-    C /= np.linalg.norm(C, axis=1, keepdims=True)
-    H = keyed_heads(C, second)
-    np.testing.assert_allclose(np.linalg.norm(H, axis=1), 1.0, rtol=1e-14)
-    keys = H @ (second + KEY_RIDGE * np.trace(second) / d * np.eye(d))
-    keys /= np.linalg.norm(keys, axis=1, keepdims=True)
-    np.testing.assert_allclose(keys, C, atol=1e-12)
-
-
-def test_keyed_heads_keep_eigenvectors():
-    """Directions that are eigenvectors of ``Sigma`` (the orthonormal mixtures'
-    centroids: ``Sigma = (1/K) sum_h mu_h mu_h^T + sigma^2 I``) are their own keyed
-    heads, up to rounding; rows on a subspace (a singular ``Sigma``, sigma = 0)
-    give finite heads."""
-    rng = np.random.default_rng(1)
-    d, K = 10, 3
-    Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
-    centres = Q[:, :K].T
-    for sigma in (0.3, 0.0):
-        second = centres.T @ centres / K + sigma**2 * np.eye(d)
-        np.testing.assert_allclose(keyed_heads(centres, second), centres, atol=1e-12)

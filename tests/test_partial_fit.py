@@ -276,10 +276,8 @@ def test_partial_fit_after_a_dask_fit_continues_its_stream(geometry):
     spread = np.sqrt(np.mean(np.sum((X - before[labels]) ** 2, axis=1)))
     moved = np.max(np.linalg.norm(aq.cluster_centers_ - before, axis=1))
     # (a summary: the direction layer reads the queries at the centres; measured
-    # 0.15 * spread for it, 0.005 for the point layer; 1.2 before, every centre in cluster 0;
-    # the direction layer 0.246 on issue 30's main, 0.278 from its keyed start, whose
-    # dask fit stops after 1 step: a fifth of the centres' distance is 0.39)
-    assert moved < 0.3 * spread < np.linalg.norm(before[0] - before[1]) / 5
+    # 0.15 * spread for it, 0.005 for the point layer; 1.2 before, every centre in cluster 0)
+    assert moved < 0.25 * spread < np.linalg.norm(before[0] - before[1]) / 5
     aq.partial_fit(B[:2])  # fewer rows than clusters: the heads exist
     if geometry == "direction":  # the moments of all the rows, the fit's and the batches'
         XB = np.vstack([X, B, B[:2]])

@@ -37,7 +37,7 @@ from ..held import HeldLabels
 from ..shared import check_points, counted, positive_magnitude, zero_weights
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
-from .starts import KEY_MAX_FEATURES, keyed_heads, lloyd_step, refine_heads, seed_sample
+from .starts import lloyd_step, refine_heads, seed_sample
 from .wide import RowMoment
 from ...layers.base import LayerMaths
 
@@ -249,11 +249,6 @@ class DirectionMaths(LayerMaths):
         if rows is not all_rows:  # then one step on all the rows (starts.lloyd_step)
             covered = lloyd_step(covered, all_rows.shape[0],
                                  lambda a, b: np.asarray(all_rows[a:b], np.float64), all_w)
-        if self.beta != 0 and self.L is None and second is not None and \
-                second.shape[0] <= KEY_MAX_FEATURES:
-            # the heads whose keys Sigma mu_h point along the clusters' directions, where
-            # the descent from the directions went first (measured: starts.keyed_heads)
-            covered = keyed_heads(covered, second)
         try:
             check_start(covered, covered)
             return covered

@@ -26,11 +26,6 @@ clusters at ``|cos|`` above the threshold (a pair tried in vain) thus keep
 their clusters, and no start ends on a move that was not judged.  This
 module knows nothing of scikit-learn.
 
-The reconstruction risk (``context_length=None``) reconstructs a row by its
-heads' keys ``Sigma mu_h`` (:mod:`.attention`): from the clusters' directions
-``c_h`` its descent first turns the heads until the keys point along them.
-:func:`keyed_heads` starts there, ``mu_h`` along ``Sigma^{-1} c_h``.
-
 On more rows than :func:`seed_sample` keeps, the seeds are drawn and refined
 on its sample of the rows (read from cache, not from memory, at each of the
 steps and candidates), then moved by one Lloyd step on all the rows
@@ -43,8 +38,8 @@ from ..._blocks import gather_rows
 from ..._init import order_by_key
 from .counting import CHUNK_NUMBERS
 
-__all__ = ["KEY_MAX_FEATURES", "KEY_RIDGE", "LLOYD_STEPS", "SEED_ROWS_PER_HEAD", "SEED_MIN_ROWS",
-           "SHARED_COSINE", "keyed_heads", "lloyd_step", "refine_heads", "seed_sample"]
+__all__ = ["LLOYD_STEPS", "SEED_ROWS_PER_HEAD", "SEED_MIN_ROWS", "SHARED_COSINE",
+           "lloyd_step", "refine_heads", "seed_sample"]
 
 #: Lloyd steps on directions from the seeds (and after each move tried).
 #: Measured on ``bench_direction.py``'s vmf rows (n = 1e4, d = 64 to 384, K =
@@ -88,58 +83,6 @@ SHARED_COSINE = 0.5
 #: n = 1e4 at K = 20 (5120 of them).
 SEED_ROWS_PER_HEAD = 256
 SEED_MIN_ROWS = 2048
-
-
-#: Ridge of :func:`keyed_heads`, relative to the mean eigenvalue of the second
-#: moment ``tr(Sigma) / d``: ``(Sigma + r I)^{-1}`` stays defined where the rows
-#: span a subspace (the directions ``c_h``, sums of rows, lie in it).  Measured
-#: at d = 128, K = 20 (``bench_direction.py``'s rows, the risk at the start;
-#: at the class directions 0.53954, the optimum 0.49708): a ridge of 0 / 0.15 /
-#: 0.5 / 1.5 / 5 times the mean eigenvalue, 0.49895 / 0.49877 / 0.49911 / 0.50226
-#: / 0.51312 (the heads' mean ``|cos|`` to the optimum's 0.990 / 0.989 / 0.987 /
-#: 0.979 / 0.962).
-KEY_RIDGE = 0.15
-
-#: Most features :func:`keyed_heads` solves for (its ``2 d^3 / 3`` operations:
-#: 0.7e9 at 1024; no ``O(d^3)`` work on wider rows, issue 30): the bound of the
-#: dense ``(d, d)`` moments (:data:`..point.moments.DENSE_FEATURES`), beyond which
-#: the moment is an operator on the rows (:class:`.wide.RowMoment`); a constant of
-#: its own, so that a fit past it starts as its dense twin does.
-KEY_MAX_FEATURES = 1024
-
-
-def keyed_heads(C, second):
-    """Unit heads ``mu_h`` along ``(Sigma + r I)^{-1} c_h`` (``r`` :data:`KEY_RIDGE`
-    times ``tr(Sigma) / d``), whose keys ``Sigma mu_h`` point along the unit
-    directions ``C`` (K, d), nearly (``second``: ``Sigma``, (d, d)); ``C`` itself
-    where the solve fails or a head is not finite.
-
-    Where each ``c_h`` is an eigenvector of ``Sigma`` (the orthonormal
-    mixtures of equal weights at their centroids) the heads are the ``c_h``.
-    One solve of ``d`` equations: ``2 d^3 / 3`` operations, against the ``n d^2``
-    of ``Sigma`` itself.
-
-    The reconstruction risk's starts (competitive, ``context_length=None``;
-    not measured for finite context lengths nor the linear layer).  Measured
-    (``bench_direction.py``'s vmf rows, n = 1e4, seeds 0 and 1, one thread,
-    CPU time, interleaved with the directions ``C`` as the start): steps d =
-    128, K = 20: 9 -> 5 (the risk 0.497556 -> 0.497424: lower); d = 64, K =
-    10: 8 -> 3; d = 64, K = 20: 9 -> 5; d = 128, K = 5: 5 -> 3; CPU time 0.63
-    to 0.85 times, ARI 1.000.  ``direction_table.py``: each median on the one
-    a descent to ``tol=1e-8`` reaches (3:1 0.620 -> 0.627, sigma = 1 0.088 ->
-    0.085, orthonormal K = 3 0.021 -> 0.022; K = 2 0.019 -> 0.020 against
-    0.019), the risks equal to five digits.
-    """
-    d = second.shape[0]
-    ridge = KEY_RIDGE * float(np.trace(second)) / d
-    try:
-        H = np.linalg.solve(second + ridge * np.eye(d), C.T).T
-    except np.linalg.LinAlgError:
-        return C
-    norms = np.linalg.norm(H, axis=1)
-    if not (np.all(np.isfinite(norms)) and np.all(norms > 0)):
-        return C
-    return H / norms[:, None]
 
 
 def seed_sample(rows, weights, n_heads, rng, squared_norms):
