@@ -87,5 +87,4 @@ class HeldLabels:
         if (last_stats is not stats or not value < last_value
                 or not np.array_equal(labels, last_labels)):
             return np.inf
-        # (a risk of 0, e.g. one row: its floor, where no step lowers it further)
-        return (last_value - value) / abs(value) if value else 0.0
+        return (last_value - value) / abs(value)

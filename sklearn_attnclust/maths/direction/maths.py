@@ -41,8 +41,8 @@ from .starts import lloyd_step, refine_heads, seed_sample
 from .wide import RowMoment
 from ...layers.base import LayerMaths
 
-__all__ = ["COARSE_TOL", "FLOAT32_ROW_TOP", "HELD_FACTOR", "HELD_FACTOR_UNMEASURED",
-           "DirectionMaths", "WarmStart", "fit_directions", "unit_scale"]
+__all__ = ["COARSE_TOL", "FLOAT32_ROW_TOP", "HELD_FACTOR", "DirectionMaths", "WarmStart",
+           "fit_directions", "unit_scale"]
 
 #: Largest magnitude of the rows as the passes read them (absolute: :func:`unit_scale`
 #: leaves rows whose root mean squared norm is within 0.01 to 100 as they are, and
@@ -83,13 +83,6 @@ COARSE_TOL = 1e-3
 #: lower (d = 128, K = 20: 1.728 -> 1.559), the CPU time 0.52 to 0.97 times
 #: factor 10's; ``benchmarks/direction_table.py`` unchanged to its three digits.
 HELD_FACTOR = 1.0
-
-#: :data:`HELD_FACTOR` where it was not re-measured (float32 rows, whose ``tol``
-#: is at least ``FLOAT32_TOL``, and finite context lengths): the first
-#: measurement's 10.  At 1 the float32 fit of ``test_reliability``'s mixture
-#: stopped 0.076 from the float64 one (at 10: within 0.02), and a fit at
-#: ``context_length=4`` of ``test_weights_scales`` moved 4 labels of 39900.
-HELD_FACTOR_UNMEASURED = 10.0
 
 
 def unit_scale(X, weights=None):
@@ -181,8 +174,6 @@ class DirectionMaths(LayerMaths):
         self.unit_root = float(np.sqrt(self.norm)) * rms
         self._last = None  # the last evaluation on all the rows: heads, risk, scale
         self._held = HeldLabels()  # (the labels of the last steps: stationarity)
-        self.held_factor = HELD_FACTOR if context_length is None and self.dtype == np.float64 \
-            else HELD_FACTOR_UNMEASURED
 
     def statistics(self, rows, weights):
         st = ContextStatistics.from_data(rows, need_fourth=self.L is not None, weights=weights)
@@ -272,11 +263,10 @@ class DirectionMaths(LayerMaths):
     def stationarity(self, M, rgrad, masses):
         """The Riemannian gradient's norm; or, if smaller, once the step to ``M``
         left every row's head of largest ``|<x, mu_h>|`` as it was (KMeans's
-        stop, on its labels), :data:`HELD_FACTOR` (float64 rows, ``context_length=None``;
-        else :data:`HELD_FACTOR_UNMEASURED`) times the relative decrease of
+        stop, on its labels), :data:`HELD_FACTOR` times the relative decrease of
         the risk over that step (:class:`..held.HeldLabels`; the optimiser's own
         rule reads the relative decrease against ``tol**2``)."""
-        return min(float(np.linalg.norm(rgrad)), self.held_factor * self._held.decrease(M))
+        return min(float(np.linalg.norm(rgrad)), HELD_FACTOR * self._held.decrease(M))
 
     def final(self, M):
         """``(risk, scale)`` at ``M`` in input units, the risk without the penalty."""
