@@ -141,9 +141,9 @@ def test_small_spread_takes_all_eigenvalues(monkeypatch):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     """Heads of 2**16 numbers or more keep at most as many numbers in their L-BFGS
-    pairs, with the one a step builds, as the rows hold (and at least 2 pairs),
-    and none on sparse rows of fewer than SPARSE_PAIRS_MIN_DENSITY entries a
-    feature; narrow heads are not limited."""
+    pairs, with the one a step builds, as the rows hold (dense rows at least 2
+    pairs), and none on sparse rows of fewer than SPARSE_PAIRS_MIN_DENSITY entries a
+    feature or bytes for SPARSE_MIN_PAIRS; narrow heads are not limited."""
     from sklearn_attnclust import AttentionQuantizer, _descent
     from sklearn_attnclust.maths.cosine.maths import (SPARSE_PAIRS_MIN_DENSITY, WIDE_HEADS,
                                                       CosineMaths)
@@ -161,6 +161,11 @@ def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     held = dense_rows.data.nbytes + dense_rows.indices.nbytes + dense_rows.indptr.nbytes
     assert maths.max_pairs(CosineStatistics(dense_rows, None)) == max(
         2, held // (2 * 8 * K * d) - 1) == 11
+    # bytes of fewer than SPARSE_MIN_PAIRS pairs: sparse rows keep none, dense rows 2
+    few = CosineMaths(5 * K, 1.0, 0.1, d)
+    assert held // (2 * 8 * 5 * K * d) - 1 < 2
+    assert few.max_pairs(CosineStatistics(dense_rows, None)) == 0
+    assert few.max_pairs(CosineStatistics(dense_rows.toarray(), None)) == 2
     # rows of the bytes of 5 pairs: 4 kept, and the one a step builds
     dense = np.ones((2 * 8 * 5 * K * d // (8 * d), d))
     assert maths.max_pairs(CosineStatistics(dense, None)) == 4

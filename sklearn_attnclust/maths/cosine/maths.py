@@ -116,7 +116,7 @@ RELAX_GROW, RELAX_MAX, RELAX_SHRINK = 1.5, 4.0, 0.5
 #: stage's three builds of 5 ms a fit at n = 4000, d = 384, now one.
 UNIT_CACHE_SIZE = 2**22
 
-#: The swap stage's slack for the cosine layer (:data:`..._swap.SWAP_SLACK`, 0.1
+#: The swap stage's slack for the cosine layer (:data:`..._swap.SWAP_SLACK`, 0.2
 #: for the others): a trial is descended only if moving its head to the
 #: candidate row raises the hard risk (``sum (2 - 2 cos)`` to the nearest head)
 #: by less than this share of it.  Measured (one thread, CPU time, von
@@ -488,7 +488,7 @@ def pair_limit(n_clusters, n_features, stats):
     held = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if _is_sparse(X)
             else X.nbytes)
     pairs = int(held // (2 * 8 * size)) - 1
-    return 0 if _is_sparse(X) and pairs < SPARSE_MIN_PAIRS else max(SPARSE_MIN_PAIRS, pairs)
+    return 0 if _is_sparse(X) and pairs < SPARSE_MIN_PAIRS else max(2, pairs)
 
 
 def cosine_maths(n_clusters, temperature, spread, n_features, stats):

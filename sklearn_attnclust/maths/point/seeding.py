@@ -12,7 +12,8 @@ from ..._init import (centred_order, centred_rows, centred_rows_in_order, distin
 from ..shared import check_points, counted
 
 __all__ = ["DRAW_BLOCK", "DRAW_CHUNK", "DRAW_WIDE_FEATURES", "MISSED_ROWS_PER_CENTRE",
-           "SAMPLE_DISTANCE_FACTOR", "SEED_DRAW_BUDGET", "SEED_DRAW_FEATURES", "SEED_MIN_ROWS", "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE",
+           "SAMPLE_DISTANCE_FACTOR", "SEED_DRAW_BUDGET", "SEED_DRAW_FEATURES", "SEED_MIN_ROWS",
+           "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE",
            "counted_rows", "sample_missed_rows", "seed_points", "seeding_positions",
            "seeding_size", "widened_sample"]
 
