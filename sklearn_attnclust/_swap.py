@@ -11,7 +11,7 @@ is moved to one of a few candidate rows, the one whose move lowers the hard
 risk most before any descent (candidates drawn by k-means++'s draw, over the
 rows in an order of their values: the draws do not depend on the rows'
 order or scale, and a row of integer weight ``c`` is drawn as its ``c``
-copies would be); unless the move raises the hard risk by a fifth or more
+copies would be); unless the move raises the hard risk by a tenth or more
 (the maths' ``swap_slack``: the cosine layer's 2 %),
 the heads are descended again for :data:`SWAP_STEPS` steps at most (where
 ``swap_free_points`` and the move does not lower the hard risk, at least
@@ -19,8 +19,7 @@ the heads are descended again for :data:`SWAP_STEPS` steps at most (where
 step finds no decrease, or once the trial's risk is above the best one's by
 more than :data:`SWAP_HOPE` times its last step's decrease) and the trial is
 kept if its risk is lower.  The stage stops after
-:data:`SWAP_PATIENCE` trials in a row that did not lower the risk
-(:data:`SWAP_FREE_PATIENCE` where ``swap_free_points``), or after
+:data:`SWAP_PATIENCE` trials in a row that did not lower the risk, or after
 :data:`SWAP_ROUNDS` trials.
 
 The stage follows a descent that converged from a start the fit seeded (not
@@ -42,8 +41,7 @@ from ._init import _unit_exponent, canonical_order, ordered_distinct_starts
 from ._mapped_rows import MappedRows
 from .optim import handed_state
 
-__all__ = ["ROW_REDUCTION_HEADS", "SWAP_FREE_PATIENCE", "SWAP_HOPE", "SWAP_PATIENCE",
-           "SWAP_ROUNDS",
+__all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS",
            "TRANSPOSED_HEADS", "draw_order",
            "nearest_two", "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
            "two_nearest", "two_nearest_rows"]
@@ -51,29 +49,8 @@ __all__ = ["ROW_REDUCTION_HEADS", "SWAP_FREE_PATIENCE", "SWAP_HOPE", "SWAP_PATIE
 #: Trials at most per fit.
 SWAP_ROUNDS = 8
 
-#: Trials in a row that may fail (raise the risk) before the stage stops (where
-#: the maths' heads are not free points: :data:`SWAP_FREE_PATIENCE`).
+#: Trials in a row that may fail (raise the risk) before the stage stops.
 SWAP_PATIENCE = 2
-
-#: :data:`SWAP_PATIENCE` where the maths' heads are free points (the point
-#: layer; the cosine layer's stage is as measured with 2).  Measured with
-#: :data:`SWAP_SLACK` (``benchmarks/hard_cases.py --part one-start``'s last row,
-#: 3 blobs at ``n_clusters`` 8 and 12, 40 fits; the same on data seeds 10 to 24,
-#: 60 fits): within 1 % of the best inertia known 30 and 46 fits, worst 1.023 and
-#: 1.060, with 2 and a slack of 0.1; 30 and 48 (1.023, 1.060) with 2 and 0.2; 30
-#: and 49 (1.022, 1.048) with 3 and 0.1; 34 and 54 (1.016, 1.020) with 3 and 0.2
-#: (or 1.0); 34 and 54 with 4.  The other rows (2-D and 3-D blobs, the scaled
-#: small real sets) as with 2.  The 6 misses left of the 40: 2 on the set whose
-#: best basin's own optimum is 1.013 x the best known, 3 with the best known
-#: share of heads per blob but its heads turned or arranged otherwise within a
-#: blob, 1 with a head in the wrong blob.  Its cost
-#: (``--part many`` cells, n = 5e4, one thread, CPU medians of 2 seeds x 2 to 3
-#: runs, interleaved, against 2 and 0.1): 2-D blobs K = 20, 64, 256 +2 to +8 %,
-#: +20 %, +5 %; 16-D blobs +9 %, +23 %, +12 %; uniform 2-D +11 %, +2 %, +6 %;
-#: uniform 16-D K = 20, 64 +5 %, +6 %; inertia the same or lower (2-D blobs K =
-#: 64, seed 0: 1.0046 to 1.0026 x KMeans's), but for one fit at 2-D K = 256
-#: (0.9916 to 0.9919).
-SWAP_FREE_PATIENCE = 3
 
 #: Relative drop of the risk a trial must make to be kept (far above rounding).
 SWAP_RTOL = 1e-4
@@ -81,13 +58,8 @@ SWAP_RTOL = 1e-4
 #: A trial is descended only if the move (:func:`swap_target`) changes the hard
 #: risk by less than this share of it (where the maths' ``swap_slack`` is None:
 #: :attr:`.layers.base.LayerMaths.swap_slack`): a move that raises it by more
-#: rarely ends lower, and its descent is the cost of a trial.  With more heads
-#: than clusters (3 blobs, ``n_clusters`` 8 and 12, data seeds 0 to 9), kept
-#: trials had moves of up to 0.17 (10 of 54 kept above 0.1); on many clusters
-#: (blobs n = 5e4, d = 2 and 16, K = 20 and 64, seeds 0 and 1) every move but
-#: one (0.225) was below 0.07.  Measured with :data:`SWAP_FREE_PATIENCE` (the
-#: same fits with 0.2, 0.3 and 1.0 there).
-SWAP_SLACK = 0.2
+#: rarely ends lower, and its descent is the cost of a trial.
+SWAP_SLACK = 0.1
 
 #: Steps of a trial's descent, at most (:data:`SWAP_FORCED_STEPS` of them
 #: whatever its stationarity where the maths' ``swap_free_points`` and the move
@@ -164,7 +136,6 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     from its optimiser's state; its ``n_iter`` is then the steps of the start's
     descent and of every trial (the stage's work on the way to it)."""
     maths, fails, steps, kept = descent.maths, 0, 0, False
-    patience = SWAP_FREE_PATIENCE if maths.swap_free_points else SWAP_PATIENCE
     if maths.n_clusters < 2:
         return best
     trial_tol, first_steps = max(tol, maths.coarse_tol), best.n_iter
@@ -205,7 +176,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             best, fails, kept, near = trial, 0, True, None
         else:
             fails += 1
-            if fails >= patience:
+            if fails >= SWAP_PATIENCE:
                 break
     if kept and (trial_tol > tol or not best.converged):  # (a trial stops at SWAP_STEPS)
         again = descent.run(stage, best.heads, tol, state=handed_state(best), memory=memory)

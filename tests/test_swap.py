@@ -356,7 +356,7 @@ def test_the_slack_is_the_maths_own(monkeypatch):
     from sklearn_attnclust.layers.base import LayerMaths
     from sklearn_attnclust.maths.cosine.maths import COSINE_SWAP_SLACK, CosineMaths
 
-    assert LayerMaths.swap_slack is None and SWAP_SLACK == 0.2
+    assert LayerMaths.swap_slack is None and SWAP_SLACK == 0.1
     assert CosineMaths.swap_slack == COSINE_SWAP_SLACK
     trials, run = [], _strategy._Descent.run
 
@@ -374,31 +374,3 @@ def test_the_slack_is_the_maths_own(monkeypatch):
         AttentionQuantizer(8, geometry="cosine", random_state=0).fit(X)
         counts.append(len(trials))
     assert counts[0] == 0 and counts[1] > 0
-
-
-def test_the_patience_is_the_free_points_own(monkeypatch):
-    # the point layer's stage stops after SWAP_FREE_PATIENCE failed trials in a
-    # row, others after SWAP_PATIENCE: with 1 and 5, the point stage stops at its
-    # first failed trial (its trials: the kept ones and one more)
-    from sklearn_attnclust import _descent, _swap
-
-    assert _swap.SWAP_FREE_PATIENCE == 3 and _swap.SWAP_PATIENCE == 2
-    monkeypatch.setattr(_swap, "SWAP_FREE_PATIENCE", 1)
-    monkeypatch.setattr(_swap, "SWAP_PATIENCE", 5)
-    targets, kept = [], []
-    target, say = _swap.swap_target, _descent._Descent.say
-
-    def spy_target(*a, **k):
-        targets.append(1)
-        return target(*a, **k)
-
-    def spy_say(self, text):
-        if text.startswith("Swap kept"):
-            kept.append(1)
-        return say(self, text)
-
-    monkeypatch.setattr(_swap, "swap_target", spy_target)
-    monkeypatch.setattr(_descent._Descent, "say", spy_say)
-    X, _ = make_blobs(3000, 2, centers=3, random_state=1)
-    AttentionQuantizer(8, random_state=0).fit(X)
-    assert 0 < len(targets) == len(kept) + 1 < _swap.SWAP_ROUNDS
