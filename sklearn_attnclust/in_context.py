@@ -157,9 +157,9 @@ class InContextQuantizer(BaseEmbedding):
         spread evenly along a random direction (a sample that does not depend
         on the order of the rows); None keeps all of them.  "auto": all of
         them up to :data:`AUTO_CONTEXT` (2000) samples, that many beyond (on
-        wide rows, more than 1024 features, :data:`WIDE_CONTEXT`, 500, or 8
-        a cluster up to 2000: the last pass costs ``O(n m d)``, and fewer
-        tokens did no worse there): the
+        wide rows, more than 1024 features, the larger of :data:`WIDE_CONTEXT`,
+        500, and 8 a cluster, at most 2000: the last pass costs ``O(n m d)``,
+        and fewer tokens did no worse there): the
         sample the temperature scan already finds the fixed points on, so that
         the fit's cost grows linearly with ``n_samples`` and ``transform``'s
         and ``predict``'s cost per sample does not grow with it (with the

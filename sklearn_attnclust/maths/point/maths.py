@@ -111,8 +111,8 @@ STALL_STEPS = 10
 #: d = 64, K = 256, float32, 194 steps to ``tol``, 32 so, the risk 0.09 % above
 #: the end's (faiss's 0.36 %, KMeans's about 0.26 %); d = 16, K = 64, 125 steps,
 #: 101 so, 0.013 % above (KMeans's 0.1 %); at 3e3 (a third of the resolution) 22
-#: and 35 steps, 0.14 % and 0.17 % above, beyond KMeans's at d = 16 (in today's
-#: fits the crawl test stops d = 16 first: 55 steps, below).  Blobs converge by the Lloyd shift in
+#: and 35 steps, 0.14 % and 0.17 % above, beyond KMeans's at d = 16 (with the
+#: crawl test, d = 16 stops by it first: 55 steps, below).  Blobs converge by the Lloyd shift in
 #: fewer steps than the window.  The value is 3e3, not 1e3: issue 30's target
 #: for vector quantization is faiss's inertia, not KMeans's.  Measured 1e3
 #: against 3e3 (default fits, one thread, CPU time, medians of 3 seeds,
