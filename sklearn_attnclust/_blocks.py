@@ -48,7 +48,6 @@ __all__ = [
     "pool_width",
     "race_keys",
     "row_keys",
-    "row_blocks",
     "rows_block",
     "smallest_keys",
     "sum_row_blocks",
@@ -168,12 +167,6 @@ def pool_width():
     return max(1, min(width, N_THREADS))
 
 
-def row_blocks(n, min_rows):
-    """The number of row blocks :func:`map_row_blocks` splits ``range(n)`` into
-    (below 2: one block)."""
-    return min(N_THREADS, n // max(int(min_rows), 1))
-
-
 def map_row_blocks(fun, n, min_rows, *args):
     """``[fun(lo, hi, *args) for each block]`` over contiguous row blocks of
     ``range(n)``, in threads.
@@ -189,7 +182,7 @@ def map_row_blocks(fun, n, min_rows, *args):
     (not a closure): the path from a pass to its kernel then reads top down.
     """
     global _POOL
-    n_blocks = row_blocks(n, min_rows)
+    n_blocks = min(N_THREADS, n // max(int(min_rows), 1))
     if n_blocks < 2:
         return [fun(0, n, *args)]
     edges = np.linspace(0, n, n_blocks + 1).astype(int)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..._assign import nearest_point, row_norms2
 from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
-                        row_blocks, sum_row_blocks)
+                        sum_row_blocks)
 from ..shared import CACHE_ENTRIES, counted, zero_weights
 from .chart import PointChart
 from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
@@ -185,11 +185,7 @@ class PointStatistics(Statistics):
         # (BLAS on one thread: the compiled pass's products of 256-row tiles, and
         # the numpy reference's chunks, run in the row blocks' threads)
         with one_blas_thread():
-            fun, n, min_rows, *args = self._blocks(kernel, rows, need_grad, labels)
-            if row_blocks(n, min_rows) < 2:  # (small data: the one block's pass called here)
-                out = fun(0, n, *args)
-            else:
-                out = add_blocks(map_row_blocks(fun, n, min_rows, *args))
+            out = add_blocks(map_row_blocks(*self._blocks(kernel, rows, need_grad, labels)))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
             if self.cached:
