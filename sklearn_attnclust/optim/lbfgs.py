@@ -165,11 +165,14 @@ def _two_loop(manifold, M, g, pairs, scales=None, norms=None):
     norms = manifold.sq_norms(M) if norms is None else norms
     if len(pairs) * g.size > STACK_LIMIT:
         return _two_loop_in_place(manifold, M, g, pairs, scales, norms)
-    # the pairs as one stack (p, 2, K, d), moved to M by one transport
-    moved = np.array(pairs, dtype=np.float64)
-    moved = manifold.transport_stack(M, moved.reshape(-1, *M.shape), norms).reshape(moved.shape)
-    S, Y = list(moved[:, 0]), list(moved[:, 1])  # (the pairs' views, made once)
-    sy = np.einsum("pij,pij->p", moved[:, 0], moved[:, 1]).tolist()
+    # the pairs as one stack (2 p, K, d), s and y alternating, moved to M by one
+    # transport (stacked from the flat list of their arrays: 5 us against 7 for
+    # 8 pairs of 10 x 65, one thread)
+    moved = manifold.transport_stack(
+        M, np.array([v for pair in pairs for v in pair], dtype=np.float64), norms)
+    S, Y = moved[0::2], moved[1::2]
+    sy = np.einsum("pij,pij->p", S, Y).tolist()
+    S, Y = list(S), list(Y)  # (the pairs' views, made once)
     q = np.array(g, dtype=np.float64)
     alphas = [0.0] * len(pairs)
     for i in reversed(range(len(pairs))):

@@ -114,7 +114,12 @@ class Spheres:
         norm computed once for the stack (L-BFGS moves all its pairs every step).
         """
         inv = 1.0 / np.maximum(sq_norms(M) if norms is None else norms, 1e-300)
-        out = (np.einsum("pij,ij->pi", V, M) * inv)[:, :, None] * M
+        coef = np.einsum("pij,ij->pi", V, M)
+        coef *= inv
+        # the products coef_ph mu_h by einsum, not by broadcasting (p, K, 1) x (K, d):
+        # the same numbers (one product each), 17 us against 21 for 16 vectors of
+        # 10 x 65 (digits' L-BFGS pairs), 26 against 36 for 20 x 65 (one thread)
+        out = np.einsum("pi,ij->pij", coef, M)
         return np.subtract(V, out, out=out)
 
     @staticmethod
