@@ -106,9 +106,10 @@ class RowMoment:
 
         return RowSpectrum(self.X, weights=self.weights)
 
-    def largest(self, k):
-        """The ``k`` largest eigenvalues of ``S``, decreasing."""
-        return self.spectrum.largest(k)
+    def largest(self, k, rough=False):
+        """The ``k`` largest eigenvalues of ``S``, decreasing (``rough``: each within
+        ``KRYLOV_TOL`` of the largest, :meth:`..spectrum.RowSpectrum.largest`)."""
+        return self.spectrum.largest(k, rough=rough)
 
     def detached(self):
         """The same operator on a copy of the rows (a fitted model's: not the caller's X)."""
