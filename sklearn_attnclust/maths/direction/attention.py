@@ -245,21 +245,11 @@ def typical_head_score(second, n_heads):
     It is the mean of the ``n_heads`` largest eigenvalues of the second moment,
     i.e. the largest mean squared score ``(1/K) sum_h E<x, mu_h>^2`` that
     orthonormal heads can reach.  For ``K`` orthonormal centroids with equal
-    weights it is ``1/K + sigma^2``.
-
-    On wide rows (the moment an operator on them: :class:`.scales.WideMoment`,
-    :class:`.wide.RowMoment`) the eigenvalues are block Krylov's ``rough`` ones,
-    each within ``KRYLOV_TOL`` of the largest (:func:`..krylov.largest_eigenvalues`),
-    as the point layer's temperature unit is: one pass over the rows fewer where
-    a gap sets them apart.  Measured (make_blobs 1000 x 1e4, K = 8, seeds 0 to 2,
-    CPU time, one thread, medians of 3 interleaved): 0.12 / 0.17 / 0.12 s -> 0.085
-    / 0.13 / 0.084 s (of fits of 0.4 to 0.7 s, KMeans(n_init=1)'s 0.22 s), the
-    temperature within 3.6e-5 relatively, the centres within 1.6e-6 (seeds 0 to
-    4: the same steps and labels).
+    weights it is ``1/K + sigma^2``; on wide rows block Krylov's ``rough`` estimate
+    (:meth:`.wide.RowMoment.largest`, :meth:`.scales.WideMoment.largest`).
     """
     if hasattr(second, "largest"):  # wide rows
-        return float(max(np.mean(second.largest(n_heads, rough=True)),
-                         np.finfo(np.float64).tiny))
+        return float(max(np.mean(second.largest(n_heads, rough=True)), np.finfo(float).tiny))
     with one_blas_thread():  # (d^3: on OpenBLAS's threads it ran up to 30 times as long
         # when other processes shared the cores)
         eigvals = np.linalg.eigvalsh(second)
