@@ -238,3 +238,28 @@ def test_float32_passes_take_the_moments_on_their_rows(monkeypatch):
     monkeypatch.setattr(moments, "DENSE_FEATURES", 1024)
     dense = ContextStatistics.from_data(X, need_fourth=True, weights=w)
     assert dense.astype(np.float32).second is dense.second
+
+
+def test_wide_temperature_unit_is_the_rough_mean_of_the_largest_eigenvalues(monkeypatch):
+    # the direction layers' temperature unit on wide rows: block Krylov's rough
+    # eigenvalues (rough=True asked for), their mean within KRYLOV_TOL of the dense
+    # solve's (make_blobs: a gap sets the K largest apart)
+    from sklearn_attnclust.maths import spectrum
+    from sklearn_attnclust.maths.direction.attention import typical_head_score
+    from sklearn_attnclust.maths.krylov import KRYLOV_TOL
+
+    X = _blobs(300, 1100, 4, seed=2)
+    v = np.full(300, 1 / 300)
+    S = (X * v[:, None]).T @ X
+    exact = float(np.mean(np.linalg.eigvalsh(S)[::-1][:4]))
+    asked = []
+    largest = spectrum.RowSpectrum.largest
+
+    def spy(self, k, vectors=False, rough=False):
+        asked.append(rough)
+        return largest(self, k, vectors, rough)
+
+    monkeypatch.setattr(spectrum.RowSpectrum, "largest", spy)
+    unit = typical_head_score(RowMoment(X, v), 4)
+    assert asked == [True]
+    assert unit == pytest.approx(exact, rel=KRYLOV_TOL)

@@ -245,10 +245,11 @@ def typical_head_score(second, n_heads):
     It is the mean of the ``n_heads`` largest eigenvalues of the second moment,
     i.e. the largest mean squared score ``(1/K) sum_h E<x, mu_h>^2`` that
     orthonormal heads can reach.  For ``K`` orthonormal centroids with equal
-    weights it is ``1/K + sigma^2``.
+    weights it is ``1/K + sigma^2``; on wide rows block Krylov's ``rough`` estimate
+    (:meth:`.wide.RowMoment.largest`, :meth:`.scales.WideMoment.largest`).
     """
-    if hasattr(second, "largest"):  # wide rows (axes.WideMoment, wide.RowMoment)
-        return float(max(np.mean(second.largest(n_heads)), np.finfo(np.float64).tiny))
+    if hasattr(second, "largest"):  # wide rows
+        return float(max(np.mean(second.largest(n_heads, rough=True)), np.finfo(float).tiny))
     with one_blas_thread():  # (d^3: on OpenBLAS's threads it ran up to 30 times as long
         # when other processes shared the cores)
         eigvals = np.linalg.eigvalsh(second)

@@ -158,7 +158,21 @@ class DirectionMaths(LayerMaths):
 
     coarse_tol = COARSE_TOL
     # no preconditioner (the heads' curvatures are of one scale: plain L-BFGS) and no
-    # relocation (the risk has no empty heads: every head reads every row): the defaults
+    # relocation (the risk has no empty heads: every head reads every row): the defaults.
+    # The curvature's spread is within each head, not across them: its Riemannian
+    # Hessian by differences of gradients near the optimum (bench_direction.py's vmf
+    # rows, n = 1e4, three heads each): d = 64, K = 10, masses 0.095 to 0.101,
+    # eigenvalues 0.04 to 0.33 along the other heads' span, 3e-4 to 7e-3 across it;
+    # d = 128, K = 20, masses 0.047 to 0.056, 0.012 to 0.17 against 4e-5 to 2e-3 (the
+    # flat valley).  A per-head scale cannot separate them.  L-BFGS's initial inverse
+    # Hessian times (I - (1 - rho) U U^T) (U the heads' span; measured as a
+    # patch of optim.lbfgs._two_loop, seeds 0 to 2, one thread): rho = 0.1, steps 26
+    # -> 15 (d = 128, K = 20), 20 -> 13 and 17 -> 14 (d = 64, K = 10 and 20) at lower
+    # risks, but where the held-labels stop ends early now (d = 384, K = 10 and 20;
+    # d = 128, K = 10) it walks on down the valley, 5 -> 18 and 7 -> 25 steps to risks
+    # 8e-4 to 2e-3 lower (the centroid distances to the true centres 0.47 -> 0.73 and
+    # 0.91 -> 1.72): CPU time over the grid 1.28 times; rho = 0.03 and 0.01
+    # slower still.  Not taken.
 
     def __init__(self, n_clusters, stats, *, attention, temperature, context_length, scale,
                  alpha, dtype, chunk_size, rms=1.0):

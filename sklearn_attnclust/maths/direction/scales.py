@@ -88,9 +88,10 @@ class WideMoment:
 
         self.spectrum = RowSpectrum(X, factor=1.0 / scale, weights=weights)
 
-    def largest(self, k):
-        """The ``k`` largest eigenvalues, decreasing."""
-        return self.spectrum.largest(k)
+    def largest(self, k, rough=False):
+        """The ``k`` largest eigenvalues, decreasing (``rough``: each within
+        ``KRYLOV_TOL`` of the largest, :meth:`..spectrum.RowSpectrum.largest`)."""
+        return self.spectrum.largest(k, rough=rough)
 
 
 def unit_second(second, a):

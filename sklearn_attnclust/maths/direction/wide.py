@@ -106,9 +106,17 @@ class RowMoment:
 
         return RowSpectrum(self.X, weights=self.weights)
 
-    def largest(self, k):
-        """The ``k`` largest eigenvalues of ``S``, decreasing."""
-        return self.spectrum.largest(k)
+    def largest(self, k, rough=False):
+        """The ``k`` largest eigenvalues of ``S``, decreasing (``rough``: each within
+        ``KRYLOV_TOL`` of the largest, :meth:`..spectrum.RowSpectrum.largest`).
+
+        The temperature's unit (:func:`.attention.typical_head_score`) takes the
+        rough ones, as the point layer's: one pass over the rows fewer where a gap
+        sets them apart.  Measured (make_blobs 1000 x 1e4, K = 8, seeds 0 to 2, CPU
+        time, one thread, medians of 3 interleaved): 0.12 / 0.17 / 0.12 s -> 0.085 /
+        0.13 / 0.084 s, the temperature within 3.6e-5 relatively, the centres within
+        1.6e-6 (seeds 0 to 4: the same steps and labels; both risks)."""
+        return self.spectrum.largest(k, rough=rough)
 
     def detached(self):
         """The same operator on a copy of the rows (a fitted model's: not the caller's X)."""
