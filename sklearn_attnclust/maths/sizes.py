@@ -12,8 +12,6 @@ from .._blocks import N_THREADS
 __all__ = [
     "COARSE_CAP_ROWS",
     "COARSE_FACTOR",
-    "FEW_ROWS_FACTOR",
-    "FEW_ROWS_PER_HEAD",
     "FLOAT32_TOL",
     "LARGE_FIT_MEMORY",
     "MIXED_MIN_SIZE",
@@ -68,38 +66,6 @@ COARSE_FACTOR = 4
 COARSE_CAP_ROWS = 65536
 
 
-#: Rows per head of the coarse sample of a fit of many heads whose data are too
-#: few for the sample of about 2000 a head (faiss trains on 256 a centroid):
-#: where that many rows a head fill at least the floor of 4096 rows (16 heads or
-#: more) and the data hold more than :data:`FEW_ROWS_FACTOR` times them, the
-#: starts are descended on such a sample, and the full-data stage reads its
-#: stall test at the sample's resolution (:func:`.._strategy._polish`).
-#: Measured (n = 5e4, d = 16, K = 64, one thread, CPU time, seeds 0 to 2,
-#: interleaved with the fit on all the rows): uniform rows, 8 to 9 steps on the
-#: sample, 22 to 30 on all the rows against 48 to 58, 0.37 to 0.45 s against
-#: 0.45 to 0.56, inertia 0.984 to 0.987 x faiss's against 0.984 to 0.986; blobs
-#: 0.12 to 0.14 s against 0.14 to 0.19, the same inertia.  But 2-D blobs lose:
-#: ``benchmarks/hard_cases.py --part many --seeds 2``, K = 64, inertia 1.003
-#: (0.998 to 1.007) x KMeans's against 0.999 (0.994 to 1.005); K = 20, 0.976
-#: (0.966 to 0.986) against 0.971 (0.966 to 0.977).
-FEW_ROWS_PER_HEAD = 256
-
-#: Data of more than this many times :data:`FEW_ROWS_PER_HEAD` rows a head (and
-#: fewer than ``COARSE_FACTOR`` times the usual coarse sample) start on that
-#: sample: at n = 5e4, K = 64, the sample is a third of the rows.
-FEW_ROWS_FACTOR = 2
-
-
-def _few_rows_sample(n_samples, n_heads, n_features):
-    """The coarse sample of :data:`FEW_ROWS_PER_HEAD` rows a head (at least ``8 d``)
-    where it applies (see there), else None."""
-    m = FEW_ROWS_PER_HEAD * max(int(n_heads), 1)
-    if m < 4096:
-        return None
-    m = max(m, 8 * int(n_features))
-    return m if int(n_samples) > FEW_ROWS_FACTOR * m else None
-
-
 def coarse_sample_size(n_samples, n_heads, n_features):
     """Rows of the random sample of the coarse stage of
     :func:`sklearn_attnclust._strategy.fit_layer`.
@@ -112,24 +78,17 @@ def coarse_sample_size(n_samples, n_heads, n_features):
     rows: the coarse optimum is noisier, and the full-data stage, which
     starts from it, still ends at the full-data optimum.  Measured at
     n = 100000, d = 64, K = 32: fits 1.1 to 1.9 s instead of 1.9 to 2.9 s,
-    the same centroid distances (three seeds).  Below that, with 16 heads or
-    more, :data:`FEW_ROWS_PER_HEAD` rows a head where the data hold more than
-    :data:`FEW_ROWS_FACTOR` times them.
+    the same centroid distances (three seeds).
     """
     m = int(max(2048 * max(int(n_heads), 1), 8 * int(n_features), 4096))
     n = int(n_samples)
     if n >= COARSE_CAP_ROWS and n <= COARSE_FACTOR * m:
         m = max(n // (COARSE_FACTOR + 1), 4096)
-    elif n <= COARSE_FACTOR * m:
-        m = _few_rows_sample(n, n_heads, n_features) or m
     return m
 
 
 def takes_coarse_sample(n_samples, n_heads, n_features):
     """Whether a fit with ``coarse="auto"`` (the default) descends its starts on a
     coarse sample of :func:`coarse_sample_size` rows: where there are more than
-    :data:`COARSE_FACTOR` times that many, or :data:`FEW_ROWS_FACTOR` times a
-    sample of :data:`FEW_ROWS_PER_HEAD` rows a head."""
-    m = coarse_sample_size(n_samples, n_heads, n_features)
-    return int(n_samples) > COARSE_FACTOR * m or m == _few_rows_sample(
-        n_samples, n_heads, n_features)
+    :data:`COARSE_FACTOR` times that many."""
+    return int(n_samples) > COARSE_FACTOR * coarse_sample_size(n_samples, n_heads, n_features)
