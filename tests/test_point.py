@@ -378,6 +378,35 @@ def test_coarse_to_fine_reaches_the_full_data_optimum():
     assert np.allclose(Za, Zb[order], atol=1e-5)
 
 
+def test_full_data_stage_reads_the_stall_resolution_of_its_coarse_sample(monkeypatch):
+    # after a coarse sample of m rows, the full-data stage's stall test reads the
+    # risk's resolution D K / m (D the distortion), while the heads' sampling noise
+    # d D K^2 / n stays that of all n rows; the fit leaves no sample size behind
+    from sklearn_attnclust.maths.sizes import coarse_sample_size
+
+    n, d, K = 40000, 4, 3
+    X = np.random.default_rng(0).uniform(size=(n, d))
+    chart, cov = chart_from_data(X)
+    maths = PointMaths(K, 16.0, chart, cov)
+    stats = maths.statistics(X, None)
+    m, seen, risk = coarse_sample_size(n, K, d), [], PointMaths.risk
+
+    def recorded(self, M, st, return_grad=False):
+        out = risk(self, M, st, return_grad)
+        if return_grad and st.n_samples == n:
+            seen.append((self.stall_rows, self._noise[1], self._noise[3]))
+        return out
+
+    monkeypatch.setattr(PointMaths, "risk", recorded)
+    fit = fit_layer(maths, X, None, stats, init="k-means++", n_init=1, max_iter=300,
+                    tol=1e-4, random_state=np.random.RandomState(0), coarse=True)
+    assert fit.n_iter_coarse > 0 and fit.n_iter > 0 and seen
+    for rows, noise, resolution in seen:
+        assert rows == m
+        assert np.isclose(resolution, noise * n / (d * K * m), rtol=1e-12)
+    assert maths.stall_rows is None
+
+
 def test_default_fit_ignores_row_order_and_counts_weights_as_repeats(blobs):
     # the k-means++ seeds are drawn over the rows in a canonical order
     X, _ = blobs

@@ -263,6 +263,10 @@ class PointMaths(LayerMaths):
         self.unit_root = chart.spread
         # the heads of the last gradient, their sampling noise, risk and resolution
         self._noise = (None, 0.0, 0.0, 0.0)
+        #: None, or the rows of the sample a full-data stage started from (set by
+        #: the fit strategy, :func:`sklearn_attnclust._strategy._polish`): the
+        #: risk's resolution the stall test reads is then that sample's.
+        self.stall_rows = None
         self._risks = []  # the risks of this descent's accepted steps (its start's first)
         self._last_stats = _no_reference  # the statistics made last (a weak reference)
         self._order = (_no_reference, None)  # the rows seeded last (weakly) and their order
@@ -355,8 +359,9 @@ class PointMaths(LayerMaths):
         distortion = (stats.sq_total - 2.0 * np.add.reduce(Z * out[2], None)
                       + np.dot(out[1], np.einsum("ij,ij->i", Z, Z))) / W
         n_rows = row_count(stats)
+        stall_rows = n_rows if self.stall_rows is None else min(n_rows, self.stall_rows)
         self._noise = (at, sampling_noise(distortion, self.n_clusters, Z.shape[1], n_rows),
-                       risk, max(distortion, 0.0) * self.n_clusters / n_rows)
+                       risk, max(distortion, 0.0) * self.n_clusters / stall_rows)
         return risk, chart.pull_back(M, G), out[1] / W
 
     def preconditioner(self, M, masses):
