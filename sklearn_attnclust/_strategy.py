@@ -402,27 +402,29 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
     maths = descent.maths
     if hasattr(maths, "stall_rows"):
         maths.stall_rows = sampled
-    M1, state, first = best.heads, handed_state(best), None
-    if precision is not None:
-        # (a copy of the list: were this run not finite, the next starts from ``state``)
-        first = descent.run(precision(stats), M1, tol, state=None if state is None else
-                            list(state), memory=LARGE_FIT_MEMORY, loud=True)
-        if np.isfinite(first.value):
-            M1, state = first.heads, handed_state(first)
+    try:
+        M1, state, first = best.heads, handed_state(best), None
+        if precision is not None:
+            # (a copy of the list: were this run not finite, the next starts from ``state``)
+            first = descent.run(precision(stats), M1, tol, state=None if state is None else
+                                list(state), memory=LARGE_FIT_MEMORY, loud=True)
+            if np.isfinite(first.value):
+                M1, state = first.heads, handed_state(first)
+            else:
+                first = None
+        if first is not None and first.grad_norms[-1] <= tol:
+            res = first
         else:
-            first = None
-    if first is not None and first.grad_norms[-1] <= tol:
-        res = first
-    else:
-        steps = descent.max_iter - (first.n_iter if first is not None else 0)
-        res = descent.run(stats, M1, tol, state=state, memory=LARGE_FIT_MEMORY, steps=steps)
-        if first is not None:  # one curve: the low-precision steps, then the others
-            res.values = first.values + res.values[1:]
-            res.grad_norms = first.grad_norms + res.grad_norms[1:]
-            res.n_iter += first.n_iter
-    res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows, row_w)
-    if hasattr(maths, "stall_rows"):
-        maths.stall_rows = None
+            steps = descent.max_iter - (first.n_iter if first is not None else 0)
+            res = descent.run(stats, M1, tol, state=state, memory=LARGE_FIT_MEMORY, steps=steps)
+            if first is not None:  # one curve: the low-precision steps, then the others
+                res.values = first.values + res.values[1:]
+                res.grad_norms = first.grad_norms + res.grad_norms[1:]
+                res.n_iter += first.n_iter
+        res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows, row_w)
+    finally:  # (also when a run raises: the maths is the fitted model's)
+        if hasattr(maths, "stall_rows"):
+            maths.stall_rows = None
     if not np.isfinite(res.value):
         raise ValueError(NOT_FINITE)
     return res
