@@ -397,3 +397,26 @@ def test_data_near_unit_scale_are_read_as_they_are(monkeypatch, dtype, kwargs, n
         if hasattr(fits[0], name):
             np.testing.assert_array_equal(getattr(fits[0], name), getattr(fits[1], name))
     np.testing.assert_array_equal(fits[0].transform(X[:50]), fits[1].transform(X[:50]))
+
+
+def test_groups_by_size_then_coordinates():
+    # _by_size sorts by the first coordinate and reads the others only where a
+    # size and a first coordinate tie: the order of the full sort (decreasing
+    # size, then every coordinate in turn; NaN last, -0.0 equal to 0.0)
+    from sklearn_attnclust.maths.in_context import _by_size
+
+    rng = np.random.RandomState(0)
+    for trial in range(300):
+        g, d = rng.randint(1, 12), rng.randint(1, 5)
+        points = rng.randint(0, 3, size=(g, d)).astype(float)
+        points[rng.rand(g, d) < 0.2] = np.nan
+        points[rng.rand(g, d) < 0.2] = -0.0
+        sizes, group = rng.randint(1, 4, size=g), rng.randint(0, g, size=20)
+        keys = [points[:, j] for j in range(d - 1, -1, -1)] + [-sizes]
+        order = np.lexsort(keys)
+        rank = np.empty(g, dtype=np.intp)
+        rank[order] = np.arange(g)
+        got = _by_size(group, points, sizes)
+        np.testing.assert_array_equal(got[0], rank[group])
+        np.testing.assert_array_equal(got[1], points[order])
+        np.testing.assert_array_equal(got[2], sizes[order])

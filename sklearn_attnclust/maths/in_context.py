@@ -333,10 +333,18 @@ def _group_mixtures(P, scores, context, radius):
 
 def _by_size(group, points, sizes):
     """:func:`_group`'s groups ``group`` (of each end point), ``points`` and
-    ``sizes`` renumbered by decreasing size, ties by the points' coordinates."""
+    ``sizes`` renumbered by decreasing size, ties by the points' coordinates
+    (by the first, and by all of them only where a size and a first coordinate
+    tie: the same order, without a sort key a feature, 0.03 s of a 0.7 s fit at
+    1000 x 10000)."""
     n_groups = sizes.size
-    keys = [points[:, j] for j in range(points.shape[1] - 1, -1, -1)] + [-sizes]
-    order = np.lexsort(keys)
+    order = np.lexsort((points[:, 0], -sizes))
+    first, size = points[order, 0], sizes[order]
+    tied = (size[1:] == size[:-1]) & ((first[1:] == first[:-1]) |
+                                      (np.isnan(first[1:]) & np.isnan(first[:-1])))
+    if np.any(tied):
+        keys = [points[:, j] for j in range(points.shape[1] - 1, -1, -1)] + [-sizes]
+        order = np.lexsort(keys)
     rank = np.empty(n_groups, dtype=np.intp)
     rank[order] = np.arange(n_groups)
     return rank[group], points[order], sizes[order]
