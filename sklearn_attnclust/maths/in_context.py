@@ -3,10 +3,9 @@
 ``A_I(x; c) = lambda (1/m) sum_j <x, c_j> c_j = lambda Sigma_c x`` on a context
 ``c``, its softmax variant ``lambda sum_j softmax_j(beta <x, c_j>) c_j`` (one step
 of mean shift; the closed-form scales of the linear layer are
-:mod:`.context_moments`'s), and the deep stack
-of the softmax layer: its fixed points, the temperature at which it has
-``K`` of them, and the partition they define (theory, section 8.7).  The
-estimator is :class:`.in_context.InContextQuantizer`.
+:mod:`.context_moments`'s), and the deep stack of the softmax layer: its fixed
+points, the temperature at which it has ``K`` of them, and the partition they
+define (theory, section 8.7).  The estimator is :class:`.in_context.InContextQuantizer`.
 """
 
 import warnings
@@ -20,17 +19,9 @@ from .direction.attention import typical_head_score
 from .free_energy import exp_shifted
 
 __all__ = [
-    "TEMPERATURE_GRID",
-    "context_scores",
-    "in_context_attention",
-    "in_context_from_moments",
-    "in_context_from_rows",
-    "softmax_clusters",
-    "softmax_layer",
-    "softmax_pass",
-    "stack_fixed_points",
-    "stratified_rows",
-    "token_scores",
+    "TEMPERATURE_GRID", "context_scores", "in_context_attention", "in_context_from_moments",
+    "in_context_from_rows", "softmax_clusters", "softmax_layer", "softmax_pass",
+    "stack_fixed_points", "stratified_rows", "token_scores",
 ]
 
 CHUNK = 2048  # queries per block of the softmax layer's (queries x context) weights
@@ -43,13 +34,9 @@ def token_scores(rows, tokens):
 
 
 def context_scores(X, context):
-    """``X @ context.T`` in the rows' precision, :data:`CHUNK` rows at a time: the
-    products :func:`token_scores` gives those blocks, before their widening to
-    float64, and (where the context is rows of ``X``) its rows are the context's
-    Gram matrix.  The wide softmax fit's one product of the rows with the
-    context: the Gram matrix, the seeds' scores and the last pass read it
-    (bench_wide.py, 1000 x 10000 blobs, 500 tokens: two products of 500 rows
-    with the context fewer)."""
+    """``X @ context.T`` in the rows' precision (:func:`token_scores`'s blocks before
+    their widening), :data:`CHUNK` rows at a time: the wide softmax fit's Gram
+    matrix (its rows at the context's), seeds' scores and last pass read it."""
     scores = np.empty((X.shape[0], context.shape[0]), dtype=np.result_type(X, context))
     for a in range(0, X.shape[0], CHUNK):
         np.matmul(X[a:a + CHUNK], context.T, out=scores[a:a + CHUNK])
@@ -201,10 +188,8 @@ def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng, gram=No
     ``gram``, ``scores``: the context's Gram matrix and the rows' scores on the
     context, if known (:func:`stack_fixed_points`).
     """
-    # (the temperature's unit: its eigenvalues within KRYLOV_TOL of the largest,
-    # as the point layer's.  bench_wide.py's blobs, K = 8, one thread, CPU time,
-    # interleaved, medians: 0.084 s against 0.123 at 1000 x 10000 (5 seeds), 0.76
-    # against 1.10 at 1e4 x 1e4 (2 seeds); the unit within 4e-5 of the settled one)
+    # (rough: as the point layer's unit; bench_wide.py's blobs, one thread, CPU time,
+    # medians: 0.084 s against 0.123 at 1000 x 1e4, 0.76 against 1.10 at 1e4 x 1e4)
     typical = moments.typical_head_score(n_clusters, rough=True)
     if moments.nonzero:
         # the largest relative temperature the fit may use
@@ -337,10 +322,8 @@ def _group_mixtures(P, scores, context, radius):
 
 def _by_size(group, points, sizes):
     """:func:`_group`'s groups ``group`` (of each end point), ``points`` and
-    ``sizes`` renumbered by decreasing size, ties by the points' coordinates
-    (by the first, and by all of them only where a size and a first coordinate
-    tie: the same order, without a sort key a feature, 0.03 s of a 0.7 s fit at
-    1000 x 10000)."""
+    ``sizes`` renumbered by decreasing size, ties by the points' coordinates (all
+    of them only where a size and a first one tie: 0.03 s of 0.7 at 1000 x 1e4)."""
     n_groups = sizes.size
     order = np.lexsort((points[:, 0], -sizes))
     first, size = points[order, 0], sizes[order]
@@ -359,9 +342,8 @@ def _scan_start(X, context, flow_context, seeds, seed_rows, gram, scores):
     tokens' Gram matrix (``gram``, the context's, where they are the whole
     context) and the seeds' scores on them, the start of every temperature's
     flow (:func:`_gram_flow`): once, ``O(q m d)``, not once a temperature (0.25 s
-    of a 3.1 s fit at 1000 x 10000); rows of ``scores`` (the rows' scores on
-    the context, :func:`context_scores`) where the tokens are the whole context
-    (no product).  (None, None) otherwise."""
+    of a 3.1 s fit at 1000 x 10000); rows of ``scores`` (:func:`context_scores`)
+    where the tokens are the whole context.  (None, None) otherwise."""
     if X.shape[1] <= flow_context.shape[0]:
         return None, None
     if gram is None or flow_context is not context:
@@ -417,8 +399,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
         fit's last pass, :func:`softmax_pass`, reads it too); used where the
         scan's sample is the whole context.
     scores : ndarray of shape (n_samples, n_context) or None, default=None
-        ``context_scores(X, context)``, if known (wide rows): the seeds'
-        scores are its rows where the scan's sample is the whole context.
+        ``context_scores(X, context)``, if known: the seeds' scores, its rows.
 
     Returns
     -------
