@@ -5,12 +5,20 @@ Cases: ``make_blobs`` with ``n`` rows (default 1000), ``d`` features (default
 default box), and with ``--noise`` also unclustered Gaussian rows (the slowest
 spectrum for the Lanczos iterations).  For each case the methods are fitted
 ``--repeat`` times, interleaved (seeds 0, 1, ...; every method of a repetition
-on the same data, KMeans first), and the table reports the median fit time,
+on the same data, in an order shuffled each repetition), and the table reports
+the median fit time,
 its ratio to ``KMeans(n_init=1)``'s in the same repetition with the spread
 (min to max of the per-repetition ratios), and the peak memory of one extra
 fit traced with ``tracemalloc`` as a multiple of the input's size (numpy's
 allocations; KMeans's for comparison).  A method whose first fit takes over
-``--budget`` seconds is timed once only (marked ``*``).
+``--budget`` seconds is timed once only (marked ``*``).  The shuffle is there
+because the fresh pages of a fit's copies cost system time that depends on the
+fits before it (on a VM that reports freed pages to its host, 0.0 to 0.35 s
+for 80 MB): with KMeans always first (just after the data were made) and
+``KMeansQuantizer`` always last, the latter read 2.77 x KMeans's one-thread
+CPU time at 1000 x 10000 (1.66 x with the order rotated, its neighbours
+kept), though the two run the same steps (the same seeds, 2 iterations each)
+in 1.1 x the user time.
 
 ``--cpu`` times each fit by the process's CPU time (``time.process_time``) on
 one thread: the process pinned to one CPU and BLAS limited to one thread (the
@@ -119,7 +127,7 @@ def run_case(kind, n, d, K, repeat, methods, log, budget=np.inf, clock=time.perf
     times = {m: [] for m in methods}
     for seed in range(repeat):
         X, C = make_data(kind, n, d, K, seed)
-        for m in methods:
+        for m in np.random.RandomState(seed).permutation(methods):
             if times[m] and times[m][0] > budget:  # (slow: fitted once)
                 continue
             times[m].append(fit_time(lambda: METHODS[m](K, seed, C), X, clock=clock)[0])

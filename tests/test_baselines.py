@@ -320,3 +320,25 @@ def test_kmeans_weights_zero_in_float32_change_nothing():
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
     assert a.inertia_ == b.inertia_
     np.testing.assert_array_equal(a.labels_[:-1], b.labels_)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kmeans_unscaled_data_fit_as_scaled(dtype):
+    # data within UNSCALED_RANGE are read as they are, without the scaled copy: the
+    # fit is the one on the same rows times 2**40 (scaled to unit scale), divided
+    # back, bit for bit (a power of two changes no step), labels and steps equal
+    from sklearn_attnclust._base import power_of_two_scale
+    from sklearn_attnclust.baselines import UNSCALED_RANGE
+
+    rng = np.random.RandomState(0)
+    X = np.vstack([rng.normal(size=(40, 5)), rng.normal(size=(40, 5)) + 4]).astype(dtype)
+    w = rng.uniform(0.5, 2.0, len(X))
+    assert UNSCALED_RANGE[0] <= power_of_two_scale(X) <= UNSCALED_RANGE[1]
+    assert power_of_two_scale(X * dtype(2.0**40)) < UNSCALED_RANGE[0]  # scaled copy
+    for weights in (None, w):
+        a = KMeansQuantizer(3, n_init=2, random_state=0).fit(X, sample_weight=weights)
+        b = KMeansQuantizer(3, n_init=2, random_state=0).fit(
+            X * dtype(2.0**40), sample_weight=weights)
+        np.testing.assert_array_equal(a.cluster_centers_ * dtype(2.0**40), b.cluster_centers_)
+        np.testing.assert_array_equal(a.labels_, b.labels_)
+        assert a.inertia_ * 2.0**80 == b.inertia_ and a.n_iter_ == b.n_iter_

@@ -346,6 +346,32 @@ def test_softmax_pass_from_the_weights_is_the_layer_s(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_softmax_pass_reads_the_rows_scores(dtype):
+    # the wide fit's one product of the rows with the context (context_scores, in
+    # the rows' precision) is the product the pass makes itself, widened: the
+    # same labels and sums, bit for bit; its rows at the context's rows are the
+    # context's Gram matrix (to rounding: another product)
+    from sklearn_attnclust.maths.in_context import (context_scores, softmax_pass,
+                                                    token_scores)
+
+    X, _ = make_blobs(300, centers=4, n_features=200, random_state=1)
+    X = (X / 10.0).astype(dtype)
+    rows = np.arange(0, 300, 3)
+    context, centers = X[rows], X[:4].astype(np.float64) + 0.01
+    beta = 1.0 / np.mean(np.sum(X * X, axis=1)) * 20
+    scores = context_scores(X, context)
+    assert scores.dtype == dtype and scores.shape == (300, 100)
+    np.testing.assert_array_equal(scores.astype(np.float64), token_scores(X, context))
+    gram = token_scores(context, context)
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(scores[rows], gram, rtol=rtol, atol=rtol * np.abs(gram).max())
+    a = softmax_pass(X, context, beta, centers, True, gram)
+    b = softmax_pass(X, context, beta, centers, True, gram, scores)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert a[1:] == b[1:]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("kwargs", [dict(attention="softmax"), dict(), dict(scale="unbiased")],
                          ids=["softmax", "linear", "linear-unbiased"])
 @pytest.mark.parametrize("n_features", [6, 600], ids=["narrow", "wide"])
@@ -371,3 +397,26 @@ def test_data_near_unit_scale_are_read_as_they_are(monkeypatch, dtype, kwargs, n
         if hasattr(fits[0], name):
             np.testing.assert_array_equal(getattr(fits[0], name), getattr(fits[1], name))
     np.testing.assert_array_equal(fits[0].transform(X[:50]), fits[1].transform(X[:50]))
+
+
+def test_groups_by_size_then_coordinates():
+    # _by_size sorts by the first coordinate and reads the others only where a
+    # size and a first coordinate tie: the order of the full sort (decreasing
+    # size, then every coordinate in turn; NaN last, -0.0 equal to 0.0)
+    from sklearn_attnclust.maths.in_context import _by_size
+
+    rng = np.random.RandomState(0)
+    for trial in range(300):
+        g, d = rng.randint(1, 12), rng.randint(1, 5)
+        points = rng.randint(0, 3, size=(g, d)).astype(float)
+        points[rng.rand(g, d) < 0.2] = np.nan
+        points[rng.rand(g, d) < 0.2] = -0.0
+        sizes, group = rng.randint(1, 4, size=g), rng.randint(0, g, size=20)
+        keys = [points[:, j] for j in range(d - 1, -1, -1)] + [-sizes]
+        order = np.lexsort(keys)
+        rank = np.empty(g, dtype=np.intp)
+        rank[order] = np.arange(g)
+        got = _by_size(group, points, sizes)
+        np.testing.assert_array_equal(got[0], rank[group])
+        np.testing.assert_array_equal(got[1], points[order])
+        np.testing.assert_array_equal(got[2], sizes[order])

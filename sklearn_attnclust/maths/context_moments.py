@@ -17,16 +17,18 @@ __all__ = ["ContextMoments", "context_moments", "in_context_optimal_scale",
            "in_context_unbiased_scale", "layer_scale", "wide_typical_head_score"]
 
 
-def wide_typical_head_score(spectrum, n_heads, trace):
+def wide_typical_head_score(spectrum, n_heads, trace, rough=False):
     """:func:`.direction.attention.typical_head_score` of ``spectrum`` (a
     :class:`.spectrum.RowSpectrum` of the uncentred rows, whose trace is
     ``trace``): the mean of its ``n_heads`` largest eigenvalues, without the
-    ``(d, d)`` moment (its trace over them where they hold its whole rank)."""
+    ``(d, d)`` moment (its trace over them where they hold its whole rank).
+    ``rough``: the eigenvalues within :data:`.krylov.KRYLOV_TOL` of the largest
+    (:func:`.krylov.largest_eigenvalues`' option), for a temperature's unit."""
     k = min(max(int(n_heads), 1), spectrum.shape[0])
     if k >= spectrum.rank_bound:
         top = float(trace) / k
     else:
-        top = float(np.mean(spectrum.largest(k)))
+        top = float(np.mean(spectrum.largest(k, rough=rough)))
     return float(max(top, np.finfo(np.float64).tiny))
 
 
@@ -60,11 +62,11 @@ class ContextMoments:
     def wide(self):
         return self.spectrum is not None
 
-    def typical_head_score(self, n_clusters):
+    def typical_head_score(self, n_clusters, rough=False):
         """The mean of the ``n_clusters`` largest eigenvalues of the moment
-        (:func:`wide_typical_head_score` for wide data)."""
+        (:func:`wide_typical_head_score` for wide data, ``rough`` its option)."""
         if self.wide:
-            return wide_typical_head_score(self.spectrum, n_clusters, self.trace)
+            return wide_typical_head_score(self.spectrum, n_clusters, self.trace, rough)
         return typical_head_score(self.second, n_clusters)
 
 

@@ -3,10 +3,9 @@
 ``A_I(x; c) = lambda (1/m) sum_j <x, c_j> c_j = lambda Sigma_c x`` on a context
 ``c``, its softmax variant ``lambda sum_j softmax_j(beta <x, c_j>) c_j`` (one step
 of mean shift; the closed-form scales of the linear layer are
-:mod:`.context_moments`'s), and the deep stack
-of the softmax layer: its fixed points, the temperature at which it has
-``K`` of them, and the partition they define (theory, section 8.7).  The
-estimator is :class:`.in_context.InContextQuantizer`.
+:mod:`.context_moments`'s), and the deep stack of the softmax layer: its fixed
+points, the temperature at which it has ``K`` of them, and the partition they
+define (theory, section 8.7).  The estimator is :class:`.in_context.InContextQuantizer`.
 """
 
 import warnings
@@ -20,16 +19,9 @@ from .direction.attention import typical_head_score
 from .free_energy import exp_shifted
 
 __all__ = [
-    "TEMPERATURE_GRID",
-    "in_context_attention",
-    "in_context_from_moments",
-    "in_context_from_rows",
-    "softmax_clusters",
-    "softmax_layer",
-    "softmax_pass",
-    "stack_fixed_points",
-    "stratified_rows",
-    "token_scores",
+    "TEMPERATURE_GRID", "context_scores", "in_context_attention", "in_context_from_moments",
+    "in_context_from_rows", "softmax_clusters", "softmax_layer", "softmax_pass",
+    "stack_fixed_points", "stratified_rows", "token_scores",
 ]
 
 CHUNK = 2048  # queries per block of the softmax layer's (queries x context) weights
@@ -39,6 +31,17 @@ def token_scores(rows, tokens):
     """The scores ``<x_i, c_j>`` of ``rows`` on ``tokens`` (their Gram matrix where
     both are the context), in float64: the product in the rows' precision."""
     return (rows @ tokens.T).astype(np.float64)
+
+
+def context_scores(X, context):
+    """``X @ context.T`` in the rows' precision (:func:`token_scores`'s blocks before
+    their widening), :data:`CHUNK` rows at a time: the wide softmax fit's Gram
+    matrix (its rows at the context's), seeds' scores and last pass read it."""
+    scores = np.empty((X.shape[0], context.shape[0]), dtype=np.result_type(X, context))
+    for a in range(0, X.shape[0], CHUNK):
+        np.matmul(X[a:a + CHUNK], context.T, out=scores[a:a + CHUNK])
+    return scores
+
 
 N_SEEDS = 500  # queries whose flow through the stack finds the fixed points
 FLOW_CONTEXT = 2000  # context tokens the temperature scan runs on
@@ -89,7 +92,7 @@ def softmax_pass(X, context, beta, centers, sums=False, gram=None, scores=None):
     tokens' squared distances to the centres (from differences, float64);
     ``<x, y> = p . (x C^T)`` and ``|y|^2 = p G p^T``, ``G`` the tokens' Gram
     matrix ``gram`` (float64; computed here if None); ``scores``, ``X @
-    context.T`` in float64, if known (where ``X`` is the context: ``gram``).
+    context.T`` (:func:`context_scores`, read in float64), if known.
     ``O(n m (d + m + K))``
     where the images cost ``O(n m d)`` more (bench_wide.py's blobs at 1e4 x 1e4,
     2000 tokens, one thread: the fit's CPU time 14.3 s against 19.0 s, the same
@@ -108,7 +111,8 @@ def softmax_pass(X, context, beta, centers, sums=False, gram=None, scores=None):
     for a in range(0, n, CHUNK):
         rows = X[a:a + CHUNK]
         if wide:
-            block = token_scores(rows, context) if scores is None else scores[a:a + CHUNK]
+            block = token_scores(rows, context) if scores is None else \
+                scores[a:a + CHUNK].astype(np.float64)
             weights = _softmax_rows(block.copy(), beta)
             labels[a:a + CHUNK] = np.argmin(weights @ costs, axis=1)
             if sums:
@@ -172,7 +176,8 @@ def in_context_from_rows(X, rows, scale):
     return out
 
 
-def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng, gram=None):
+def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng, gram=None,
+                     scores=None):
     """The softmax layer's clusters: the fixed points of its stack on ``context``.
 
     ``temperature`` is the relative temperature (None: the scan of
@@ -180,9 +185,12 @@ def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng, gram=No
     units of ``Xs``), the absolute temperature ``beta`` (0 for an all-zero
     moment, where every weight is equal at any temperature) and the number of
     substantial fixed points.  A ValueError where the moment underflows.
-    ``gram``: the context's Gram matrix, if known (:func:`stack_fixed_points`).
+    ``gram``, ``scores``: the context's Gram matrix and the rows' scores on the
+    context, if known (:func:`stack_fixed_points`).
     """
-    typical = moments.typical_head_score(n_clusters)
+    # (rough: as the point layer's unit; bench_wide.py's blobs, one thread, CPU time,
+    # medians: 0.084 s against 0.123 at 1000 x 1e4, 0.76 against 1.10 at 1e4 x 1e4)
+    typical = moments.typical_head_score(n_clusters, rough=True)
     if moments.nonzero:
         # the largest relative temperature the fit may use
         tau = 128.0 if temperature is None else temperature
@@ -195,7 +203,7 @@ def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng, gram=No
             )
     centers, tau, n_fixed_points = stack_fixed_points(
         Xs, context, n_clusters, temperature, rng,
-        typical=typical if moments.wide else None, gram=gram,
+        typical=typical if moments.wide else None, gram=gram, scores=scores,
     )
     beta = float(tau / typical) if moments.nonzero else 0.0
     return centers, beta, n_fixed_points
@@ -314,33 +322,39 @@ def _group_mixtures(P, scores, context, radius):
 
 def _by_size(group, points, sizes):
     """:func:`_group`'s groups ``group`` (of each end point), ``points`` and
-    ``sizes`` renumbered by decreasing size, ties by the points' coordinates."""
+    ``sizes`` renumbered by decreasing size, ties by the points' coordinates (all
+    of them only where a size and a first one tie: 0.03 s of 0.7 at 1000 x 1e4)."""
     n_groups = sizes.size
-    keys = [points[:, j] for j in range(points.shape[1] - 1, -1, -1)] + [-sizes]
-    order = np.lexsort(keys)
+    order = np.lexsort((points[:, 0], -sizes))
+    first, size = points[order, 0], sizes[order]
+    tied = (size[1:] == size[:-1]) & ((first[1:] == first[:-1]) |
+                                      (np.isnan(first[1:]) & np.isnan(first[:-1])))
+    if np.any(tied):
+        keys = [points[:, j] for j in range(points.shape[1] - 1, -1, -1)] + [-sizes]
+        order = np.lexsort(keys)
     rank = np.empty(n_groups, dtype=np.intp)
     rank[order] = np.arange(n_groups)
     return rank[group], points[order], sizes[order]
 
 
-def _scan_start(X, context, flow_context, seeds, seed_rows, gram):
+def _scan_start(X, context, flow_context, seeds, seed_rows, gram, scores):
     """Wide rows (more features than the scan's tokens ``flow_context``): the
     tokens' Gram matrix (``gram``, the context's, where they are the whole
     context) and the seeds' scores on them, the start of every temperature's
     flow (:func:`_gram_flow`): once, ``O(q m d)``, not once a temperature (0.25 s
-    of a 3.1 s fit at 1000 x 10000); rows of the Gram matrix where the tokens
-    are ``X`` itself (0.14 s less there).  (None, None) otherwise."""
+    of a 3.1 s fit at 1000 x 10000); rows of ``scores`` (:func:`context_scores`)
+    where the tokens are the whole context.  (None, None) otherwise."""
     if X.shape[1] <= flow_context.shape[0]:
         return None, None
     if gram is None or flow_context is not context:
         gram = token_scores(flow_context, flow_context)
-    if flow_context is X:
-        return gram, gram[seed_rows]
+    if scores is not None and flow_context is context:
+        return gram, scores[seed_rows].astype(np.float64)
     return gram, token_scores(seeds, flow_context)
 
 
 def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
-                       typical=None, gram=None):
+                       typical=None, gram=None, scores=None):
     """The ``n_clusters`` attracting fixed points of the stacked softmax layer.
 
     The layer at scale 1, ``T(x) = sum_j softmax_j(beta <x, c_j>) c_j``, is a
@@ -384,6 +398,8 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
         ``token_scores(context, context)``, if known (wide rows: the
         fit's last pass, :func:`softmax_pass`, reads it too); used where the
         scan's sample is the whole context.
+    scores : ndarray of shape (n_samples, n_context) or None, default=None
+        ``context_scores(X, context)``, if known: the seeds' scores, its rows.
 
     Returns
     -------
@@ -408,7 +424,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
     flow_context = context if sample.size == context.shape[0] else context[sample]
     min_mass = max(2, int(np.ceil(seeds.shape[0] / (5 * n_clusters))))
 
-    gram, start = _scan_start(X, context, flow_context, seeds, seed_rows, gram)
+    gram, start = _scan_start(X, context, flow_context, seeds, seed_rows, gram, scores)
 
     def run(tau):  # the seeds' flow on flow_context (start: its scores)
         radius = 0.1 * width / np.sqrt(tau)
