@@ -20,9 +20,7 @@ step finds no decrease, or once the trial's risk is above the best one's by
 more than :data:`SWAP_HOPE` times its last step's decrease) and the trial is
 kept if its risk is lower.  The stage stops after
 :data:`SWAP_PATIENCE` trials in a row that did not lower the risk, or after
-:data:`SWAP_ROUNDS` trials (where the maths' heads are free points and a head
-is to spare, :data:`SWAP_SPARE_SHARE`, the slack is :data:`SWAP_SPARE_SLACK` and
-the patience :data:`SWAP_SPARE_PATIENCE`); where the maths' heads are free points
+:data:`SWAP_ROUNDS` trials; where the maths' heads are free points
 (``swap_free_points``), it also stops before a trial once the least useful
 head's removal would raise the hard risk by :data:`SWAP_NEEDED` of it or
 more: no head is redundant, and a move only displaces a head its cluster
@@ -48,7 +46,7 @@ from ._mapped_rows import MappedRows
 from .optim import handed_state
 
 __all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED", "SWAP_PATIENCE", "SWAP_ROUNDS",
-           "SWAP_SPARE_PATIENCE", "SWAP_SPARE_SHARE", "SWAP_SPARE_SLACK", "TRANSPOSED_HEADS", "draw_order", "nearest_two", "removal_share",
+           "TRANSPOSED_HEADS", "draw_order", "nearest_two", "removal_share",
            "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
            "two_nearest", "two_nearest_rows"]
 
@@ -64,45 +62,23 @@ SWAP_RTOL = 1e-4
 #: Where the maths' heads are free points, the stage stops before a trial once
 #: the least useful head's removal would raise the hard risk by this share of
 #: it or more (:func:`removal_share`: every head is needed by its cluster).
-#: With every trial descended (slack 10, patience 8), of the trials at a share of
-#: 0.5 or more 1 of 284 was kept on the small sets after scaling (iris, wine,
-#: breast cancer, digits, 9 seeds) and blobs 1e4 x 16 (K = 4), 1 of 331 on 2-D and
-#: 3-D ``make_blobs``, K = 5 to 10 (40 sets, 2 seeds), 0 of 15 on many clusters
-#: (n = 5e4, blobs and uniform, d = 2 and 16, K = 20 and 64, 2 seeds), the two by
-#: 1.4e-5 and 9e-6 beyond the bar (:data:`SWAP_RTOL`); every trial kept for more
-#: than 1e-3 had a share below 0.26 (3 blobs at ``n_clusters`` 8 and 12).  With
-#: the rule the one-start rows of ``hard_cases.py`` keep their counts and worst
-#: ratios, many clusters their inertia, the fits their fingerprints; CPU time (one
-#: thread, interleaved): iris, wine, breast cancer 0.90 to 0.92, blobs 1e4 x 16
-#: 0.88, digits 1.01 (medians of 9 seeds), blobs 5e4 x 16 at K = 20 0.74 (2 x 2).
+#: Measured with every trial descended (slack 10, patience 8; the trials'
+#: removal shares): of the trials at a share of 0.5 or more, 1 of 284 kept on
+#: the four small sets after scaling (iris, wine, breast cancer, digits, 9 seeds
+#: each) and blobs 1e4 x 16 (K = 4), 1 of 331 on 2-D and 3-D ``make_blobs``
+#: with K = 5 to 10 (40 sets, 2 seeds), 0 of 15 on the many-cluster cells
+#: (n = 5e4, blobs and uniform, d = 2 and 16, K = 20 and 64, 2 seeds; all on
+#: blobs 16-D, K = 20), and the two kept lowered the risk by 1.4e-5 and 9e-6
+#: beyond the bar (:data:`SWAP_RTOL`); every trial kept with a drop over 1e-3 had a share below
+#: 0.26 (3 blobs at ``n_clusters`` 8 and 12: 0.05 to 0.26, all of them).  From
+#: 0.3 up, 5 of 434 were kept on those blobs, by 1.6e-4 at most.  With the rule
+#: every one-start row of ``benchmarks/hard_cases.py`` keeps its counts and worst
+#: ratio (one 3-D blobs fit lost a trial kept for 9e-6), the many-cluster cells
+#: their inertia (4 digits), and the fits their fingerprints; CPU time (one
+#: thread, interleaved with the code before): the small sets 0.90 to 0.92 (iris,
+#: wine, breast cancer), blobs 1e4 x 16 0.88, digits 1.01 (medians of 9 seeds),
+#: blobs 5e4 x 16, K = 20, 0.74 (2 seeds x 2), the other cells 0.96 to 1.06.
 SWAP_NEEDED = 0.5
-
-#: Where the maths' heads are free points and the least useful head's removal
-#: share (:func:`removal_share`) is at least this (below :data:`SWAP_NEEDED`), a
-#: head is to spare (it shares its cluster, as where ``n_clusters`` exceeds the
-#: clusters' count): :data:`SWAP_SPARE_SLACK` and :data:`SWAP_SPARE_PATIENCE`.
-#: ``hard_cases.py --part one-start``, 3 blobs at ``n_clusters`` 8 and 12, data
-#: seeds 0 to 9 (40 fits) and 10 to 24 (60), within 1 % of the best inertia known,
-#: worst: 30 and 46, 1.023 and 1.060 without the rule; 34 and 54, 1.016 and 1.020
-#: from 0, 0.05 or 0.07 (small sets: 0.5 or more, digits 0.02 to 0.03); 33 and
-#: 51 from 0.1 (stages whose third trial was kept: 0.087 to 0.238).  From 0.05,
-#: blobs 5e4 x 2 at K = 20 (0.030 to 0.062) took 1.23 x the CPU time for the same
-#: fits (one thread, interleaved, 2 seeds x 2); from 0.07 it is as before, and the
-#: cells still in the band (uniform 2-D, K = 20, 0.08; blobs 16-D, K = 64, 0.23)
-#: 1.14 and 1.16 x.
-SWAP_SPARE_SHARE = 0.07
-
-#: :data:`SWAP_SLACK` where a head is to spare (:data:`SWAP_SPARE_SHARE`): with
-#: every trial descended, 33 of 194 trials whose move raised the hard risk by 0.1
-#: to 0.2 were kept on the 3 blobs at 8 and 12 heads (shares 0.13 to 0.26), 0 of
-#: 117 on the small sets (shares 0.5 or more).
-SWAP_SPARE_SLACK = 0.2
-
-#: :data:`SWAP_PATIENCE` where a head is to spare (:data:`SWAP_SPARE_SHARE`): on
-#: the 3 blobs at 8 and 12 heads (data seeds 0 to 24), 27 third trials after two
-#: failed ones were kept (shares 0.087 to 0.238); on blobs and uniform rows,
-#: n = 5e4, 2-D at K = 20 and 16-D at K = 64 (2 seeds), none of 5.
-SWAP_SPARE_PATIENCE = 3
 
 #: A trial is descended only if the move (:func:`swap_target`) changes the hard
 #: risk by less than this share of it (where the maths' ``swap_slack`` is None:
@@ -183,11 +159,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     than :data:`SWAP_HOPE` times its last step's decrease (:class:`_Hopeless`).
     Other trials fail without a descent.  Where the maths' ``swap_free_points``,
     the stage stops before a trial once :func:`removal_share` is
-    :data:`SWAP_NEEDED` or more; from :data:`SWAP_SPARE_SHARE`, the slack is
-    :data:`SWAP_SPARE_SLACK` and the patience :data:`SWAP_SPARE_PATIENCE`.  A
-    kept trial is finished to ``tol`` from its optimiser's state; its ``n_iter``
-    is then the steps of the start's descent and of every trial (the stage's
-    work on the way to it)."""
+    :data:`SWAP_NEEDED` or more.  A kept trial is finished to ``tol``
+    from its optimiser's state; its ``n_iter`` is then the steps of the start's
+    descent and of every trial (the stage's work on the way to it)."""
     maths, fails, steps, kept = descent.maths, 0, 0, False
     if maths.n_clusters < 2:
         return best
@@ -207,11 +181,8 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
             near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
-            share = removal_share(near, w) if free else 0.0
-            if share >= SWAP_NEEDED:
+            if free and removal_share(near, w) >= SWAP_NEEDED:
                 break
-            lax, patience = ((SWAP_SPARE_SLACK, SWAP_SPARE_PATIENCE)
-                             if share >= SWAP_SPARE_SHARE else (slack, SWAP_PATIENCE))
         target = swap_target(Y, None, w, draw, n_local, near=near, norms=norms)
         if target is None:
             break
@@ -219,7 +190,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
         # (the last failed trial, its heads and L-BFGS pairs, freed before this
         # one's descent: K d numbers each, the fit's peak memory on wide heads)
         trial = None
-        if target[2] < lax:
+        if target[2] < slack:
             trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
                                 trial_tol, memory=memory, stop=_Hopeless(bar), trial=True,
                                 steps=min(SWAP_STEPS, descent.max_iter),
@@ -234,7 +205,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             best, fails, kept, near = trial, 0, True, None
         else:
             fails += 1
-            if fails >= patience:
+            if fails >= SWAP_PATIENCE:
                 break
     if kept and (trial_tol > tol or not best.converged):  # (a trial stops at SWAP_STEPS)
         again = descent.run(stage, best.heads, tol, state=handed_state(best), memory=memory)
