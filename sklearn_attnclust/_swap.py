@@ -20,7 +20,11 @@ step finds no decrease, or once the trial's risk is above the best one's by
 more than :data:`SWAP_HOPE` times its last step's decrease) and the trial is
 kept if its risk is lower.  The stage stops after
 :data:`SWAP_PATIENCE` trials in a row that did not lower the risk, or after
-:data:`SWAP_ROUNDS` trials.
+:data:`SWAP_ROUNDS` trials; where the maths' heads are free points
+(``swap_free_points``), it also stops before a trial once the least useful
+head's removal would raise the hard risk by :data:`SWAP_NEEDED` of it or
+more: no head is redundant, and a move only displaces a head its cluster
+needs.
 
 The stage follows a descent that converged from a start the fit seeded (not
 from heads the user gave, ``init`` an array, and not when ``max_iter`` stopped
@@ -41,9 +45,9 @@ from ._init import _unit_exponent, canonical_order, ordered_distinct_starts
 from ._mapped_rows import MappedRows
 from .optim import handed_state
 
-__all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_PATIENCE", "SWAP_ROUNDS",
-           "TRANSPOSED_HEADS", "draw_order",
-           "nearest_two", "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
+__all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED", "SWAP_PATIENCE", "SWAP_ROUNDS",
+           "TRANSPOSED_HEADS", "draw_order", "nearest_two", "removal_share",
+           "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
            "two_nearest", "two_nearest_rows"]
 
 #: Trials at most per fit.
@@ -54,6 +58,27 @@ SWAP_PATIENCE = 2
 
 #: Relative drop of the risk a trial must make to be kept (far above rounding).
 SWAP_RTOL = 1e-4
+
+#: Where the maths' heads are free points, the stage stops before a trial once
+#: the least useful head's removal would raise the hard risk by this share of
+#: it or more (:func:`removal_share`: every head is needed by its cluster).
+#: Measured with every trial descended (slack 10, patience 8; the trials'
+#: removal shares): of the trials at a share of 0.5 or more, 1 of 284 kept on
+#: the four small sets after scaling (iris, wine, breast cancer, digits, 9 seeds
+#: each) and blobs 1e4 x 16 (K = 4), 1 of 331 on 2-D and 3-D ``make_blobs``
+#: with K = 5 to 10 (40 sets, 2 seeds), 0 of 15 on the many-cluster cells
+#: (n = 5e4, blobs and uniform, d = 2 and 16, K = 20 and 64, 2 seeds; all on
+#: blobs 16-D, K = 20), and the two kept lowered the risk by 1.4e-5 and 9e-6
+#: beyond the bar (:data:`SWAP_RTOL`); every trial kept with a drop over 1e-3 had a share below
+#: 0.26 (3 blobs at ``n_clusters`` 8 and 12: 0.05 to 0.26, all of them).  From
+#: 0.3 up, 5 of 434 were kept on those blobs, by 1.6e-4 at most.  With the rule
+#: every one-start row of ``benchmarks/hard_cases.py`` keeps its counts and worst
+#: ratio (one 3-D blobs fit lost a trial kept for 9e-6), the many-cluster cells
+#: their inertia (4 digits), and the fits their fingerprints; CPU time (one
+#: thread, interleaved with the code before): the small sets 0.90 to 0.92 (iris,
+#: wine, breast cancer), blobs 1e4 x 16 0.88, digits 1.01 (medians of 9 seeds),
+#: blobs 5e4 x 16, K = 20, 0.74 (2 seeds x 2), the other cells 0.96 to 1.06.
+SWAP_NEEDED = 0.5
 
 #: A trial is descended only if the move (:func:`swap_target`) changes the hard
 #: risk by less than this share of it (where the maths' ``swap_slack`` is None:
@@ -132,7 +157,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     relatively.
     A trial's descent stops early once its risk is above that bar by more
     than :data:`SWAP_HOPE` times its last step's decrease (:class:`_Hopeless`).
-    Other trials fail without a descent.  A kept trial is finished to ``tol``
+    Other trials fail without a descent.  Where the maths' ``swap_free_points``,
+    the stage stops before a trial once :func:`removal_share` is
+    :data:`SWAP_NEEDED` or more.  A kept trial is finished to ``tol``
     from its optimiser's state; its ``n_iter`` is then the steps of the start's
     descent and of every trial (the stage's work on the way to it)."""
     maths, fails, steps, kept = descent.maths, 0, 0, False
@@ -154,6 +181,8 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
             near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
+            if free and removal_share(near, w) >= SWAP_NEEDED:
+                break
         target = swap_target(Y, None, w, draw, n_local, near=near, norms=norms)
         if target is None:
             break
@@ -385,6 +414,15 @@ def nearest_two(Y, Z, w, norms=None):
     spread = np.bincount(labels, w * d1, minlength=K) / np.where(mass > 0, mass, 1.0)
     spread[h] = -np.inf
     return labels, d1, h, np.where(labels == h, d2, d1), spread
+
+
+def removal_share(near, w):
+    """The least useful head's removal cost over the hard risk, from the heads'
+    :func:`nearest_two` ``near`` and the rows' weights ``w``: the hard risk's
+    relative rise were that head removed (``inf`` at a zero hard risk)."""
+    labels, d1, h, without, spread = near
+    total = float(w @ d1)
+    return float(w @ (without - d1)) / total if total > 0 else np.inf
 
 
 def swap_target(Y, Z, w, draw, n_local, near=None, norms=None):

@@ -374,3 +374,43 @@ def test_the_slack_is_the_maths_own(monkeypatch):
         AttentionQuantizer(8, geometry="cosine", random_state=0).fit(X)
         counts.append(len(trials))
     assert counts[0] == 0 and counts[1] > 0
+
+
+def test_removal_share_is_the_hard_risk_rise_of_the_least_useful_head():
+    # closed form: the hard risk without head h over the hard risk, less one,
+    # for the head h of least rise (brute force over the heads)
+    from sklearn_attnclust._swap import nearest_two, removal_share
+
+    rng = np.random.default_rng(3)
+    Y, Z, w = rng.normal(size=(300, 3)), rng.normal(size=(6, 3)), rng.random(300)
+
+    def hard(Z):
+        return np.sum(w * ((Y[:, None] - Z[None]) ** 2).sum(-1).min(1))
+
+    rises = [hard(np.delete(Z, h, axis=0)) / hard(Z) - 1 for h in range(6)]
+    near = nearest_two(Y, Z, w)
+    assert near[2] == int(np.argmin(rises))
+    assert np.isclose(removal_share(near, w), min(rises), rtol=1e-9)
+    # every row on a head (small integers: exact distances): a zero hard risk
+    Z = np.array([[0.0, 1.0], [2.0, 0.0], [1.0, 3.0]])
+    assert removal_share(nearest_two(Z, Z, np.ones(3)), np.ones(3)) == np.inf
+
+
+def test_the_stage_stops_where_every_head_is_needed(monkeypatch):
+    # separated blobs, one head each: removing any head raises the hard risk by far
+    # more than SWAP_NEEDED, and no trial is drawn; more heads than blobs: trials
+    from sklearn_attnclust import _swap
+
+    targets, target = [], _swap.swap_target
+
+    def spy(*a, **k):
+        targets.append(1)
+        return target(*a, **k)
+
+    monkeypatch.setattr(_swap, "swap_target", spy)
+    X = make_blobs(2000, 16, centers=4, random_state=0)[0]
+    AttentionQuantizer(4, random_state=0).fit(X)
+    assert not targets
+    X = make_blobs(3000, 2, centers=3, random_state=0)[0]
+    AttentionQuantizer(8, random_state=0).fit(X)
+    assert targets
