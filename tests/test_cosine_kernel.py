@@ -253,3 +253,29 @@ def test_no_swap_stage_on_statistics_without_pairs():
         assert calls == [1]
     finally:
         strategy.swap_rounds = original
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gradient_sums_of_subnormal_mean_are_zero(sparse):
+    # two far clusters at a high temperature: each head's weights on the other
+    # cluster's rows sit at the exponential's floor, 1e-304, and their means over
+    # the rows would be subnormal; they are 0, the others as range_sums gives them
+    from sklearn_attnclust.maths.cosine.statistics import GRADIENT_FLOOR, CosineStatistics
+
+    rng = np.random.default_rng(3)
+    d, n = 40, 600
+    X = np.zeros((n, d))
+    X[: n // 2, :20] = rng.random((n // 2, 20))
+    X[n // 2:, 20:] = rng.random((n // 2, 20)) * 1e-3
+    X[n // 2:, 20] += 1.0
+    X = sp.csr_matrix(X) if sparse else X
+    M = np.zeros((2, d))
+    M[0, :20], M[1, 20] = 1 / np.sqrt(20), 1.0
+    stats = CosineStatistics(X, None, n_heads=2)
+    beta = 5000.0
+    want = range_sums(0, n, stats.X, stats.inv, None, M, beta, True, n)[2]
+    got = stats.sums(M, beta, True)[2]
+    small = np.abs(want) < GRADIENT_FLOOR * n
+    assert small.any() and not small.all()
+    assert np.all(got[small] == 0)
+    np.testing.assert_array_equal(got[~small], want[~small])
