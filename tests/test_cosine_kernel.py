@@ -279,3 +279,22 @@ def test_gradient_sums_of_subnormal_mean_are_zero(sparse):
     assert small.any() and not small.all()
     assert np.all(got[small] == 0)
     np.testing.assert_array_equal(got[~small], want[~small])
+
+
+@pytest.mark.parametrize("K", [2, 7])
+def test_split_sparse_products_give_the_same_numbers(K):
+    # the logits split by rows, the gradient's sums by heads, over the pool's
+    # threads: every number as the whole products give it
+    rng = np.random.default_rng(K)
+    X = sp.random(500, 300, density=0.05, random_state=K, format="csr") + sp.eye(500, 300)
+    X = sp.csr_matrix(X)
+    M = rng.standard_normal((K, 300))
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    inv = 1.0 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    w = rng.uniform(0.5, 2.0, 500)
+    labels = [np.zeros(500, dtype=np.uint8) for _ in range(2)]
+    one = range_sums(0, 500, X, inv, w, M, 30.0, True, 500, labels[0], split=False)
+    two = range_sums(0, 500, X, inv, w, M, 30.0, True, 500, labels[1], split=True)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(labels[0], labels[1])

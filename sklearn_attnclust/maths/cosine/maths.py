@@ -315,7 +315,7 @@ class CosineMaths(LayerMaths):
         # (one thread, 3842 TF-IDF rows of 13885 terms, 5 seeds x 3, interleaved):
         # the fit's median CPU time K = 10 425 -> 408 ms, K = 5 240 -> 239 ms.  The
         # division by -W: the negated quotient exactly, one pass over K x d fewer
-        G = np.divide(out[2], -W, out=np.empty(out[2].shape), order="C")
+        G = np.divide(out[2], -W, out=out[2] if out[2].flags.c_contiguous else None, order="C")
         self._last = (M, np.linalg.norm(G, axis=1), self.max_pairs(stats) == 0)
         self._held.note(M, stats, value, getattr(stats, "labels", None))  # (this pass's)
         return value, G, out[1] / W

@@ -13,7 +13,7 @@ from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 from ..._blocks import (add_blocks_into_first, chunk_rows, map_row_blocks, one_blas_thread,
                         smallest_keys)
 from ..free_energy import exp_shifted
-from .kernel import _scores, range_sums
+from .kernel import _scores, range_sums, split_products
 from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
     unit_rows
 from ...layers.base import Statistics
@@ -95,10 +95,12 @@ class CosineStatistics(Statistics):
         if need_grad and (self.labels is None or self.labels.dtype != np.min_scalar_type(K - 1)):
             self.labels = np.zeros(X.shape[0], dtype=np.min_scalar_type(K - 1))
         with one_blas_thread():
+            # (a pass of one row block splits its CSR products over the threads)
+            split = X.shape[0] < 4 * chunk and split_products(X, K)
             out = add_blocks_into_first(map_row_blocks(
                 range_sums, X.shape[0], 2 * chunk, X, self.inv, self.weights,
                 np.asarray(M, dtype=np.float64), beta, need_grad, chunk,
-                self.labels if need_grad else None))
+                self.labels if need_grad else None, split))
         if need_grad:  # (two comparisons: no K x d temporary of floats)
             S, limit = out[2], GRADIENT_FLOOR * self.total_weight
             np.copyto(S, 0.0, where=(S < limit) & (S > -limit))
