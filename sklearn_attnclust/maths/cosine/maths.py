@@ -192,7 +192,7 @@ class CosineMaths(LayerMaths):
         self.floor = 0.01 / self.n_clusters  # the smallest curvature the steps assume
         # (a weak reference to the heads of the last gradient, which it keeps from no
         # trial the line search left, its rows' norms, whether it keeps no L-BFGS pairs)
-        self._last = (lambda: None, None, False)
+        self._last = (None, None, False)
         self._held = HeldLabels()  # (the labels of the last steps: stationarity)
         self._reset_steps()
         # (rows, their unit rows or None, {id(weights): (weights, order, keys)})
@@ -326,7 +326,7 @@ class CosineMaths(LayerMaths):
         is that times the identity, less the weights' softness), at least
         :attr:`floor`."""
         last, norms, _ = self._last
-        if last() is not M:
+        if last is None or last() is not M:
             norms = np.asarray(masses, dtype=np.float64)
         return np.maximum(norms, self.floor)
 
@@ -348,10 +348,10 @@ class CosineMaths(LayerMaths):
         self._reset_steps()
 
     def _reset_steps(self):
-        """Each head's step factor in a descent without pairs, and the Riemannian
-        gradient of its last point (:meth:`preconditioner`, :meth:`stationarity`),
-        back to none: the factors start at 1 (:data:`RELAX_GROW`)."""
-        self._relax, self._last_rgrad = None, None
+        """Each head's step factor in a descent without pairs, the Riemannian gradient
+        of its last point and the last gradient (:meth:`preconditioner`, :meth:`stationarity`;
+        a weak reference, unpicklable), back to none: factors start at 1 (:data:`RELAX_GROW`)."""
+        self._relax, self._last_rgrad, self._last = None, None, (None, None, False)
 
     def _adapt_steps(self, rgrad):
         """Each head's step factor after a step of a descent without pairs, from
