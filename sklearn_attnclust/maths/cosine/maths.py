@@ -218,10 +218,10 @@ class CosineMaths(LayerMaths):
         return self._unit_cache[1] if self._unit_cache[0] is rows else None
 
     def forget_rows(self):
-        """Drop the unit rows kept by :meth:`_unit_rows` and the statistics kept by
-        :meth:`stationarity` (the fit is over: a fitted model keeps neither the
-        caller's rows nor a copy of them)."""
-        self._unit_cache = (None, None, None)
+        """Drop the unit rows kept by :meth:`_unit_rows`, the statistics kept by
+        :meth:`stationarity` and the last gradient's weak reference (the fit is over:
+        a fitted model keeps neither the caller's rows nor a copy of them, and pickles)."""
+        self._unit_cache, self._last = (None, None, None), (None, None, False)
         self._held.forget()
         self._reset_steps()
 
@@ -348,10 +348,10 @@ class CosineMaths(LayerMaths):
         self._reset_steps()
 
     def _reset_steps(self):
-        """Each head's step factor in a descent without pairs, the Riemannian gradient
-        of its last point and the last gradient (:meth:`preconditioner`, :meth:`stationarity`;
-        a weak reference, unpicklable), back to none: factors start at 1 (:data:`RELAX_GROW`)."""
-        self._relax, self._last_rgrad, self._last = None, None, (None, None, False)
+        """Each head's step factor in a descent without pairs, and the Riemannian
+        gradient of its last point (:meth:`preconditioner`, :meth:`stationarity`),
+        back to none: the factors start at 1 (:data:`RELAX_GROW`)."""
+        self._relax, self._last_rgrad = None, None
 
     def _adapt_steps(self, rgrad):
         """Each head's step factor after a step of a descent without pairs, from
