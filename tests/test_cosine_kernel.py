@@ -281,7 +281,7 @@ def test_gradient_sums_of_subnormal_mean_are_zero(sparse):
     np.testing.assert_array_equal(got[~small], want[~small])
 
 
-@pytest.mark.parametrize("K", [2, 7])
+@pytest.mark.parametrize("K", [2, 7, 20])
 def test_split_sparse_products_give_the_same_numbers(K):
     # the logits split by rows, the gradient's sums by heads, over the pool's
     # threads: every number as the whole products give it

@@ -56,6 +56,16 @@ DENSE_MIN_FEATURES = 128
 #: either).  Not yet measured on idle cores.
 SPLIT_MIN_PRODUCTS = 2**20
 
+#: Heads from which a split pass (:func:`split_products`) splits its gradient's
+#: sums by heads too (below, the logits alone): each half reads all the
+#: entries and their indices, a cost that the heads' halves share less well
+#: where they are few.  Measured (wall, 2 cores with one or two others' jobs on
+#: them, 3842 TF-IDF rows, medians of 8 x 3 seeds interleaved with main's
+#: package, whose passes are not split): both split K = 5 87.8 against 83.0
+#: ms, K = 10 159 against 153; the logits alone 89.1 against 88.3, 143 against
+#: 145; both split K = 20 271 against 341 ms.
+SPLIT_MIN_HEADS = 16
+
 
 def split_products(X, n_heads):
     """Whether a pass over the CSR rows ``X`` in one row block (the caller's
@@ -169,7 +179,7 @@ def weighted_row_sums(P, Xc, into=None, split=False):
     are added into it (returned; a new array of zeros for None), with no ``K
     x d`` temporary (:func:`_add_sparse_sums_by_head`); the others are
     returned in a new array, whatever ``into`` (with ``split``, a CSR matrix's
-    dense product by :func:`split_sparse_sums`).
+    dense product by :func:`split_sparse_sums`, from :data:`SPLIT_MIN_HEADS` heads).
 
     At a low temperature most rows have one weight far above the others (all
     below :data:`WEIGHT_FLOOR` of it): those rows are summed by their head,
@@ -182,7 +192,8 @@ def weighted_row_sums(P, Xc, into=None, split=False):
     K, b = P.shape
     sparse = _is_sparse(Xc)
     if b == 0 or (K < SPARSE_MIN_HEADS if sparse else Xc.shape[1] < DENSE_MIN_FEATURES):
-        return split_sparse_sums(P, Xc) if split and b else _dense_sums(P, Xc)
+        return (split_sparse_sums(P, Xc) if split and b and K >= SPLIT_MIN_HEADS
+                else _dense_sums(P, Xc))
     top = np.argmax(P, axis=0)
     cols = np.arange(b)
     p = P[top, cols]
