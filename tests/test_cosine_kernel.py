@@ -253,3 +253,48 @@ def test_no_swap_stage_on_statistics_without_pairs():
         assert calls == [1]
     finally:
         strategy.swap_rounds = original
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gradient_sums_of_subnormal_mean_are_zero(sparse):
+    # two far clusters at a high temperature: each head's weights on the other
+    # cluster's rows sit at the exponential's floor, 1e-304, and their means over
+    # the rows would be subnormal; they are 0, the others as range_sums gives them
+    from sklearn_attnclust.maths.cosine.statistics import GRADIENT_FLOOR, CosineStatistics
+
+    rng = np.random.default_rng(3)
+    d, n = 40, 600
+    X = np.zeros((n, d))
+    X[: n // 2, :20] = rng.random((n // 2, 20))
+    X[n // 2:, 20:] = rng.random((n // 2, 20)) * 1e-3
+    X[n // 2:, 20] += 1.0
+    X = sp.csr_matrix(X) if sparse else X
+    M = np.zeros((2, d))
+    M[0, :20], M[1, 20] = 1 / np.sqrt(20), 1.0
+    stats = CosineStatistics(X, None, n_heads=2)
+    beta = 5000.0
+    want = range_sums(0, n, stats.X, stats.inv, None, M, beta, True, n)[2]
+    got = stats.sums(M, beta, True)[2]
+    small = np.abs(want) < GRADIENT_FLOOR * n
+    assert small.any() and not small.all()
+    assert np.all(got[small] == 0)
+    np.testing.assert_array_equal(got[~small], want[~small])
+
+
+@pytest.mark.parametrize("K", [2, 7, 20])
+def test_split_sparse_products_give_the_same_numbers(K):
+    # the logits split by rows, the gradient's sums by heads, over the pool's
+    # threads: every number as the whole products give it
+    rng = np.random.default_rng(K)
+    X = sp.random(500, 300, density=0.05, random_state=K, format="csr") + sp.eye(500, 300)
+    X = sp.csr_matrix(X)
+    M = rng.standard_normal((K, 300))
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    inv = 1.0 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    w = rng.uniform(0.5, 2.0, 500)
+    labels = [np.zeros(500, dtype=np.uint8) for _ in range(2)]
+    one = range_sums(0, 500, X, inv, w, M, 30.0, True, 500, labels[0], split=False)
+    two = range_sums(0, 500, X, inv, w, M, 30.0, True, 500, labels[1], split=True)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(labels[0], labels[1])

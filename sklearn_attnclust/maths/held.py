@@ -22,6 +22,7 @@ relatively at most, the labels the same).
 """
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -67,10 +68,11 @@ class HeldLabels:
         self._at, self._held = (None, None, None, None), (None, None, None)
 
     def note(self, M, stats, value, labels):
-        """The gradient at the heads ``M`` (the array itself, compared by identity)
+        """The gradient at the heads ``M`` (the array itself, compared by identity,
+        held by a weak reference: the trials a line search rejects are freed)
         on ``stats`` has the risk ``value`` and the rows' ``labels`` (or their key;
         None where the pass kept none)."""
-        self._at = (M, stats, value, labels)
+        self._at = (weakref.ref(M), stats, value, labels)  # (not M: a rejected trial's)
 
     def decrease(self, M):
         """The relative decrease of the risk from the point of the last call (on
@@ -78,7 +80,7 @@ class HeldLabels:
         both and the risk decreased; else infinity (also where the last gradient
         was not at ``M`` or its statistics keep no labels)."""
         at, stats, value, labels = self._at
-        labels = labels if at is M else None
+        labels = labels if at is not None and at() is M else None
         if labels is None:
             return np.inf
         last_stats, last_labels, last_value = self._held

@@ -41,7 +41,7 @@ class ArmijoBacktracking:
         """
         for k in range(self.max_backtracks):
             cand = problem.manifold.retract(M, direction, trial)
-            new_value = np.nan
+            new_value, new_grad = np.nan, None  # (a rejected trial's freed first)
             if cand is not None:
                 if k <= 1 or not problem.cheap_cost:
                     new_value, new_grad = problem.cost_and_gradient(cand)

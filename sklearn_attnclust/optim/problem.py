@@ -10,6 +10,8 @@ with ``tol``).  :class:`LayerProblem` asks them of a layer's maths and one set
 of statistics; :class:`FunctionProblem` of plain callables.
 """
 
+import weakref
+
 from .manifold import Spheres, frobenius
 
 __all__ = ["FunctionProblem", "LayerProblem", "Problem"]
@@ -105,7 +107,7 @@ class LayerProblem(Problem):
 
     def cost_and_gradient(self, M):
         risk, grad, masses = self.maths.risk(M, self.stats, return_grad=True)
-        self._at, self._masses = M, masses
+        self._at, self._masses = weakref.ref(M), masses  # (a rejected trial: freed)
         return risk, grad
 
     def cost(self, M):
@@ -113,7 +115,7 @@ class LayerProblem(Problem):
 
     def masses(self, M):
         """Each head's share of the rows' weight at ``M`` (evaluated if not the last point)."""
-        if self._at is not M:
+        if self._at is None or self._at() is not M:
             self.cost_and_gradient(M)
         return self._masses
 

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from ..free_energy import free_energy_sums
 from ..._assign import first_minimum
-from ..._blocks import add_blocks_into_first
+from ..._blocks import add_blocks_into_first, map_row_blocks, pool_width
 from ..shared import row_view
 from .rows import _is_sparse
 
@@ -42,13 +42,80 @@ SPARSE_MIN_HEADS = 80
 DENSE_MIN_FEATURES = 128
 
 
+#: Products (stored entries times heads) of a chunk of CSR rows from which a
+#: pass of one row block splits its two sparse products over the pool's threads
+#: (:func:`split_products`): the logits by rows, the gradient's sums by heads,
+#: each number the same as the whole product's.  A pass of one row block ran
+#: on one thread: 3842 TF-IDF rows (358172 entries) are one chunk (4096 rows
+#: or more), while KMeans's Lloyd runs on both cores.  At 2**20 products a
+#: half costs some 0.3 ms (the logits of those rows at K = 5: 1.2 ms), the
+#: pool's hand-off 20 us (wall, the least of 2000).  On one thread of the pool
+#: nothing is split: the halves and their copies cost more CPU time (the pass
+#: at K = 5 2.2 ms, split 2.9 ms, K = 20 6.4 and 8.4 ms, medians of 40 on a
+#: machine with about one core free, where the split gained no wall time
+#: either).  Not yet measured on idle cores.
+SPLIT_MIN_PRODUCTS = 2**20
+
+#: Heads from which a split pass (:func:`split_products`) splits its gradient's
+#: sums by heads too (below, the logits alone): each half reads all the
+#: entries and their indices, a cost that the heads' halves share less well
+#: where they are few.  Measured (wall, 2 cores with one or two others' jobs on
+#: them, 3842 TF-IDF rows, medians of 8 x 3 seeds interleaved with main's
+#: package, whose passes are not split): both split K = 5 87.8 against 83.0
+#: ms, K = 10 159 against 153; the logits alone 89.1 against 88.3, 143 against
+#: 145; both split K = 20 271 against 341 ms.
+SPLIT_MIN_HEADS = 16
+
+
+def split_products(X, n_heads):
+    """Whether a pass over the CSR rows ``X`` in one row block (the caller's
+    decision) splits its products over threads (:data:`SPLIT_MIN_PRODUCTS`):
+    only where the pool runs on several (:func:`..._blocks.pool_width`; the
+    numbers are the same either way, and on one thread the split costs more
+    than the whole products)."""
+    return (_is_sparse(X) and n_heads > 1 and X.nnz * int(n_heads) >= SPLIT_MIN_PRODUCTS
+            and pool_width() > 1)
+
+
 def _scores(Xc, Mt):
     """``Xc @ Mt`` of a block of rows (ndarray or CSR), an ndarray."""
     out = Xc @ Mt
     return np.asarray(out)
 
 
-def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None):
+def _scores_into(lo, hi, Xc, Mt, L):
+    """The logits of the CSR rows ``Xc[lo:hi]`` into the columns ``lo:hi`` of ``L`` (K, b)."""
+    L[:, lo:hi] = _scores(row_view(Xc, lo, hi), Mt).T
+    return ()
+
+
+def _head_sums_into(lo, hi, Xt, P, S):
+    """The sums of heads ``lo:hi`` (``Xt``: the CSC transpose of the rows) into ``S``'s rows."""
+    S[lo:hi] = (Xt @ P[lo:hi].T).T
+    return ()
+
+
+def sparse_logits(Xc, Md, split):
+    """The logits ``Md @ Xc.T`` (K, b) of the CSR rows ``Xc`` in a C-ordered
+    array: the product rows by heads, transposed; with ``split``, over the
+    pool's threads by rows (each row's numbers the same)."""
+    if not split:
+        return np.ascontiguousarray(_scores(Xc, Md.T).T)
+    L = np.empty((Md.shape[0], Xc.shape[0]), dtype=np.result_type(Xc.dtype, Md.dtype))
+    map_row_blocks(_scores_into, Xc.shape[0], 1, Xc, Md.T, L)
+    return L
+
+
+def split_sparse_sums(P, Xc):
+    """``P @ Xc`` (K, d) float64 of the CSR rows ``Xc`` in a C-ordered array, the
+    heads split over the pool's threads (each number the same as the whole
+    product's; :func:`_dense_sums`'s is the transpose of a d x K array)."""
+    S = np.empty((P.shape[0], Xc.shape[1]))
+    map_row_blocks(_head_sums_into, P.shape[0], 1, _transposed(Xc), P, S)
+    return S
+
+
+def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=False):
     """The additive sums of the rows ``X[lo:hi]`` (inverse norms ``r``, weights
     ``w`` or None) at unit heads ``M`` (float64), ``chunk`` rows at a time (the
     chunks bound the temporaries), added in the chunks' order.
@@ -58,6 +125,8 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None):
     float64 (None for no rows).  The logits and weights are computed in the
     rows' precision.  ``labels``: None, or an integer array (n,) whose
     ``[lo:hi]`` receives each row's head of largest logit (with ``need_grad``).
+    ``split``: CSR rows' products over the pool's threads (:func:`split_products`;
+    only for a pass of one row block, whose call is not itself in the pool).
     """
     out, dtype, sparse = None, X.dtype, _is_sparse(X)
     Md = M.astype(dtype, copy=False)  # (once for all the chunks)
@@ -66,7 +135,9 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None):
         # (a CSR view: scipy's row slice would copy the chunk's entries)
         Xc = row_view(X, a, b) if sparse else X[a:b]
         rc, wc = r[a:b], None if w is None else w[a:b]
-        if sparse or dtype == np.float32:
+        if sparse:
+            L = sparse_logits(Xc, Md, split)
+        elif dtype == np.float32:
             # float32 rows: the product rows by heads, then its transpose, costs
             # less than heads by rows.  Measured (one thread, 2048 rows a chunk,
             # medians of 51): d = 384, K = 20, 0.47 against 0.64 ms; K = 5, 0.33
@@ -89,7 +160,7 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None):
             masses = P.sum(axis=1, dtype=np.float64)
             P *= rc.astype(dtype)
             into = None if out is None else out[2]
-            S = weighted_row_sums(P, Xc, into)
+            S = weighted_row_sums(P, Xc, into, split)
             if S is into:  # (added into the sums of the chunks before)
                 out = add_blocks_into_first((out, (value, masses)))
                 continue
@@ -101,13 +172,14 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None):
     return out
 
 
-def weighted_row_sums(P, Xc, into=None):
+def weighted_row_sums(P, Xc, into=None, split=False):
     """``P @ Xc`` (K, d) in float64, for the weights ``P`` (K, b) of the rows ``Xc``
     (an ndarray or a CSR matrix), in their precision.  With ``into`` (K, d)
     float64 or None, a CSR matrix's sums by head (:data:`SPARSE_MIN_HEADS`)
     are added into it (returned; a new array of zeros for None), with no ``K
     x d`` temporary (:func:`_add_sparse_sums_by_head`); the others are
-    returned in a new array, whatever ``into``.
+    returned in a new array, whatever ``into`` (with ``split``, a CSR matrix's
+    dense product by :func:`split_sparse_sums`, from :data:`SPLIT_MIN_HEADS` heads).
 
     At a low temperature most rows have one weight far above the others (all
     below :data:`WEIGHT_FLOOR` of it): those rows are summed by their head,
@@ -120,7 +192,8 @@ def weighted_row_sums(P, Xc, into=None):
     K, b = P.shape
     sparse = _is_sparse(Xc)
     if b == 0 or (K < SPARSE_MIN_HEADS if sparse else Xc.shape[1] < DENSE_MIN_FEATURES):
-        return _dense_sums(P, Xc)
+        return (split_sparse_sums(P, Xc) if split and b and K >= SPLIT_MIN_HEADS
+                else _dense_sums(P, Xc))
     top = np.argmax(P, axis=0)
     cols = np.arange(b)
     p = P[top, cols]

@@ -27,6 +27,7 @@ than ``tol`` relatively.  Those descents without pairs run no swap stage
 """
 
 import sys
+import weakref
 
 import numpy as np
 from scipy.special import gammaln, ive
@@ -189,8 +190,8 @@ class CosineMaths(LayerMaths):
         # temperature over the spread, for the squared distances on the sphere
         self.beta = 2.0 * float(temperature) / self.spread
         self.floor = 0.01 / self.n_clusters  # the smallest curvature the steps assume
-        # (the heads of the last gradient, its rows' norms, whether its statistics keep
-        # no L-BFGS pairs)
+        # (a weak reference to the heads of the last gradient, which it keeps from no
+        # trial the line search left, its rows' norms, whether it keeps no L-BFGS pairs)
         self._last = (None, None, False)
         self._held = HeldLabels()  # (the labels of the last steps: stationarity)
         self._reset_steps()
@@ -217,10 +218,10 @@ class CosineMaths(LayerMaths):
         return self._unit_cache[1] if self._unit_cache[0] is rows else None
 
     def forget_rows(self):
-        """Drop the unit rows kept by :meth:`_unit_rows` and the statistics kept by
-        :meth:`stationarity` (the fit is over: a fitted model keeps neither the
-        caller's rows nor a copy of them)."""
-        self._unit_cache = (None, None, None)
+        """Drop the unit rows kept by :meth:`_unit_rows`, the statistics kept by
+        :meth:`stationarity` and the last gradient's weak reference (the fit is over:
+        a fitted model keeps neither the caller's rows nor a copy of them, and pickles)."""
+        self._unit_cache, self._last = (None, None, None), (None, None, False)
         self._held.forget()
         self._reset_steps()
 
@@ -309,14 +310,13 @@ class CosineMaths(LayerMaths):
         value = 1.0 + out[0] / W
         if not return_grad:
             return value
-        # -S / W into a C-ordered array: the sums of CSR rows come transposed (d x K,
-        # Fortran order as K x d), and the optimiser's reductions over K x d arrays
-        # of mixed orders cost about 1.5 times those of C-ordered ones.  Measured
-        # (one thread, 3842 TF-IDF rows of 13885 terms, 5 seeds x 3, interleaved):
-        # the fit's median CPU time K = 10 425 -> 408 ms, K = 5 240 -> 239 ms.  The
-        # division by -W: the negated quotient exactly, one pass over K x d fewer
-        G = np.divide(out[2], -W, out=np.empty(out[2].shape), order="C")
-        self._last = (M, np.linalg.norm(G, axis=1), self.max_pairs(stats) == 0)
+        # -S / W in a C-ordered array (S itself if so: the pass's own): the sums of
+        # CSR rows may come transposed (d x K), and the optimiser's reductions over
+        # K x d arrays of mixed orders cost about 1.5 times those of C-ordered ones
+        # (one thread, 3842 TF-IDF rows, 5 seeds x 3, interleaved: the fit's median
+        # CPU time K = 10 425 -> 408 ms, K = 5 240 -> 239 ms); -W: the exact quotient
+        G = np.divide(out[2], -W, out=out[2] if out[2].flags.c_contiguous else None, order="C")
+        self._last = (weakref.ref(M), np.linalg.norm(G, axis=1), self.max_pairs(stats) == 0)
         self._held.note(M, stats, value, getattr(stats, "labels", None))  # (this pass's)
         return value, G, out[1] / W
 
@@ -326,7 +326,7 @@ class CosineMaths(LayerMaths):
         is that times the identity, less the weights' softness), at least
         :attr:`floor`."""
         last, norms, _ = self._last
-        if last is not M:
+        if last is None or last() is not M:
             norms = np.asarray(masses, dtype=np.float64)
         return np.maximum(norms, self.floor)
 
