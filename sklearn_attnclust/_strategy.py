@@ -421,10 +421,11 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
                 res.values = first.values + res.values[1:]
                 res.grad_norms = first.grad_norms + res.grad_norms[1:]
                 res.n_iter += first.n_iter
-        res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows, row_w)
     finally:  # (also when a run raises: the maths is the fitted model's)
         if hasattr(maths, "stall_rows"):
             maths.stall_rows = None
+    # (relocated heads start afresh, not within the sample's noise: all the rows' test)
+    res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows, row_w)
     if not np.isfinite(res.value):
         raise ValueError(NOT_FINITE)
     return res

@@ -407,6 +407,28 @@ def test_full_data_stage_reads_the_stall_resolution_of_its_coarse_sample(monkeyp
     assert maths.stall_rows is None
 
 
+def test_full_data_stage_resets_its_sample_size_when_a_run_raises(monkeypatch):
+    # the fitted model's maths must not keep the sample's resolution after a
+    # full-data stage that raised (an interrupt, a failing pass)
+    n, d, K = 40000, 4, 3
+    X = np.random.default_rng(1).uniform(size=(n, d))
+    chart, cov = chart_from_data(X)
+    maths = PointMaths(K, 16.0, chart, cov)
+    stats = maths.statistics(X, None)
+    risk = PointMaths.risk
+
+    def failing(self, M, st, return_grad=False):
+        if self.stall_rows is not None:
+            raise KeyboardInterrupt
+        return risk(self, M, st, return_grad)
+
+    monkeypatch.setattr(PointMaths, "risk", failing)
+    with pytest.raises(KeyboardInterrupt):
+        fit_layer(maths, X, None, stats, init="k-means++", n_init=1, max_iter=300,
+                  tol=1e-4, random_state=np.random.RandomState(0), coarse=True)
+    assert maths.stall_rows is None
+
+
 def test_default_fit_ignores_row_order_and_counts_weights_as_repeats(blobs):
     # the k-means++ seeds are drawn over the rows in a canonical order
     X, _ = blobs
