@@ -420,3 +420,25 @@ def test_groups_by_size_then_coordinates():
         np.testing.assert_array_equal(got[0], rank[group])
         np.testing.assert_array_equal(got[1], points[order])
         np.testing.assert_array_equal(got[2], sizes[order])
+
+
+def test_wide_softmax_keeps_the_rows_scores_only_where_they_are_small(monkeypatch):
+    # the rows' scores on the context (n x m) are kept only up to KEPT_SCORES_SHARE
+    # of X (review: 6000 x 1100 kept 0.45 x the input more); the fit is the same
+    # either way to rounding
+    import sklearn_attnclust.in_context as module
+
+    X = make_blobs(1500, n_features=1100, centers=4, random_state=0)[0]
+    calls, real = [], module.context_scores
+    monkeypatch.setattr(module, "context_scores",
+                        lambda *a: calls.append(1) or real(*a))
+    fits = []
+    for share in (1.0, module.KEPT_SCORES_SHARE):
+        monkeypatch.setattr(module, "KEPT_SCORES_SHARE", share)
+        fits.append(InContextQuantizer(4, attention="softmax", random_state=0).fit(X))
+    assert len(calls) == 1  # 1500 x 500 scores: 0.45 of X, kept only at share 1
+    kept, blocked = fits
+    assert adjusted_rand_score(kept.labels_, blocked.labels_) == 1.0
+    np.testing.assert_allclose(kept.cluster_centers_, blocked.cluster_centers_,
+                               rtol=1e-8, atol=1e-8 * np.abs(X).max())
+    assert np.isclose(kept.temperature_, blocked.temperature_, rtol=1e-10)
