@@ -385,7 +385,8 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
     to ``tol`` where the clusters are separated), not for as long as they lower
     it by more than all the rows resolve (on unstructured data, a crawl of 20 to
     50 steps over all the rows, whatever the start: see
-    :data:`.maths.point.maths.STALL_SCALE`).  Measured (uniform 1e5 x 32, one
+    :data:`.maths.point.maths.STALL_SCALE`).  The descents after relocating
+    empty heads read all the rows' resolution (those heads start afresh).  Measured (uniform 1e5 x 32, one
     thread, CPU time, interleaved with the resolution of all the rows, medians
     of 3; ``benchmarks/bench_grid.py --cell uniform,100000,32,512 --clock cpu
     --baseline``): K = 512, a sample of 20000 rows, 15 full-data steps against

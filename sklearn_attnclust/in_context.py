@@ -80,12 +80,14 @@ UNIT_RANGE = 8
 #: measurement of their own).
 RESIDUAL_ROWS = 256
 
-#: The wide softmax fit keeps the rows' scores on the context (one product, read
-#: by the Gram matrix, the seeds and the last pass) where they are at most this
-#: share of X's entries; else the Gram matrix is the context's own product and
-#: the last pass multiplies the rows by blocks.  Kept, 1000 x 1e4 blobs (500
-#: tokens, 0.05 of X): 0.88 x the CPU time; 6000 x 1100 (0.45 of X), the peak 1.42
-#: x the input against 1.12, the CPU time 0.96 x (one thread, review repro).
+#: The wide softmax fit keeps the rows' scores on a context sampled from them
+#: (one product, read by the Gram matrix, the seeds and the last pass) where
+#: they are at most this share of X's entries, a context of at most ``d / 8``
+#: tokens; else the Gram matrix is the context's own product and the last pass
+#: multiplies the rows by blocks.  A memory budget (at most 1/8 of the input
+#: more through the fit), not a measured optimum: kept, 1000 x 1e4 blobs (500
+#: tokens, 0.05 of X) 0.88 x the CPU time; 6000 x 1100 (0.45 of X) the peak 1.42
+#: x the input against 1.12, the CPU time 0.96 x (one thread).
 KEPT_SCORES_SHARE = 1 / 8
 
 
@@ -359,10 +361,12 @@ class InContextQuantizer(BaseEmbedding):
             self.context_ = X
         gram = scores = None
         wide = Xs.shape[1] > context.shape[0]
-        if wide and n * context.shape[0] <= KEPT_SCORES_SHARE * Xs.size:
+        if wide and context is Xs:  # (X's Gram matrix is its scores: one product)
+            gram = scores = token_scores(Xs, Xs)
+        elif wide and context.shape[0] <= KEPT_SCORES_SHARE * Xs.shape[1]:
             scores = context_scores(Xs, context)  # one product of the rows with the context
-            gram = (scores if context is Xs else scores[rows]).astype(np.float64)
-        elif wide:  # (many rows: the context's own product, the pass's scores where it is X)
+            gram = scores[rows].astype(np.float64)
+        elif wide:  # (a context of more than d / 8 tokens: its own product, the pass by blocks)
             gram = token_scores(context, context)
         centers, self._beta, self.n_fixed_points_ = softmax_clusters(
             Xs, context, moments, self.n_clusters,
@@ -372,7 +376,7 @@ class InContextQuantizer(BaseEmbedding):
         # (the rows' scores on the context where kept, read once: the pass multiplies
         # no rows by the context, 0.3 s of a 1.6 s fit at 1000 x 10000)
         labels, cross, square = softmax_pass(Xs, context, self._beta, centers, True, gram,
-                                             gram if scores is None and context is Xs else scores)
+                                             scores)
         inertia = 0.0
         for c in range(0, n, RESIDUAL_ROWS):
             resid = Xs[c:c + RESIDUAL_ROWS] - centers[labels[c:c + RESIDUAL_ROWS]]
