@@ -385,7 +385,8 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
     to ``tol`` where the clusters are separated), not for as long as they lower
     it by more than all the rows resolve (on unstructured data, a crawl of 20 to
     50 steps over all the rows, whatever the start: see
-    :data:`.maths.point.maths.STALL_SCALE`).  Measured (uniform 1e5 x 32, one
+    :data:`.maths.point.maths.STALL_SCALE`).  The descents after relocating
+    empty heads read all the rows' resolution (those heads start afresh).  Measured (uniform 1e5 x 32, one
     thread, CPU time, interleaved with the resolution of all the rows, medians
     of 3; ``benchmarks/bench_grid.py --cell uniform,100000,32,512 --clock cpu
     --baseline``): K = 512, a sample of 20000 rows, 15 full-data steps against
@@ -421,10 +422,11 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
                 res.values = first.values + res.values[1:]
                 res.grad_norms = first.grad_norms + res.grad_norms[1:]
                 res.n_iter += first.n_iter
-        res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows, row_w)
     finally:  # (also when a run raises: the maths is the fitted model's)
         if hasattr(maths, "stall_rows"):
             maths.stall_rows = None
+    # (relocated heads start afresh, not within the sample's noise: all the rows' test)
+    res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows, row_w)
     if not np.isfinite(res.value):
         raise ValueError(NOT_FINITE)
     return res

@@ -23,10 +23,12 @@ SCALED_BLOCK_ENTRIES = 2**18
 #: The scales of :class:`KMeansQuantizer`'s data (``power_of_two_scale(X)``,
 #: largest magnitudes from 2**-16 to 2**16) that KMeans reads as they are: a
 #: power of two changes none of KMeans's steps but for over- and underflow, and
-#: there its squared distances and sums lie between 2**-88 (a difference of one
-#: float32 rounding, 2**-24 of 2**-16, squared) and 2**72 (2**32 squares times
-#: 2**40 entries), far inside float32's normal range (2**-126 to 2**128); so the
-#: fit is the scaled one's, bit for bit, without its scaled copy of X, centred
+#: there its squared distances and sums of entries near the largest lie between
+#: 2**-88 (a difference of one float32 rounding, 2**-24 of 2**-16, squared) and
+#: 2**72 (2**32 squares times 2**40 entries), far inside float32's normal range
+#: (2**-126 to 2**128); so the fit is the scaled one's, bit for bit, unless some
+#: entries or their products are subnormal at X's own scale (then only those
+#: differ, at subnormal precision: review), without its scaled copy of X, centred
 #: in place and restored (1000 x 10000 blobs, whose scale is 2**-4, one thread,
 #: 9 fits interleaved with the scaled copy's: user CPU time 0.87 to 1.03 x,
 #: median 0.97; KMeans's own copy is made instead, as by KMeans alone).
@@ -463,7 +465,7 @@ class KMeansQuantizer(_CenterQuantizer):
         # KMeans runs on X at unit scale (a power of two: exact, the same steps),
         # where its squared distances neither under- nor overflow (at 1e-160 or
         # 1e160 they would merge every cluster); its centres are scaled back.  X
-        # within UNSCALED_RANGE is read as it is (the same fit, bit for bit)
+        # within UNSCALED_RANGE is read as it is (the same fit, but for subnormal entries)
         params = self.get_params()
         two = power_of_two_scale(X)
         if UNSCALED_RANGE[0] <= two <= UNSCALED_RANGE[1]:

@@ -326,7 +326,8 @@ def test_kmeans_weights_zero_in_float32_change_nothing():
 def test_kmeans_unscaled_data_fit_as_scaled(dtype):
     # data within UNSCALED_RANGE are read as they are, without the scaled copy: the
     # fit is the one on the same rows times 2**40 (scaled to unit scale), divided
-    # back, bit for bit (a power of two changes no step), labels and steps equal
+    # back, bit for bit (a power of two changes no step; no subnormal entries here),
+    # labels and steps equal
     from sklearn_attnclust._base import power_of_two_scale
     from sklearn_attnclust.baselines import UNSCALED_RANGE
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from sklearn_attnclust import _blocks
 from sklearn_attnclust.maths.cosine.kernel import (DENSE_MIN_FEATURES, SPARSE_MIN_HEADS,
                                                    range_sums, weighted_row_sums)
 
@@ -282,9 +283,11 @@ def test_gradient_sums_of_subnormal_mean_are_zero(sparse):
 
 
 @pytest.mark.parametrize("K", [2, 7, 20])
-def test_split_sparse_products_give_the_same_numbers(K):
+def test_split_sparse_products_give_the_same_numbers(K, monkeypatch):
     # the logits split by rows, the gradient's sums by heads, over the pool's
-    # threads: every number as the whole products give it
+    # threads: every number as the whole products give it (4 blocks whatever the
+    # machine's CPUs: N_THREADS; run in turn where the pool has one thread)
+    monkeypatch.setattr(_blocks, "N_THREADS", 4)
     rng = np.random.default_rng(K)
     X = sp.random(500, 300, density=0.05, random_state=K, format="csr") + sp.eye(500, 300)
     X = sp.csr_matrix(X)
@@ -298,3 +301,26 @@ def test_split_sparse_products_give_the_same_numbers(K):
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(labels[0], labels[1])
+
+
+def test_a_cosine_fit_is_the_same_with_its_products_split_or_not(monkeypatch):
+    # the fit-level switch (split_products: several threads in the pool): the same
+    # heads, labels and steps as on one thread, bit for bit
+    import sklearn_attnclust.maths.cosine.kernel as kernel
+    from sklearn_attnclust import AttentionQuantizer
+
+    X = sp.random(600, 200, density=0.05, random_state=3, format="csr") + sp.eye(600, 200)
+    X = sp.csr_matrix(X)
+    monkeypatch.setattr(_blocks, "N_THREADS", 4)
+    monkeypatch.setattr(kernel, "SPLIT_MIN_PRODUCTS", 1)
+    fits, seen = [], []
+    real = kernel.split_sparse_sums
+    monkeypatch.setattr(kernel, "split_sparse_sums", lambda *a: seen.append(1) or real(*a))
+    for width in (1, 2):
+        monkeypatch.setattr(kernel, "pool_width", lambda width=width: width)
+        fits.append(AttentionQuantizer(20, geometry="cosine", random_state=0).fit(X))
+    assert seen  # the split ran (at width 2 only)
+    one, two = fits
+    np.testing.assert_array_equal(one.cluster_centers_, two.cluster_centers_)
+    np.testing.assert_array_equal(one.labels_, two.labels_)
+    assert one.n_iter_ == two.n_iter_

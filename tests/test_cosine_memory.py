@@ -22,9 +22,15 @@ def test_a_trials_heads_are_not_kept_after_its_gradient():
     M = rng.standard_normal((3, 30))
     M /= np.linalg.norm(M, axis=1, keepdims=True)
     value, grad = problem.cost_and_gradient(M)
-    # the same heads are still recognised as the last gradient's
-    assert problem.masses(M) is problem._masses
-    assert maths.stationarity(M, grad, problem.masses(M)) >= 0
+    # the same heads are still recognised as the last gradient's, by the problem,
+    # the maths and the stopping rule: no pass is made again for them
+    assert problem._at() is M and maths._last[0]() is M and maths._held._at[0]() is M
+    passes, risk = [], maths.risk
+    maths.risk = lambda *a, **k: passes.append(1) or risk(*a, **k)
+    problem.masses(M)
+    maths.stationarity(M, grad, problem.masses(M))
+    assert passes == []
+    del maths.risk
     alive = weakref.ref(M)
     del M
     gc.collect()

@@ -420,3 +420,43 @@ def test_groups_by_size_then_coordinates():
         np.testing.assert_array_equal(got[0], rank[group])
         np.testing.assert_array_equal(got[1], points[order])
         np.testing.assert_array_equal(got[2], sizes[order])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_wide_softmax_keeps_the_rows_scores_only_where_they_are_small(monkeypatch, dtype):
+    # the rows' scores on a context sampled from them (n x m) are kept only up to
+    # KEPT_SCORES_SHARE of X (review: 6000 x 1100 kept 0.45 x the input more); the
+    # fit is the same either way to rounding
+    import sklearn_attnclust.in_context as module
+
+    X = make_blobs(1500, n_features=1100, centers=4, random_state=0)[0].astype(dtype)
+    calls, real = [], module.context_scores
+    monkeypatch.setattr(module, "context_scores",
+                        lambda *a: calls.append(1) or real(*a))
+    fits = []
+    for share in (1.0, module.KEPT_SCORES_SHARE):
+        monkeypatch.setattr(module, "KEPT_SCORES_SHARE", share)
+        fits.append(InContextQuantizer(4, attention="softmax", random_state=0).fit(X))
+    assert len(calls) == 1  # 1500 x 500 scores: 0.45 of X, kept only at share 1
+    kept, blocked = fits
+    assert adjusted_rand_score(kept.labels_, blocked.labels_) == 1.0
+    tol = 1e-8 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(kept.cluster_centers_, blocked.cluster_centers_,
+                               rtol=tol, atol=tol * np.abs(X).max())
+    assert np.isclose(kept.temperature_, blocked.temperature_, rtol=100 * tol)
+
+
+def test_wide_softmax_on_all_its_rows_multiplies_them_once(monkeypatch):
+    # a context that is all of X (context_length=None): X's Gram matrix is its
+    # scores, the seeds' and the pass's (one product of the rows with themselves)
+    import sklearn_attnclust.in_context as module
+    import sklearn_attnclust.maths.in_context as maths
+
+    X = make_blobs(800, n_features=1200, centers=4, random_state=0)[0]
+    shapes, real = [], maths.token_scores
+    spy = lambda rows, tokens: shapes.append((len(rows), len(tokens))) or real(rows, tokens)
+    monkeypatch.setattr(maths, "token_scores", spy)
+    monkeypatch.setattr(module, "token_scores", spy)
+    fit = InContextQuantizer(4, attention="softmax", context_length=None, random_state=0).fit(X)
+    assert fit.context_.shape == X.shape
+    assert shapes == [(800, 800)]

@@ -407,6 +407,51 @@ def test_full_data_stage_reads_the_stall_resolution_of_its_coarse_sample(monkeyp
     assert maths.stall_rows is None
 
 
+def test_full_data_stage_resets_its_sample_size_when_a_run_raises(monkeypatch):
+    # the fitted model's maths must not keep the sample's resolution after a
+    # full-data stage that raised (an interrupt, a failing pass)
+    n, d, K = 40000, 4, 3
+    X = np.random.default_rng(1).uniform(size=(n, d))
+    chart, cov = chart_from_data(X)
+    maths = PointMaths(K, 16.0, chart, cov)
+    stats = maths.statistics(X, None)
+    risk = PointMaths.risk
+
+    def failing(self, M, st, return_grad=False):
+        if self.stall_rows is not None:
+            raise KeyboardInterrupt
+        return risk(self, M, st, return_grad)
+
+    monkeypatch.setattr(PointMaths, "risk", failing)
+    with pytest.raises(KeyboardInterrupt):
+        fit_layer(maths, X, None, stats, init="k-means++", n_init=1, max_iter=300,
+                  tol=1e-4, random_state=np.random.RandomState(0), coarse=True)
+    assert maths.stall_rows is None
+
+
+def test_relocated_heads_descend_at_all_the_rows_resolution(monkeypatch):
+    # heads relocated after the full-data stage start afresh, not within the
+    # sample's noise of the optimum: their descents read all the rows' stall test
+    from sklearn_attnclust._descent import _Descent
+
+    n, d, K = 40000, 4, 3
+    X = np.random.default_rng(2).uniform(size=(n, d))
+    chart, cov = chart_from_data(X)
+    maths = PointMaths(K, 16.0, chart, cov)
+    stats = maths.statistics(X, None)
+    seen, relocated = [], _Descent.relocated
+
+    def recorded(self, st, *args, **kwargs):
+        if st is stats:
+            seen.append(self.maths.stall_rows)
+        return relocated(self, st, *args, **kwargs)
+
+    monkeypatch.setattr(_Descent, "relocated", recorded)
+    fit_layer(maths, X, None, stats, init="k-means++", n_init=1, max_iter=300,
+              tol=1e-4, random_state=np.random.RandomState(0), coarse=True)
+    assert seen and all(rows is None for rows in seen)
+
+
 def test_default_fit_ignores_row_order_and_counts_weights_as_repeats(blobs):
     # the k-means++ seeds are drawn over the rows in a canonical order
     X, _ = blobs

@@ -35,8 +35,9 @@ def token_scores(rows, tokens):
 
 def context_scores(X, context):
     """``X @ context.T`` in the rows' precision (:func:`token_scores`'s blocks before
-    their widening), :data:`CHUNK` rows at a time: the wide softmax fit's Gram
-    matrix (its rows at the context's), seeds' scores and last pass read it."""
+    their widening), :data:`CHUNK` rows at a time: where the wide softmax fit
+    keeps it, its Gram matrix (its rows at the context's), seeds' scores and
+    last pass read it."""
     scores = np.empty((X.shape[0], context.shape[0]), dtype=np.result_type(X, context))
     for a in range(0, X.shape[0], CHUNK):
         np.matmul(X[a:a + CHUNK], context.T, out=scores[a:a + CHUNK])

@@ -82,8 +82,9 @@ def largest_eigenvalues(matmat, d, k, rough=False):
     subspace: by 0).  The rise estimates the remaining error where convergence
     is geometric: measured on Gaussian noise, the slowest, each eigenvalue
     within ``10 KRYLOV_TOL`` of the largest (tested); to rounding where a gap
-    sets them apart.  With ``rough`` (the point layer's temperature, whose
-    unit needs no more) it also stops where the Ritz values' residuals put
+    sets them apart.  With ``rough`` (a temperature's unit, which needs no more:
+    the point layer's, the direction layers' and the softmax in-context layer's
+    on wide rows) it also stops where the Ritz values' residuals put
     them within ``KRYLOV_TOL`` of the largest (:func:`_settled`): where a gap
     sets them apart, a pass before the rise does (make_blobs, 1000 x 1e4,
     K = 8: 2 passes against 3, the eigenvalues within 1e-4 of the largest).

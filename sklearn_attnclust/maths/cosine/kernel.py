@@ -17,7 +17,8 @@ from ..._blocks import add_blocks_into_first, map_row_blocks, pool_width
 from ..shared import row_view
 from .rows import _is_sparse
 
-__all__ = ["block_sums", "range_sums", "weighted_row_sums"]
+__all__ = ["SPLIT_MIN_HEADS", "SPLIT_MIN_PRODUCTS", "block_sums", "range_sums", "sparse_logits",
+           "split_products", "split_sparse_sums", "weighted_row_sums"]
 
 #: A weight below this share of its row's largest is left out of the gradient's
 #: sums (:func:`weighted_row_sums`): ``2**-60``, below the rounding of a float64
@@ -56,25 +57,26 @@ DENSE_MIN_FEATURES = 128
 #: either).  Not yet measured on idle cores.
 SPLIT_MIN_PRODUCTS = 2**20
 
-#: Heads from which a split pass (:func:`split_products`) splits its gradient's
-#: sums by heads too (below, the logits alone): each half reads all the
-#: entries and their indices, a cost that the heads' halves share less well
-#: where they are few.  Measured (wall, 2 cores with one or two others' jobs on
-#: them, 3842 TF-IDF rows, medians of 8 x 3 seeds interleaved with main's
-#: package, whose passes are not split): both split K = 5 87.8 against 83.0
-#: ms, K = 10 159 against 153; the logits alone 89.1 against 88.3, 143 against
-#: 145; both split K = 20 271 against 341 ms.
+#: Heads from which a pass of one row block splits its products
+#: (:func:`split_products`; below, nothing: each half of the gradient's sums
+#: reads all the entries and their indices, which the heads' halves share less
+#: well where they are few, and the logits' split alone gained nothing there).
+#: Measured (wall, 2 cores with one or two others' jobs on them, 3842 TF-IDF
+#: rows, medians of 8 x 3 seeds interleaved with main's package, whose passes
+#: are not split): both split K = 5 87.8 against 83.0 ms, K = 10 159 against
+#: 153; the logits alone 89.1 against 88.3, 143 against 145; both split K = 20
+#: 271 against 341 ms.
 SPLIT_MIN_HEADS = 16
 
 
 def split_products(X, n_heads):
     """Whether a pass over the CSR rows ``X`` in one row block (the caller's
-    decision) splits its products over threads (:data:`SPLIT_MIN_PRODUCTS`):
-    only where the pool runs on several (:func:`..._blocks.pool_width`; the
-    numbers are the same either way, and on one thread the split costs more
-    than the whole products)."""
-    return (_is_sparse(X) and n_heads > 1 and X.nnz * int(n_heads) >= SPLIT_MIN_PRODUCTS
-            and pool_width() > 1)
+    decision) splits its products over threads (:data:`SPLIT_MIN_PRODUCTS`,
+    :data:`SPLIT_MIN_HEADS`): only where the pool runs on several
+    (:func:`..._blocks.pool_width`; the numbers are the same either way, and on
+    one thread the split costs more than the whole products)."""
+    return (_is_sparse(X) and n_heads >= SPLIT_MIN_HEADS
+            and X.nnz * int(n_heads) >= SPLIT_MIN_PRODUCTS and pool_width() > 1)
 
 
 def _scores(Xc, Mt):
@@ -179,7 +181,7 @@ def weighted_row_sums(P, Xc, into=None, split=False):
     are added into it (returned; a new array of zeros for None), with no ``K
     x d`` temporary (:func:`_add_sparse_sums_by_head`); the others are
     returned in a new array, whatever ``into`` (with ``split``, a CSR matrix's
-    dense product by :func:`split_sparse_sums`, from :data:`SPLIT_MIN_HEADS` heads).
+    product below :data:`SPARSE_MIN_HEADS` heads by :func:`split_sparse_sums`).
 
     At a low temperature most rows have one weight far above the others (all
     below :data:`WEIGHT_FLOOR` of it): those rows are summed by their head,
@@ -192,8 +194,7 @@ def weighted_row_sums(P, Xc, into=None, split=False):
     K, b = P.shape
     sparse = _is_sparse(Xc)
     if b == 0 or (K < SPARSE_MIN_HEADS if sparse else Xc.shape[1] < DENSE_MIN_FEATURES):
-        return (split_sparse_sums(P, Xc) if split and b and K >= SPLIT_MIN_HEADS
-                else _dense_sums(P, Xc))
+        return split_sparse_sums(P, Xc) if split and b else _dense_sums(P, Xc)
     top = np.argmax(P, axis=0)
     cols = np.arange(b)
     p = P[top, cols]
