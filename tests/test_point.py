@@ -378,17 +378,28 @@ def test_coarse_to_fine_reaches_the_full_data_optimum():
     assert np.allclose(Za, Zb[order], atol=1e-5)
 
 
+def _uniform_layer(seed, n=40000, d=4, K=3):
+    """Uniform rows large enough for a coarse sample, the point maths and its statistics."""
+    X = np.random.default_rng(seed).uniform(size=(n, d))
+    chart, cov = chart_from_data(X)
+    maths = PointMaths(K, 16.0, chart, cov)
+    return X, maths, maths.statistics(X, None)
+
+
+def _coarse_fit(X, maths, stats):
+    """The default-like staged fit of ``maths`` on ``X`` (one k-means++ start)."""
+    return fit_layer(maths, X, None, stats, init="k-means++", n_init=1, max_iter=300,
+                     tol=1e-4, random_state=np.random.RandomState(0), coarse=True)
+
+
 def test_full_data_stage_reads_the_stall_resolution_of_its_coarse_sample(monkeypatch):
     # after a coarse sample of m rows, the full-data stage's stall test reads the
     # risk's resolution D K / m (D the distortion), while the heads' sampling noise
     # d D K^2 / n stays that of all n rows; the fit leaves no sample size behind
     from sklearn_attnclust.maths.sizes import coarse_sample_size
 
-    n, d, K = 40000, 4, 3
-    X = np.random.default_rng(0).uniform(size=(n, d))
-    chart, cov = chart_from_data(X)
-    maths = PointMaths(K, 16.0, chart, cov)
-    stats = maths.statistics(X, None)
+    X, maths, stats = _uniform_layer(0)
+    (n, d), K = X.shape, maths.n_clusters
     m, seen, risk = coarse_sample_size(n, K, d), [], PointMaths.risk
 
     def recorded(self, M, st, return_grad=False):
@@ -398,8 +409,7 @@ def test_full_data_stage_reads_the_stall_resolution_of_its_coarse_sample(monkeyp
         return out
 
     monkeypatch.setattr(PointMaths, "risk", recorded)
-    fit = fit_layer(maths, X, None, stats, init="k-means++", n_init=1, max_iter=300,
-                    tol=1e-4, random_state=np.random.RandomState(0), coarse=True)
+    fit = _coarse_fit(X, maths, stats)
     assert fit.n_iter_coarse > 0 and fit.n_iter > 0 and seen
     for rows, noise, resolution in seen:
         assert rows == m
@@ -410,11 +420,7 @@ def test_full_data_stage_reads_the_stall_resolution_of_its_coarse_sample(monkeyp
 def test_full_data_stage_resets_its_sample_size_when_a_run_raises(monkeypatch):
     # the fitted model's maths must not keep the sample's resolution after a
     # full-data stage that raised (an interrupt, a failing pass)
-    n, d, K = 40000, 4, 3
-    X = np.random.default_rng(1).uniform(size=(n, d))
-    chart, cov = chart_from_data(X)
-    maths = PointMaths(K, 16.0, chart, cov)
-    stats = maths.statistics(X, None)
+    X, maths, stats = _uniform_layer(1)
     risk = PointMaths.risk
 
     def failing(self, M, st, return_grad=False):
@@ -424,8 +430,7 @@ def test_full_data_stage_resets_its_sample_size_when_a_run_raises(monkeypatch):
 
     monkeypatch.setattr(PointMaths, "risk", failing)
     with pytest.raises(KeyboardInterrupt):
-        fit_layer(maths, X, None, stats, init="k-means++", n_init=1, max_iter=300,
-                  tol=1e-4, random_state=np.random.RandomState(0), coarse=True)
+        _coarse_fit(X, maths, stats)
     assert maths.stall_rows is None
 
 
@@ -434,11 +439,7 @@ def test_relocated_heads_descend_at_all_the_rows_resolution(monkeypatch):
     # sample's noise of the optimum: their descents read all the rows' stall test
     from sklearn_attnclust._descent import _Descent
 
-    n, d, K = 40000, 4, 3
-    X = np.random.default_rng(2).uniform(size=(n, d))
-    chart, cov = chart_from_data(X)
-    maths = PointMaths(K, 16.0, chart, cov)
-    stats = maths.statistics(X, None)
+    X, maths, stats = _uniform_layer(2)
     seen, relocated = [], _Descent.relocated
 
     def recorded(self, st, *args, **kwargs):
@@ -447,8 +448,7 @@ def test_relocated_heads_descend_at_all_the_rows_resolution(monkeypatch):
         return relocated(self, st, *args, **kwargs)
 
     monkeypatch.setattr(_Descent, "relocated", recorded)
-    fit_layer(maths, X, None, stats, init="k-means++", n_init=1, max_iter=300,
-              tol=1e-4, random_state=np.random.RandomState(0), coarse=True)
+    _coarse_fit(X, maths, stats)
     assert seen and all(rows is None for rows in seen)
 
 
