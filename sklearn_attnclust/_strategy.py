@@ -381,19 +381,19 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
     has a ``stall_rows`` (the point layer's), the stage's stall test reads the
     risk's resolution at that sample's rows: the start is within that sample's
     noise of the full-data optimum, and the stage moves it on while its steps
-    lower the risk by more than that sample's resolution (by its Lloyd shift
-    to ``tol`` where the clusters are separated), not for as long as they lower
-    it by more than all the rows resolve (on unstructured data, a crawl of 20 to
-    50 steps over all the rows, whatever the start: see
+    lower the risk by more than that sample's resolution (by its Lloyd shift to
+    ``tol`` where the clusters are separated), not for as long as they lower it
+    by more than all the rows resolve (on unstructured data, a crawl of 20 to 50
+    steps over all the rows, whatever the start: see
     :data:`.maths.point.maths.STALL_SCALE`).  The descents after relocating
-    empty heads read all the rows' resolution (those heads start afresh).  Measured (uniform 1e5 x 32, one
-    thread, CPU time, interleaved with the resolution of all the rows, medians
-    of 3; ``benchmarks/bench_grid.py --cell uniform,100000,32,512 --clock cpu
-    --baseline``): K = 512, a sample of 20000 rows, 15 full-data steps against
-    24, 3.77 s against 4.84 s (faiss 1.02 s), inertia 0.9971 against 0.9958 x
-    faiss's; K = 128, 19 to 20 steps against 35 to 44, 0.62 x the time at
-    1.0013 x the inertia; separated blobs (1e5 x 32, K = 128 and 512; 2e5 x
-    16, K = 8) the same steps and inertia.
+    empty heads read all the rows' resolution (those heads start afresh).
+    Measured (uniform 1e5 x 32, one thread, CPU time, interleaved with the
+    resolution of all the rows, medians of 3; ``benchmarks/bench_grid.py --cell
+    uniform,100000,32,512 --clock cpu --baseline``): K = 512, a sample of 20000
+    rows, 15 full-data steps against 24, 3.77 s against 4.84 s (faiss 1.02 s),
+    inertia 0.9971 against 0.9958 x faiss's; K = 128, 19 to 20 steps against 35
+    to 44, 0.62 x the time at 1.0013 x the inertia; separated blobs (1e5 x 32, K
+    = 128 and 512; 2e5 x 16, K = 8) the same steps and inertia.
 
     With ``precision``, it first runs to ``tol`` at the lower precision; a
     result stationary to ``tol`` there is kept (the gradient is exact far

@@ -365,7 +365,7 @@ class InContextQuantizer(BaseEmbedding):
             gram = scores = token_scores(Xs, Xs)
         elif wide and context.shape[0] <= KEPT_SCORES_SHARE * Xs.shape[1]:
             scores = context_scores(Xs, context)  # one product of the rows with the context
-            gram = scores[rows].astype(np.float64)
+            gram = scores[rows].astype(np.float64, copy=False)
         elif wide:  # (a context of more than d / 8 tokens: its own product, the pass by blocks)
             gram = token_scores(context, context)
         centers, self._beta, self.n_fixed_points_ = softmax_clusters(

@@ -113,7 +113,7 @@ def softmax_pass(X, context, beta, centers, sums=False, gram=None, scores=None):
         rows = X[a:a + CHUNK]
         if wide:
             block = token_scores(rows, context) if scores is None else \
-                scores[a:a + CHUNK].astype(np.float64)
+                scores[a:a + CHUNK].astype(np.float64, copy=False)
             weights = _softmax_rows(block.copy(), beta)
             labels[a:a + CHUNK] = np.argmin(weights @ costs, axis=1)
             if sums:
@@ -350,7 +350,7 @@ def _scan_start(X, context, flow_context, seeds, seed_rows, gram, scores):
     if gram is None or flow_context is not context:
         gram = token_scores(flow_context, flow_context)
     if scores is not None and flow_context is context:
-        return gram, scores[seed_rows].astype(np.float64)
+        return gram, scores[seed_rows].astype(np.float64, copy=False)
     return gram, token_scores(seeds, flow_context)
 
 
@@ -433,10 +433,10 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
             _, points, sizes = _group(_flow(seeds, flow_context, tau / typical, radius,
                                             max_iter)[0], radius)
         else:
-            weights, scores, _ = _gram_flow(seeds, flow_context, gram, tau / typical, radius,
-                                            max_iter, start)
+            weights, last, _ = _gram_flow(seeds, flow_context, gram, tau / typical, radius,
+                                          max_iter, start)
             _, points, sizes = _group(seeds, radius) if weights is None else \
-                _group_mixtures(weights, scores, flow_context, radius)
+                _group_mixtures(weights, last, flow_context, radius)
         return points, sizes, int(np.sum(sizes >= min_mass))
 
     def refine(tau, points):
