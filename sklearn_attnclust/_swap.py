@@ -24,7 +24,8 @@ kept if its risk is lower.  The stage stops after
 (``swap_free_points``), it also stops before a trial once the least useful
 head's removal would raise the hard risk by :data:`SWAP_NEEDED` of it or
 more: no head is redundant, and a move only displaces a head its cluster
-needs.
+needs.  Where it did not stop so, the stop is checked for a saddle
+(:mod:`._saddle`: negative curvature of the risk, heads sharing a cluster).
 
 The stage follows a descent that converged from a start the fit seeded (not
 from heads the user gave, ``init`` an array, and not when ``max_iter`` stopped
@@ -43,6 +44,7 @@ import numpy as np
 from ._assign import first_minimum
 from ._init import _unit_exponent, canonical_order, ordered_distinct_starts
 from ._mapped_rows import MappedRows
+from ._saddle import escape_saddles
 from .optim import handed_state
 
 __all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED", "SWAP_PATIENCE", "SWAP_ROUNDS",
@@ -159,7 +161,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     than :data:`SWAP_HOPE` times its last step's decrease (:class:`_Hopeless`).
     Other trials fail without a descent.  Where the maths' ``swap_free_points``,
     the stage stops before a trial once :func:`removal_share` is
-    :data:`SWAP_NEEDED` or more.  A kept trial is finished to ``tol``
+    :data:`SWAP_NEEDED` or more; otherwise the trials are followed by the
+    saddle check (:func:`._saddle.escape_saddles`, its escapes descended as
+    trials).  A kept trial is finished to ``tol``
     from its optimiser's state; its ``n_iter`` is then the steps of the start's
     descent and of every trial (the stage's work on the way to it)."""
     maths, fails, steps, kept = descent.maths, 0, 0, False
@@ -178,10 +182,12 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     n_local, near = 2 + int(np.log(maths.n_clusters)), None
     free = maths.swap_free_points
     slack = SWAP_SLACK if maths.swap_slack is None else maths.swap_slack
+    run, needed = _Trial(descent, trial_tol, memory, rows, row_w), False
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
             near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
-            if free and removal_share(near, w) >= SWAP_NEEDED:
+            needed = free and removal_share(near, w) >= SWAP_NEEDED
+            if needed:
                 break
         target = swap_target(Y, None, w, draw, n_local, near=near, norms=norms)
         if target is None:
@@ -191,15 +197,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
         # one's descent: K d numbers each, the fit's peak memory on wide heads)
         trial = None
         if target[2] < slack:
-            trial = descent.run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])),
-                                trial_tol, memory=memory, stop=_Hopeless(bar), trial=True,
-                                steps=min(SWAP_STEPS, descent.max_iter),
-                                min_steps=SWAP_FORCED_STEPS if free and target[2] >= 0
-                                else 0)
+            trial = run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])), bar,
+                        SWAP_FORCED_STEPS if free and target[2] >= 0 else 0)
             steps += trial.n_iter
-            if np.isfinite(trial.value):
-                trial = descent.relocated(stage, trial, trial_tol, memory, rows, row_w,
-                                          trial=True)
         if trial is not None and trial.value < bar:
             descent.say(f"Swap kept: risk {best.value:.6g} -> {trial.value:.6g}")
             best, fails, kept, near = trial, 0, True, None
@@ -207,6 +207,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             fails += 1
             if fails >= SWAP_PATIENCE:
                 break
+    if free and not needed:  # (a head to spare: heads may share a cluster at a saddle)
+        best, escaped, more = escape_saddles(descent, stage, best, run, Y, w)
+        steps, kept = steps + more, kept or escaped
     if kept and (trial_tol > tol or not best.converged):  # (a trial stops at SWAP_STEPS)
         again = descent.run(stage, best.heads, tol, state=handed_state(best), memory=memory)
         steps += again.n_iter
@@ -215,6 +218,27 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     if kept:  # the kept result's steps: its start's descent and every trial's
         best.n_iter = first_steps + steps
     return best
+
+
+class _Trial:
+    """A trial's descent on ``stage`` from heads ``M`` (``__call__(stage, M, bar,
+    min_steps)``): :data:`SWAP_STEPS` steps at most to the trial tolerance,
+    stopped once hopeless against ``bar`` (:class:`_Hopeless`), its empty heads
+    relocated (a swap trial, or an escape from a saddle: :mod:`._saddle`)."""
+
+    def __init__(self, descent, tol, memory, rows, row_w):
+        self.descent, self.tol, self.memory, self.rows, self.row_w = \
+            descent, tol, memory, rows, row_w
+
+    def __call__(self, stage, M, bar, min_steps):
+        descent = self.descent
+        trial = descent.run(stage, M, self.tol, memory=self.memory, stop=_Hopeless(bar),
+                            trial=True, steps=min(SWAP_STEPS, descent.max_iter),
+                            min_steps=min_steps)
+        if np.isfinite(trial.value):
+            trial = descent.relocated(stage, trial, self.tol, self.memory, self.rows,
+                                      self.row_w, trial=True)
+        return trial
 
 
 class _Hopeless:
