@@ -25,14 +25,17 @@ times the Hessian's mean diagonal ``2 / K`` (in the swap space's units), the
 heads are moved by :data:`SADDLE_STEP` thermal lengths ``1 / sqrt(beta)`` along it
 (both signs: the stop need not sit at the saddle's centre) and descended as a
 swap trial; the lower trial is kept if it lowers the risk by more than
-:data:`._swap.SWAP_RTOL` relatively.  At most :data:`SADDLE_ESCAPES` times.
+:data:`._swap.SWAP_RTOL` relatively.  At most :data:`SADDLE_ESCAPES` times, on
+fits of at most :data:`SADDLE_DIMS` and :data:`SADDLE_WORK` (its cost).
 """
 
 import numpy as np
 from scipy.linalg import eigh
 
-__all__ = ["HESSIAN_ENTRIES", "SADDLE_CURVATURE", "SADDLE_DIMS", "SADDLE_ESCAPES",
-           "SADDLE_FORCED_STEPS", "SADDLE_STEP", "escape_saddles", "lowest_curvature"]
+from ._swap import SWAP_RTOL, two_nearest
+
+__all__ = ["HARD_LOGIT", "HESSIAN_ENTRIES", "SADDLE_CURVATURE", "SADDLE_DIMS", "SADDLE_ESCAPES",
+           "SADDLE_FORCED_STEPS", "SADDLE_STEP", "SADDLE_WORK", "escape_saddles", "lowest_curvature"]
 
 #: Escapes at most per fit (each: one Hessian, two trials' descents).
 SADDLE_ESCAPES = 2
@@ -41,6 +44,16 @@ SADDLE_ESCAPES = 2
 #: ``n (K d)^2`` and its eigenpair ``(K d)^3``; above this the check is skipped
 #: (many heads in many dimensions: the cost of several passes over the rows).
 SADDLE_DIMS = 128
+
+#: The check's bound on ``n K d`` (the entries of a pass over the rows): its
+#: escapes' descents cost up to ``2 SADDLE_FORCED_STEPS`` passes and more, and on
+#: large sets they bought little.  Measured (one thread, CPU time, against the
+#: check skipped, 2 seeds): 2-D ``make_blobs`` and uniform rows, n = 5e4, K = 64
+#: (``benchmarks/hard_cases.py --part many``'s cells), inertia 0.9997 and 0.9984
+#: to 0.9998 times, at 1.76 to 2.03 times the CPU time; K = 20, the same fits at
+#: 1.25 to 1.39 times (no saddle found, the Hessian's cost alone).  The 3 blobs
+#: at ``n_clusters`` 8 and 12 (3000 rows, 2-D): 72000 entries at most.
+SADDLE_WORK = 2**20
 
 #: Negative curvature that counts: the lowest eigenvalue below minus this share
 #: of the Hessian's mean diagonal ``2 / K`` (far above rounding; the saddles of
@@ -56,23 +69,42 @@ SADDLE_STEP = 1.0
 #: curvature times the move), and the descent would stop before it starts.
 SADDLE_FORCED_STEPS = 10
 
+#: A row counts as hard where ``beta`` times its squared distance to the second
+#: nearest head less that to the nearest is this or more: its other weights are
+#: below ``e^-30`` (1e-13) each, its share of the Hessian's second term as small
+#: relative to the first (rounding, at the risk's precision).
+HARD_LOGIT = 30.0
+
 #: Entries of a block's (b, K, d) arrays, about (rows per block of the Hessian's pass).
 HESSIAN_ENTRIES = 2**16
 
 
-def lowest_curvature(Y, Z, w, beta):
+def lowest_curvature(Y, Z, w, beta, norms=None):
     """The lowest eigenvalue of the risk's Hessian in the heads' points ``Z``
     (K, d) and its unit eigenvector (K, d); ``Y`` the rows (an ndarray, a sparse
-    matrix, or a view with row blocks ``Y[a:b]``), ``w`` their weights, ``beta``
-    the temperature, all in one space's units (see the module docstring)."""
+    matrix, or a view with row blocks ``Y[a:b]`` and rows ``Y[[i, j]]``), ``w``
+    their weights, ``beta`` the temperature, all in one space's units (see the
+    module docstring); ``norms``: the rows' squared norms, or None.
+
+    A row whose second nearest head is farther than its nearest by
+    :data:`HARD_LOGIT` over ``beta`` in squared distance (its other weights
+    below ``e^-HARD_LOGIT`` each) counts as hard: its mass to its nearest head,
+    nothing to the second term.  The second term is summed over the other rows
+    only (on separated clusters a few per cent of them)."""
     K, d = Z.shape
-    T, mass = np.zeros((K * d, K * d)), np.zeros(K)
+    labels, d1, d2 = two_nearest(Y, Z, norms=norms)
+    soft = np.flatnonzero(beta * (d2 - d1) < HARD_LOGIT)
+    hard = np.ones(Y.shape[0], dtype=bool)
+    hard[soft] = False
+    mass = np.bincount(labels[hard], w[hard], minlength=K).astype(np.float64)
+    T = np.zeros((K * d, K * d))
     zz = np.einsum("ij,ij->i", Z, Z)
     block = max(1, HESSIAN_ENTRIES // (K * d))
-    for start in range(0, Y.shape[0], block):
-        B = Y[start:start + block]
+    for start in range(0, soft.size, block):
+        rows = soft[start:start + block]
+        B = Y[rows]
         B = np.asarray(B.toarray() if hasattr(B, "toarray") else B, dtype=np.float64)
-        wb = w[start:start + block]
+        wb = w[rows]
         L = B @ ((2.0 * beta) * Z.T) - beta * zz  # (-beta |y - z|^2 up to each row's own)
         L -= L.max(axis=1, keepdims=True)
         P = np.exp(L)
@@ -99,19 +131,19 @@ def _beside(maths, M, D):
     return chart.heads(chart.points(M) + chart.spread * D)
 
 
-def escape_saddles(descent, stage, best, trial, Y, w):
+def escape_saddles(descent, stage, best, trial, Y, w, norms=None):
     """``best`` after at most :data:`SADDLE_ESCAPES` escapes from a saddle (see
     the module docstring), the point maths' heads only: ``(best, kept, steps)``,
     whether an escape was kept and the trials' steps.  ``trial(stage, M, bar)``
-    descends a swap trial from heads ``M`` (:class:`._swap._Trial`), ``Y``
-    and ``w``: the swap space's rows and their weights."""
-    from ._swap import SWAP_RTOL
+    descends a swap trial from heads ``M`` (:class:`._swap._Trial`), ``Y``,
+    ``w`` and ``norms``: the swap space's rows, their weights and squared
+    norms (or None)."""
     maths, steps, kept = descent.maths, 0, False
     K = maths.n_clusters
-    if K < 2 or K * Y.shape[1] > SADDLE_DIMS:
+    if K < 2 or K * Y.shape[1] > SADDLE_DIMS or Y.shape[0] * K * Y.shape[1] > SADDLE_WORK:
         return best, kept, steps
     for _ in range(SADDLE_ESCAPES):
-        value, D = lowest_curvature(Y, maths.swap_points(best.heads), w, maths.beta)
+        value, D = lowest_curvature(Y, maths.swap_points(best.heads), w, maths.beta, norms)
         if not value < -SADDLE_CURVATURE * 2.0 / K:
             break
         bar, found = best.value - SWAP_RTOL * abs(best.value), None

@@ -44,7 +44,6 @@ import numpy as np
 from ._assign import first_minimum
 from ._init import _unit_exponent, canonical_order, ordered_distinct_starts
 from ._mapped_rows import MappedRows
-from ._saddle import escape_saddles
 from .optim import handed_state
 
 __all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED", "SWAP_PATIENCE", "SWAP_ROUNDS",
@@ -208,7 +207,8 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             if fails >= SWAP_PATIENCE:
                 break
     if free and not needed:  # (a head to spare: heads may share a cluster at a saddle)
-        best, escaped, more = escape_saddles(descent, stage, best, run, Y, w)
+        from ._saddle import escape_saddles  # (it reads this module's distances)
+        best, escaped, more = escape_saddles(descent, stage, best, run, Y, w, norms)
         steps, kept = steps + more, kept or escaped
     if kept and (trial_tol > tol or not best.converged):  # (a trial stops at SWAP_STEPS)
         again = descent.run(stage, best.heads, tol, state=handed_state(best), memory=memory)

@@ -24,11 +24,14 @@ def _free_energy(Y, Z, w, beta):
 
 def test_lowest_curvature_is_the_risks_lowest_second_derivative():
     # the Hessian of the brute-force risk by second differences (every pair of
-    # coordinates), its lowest eigenpair against lowest_curvature's
+    # coordinates), its lowest eigenpair against lowest_curvature's; a far
+    # cluster's rows are hard on its head (summed as such: their mass only)
     rng = np.random.default_rng(0)
-    Y = np.vstack([rng.normal(size=(200, 3)) * 0.6 + c for c in ([0, 0, 0], [2, 0, 1])])
+    Y = np.vstack([rng.normal(size=(200, 3)) * 0.6 + c
+                   for c in ([0, 0, 0], [2, 0, 1], [12, 0, 0])])
     w = rng.uniform(0.5, 2.0, Y.shape[0])
-    Z = np.array([[0.2, 0.1, 0.0], [-0.1, 0.0, 0.1], [2.0, 0.1, 1.0], [1.0, 0.0, 0.5]])
+    Z = np.array([[0.2, 0.1, 0.0], [-0.1, 0.0, 0.1], [2.0, 0.1, 1.0], [1.0, 0.0, 0.5],
+                  [12.0, 0.0, 0.0]])
     beta, h = 1.5, 1e-4
     value, D = lowest_curvature(Y, Z, w, beta)
     n = Z.size
