@@ -318,7 +318,7 @@ def test_only_the_point_layer_has_free_points():
 def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(monkeypatch):
     # a move that lowers the hard risk (a head brought to a blob it did not hold)
     # is descended to the stationarity test as any descent; others take SWAP_FORCED_STEPS
-    from sklearn_attnclust import _strategy, _swap
+    from sklearn_attnclust import _saddle, _strategy, _swap
 
     changes, forced = [], []
     target, run = _swap.swap_target, _strategy._Descent.run
@@ -335,6 +335,9 @@ def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(m
 
     monkeypatch.setattr(_swap, "swap_target", spy_target)
     monkeypatch.setattr(_strategy._Descent, "run", spy_run)
+    # (the swap trials only: the saddle check's escapes, also descended with a
+    # stop, take their own forced steps, _saddle.SADDLE_FORCED_STEPS)
+    monkeypatch.setattr(_saddle, "escape_saddles", lambda d, st, best, *a: (best, False, 0))
     X, _ = make_blobs(50000, 16, centers=64, random_state=0)
     # (a start that leaves a blob without a head: seeds 1 to 4 of 0 to 5 since the
     # k-means++ draw reads 4096 rows here, SEED_DRAW_BUDGET; seed 0 no longer does)
