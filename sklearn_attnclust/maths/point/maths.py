@@ -255,6 +255,12 @@ class PointMaths(LayerMaths):
     coarse_tol = COARSE_TOL
     swap_free_points = True  # (heads anywhere: :attr:`.layers.base.LayerMaths.swap_free_points`)
     reads_decrease = True  # (:attr:`.layers.base.LayerMaths.reads_decrease`)
+    #: A fit on all the rows descends its starts and swap trials to
+    #: :data:`COARSE_TOL`, as on a coarse sample, then finishes the best to
+    #: ``tol`` (:func:`sklearn_attnclust._strategy.fit_layer`): a start's descent
+    #: to ``tol`` was undone by the trial kept after it, and a trial (stopped at
+    #: the coarse tolerance) was judged against a start finished further.
+    coarse_starts = True
 
     def __init__(self, n_clusters, temperature, chart, cov):
         self.n_clusters, self.chart = int(n_clusters), chart
