@@ -160,7 +160,11 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
 
     Each start is seeded (``maths.starts``) and descended on the stage's
     statistics (the coarse sample's, or ``stats``), its empty heads
-    relocated; the best is then descended on all the rows.  BLAS runs on one
+    relocated; the best is then descended on all the rows.  Where the maths
+    has ``coarse_starts`` (the point layer's), a fit without a coarse sample
+    descends its starts and swap trials on all the rows to the coarse
+    tolerance, as a staged fit does on its sample, and finishes the best to
+    ``tol`` (:func:`_finish`).  BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
     d`` ones, run faster so; the passes split the rows over threads themselves).
 
