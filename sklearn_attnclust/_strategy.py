@@ -45,6 +45,7 @@ from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
 from ._swap import swap_rounds
 from .layers.base import swap_of
 from .optim import handed_state
+from .optim.optimizer import relative_drop
 from .rows import RowSource
 
 __all__ = ["MAX_RELOCATIONS", "LayerFit", "fit_layer"]
@@ -159,7 +160,11 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
 
     Each start is seeded (``maths.starts``) and descended on the stage's
     statistics (the coarse sample's, or ``stats``), its empty heads
-    relocated; the best is then descended on all the rows.  BLAS runs on one
+    relocated; the best is then descended on all the rows.  Where the maths
+    has ``coarse_starts`` (the point layer's), a fit without a coarse sample
+    descends its starts and swap trials on all the rows to the coarse
+    tolerance, as a staged fit does on its sample, and finishes the best to
+    ``tol`` (:func:`_finish`).  BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
     d`` ones, run faster so; the passes split the rows over threads themselves).
 
@@ -216,7 +221,10 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         descent = _Descent(maths, stats, max_iter=max_iter, verbose=verbose,
                            learning_rate=learning_rate, solver=solver)
         stage, rows, row_w, memory = plan.stage, plan.rows, plan.row_w, plan.memory
-        stage_tol = max(tol, maths.coarse_tol) if plan.staged else tol
+        swaps = isinstance(init, str) and swap_of(maths) is not None
+        plan.loose = (swaps and max_iter > 0 and not plan.staged and not plan.low
+                      and getattr(maths, "coarse_starts", False))
+        stage_tol = max(tol, maths.coarse_tol) if plan.staged or plan.loose else tol
         descent.stage(stage_tol)
         results = []
         for k in range(n_init):
@@ -229,7 +237,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
             raise ValueError(NOT_FINITE)
         best = _select(results, maths, stats, plan.selection(select))
         res = results = None  # (only the best kept: each holds K x d arrays, L-BFGS pairs)
-        if isinstance(init, str) and best.converged and swap_of(maths) is not None:
+        if swaps and best.converged:
             best = swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
                                random_state)
         return _full_data(descent, plan, best, tol, n_init)
@@ -265,6 +273,9 @@ class _Plan:
         if self.low:
             self.stage = precision(stats)
         self.memory = LARGE_FIT_MEMORY if staged else 8
+        # the starts and the swap trials on all the rows to the coarse tolerance,
+        # the best then finished to ``tol`` (:func:`fit_layer`, the maths' ``coarse_starts``)
+        self.loose = False
 
     def selection(self, select):
         """How the best start is chosen (:func:`_select`): ``select`` after a
@@ -277,8 +288,8 @@ def _full_data(descent, plan, best, tol, n_init):
     up the ladder, or checked at full precision), as a :class:`LayerFit`."""
     maths, stats, rows, row_w = descent.maths, plan.stats, plan.rows, plan.row_w
     descent.stage(tol)
-    if plan.low:
-        best = _finish(descent, stats, best, tol, rows, row_w)
+    if plan.low or plan.loose:
+        best = _finish(descent, stats, best, tol, rows, row_w, loose=plan.loose)
     n_iter_coarse = 0
     if plan.staged and descent.max_iter > 0:
         n_iter_coarse = best.n_iter
@@ -432,16 +443,24 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
     return res
 
 
-def _finish(descent, stats, first, tol, rows, row_w=None):
+def _finish(descent, stats, first, tol, rows, row_w=None, loose=False):
     """The descent ``first`` on all the rows at a lower precision: kept if it
     ended stationary to ``tol`` (by its own, lower-precision measure), else
     continued on ``stats`` from its heads and optimiser state (``max_iter``
-    shared), the steps of both in one curve (as :func:`_polish`)."""
-    if first.grad_norms[-1] <= tol:
+    shared), the steps of both in one curve (as :func:`_polish`).
+
+    ``loose``: ``first`` was descended on ``stats`` to the coarse tolerance
+    (``_Plan.loose``); kept only where the stage's descent would have stopped
+    there too (stationary to ``tol`` and, where the descent reads the risk's
+    decrease, its last step lowering it by at most the stage's ``rtol``), else
+    continued for a step at least."""
+    rtol = descent.rtol(tol) if loose else None
+    if first.grad_norms[-1] <= tol and (rtol is None or len(first.values) < 2
+                                        or relative_drop(first.values, 1) <= rtol):
         res = first
     else:
         res = descent.run(stats, first.heads, tol, state=handed_state(first), memory=8,
-                          steps=descent.max_iter - first.n_iter)
+                          steps=descent.max_iter - first.n_iter, min_steps=int(loose))
         res.values = first.values + res.values[1:]
         res.grad_norms = first.grad_norms + res.grad_norms[1:]
         res.n_iter += first.n_iter

@@ -1,0 +1,63 @@
+"""The point layer's starts on all the rows descended to the coarse tolerance, the
+best finished to ``tol`` (``PointMaths.coarse_starts``, :func:`._strategy.fit_layer`)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
+
+from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust._descent import RTOL_FACTOR
+from sklearn_attnclust.maths.point.maths import COARSE_TOL, PointMaths
+from sklearn_attnclust.optim.optimizer import relative_drop
+
+
+@pytest.fixture
+def full_starts(monkeypatch):
+    """The starts descended to ``tol`` (the strategy before ``coarse_starts``)."""
+    monkeypatch.setattr(PointMaths, "coarse_starts", False)
+
+
+def _blobs(seed=0, n=3000, d=2, k=5):
+    return make_blobs(n, d, centers=k, random_state=seed)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_finished_to_tol(seed):
+    """The fit ends where the stage to ``tol`` stops: stationary to ``tol`` and
+    its last step lowering the risk by at most the stage's ``rtol`` (or
+    stopped by another of its rules: converged either way), not at the coarse
+    tolerance the starts stopped at."""
+    X, _ = _blobs(seed)
+    est = AttentionQuantizer(5, random_state=seed).fit(X)
+    fit = est.layer_.fit_
+    assert fit.converged
+    assert fit.grad_norm <= est.tol < COARSE_TOL
+    curve = np.asarray(fit.risk_curve)
+    if curve.size > 1:
+        assert relative_drop(curve, 1) <= RTOL_FACTOR * est.tol
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_same_optimum_as_starts_to_tol(seed, monkeypatch):
+    """On separated blobs the starts to the coarse tolerance reach the optimum the
+    starts to ``tol`` reach: the same labels up to a permutation and the same
+    inertia far within the tolerance's reach (1e-6 relatively)."""
+    X, _ = _blobs(seed)
+    coarse = AttentionQuantizer(5, random_state=seed).fit(X)
+    monkeypatch.setattr(PointMaths, "coarse_starts", False)
+    full = AttentionQuantizer(5, random_state=seed).fit(X)
+    assert adjusted_rand_score(coarse.labels_, full.labels_) == 1.0
+    np.testing.assert_allclose(coarse.inertia_, full.inertia_, rtol=1e-6)
+
+
+def test_given_heads_descended_to_tol(monkeypatch):
+    """Heads the user gives (``init`` an array: no swap stage) are descended to
+    ``tol`` from the start: the fit does not depend on ``coarse_starts``."""
+    X, _ = _blobs(3)
+    init = X[:5]
+    a = AttentionQuantizer(5, init=init, random_state=0).fit(X)
+    monkeypatch.setattr(PointMaths, "coarse_starts", False)
+    b = AttentionQuantizer(5, init=init, random_state=0).fit(X)
+    assert np.array_equal(a.cluster_centers_, b.cluster_centers_)
+    assert a.n_iter_ == b.n_iter_
