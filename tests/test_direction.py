@@ -452,9 +452,9 @@ def test_resolution_closed_form():
 @pytest.mark.parametrize("attention", ["competitive", "linear"])
 def test_stall_stop_at_the_sampling_resolution(attention):
     # after STALL_STEPS steps that kept every row's label (these short ones do), the
-    # competitive layer's stationarity is at
-    # most their relative decrease of the risk over STALL_SCALE times risk K / n; the
-    # linear layer's is not (its risk is flat along rotations in the heads' span)
+    # competitive layer's stationarity is at most their relative decrease of the risk
+    # over STALL_SCALE times risk K / n; the linear layer's is not (its risk is flat
+    # along rotations in the heads' span)
     from sklearn_attnclust.maths.direction.maths import STALL_SCALE, STALL_STEPS, resolution
     from sklearn_attnclust.optim.manifold import riemannian_gradient
 
