@@ -483,6 +483,12 @@ def test_stall_stop_at_the_sampling_resolution(attention):
         assert measures[-1] == pytest.approx(stall, rel=1e-12)
     else:
         assert measures[-1] > 10 * stall
+    if attention == "competitive":  # a step that moves labels starts the window afresh
+        P = M[::-1].copy()  # (the heads in another order: the same risk, other labels)
+        value, grad, _ = maths.risk(P, st, return_grad=True)
+        rgrad = riemannian_gradient(P, grad)
+        assert maths.stationarity(P, rgrad, None) == pytest.approx(
+            float(np.linalg.norm(rgrad)), rel=1e-12)
     # a new descent starts its window afresh
     maths.begin_descent()
     value, grad, _ = maths.risk(M, st, return_grad=True)
