@@ -438,3 +438,79 @@ def test_dask_rows_far_beyond_float32_keep_float64_passes():
         # row's magnitude as read is at most about sqrt(n_samples): here 16)
         stats = DaskContextStatistics.from_dask(rows)
         assert stats.top == float(np.max(np.abs(np.asarray(stats.X.array)))) <= len(Y) ** 0.5
+
+
+def test_resolution_closed_form():
+    # risk K / n: the excess risk of heads displaced by their sampling noise
+    from sklearn_attnclust.maths.direction.maths import resolution
+
+    assert resolution(0.5, 10, 10000) == pytest.approx(5e-4, rel=1e-15)
+    assert resolution(-1e-17, 3, 100) == 0.0  # (a rounded zero risk)
+    assert resolution(0.2, 4, 0) == pytest.approx(0.8, rel=1e-15)  # (at least one row)
+
+
+@pytest.mark.parametrize("attention", ["competitive", "linear"])
+def test_stall_stop_at_the_sampling_resolution(attention):
+    # after STALL_STEPS steps that kept every row's label (these short ones do), the
+    # competitive layer's stationarity is at most their relative decrease of the risk
+    # over STALL_SCALE times risk K / n; the linear layer's is not (its risk is flat
+    # along rotations in the heads' span)
+    from sklearn_attnclust.maths.direction.maths import STALL_SCALE, STALL_STEPS, resolution
+    from sklearn_attnclust.optim.manifold import riemannian_gradient
+
+    X, _, _ = make_orthogonal_mixture(600, 8, 3, sigma=0.3, random_state=1)
+    st = ContextStatistics.from_data(X, need_fourth=False)
+    maths = DirectionMaths(3, st, attention=attention, temperature=4.0,
+                           context_length=None, scale=None, alpha=0.0, dtype=X.dtype,
+                           chunk_size=128)
+    maths.begin_descent()
+    M = np.linalg.qr(np.random.default_rng(0).standard_normal((8, 3)))[0].T
+    values, measures, norms = [], [], []
+    for _ in range(STALL_STEPS + 1):
+        value, grad, _ = maths.risk(M, st, return_grad=True)
+        rgrad = riemannian_gradient(M, grad)
+        values.append(value)
+        norms.append(float(np.linalg.norm(rgrad)))
+        measures.append(maths.stationarity(M, rgrad, None))
+        M = M - 1e-4 * rgrad  # short steps: the risk falls by little
+        M /= np.linalg.norm(M, axis=1, keepdims=True)
+    assert np.all(np.diff(values) < 0)
+    stall = (values[0] - values[-1]) / (STALL_SCALE * resolution(values[-1], 3, 600))
+    assert stall < min(norms)  # (the test reads the stall where it bites)
+    for s, g in zip(measures[:-1], norms[:-1]):
+        assert s <= g  # (the held labels' measure may be smaller; never the stall yet)
+    if attention == "competitive":
+        assert measures[-1] == pytest.approx(stall, rel=1e-12)
+    else:
+        assert measures[-1] > 10 * stall
+    if attention == "competitive":  # a step that moves labels starts the window afresh
+        P = M[::-1].copy()  # (the heads in another order: the same risk, other labels)
+        value, grad, _ = maths.risk(P, st, return_grad=True)
+        rgrad = riemannian_gradient(P, grad)
+        assert maths.stationarity(P, rgrad, None) == pytest.approx(
+            float(np.linalg.norm(rgrad)), rel=1e-12)
+    # a new descent starts its window afresh
+    maths.begin_descent()
+    value, grad, _ = maths.risk(M, st, return_grad=True)
+    rgrad = riemannian_gradient(M, grad)
+    assert maths.stationarity(M, rgrad, None) > stall
+
+
+def test_stall_stop_within_the_resolution_of_a_tight_fit():
+    # on bench_direction.py's rows (unit centres, noise of norm 1) the default fit
+    # (stopped by the stall test) lies within the risk's sampling resolution (risk K /
+    # n) of the fit at tol = 1e-9, with the same labels
+    from sklearn.metrics import adjusted_rand_score
+
+    rng = np.random.default_rng(5)
+    K, d, n = 10, 32, 3000
+    centres = rng.standard_normal((K, d))
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    X = centres[rng.integers(K, size=n)] + rng.standard_normal((n, d)) / np.sqrt(d)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    fit = AttentionQuantizer(K, geometry="direction", random_state=0).fit(X)
+    tight = AttentionQuantizer(K, geometry="direction", random_state=0, tol=1e-9,
+                               max_iter=2000).fit(X)
+    assert fit.n_iter_ < tight.n_iter_
+    assert 0 <= fit.risk_ - tight.risk_ <= tight.risk_ * K / n
+    assert adjusted_rand_score(fit.labels_, tight.labels_) > 0.99
