@@ -1,0 +1,59 @@
+"""The cosine layer's spread on dense rows of d <= the sample's size: the
+covariance's largest eigenvalues by Lanczos on the covariance as an operator
+(``statistics._covariance``), never forming the d x d matrix."""
+
+import numpy as np
+import pytest
+from scipy.sparse.linalg import LinearOperator
+
+from sklearn_attnclust.maths.cosine import statistics
+
+
+def _rows(n, d, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[: n // 3, :4] += 3.0  # three groups of directions
+    X[n // 3: 2 * n // 3, 4:8] += 3.0
+    return X
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_covariance_operator_is_the_weighted_covariance(weighted):
+    rng = np.random.default_rng(1)
+    Y = rng.normal(size=(50, 7))
+    w = rng.random(50) + 0.5 if weighted else np.ones(50)
+    w = w / w.sum()
+    mean = w @ Y
+    C = (Y - mean).T @ ((Y - mean) * w[:, None])  # the closed form, centred first
+    op = statistics._covariance(Y, w, mean)
+    V = rng.normal(size=(7, 3))
+    for v in V.T:
+        np.testing.assert_allclose(op.matvec(v), C @ v, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(op.rmatvec(v), C @ v, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("n_heads, weighted", [(5, False), (20, True)])
+def test_dense_spread_by_the_operator_equals_all_eigenvalues(monkeypatch, n_heads, weighted):
+    n, d = 1500, 384  # d <= the sample (512 rows): the covariance's eigenvalues
+    X = _rows(n, d, n_heads)
+    w = np.random.default_rng(0).random(n) + 0.5 if weighted else None
+    seen = []
+    real = statistics._lanczos_top
+    monkeypatch.setattr(statistics, "_lanczos_top",
+                        lambda C, k: seen.append(isinstance(C, LinearOperator)) or real(C, k))
+    got = statistics.cosine_spread(X, w, n_heads)
+    assert seen == [True]  # one Lanczos run, on the operator (no d x d matrix)
+    monkeypatch.setattr(statistics, "LANCZOS_SHARE", 0.0)  # all the eigenvalues
+    want = statistics.cosine_spread(X, w, n_heads)
+    assert seen == [True]  # (eigvalsh of the matrix: no Lanczos run)
+    assert got == pytest.approx(want, rel=statistics.SPREAD_LANCZOS_TOL)
+
+
+def test_operator_not_converged_falls_back_to_the_matrix(monkeypatch):
+    X = _rows(800, 200, 3)
+    want = statistics.cosine_spread(X, None, 5)
+    real = statistics._lanczos_top
+    monkeypatch.setattr(statistics, "_lanczos_top",
+                        lambda C, k: None if isinstance(C, LinearOperator) else real(C, k))
+    assert statistics.cosine_spread(X, None, 5) == pytest.approx(
+        want, rel=statistics.SPREAD_LANCZOS_TOL)
