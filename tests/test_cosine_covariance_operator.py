@@ -57,3 +57,33 @@ def test_operator_not_converged_falls_back_to_the_matrix(monkeypatch):
                         lambda C, k: None if isinstance(C, LinearOperator) else real(C, k))
     assert statistics.cosine_spread(X, None, 5) == pytest.approx(
         want, rel=statistics.SPREAD_LANCZOS_TOL)
+
+
+def test_dense_fit_from_cosine_mixed_min_size_runs_float32_passes(monkeypatch):
+    """Dense float64 rows of ``sizes.cosine_mixed_min_size(K)`` entries on (below
+    ``MIXED_MIN_SIZE`` at K = 8) descend on float32 passes, checked in float64:
+    the fit of the float64 passes to the float32 rounding (the same labels, the
+    inertia to 1e-6 relatively); at K = 2 the same rows keep float64 passes."""
+    from sklearn_attnclust import AttentionQuantizer
+    from sklearn_attnclust.maths import sizes
+    from sklearn_attnclust.maths.cosine.maths import CosineMaths
+
+    rng = np.random.default_rng(7)
+    centres = rng.normal(size=(8, 64))
+    X = 3.0 * centres[rng.integers(0, 8, 2100)] + rng.normal(size=(2100, 64))
+    assert sizes.cosine_mixed_min_size(8) <= X.size < sizes.cosine_mixed_min_size(2)
+    calls = []
+    real = CosineMaths.low_precision
+    monkeypatch.setattr(CosineMaths, "low_precision",
+                        staticmethod(lambda stats: calls.append(1) or real(stats)))
+    AttentionQuantizer(2, geometry="cosine", random_state=0).fit(X)
+    assert not calls  # (two heads: float64 passes)
+    mixed = AttentionQuantizer(8, geometry="cosine", random_state=0).fit(X)
+    assert calls  # (the float32 passes)
+    monkeypatch.setattr(sizes, "COSINE_MIXED_MIN_SIZE", np.inf)
+    calls.clear()
+    full = AttentionQuantizer(8, geometry="cosine", random_state=0).fit(X)
+    assert not calls
+    np.testing.assert_array_equal(mixed.labels_, full.labels_)
+    assert mixed.inertia_ == pytest.approx(full.inertia_, rel=1e-6)
+    assert mixed.cluster_centers_.dtype == np.float64
