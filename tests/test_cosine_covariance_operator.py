@@ -87,3 +87,29 @@ def test_dense_fit_from_cosine_mixed_min_size_runs_float32_passes(monkeypatch):
     np.testing.assert_array_equal(mixed.labels_, full.labels_)
     assert mixed.inertia_ == pytest.approx(full.inertia_, rel=1e-6)
     assert mixed.cluster_centers_.dtype == np.float64
+
+
+def test_kmeans_plusplus_float32_products_give_the_float64_seeds(monkeypatch):
+    """Dense float64 unit rows of ``cosine_mixed_min_size(K)`` entries on: the
+    k-means++ products in float32 (a float32 copy of the rows), the same seeds
+    as the float64 products on these rows (their rounding moves no draw)."""
+    from sklearn_attnclust.maths import sizes
+    from sklearn_attnclust.maths.cosine import seeding
+    from sklearn_attnclust.maths.cosine.rows import unit_rows
+
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(20, 64))
+    Y = unit_rows(2.0 * centres[rng.integers(0, 20, 3000)] + rng.normal(size=(3000, 64)))
+    order = rng.permutation(Y.shape[0])
+    w = rng.random(Y.shape[0]) + 0.5
+    assert Y.size >= sizes.cosine_mixed_min_size(20)
+    low = seeding._float32_products(Y, 20, None)
+    assert low is not None and low.dtype == np.float32
+    assert seeding._float32_products(Y, 20, (None, None)) is None  # (rows read through norms)
+    assert seeding._float32_products(Y[:100], 20, None) is None  # (small: float64)
+    got = seeding.unit_kmeans_plusplus(Y, 20, w, 0, order)
+    monkeypatch.setattr(sizes, "COSINE_MIXED_MIN_SIZE", np.inf)
+    assert seeding._float32_products(Y, 20, None) is None
+    want = seeding.unit_kmeans_plusplus(Y, 20, w, 0, order)
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[0], want[0])
