@@ -137,13 +137,14 @@ class CosineLayer(FreeEnergyLayer):
             stats = CosineStatistics(X, w, n_heads=self.n_clusters)
             spread = cosine_spread(stats.X, w, self.n_clusters)
             maths = cosine_maths(self.n_clusters, self.temperature, spread, d, stats)
-            # dense float64 data of sizes.MIXED_MIN_SIZE entries on: the descents on
+            # dense float64 data of sizes.cosine_mixed_min_size entries on: the descents on
             # float32 passes, checked (and if need be finished) in float64.  Measured
             # (one thread, von Mises-Fisher mixtures, 200 rows a cluster, 8 fits):
             # d = 384, K = 20, 0.21 s against 0.24 s, the same ARI and inertia.
             # Sparse rows keep float64 (float32 products no faster on TF-IDF rows)
             mixed = (not _is_sparse(stats.X) and stats.X.dtype == np.float64
-                     and n * d >= sizes.MIXED_MIN_SIZE and self.max_iter > 0)
+                     and n * d >= sizes.cosine_mixed_min_size(self.n_clusters)
+                     and self.max_iter > 0)
             fit = fit_layer(maths, stats.X, w, stats, random_state=rng,
                             precision=maths.low_precision if mixed else None,
                             **self.descent_options(init, n_init, stats.X))
