@@ -199,6 +199,10 @@ class Optimizer:
             if slope <= 0:
                 _ended(result, stationary, False)
                 break
+            # the Euclidean gradient at M freed before the line search (no rule's
+            # _update reads it: on wide heads a K x d array, alive beside the trial's
+            # pass at a sparse cosine fit's peak memory)
+            grad = None
             found = self.line_search.search(problem, M, direction, value, slope, trial)
             if found is None:
                 # no test of a decrease can pass when the first trial's predicted
@@ -271,8 +275,9 @@ class Optimizer:
 
     def _update(self, manifold, memory, points, grads, new_grads, direction, trial, norms):
         """Record the accepted step ``points = (M, cand)``, with the gradients
-        ``(euclidean, riemannian)`` at each end (``norms``: the squared norms of
-        ``cand``'s rows); returns the next first trial step."""
+        ``(euclidean, riemannian)`` at each end (the Euclidean one at ``M`` None:
+        freed before the line search; ``norms``: the squared norms of ``cand``'s
+        rows); returns the next first trial step."""
         raise NotImplementedError
 
 
