@@ -199,10 +199,10 @@ class Optimizer:
             if slope <= 0:
                 _ended(result, stationary, False)
                 break
-            # the Euclidean gradient at M freed before the line search (no rule's
-            # _update reads it: on wide heads a K x d array, alive beside the trial's
-            # pass at a sparse cosine fit's peak memory)
-            grad = None
+            # the Euclidean gradient at M (and the last search's names of it) freed
+            # before the line search (no rule's _update reads it: on wide heads a K x d
+            # array, alive beside the trial's pass at a sparse cosine fit's peak memory)
+            grad = found = new_grad = None
             found = self.line_search.search(problem, M, direction, value, slope, trial)
             if found is None:
                 # no test of a decrease can pass when the first trial's predicted
