@@ -25,11 +25,13 @@ def _rows_and_heads(n, d, K, seed, density=0.05):
     return X, M / np.linalg.norm(M, axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("block", [1, 3 * 40, 7 * 40, 10**9])
+@pytest.mark.parametrize("numbers, heads", [(0, 1), (0, 3), (0, 8), (0, 17), (10**9, 1)])
 @pytest.mark.parametrize("split", [False, True])
-def test_logits_by_blocks_of_heads_are_the_whole_products_numbers(block, split, monkeypatch):
+def test_logits_by_blocks_of_heads_are_the_whole_products_numbers(numbers, heads, split,
+                                                                  monkeypatch):
     monkeypatch.setattr(_blocks, "N_THREADS", 4)
-    monkeypatch.setattr(kernel, "LOGIT_BLOCK_NUMBERS", block)
+    monkeypatch.setattr(kernel, "LOGIT_BLOCK_NUMBERS", numbers)
+    monkeypatch.setattr(kernel, "LOGIT_BLOCK_HEADS", heads)
     X, M = _rows_and_heads(300, 40, 17, 0)
     want = np.ascontiguousarray(np.asarray(X @ M.T).T)
     got = logits_by_rows(X, M, split)

@@ -199,10 +199,7 @@ class Optimizer:
             if slope <= 0:
                 _ended(result, stationary, False)
                 break
-            # the Euclidean gradient at M (and the last search's names of it) freed
-            # before the line search (no rule's _update reads it: on wide heads a K x d
-            # array, alive beside the trial's pass at a sparse cosine fit's peak memory)
-            grad = found = new_grad = None
+            grad = found = new_grad = None  # (freed for the search: no _update reads it)
             found = self.line_search.search(problem, M, direction, value, slope, trial)
             if found is None:
                 # no test of a decrease can pass when the first trial's predicted
@@ -217,8 +214,7 @@ class Optimizer:
                                 (new_grad, new_rgrad), direction, trial, new_norms)
             # (the move measured only where the step did not lower the risk)
             stalled = decrease <= 0 and frobenius(cand - M) <= 1e-12
-            # the last point's arrays freed as the step is taken (none kept by the
-            # result: on wide heads each is K x d)
+            # the last point's arrays freed as the step is taken (none kept: K x d on wide heads)
             M, value, grad, rgrad, norms = cand, new_value, new_grad, new_rgrad, new_norms
             result.heads = M
             gnorm = problem.stationarity(M, rgrad)

@@ -69,18 +69,24 @@ SPLIT_MIN_PRODUCTS = 2**20
 SPLIT_MIN_HEADS = 16
 
 
-#: Numbers of the heads (a block of ``LOGIT_BLOCK_NUMBERS // d`` of them, at
-#: least one) whose transposed copy a chunk's logits of CSR rows take at once
-#: (:func:`_logits_into`).  scipy's product of a CSR matrix with the F-ordered
-#: ``Md.T`` copied all the heads into C order at every call: a K x d temporary
-#: a chunk, at the fit's peak memory at K = 100 heads of d = 5e4 terms (38 MiB
-#: of its 375).  Each entry of the product sums its row's entries in their
-#: order whatever the heads beside it: the same numbers.  Smaller blocks also
-#: keep the heads the rows' entries gather in the cache: measured (one
-#: thread, CPU medians of 11, a chunk of 10485 rows of 50 entries over 5e4
-#: terms, K = 100): all the heads 118 ms (a C-ordered copy made once: 104 ms),
-#: blocks of 16 heads 43 ms, 12 36 ms, 8 37 ms, 4 55 ms.
+#: Heads (K x d numbers) beyond which a chunk's logits of CSR rows take the
+#: heads :data:`LOGIT_BLOCK_HEADS` at a time, each block's transposed copy made
+#: for it (:func:`_logits_into`).  scipy's product of a CSR matrix with the
+#: F-ordered ``Md.T`` copied all the heads into C order at every call: a K x d
+#: temporary a chunk, at the fit's peak memory at K = 100 heads of d = 5e4
+#: terms (38 MiB of its 375).  Each entry of the product sums its row's entries
+#: in their order whatever the heads beside it: the same numbers.  Blocks of
+#: few heads also keep the heads the rows' entries gather in the cache.
+#: Measured (one thread, CPU medians of 9 to 15 on a busy machine, against all
+#: the heads at once): a chunk of 10485 rows of 50 entries over 5e4 terms, K =
+#: 100, 118 -> 37 ms (blocks of 8; of 4 55 ms, of 12 36 ms); 3842 rows of
+#: 13850 terms (358172 entries), K = 100, 38 -> 22 ms (blocks of 37 28 ms);
+#: below, at 4000 x 300, K = 100, 3.3 ms against 5.6 (the heads in the cache
+#: anyway, the blocks' calls in the way).
 LOGIT_BLOCK_NUMBERS = 2**19
+
+#: Heads a block of the logits of CSR rows (:data:`LOGIT_BLOCK_NUMBERS`).
+LOGIT_BLOCK_HEADS = 8
 
 
 def split_products(X, n_heads):
@@ -107,10 +113,11 @@ def _scores_into(lo, hi, Xc, Md, L):
 
 def _logits_into(Xc, Md, L):
     """The logits ``Md @ Xc.T`` of the CSR rows ``Xc`` into ``L`` (K, b), a block
-    of :data:`LOGIT_BLOCK_NUMBERS` heads at a time (each block's transposed
+    of heads at a time (:data:`LOGIT_BLOCK_NUMBERS`; each block's transposed
     copy, C-ordered as scipy's product reads it, made here)."""
-    step = max(1, LOGIT_BLOCK_NUMBERS // max(Md.shape[1], 1))
-    for a in range(0, Md.shape[0], step):
+    K = Md.shape[0]
+    step = K if K * Md.shape[1] <= LOGIT_BLOCK_NUMBERS else LOGIT_BLOCK_HEADS
+    for a in range(0, K, step):
         L[a:a + step] = _scores(Xc, np.ascontiguousarray(Md[a:a + step].T)).T
 
 
