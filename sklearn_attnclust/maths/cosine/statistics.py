@@ -61,7 +61,10 @@ GRADIENT_FLOOR = 2.0**-900
 #: (:func:`.kernel.split_products`), rather than a row block a thread each with
 #: its own K x d sums, all of them alive until they are added.  Measured
 #: (``benchmarks/bench_cosine.py --case memory``'s matrix, 1e5 x 5e4, 57.5 MiB;
-#: a K x d array at K = 100 38 MiB, 0.66 of it; K = 20 0.13): see CHANGELOG.
+#: a K x d array at K = 100 38 MiB, 0.66 of it; K = 20 0.13): at K = 100 the
+#: two blocks' sums were both alive at the fit's peak (375 MiB, one thread,
+#: tracemalloc), and with one block the peak moved to the optimiser's arrays
+#: (359 MiB); the numbers differ by the sums' order only (the same inertia).
 #: Below the share, as many row blocks as threads (the sums a small part of
 #: the peak, the passes' wall time shared by the cores).
 WIDE_SUMS_SHARE = 0.25
