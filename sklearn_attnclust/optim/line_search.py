@@ -40,8 +40,12 @@ class ArmijoBacktracking:
         infinite cost is stepped back from.
         """
         for k in range(self.max_backtracks):
+            # a rejected trial's heads and gradient freed before the next trial's
+            # retraction (on wide heads each is K x d: at K = 100 heads of 5e4
+            # terms both were alive at the fit's peak beside the new trial)
+            cand = new_grad = None
             cand = problem.manifold.retract(M, direction, trial)
-            new_value, new_grad = np.nan, None  # (a rejected trial's freed first)
+            new_value = np.nan
             if cand is not None:
                 if k <= 1 or not problem.cheap_cost:
                     new_value, new_grad = problem.cost_and_gradient(cand)

@@ -199,6 +199,7 @@ class Optimizer:
             if slope <= 0:
                 _ended(result, stationary, False)
                 break
+            grad = found = new_grad = None  # (freed for the search: no _update reads it)
             found = self.line_search.search(problem, M, direction, value, slope, trial)
             if found is None:
                 # no test of a decrease can pass when the first trial's predicted
@@ -213,8 +214,7 @@ class Optimizer:
                                 (new_grad, new_rgrad), direction, trial, new_norms)
             # (the move measured only where the step did not lower the risk)
             stalled = decrease <= 0 and frobenius(cand - M) <= 1e-12
-            # the last point's arrays freed as the step is taken (none kept by the
-            # result: on wide heads each is K x d)
+            # the last point's arrays freed as the step is taken (none kept: K x d on wide heads)
             M, value, grad, rgrad, norms = cand, new_value, new_grad, new_rgrad, new_norms
             result.heads = M
             gnorm = problem.stationarity(M, rgrad)
@@ -271,8 +271,9 @@ class Optimizer:
 
     def _update(self, manifold, memory, points, grads, new_grads, direction, trial, norms):
         """Record the accepted step ``points = (M, cand)``, with the gradients
-        ``(euclidean, riemannian)`` at each end (``norms``: the squared norms of
-        ``cand``'s rows); returns the next first trial step."""
+        ``(euclidean, riemannian)`` at each end (the Euclidean one at ``M`` None:
+        freed before the line search; ``norms``: the squared norms of ``cand``'s
+        rows); returns the next first trial step."""
         raise NotImplementedError
 
 

@@ -42,6 +42,7 @@ from .seeding import (_draw_distinct, _key_starts, _repair, _unit, check_unit_he
 from .statistics import CosineStatistics, cosine_scores
 from ..held import HeldLabels
 from ...layers.base import LayerMaths, swap_of
+from ...optim.manifold import row_norms
 
 __all__ = ["CosineMaths", "PairlessCosineMaths", "cosine_maths", "log_bessel_iv",
            "pair_limit", "vmf_log_normaliser"]
@@ -310,13 +311,13 @@ class CosineMaths(LayerMaths):
         value = 1.0 + out[0] / W
         if not return_grad:
             return value
-        # -S / W in a C-ordered array (S itself if so: the pass's own): the sums of
-        # CSR rows may come transposed (d x K), and the optimiser's reductions over
-        # K x d arrays of mixed orders cost about 1.5 times those of C-ordered ones
-        # (one thread, 3842 TF-IDF rows, 5 seeds x 3, interleaved: the fit's median
-        # CPU time K = 10 425 -> 408 ms, K = 5 240 -> 239 ms); -W: the exact quotient
+        # -S / W in a C-ordered array (S itself if so: the pass's own): CSR rows' sums may
+        # come transposed (d x K), and the optimiser's reductions over K x d arrays of mixed
+        # orders cost about 1.5 times those of C-ordered ones (one thread, 3842 TF-IDF rows,
+        # 5 seeds x 3, interleaved: the fit's median CPU time K = 10 425 -> 408 ms, K = 5 240
+        # -> 239 ms).  Its rows' norms: norm's numbers, no K x d temporary (row_norms)
         G = np.divide(out[2], -W, out=out[2] if out[2].flags.c_contiguous else None, order="C")
-        self._last = (weakref.ref(M), np.linalg.norm(G, axis=1), self.max_pairs(stats) == 0)
+        self._last = (weakref.ref(M), row_norms(G)[:, 0], self.max_pairs(stats) == 0)
         self._held.note(M, stats, value, getattr(stats, "labels", None))  # (this pass's)
         return value, G, out[1] / W
 
@@ -485,8 +486,7 @@ def pair_limit(n_clusters, n_features, stats):
         return sys.maxsize
     if _is_sparse(X) and X.nnz < SPARSE_PAIRS_MIN_DENSITY * int(n_features):
         return 0
-    held = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if _is_sparse(X)
-            else X.nbytes)
+    held = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if _is_sparse(X) else X.nbytes
     pairs = int(held // (2 * 8 * size)) - 1
     return 0 if _is_sparse(X) and pairs < SPARSE_MIN_PAIRS else max(2, pairs)
 

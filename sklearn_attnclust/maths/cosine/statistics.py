@@ -55,6 +55,30 @@ SPARSE_CHUNK_NUMBERS = 2**20
 #: steps, labels; the fingerprints bit-identical).
 GRADIENT_FLOOR = 2.0**-900
 
+#: Share of a CSR matrix's bytes (data, indices, indptr) from which the K x d
+#: float64 gradient sums of a pass over it run as one row block
+#: (:func:`wide_sparse_sums`), whose threads split its products
+#: (:func:`.kernel.split_products`), rather than a row block a thread each with
+#: its own K x d sums, all of them alive until they are added.  Measured
+#: (``benchmarks/bench_cosine.py --case memory``'s matrix, 1e5 x 5e4, 57.5 MiB;
+#: a K x d array at K = 100 38 MiB, 0.66 of it; K = 20 0.13): at K = 100 the
+#: two blocks' sums were both alive at the fit's peak (375 MiB, one thread,
+#: tracemalloc), and with one block the peak moved to the optimiser's arrays
+#: (359 MiB); the numbers differ by the sums' order only (the same inertia).
+#: Below the share, as many row blocks as threads (the sums a small part of
+#: the peak, the passes' wall time shared by the cores).
+WIDE_SUMS_SHARE = 0.25
+
+
+def wide_sparse_sums(X, n_heads):
+    """Whether a pass over the rows ``X`` with ``n_heads`` heads runs as one row
+    block: CSR rows whose K x d float64 sums weigh :data:`WIDE_SUMS_SHARE` of
+    the matrix's bytes or more."""
+    if not _is_sparse(X):
+        return False
+    held = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    return 8 * int(n_heads) * X.shape[1] >= WIDE_SUMS_SHARE * held
+
 
 class CosineStatistics(Statistics):
     """The rows of a cosine fit: ``X`` (an ndarray or a CSR matrix, never copied
@@ -96,11 +120,13 @@ class CosineStatistics(Statistics):
         X, chunk, K = self.X, self.chunk_size, np.shape(M)[0]
         if need_grad and (self.labels is None or self.labels.dtype != np.min_scalar_type(K - 1)):
             self.labels = np.zeros(X.shape[0], dtype=np.min_scalar_type(K - 1))
+        one = wide_sparse_sums(X, K)
         with one_blas_thread():
             # (a pass of one row block splits its CSR products over the threads)
-            split = X.shape[0] < 4 * chunk and split_products(X, K)
+            split = (one or X.shape[0] < 4 * chunk) and split_products(X, K)
             out = add_blocks_into_first(map_row_blocks(
-                range_sums, X.shape[0], 2 * chunk, X, self.inv, self.weights,
+                range_sums, X.shape[0], X.shape[0] if one else 2 * chunk, X, self.inv,
+                self.weights,
                 np.asarray(M, dtype=np.float64), beta, need_grad, chunk,
                 self.labels if need_grad else None, split))
         if need_grad:  # (two comparisons: no K x d temporary of floats)
