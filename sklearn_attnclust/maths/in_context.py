@@ -11,12 +11,12 @@ define (theory, section 8.7).  The estimator is :class:`.in_context.InContextQua
 import warnings
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
 from sklearn.exceptions import ConvergenceWarning
 
 from .._assign import nearest_point
 from .direction.attention import typical_head_score
 from .free_energy import exp_shifted
+from .stack_groups import _by_size, _group, _group_mixtures  # noqa: F401 (tests)
 
 __all__ = [
     "TEMPERATURE_GRID", "context_scores", "in_context_attention", "in_context_from_moments",
@@ -178,7 +178,7 @@ def in_context_from_rows(X, rows, scale):
 
 
 def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng, gram=None,
-                     scores=None):
+                     scores=None, rows_gram=None):
     """The softmax layer's clusters: the fixed points of its stack on ``context``.
 
     ``temperature`` is the relative temperature (None: the scan of
@@ -187,11 +187,13 @@ def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng, gram=No
     moment, where every weight is equal at any temperature) and the number of
     substantial fixed points.  A ValueError where the moment underflows.
     ``gram``, ``scores``: the context's Gram matrix and the rows' scores on the
-    context, if known (:func:`stack_fixed_points`).
+    context, if known (:func:`stack_fixed_points`); ``rows_gram``, ``Xs``'s own
+    Gram matrix (float64), if known: the temperature's unit from it, no pass over
+    the rows (:meth:`.context_moments.ContextMoments.typical_head_score`).
     """
     # (rough: as the point layer's unit; bench_wide.py's blobs, one thread, CPU time,
     # medians: 0.084 s against 0.123 at 1000 x 1e4, 0.76 against 1.10 at 1e4 x 1e4)
-    typical = moments.typical_head_score(n_clusters, rough=True)
+    typical = moments.typical_head_score(n_clusters, rough=True, gram=rows_gram)
     if moments.nonzero:
         # the largest relative temperature the fit may use
         tau = 128.0 if temperature is None else temperature
@@ -282,60 +284,6 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
         scores[active] = new_scores
         active = active[step >= (0.05 * radius) ** 2]  # a NaN step stops too
     return P, scores, it
-
-
-def _group(Y, radius):
-    """Group end points closer than ``radius`` (connected components; order-free).
-
-    Returns the group of each end point and the groups' points and sizes,
-    by decreasing size (ties by the points' coordinates, so that the order
-    does not depend on the order of ``Y``).
-    """
-    sq = np.einsum("ij,ij->i", Y, Y)
-    D = sq[:, None] + sq[None, :] - 2.0 * (Y @ Y.T)
-    n_groups, group = connected_components(D < radius * radius, directed=False)
-    sizes = np.bincount(group, minlength=n_groups)
-    points = np.zeros((n_groups, Y.shape[1]), dtype=Y.dtype)
-    np.add.at(points, group, Y)
-    points /= sizes[:, None].astype(Y.dtype)
-    return _by_size(group, points, sizes)
-
-
-def _group_mixtures(P, scores, context, radius):
-    """:func:`_group` of the end points ``P @ context`` of :func:`_gram_flow`
-    (mixtures of the tokens, by their weights ``P``, float64), never formed:
-    their squared distances from ``P G P^T`` (``G`` the tokens' Gram matrix,
-    float64; ``scores``, ``P G``, the flow's last scores: each row as the flow
-    left it, so ``O(q m^2)`` less, 0.08 s of a 12 s fit at 1e4 x 1e4), each
-    group's point the mixture of its mean weights.
-    ``O(q m (m + q))`` and ``O(g m d)`` for the ``g`` groups' points, where the
-    end points cost ``O(q m d)`` and their distances ``O(q^2 d)``."""
-    inner = scores @ P.T
-    sq = np.diagonal(inner)
-    D = sq[:, None] + sq[None, :] - 2.0 * inner
-    n_groups, group = connected_components(D < radius * radius, directed=False)
-    sizes = np.bincount(group, minlength=n_groups)
-    weights = np.zeros((n_groups, P.shape[1]))
-    np.add.at(weights, group, P)
-    weights /= sizes[:, None]
-    return _by_size(group, weights.astype(context.dtype) @ context, sizes)
-
-
-def _by_size(group, points, sizes):
-    """:func:`_group`'s groups ``group`` (of each end point), ``points`` and
-    ``sizes`` renumbered by decreasing size, ties by the points' coordinates (all
-    of them only where a size and a first one tie: 0.03 s of 0.7 at 1000 x 1e4)."""
-    n_groups = sizes.size
-    order = np.lexsort((points[:, 0], -sizes))
-    first, size = points[order, 0], sizes[order]
-    tied = (size[1:] == size[:-1]) & ((first[1:] == first[:-1]) |
-                                      (np.isnan(first[1:]) & np.isnan(first[:-1])))
-    if np.any(tied):
-        keys = [points[:, j] for j in range(points.shape[1] - 1, -1, -1)] + [-sizes]
-        order = np.lexsort(keys)
-    rank = np.empty(n_groups, dtype=np.intp)
-    rank[order] = np.arange(n_groups)
-    return rank[group], points[order], sizes[order]
 
 
 def _scan_start(X, context, flow_context, seeds, seed_rows, gram, scores):
