@@ -92,12 +92,10 @@ KEPT_SCORES_SHARE = 1 / 8
 
 #: The wide softmax fit multiplies the rows by themselves (``X X^T``, one symmetric
 #: product of ``n^2 d / 2`` multiplications) where they are at most this many times
-#: the context's tokens (and ``X X^T`` at most :data:`KEPT_SCORES_SHARE` of X's
-#: entries): no dearer than their scores on the context (``n m d``), which are its
-#: columns, and the temperature's unit is then read from it (the eigenvalues of ``X
-#: X^T / n``) instead of block Krylov's passes over the rows.  Measured (1000 x 1e4,
-#: 500 tokens, one thread, CPU time): either product 0.20 to 0.21 s; the passes
-#: saved about 0.08 s.
+#: the context's tokens (and X X^T at most :data:`KEPT_SCORES_SHARE` of X's entries):
+#: no dearer than their scores on the context (``n m d``), its columns; the temperature's
+#: unit is then read from it (X X^T / n's eigenvalues), no block Krylov passes over the
+#: rows.  1000 x 1e4, 500 tokens, one thread: either product 0.20 to 0.21 s (CPU).
 GRAM_ROWS_PER_TOKEN = 2
 
 

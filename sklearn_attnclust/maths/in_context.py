@@ -268,21 +268,27 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
     scores = token_scores(Y, context) if scores is None else scores.copy()
     P = None
     active = np.arange(Y.shape[0])
+    # the active queries' weights and scores, compact (written back where some stop:
+    # no indexed copies a step, 0.0X s of the flow's 0.2 s at 1000 x 1e4)
+    weights, current = None, scores
     it = 0
     while active.size and it < max_iter:
         it += 1
-        new = _softmax_rows(scores[active], beta)
+        new = _softmax_rows(current.copy(), beta)
         new_scores = new @ gram
-        if P is None:  # from the start y: |p C|^2 + |y|^2 - 2 <p C, y>
+        if weights is None:  # from the start y: |p C|^2 + |y|^2 - 2 <p C, y>
             Y64 = Y.astype(np.float64, copy=False)
-            step = np.einsum("ij,ij->i", new, new_scores - 2.0 * scores) + \
+            step = np.einsum("ij,ij->i", new, new_scores - 2.0 * current) + \
                 np.einsum("ij,ij->i", Y64, Y64)
-            P = new
+            P = np.empty_like(new)
         else:  # |(p' - p) C|^2 = (p' - p) G (p' - p)^T
-            step = np.einsum("ij,ij->i", new - P[active], new_scores - scores[active])
-            P[active] = new
-        scores[active] = new_scores
-        active = active[step >= (0.05 * radius) ** 2]  # a NaN step stops too
+            step = np.einsum("ij,ij->i", new - weights, new_scores - current)
+        weights, current = new, new_scores
+        moving = step >= (0.05 * radius) ** 2  # a NaN step stops too
+        if not np.all(moving) or it == max_iter:
+            P[active], scores[active] = weights, current
+            active = active[moving]
+            weights, current = weights[moving], current[moving]
     return P, scores, it
 
 
