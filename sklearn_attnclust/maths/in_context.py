@@ -252,7 +252,7 @@ def _flow(Y, context, beta, radius, max_iter):
     return Y, it
 
 
-def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
+def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None, sq_norms=None):
     """:func:`_flow` for wide rows (more features than context tokens): after
     the first step every query is a mixture ``p @ context`` of the tokens, so
     the flow runs on the mixtures' weights ``p`` (q, m) and the tokens' Gram
@@ -260,14 +260,15 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
     ``O(q m d)``.  The same flow, to rounding: the scores ``<y, c_j>`` and the
     steps' lengths (from the change of ``p``, no difference of large norms) in
     float64.  ``scores``: the start's scores ``(Y @ context.T)`` in float64, if
-    known (a copy is changed).  Returns the end points' weights ``p`` (float64;
+    known (a copy is changed); ``sq_norms``: the start's squared norms (float64),
+    if known (``Y`` is then not read: None will do).  Returns the end points' weights ``p`` (float64;
     the end points are ``p @ context``, :func:`_group_mixtures` groups them
     without forming them), None where no step ran, their scores ``P @ gram`` (the
     last step's, kept for :func:`_group_mixtures`), and the number of steps."""
     # (q, m): <y, c_j>
     scores = token_scores(Y, context) if scores is None else scores.copy()
     P = None
-    active = np.arange(Y.shape[0])
+    active = np.arange(scores.shape[0])
     # the active queries' weights and scores, compact (written back where some stop:
     # no indexed copies a step, 0.0X s of the flow's 0.2 s at 1000 x 1e4)
     weights, current = None, scores
@@ -277,9 +278,9 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
         new = _softmax_rows(current.copy(), beta)
         new_scores = new @ gram
         if weights is None:  # from the start y: |p C|^2 + |y|^2 - 2 <p C, y>
-            Y64 = Y.astype(np.float64, copy=False)
-            step = np.einsum("ij,ij->i", new, new_scores - 2.0 * current) + \
-                np.einsum("ij,ij->i", Y64, Y64)
+            if sq_norms is None:
+                sq_norms = _squared_norms(Y, np.arange(Y.shape[0]))
+            step = np.einsum("ij,ij->i", new, new_scores - 2.0 * current) + sq_norms
             P = np.empty_like(new)
         else:  # |(p' - p) C|^2 = (p' - p) G (p' - p)^T
             step = np.einsum("ij,ij->i", new - weights, new_scores - current)
@@ -292,20 +293,40 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
     return P, scores, it
 
 
-def _scan_start(X, context, flow_context, seeds, seed_rows, gram, scores):
+def _scan_start(X, context, flow_context, seed_rows, gram, scores):
     """Wide rows (more features than the scan's tokens ``flow_context``): the
     tokens' Gram matrix (``gram``, the context's, where they are the whole
     context) and the seeds' scores on them, the start of every temperature's
     flow (:func:`_gram_flow`): once, ``O(q m d)``, not once a temperature (0.25 s
     of a 3.1 s fit at 1000 x 10000); rows of ``scores`` (:func:`context_scores`)
-    where the tokens are the whole context.  (None, None) otherwise."""
+    where the tokens are the whole context, and then the seeds' squared norms,
+    never the seeds themselves (``X[seed_rows]``: half of X's bytes at 1000 rows,
+    fresh pages).  Returns the Gram matrix, the scores, the seeds (None where not
+    formed) and their squared norms (None where not read); (None, None, seeds,
+    None) for narrow rows."""
     if X.shape[1] <= flow_context.shape[0]:
-        return None, None
+        return None, None, X[seed_rows], None
     if gram is None or flow_context is not context:
         gram = token_scores(flow_context, flow_context)
     if scores is not None and flow_context is context:
-        return gram, scores[seed_rows].astype(np.float64, copy=False)
-    return gram, token_scores(seeds, flow_context)
+        return gram, scores[seed_rows].astype(np.float64, copy=False), None, \
+            _squared_norms(X, seed_rows)
+    seeds = X[seed_rows]
+    return gram, token_scores(seeds, flow_context), seeds, None
+
+
+#: Rows at a time of :func:`_squared_norms` (a block of 1e4 features: 5 MB, reused).
+NORM_ROWS = 64
+
+
+def _squared_norms(X, rows):
+    """``|x_i|^2`` of ``X``'s ``rows`` in float64, :data:`NORM_ROWS` at a time
+    (each row's sum as over a copy of them all: the same numbers, no such copy)."""
+    out = np.empty(rows.size)
+    for a in range(0, rows.size, NORM_ROWS):
+        block = X[rows[a:a + NORM_ROWS]].astype(np.float64, copy=False)
+        out[a:a + NORM_ROWS] = np.einsum("ij,ij->i", block, block)
+    return out
 
 
 def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
@@ -373,13 +394,13 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
         nonzero = bool(np.any(X))
     width = np.sqrt(typical)  # the data's scale; the kernel's width is width / sqrt(tau)
     seed_rows = stratified_rows(X, N_SEEDS, rng)
-    seeds = X[seed_rows]
     sample = stratified_rows(context, FLOW_CONTEXT, rng)
     # (the whole context, where it is no larger than the sample: not a copy)
     flow_context = context if sample.size == context.shape[0] else context[sample]
-    min_mass = max(2, int(np.ceil(seeds.shape[0] / (5 * n_clusters))))
+    min_mass = max(2, int(np.ceil(seed_rows.size / (5 * n_clusters))))
 
-    gram, start = _scan_start(X, context, flow_context, seeds, seed_rows, gram, scores)
+    gram, start, seeds, seed_sq = _scan_start(X, context, flow_context, seed_rows, gram,
+                                              scores)
 
     def run(tau):  # the seeds' flow on flow_context (start: its scores)
         radius = 0.1 * width / np.sqrt(tau)
@@ -388,8 +409,8 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
                                             max_iter)[0], radius)
         else:
             weights, last, _ = _gram_flow(seeds, flow_context, gram, tau / typical, radius,
-                                          max_iter, start)
-            _, points, sizes = _group(seeds, radius) if weights is None else \
+                                          max_iter, start, seed_sq)
+            _, points, sizes = _group(X[seed_rows], radius) if weights is None else \
                 _group_mixtures(weights, last, flow_context, radius)
         return points, sizes, int(np.sum(sizes >= min_mass))
 
@@ -418,7 +439,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
             centers = refine(tau, points)
             if centers.shape[0] >= n_clusters:
                 return centers, float(tau), count
-    return _best_of_the_scan(best, temperature, n_clusters, min_mass, seeds.shape[0], refine)
+    return _best_of_the_scan(best, temperature, n_clusters, min_mass, seed_rows.size, refine)
 
 
 def _best_of_the_scan(best, temperature, n_clusters, min_mass, n_seeds, refine):
