@@ -15,7 +15,8 @@ from .krylov import largest_eigenvalues
 from .spectrum import DENSE_SIDE, RowSpectrum
 
 __all__ = ["ContextMoments", "context_moments", "gram_typical_head_score",
-           "in_context_optimal_scale", "in_context_unbiased_scale", "layer_scale", "wide_typical_head_score"]
+           "in_context_optimal_scale", "in_context_unbiased_scale", "layer_scale",
+           "wide_typical_head_score"]
 
 
 def wide_typical_head_score(spectrum, n_heads, trace, rough=False):

@@ -261,16 +261,17 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None, sq_norms=N
     steps' lengths (from the change of ``p``, no difference of large norms) in
     float64.  ``scores``: the start's scores ``(Y @ context.T)`` in float64, if
     known (a copy is changed); ``sq_norms``: the start's squared norms (float64),
-    if known (``Y`` is then not read: None will do).  Returns the end points' weights ``p`` (float64;
-    the end points are ``p @ context``, :func:`_group_mixtures` groups them
-    without forming them), None where no step ran, their scores ``P @ gram`` (the
-    last step's, kept for :func:`_group_mixtures`), and the number of steps."""
+    if known (``Y`` is then not read: None will do).  Returns the end points'
+    weights ``p`` (float64; the end points are ``p @ context``,
+    :func:`_group_mixtures` groups them without forming them), None where no step
+    ran, their scores ``P @ gram`` (the last step's, kept for
+    :func:`_group_mixtures`), and the number of steps."""
     # (q, m): <y, c_j>
     scores = token_scores(Y, context) if scores is None else scores.copy()
     P = None
     active = np.arange(scores.shape[0])
     # the active queries' weights and scores, compact (written back where some stop:
-    # no indexed copies a step, 0.0X s of the flow's 0.2 s at 1000 x 1e4)
+    # no indexed copies a step: the flow 0.246 -> 0.230 s at 1000 x 1e4, one thread)
     weights, current = None, scores
     it = 0
     while active.size and it < max_iter:
