@@ -11,10 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .direction.attention import optimal_scale, typical_head_score
-from .spectrum import RowSpectrum
+from .krylov import largest_eigenvalues
+from .spectrum import DENSE_SIDE, RowSpectrum
 
-__all__ = ["ContextMoments", "context_moments", "in_context_optimal_scale",
-           "in_context_unbiased_scale", "layer_scale", "wide_typical_head_score"]
+__all__ = ["ContextMoments", "context_moments", "gram_typical_head_score",
+           "in_context_optimal_scale", "in_context_unbiased_scale", "layer_scale",
+           "wide_typical_head_score"]
 
 
 def wide_typical_head_score(spectrum, n_heads, trace, rough=False):
@@ -29,6 +31,27 @@ def wide_typical_head_score(spectrum, n_heads, trace, rough=False):
         top = float(trace) / k
     else:
         top = float(np.mean(spectrum.largest(k, rough=rough)))
+    return float(max(top, np.finfo(np.float64).tiny))
+
+
+def gram_typical_head_score(gram, n_features, n_heads, trace, rough=False):
+    """:func:`wide_typical_head_score` from the rows' Gram matrix ``gram`` (``X
+    X^T``, (n, n), float64; ``X`` of ``n_features`` columns, ``trace`` its
+    moment's): the nonzero eigenvalues of ``X X^T / n`` are the moment's, so no
+    pass over the rows.  As :class:`.spectrum.RowSpectrum` solves it: densely up
+    to :data:`.spectrum.DENSE_SIDE` (or ``4 k``) rows or features, else block
+    Krylov on ``gram / n`` (``rough`` its option; densely where it does not settle)."""
+    n = gram.shape[0]
+    k = min(max(int(n_heads), 1), int(n_features))
+    if k >= min(n, n_features):
+        top = float(trace) / k
+    else:
+        eig = None
+        if min(n, n_features) > max(DENSE_SIDE, 4 * k):
+            eig = largest_eigenvalues(lambda U: (gram @ U) / n, n, k, rough)
+        if eig is None:
+            eig = np.linalg.eigvalsh(gram / n)[::-1][:k]
+        top = float(np.mean(eig))
     return float(max(top, np.finfo(np.float64).tiny))
 
 
@@ -62,9 +85,13 @@ class ContextMoments:
     def wide(self):
         return self.spectrum is not None
 
-    def typical_head_score(self, n_clusters, rough=False):
+    def typical_head_score(self, n_clusters, rough=False, gram=None):
         """The mean of the ``n_clusters`` largest eigenvalues of the moment
-        (:func:`wide_typical_head_score` for wide data, ``rough`` its option)."""
+        (:func:`wide_typical_head_score` for wide data, ``rough`` its option;
+        :func:`gram_typical_head_score` where the rows' Gram matrix ``gram`` is known)."""
+        if self.wide and gram is not None:
+            return gram_typical_head_score(gram, self.spectrum.shape[0], n_clusters,
+                                           self.trace, rough)
         if self.wide:
             return wide_typical_head_score(self.spectrum, n_clusters, self.trace, rough)
         return typical_head_score(self.second, n_clusters)

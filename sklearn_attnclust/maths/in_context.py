@@ -11,12 +11,12 @@ define (theory, section 8.7).  The estimator is :class:`.in_context.InContextQua
 import warnings
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
 from sklearn.exceptions import ConvergenceWarning
 
 from .._assign import nearest_point
 from .direction.attention import typical_head_score
 from .free_energy import exp_shifted
+from .stack_groups import _by_size, _group, _group_mixtures  # noqa: F401 (tests)
 
 __all__ = [
     "TEMPERATURE_GRID", "context_scores", "in_context_attention", "in_context_from_moments",
@@ -178,7 +178,7 @@ def in_context_from_rows(X, rows, scale):
 
 
 def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng, gram=None,
-                     scores=None):
+                     scores=None, rows_gram=None):
     """The softmax layer's clusters: the fixed points of its stack on ``context``.
 
     ``temperature`` is the relative temperature (None: the scan of
@@ -187,11 +187,13 @@ def softmax_clusters(Xs, context, moments, n_clusters, temperature, rng, gram=No
     moment, where every weight is equal at any temperature) and the number of
     substantial fixed points.  A ValueError where the moment underflows.
     ``gram``, ``scores``: the context's Gram matrix and the rows' scores on the
-    context, if known (:func:`stack_fixed_points`).
+    context, if known (:func:`stack_fixed_points`); ``rows_gram``, ``Xs``'s own
+    Gram matrix (float64), if known: the temperature's unit from it, no pass over
+    the rows (:meth:`.context_moments.ContextMoments.typical_head_score`).
     """
     # (rough: as the point layer's unit; bench_wide.py's blobs, one thread, CPU time,
     # medians: 0.084 s against 0.123 at 1000 x 1e4, 0.76 against 1.10 at 1e4 x 1e4)
-    typical = moments.typical_head_score(n_clusters, rough=True)
+    typical = moments.typical_head_score(n_clusters, rough=True, gram=rows_gram)
     if moments.nonzero:
         # the largest relative temperature the fit may use
         tau = 128.0 if temperature is None else temperature
@@ -250,7 +252,7 @@ def _flow(Y, context, beta, radius, max_iter):
     return Y, it
 
 
-def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
+def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None, sq_norms=None):
     """:func:`_flow` for wide rows (more features than context tokens): after
     the first step every query is a mixture ``p @ context`` of the tokens, so
     the flow runs on the mixtures' weights ``p`` (q, m) and the tokens' Gram
@@ -258,100 +260,74 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None):
     ``O(q m d)``.  The same flow, to rounding: the scores ``<y, c_j>`` and the
     steps' lengths (from the change of ``p``, no difference of large norms) in
     float64.  ``scores``: the start's scores ``(Y @ context.T)`` in float64, if
-    known (a copy is changed).  Returns the end points' weights ``p`` (float64;
-    the end points are ``p @ context``, :func:`_group_mixtures` groups them
-    without forming them), None where no step ran, their scores ``P @ gram`` (the
-    last step's, kept for :func:`_group_mixtures`), and the number of steps."""
+    known (a copy is changed); ``sq_norms``: the start's squared norms (float64),
+    if known (``Y`` is then not read: None will do).  Returns the end points'
+    weights ``p`` (float64; the end points are ``p @ context``,
+    :func:`_group_mixtures` groups them without forming them), None where no step
+    ran, their scores ``P @ gram`` (the last step's, kept for
+    :func:`_group_mixtures`), and the number of steps."""
     # (q, m): <y, c_j>
     scores = token_scores(Y, context) if scores is None else scores.copy()
     P = None
-    active = np.arange(Y.shape[0])
+    active = np.arange(scores.shape[0])
+    # the active queries' weights and scores, compact (written back where some stop:
+    # no indexed copies a step: the flow 0.246 -> 0.230 s at 1000 x 1e4, one thread)
+    weights, current = None, scores
     it = 0
     while active.size and it < max_iter:
         it += 1
-        new = _softmax_rows(scores[active], beta)
+        new = _softmax_rows(current.copy(), beta)
         new_scores = new @ gram
-        if P is None:  # from the start y: |p C|^2 + |y|^2 - 2 <p C, y>
-            Y64 = Y.astype(np.float64, copy=False)
-            step = np.einsum("ij,ij->i", new, new_scores - 2.0 * scores) + \
-                np.einsum("ij,ij->i", Y64, Y64)
-            P = new
+        if weights is None:  # from the start y: |p C|^2 + |y|^2 - 2 <p C, y>
+            if sq_norms is None:
+                sq_norms = _squared_norms(Y, np.arange(Y.shape[0]))
+            step = np.einsum("ij,ij->i", new, new_scores - 2.0 * current) + sq_norms
+            P = np.empty_like(new)
         else:  # |(p' - p) C|^2 = (p' - p) G (p' - p)^T
-            step = np.einsum("ij,ij->i", new - P[active], new_scores - scores[active])
-            P[active] = new
-        scores[active] = new_scores
-        active = active[step >= (0.05 * radius) ** 2]  # a NaN step stops too
+            step = np.einsum("ij,ij->i", new - weights, new_scores - current)
+        weights, current = new, new_scores
+        moving = step >= (0.05 * radius) ** 2  # a NaN step stops too
+        if not np.all(moving) or it == max_iter:
+            P[active], scores[active] = weights, current
+            active = active[moving]
+            weights, current = weights[moving], current[moving]
     return P, scores, it
 
 
-def _group(Y, radius):
-    """Group end points closer than ``radius`` (connected components; order-free).
-
-    Returns the group of each end point and the groups' points and sizes,
-    by decreasing size (ties by the points' coordinates, so that the order
-    does not depend on the order of ``Y``).
-    """
-    sq = np.einsum("ij,ij->i", Y, Y)
-    D = sq[:, None] + sq[None, :] - 2.0 * (Y @ Y.T)
-    n_groups, group = connected_components(D < radius * radius, directed=False)
-    sizes = np.bincount(group, minlength=n_groups)
-    points = np.zeros((n_groups, Y.shape[1]), dtype=Y.dtype)
-    np.add.at(points, group, Y)
-    points /= sizes[:, None].astype(Y.dtype)
-    return _by_size(group, points, sizes)
-
-
-def _group_mixtures(P, scores, context, radius):
-    """:func:`_group` of the end points ``P @ context`` of :func:`_gram_flow`
-    (mixtures of the tokens, by their weights ``P``, float64), never formed:
-    their squared distances from ``P G P^T`` (``G`` the tokens' Gram matrix,
-    float64; ``scores``, ``P G``, the flow's last scores: each row as the flow
-    left it, so ``O(q m^2)`` less, 0.08 s of a 12 s fit at 1e4 x 1e4), each
-    group's point the mixture of its mean weights.
-    ``O(q m (m + q))`` and ``O(g m d)`` for the ``g`` groups' points, where the
-    end points cost ``O(q m d)`` and their distances ``O(q^2 d)``."""
-    inner = scores @ P.T
-    sq = np.diagonal(inner)
-    D = sq[:, None] + sq[None, :] - 2.0 * inner
-    n_groups, group = connected_components(D < radius * radius, directed=False)
-    sizes = np.bincount(group, minlength=n_groups)
-    weights = np.zeros((n_groups, P.shape[1]))
-    np.add.at(weights, group, P)
-    weights /= sizes[:, None]
-    return _by_size(group, weights.astype(context.dtype) @ context, sizes)
-
-
-def _by_size(group, points, sizes):
-    """:func:`_group`'s groups ``group`` (of each end point), ``points`` and
-    ``sizes`` renumbered by decreasing size, ties by the points' coordinates (all
-    of them only where a size and a first one tie: 0.03 s of 0.7 at 1000 x 1e4)."""
-    n_groups = sizes.size
-    order = np.lexsort((points[:, 0], -sizes))
-    first, size = points[order, 0], sizes[order]
-    tied = (size[1:] == size[:-1]) & ((first[1:] == first[:-1]) |
-                                      (np.isnan(first[1:]) & np.isnan(first[:-1])))
-    if np.any(tied):
-        keys = [points[:, j] for j in range(points.shape[1] - 1, -1, -1)] + [-sizes]
-        order = np.lexsort(keys)
-    rank = np.empty(n_groups, dtype=np.intp)
-    rank[order] = np.arange(n_groups)
-    return rank[group], points[order], sizes[order]
-
-
-def _scan_start(X, context, flow_context, seeds, seed_rows, gram, scores):
+def _scan_start(X, context, flow_context, seed_rows, gram, scores):
     """Wide rows (more features than the scan's tokens ``flow_context``): the
     tokens' Gram matrix (``gram``, the context's, where they are the whole
     context) and the seeds' scores on them, the start of every temperature's
     flow (:func:`_gram_flow`): once, ``O(q m d)``, not once a temperature (0.25 s
     of a 3.1 s fit at 1000 x 10000); rows of ``scores`` (:func:`context_scores`)
-    where the tokens are the whole context.  (None, None) otherwise."""
+    where the tokens are the whole context, and then the seeds' squared norms,
+    never the seeds themselves (``X[seed_rows]``: half of X's bytes at 1000 rows,
+    fresh pages).  Returns the Gram matrix, the scores, the seeds (None where not
+    formed) and their squared norms (None where not read); (None, None, seeds,
+    None) for narrow rows."""
     if X.shape[1] <= flow_context.shape[0]:
-        return None, None
+        return None, None, X[seed_rows], None
     if gram is None or flow_context is not context:
         gram = token_scores(flow_context, flow_context)
     if scores is not None and flow_context is context:
-        return gram, scores[seed_rows].astype(np.float64, copy=False)
-    return gram, token_scores(seeds, flow_context)
+        return gram, scores[seed_rows].astype(np.float64, copy=False), None, \
+            _squared_norms(X, seed_rows)
+    seeds = X[seed_rows]
+    return gram, token_scores(seeds, flow_context), seeds, None
+
+
+#: Rows at a time of :func:`_squared_norms` (a block of 1e4 features: 5 MB, reused).
+NORM_ROWS = 64
+
+
+def _squared_norms(X, rows):
+    """``|x_i|^2`` of ``X``'s ``rows`` in float64, :data:`NORM_ROWS` at a time
+    (each row's sum as over a copy of them all: the same numbers, no such copy)."""
+    out = np.empty(rows.size)
+    for a in range(0, rows.size, NORM_ROWS):
+        block = X[rows[a:a + NORM_ROWS]].astype(np.float64, copy=False)
+        out[a:a + NORM_ROWS] = np.einsum("ij,ij->i", block, block)
+    return out
 
 
 def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
@@ -419,13 +395,13 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
         nonzero = bool(np.any(X))
     width = np.sqrt(typical)  # the data's scale; the kernel's width is width / sqrt(tau)
     seed_rows = stratified_rows(X, N_SEEDS, rng)
-    seeds = X[seed_rows]
     sample = stratified_rows(context, FLOW_CONTEXT, rng)
     # (the whole context, where it is no larger than the sample: not a copy)
     flow_context = context if sample.size == context.shape[0] else context[sample]
-    min_mass = max(2, int(np.ceil(seeds.shape[0] / (5 * n_clusters))))
+    min_mass = max(2, int(np.ceil(seed_rows.size / (5 * n_clusters))))
 
-    gram, start = _scan_start(X, context, flow_context, seeds, seed_rows, gram, scores)
+    gram, start, seeds, seed_sq = _scan_start(X, context, flow_context, seed_rows, gram,
+                                              scores)
 
     def run(tau):  # the seeds' flow on flow_context (start: its scores)
         radius = 0.1 * width / np.sqrt(tau)
@@ -434,8 +410,8 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
                                             max_iter)[0], radius)
         else:
             weights, last, _ = _gram_flow(seeds, flow_context, gram, tau / typical, radius,
-                                          max_iter, start)
-            _, points, sizes = _group(seeds, radius) if weights is None else \
+                                          max_iter, start, seed_sq)
+            _, points, sizes = _group(X[seed_rows], radius) if weights is None else \
                 _group_mixtures(weights, last, flow_context, radius)
         return points, sizes, int(np.sum(sizes >= min_mass))
 
@@ -464,7 +440,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
             centers = refine(tau, points)
             if centers.shape[0] >= n_clusters:
                 return centers, float(tau), count
-    return _best_of_the_scan(best, temperature, n_clusters, min_mass, seeds.shape[0], refine)
+    return _best_of_the_scan(best, temperature, n_clusters, min_mass, seed_rows.size, refine)
 
 
 def _best_of_the_scan(best, temperature, n_clusters, min_mass, n_seeds, refine):
