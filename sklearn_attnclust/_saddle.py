@@ -128,10 +128,11 @@ def lowest_curvature(Y, Z, w, beta, norms=None):
 
 
 def _beside(maths, M, D):
-    """The heads ``M`` moved by ``D`` (K, d) in the swap space (the point maths'
-    chart's scaled units: an input-space move of ``spread`` times it)."""
+    """The heads ``M`` moved by ``D`` (K, d) in the swap space's units (an
+    input-space move of ``maths.swap_unit()`` times it: the chart's spread on
+    dense rows, its power of two on sparse ones)."""
     chart = maths.chart
-    return chart.heads(chart.points(M) + chart.spread * D)
+    return chart.heads(chart.points(M) + maths.swap_unit() * D)
 
 
 def escape_saddles(descent, stage, best, trial, Y, w, norms=None):
@@ -145,17 +146,24 @@ def escape_saddles(descent, stage, best, trial, Y, w, norms=None):
     K = maths.n_clusters
     if K < 2 or K * Y.shape[1] > SADDLE_DIMS or Y.shape[0] * K * Y.shape[1] > SADDLE_WORK:
         return best, kept, steps
+    # ``beta`` in the swap space's units (the layer's is in lengths over the
+    # chart's spread; sparse rows are scaled by its power of two instead)
+    beta = maths.beta * (maths.swap_unit() / maths.chart.spread) ** 2
     for _ in range(SADDLE_ESCAPES):
-        value, D = lowest_curvature(Y, maths.swap_points(best.heads), w, maths.beta, norms)
+        value, D = lowest_curvature(Y, maths.swap_points(best.heads), w, beta, norms)
         if not value < -SADDLE_CURVATURE * 2.0 / K:
             break
+        # an eigenvector's sign is arbitrary: fixed (its largest entry positive),
+        # and the second sign kept only where it is lower by the swap stage's
+        # margin, so that rows equal up to rounding take the same escape
+        D *= np.sign(D.flat[np.argmax(np.abs(D))]) or 1.0
         bar, found = best.value - SWAP_RTOL * abs(best.value), None
         for sign in (1.0, -1.0):
             res = trial(stage, _beside(maths, best.heads, sign * SADDLE_STEP
-                                       / np.sqrt(maths.beta) * D), bar,
-                        SADDLE_FORCED_STEPS)
+                                       / np.sqrt(beta) * D), bar, SADDLE_FORCED_STEPS)
             steps += res.n_iter
-            if res.value < bar and (found is None or res.value < found.value):
+            if res.value < bar and (found is None or res.value < found.value
+                                    - SWAP_RTOL * abs(found.value)):
                 found = res
         if found is None:
             break

@@ -450,6 +450,10 @@ class PointMaths(LayerMaths):
     def swap_points(self, M):
         return self.chart.scaled_points(M)
 
+    def swap_unit(self):
+        """The input-space length of a unit of :meth:`swap_space` (the chart's spread)."""
+        return self.chart.spread
+
     def swap_order(self, rows, weights):
         """The rows' canonical order about the chart's offset (the data's weighted
         mean, as the seeds' draws; keys chunk by chunk, no copy of the rows) and

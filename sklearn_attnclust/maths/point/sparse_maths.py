@@ -143,6 +143,11 @@ class SparsePointMaths(PointMaths):
     def swap_points(self, M):
         return self.chart.points(M) * self.chart.unit_power()
 
+    def swap_unit(self):
+        """The input-space length of a unit of :meth:`swap_space` (``1 /``
+        the chart's power of two, not its spread)."""
+        return 1.0 / self.chart.unit_power()
+
     def swap_order(self, rows, weights):
         return sparse_order(rows, self.chart.offset, self.chart.unit_power())
 
