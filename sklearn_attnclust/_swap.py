@@ -113,11 +113,10 @@ SWAP_FORCED_STEPS = 1
 #: :data:`SWAP_RTOL`) by more than this many times its last step's decrease
 #: (:class:`_Hopeless`).  Measured on the trials of digits and 2-D and 3-D
 #: blobs (59 trials, 21 kept, 147 steps): 29 steps saved and no kept trial
-#: stopped at 4; the same at 2 to 6, fewer steps saved at 10.  On the scaled
-#: small sets (digits, iris, wine, breast cancer, blobs 1e4 x 16; seeds 0-19: 86
-#: trials, 42 kept, 340 steps): at 3, 13 steps fewer, the same fits, CPU 0.99 x
-#: (digits, noise); at 2, 2 kept trials lost (gains of 0.9 and 0.8 %); a stop on
-#: the gain projected from the last decreases' ratio lost 4 to 7 (not geometric).
+#: stopped at 4; fewer steps saved at 10.  The scaled small sets and blobs 1e4 x
+#: 16 (seeds 0-19: 86 trials, 42 kept): at 3 the same fits, CPU 0.99 x; at 2 two
+#: kept trials lost (gains of 0.9 and 0.8 %); a stop on the gain projected from
+#: the last decreases' ratio lost 4 to 7 (the decreases are not geometric).
 SWAP_HOPE = 4.0
 
 #: Rows per block of the stage's passes (of :func:`two_nearest`, at most).
@@ -185,12 +184,11 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     n_local, near = 2 + int(np.log(maths.n_clusters)), None
     free = maths.swap_free_points
     slack = SWAP_SLACK if maths.swap_slack is None else maths.swap_slack
-    run, needed = _Trial(descent, trial_tol, memory, rows, row_w), False
+    run = _Trial(descent, trial_tol, memory, rows, row_w)
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
             near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
-            needed = free and removal_share(near, w) >= SWAP_NEEDED
-            if needed:
+            if free and removal_share(near, w) >= SWAP_NEEDED:
                 break
         target = swap_target(Y, None, w, draw, n_local, near=near, norms=norms)
         if target is None:
@@ -210,7 +208,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             fails += 1
             if fails >= SWAP_PATIENCE:
                 break
-    if free and not needed:  # (a head to spare: heads may share a cluster at a saddle)
+    if free and near is None:  # (the rounds ended on a kept trial: its assignment)
+        near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
+    if free and removal_share(near, w) < SWAP_NEEDED:  # (a head to spare: a saddle?)
         from ._saddle import escape_saddles  # (it reads this module's distances)
         best, escaped, more = escape_saddles(descent, stage, best, run, Y, w, norms)
         steps, kept = steps + more, kept or escaped
