@@ -228,11 +228,11 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         ``"cosine"``, of the unit rows' density on the sphere).
 
     n_iter_ : int
-        Steps of the kept start (on all the data).
+        Steps on all the data: of the kept start and of the swap stage's trials.
 
-    risk_curve_ : ndarray of shape (n_iter_ + 1,)
-        Risk (penalty included) at the start and after each step (of the
-        likelihood's descent with ``temperature="learn"``).
+    risk_curve_ : ndarray of shape (n_risks,), n_risks <= n_iter_ + 1
+        Risk (penalty included) along the descent that ended the fit: at its start
+        and after each step (the likelihood's with ``temperature="learn"``).
 
     layer_ : object
         The fitted layer that ``predict`` and ``transform`` read.

@@ -61,3 +61,15 @@ def test_given_heads_descended_to_tol(monkeypatch):
     b = AttentionQuantizer(5, init=init, random_state=0).fit(X)
     assert np.array_equal(a.cluster_centers_, b.cluster_centers_)
     assert a.n_iter_ == b.n_iter_
+
+
+@pytest.mark.parametrize("n_clusters", [8, 12])
+def test_risk_curve_is_the_last_descents_within_n_iter(n_clusters):
+    # the swap stage's trials and the saddle check's escapes count in n_iter_; the
+    # curve is the descent that ended the fit, its risks falling
+    X, _ = make_blobs(3000, 2, centers=3, random_state=2)
+    for seed in range(3):
+        aq = AttentionQuantizer(n_clusters, random_state=seed).fit(X)
+        curve = aq.risk_curve_
+        assert 1 <= curve.size <= aq.n_iter_ + 1
+        assert np.all(np.diff(curve) <= 1e-12 * np.abs(curve[:-1]))
