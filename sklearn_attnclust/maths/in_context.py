@@ -20,8 +20,8 @@ from .stack_groups import _by_size, _group, _group_mixtures  # noqa: F401 (tests
 
 __all__ = [
     "TEMPERATURE_GRID", "context_scores", "in_context_attention", "in_context_from_moments",
-    "in_context_from_rows", "softmax_clusters", "softmax_layer", "softmax_pass",
-    "stack_fixed_points", "stratified_rows", "token_scores",
+    "in_context_from_rows", "residual_inertia", "softmax_clusters", "softmax_layer",
+    "softmax_pass", "stack_fixed_points", "stratified_rows", "token_scores",
 ]
 
 CHUNK = 2048  # queries per block of the softmax layer's (queries x context) weights
@@ -31,6 +31,24 @@ def token_scores(rows, tokens):
     """The scores ``<x_i, c_j>`` of ``rows`` on ``tokens`` (their Gram matrix where
     both are the context), in float64: the product in the rows' precision."""
     return (rows @ tokens.T).astype(np.float64)
+
+
+#: Rows per block of the softmax fit's residuals (the inertia): a (256, d)
+#: temporary at a time, the blocks (and so the sums) the fit had when they were
+#: read within each block of :data:`CHUNK` rows of the layer's output (the
+#: residuals now read after the last pass, not chosen by a measurement of their
+#: own).  (Moved from the estimator's module, at its 500 lines.)
+RESIDUAL_ROWS = 256
+
+
+def residual_inertia(X, centers, labels):
+    """``sum_i |x_i - centers[labels_i]|^2`` in float64, :data:`RESIDUAL_ROWS` rows
+    at a time (never a residual of X's size)."""
+    inertia = 0.0
+    for c in range(0, X.shape[0], RESIDUAL_ROWS):
+        resid = X[c:c + RESIDUAL_ROWS] - centers[labels[c:c + RESIDUAL_ROWS]]
+        inertia += float(np.einsum("ij,ij->", resid, resid, dtype=np.float64))
+    return inertia
 
 
 def context_scores(X, context):
