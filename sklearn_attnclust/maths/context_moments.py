@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .direction.attention import optimal_scale, typical_head_score
-from .krylov import largest_eigenvalues
+from .krylov import _start, largest_eigenvalues
 from .spectrum import DENSE_SIDE, RowSpectrum
 
 __all__ = ["ContextMoments", "context_moments", "gram_typical_head_score",
@@ -34,21 +34,27 @@ def wide_typical_head_score(spectrum, n_heads, trace, rough=False):
     return float(max(top, np.finfo(np.float64).tiny))
 
 
-def gram_typical_head_score(gram, n_features, n_heads, trace, rough=False):
+def gram_typical_head_score(gram, rows, n_heads, trace, rough=False):
     """:func:`wide_typical_head_score` from the rows' Gram matrix ``gram`` (``X
-    X^T``, (n, n), float64; ``X`` of ``n_features`` columns, ``trace`` its
-    moment's): the nonzero eigenvalues of ``X X^T / n`` are the moment's, so no
-    pass over the rows.  As :class:`.spectrum.RowSpectrum` solves it: densely up
-    to :data:`.spectrum.DENSE_SIDE` (or ``4 k``) rows or features, else block
-    Krylov on ``gram / n`` (``rough`` its option; densely where it does not settle)."""
-    n = gram.shape[0]
+    X^T``, (n, n), float64; ``X`` the ``rows``, ``trace`` its moment's): the
+    nonzero eigenvalues of ``X X^T / n`` are the moment's, so no pass over the
+    rows but one for the start.  As :class:`.spectrum.RowSpectrum` solves it:
+    densely up to :data:`.spectrum.DENSE_SIDE` (or ``4 k``) rows or features,
+    else block Krylov on ``gram / n`` (``rough`` its option; densely where it
+    does not settle) from ``X V0``, ``V0`` the feature-space block the rows'
+    spectrum starts from (:func:`.krylov.largest_eigenvalues`' ``start``): a
+    fixed block in row space would make the unit depend on the rows' order
+    (1e-7 to 3e-4 of it, measured at 400 x 3000 to 600 x 6000; with ``X V0``
+    2e-16, as before)."""
+    n, n_features = rows.shape
     k = min(max(int(n_heads), 1), int(n_features))
     if k >= min(n, n_features):
         top = float(trace) / k
     else:
         eig = None
         if min(n, n_features) > max(DENSE_SIDE, 4 * k):
-            eig = largest_eigenvalues(lambda U: (gram @ U) / n, n, k, rough)
+            V0 = _start(n_features, k)[1].astype(rows.dtype, copy=False)
+            eig = largest_eigenvalues(lambda U: (gram @ U) / n, n, k, rough, start=rows @ V0)
         if eig is None:
             eig = np.linalg.eigvalsh(gram / n)[::-1][:k]
         top = float(np.mean(eig))
@@ -90,8 +96,8 @@ class ContextMoments:
         (:func:`wide_typical_head_score` for wide data, ``rough`` its option;
         :func:`gram_typical_head_score` where the rows' Gram matrix ``gram`` is known)."""
         if self.wide and gram is not None:
-            return gram_typical_head_score(gram, self.spectrum.shape[0], n_clusters,
-                                           self.trace, rough)
+            return gram_typical_head_score(gram, self.spectrum.X, n_clusters, self.trace,
+                                           rough)
         if self.wide:
             return wide_typical_head_score(self.spectrum, n_clusters, self.trace, rough)
         return typical_head_score(self.second, n_clusters)

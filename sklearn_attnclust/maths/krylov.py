@@ -65,7 +65,7 @@ KRYLOV_TOL = 1e-3
 KRYLOV_PAIR_PASSES = 6
 
 
-def largest_eigenvalues(matmat, d, k, rough=False):
+def largest_eigenvalues(matmat, d, k, rough=False, start=None):
     """The ``k`` largest eigenvalues of ``S`` (``matmat(V) = S V``, ``S`` of
     shape ``(d, d)``, symmetric positive semi-definite), decreasing, or None
     where they did not settle within :data:`KRYLOV_COLUMNS` columns.
@@ -88,8 +88,17 @@ def largest_eigenvalues(matmat, d, k, rough=False):
     them within ``KRYLOV_TOL`` of the largest (:func:`_settled`): where a gap
     sets them apart, a pass before the rise does (make_blobs, 1000 x 1e4,
     K = 8: 2 passes against 3, the eigenvalues within 1e-4 of the largest).
+    ``start``: the first block (d, b), orthonormalised here (columns that vanish
+    replaced as :func:`_extend` does), instead of :func:`_start`'s Gaussian one:
+    for ``S = X X^T / n``, ``X V0`` with ``V0`` a fixed block in feature space,
+    so that permuting ``X``'s rows permutes the start as it does ``S`` (the
+    eigenvalues then do not depend on the rows' order, to rounding).
     """
-    rng, block = _start(d, k)
+    if start is None:
+        rng, block = _start(d, k)
+    else:
+        rng = np.random.default_rng(0)
+        block = _extend(np.zeros((d, 0)), np.asarray(start, dtype=np.float64), rng)[0]
     width = min(KRYLOV_COLUMNS, d, max(2 * block.shape[1], KRYLOV_NUMBERS // d))
     H = np.zeros((width, width))
     Q, m, last = block, 0, None
