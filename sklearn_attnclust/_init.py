@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 
+from ._extremes import largest_magnitude  # (re-exported: its callers import it here)
+
 __all__ = ["DISTINCT_STEP", "canonical_order", "centred_rows", "check_start", "draw_distinct_rows",
            "generator_from", "init_heads", "n_starts", "order_by_key", "ordered_distinct_starts",
            "squared_norms", "largest_magnitude", "unit_exponent", "unit_start"]
@@ -66,15 +68,6 @@ def canonical_order(X, center=None):
     D = np.subtract(X, center, dtype=np.float64)
     D = np.ldexp(D, _unit_exponent(D))
     return order_by_key(squared_norms(D), D)
-
-
-def largest_magnitude(a):
-    """``max |a|`` of a non-empty array, from its extremes for real floating-point
-    arrays (no copy ``|a|``: at 1000 x 10000, 80 MB of fresh pages), as a float."""
-    a = np.asarray(a)
-    if a.dtype.kind == "f":
-        return max(float(np.max(a)), -float(np.min(a)))
-    return float(np.max(np.abs(a)))
 
 
 def unit_exponent(top):
