@@ -111,7 +111,9 @@ class _Descent:
                                    rtol=self.rtol(tol, stage_tol, trial),
                                    max_iter=self.max_iter if steps is None else steps)
         maths.begin_descent()
-        res = optimizer.run(problem, M0, state, stop=stop, min_steps=min_steps,
+        # (the start handed over: the seeds, K x d, freed once the optimiser's copy is made)
+        start, M0 = [M0], None
+        res = optimizer.run(problem, start, state, stop=stop, min_steps=min_steps, take_start=True,
                             callback=self._callback if loud and self.verbose else None)
         res.empty = np.zeros(0, dtype=np.intp)
         if relocation_of(maths) is not None and np.isfinite(res.value):
