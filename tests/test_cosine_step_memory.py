@@ -132,3 +132,27 @@ def test_the_seeds_are_freed_once_the_optimiser_has_its_copy():
 
     res = descent.run(stats, start(), 1e-4)
     assert res.n_iter >= 1 and alive and not any(alive)
+
+
+@pytest.mark.parametrize("numbers", [1, 7, 64, 2**18])
+def test_dense_sums_added_by_blocks_of_columns_are_the_whole_additions_numbers(
+        numbers, monkeypatch):
+    from sklearn_attnclust.maths.cosine import kernel
+
+    rng = np.random.default_rng(5)
+    X = sp.random(50, 400, density=0.02, random_state=5, format="csr")
+    P, S0 = rng.uniform(size=(9, 50)), rng.standard_normal((9, 400))
+    want = S0.copy()
+    cols = np.unique(X.indices)
+    want[:, cols] += (P @ X.toarray())[:, cols]  # (the dense product: to rounding)
+    monkeypatch.setattr(kernel, "ADD_BLOCK_NUMBERS", 2**30)
+    whole = S0.copy()
+    kernel._add_sparse_dense_sums(whole, P, X)
+    monkeypatch.setattr(kernel, "ADD_BLOCK_NUMBERS", numbers)
+    got = S0.copy()
+    kernel._add_sparse_dense_sums(got, P, X)
+    np.testing.assert_array_equal(got, whole)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    F = np.asfortranarray(S0)  # (an F-ordered gradient: the same numbers)
+    kernel._add_sparse_dense_sums(F, P, X)
+    np.testing.assert_array_equal(F, whole)
