@@ -89,9 +89,9 @@ LOGIT_BLOCK_NUMBERS = 2**19
 LOGIT_BLOCK_HEADS = 8
 
 #: Numbers (heads x columns) a block of the dense sums adds into the gradient
-#: (:func:`_add_sparse_dense_sums`): the gathered copy of the gradient's columns
-#: is that large, not ``K`` times all the columns (at K = 100 heads of 5e4
-#: terms, 11.9 MiB at the fit's peak; 2 MiB here).
+#: (:func:`_add_sparse_dense_sums`): its product and the gathered copy of the
+#: gradient's columns are that large, not ``K`` times all the columns (at K =
+#: 100 heads of 5e4 terms, 11.9 MiB each at the fit's peak; 2 MiB here).
 ADD_BLOCK_NUMBERS = 2**18
 
 
@@ -304,12 +304,13 @@ def _add_sparse_dense_sums(S, P, Xc):
     columns ``Xc`` holds entries in alone (no ``K x d`` temporary)."""
     cols, local = np.unique(Xc.indices, return_inverse=True)
     part = sp.csr_matrix((Xc.data, local.ravel(), Xc.indptr), shape=(Xc.shape[0], cols.size))
-    D = _dense_sums(P, part)
-    # added a block of columns at a time: ``S[:, cols] += D`` gathers a copy of
-    # ``S[:, cols]`` as large as ``D`` (the same sums, added elementwise)
+    # a block of columns at a time: all at once, the product and the copy of
+    # ``S[:, cols]`` that ``+=`` gathers were each K x all the columns (each
+    # column's sums the same numbers: its entries taken in the rows' order)
     step = max(1, ADD_BLOCK_NUMBERS // max(S.shape[0], 1))
     for a in range(0, cols.size, step):
-        S[:, cols[a:a + step]] += D[:, a:a + step]
+        block = part if step >= cols.size else part[:, a:a + step]
+        S[:, cols[a:a + step]] += _dense_sums(P, block)
 
 
 def block_sums(Xc, r, w, M, beta, need_grad):
