@@ -156,3 +156,23 @@ def test_dense_sums_added_by_blocks_of_columns_are_the_whole_additions_numbers(
     F = np.asfortranarray(S0)  # (an F-ordered gradient: the same numbers)
     kernel._add_sparse_dense_sums(F, P, X)
     np.testing.assert_array_equal(F, whole)
+
+
+def test_the_full_data_descents_start_is_freed_once_copied():
+    from sklearn_attnclust import _strategy
+
+    maths, stats, M = _problem()
+    descent = _Descent(maths, stats, max_iter=4, verbose=0, learning_rate=1.0,
+                       solver="riemannian")
+    descent.stage(1e-4)
+    best = descent.run(stats, M, 0.0, steps=2)
+    start, alive, real = weakref.ref(best.heads), [], maths.risk
+
+    def risk(H, st, return_grad=False):
+        gc.collect()
+        alive.append(start() is not None)
+        return real(H, st, return_grad)
+
+    maths.risk = risk
+    res = _strategy._polish(descent, stats, best, 0.0, stats.X, None, None, None)
+    assert res.n_iter >= 1 and alive and not any(alive)
