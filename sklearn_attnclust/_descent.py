@@ -95,6 +95,8 @@ class _Descent:
         lists the heads left with less than half the average row's weight.  The steps are
         printed (``verbose``) on all the rows, or at every stage with ``verbose > 1``.
 
+        ``M0``: the start, or a list holding it, which the run empties (the start
+        then freed once the optimiser has its copy: :meth:`.optim.Optimizer.run`).
         ``state``: the optimiser's state in an earlier result that ended at ``M0``
         (a warm start; a list is taken over, :func:`.optim.handed_state`);
         ``memory``: the curvature pairs L-BFGS keeps (more on large
@@ -111,7 +113,10 @@ class _Descent:
                                    rtol=self.rtol(tol, stage_tol, trial),
                                    max_iter=self.max_iter if steps is None else steps)
         maths.begin_descent()
-        res = optimizer.run(problem, M0, state, stop=stop, min_steps=min_steps,
+        # (the start handed over, K x d, freed once the optimiser's copy is made; a list
+        # holding it is taken over: the caller then holds none)
+        start, M0 = (M0 if isinstance(M0, list) else [M0]), None
+        res = optimizer.run(problem, start, state, stop=stop, min_steps=min_steps, take_start=True,
                             callback=self._callback if loud and self.verbose else None)
         res.empty = np.zeros(0, dtype=np.intp)
         if relocation_of(maths) is not None and np.isfinite(res.value):

@@ -428,6 +428,8 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
             res = first
         else:
             steps = descent.max_iter - (first.n_iter if first is not None else 0)
+            M1 = [M1]  # (handed over, held by no result: freed once the descent copies it)
+            (first or best).heads = best.heads = None
             res = descent.run(stats, M1, tol, state=state, memory=LARGE_FIT_MEMORY, steps=steps)
             if first is not None:  # one curve: the low-precision steps, then the others
                 res.values = first.values + res.values[1:]

@@ -14,6 +14,7 @@ step.
 import numpy as np
 from scipy.linalg.blas import daxpy
 
+from .manifold import RowScaled
 from .optimizer import Optimizer, directional_slope
 
 __all__ = ["LBFGS", "handed_state"]
@@ -79,8 +80,14 @@ class LBFGS(Optimizer):
                 return lbfgs_dir, 1.0, newton, lbfgs_slope
             pairs.clear()
             newton = scales is not None
-        direction, trial = (rgrad, step) if scales is None else (scales * rgrad, 1.0)
-        return direction, trial, newton, directional_slope(grad, direction)
+        if scales is None:
+            return rgrad, step, newton, directional_slope(grad, rgrad)
+        # (formed where read: not held through the line search beside the trial)
+        direction = RowScaled(scales, rgrad)
+        return direction, 1.0, newton, direction.slope(grad)
+
+    def _reads_step(self, pairs, size):
+        return self._kept(size) > 0
 
     def _update(self, manifold, pairs, points, grads, new_grads, direction, trial, norms):
         kept = self._kept(points[1].size)

@@ -77,6 +77,37 @@ def riemannian_gradient(M, grad, norms=None):
     return np.subtract(grad, out, out=out)
 
 
+class RowScaled:
+    """The direction ``scales * V`` (``scales`` (K, 1)), formed only where read:
+    a retraction forms it in its step's own buffer (:meth:`Spheres.retract`), so
+    that it is not held through a line search beside the trial (sparse text,
+    K = 100 heads of 5e4 terms: each ``K x d`` array 0.66 times the matrix).
+    ``np.asarray`` forms it; ``t * direction`` too."""
+
+    def __init__(self, scales, V):
+        self.scales, self.V = scales, V
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.scales * self.V
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def times(self, t):
+        """``t * (scales * V)``, its bits, in one new array."""
+        out = self.scales * self.V
+        return np.multiply(t, out, out=out)
+
+    __rmul__ = times
+
+    def slope(self, grad):
+        """``<grad, scales * V>`` (:func:`.optimizer.directional_slope`'s bits),
+        the product formed in the direction's own buffer where the layouts allow."""
+        out = self.scales * self.V
+        if out.flags.c_contiguous and grad.flags.c_contiguous and \
+                out.dtype == np.result_type(grad, out) and grad.shape == out.shape:
+            return float(np.multiply(grad, out, out=out).sum())
+        return float((grad * out).sum())
+
+
 class Spheres:
     """The product of the unit spheres of the rows of ``M`` (K, d).
 
@@ -104,7 +135,7 @@ class Spheres:
     def retract(M, V, t):
         """The rows of ``M - t V`` renormalised, or None if one is zero or not finite
         (a trial step the line search then steps back from)."""
-        step = t * V
+        step = V.times(t) if isinstance(V, RowScaled) else t * V
         # M - t V, written over the step where it holds the result (one temporary,
         # two arrays read instead of three: on 10 x 13885 the retraction took 290
         # us against 370, one thread)

@@ -163,8 +163,13 @@ class Optimizer:
         self.learning_rate, self.max_iter, self.tol, self.rtol = learning_rate, max_iter, tol, rtol
         self.line_search = ArmijoBacktracking() if line_search is None else line_search
 
-    def run(self, problem, M0, state=None, *, callback=None, stop=None, min_steps=0):
+    def run(self, problem, M0, state=None, *, callback=None, stop=None, min_steps=0,
+            take_start=False):
         """Minimise ``problem`` from ``M0`` (its rows normalised first).
+
+        ``take_start``: ``M0`` is a list holding the start, which the run
+        empties (the caller holding no other reference, the start is freed
+        once its normalised copy is made: on wide heads it is ``K x d``).
 
         ``state``: the ``state`` of an earlier result that ended at ``M0`` on a
         nearby problem (L-BFGS copies a tuple, and takes over a list, updating it
@@ -181,7 +186,7 @@ class Optimizer:
         Returns a :class:`SphereResult`.
         """
         manifold, tol, memory = problem.manifold, self.tol, self._memory(state)
-        M = normalize_rows(np.asarray(M0))  # (a new array: M0 is not written)
+        M, M0 = normalize_rows(np.asarray(M0.pop() if take_start else M0)), None  # (not written)
         norms = manifold.sq_norms(M)  # (each point's, for its projections and transports)
         value, grad = problem.cost_and_gradient(M)
         rgrad = manifold.project(M, grad, norms)
@@ -206,21 +211,21 @@ class Optimizer:
                 # decrease is below the value's rounding: stationary to rounding
                 _ended(result, stationary, newton and _below_rounding(slope * trial, value))
                 break
-            cand, new_value, new_grad, trial = found
+            (cand, new_value, new_grad, trial), found = found, None
             decrease = value - new_value
+            stalled = decrease <= 0 and frobenius(cand - M) <= 1e-12  # (only if no decrease)
+            if not self._reads_step(memory, cand.size):  # (freed for the projection: _reads_step)
+                M = direction = result.heads = None
             new_norms = manifold.sq_norms(cand)
             new_rgrad = manifold.project(cand, new_grad, new_norms)
             step = self._update(manifold, memory, (M, cand), (grad, rgrad),
                                 (new_grad, new_rgrad), direction, trial, new_norms)
-            # (the move measured only where the step did not lower the risk)
-            stalled = decrease <= 0 and frobenius(cand - M) <= 1e-12
             # the last point's arrays freed as the step is taken (none kept: K x d on wide heads)
             M, value, grad, rgrad, norms = cand, new_value, new_grad, new_rgrad, new_norms
-            result.heads = M
+            result.heads, result.n_iter = M, it
             gnorm = problem.stationarity(M, rgrad)
             result.values.append(value)
             result.grad_norms.append(gnorm)
-            result.n_iter = it
             if callback is not None:
                 callback(it, value, gnorm, trial)
             if stop is not None and (it < min_steps or not self._settled(values, gnorm)) and \
@@ -268,6 +273,13 @@ class Optimizer:
         slope is ``<grad, direction>`` (:func:`directional_slope`), the line search's.
         ``norms``: the squared norms of ``M``'s rows (``manifold.sq_norms``)."""
         raise NotImplementedError
+
+    def _reads_step(self, memory, size):
+        """Whether :meth:`_update` reads the accepted step's start point or its
+        direction (heads of ``size`` numbers); where not, they are freed before
+        the new point's gradient is projected (on wide heads each ``K x d``: with
+        K = 100 heads of 5e4 terms, both were alive at the fit's peak)."""
+        return True
 
     def _update(self, manifold, memory, points, grads, new_grads, direction, trial, norms):
         """Record the accepted step ``points = (M, cand)``, with the gradients

@@ -95,6 +95,12 @@ LOGIT_BLOCK_MIN_TERMS = 2**13
 #: Heads a block of the logits of CSR rows (:data:`LOGIT_BLOCK_NUMBERS`).
 LOGIT_BLOCK_HEADS = 8
 
+#: Numbers (heads x columns) a block of the dense sums adds into the gradient
+#: (:func:`_add_sparse_dense_sums`): its product and the gathered copy of the
+#: gradient's columns are that large, not ``K`` times all the columns (at K =
+#: 100 heads of 5e4 terms, 11.9 MiB each at the fit's peak; 2 MiB here).
+ADD_BLOCK_NUMBERS = 2**18
+
 
 def split_products(X, n_heads):
     """Whether a pass over the CSR rows ``X`` in one row block (the caller's
@@ -307,7 +313,13 @@ def _add_sparse_dense_sums(S, P, Xc):
     columns ``Xc`` holds entries in alone (no ``K x d`` temporary)."""
     cols, local = np.unique(Xc.indices, return_inverse=True)
     part = sp.csr_matrix((Xc.data, local.ravel(), Xc.indptr), shape=(Xc.shape[0], cols.size))
-    S[:, cols] += _dense_sums(P, part)
+    # a block of columns at a time: all at once, the product and the copy of
+    # ``S[:, cols]`` that ``+=`` gathers were each K x all the columns (each
+    # column's sums the same numbers: its entries taken in the rows' order)
+    step = max(1, ADD_BLOCK_NUMBERS // max(S.shape[0], 1))
+    for a in range(0, cols.size, step):
+        block = part if step >= cols.size else part[:, a:a + step]
+        S[:, cols[a:a + step]] += _dense_sums(P, block)
 
 
 def block_sums(Xc, r, w, M, beta, need_grad):
