@@ -14,8 +14,9 @@ Three tables, each a median over seeds with its range:
   in the best known): its own optimum in the best basin known, a bound on what
   any start or swap rule judged by the layer's risk can reach there (three blobs,
   ``random_state=8``, ``n_clusters=8``: 1.013).  The 3-blob rows' misses that
-  remain (7 of 40 with the saddle check, :mod:`sklearn_attnclust._saddle`) stop
-  at local minima (the Hessian positive definite there), not at saddles.
+  remained with the saddle check alone (7 of 40, :mod:`sklearn_attnclust._saddle`)
+  stopped at local minima (the Hessian positive definite there), not at saddles;
+  3 remain with the coarse starts too.
 - ``--part many``: many clusters, n = 50000: blobs (``make_blobs`` with K
   centres) and uniform data in d = 2 and 16, K = 20, 64 and 256: the inertia
   over ``KMeans(n_init=1)``'s and the heads used (clusters with a row), for

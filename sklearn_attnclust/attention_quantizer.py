@@ -228,7 +228,7 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         ``"cosine"``, of the unit rows' density on the sphere).
 
     n_iter_ : int
-        Steps on all the data: of the kept start and of the swap stage's trials.
+        Steps on all the data: the kept start's (from its last relocation) and the swap trials'.
 
     risk_curve_ : ndarray of shape (n_risks,), n_risks <= n_iter_ + 1
         Risk (penalty included) along the descent that ended the fit: at its start

@@ -56,6 +56,10 @@ def test_a_row_scaled_direction_has_the_formed_ones_numbers():
     assert lazy.slope(G) == directional_slope(G, formed)
     F = np.asfortranarray(G)  # (another layout: the plain product's numbers)
     assert lazy.slope(F) == directional_slope(F, formed)
+    # read as the array it stands for by a line search or manifold given to the optimiser
+    assert lazy.shape == formed.shape and lazy.dtype == formed.dtype
+    np.testing.assert_array_equal(lazy * 0.37, 0.37 * formed)
+    np.testing.assert_array_equal(-lazy, -formed)
 
 
 class _FormedLBFGS(LBFGS):

@@ -82,10 +82,25 @@ class RowScaled:
     a retraction forms it in its step's own buffer (:meth:`Spheres.retract`), so
     that it is not held through a line search beside the trial (sparse text,
     K = 100 heads of 5e4 terms: each ``K x d`` array 0.66 times the matrix).
-    ``np.asarray`` forms it; ``t * direction`` too."""
+    ``np.asarray`` forms it; ``t * direction``, ``direction * t`` and
+    ``-direction`` too, and it has the array's ``shape`` and ``dtype``, so that a
+    line search or manifold given to the optimiser reads it as the array it stands for."""
 
     def __init__(self, scales, V):
         self.scales, self.V = scales, V
+
+    @property
+    def shape(self):
+        """The direction's shape (``V``'s)."""
+        return self.V.shape
+
+    @property
+    def dtype(self):
+        """The direction's dtype (that of ``scales * V``)."""
+        return np.result_type(self.scales, self.V)
+
+    def __neg__(self):
+        return -(self.scales * self.V)
 
     def __array__(self, dtype=None, copy=None):
         out = self.scales * self.V
@@ -96,7 +111,7 @@ class RowScaled:
         out = self.scales * self.V
         return np.multiply(t, out, out=out)
 
-    __rmul__ = times
+    __rmul__ = __mul__ = times
 
     def slope(self, grad):
         """``<grad, scales * V>`` (:func:`.optimizer.directional_slope`'s bits),
