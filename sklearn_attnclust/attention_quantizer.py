@@ -230,9 +230,9 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
     n_iter_ : int
         Steps on all the data: the kept start's (from its last relocation) and the swap trials'.
 
-    risk_curve_ : ndarray of shape (n_risks,), n_risks <= n_iter_ + 1
-        Risk (penalty included) along the descent that ended the fit: at its start
-        and after each step (the likelihood's with ``temperature="learn"``).
+    risk_curve_ : ndarray of shape (n_risks,)
+        Risk (penalty included) along the descent that ended the fit, at its start and after
+        each step, ``n_iter_ + 1`` at most (the likelihood's with ``temperature="learn"``).
 
     layer_ : object
         The fitted layer that ``predict`` and ``transform`` read.
