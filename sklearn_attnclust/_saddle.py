@@ -33,6 +33,7 @@ import numpy as np
 from scipy.linalg import eigh
 
 from ._swap import SWAP_RTOL, two_nearest
+from .maths.point.maths import _logits
 
 __all__ = ["HARD_LOGIT", "HESSIAN_ENTRIES", "SADDLE_CURVATURE", "SADDLE_DIMS",
            "SADDLE_ESCAPES", "SADDLE_FORCED_STEPS", "SADDLE_STEP", "SADDLE_WORK",
@@ -101,14 +102,13 @@ def lowest_curvature(Y, Z, w, beta, norms=None):
     hard[soft] = False
     mass = np.bincount(labels[hard], w[hard], minlength=K).astype(np.float64)
     T = np.zeros((K * d, K * d))
-    zz = np.einsum("ij,ij->i", Z, Z)
     block = max(1, HESSIAN_ENTRIES // (K * d))
     for start in range(0, soft.size, block):
         rows = soft[start:start + block]
         B = Y[rows]
         B = np.asarray(B.toarray() if hasattr(B, "toarray") else B, dtype=np.float64)
         wb = w[rows]
-        L = B @ ((2.0 * beta) * Z.T) - beta * zz  # (-beta |y - z|^2 up to each row's own)
+        L = _logits(B, Z, beta)  # (-beta |y - z|^2 up to each row's own)
         L -= L.max(axis=1, keepdims=True)
         P = np.exp(L)
         P /= P.sum(axis=1, keepdims=True)
