@@ -14,7 +14,7 @@ step.
 import numpy as np
 from scipy.linalg.blas import daxpy
 
-from .manifold import RowScaled
+from .manifold import RowScaled, _einsum
 from .optimizer import Optimizer, directional_slope
 
 __all__ = ["LBFGS", "handed_state"]
@@ -178,20 +178,24 @@ def _two_loop(manifold, M, g, pairs, scales=None, norms=None):
     moved = manifold.transport_stack(
         M, np.array([v for pair in pairs for v in pair], dtype=np.float64), norms)
     S, Y = moved[0::2], moved[1::2]
-    sy = np.einsum("pij,pij->p", S, Y).tolist()
+    sy = _einsum("pij,pij->p", S, Y).tolist()
     S, Y = list(S), list(Y)  # (the pairs' views, made once)
     q = np.array(g, dtype=np.float64)
+    # each product of a scalar and a pair's vector written in one buffer, then
+    # added to the iterate in place: the operations of ``q -= a * Y[i]``, without
+    # a new K x d array each (the recursion's own cost on small heads)
+    tmp, vdot, multiply = np.empty_like(q), np.vdot, np.multiply
     alphas = [0.0] * len(pairs)
-    for i in reversed(range(len(pairs))):
+    for i in range(len(pairs) - 1, -1, -1):
         if sy[i] > 0:
-            alphas[i] = np.vdot(S[i], q) / sy[i]
-            q -= alphas[i] * Y[i]
-    yy = np.vdot(Y[-1], Y[-1])
+            alphas[i] = a = vdot(S[i], q) / sy[i]
+            np.subtract(q, multiply(a, Y[i], out=tmp), out=q)
+    yy = vdot(Y[-1], Y[-1])
     gamma = sy[-1] / yy if (yy > 0 and sy[-1] > 0) else 1.0
-    r = (gamma if scales is None else scales) * q
+    r = multiply(gamma if scales is None else scales, q, out=q)
     for i in range(len(pairs)):
         if sy[i] > 0:
-            r += (alphas[i] - np.vdot(Y[i], r) / sy[i]) * S[i]
+            np.add(r, multiply(alphas[i] - vdot(Y[i], r) / sy[i], S[i], out=tmp), out=r)
     return manifold.project(M, r, norms)
 
 

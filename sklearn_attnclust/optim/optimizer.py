@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .line_search import ArmijoBacktracking
-from .manifold import frobenius, normalize_rows
+from .manifold import _sum, frobenius, normalize_rows
 
 __all__ = ["BarzilaiBorwein", "Optimizer", "SphereResult", "SteepestDescent",
            "directional_slope"]
@@ -102,7 +102,7 @@ class SphereResult:
 
 def directional_slope(grad, direction):
     """``<grad, direction>``, the cost's rate of decrease along ``-direction``."""
-    return float((grad * direction).sum())
+    return float(_sum(grad * direction, None))  # (ndarray.sum's reduction, called directly)
 
 
 def relative_drop(values, steps):
