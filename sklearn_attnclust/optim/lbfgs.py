@@ -177,26 +177,29 @@ def _two_loop(manifold, M, g, pairs, scales=None, norms=None):
     # 8 pairs of 10 x 65, one thread)
     moved = manifold.transport_stack(
         M, np.array([v for pair in pairs for v in pair], dtype=np.float64), norms)
-    S, Y = moved[0::2], moved[1::2]
-    sy = _einsum("pij,pij->p", S, Y).tolist()
-    S, Y = list(S), list(Y)  # (the pairs' views, made once)
-    q = np.array(g, dtype=np.float64)
-    # each product of a scalar and a pair's vector written in one buffer, then
-    # added to the iterate in place: the operations of ``q -= a * Y[i]``, without
-    # a new K x d array each (the recursion's own cost on small heads)
-    tmp, vdot, multiply = np.empty_like(q), np.vdot, np.multiply
+    sy = _einsum("pij,pij->p", moved[0::2], moved[1::2]).tolist()
+    # the pairs and the iterate as flat views (C order): their products by
+    # ndarray.dot, vdot's numbers without its dispatch (0.35 against 0.63 us on
+    # 650 numbers, one thread), and each product of a scalar and a pair's vector
+    # written in one buffer, then added in place: the operations of
+    # ``q -= a * Y[i]``, without a new K x d array each
+    flat = moved.reshape(len(moved), -1)
+    S, Y = list(flat[0::2]), list(flat[1::2])  # (the pairs' views, made once)
+    q2 = np.array(g, dtype=np.float64, order="C")
+    q = r = q2.reshape(-1)
+    tmp, multiply = np.empty_like(q), np.multiply
     alphas = [0.0] * len(pairs)
     for i in range(len(pairs) - 1, -1, -1):
         if sy[i] > 0:
-            alphas[i] = a = vdot(S[i], q) / sy[i]
+            alphas[i] = a = S[i].dot(q) / sy[i]
             np.subtract(q, multiply(a, Y[i], out=tmp), out=q)
-    yy = vdot(Y[-1], Y[-1])
+    yy = Y[-1].dot(Y[-1])
     gamma = sy[-1] / yy if (yy > 0 and sy[-1] > 0) else 1.0
-    r = multiply(gamma if scales is None else scales, q, out=q)
+    multiply(gamma if scales is None else scales, q2, out=q2)  # (r: its flat view)
     for i in range(len(pairs)):
         if sy[i] > 0:
-            np.add(r, multiply(alphas[i] - vdot(Y[i], r) / sy[i], S[i], out=tmp), out=r)
-    return manifold.project(M, r, norms)
+            np.add(r, multiply(alphas[i] - Y[i].dot(r) / sy[i], S[i], out=tmp), out=r)
+    return manifold.project(M, q2, norms)
 
 
 def _two_loop_in_place(manifold, M, g, pairs, scales=None, norms=None):
