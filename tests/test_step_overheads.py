@@ -1,0 +1,73 @@
+"""The optimiser's calls without numpy's Python wrappers give numpy's numbers, bit for bit.
+
+- ``optim.manifold._einsum`` (numpy's compiled einsum, which ``np.einsum`` calls
+  when not asked to optimise) and ``_sum`` (``ndarray.sum``'s reduction over all
+  the axes), on the subscripts and layouts the optimiser uses;
+- the two-loop recursion with its products written in one buffer and read
+  through flat views: the same direction whatever the gradient's memory
+  layout, and neither the gradient nor the pairs written over.
+"""
+
+import numpy as np
+import pytest
+
+from sklearn_attnclust.optim import Spheres, lbfgs
+from sklearn_attnclust.optim.manifold import _einsum, _sum
+
+
+def _layouts(A):
+    """``A`` C-ordered, Fortran-ordered and as a strided view of a larger array."""
+    wide = np.zeros(A.shape[:-1] + (2 * A.shape[-1],), dtype=A.dtype)
+    wide[..., ::2] = A
+    return [A, np.asfortranarray(A), wide[..., ::2]]
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (10, 65), (7, 300)])
+def test_compiled_einsum_is_numpys_einsum_bit_for_bit(shape):
+    rng = np.random.default_rng(0)
+    K, d = shape
+    M = rng.standard_normal((K, d)) * 10.0 ** rng.integers(-3, 4)
+    V = rng.standard_normal((6, K, d))
+    coef = rng.standard_normal((6, K))
+    for A in _layouts(M):
+        assert np.array_equal(_einsum("ij,ij->i", A, M), np.einsum("ij,ij->i", A, M))
+        assert np.array_equal(_einsum("pij,ij->pi", V, A), np.einsum("pij,ij->pi", V, A))
+        assert np.array_equal(_einsum("pi,ij->pij", coef, A), np.einsum("pi,ij->pij", coef, A))
+    for W in _layouts(V):
+        assert np.array_equal(_einsum("pij,pij->p", W, V), np.einsum("pij,pij->p", W, V))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_direct_reduction_is_ndarray_sum_bit_for_bit(dtype):
+    rng = np.random.default_rng(1)
+    for shape in [(1, 1), (3, 5), (10, 65), (40, 1000)]:
+        A = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4)).astype(dtype)
+        for V in _layouts(A) + [A.T]:
+            got = _sum(V, None)
+            assert got == V.sum() and got.dtype == V.sum().dtype
+            assert Spheres.inner(None, V, V) == float((V * V).sum())
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+def test_the_two_loop_reads_any_layout_and_writes_nothing_given(scaled):
+    rng = np.random.default_rng(2)
+    K, d, p = 6, 11, 5
+    M = Spheres.random_point(K, d, rng)
+    N = Spheres.retract(M, Spheres.project(M, rng.standard_normal((K, d))), 0.2)
+    pairs = [lbfgs._Pair(Spheres.project(N, rng.standard_normal((K, d))),
+                         Spheres.project(N, rng.standard_normal((K, d)))) for _ in range(p)]
+    # (positive curvature for every pair: each is read by both loops)
+    pairs = [lbfgs._Pair(s, 0.7 * s + 0.3 * y) for s, y in pairs]
+    g = Spheres.project(M, rng.standard_normal((K, d)))
+    scales = rng.uniform(0.5, 2.0, (K, 1)) if scaled else None
+    kept = [(s.copy(), y.copy()) for s, y in pairs]
+    g_copy = g.copy()
+    expected = lbfgs._two_loop(Spheres, M, g, pairs, scales)
+    assert np.array_equal(g, g_copy)
+    assert all(np.array_equal(s, s0) and np.array_equal(y, y0)
+               for (s, y), (s0, y0) in zip(pairs, kept))
+    for G in _layouts(g):
+        assert np.array_equal(lbfgs._two_loop(Spheres, M, G, pairs, scales), expected)
+    # the recursion is linear in g: twice the gradient, twice the direction
+    assert np.allclose(lbfgs._two_loop(Spheres, M, 2.0 * g, pairs, scales), 2.0 * expected,
+                       rtol=1e-12, atol=1e-14)
