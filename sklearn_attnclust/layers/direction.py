@@ -78,8 +78,12 @@ class DirectionLayer(Layer):
         fit_w, w = w, unequal(w)
         self._fit(X, w, rng, mean_direction(X, w))
         stats = self.maths.stats
-        # (the largest magnitude from the extremes: no copy |X|)
-        moderate = stream_exponent(largest_magnitude(X) if X.size else 0.0) == 0
+        # (the largest magnitude from the extremes: no copy |X|; the fit's, where its
+        # unit scale read it: the same number, one pass over the rows fewer)
+        top = getattr(self.maths, "input_top", None)
+        if top is None:
+            top = largest_magnitude(X) if X.size else 0.0
+        moderate = stream_exponent(top) == 0
         if not isinstance(stats.second, np.ndarray) and moderate:  # wide rows
             # (its (d, d) moments formed only if partial_fit follows: wide.DeferredMoment)
             mean = (X.T @ stats.second.v.astype(X.dtype)).astype(np.float64)
