@@ -16,7 +16,6 @@ This module knows nothing of scikit-learn.
 
 import numpy as np
 
-from ..._base import power_of_two_scale
 from ..._init import largest_magnitude, squared_norms
 from ..shared import counted, positive_magnitude, zero_weights
 
@@ -125,6 +124,8 @@ def unit_scale_top(X, weights):
     the same number the float32 check (:meth:`.maths.DirectionMaths.low_precision`) and
     the layer's read-outs would read again, a pass over the rows each (at 1e4 x 384,
     1.8 ms apiece of a 150 ms fit)."""
+    from ..._base import power_of_two_scale  # (scikit-learn's: not for dask's workers)
+
     zero = zero_weights(weights)
     top = (largest_magnitude(X) if X.size else 0.0) if zero is None else \
         positive_magnitude(X, zero)

@@ -42,8 +42,8 @@ from .starts import lloyd_step, refine_heads, seed_sample
 from .wide import RowMoment
 from ...layers.base import LayerMaths
 
-__all__ = ["COARSE_TOL", "FLOAT32_ROW_TOP", "HELD_FACTOR", "STALL_SCALE", "STALL_STEPS",
-           "DirectionMaths", "WarmStart", "fit_directions", "resolution", "unit_scale"]
+__all__ = ["COARSE_TOL", "FLOAT32_ROW_TOP", "HELD_FACTOR", "NARROW_FEATURES", "NARROW_ROWS",
+           "STALL_SCALE", "STALL_STEPS", "DirectionMaths", "float32_chunk", "WarmStart", "fit_directions", "resolution", "unit_scale"]
 
 #: Largest magnitude of the rows as the passes read them (absolute: :func:`unit_scale`
 #: leaves rows whose root mean squared norm is within 0.01 to 100 as they are, and
@@ -56,6 +56,28 @@ __all__ = ["COARSE_TOL", "FLOAT32_ROW_TOP", "HELD_FACTOR", "STALL_SCALE", "STALL
 #: 1e6; ``context_length=None`` (squares only), from 1e20, right at 1e15.  A
 #: bound of range, not of speed.
 FLOAT32_ROW_TOP = 2.0**20
+
+#: Rows of at most this many features run their float32 passes (:meth:`DirectionMaths.
+#: low_precision`) in chunks of up to :data:`NARROW_ROWS` rows, at most ``2**17`` numbers
+#: of a ``(K, chunk)`` temporary (:func:`float32_chunk`), where ``sizes.default_chunk_size``
+#: gives 2048 to 2560: there a chunk's numpy calls (some 70, 67 us a chunk at K = 5) and
+#: small products are 10 to 20 % of its work.  Measured (a gradient pass over a block of
+#: 5000 / 25000 rows, bench_direction.py's vmf rows, one thread, CPU time, medians of 40 /
+#: 12, interleaved): d = 64, K = 5 / 10 / 20, 0.87 / 0.82 / 0.91 and 0.84 / 0.88 / 0.94
+#: of the time; at d = 128 and 384 (chunks of 2048 to 8192 already) larger chunks
+#: were within the noise either way (0.91 to 1.10): those keep theirs.
+NARROW_FEATURES = 64
+#: See :data:`NARROW_FEATURES`.
+NARROW_ROWS = 8192
+
+
+def float32_chunk(chunk, n_features, n_heads):
+    """Rows per chunk of the float32 passes: ``2 * chunk`` (as many bytes as the float64
+    chunks of ``chunk`` rows), more for narrow rows (:data:`NARROW_FEATURES`)."""
+    if n_features > NARROW_FEATURES:
+        return 2 * chunk
+    return max(2 * chunk, min(NARROW_ROWS, 2**17 // max(int(n_heads), 1)))
+
 
 #: Gradient tolerance of the coarse stage (at least ``tol``).  The coarse
 #: optimum is off the full-data one by the sample's noise (a full-data gradient
@@ -222,7 +244,10 @@ class DirectionMaths(LayerMaths):
             positive_magnitude(stats.X, None) if isinstance(stats.X, np.ndarray) else stats.top
         if not top < FLOAT32_ROW_TOP:
             return stats
-        return stats.astype(np.float32, chunk_size=2 * self.chunk_size)
+        # (the features from the moments: (d, d), or an operator on wide rows)
+        d = stats.second.shape[0] if isinstance(stats.second, np.ndarray) else np.inf
+        return stats.astype(np.float32,
+                            chunk_size=float32_chunk(self.chunk_size, d, self.n_clusters))
 
     def starts(self, rows, weights, init, rng):
         """Unit heads: seeded (k-means++, random, PCA) by weight, a callable's, an array,
