@@ -85,6 +85,8 @@ def test_fit_reads_the_rows_top_once_and_keeps_no_rows(monkeypatch):
     (layer,) = layers
     assert layer.maths.input_top == largest_magnitude(X)
     assert layer.maths.rows_top == (None, None)  # (the fitted model holds no rows)
+    # the mean partial_fit continues from is mean_direction's, the rows' own to the bit
+    assert np.array_equal(layer.fit_moments[0], X.mean(axis=0))
 
 
 def test_narrow_float32_chunks_leave_the_risk_to_rounding(monkeypatch):

@@ -43,7 +43,8 @@ from .wide import RowMoment
 from ...layers.base import LayerMaths
 
 __all__ = ["COARSE_TOL", "FLOAT32_ROW_TOP", "HELD_FACTOR", "NARROW_FEATURES", "NARROW_ROWS",
-           "STALL_SCALE", "STALL_STEPS", "DirectionMaths", "float32_chunk", "WarmStart", "fit_directions", "resolution", "unit_scale"]
+           "STALL_SCALE", "STALL_STEPS", "DirectionMaths", "WarmStart", "fit_directions",
+           "float32_chunk", "resolution", "unit_scale"]
 
 #: Largest magnitude of the rows as the passes read them (absolute: :func:`unit_scale`
 #: leaves rows whose root mean squared norm is within 0.01 to 100 as they are, and
