@@ -21,9 +21,17 @@ Usage::
     python benchmarks/bench_direction.py --n 100000 --repeat 3
     python benchmarks/bench_direction.py --smoke         # tiny, a few seconds (CI)
     python benchmarks/bench_direction.py --profile --d 384 --K 20 --repeat 1
+    taskset -c 0 python benchmarks/bench_direction.py --threads 1   # issue 30's setting
+
+``--threads N`` runs every fit on at most ``N`` threads: BLAS's and OpenMP's
+(scikit-learn's KMeans) through ``threadpoolctl``, and the package's own pool of
+row blocks through ``OMP_NUM_THREADS`` (read at each pass); the CPU-time ratio is
+then the cost of the work itself, the one issue 30 compares (pin the process to one
+core with ``taskset`` to keep others' load out of it).
 """
 
 import argparse
+import contextlib
 import cProfile
 import io
 import os
@@ -152,12 +160,38 @@ def main(argv=None):
     parser.add_argument("--float32", action="store_true")
     parser.add_argument("--profile", type=int, default=0, metavar="TOP",
                         help="print the TOP cumulative entries of a cProfile per layer")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="at most this many threads per fit (0: the libraries' own)")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--output-dir", default=os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
     if args.smoke:
         args.n, args.d, args.K, args.repeat = [2000], [64], [5], 2
     dtype = np.float32 if args.float32 else np.float64
+    limits = contextlib.nullcontext()
+    if args.threads > 0:
+        from threadpoolctl import threadpool_limits
+
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # (the package's row blocks)
+        limits = threadpool_limits(args.threads)
+    with limits:
+        lines = run_all(args, dtype)
+    command = "python benchmarks/bench_direction.py " + " ".join(sys.argv[1:] if argv is None
+                                                                   else argv)
+    threads = f"{args.threads} thread(s) per fit" if args.threads else "the libraries' threads"
+    text = "\n".join(
+        [f"# bench_direction ({'float32' if args.float32 else 'float64'})", "",
+         f"`{command}` on {platform.machine()}, {os.cpu_count()} CPUs, {threads}, "
+         f"Python {platform.python_version()}, numpy {np.__version__}; medians of "
+         f"{args.repeat}, interleaved; `*`: a ConvergenceWarning.", ""] + lines) + "\n"
+    os.makedirs(args.output_dir, exist_ok=True)
+    name = "bench_direction_smoke.md" if args.smoke else "bench_direction.md"
+    with open(os.path.join(args.output_dir, name), "w") as fh:
+        fh.write(text)
+
+
+def run_all(args, dtype):
+    """Every case's table rows (printed as they come)."""
     header = ["| case | method | fit time (s) | / KMeans (spread) | CPU time / KMeans | "
               "n_iter_ | ARI | centroid distance |", "|---|---|---|---|---|---|---|---|"]
     lines = list(header)
@@ -174,17 +208,7 @@ def main(argv=None):
                     new = format_rows(case, rows)
                     print("\n".join(new), flush=True)
                     lines += new
-    command = "python benchmarks/bench_direction.py " + " ".join(sys.argv[1:] if argv is None
-                                                                   else argv)
-    text = "\n".join(
-        [f"# bench_direction ({'float32' if args.float32 else 'float64'})", "",
-         f"`{command}` on {platform.machine()}, {os.cpu_count()} CPUs, "
-         f"Python {platform.python_version()}, numpy {np.__version__}; medians of "
-         f"{args.repeat}, interleaved; `*`: a ConvergenceWarning.", ""] + lines) + "\n"
-    os.makedirs(args.output_dir, exist_ok=True)
-    name = "bench_direction_smoke.md" if args.smoke else "bench_direction.md"
-    with open(os.path.join(args.output_dir, name), "w") as fh:
-        fh.write(text)
+    return lines
 
 
 if __name__ == "__main__":

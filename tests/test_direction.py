@@ -426,7 +426,7 @@ def test_dask_rows_far_beyond_float32_keep_float64_passes():
         stats = DaskContextStatistics.from_dask(da.from_array(X * scale, chunks=(100, 3)),
                                                 need_fourth=True)
         assert stats.top == float(np.max(np.abs(np.asarray(stats.X.array))))
-    maths = SimpleNamespace(chunk_size=64)
+    maths = SimpleNamespace(chunk_size=64, n_clusters=3)
     for top, kept in ((FLOAT32_ROW_TOP / 2, False), (FLOAT32_ROW_TOP, True)):
         Y = X.copy()
         Y[7, 1] = top

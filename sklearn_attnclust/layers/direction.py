@@ -76,18 +76,26 @@ class DirectionLayer(Layer):
         :class:`.base.Assignment`, from the labels the centres were read by."""
         check_seeds(X, self.n_clusters)
         fit_w, w = w, unequal(w)
-        self._fit(X, w, rng, mean_direction(X, w))
+        mean = mean_direction(X, w)
+        self._fit(X, w, rng, mean)
         stats = self.maths.stats
-        # (the largest magnitude from the extremes: no copy |X|)
-        moderate = stream_exponent(largest_magnitude(X) if X.size else 0.0) == 0
+        # (the largest magnitude from the extremes: no copy |X|; the fit's, where its
+        # unit scale read it: the same number, one pass over the rows fewer)
+        top = getattr(self.maths, "input_top", None)
+        if top is None:
+            top = largest_magnitude(X) if X.size else 0.0
+        moderate = stream_exponent(top) == 0
         if not isinstance(stats.second, np.ndarray) and moderate:  # wide rows
             # (its (d, d) moments formed only if partial_fit follows: wide.DeferredMoment)
             mean = (X.T @ stats.second.v.astype(X.dtype)).astype(np.float64)
             self.fit_moments = wide_fit_moments(stats, self.maths.rms, mean)
         elif w is None and X.dtype == np.float64 and self.maths.rms == 1.0 and moderate:
             # the moments partial_fit continues from are the fit's own (float64, in
-            # X's units): no second pass of O(n d^2) for them (Stream.moments_of)
-            self.fit_moments = (X.mean(axis=0), stats.second, stats.fourth, 0)
+            # X's units): no second pass of O(n d^2) for them (Stream.moments_of); the
+            # mean mean_direction's where it took it of these rows as they are (float64,
+            # no weight, 2**-500 <= top < 2**500): the same numbers, a pass fewer
+            same = 2.0**-500 <= top < 2.0**500
+            self.fit_moments = (mean if same else X.mean(axis=0), stats.second, stats.fourth, 0)
         with one_blas_thread():
             scores, labels = head_scores(X, self.heads)
         self.centers = self._centers(X, labels, w, scores)

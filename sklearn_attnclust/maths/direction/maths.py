@@ -29,21 +29,22 @@ import weakref
 
 import numpy as np
 
-from ..._base import power_of_two_scale
 from ..._blocks import one_blas_thread
 from ..._init import check_start, init_heads, squared_norms, unit_start
 from ..._strategy import fit_layer
 from .. import sizes
 from ..held import HeldLabels
-from ..shared import check_points, counted, positive_magnitude, zero_weights
+from ..shared import check_points, positive_magnitude
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
+from .counting import unit_scale, unit_scale_top
 from .starts import lloyd_step, refine_heads, seed_sample
 from .wide import RowMoment
 from ...layers.base import LayerMaths
 
-__all__ = ["COARSE_TOL", "FLOAT32_ROW_TOP", "HELD_FACTOR", "STALL_SCALE", "STALL_STEPS",
-           "DirectionMaths", "WarmStart", "fit_directions", "resolution", "unit_scale"]
+__all__ = ["COARSE_TOL", "FLOAT32_ROW_TOP", "HELD_FACTOR", "NARROW_FEATURES", "NARROW_ROWS",
+           "STALL_SCALE", "STALL_STEPS", "DirectionMaths", "WarmStart", "fit_directions",
+           "float32_chunk", "resolution", "unit_scale"]
 
 #: Largest magnitude of the rows as the passes read them (absolute: :func:`unit_scale`
 #: leaves rows whose root mean squared norm is within 0.01 to 100 as they are, and
@@ -56,6 +57,28 @@ __all__ = ["COARSE_TOL", "FLOAT32_ROW_TOP", "HELD_FACTOR", "STALL_SCALE", "STALL
 #: 1e6; ``context_length=None`` (squares only), from 1e20, right at 1e15.  A
 #: bound of range, not of speed.
 FLOAT32_ROW_TOP = 2.0**20
+
+#: Rows of at most this many features run their float32 passes (:meth:`DirectionMaths.
+#: low_precision`) in chunks of up to :data:`NARROW_ROWS` rows, at most ``2**17`` numbers
+#: of a ``(K, chunk)`` temporary (:func:`float32_chunk`), where ``sizes.default_chunk_size``
+#: gives 2048 to 2560: there a chunk's numpy calls (some 70, 67 us a chunk at K = 5) and
+#: small products are 10 to 20 % of its work.  Measured (a gradient pass over a block of
+#: 5000 / 25000 rows, bench_direction.py's vmf rows, one thread, CPU time, medians of 40 /
+#: 12, interleaved): d = 64, K = 5 / 10 / 20, 0.87 / 0.82 / 0.91 and 0.84 / 0.88 / 0.94
+#: of the time; at d = 128 and 384 (chunks of 2048 to 8192 already) larger chunks
+#: were within the noise either way (0.91 to 1.10): those keep theirs.
+NARROW_FEATURES = 64
+#: See :data:`NARROW_FEATURES`.
+NARROW_ROWS = 8192
+
+
+def float32_chunk(chunk, n_features, n_heads):
+    """Rows per chunk of the float32 passes: ``2 * chunk`` (as many bytes as the float64
+    chunks of ``chunk`` rows), more for narrow rows (:data:`NARROW_FEATURES`)."""
+    if n_features > NARROW_FEATURES:
+        return 2 * chunk
+    return max(2 * chunk, min(NARROW_ROWS, 2**17 // max(int(n_heads), 1)))
+
 
 #: Gradient tolerance of the coarse stage (at least ``tol``).  The coarse
 #: optimum is off the full-data one by the sample's noise (a full-data gradient
@@ -135,46 +158,6 @@ def _row_count(stats):
     return float(np.sum(positive) / positive.min()) if positive.size else 1.0
 
 
-def unit_scale(X, weights=None):
-    """``(X / rms, rms)`` for data far from unit scale (mean squared norm
-    outside [1e-4, 1e4]), else ``(X, 1.0)``; the mean is weighted by ``weights``.
-
-    The norms are taken on ``X`` times a power of two (exact) that brings it
-    near unit scale, so that no square under- or overflows at any scale
-    (1e-300 or 1e300; ``rms ** 2`` itself may be beyond float64's range).
-    Where the root mean squared norm is itself below float64's smallest normal
-    number (subnormal data), ``rms`` is that power of two's inverse, exact.
-
-    The rows of weight 0 do not count (:mod:`.counting`): the power of two is
-    that of the rows of positive weight, and the rows returned are a copy with
-    those of weight 0 set to 0, whatever their size, so that no pass reads them
-    (one at 1e200 among rows of size 1 made every risk NaN).
-    """
-    zero = zero_weights(weights)
-    two = power_of_two_scale(X) if zero is None else \
-        power_of_two_scale(np.array([positive_magnitude(X, zero)], dtype=X.dtype))
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        Xs = X * X.dtype.type(two) if two != 1.0 else X
-        # (the rows of weight 0 as 0, whatever their size: 0 inf is NaN)
-        sq = counted(np.einsum("ij,ij->i", Xs, Xs, dtype=np.float64), weights)
-        mean_sq = float(np.mean(sq) if weights is None else np.average(sq, weights=weights))
-    if np.isfinite(mean_sq) and mean_sq > 0:
-        log_mean_sq = np.log(mean_sq) - 2.0 * np.log(two)  # of X
-        if not np.log(1e-4) <= log_mean_sq <= np.log(1e4):
-            root = np.sqrt(mean_sq)
-            with np.errstate(under="ignore"):
-                rms = float(root / two)
-            if rms < np.finfo(np.float64).tiny:  # below 1e-308: its digits underflow
-                return counted(Xs, weights), 1.0 / two  # (a power of two, exact: the unit of Xs)
-            if Xs is X:
-                return counted(Xs / X.dtype.type(root), weights), rms
-            # (in place on the scaled copy: one copy of the rows, not two)
-            with np.errstate(over="ignore", invalid="ignore"):  # (rows of weight 0)
-                Xs /= X.dtype.type(root)
-            return counted(Xs, weights), rms
-    return (X if zero is None else counted(X.copy(), weights)), 1.0
-
-
 class WarmStart:
     """Heads to resume from (the current fit, in ``partial_fit``): the one start, as it is."""
 
@@ -236,6 +219,10 @@ class DirectionMaths(LayerMaths):
         self.scale, self.alpha, self.abs_alpha = scale, alpha, alpha * self.norm
         self.dtype, self.chunk_size, self.rms = np.dtype(dtype), int(chunk_size), rms
         self.unit_root = float(np.sqrt(self.norm)) * rms
+        #: The largest magnitude of the input rows where :func:`fit_directions` read it
+        #: (None: not read); and ``(rows, top)``, the rows of the passes and theirs
+        #: (the same number where the rows are the input), read by :meth:`low_precision`
+        self.input_top, self.rows_top = None, (None, None)
         self._last = None  # the last evaluation on all the rows: heads, risk, scale
         self._held = HeldLabels()  # (the labels of the last steps: stationarity)
         # the heads of the last gradient (a weak reference), its risk and resolution;
@@ -253,11 +240,15 @@ class DirectionMaths(LayerMaths):
         where a row reaches :data:`FLOAT32_ROW_TOP` (float32 would not hold the
         passes' terms): rows in memory read here, a dask array's largest
         magnitude read by the dask fit's first pass (``stats.top``)."""
-        top = positive_magnitude(stats.X, None) if isinstance(stats.X, np.ndarray) \
-            else stats.top
+        rows, known = getattr(self, "rows_top", (None, None))  # (None: not read)
+        top = known if stats.X is rows and known is not None else \
+            positive_magnitude(stats.X, None) if isinstance(stats.X, np.ndarray) else stats.top
         if not top < FLOAT32_ROW_TOP:
             return stats
-        return stats.astype(np.float32, chunk_size=2 * self.chunk_size)
+        # (the features from the moments: (d, d), or an operator on wide rows)
+        d = stats.second.shape[0] if isinstance(stats.second, np.ndarray) else np.inf
+        return stats.astype(np.float32,
+                            chunk_size=float32_chunk(self.chunk_size, d, self.n_clusters))
 
     def starts(self, rows, weights, init, rng):
         """Unit heads: seeded (k-means++, random, PCA) by weight, a callable's, an array,
@@ -395,6 +386,7 @@ class DirectionMaths(LayerMaths):
         the rows (:class:`.wide.RowMoment`): there the fitted model holds a copy of
         ``X`` (``n d`` numbers, in place of the ``(d, d)`` moments), not ``X`` itself."""
         self.stats = ContextStatistics.moments_only(self.stats)
+        self.rows_top = (None, None)  # (no reference to the rows)
         if isinstance(self.stats.second, RowMoment):  # wide rows: kept, the caller's copied
             # (rows at another scale than 1 are unit_scale's copy already)
             second = self.stats.second.detached() if self.rms == 1.0 else self.stats.second
@@ -438,8 +430,10 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
     :class:`DirectionMaths` (its moments only, no row: :meth:`DirectionMaths.drop_rows`)
     and the output scale at the fitted heads, both in input units.
     """
+    top = None  # (the input rows' largest magnitude, where unit_scale reads it)
     if stats is None:
-        X, rms = unit_scale(X, weights)
+        rows, rms, top = unit_scale_top(X, weights)
+        X, top_rows = rows, (rows, top if rows is X else None)
     n, d = X.shape
     chunk = default_chunk_size(n, d, n_clusters)
     needs_rows = not (attention == "linear" and context_length is None)
@@ -464,6 +458,8 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
         context_length=context_length, scale=scale,
         alpha=alpha, dtype=X.dtype, chunk_size=chunk, rms=rms,
     )
+    if top is not None:
+        maths.input_top, maths.rows_top = top, top_rows
     if X.dtype != np.float64:
         tol = max(tol, FLOAT32_TOL)
     descend = needs_rows and max_iter > 0
