@@ -212,12 +212,15 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=Fa
             S = weighted_row_sums(P, Xc, into, split)
             if S is into:  # (added into the sums of the chunks before)
                 out = add_blocks_into_first((out, (value, masses)))
+                L = P = None  # (freed before the next chunk's logits)
                 continue
             part = (value, masses, S)
         else:
             part = (value,)
         # (in place: no third K x d array)
         out = part if out is None else add_blocks_into_first((out, part))
+        # (the chunk's logits freed before the next chunk's: K x b numbers each)
+        L = P = part = None
     return out
 
 
@@ -298,14 +301,43 @@ def _add_sparse_sums_by_head(S, head, p, rows, Xc):
     added in another order: ``S + (R + D)`` is now ``(S + R) + D``).  Those
     figures were taken with a flat view of ``S``, before the index by (head,
     column) that an F-ordered ``S`` needs; that index costs about 2 ms more a
-    chunk (the review's micro-run: 9.3 to 10.6 against 7.2 to 9.0 ms)."""
+    chunk (the review's micro-run: 9.3 to 10.6 against 7.2 to 9.0 ms).
+    The heads are taken a block of :data:`BY_HEAD_BLOCK_ENTRIES` entries at a
+    time (:func:`_head_blocks`; each head's sums the same numbers)."""
     K = S.shape[0]
     Q = sp.csr_matrix((np.asarray(p, dtype=np.float64), (head, np.flatnonzero(rows))),
                       shape=(K, Xc.shape[0]))
-    R = sp.csr_matrix(Q @ Xc)  # (a product: no duplicate entries)
-    # (by (head, column): ``S`` may be F-ordered, the transposed product of a
-    # chunk before it that took :func:`_dense_sums`, where a flat view is a copy)
-    S[np.repeat(np.arange(K, dtype=np.int64), np.diff(R.indptr)), R.indices] += R.data
+    for a, b in _head_blocks(Q, Xc):
+        R = sp.csr_matrix(Q[a:b] @ Xc)  # (a product: no duplicate entries)
+        # (by (head, column): ``S`` may be F-ordered, the transposed product of a
+        # chunk before it that took :func:`_dense_sums`, where a flat view is a copy)
+        S[np.repeat(np.arange(a, b, dtype=np.int64), np.diff(R.indptr)), R.indices] += R.data
+
+
+#: Rows' entries (about the entries of their sums by head) of a block of heads
+#: whose sums :func:`_add_sparse_sums_by_head` forms and adds at a time.  All
+#: the heads at once, the product and the indices into ``S`` were each as large
+#: as the chunk's entries: at K = 100 heads of 5e4 terms (chunks of 10485 rows
+#: of 50 entries, ``benchmarks/bench_cosine.py --case memory``) some 20 MiB of
+#: the fit's peak, inside the line search's gradient pass.  Each head's sums
+#: are its own row of the product: the same numbers in blocks.
+BY_HEAD_BLOCK_ENTRIES = 2**16
+
+
+def _head_blocks(Q, Xc):
+    """Ranges ``(a, b)`` of the heads (the rows of the CSR ``Q``, one weight a
+    row of ``Xc``) whose rows of ``Xc`` hold at most :data:`BY_HEAD_BLOCK_ENTRIES`
+    entries (or one head), in order, covering all the heads."""
+    # each head's end in the entries of the rows taken head after head
+    ends = np.concatenate(([0], np.cumsum(np.diff(Xc.indptr)[Q.indices])))[Q.indptr[1:]]
+    blocks, a = [], 0
+    while a < Q.shape[0]:
+        # the last head whose end is within the block's entries from a's start (at least a)
+        b = max(a + 1, int(np.searchsorted(ends, (ends[a - 1] if a else 0) +
+                                           BY_HEAD_BLOCK_ENTRIES, side="right")))
+        blocks.append((a, b))
+        a = b
+    return blocks
 
 
 def _add_sparse_dense_sums(S, P, Xc):
