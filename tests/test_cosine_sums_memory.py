@@ -104,24 +104,3 @@ def test_duplicate_check_finds_a_repeated_entry_in_unsorted_rows(fmt):
     assert hi - lo >= 2
     X.indices[hi - 1] = X.indices[lo]  # (one row's column stored twice)
     assert _has_duplicates(X)
-
-
-def test_used_columns_are_uniques_columns_and_places():
-    rng = np.random.default_rng(1)
-    for d, n in ((1, 0), (1, 5), (40, 3), (300, 2000), (5000, 100)):
-        indices = rng.integers(0, d, n).astype(np.int32)
-        cols, places = kernel._used_columns(indices, d)
-        want_cols, want_places = np.unique(indices, return_inverse=True)
-        np.testing.assert_array_equal(cols, want_cols)
-        np.testing.assert_array_equal(places, want_places.ravel())
-        np.testing.assert_array_equal(cols[places], indices)
-
-
-def test_dense_sums_added_on_the_used_columns_are_the_products():
-    rng = np.random.default_rng(2)
-    Xc = _rows(120, 500, 5)
-    P = rng.random((7, 120))
-    S = rng.standard_normal((7, 500))
-    want = S + P @ Xc.toarray()
-    kernel._add_sparse_dense_sums(S, P, Xc)
-    np.testing.assert_allclose(S, want, rtol=1e-13, atol=1e-13)

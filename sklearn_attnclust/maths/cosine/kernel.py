@@ -343,8 +343,8 @@ def _head_blocks(Q, Xc):
 def _add_sparse_dense_sums(S, P, Xc):
     """``P @ Xc`` of the CSR ``Xc`` added into the (K, d) float64 ``S``, on the
     columns ``Xc`` holds entries in alone (no ``K x d`` temporary)."""
-    cols, local = _used_columns(Xc.indices, Xc.shape[1])
-    part = sp.csr_matrix((Xc.data, local, Xc.indptr), shape=(Xc.shape[0], cols.size))
+    cols, local = np.unique(Xc.indices, return_inverse=True)
+    part = sp.csr_matrix((Xc.data, local.ravel(), Xc.indptr), shape=(Xc.shape[0], cols.size))
     # a block of columns at a time: all at once, the product and the copy of
     # ``S[:, cols]`` that ``+=`` gathers were each K x all the columns (each
     # column's sums the same numbers: its entries taken in the rows' order)
@@ -352,20 +352,6 @@ def _add_sparse_dense_sums(S, P, Xc):
     for a in range(0, cols.size, step):
         block = part if step >= cols.size else part[:, a:a + step]
         S[:, cols[a:a + step]] += _dense_sums(P, block)
-
-
-def _used_columns(indices, n_columns):
-    """``np.unique(indices, return_inverse=True)`` of column indices below
-    ``n_columns``: the columns used, in order, and each entry's place among them,
-    by a mask of the columns rather than a sort (whose copies of the entries'
-    indices were some 5 MiB of a chunk's temporaries at K = 100 heads of 5e4
-    terms, in the line search's gradient pass, the fit's peak)."""
-    used = np.zeros(n_columns, dtype=bool)
-    used[indices] = True
-    cols = np.flatnonzero(used)
-    place = np.cumsum(used, dtype=np.int64)
-    place -= 1
-    return cols, place[indices]
 
 
 def block_sums(Xc, r, w, M, beta, need_grad):
