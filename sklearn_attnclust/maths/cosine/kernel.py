@@ -320,11 +320,12 @@ def _add_sparse_sums_by_head(S, head, p, rows, Xc):
 #: as the chunk's entries.  Each head's sums are its own row of the product: the
 #: same numbers in blocks.  Measured (one chunk of the memory case's rows, 10485
 #: rows of 50 entries over 5e4 terms, K = 100, one thread, tracemalloc and CPU
-#: medians of 11): the temporaries 12.2 MiB all at once, 6.2 MiB at 2**18 (1.7 MiB
-#: at 2**16, 3.2 at 2**17); 25.4 ms, 28.2 ms (35.0, 31.6: each block's product
-#: costs about a millisecond of its own).  In the fit (the memory case, 57.5 MiB)
-#: the peak 3.29 -> 3.27 times the matrix at 2**16, the rest of it elsewhere.
-BY_HEAD_BLOCK_ENTRIES = 2**18
+#: medians of 11): the temporaries 12.2 MiB all at once, 1.7 MiB at 2**16 (3.2 at
+#: 2**17, 6.2 at 2**18); 25.4 ms, 35.0 ms (31.6, 28.2: each block's product costs
+#: about a millisecond of its own).  The fit (``bench_cosine.py --case memory``,
+#: K = 100, default threads): its peak 3.20 times the matrix at 2**16, 3.27 at
+#: 2**18 (there, inside these sums), 3.32 before.
+BY_HEAD_BLOCK_ENTRIES = 2**16
 
 
 def _head_blocks(Q, Xc):
