@@ -212,12 +212,15 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=Fa
             S = weighted_row_sums(P, Xc, into, split)
             if S is into:  # (added into the sums of the chunks before)
                 out = add_blocks_into_first((out, (value, masses)))
+                L = P = None  # (freed before the next chunk's logits)
                 continue
             part = (value, masses, S)
         else:
             part = (value,)
         # (in place: no third K x d array)
         out = part if out is None else add_blocks_into_first((out, part))
+        # (the chunk's logits freed before the next chunk's: K x b numbers each)
+        L = P = part = None
     return out
 
 
@@ -298,14 +301,47 @@ def _add_sparse_sums_by_head(S, head, p, rows, Xc):
     added in another order: ``S + (R + D)`` is now ``(S + R) + D``).  Those
     figures were taken with a flat view of ``S``, before the index by (head,
     column) that an F-ordered ``S`` needs; that index costs about 2 ms more a
-    chunk (the review's micro-run: 9.3 to 10.6 against 7.2 to 9.0 ms)."""
+    chunk (the review's micro-run: 9.3 to 10.6 against 7.2 to 9.0 ms).
+    The heads are taken a block of :data:`BY_HEAD_BLOCK_ENTRIES` entries at a
+    time (:func:`_head_blocks`; each head's sums the same numbers)."""
     K = S.shape[0]
     Q = sp.csr_matrix((np.asarray(p, dtype=np.float64), (head, np.flatnonzero(rows))),
                       shape=(K, Xc.shape[0]))
-    R = sp.csr_matrix(Q @ Xc)  # (a product: no duplicate entries)
-    # (by (head, column): ``S`` may be F-ordered, the transposed product of a
-    # chunk before it that took :func:`_dense_sums`, where a flat view is a copy)
-    S[np.repeat(np.arange(K, dtype=np.int64), np.diff(R.indptr)), R.indices] += R.data
+    for a, b in _head_blocks(Q, Xc):
+        R = sp.csr_matrix(Q[a:b] @ Xc)  # (a product: no duplicate entries)
+        # (by (head, column): ``S`` may be F-ordered, the transposed product of a
+        # chunk before it that took :func:`_dense_sums`, where a flat view is a copy)
+        S[np.repeat(np.arange(a, b, dtype=np.int64), np.diff(R.indptr)), R.indices] += R.data
+
+
+#: Rows' entries (about the entries of their sums by head) of a block of heads
+#: whose sums :func:`_add_sparse_sums_by_head` forms and adds at a time.  All
+#: the heads at once, the product and the indices into ``S`` were each as large
+#: as the chunk's entries.  Each head's sums are its own row of the product: the
+#: same numbers in blocks.  Measured (one chunk of the memory case's rows, 10485
+#: rows of 50 entries over 5e4 terms, K = 100, one thread, tracemalloc and CPU
+#: medians of 11): the temporaries 12.2 MiB all at once, 1.7 MiB at 2**16 (3.2 at
+#: 2**17, 6.2 at 2**18); 25.4 ms, 35.0 ms (31.6, 28.2: each block's product costs
+#: about a millisecond of its own).  The fit (``bench_cosine.py --case memory``,
+#: K = 100, default threads): its peak 3.20 times the matrix at 2**16, 3.27 at
+#: 2**18 (there, inside these sums), 3.32 before.
+BY_HEAD_BLOCK_ENTRIES = 2**16
+
+
+def _head_blocks(Q, Xc):
+    """Ranges ``(a, b)`` of the heads (the rows of the CSR ``Q``, one weight a
+    row of ``Xc``) whose rows of ``Xc`` hold at most :data:`BY_HEAD_BLOCK_ENTRIES`
+    entries (or one head), in order, covering all the heads."""
+    # each head's end in the entries of the rows taken head after head
+    ends = np.concatenate(([0], np.cumsum(np.diff(Xc.indptr)[Q.indices])))[Q.indptr[1:]]
+    blocks, a = [], 0
+    while a < Q.shape[0]:
+        # the last head whose end is within the block's entries from a's start (at least a)
+        b = max(a + 1, int(np.searchsorted(ends, (ends[a - 1] if a else 0) +
+                                           BY_HEAD_BLOCK_ENTRIES, side="right")))
+        blocks.append((a, b))
+        a = b
+    return blocks
 
 
 def _add_sparse_dense_sums(S, P, Xc):
