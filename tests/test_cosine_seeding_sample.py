@@ -8,7 +8,8 @@ from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.layers.cosine import cosines_risk
 from sklearn_attnclust.maths.cosine.maths import CosineMaths
 from sklearn_attnclust.maths.cosine.rows import unit_rows
-from sklearn_attnclust.maths.cosine.seeding import (SEED_SAMPLE_MIN_ROWS, sample_positions,
+from sklearn_attnclust.maths.cosine.seeding import (SEED_LOCAL_TRIALS, SEED_SAMPLE_MIN_ROWS,
+                                                    sample_positions,
                                                     sampled_unit_kmeans_plusplus,
                                                     unit_kmeans_plusplus)
 from sklearn_attnclust.maths.cosine.statistics import CosineStatistics, cosine_scores
@@ -23,10 +24,12 @@ def _directions(n, d, K, noise, seed):
 
 def test_few_rows_draw_from_all_of_them():
     # at most the sample's rows: unit_kmeans_plusplus's seeds, the same draws
+    # (of SEED_LOCAL_TRIALS candidates a round)
     Y = _directions(SEED_SAMPLE_MIN_ROWS, 12, 4, 0.3, 0)
     order = np.random.default_rng(1).permutation(Y.shape[0])
     for seed in range(3):
-        want = unit_kmeans_plusplus(Y, 4, None, np.random.RandomState(seed), order)[0]
+        want = unit_kmeans_plusplus(Y, 4, None, np.random.RandomState(seed), order,
+                                    trials=SEED_LOCAL_TRIALS)[0]
         got = sampled_unit_kmeans_plusplus(Y, 4, None, np.random.RandomState(seed), order)
         np.testing.assert_array_equal(got, want)
 
