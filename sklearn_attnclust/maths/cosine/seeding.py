@@ -199,7 +199,8 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
     fit's CPU time, one thread).
 
     The draws of :func:`sklearn.cluster.kmeans_plusplus` (a first row by weight,
-    then ``2 + log K`` candidates by the weighted squared distance to the seeds,
+    then ``2 + log K`` candidates, or ``trials``, by the weighted squared
+    distance to the seeds,
     the one that lowers the weighted sum the most kept), from the same random
     numbers, so the seeds are its seeds (up to a tie in the rounding of the
     distances); each step's distances ``|c|^2 + 1 - 2 <y, c>`` come from one
