@@ -602,9 +602,9 @@ def test_partial_fit_does_not_label_the_reservoir(monkeypatch):
     calls = []
     real = CosineLayer._assignment
 
-    def spy(self, X, w):
+    def spy(self, X, w, *cosines):
         calls.append(X.shape[0])
-        return real(self, X, w)
+        return real(self, X, w, *cosines)
 
     monkeypatch.setattr(CosineLayer, "_assignment", spy)
     X = make_blobs(600, 8, centers=3, random_state=0)[0]

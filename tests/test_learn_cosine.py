@@ -209,10 +209,15 @@ def test_dask_fit_is_the_numpy_fit(dtype):
         labels = np.asarray(b.labels_)
     assert b.cluster_centers_.dtype == dtype
     tol = 1e-8 if dtype == np.float64 else 1e-5
-    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, atol=tol)
-    np.testing.assert_allclose(b.weights_, a.weights_, atol=tol)
+    # the heads up to their order: the starts that reach one optimum are ties
+    # within float32's rounding (3e-7 of the risk, above _strategy.TIE_RTOL),
+    # and which of them is kept may depend on the passes' rounding (dask's chunks)
+    perm = np.argmax(a.cluster_centers_ @ b.cluster_centers_.T, axis=1)
+    assert np.unique(perm).size == perm.size
+    np.testing.assert_allclose(b.cluster_centers_[perm], a.cluster_centers_, atol=tol)
+    np.testing.assert_allclose(b.weights_[perm], a.weights_, atol=tol)
     assert b.temperature_ == pytest.approx(a.temperature_, rel=tol)
-    np.testing.assert_array_equal(labels, a.labels_)
+    np.testing.assert_array_equal(np.argsort(perm)[labels], a.labels_)
     assert b.inertia_ == pytest.approx(a.inertia_, rel=tol)
 
 

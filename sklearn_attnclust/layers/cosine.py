@@ -18,6 +18,7 @@ from ..maths import sizes
 from ..maths.shared import positive_magnitude, zero_weights
 from ..maths.sizes import FLOAT32_TOL
 from ..maths.cosine.source import source_spread, unit_block_sums
+from ..maths.free_energy import free_energy_sums
 from ..rows.statistics import row_extent
 from .._blocks import one_blas_thread
 from .._strategy import fit_layer
@@ -75,6 +76,33 @@ class CosineStream(Stream):
         if not _is_sparse(rows):
             return Stream._stack(summary, rows)
         return sp.vstack([sp.csr_matrix(summary.astype(rows.dtype)), rows], format="csr")
+
+
+# -- the risk and labels of the fit's cosines ---------------------------------------
+def _assigned(A):
+    """The head of largest cosine of each row of the cosines ``A`` (n, K), and
+    ``1 - cosine`` (:meth:`CosineLayer.assign`)."""
+    labels = np.argmax(A, axis=1)
+    cos = A[np.arange(A.shape[0]), labels]
+    return labels, np.maximum(1.0 - cos, 0.0)
+
+
+def cosines_risk(A, stats, beta):
+    """The risk (:meth:`..maths.cosine.maths.CosineMaths.risk`'s value) at the
+    heads whose cosines with the rows of ``stats`` are ``A`` (n, K, float64:
+    :func:`cosine_scores`), from the logits ``beta A`` a chunk of rows at a
+    time: the kernel's sums of the same logits to rounding (its products
+    ``<x, mu> / |x|`` taken heads by rows, here rows by heads), without a
+    pass over the rows.  A mixed-precision fit's float64 risk and its labels
+    so take one pass, not two.  Measured (one thread, CPU time, interleaved,
+    ``benchmarks/bench_cosine.py --case vmf``'s cells: see ``CHANGELOG.md``)."""
+    w, total = stats.weights, 0.0
+    for a in range(0, A.shape[0], stats.chunk_size):
+        b = a + stats.chunk_size
+        L = np.ascontiguousarray(A[a:b].T)  # (K, b): the softmax's sums over the heads
+        L *= beta
+        total += free_energy_sums(L, None if w is None else w[a:b], beta, False)[0]
+    return 1.0 + total / stats.total_weight
 
 
 # -- the layer -----------------------------------------------------------------
@@ -148,22 +176,30 @@ class CosineLayer(FreeEnergyLayer):
             fit = fit_layer(maths, stats.X, w, stats, random_state=rng,
                             precision=maths.low_precision if mixed else None,
                             **self.descent_options(init, n_init, stats.X))
+            own = assign and type(self).fit is CosineLayer.fit
+            cosines = None
             if mixed:  # the risk at float64 (the descent may end on its float32 passes)
-                fit = at_full_precision(fit, maths.risk(fit.heads, stats))
+                if own:  # of the assignment's cosines: one float64 pass, not two
+                    cosines = cosine_scores(X, np.asarray(fit.heads, dtype=np.float64))
+                    risk = cosines_risk(cosines, stats, maths.beta)
+                else:
+                    risk = maths.risk(fit.heads, stats)
+                fit = at_full_precision(fit, risk)
             self.source_readouts(fit, maths, X)
-            assignment = (self._assignment(X, w)
-                          if assign and type(self).fit is CosineLayer.fit else None)
+            assignment = self._assignment(X, w, cosines) if own else None
         warn_if_not_converged(fit, self.max_iter)
         return assignment
 
-    def _assignment(self, X, w):
+    def _assignment(self, X, w, cosines=None):
         """The labels, inertia (weights ``w``) and rows per cluster of the rows ``X``
         just fitted, by :meth:`assign` while their norms are known (the fit's:
         a pass over the rows fewer than the estimator's :meth:`assign` after the
         fit; measured, one thread, von Mises-Fisher rows, n = 4000, d = 384: 3 to
-        4 ms of a fit of 120).  Only for a fit that ends here (a subclass's
-        fit that goes on from it, the learned layer's, labels its own heads)."""
-        labels, d2 = self.assign(X)
+        4 ms of a fit of 120), or of their ``cosines`` with the heads where the
+        fit took them (:func:`cosine_scores`'s, the same numbers).  Only for a fit
+        that ends here (a subclass's fit that goes on from it, the learned
+        layer's, labels its own heads)."""
+        labels, d2 = self.assign(X) if cosines is None else _assigned(cosines)
         return Assignment(labels, self.inertia(d2, w),
                           np.bincount(labels, minlength=self.n_clusters))
 
@@ -206,10 +242,7 @@ class CosineLayer(FreeEnergyLayer):
     def assign(self, X):
         """The head of largest cosine, and ``1 - cosine`` (what ``inertia_`` sums,
         as spherical k-means reports it)."""
-        A = cosine_scores(X, self.heads)
-        labels = np.argmax(A, axis=1)
-        cos = A[np.arange(A.shape[0]), labels]
-        return labels, np.maximum(1.0 - cos, 0.0)
+        return _assigned(cosine_scores(X, self.heads))
 
     @staticmethod
     def inertia(d2, w):

@@ -6,12 +6,14 @@ from sklearn.utils import check_random_state
 
 from ..._init import (canonical_order, centred_order, distinct_starts, generator_from,
                       largest_magnitude, ordered_distinct_starts, squared_norms, unit_exponent)
+from ..point.seeding import SEED_ROWS_PER_CENTRE, sample_missed_rows
 from ..sizes import cosine_mixed_min_size
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
 
-__all__ = ["check_unit_heads", "ordered_unit_starts", "seeded_from_rows",
-           "unit_kmeans_plusplus", "unit_order_distinct", "wide_unit_order"]
+__all__ = ["check_unit_heads", "ordered_unit_starts", "sampled_unit_kmeans_plusplus",
+           "seeded_from_rows", "unit_kmeans_plusplus", "unit_order_distinct",
+           "wide_unit_order"]
 
 
 def _unit(M):
@@ -179,7 +181,7 @@ def seeded_from_rows(rows, kept):
     return bool(np.all((inv > 1.0 / bound) & (inv < bound)))
 
 
-def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None):
+def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, trials=None):
     """Greedy k-means++ on the unit rows ``Y`` (an ndarray or a CSR matrix; weights
     ``w`` or None): the seeds, rows of ``Y``, and their indices.  With ``order``
     (indices), on the rows ``Y[order]`` (``w`` theirs, the indices returned
@@ -197,7 +199,8 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None):
     fit's CPU time, one thread).
 
     The draws of :func:`sklearn.cluster.kmeans_plusplus` (a first row by weight,
-    then ``2 + log K`` candidates by the weighted squared distance to the seeds,
+    then ``2 + log K`` candidates, or ``trials``, by the weighted squared
+    distance to the seeds,
     the one that lowers the weighted sum the most kept), from the same random
     numbers, so the seeds are its seeds (up to a tie in the rounding of the
     distances); each step's distances ``|c|^2 + 1 - 2 <y, c>`` come from one
@@ -213,7 +216,7 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None):
     state = check_random_state(random_state)
     n = Y.shape[0] if order is None else len(order)
     w = np.ones(n, dtype=Y.dtype) if w is None else np.asarray(w, dtype=Y.dtype)
-    trials = 2 + int(np.log(n_seeds))
+    trials = 2 + int(np.log(n_seeds)) if trials is None else int(trials)
     at = (lambda ids: ids) if order is None else (lambda ids: order[ids])
     low = _float32_products(Y, n_seeds, norms)  # (a float32 copy of the unit rows, or None)
 
@@ -255,6 +258,91 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None):
         total, closest = totals[best], D[best]
         picked.append(int(ids[best]))
     return unit(np.array(picked)), np.array(picked)
+
+
+#: The fewest rows the k-means++ draw on dense unit rows samples down to
+#: (:func:`sampled_unit_kmeans_plusplus`; at least
+#: :data:`..point.seeding.SEED_ROWS_PER_CENTRE` rows a head): each of its K
+#: rounds reads every row (memory-bound: n = 4000, d = 384, 0.8 ms a round of
+#: float32 products), 21 ms of a 130 ms fit at K = 20.  Measured on the von
+#: Mises-Fisher cells of ``benchmarks/bench_cosine.py --case vmf`` (one thread,
+#: interleaved, 5 seeds x 3; see ``CHANGELOG.md``): the seeding 21 -> 6 ms at d =
+#: 384, K = 20, the same median ARI.  Smaller data (K = 5 there: 1000 rows) draws
+#: from all its rows.
+SEED_SAMPLE_MIN_ROWS = 1024
+
+
+#: Candidates of each round of the k-means++ draw on dense unit rows (scikit-learn's
+#: ``2 + ln K`` elsewhere): in high dimension the squared distances of a
+#: cluster's rows to its seed (``2 - 2 cos``, 1.4 at a within-cluster cosine
+#: of 0.3) are close to those to other clusters' (2), so the draw's weights
+#: barely prefer an uncovered cluster, and with ``2 + ln K`` candidates the
+#: seeds miss clusters that the descent and the swap stage's trials then find
+#: (their passes, most of a fit).  Measured on the von Mises-Fisher cells of
+#: ``benchmarks/bench_cosine.py --case vmf`` (a sample of 1024 rows, 100
+#: draws): d = 384, K = 20, the seeds covered all 20 clusters in 1 (4
+#: candidates), 14 (8), 44 (16), 76 (32) draws at a within-cluster cosine of
+#: 0.3; at d = 384, K = 5, 52, 89, 98, 100.  The fits (one thread, CPU time,
+#: 10 seeds, min of 2): d = 384, K = 20, 120 -> 61 ms (0.3) and 100 -> 58 ms
+#: (0.6) at 16, 64 and 59 ms at 32; d = 64, K = 20, 37 -> 31 and 28 -> 17 ms;
+#: K = 5 13 to 16 ms -> 13 to 14 (d = 384) and 5.5 to 6.2 ms either way (d =
+#: 64); the same median ARI, the least no lower.  A round's products are
+#: ``m d`` by 16 candidates, on the sample's rows (:data:`SEED_SAMPLE_MIN_ROWS`).
+SEED_LOCAL_TRIALS = 16
+
+
+def sample_positions(n, m, state, w):
+    """``m`` of ``n`` positions for a sampled draw (``state`` a ``RandomState``),
+    and their counts: drawn uniformly without replacement among the rows of
+    positive weight where those weights are equal (``w`` None: all one; counts
+    None: the draw of the rows without those of weight 0), else by weight with
+    replacement, the distinct ones and how often each was drawn (a weight
+    ``w`` drawn as ``w`` repeats would be).  All the rows of positive weight
+    where they are ``m`` or fewer."""
+    live = None if w is None else np.flatnonzero(np.asarray(w) > 0)
+    if live is None or np.ptp(w[live]) == 0:
+        size = n if live is None else live.size
+        drawn = np.arange(size) if m >= size else np.sort(state.choice(size, m, replace=False))
+        return (drawn if live is None else live[drawn]), None
+    cumulative = np.cumsum(w, dtype=np.float64)
+    drawn = np.searchsorted(cumulative, state.random_sample(m) * cumulative[-1], side="right")
+    np.minimum(drawn, np.flatnonzero(np.asarray(w) > 0)[-1], out=drawn)  # (u W rounds to W)
+    positions, counts = np.unique(drawn, return_counts=True)
+    return positions, counts.astype(np.float64)
+
+
+def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order):
+    """:func:`unit_kmeans_plusplus`'s seeds of the unit rows ``Y[order]`` (an
+    ndarray or a CSR matrix; weights ``w`` in that order, or None) drawn from a sample of
+    ``max(SEED_SAMPLE_MIN_ROWS, SEED_ROWS_PER_CENTRE * n_seeds)`` of them
+    (:func:`sample_positions` in that order, so the sample depends on the
+    rows' values only), as the point layer's draw
+    (:mod:`..point.seeding`).  The seeds are checked on all the rows (one
+    product with them): where the rows' weighted mean squared distance to the
+    seeds is above :data:`..point.seeding.SAMPLE_DISTANCE_FACTOR` times the
+    sample's (:func:`..point.seeding.sample_missed_rows`: the sample missed
+    rows far from every seed), the seeds are drawn again from all the rows.
+    No more rows of positive weight than the sample: the draw from all the
+    rows.  Each round's :data:`SEED_LOCAL_TRIALS` candidates (not ``2 + ln K``)."""
+    n = len(order) if w is None else int(np.count_nonzero(np.asarray(w) > 0))
+    m = max(SEED_SAMPLE_MIN_ROWS, SEED_ROWS_PER_CENTRE * int(n_seeds))
+    trials = SEED_LOCAL_TRIALS
+    if m >= n:
+        return unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, trials=trials)[0]
+    state = check_random_state(random_state)
+    positions, counts = sample_positions(len(order), m, state, w)
+    picked = order[positions]
+    Z = unit_kmeans_plusplus(Y[picked], n_seeds, counts, state, trials=trials)[0]
+    # the squared distances of all the rows to their nearest seed, in ``order``
+    C = Z.toarray() if _is_sparse(Z) else Z
+    # (heads by rows: the faster product of dense float64 rows)
+    D = np.asarray(Y @ C.T).T.copy() if _is_sparse(Y) else C @ Y.T
+    D *= -2.0
+    D += np.einsum("ij,ij->i", C, C)[:, None] + 1.0
+    d2 = np.maximum(D.min(axis=0), 0.0)[order]
+    if sample_missed_rows(d2, w, positions, counts):
+        return unit_kmeans_plusplus(Y, n_seeds, w, state, order, trials=trials)[0]
+    return Z
 
 
 #: The widest unit rows whose k-means++ products run in float32 (a float32 copy
