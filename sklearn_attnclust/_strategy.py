@@ -164,7 +164,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     has ``coarse_starts`` (the point layer's), a fit without a coarse sample
     descends its starts and swap trials on all the rows to the coarse
     tolerance, as a staged fit does on its sample, and finishes the best to
-    ``tol`` (:func:`_finish`).  BLAS runs on one
+    ``tol`` (:func:`_finish`; on fits of more than :data:`._swap.RACE_WORK`
+    entries, an incumbent a trial beat first races it: :func:`._swap._raced`).
+    BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
     d`` ones, run faster so; the passes split the rows over threads themselves).
 
@@ -446,8 +448,11 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
 
 
 def _finisher(descent, plan, tol, stage_tol):
-    """None, or (a loose plan: ``plan.loose``) the finish of a result of the stage
-    to ``tol`` on all the rows (:func:`_finish`), the stage's tolerance kept."""
+    """The ``finish`` of :func:`._swap.swap_rounds`: None, or (a loose plan,
+    ``plan.loose``, of more than :data:`._swap.RACE_WORK` entries ``n K d``)
+    ``finish(result, stop)``, :func:`_finish` of a result of the stage to ``tol``
+    on all the rows, ended early where ``stop(values)``; the stage's tolerance
+    ``stage_tol`` restored after."""
     rows = plan.rows
     if not plan.loose or rows.shape[0] * descent.maths.n_clusters * rows.shape[1] <= RACE_WORK:
         return None
@@ -472,7 +477,8 @@ def _finish(descent, stats, first, tol, rows, row_w=None, loose=False, stop=None
     (``_Plan.loose``); kept only where the stage's descent would have stopped
     there too (stationary to ``tol`` and, where the descent reads the risk's
     decrease, its last step lowering it by at most the stage's ``rtol``), else
-    continued for a step at least."""
+    continued for a step at least.  ``stop``: passed to the continued descent
+    (:meth:`._descent._Descent.run`; a race of the swap stage)."""
     rtol = descent.rtol(tol) if loose else None
     if first.grad_norms[-1] <= tol and (rtol is None or len(first.values) < 2
                                         or relative_drop(first.values, 1) <= rtol):
