@@ -42,7 +42,7 @@ from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys
 from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
                           takes_coarse_sample)
-from ._swap import swap_rounds
+from ._swap import RACE_WORK, swap_rounds
 from .layers.base import swap_of
 from .optim import handed_state
 from .optim.optimizer import relative_drop
@@ -164,7 +164,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     has ``coarse_starts`` (the point layer's), a fit without a coarse sample
     descends its starts and swap trials on all the rows to the coarse
     tolerance, as a staged fit does on its sample, and finishes the best to
-    ``tol`` (:func:`_finish`).  BLAS runs on one
+    ``tol`` (:func:`_finish`; on fits of more than :data:`._swap.RACE_WORK`
+    entries, an incumbent a trial beat first races it: :func:`._swap._raced`).
+    BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
     d`` ones, run faster so; the passes split the rows over threads themselves).
 
@@ -239,7 +241,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         res = results = None  # (only the best kept: each holds K x d arrays, L-BFGS pairs)
         if swaps and best.converged:
             best = swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
-                               random_state)
+                               random_state, _finisher(descent, plan, tol, stage_tol))
         return _full_data(descent, plan, best, tol, n_init)
 
 
@@ -445,7 +447,27 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
     return res
 
 
-def _finish(descent, stats, first, tol, rows, row_w=None, loose=False):
+def _finisher(descent, plan, tol, stage_tol):
+    """The ``finish`` of :func:`._swap.swap_rounds`: None, or (a loose plan,
+    ``plan.loose``, of more than :data:`._swap.RACE_WORK` entries ``n K d``)
+    ``finish(result, stop)``, :func:`_finish` of a result of the stage to ``tol``
+    on all the rows, ended early where ``stop(values)``; the stage's tolerance
+    ``stage_tol`` restored after."""
+    rows = plan.rows
+    if not plan.loose or rows.shape[0] * descent.maths.n_clusters * rows.shape[1] <= RACE_WORK:
+        return None
+
+    def finish(res, stop=None):
+        descent.stage(tol)
+        try:
+            return _finish(descent, plan.stats, res, tol, plan.rows, plan.row_w, loose=True,
+                           stop=stop)
+        finally:
+            descent.stage(stage_tol)
+    return finish
+
+
+def _finish(descent, stats, first, tol, rows, row_w=None, loose=False, stop=None):
     """The descent ``first`` on all the rows at a lower precision: kept if it
     ended stationary to ``tol`` (by its own, lower-precision measure), else
     continued on ``stats`` from its heads and optimiser state (``max_iter``
@@ -455,14 +477,16 @@ def _finish(descent, stats, first, tol, rows, row_w=None, loose=False):
     (``_Plan.loose``); kept only where the stage's descent would have stopped
     there too (stationary to ``tol`` and, where the descent reads the risk's
     decrease, its last step lowering it by at most the stage's ``rtol``), else
-    continued for a step at least."""
+    continued for a step at least.  ``stop``: passed to the continued descent
+    (:meth:`._descent._Descent.run`; a race of the swap stage)."""
     rtol = descent.rtol(tol) if loose else None
     if first.grad_norms[-1] <= tol and (rtol is None or len(first.values) < 2
                                         or relative_drop(first.values, 1) <= rtol):
         res = first
     else:
         res = descent.run(stats, first.heads, tol, state=handed_state(first), memory=8,
-                          steps=descent.max_iter - first.n_iter, min_steps=int(loose))
+                          steps=descent.max_iter - first.n_iter, min_steps=int(loose),
+                          stop=stop)
         res.values = first.values + res.values[1:]
         res.grad_norms = first.grad_norms + res.grad_norms[1:]
         res.n_iter += first.n_iter

@@ -18,7 +18,9 @@ the heads are descended again for :data:`SWAP_STEPS` steps at most (where
 :data:`SWAP_FORCED_STEPS` whatever the stationarity; fewer where a
 step finds no decrease, or once the trial's risk is above the best one's by
 more than :data:`SWAP_HOPE` times its last step's decrease) and the trial is
-kept if its risk is lower.  The stage stops after
+kept if its risk is lower (where the best one stopped at the coarse tolerance
+on a fit of more than :data:`RACE_WORK` entries, after it raced the trial:
+:func:`_raced`).  The stage stops after
 :data:`SWAP_PATIENCE` trials in a row that did not lower the risk, or after
 :data:`SWAP_ROUNDS` trials; where the maths' heads are free points
 (``swap_free_points``), it also stops before a trial once the least useful
@@ -41,18 +43,20 @@ estimator.
 
 import numpy as np
 
-from ._assign import first_minimum
 from ._init import _unit_exponent, canonical_order, ordered_distinct_starts
-from ._mapped_rows import MappedRows
+from ._nearest import (BLOCK_ROWS, ROW_REDUCTION_HEADS, TRANSPOSED_HEADS,  # noqa: F401
+                       _squared_norms, squared_distances, squared_row_norms, two_nearest,
+                       two_nearest_rows)
 from .optim import handed_state
 
-__all__ = ["ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED", "SWAP_PATIENCE", "SWAP_ROUNDS",
+__all__ = ["RACE_HOPE", "RACE_WORK", "ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED", "SWAP_PATIENCE", "SWAP_ROUNDS",
            "TRANSPOSED_HEADS", "draw_order", "nearest_two", "removal_share",
            "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
            "two_nearest", "two_nearest_rows"]
 
 #: Trials at most per fit.
 SWAP_ROUNDS = 8
+
 
 #: Trials in a row that may fail (raise the risk) before the stage stops.
 SWAP_PATIENCE = 2
@@ -119,36 +123,40 @@ SWAP_FORCED_STEPS = 1
 #: the last decreases' ratio lost 4 to 7 (the decreases are not geometric).
 SWAP_HOPE = 4.0
 
-#: Rows per block of the stage's passes (of :func:`two_nearest`, at most).
-BLOCK_ROWS = 4096
-
-#: Entries of :func:`two_nearest`'s (block, K) array of distances, about: 2 MiB
-#: of float64, :data:`BLOCK_ROWS` rows up to K = 64, fewer (256 at least) for
-#: more heads, whose 4096-row blocks left the cache (one thread, CPU medians
-#: of 5, normal rows and points, the same numbers there, though BLAS may round
-#: a product of another block size by an ulp: 5e4 x 16, K = 1024, 227 ms
-#: in blocks of 4096 rows, 120 of 1024, 112 of 256; 5e4 x 64, K = 256, 74.6
-#: of 4096, 59.4 of 1024; 5e4 x 16, K = 64, 13.6 of 4096, 12.6 to 13.2 of
-#: 256 to 2048).
-TWO_NEAREST_ENTRIES = 2**18
-
-#: Heads from which :func:`_two_smallest` reduces along the rows instead of
-#: over the columns (4096 rows, one thread: K = 32, 0.59 ms over the columns
-#: against 0.45 along the rows; K = 16, 0.25 against 0.43).
-ROW_REDUCTION_HEADS = 32
-
-#: Heads from which :func:`_two_smallest`, below :data:`ROW_REDUCTION_HEADS`,
-#: copies the (block, K) array to (K, block) and reduces over its contiguous
-#: rows (numpy's minimum over the first axis, :func:`._assign.first_minimum`)
-#: instead of running over its strided columns.  Measured (:func:`two_nearest`
-#: of 5e4 normal rows, blocks of 4096, one thread, CPU medians of 9, old against
-#: new): K = 8, 1.87 against 1.57 ms (d = 2), 2.39 against 2.04 (d = 16); K =
-#: 20, 4.57 against 3.22 and 5.65 against 4.49; K = 31, 7.37 against 5.19; K =
-#: 2 to 5 the same or slower (0.90 against 1.04 at K = 2, d = 2).
-TRANSPOSED_HEADS = 8
 
 
-def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
+#: Where the incumbent stopped at the coarse tolerance (a fit on all the rows,
+#: the point layer's ``coarse_starts``), it races a trial that ended below it
+#: (:func:`_raced`) on fits of more than this many entries ``n K d`` (a pass
+#: over the rows); on smaller ones a trial is judged against the incumbent as it
+#: stopped.  Judged so, a trial wins by the steps it took beyond the incumbent's
+#: (on uniform 2-D rows, n = 5e4, K = 20, the start stopped 2 to 4 % above its
+#: optimum and 6 of 8 trials were kept for gains of 0.1 to 2 %, none left once
+#: the start was finished): each kept trial costs a target and a new assignment
+#: (:func:`nearest_two`), and resets the patience.  On small fits the lenient
+#: judging explores (3 blobs at ``n_clusters`` 8 and 12, 3000 rows, 4 seeds:
+#: within 1 % of the best known in 70 of 80 fits, worst 1.021, against 64 to 66,
+#: worst 1.040 to 1.043, with variants of the race), at a trial's small cost: the
+#: same bound as the saddle check's (:data:`._saddle.SADDLE_WORK`).  Measured
+#: (one thread, CPU time, interleaved with the code before, medians over seeds):
+#: uniform 2-D rows, n = 5e4, K = 20, 64, 256, 0.71, 0.74 and 1.05 x the time at
+#: 1.000, 1.000 and 0.995 x the inertia; 2-D ``make_blobs`` 1.00, 0.90 and 0.74 x
+#: at 0.998, 1.002 and 1.000 x; digits (scaled, K = 10, 1.15e6 entries) 0.95 x,
+#: the same inertia.
+RACE_WORK = 2**20
+
+#: A race (:func:`_raced`) stops once the incumbent's risk is above the trial's
+#: by more than this many times its last step's decrease (:class:`_Hopeless`;
+#: while the decreases shrink by a ratio below 2/3 per step, the steps left
+#: cannot close the gap).  Measured against :data:`SWAP_HOPE` (4) on 2-D
+#: ``make_blobs`` and uniform rows, n = 5e4 (one thread, CPU time, interleaved
+#: with the code before, medians): K = 20 (12 seeds x 2) 0.95 and 0.70 x the
+#: time before against 1.06 and 0.69 x, K = 64 (6 seeds) 0.80 and 0.76 x against
+#: 0.82 and 0.81 x; the same inertia (medians to 4 digits).
+RACE_HOPE = 2.0
+
+
+def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None):
     """``best`` (a descent's result on ``stage``) after the swap trials.
 
     A trial (:func:`swap_target`) whose move raises the hard risk by less than
@@ -167,8 +175,14 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     saddle check (:func:`._saddle.escape_saddles`, its escapes descended as
     trials).  A kept trial is finished to ``tol``
     from its optimiser's state; its ``n_iter`` is then the steps of the start's
-    descent and of every trial (the stage's work on the way to it)."""
-    maths, fails, steps, kept = descent.maths, 0, 0, False
+    descent and of every trial (the stage's work on the way to it).
+
+    ``finish``: None, or ``finish(result, stop)``, the finish of a result of
+    the stage (stopped at the coarse tolerance, ``tol`` here) to the fit's
+    tolerance, ended early where ``stop(values)``: an incumbent not finished
+    so races a trial that ended below it before the trial is kept
+    (:func:`_raced`, :data:`RACE_WORK`), its steps counted as the stage's."""
+    maths, fails, steps, kept, finished = descent.maths, 0, 0, False, False
     if maths.n_clusters < 2:
         return best
     trial_tol, first_steps = max(tol, maths.coarse_tol), best.n_iter
@@ -201,9 +215,14 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
             trial = run(stage, maths.moved(best.heads, target[0], _row(rows, target[1])), bar,
                         SWAP_FORCED_STEPS if free and target[2] >= 0 else 0)
             steps += trial.n_iter
+        if trial is not None and trial.value < bar and finish is not None and not finished:
+            done, finished = _raced(finish, best, trial.value)
+            if done is not best:  # (descended on: the next target reads its heads)
+                steps, best, near = steps + done.n_iter - best.n_iter, done, None
+                bar = best.value - SWAP_RTOL * abs(best.value)
         if trial is not None and trial.value < bar:
             descent.say(f"Swap kept: risk {best.value:.6g} -> {trial.value:.6g}")
-            best, fails, kept, near = trial, 0, True, None
+            best, fails, kept, near, finished = trial, 0, True, None, False
         else:
             fails += 1
             if fails >= SWAP_PATIENCE:
@@ -222,6 +241,23 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng):
     if kept:  # the kept result's steps: its start's descent and every trial's
         best.n_iter = first_steps + steps
     return best
+
+
+def _raced(finish, best, value):
+    """The incumbent ``best``, stopped at the coarse tolerance, against a trial
+    that ended below it at ``value``: ``(result, finished)``.
+
+    ``best`` is descended on to the fit's tolerance (``finish(best, stop)``) while
+    it may still end as low as the trial (within :data:`SWAP_RTOL`): stopped once
+    hopeless by :class:`_Hopeless` (then the trial wins), else finished (then
+    judged as finished, as a trial that a finished start would reject is).  Not
+    descended (``best`` returned) where its own last step is hopeless already.
+    ``finished``: the result reached the tolerance."""
+    stop = _Hopeless(value + SWAP_RTOL * abs(value), RACE_HOPE)
+    if len(best.values) > 1 and stop(best.values):
+        return best, False
+    done = finish(best, stop)
+    return done, bool(done.converged)
 
 
 class _Trial:
@@ -252,133 +288,17 @@ class _Hopeless:
     decreases shrink by a ratio below ``SWAP_HOPE / (1 + SWAP_HOPE)`` per step,
     the steps left cannot close the gap (their sum is below the gap)."""
 
-    def __init__(self, bar):
-        self.bar = bar
+    def __init__(self, bar, hope=None):
+        self.bar, self.hope = bar, SWAP_HOPE if hope is None else hope
 
     def __call__(self, values):
-        return values[-1] - self.bar > SWAP_HOPE * (values[-2] - values[-1])
+        return values[-1] - self.bar > self.hope * (values[-2] - values[-1])
 
 
 def _row(rows, i):
     """Row ``i`` of ``rows``: a 1-D array, or a sparse matrix's (or array's) row as
     a (1, d) sparse matrix (scipy before 1.13 has no 1-D slice of a sparse array)."""
     return rows[[i]] if hasattr(rows, "tocsr") else rows[i]
-
-
-def _squared_norms(Y):
-    """Each row's squared norm (an ndarray, a sparse matrix's rows or
-    :class:`._mapped_rows.MappedRows`, a block at a time), float64."""
-    if isinstance(Y, MappedRows):
-        return np.concatenate([_squared_norms(B) for B in Y.blocks()] or [np.zeros(0)])
-    if hasattr(Y, "multiply"):
-        # (a canonical matrix's squares by entry, the same sums: its product with
-        # itself sorts and merges the two structures; 3842 TF-IDF rows with sorted
-        # indices, one thread: 2.2 ms against 0.6 ms.  scikit-learn's vectorizers
-        # leave the indices unsorted: the product, whose sums are in sorted order)
-        squares = Y.power(2) if getattr(Y, "has_canonical_format", False) else Y.multiply(Y)
-        return np.asarray(squares.sum(axis=1), dtype=np.float64).ravel()
-    return np.einsum("ij,ij->i", Y, Y, dtype=np.float64)
-
-
-def squared_row_norms(Y, block_rows=BLOCK_ROWS):
-    """The squared norms of the rows of ``Y`` (the swap stage's space), by blocks
-    of rows: taken once a stage, not at each of its passes (the sparse text of
-    ``benchmarks/bench_cosine.py --case text``, 3842 rows, 358397 entries, one
-    thread: a pass to 10 points 4.6 ms taking the norms, 1.8 ms given them)."""
-    n = Y.shape[0]
-    return np.concatenate([_squared_norms(Y[start:min(start + block_rows, n)])
-                           for start in range(0, n, block_rows)])
-
-
-def squared_distances(Y, Z, norms=None):
-    """The squared distances (b, K) of the rows ``Y`` (an ndarray or a sparse
-    matrix) to the points ``Z``, by the expansion, clipped at 0; ``norms``: the
-    rows' squared norms (:func:`squared_row_norms`), taken when not given."""
-    D = np.asarray(Y @ (-2.0 * Z.T), dtype=np.float64)
-    D += np.einsum("ij,ij->i", Z, Z)
-    D += (_squared_norms(Y) if norms is None else norms)[:, None]
-    return np.maximum(D, 0.0, out=D)
-
-
-def two_nearest(Y, Z, block_rows=None, norms=None):
-    """Each row's nearest point of ``Z`` (K >= 2), its squared distance to it and
-    to the second nearest: ``(labels, d1, d2)``, by blocks of rows (``block_rows``,
-    None: :func:`two_nearest_rows`; ``norms``: the rows' :func:`squared_row_norms`,
-    or None).
-
-    The two smallest of ``|z|^2 - 2 y.z`` are found, and the row's squared norm
-    added to those two only (then clipped at 0): the numbers of
-    :func:`squared_distances`' entries (the same sums in the same order), two
-    passes over the (block, K) array fewer (one thread, CPU time, medians of 7:
-    5e4 x 16 rows, K = 64, 14.3 ms against 12.7; 5e4 x 64, K = 256, 65.8
-    against 57.7; the same labels and distances on these normal rows).  The
-    label is the first column of least ``|z|^2 - 2 y.z``: where adding the
-    norm rounds two columns to one distance, the nearer before rounding (the
-    first of the rounded distances before)."""
-    n = Y.shape[0]
-    if block_rows is None:
-        block_rows = two_nearest_rows(Z.shape[0])
-    labels = np.empty(n, dtype=np.intp)
-    d1, d2 = np.empty(n), np.empty(n)
-    Zt, zz = -2.0 * Z.T, np.einsum("ij,ij->i", Z, Z)
-    for start in range(0, n, block_rows):
-        stop = min(start + block_rows, n)
-        E = np.asarray(Y[start:stop] @ Zt, dtype=np.float64)
-        E += zz
-        _two_smallest(E, labels[start:stop], d1[start:stop], d2[start:stop])
-        block = _squared_norms(Y[start:stop]) if norms is None else norms[start:stop]
-        for d in (d1[start:stop], d2[start:stop]):
-            d += block
-            np.maximum(d, 0.0, out=d)
-    return labels, d1, d2
-
-
-def two_nearest_rows(n_points):
-    """Rows per block of :func:`two_nearest` to ``n_points`` points: about
-    :data:`TWO_NEAREST_ENTRIES` distances, from 256 to :data:`BLOCK_ROWS` rows."""
-    return int(min(BLOCK_ROWS, max(256, TWO_NEAREST_ENTRIES // max(int(n_points), 1))))
-
-
-def _two_smallest(D, labels, first, second):
-    """Each row's first smallest column of ``D`` (b, K), K >= 2, no NaN, written
-    to ``labels``, its value to ``first`` and the smallest of the others to
-    ``second`` (equal to ``first`` on ties): ``D.argmin(axis=1)``, its values and
-    the row minima with that entry left out, the same numbers (selections, no
-    arithmetic), by elementwise minima and maxima over the columns and
-    :func:`._assign.first_minimum`.  numpy's reductions along a short last axis
-    are slow: on 4096 rows, K = 3 (5), one thread, ``argmin`` took 47 (66) us and
-    ``min`` 134 (161) us, and a masked ``copyto`` of a strided column 8 us.  From
-    :data:`ROW_REDUCTION_HEADS` columns on, the strided columns cost more than
-    the reductions along the rows (4096 rows, one thread: K = 64, 1.9 ms against
-    0.56; K = 256, 17.9 ms against 1.6; K = 1024, 75 ms against 6.2): ``argmin``,
-    then the minimum of ``D`` with that entry set to infinity (``D`` is
-    overwritten there).  From :data:`TRANSPOSED_HEADS` columns, the same on a
-    (K, b) copy of ``D``, its minima over the first axis.
-    """
-    if D.shape[1] >= ROW_REDUCTION_HEADS:
-        rows = np.arange(D.shape[0])
-        D.argmin(axis=1, out=labels)
-        np.copyto(first, D[rows, labels])
-        D[rows, labels] = np.inf
-        D.min(axis=1, out=second)
-        return
-    if D.shape[1] >= TRANSPOSED_HEADS:  # (the same selections on a (K, b) copy)
-        T = np.ascontiguousarray(D.T)
-        T.min(axis=0, out=first)
-        found = first_minimum(T, first)
-        labels[:] = found
-        T[found, np.arange(T.shape[1])] = np.inf
-        T.min(axis=0, out=second)
-        return
-    np.copyto(first, D[:, 0])
-    second.fill(np.inf)
-    above = np.empty(D.shape[0])
-    for k in range(1, D.shape[1]):
-        column = D[:, k]
-        # below the first, the column makes the first the second; else it may be it
-        np.minimum(second, np.maximum(first, column, out=above), out=second)
-        np.minimum(first, column, out=first)
-    labels[:] = first_minimum(D.T, first)
 
 
 def draw_order(rows, weights):
