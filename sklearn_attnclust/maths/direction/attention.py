@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
+from .products import head_scores
 from .reconstruction import add_risk_sums, competitive_weights, risk_sums
 from .wide import moments_on, wide_statistics
 from ...layers.base import Statistics
@@ -347,20 +348,6 @@ def optimal_scale(B, Q):
     if not np.isfinite(B) or not np.isfinite(Q) or Q <= 0 or B <= 0:
         return 0.0
     return float(B / Q)
-
-
-def head_scores(X, M):
-    """Scores ``X M^T`` (n, K) and the head of largest score of each row, in threads."""
-    M = np.asarray(M).astype(X.dtype, copy=False)
-    scores = np.empty((X.shape[0], M.shape[0]), dtype=X.dtype)
-    labels = np.empty(X.shape[0], dtype=np.intp)
-
-    def block(lo, hi):
-        np.matmul(X[lo:hi], M.T, out=scores[lo:hi])
-        labels[lo:hi] = np.argmax(scores[lo:hi], axis=1)
-
-    map_row_blocks(block, X.shape[0], 65536)
-    return scores, labels
 
 
 def _risk_pass(M, stats, beta, L, *, lam=None, need_grad=False, chunk_size=None):

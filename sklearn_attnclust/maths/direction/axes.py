@@ -37,6 +37,7 @@ from ..held import HeldLabels, add_label_keys, key_direction
 from ..shared import CACHE_ENTRIES, check_points, zero_weights
 from .attention import typical_head_score
 from .counting import ScaledRows
+from .products import row_scores
 from .scales import WideMoment, axis_moments, source_moments
 from .starts import lloyd_step, refine_heads, seed_sample
 from ...layers.base import LayerMaths, Statistics
@@ -94,11 +95,10 @@ def block_sums(Y, w, M, beta, need_grad):
     """
     K = M.shape[0]
     if need_grad:
-        AB = np.concatenate([M, key_direction(M.shape[1])[None]]).astype(Y.dtype,
-                                                                           copy=False) @ Y.T
+        AB = _heads_by_rows(np.concatenate([M, key_direction(M.shape[1])[None]]), Y)
         A = AB[:K]  # heads by rows (see free_energy)
     else:
-        A = M.astype(Y.dtype, copy=False) @ Y.T
+        A = _heads_by_rows(M, Y)
     L = A * A
     L *= beta
     value, P = free_energy_sums(L, w, beta, need_grad, floor32=True)
@@ -109,6 +109,14 @@ def block_sums(Y, w, M, beta, need_grad):
     masses = P.sum(axis=1, dtype=np.float64)
     P *= A
     return value, masses, (P @ Y).astype(np.float64, copy=False), keys
+
+
+def _heads_by_rows(M, Y):
+    """``M Y^T`` (K, c) in ``Y``'s dtype, C-ordered: float32 rows' as ``(Y M^T)^T``, the
+    same numbers (.products: OpenBLAS's sgemm ran it 1.4 to 2 times as fast, a chunk
+    of 512 x 384, K = 5 / 20, 132 / 191 us against 66 / 135 us)."""
+    M = M.astype(Y.dtype, copy=False)
+    return np.ascontiguousarray((Y @ M.T).T) if Y.dtype == np.float32 else M @ Y.T
 
 
 @dataclass
@@ -391,7 +399,7 @@ def largest_score(X, M):
     def block(lo, hi):
         for a in range(lo, hi, 8192):
             b = min(a + 8192, hi)
-            A = np.asarray(X[a:b], dtype=np.float64) @ M.T
+            A = row_scores(np.asarray(X[a:b], dtype=np.float64), M)  # (.products)
             lab = np.argmax(A, axis=1)
             labels[a:b] = lab
             scores[a:b] = np.take_along_axis(A, lab[:, None], axis=1)[:, 0]

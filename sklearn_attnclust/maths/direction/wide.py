@@ -73,7 +73,10 @@ class RowMoment:
             # (the two products over all the rows: chunks of rows read once from
             # memory for both took 19 ms against 16 to 17 ms at 1000 x 10000, K = 8,
             # one thread, and would sum in another order)
-            P = A @ self.X.T
+            # (float32 rows: A X^T as (X A^T)^T, the same numbers, as .products measured:
+            # at 1e4 x 1e4, K = 8, one thread, 94 -> 75 ms; float64's as it was, faster)
+            P = np.ascontiguousarray((self.X @ A.T).T) if self.dtype == np.float32 else \
+                A @ self.X.T
             P *= self.v.astype(self.dtype, copy=False)
             self._last = (self._last + [(A.copy(), P @ self.X)])[-PRODUCTS_KEPT:]
             return self._last[-1][1].astype(dtype, copy=False)
