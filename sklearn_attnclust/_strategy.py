@@ -254,8 +254,11 @@ class _Plan:
                  precision, draw, max_iter):
         n, d = X.shape
         self.X, self.stats, self.precision = X, stats, precision
-        self.m = m = coarse_sample_size(n, maths.n_clusters, d)
-        large = coarse is True or (coarse == "auto" and takes_coarse_sample(n, maths.n_clusters, d))
+        # (the maths' own cap on rows in memory; a row source's sample follows sample_plan's)
+        cap = getattr(maths, "coarse_cap_rows", None) if isinstance(X, np.ndarray) else None
+        self.m = m = coarse_sample_size(n, maths.n_clusters, d, cap)
+        large = coarse is True or (coarse == "auto"
+                                   and takes_coarse_sample(n, maths.n_clusters, d, cap))
         self.staged = staged = large and descend_sample
         self.rows, self.row_w, self.stage, self.sampler = X, weights, stats, None
         if large:
