@@ -1,5 +1,6 @@
 """The point layer's coarse sample on rows fewer than its usual size (issue 30)."""
 
+import numpy as np
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
@@ -42,3 +43,16 @@ def test_fit_between_the_caps_starts_on_a_sample_and_ends_at_the_same_clusters(m
     assert whole.layer_.fit_.n_iter_coarse == 0
     assert abs(staged.inertia_ / whole.inertia_ - 1) < 1e-3
     assert adjusted_rand_score(staged.labels_, whole.labels_) > 0.99
+
+
+def test_few_distinct_rows():
+    rng = np.random.default_rng(0)
+    P = rng.normal(size=(5, 3))
+    X = P[rng.integers(0, 5, size=400)]
+    assert sizes.few_distinct_rows(X, 6) and not sizes.few_distinct_rows(X, 5)
+    assert sizes.few_distinct_rows(X[:3], 4)  # fewer rows than k
+    # two rows whose products with the fixed direction (weights 1 and 2) tie are
+    # still told apart by the rows themselves
+    Y = np.array([[0.0, 1.0], [2.0, 0.0]])
+    assert np.unique(Y @ np.linspace(1.0, 2.0, 2)).size == 1
+    assert not sizes.few_distinct_rows(Y, 2) and sizes.few_distinct_rows(Y[[0, 0]], 2)

@@ -135,8 +135,7 @@ class PointLayer(FreeEnergyLayer):
                  and n * d >= sizes.MIXED_MIN_SIZE and self.max_iter > 0
                  and (self.n_clusters >= MIXED_COARSE_HEADS
                       or (d <= MIXED_MAX_FEATURES
-                          and not sizes.takes_coarse_sample(n, self.n_clusters, d,
-                                                            maths.coarse_cap_rows))))
+                          and not sizes.takes_coarse_sample(n, self.n_clusters, d))))
         self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
                                     precision=maths.low_precision if mixed else None,
                                     **options)
