@@ -41,7 +41,7 @@ from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys
                       smallest_keys)
 from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
-                          few_distinct_rows, takes_coarse_sample)
+                          takes_coarse_sample)
 from ._swap import swap_rounds
 from .layers.base import swap_of
 from .optim import handed_state
@@ -254,26 +254,18 @@ class _Plan:
                  precision, draw, max_iter):
         n, d = X.shape
         self.X, self.stats, self.precision = X, stats, precision
-        # (the maths' own cap on rows in memory; a row source's sample follows sample_plan's)
-        cap = getattr(maths, "coarse_cap_rows", None) if isinstance(X, np.ndarray) else None
-        self.m = m = coarse_sample_size(n, maths.n_clusters, d, cap)
-        large = coarse is True or (coarse == "auto"
-                                   and takes_coarse_sample(n, maths.n_clusters, d, cap))
+        self.m = m = coarse_sample_size(n, maths.n_clusters, d)
+        large = coarse is True or (coarse == "auto" and takes_coarse_sample(n, maths.n_clusters, d))
+        self.staged = staged = large and descend_sample
         self.rows, self.row_w, self.stage, self.sampler = X, weights, stats, None
         if large:
             self.sampler = _Sampler(X, weights, random_state, draw)
             self.rows, self.row_w = self.sampler(m)
-            # (a sample taken by the maths' cap alone, of fewer distinct rows than heads:
-            # all the rows, as without the cap)
-            if cap is not None and coarse == "auto" and not takes_coarse_sample(
-                    n, maths.n_clusters, d) and few_distinct_rows(self.rows, maths.n_clusters):
-                large, self.rows, self.row_w, self.sampler = False, X, weights, None
-        self.staged = staged = large and descend_sample
-        if staged:
-            self.stage = maths.statistics(self.rows, self.row_w)
-            if precision is not None:
-                self.stage = precision(self.stage)
-        elif not large and not isinstance(X, np.ndarray) and not issparse(X):
+            if staged:
+                self.stage = maths.statistics(self.rows, self.row_w)
+                if precision is not None:
+                    self.stage = precision(self.stage)
+        elif not isinstance(X, np.ndarray) and not issparse(X):
             self.rows = np.asarray(X)
         # a fit on all the rows at once with ``precision``: the descents at the lower
         # precision, the best one checked (and if need be finished) at full precision

@@ -17,9 +17,7 @@ __all__ = [
     "COSINE_MIXED_MIN_SIZE",
     "COSINE_MIXED_MIN_WORK",
     "MIXED_MIN_SIZE",
-    "POINT_COARSE_CAP_ROWS",
     "coarse_sample_size",
-    "few_distinct_rows",
     "cosine_mixed_min_size",
     "takes_coarse_sample",
     "default_chunk_size",
@@ -99,64 +97,29 @@ COARSE_FACTOR = 4
 COARSE_CAP_ROWS = 65536
 
 
-#: The point layer's :data:`COARSE_CAP_ROWS` on rows in memory
-#: (:attr:`.point.maths.PointMaths.coarse_cap_rows`): from this many rows on, a
-#: fit whose sample of about 2000 rows a head would exceed ``n / COARSE_FACTOR``
-#: starts on ``n / (COARSE_FACTOR + 1)`` rows, then finishes on all of them.
-#: Without it, uniform 5e4 x 16 rows, K = 64 (2048 rows a head: more than the
-#: rows), descended their start and swap trials on all the rows, then stopped
-#: only by the stall test at all the rows' resolution: 48 to 58 steps over all
-#: the rows.  Measured in ``CHANGELOG.md`` (h117, issue 30).  Which fits take
-#: float32 passes (:mod:`..layers.point`) still reads the common cap: the fits
-#: this cap stages, with fewer heads than ``MIXED_COARSE_HEADS``, keep them
-#: (measured, one thread, CPU time, 5 seeds, against float64 passes: uniform
-#: 5e4 x 16, K = 20, 0.72 of the time, K = 8, 0.84; blobs and 2-D rows, K = 8
-#: and 20, 0.94 to 0.99; the inertia within 2.4e-5).
-POINT_COARSE_CAP_ROWS = 32768
-
-
-def coarse_sample_size(n_samples, n_heads, n_features, cap_rows=None):
+def coarse_sample_size(n_samples, n_heads, n_features):
     """Rows of the random sample of the coarse stage of
     :func:`sklearn_attnclust._strategy.fit_layer`.
 
     About 2000 points per head, and at least ``8 d`` of them; the statistical
     error of the coarse optimum is then well below the distance the fine
-    stage, on all the data, has to cover.  On data of at least ``cap_rows``
-    rows (None: :data:`COARSE_CAP_ROWS`; the point layer's is
-    :data:`POINT_COARSE_CAP_ROWS`) where that sample would exceed
+    stage, on all the data, has to cover.  On data of at least
+    :data:`COARSE_CAP_ROWS` rows where that sample would exceed
     ``n / COARSE_FACTOR`` (many heads), it is cut to ``n / (COARSE_FACTOR + 1)``
     rows: the coarse optimum is noisier, and the full-data stage, which
     starts from it, still ends at the full-data optimum.  Measured at
     n = 100000, d = 64, K = 32: fits 1.1 to 1.9 s instead of 1.9 to 2.9 s,
     the same centroid distances (three seeds).
     """
-    cap = COARSE_CAP_ROWS if cap_rows is None else int(cap_rows)
     m = int(max(2048 * max(int(n_heads), 1), 8 * int(n_features), 4096))
     n = int(n_samples)
-    if n >= cap and n <= COARSE_FACTOR * m:
+    if n >= COARSE_CAP_ROWS and n <= COARSE_FACTOR * m:
         m = max(n // (COARSE_FACTOR + 1), 4096)
     return m
 
 
-def takes_coarse_sample(n_samples, n_heads, n_features, cap_rows=None):
+def takes_coarse_sample(n_samples, n_heads, n_features):
     """Whether a fit with ``coarse="auto"`` (the default) descends its starts on a
-    coarse sample of :func:`coarse_sample_size` rows (``cap_rows``: see there):
-    where there are more than :data:`COARSE_FACTOR` times that many."""
-    return int(n_samples) > COARSE_FACTOR * coarse_sample_size(n_samples, n_heads, n_features,
-                                                               cap_rows)
-
-
-def few_distinct_rows(rows, k):
-    """Whether the dense ``rows`` hold fewer than ``k`` distinct rows: a sample
-    that cannot seed ``k`` clusters (8 points, one of them a single row of 40000:
-    a sample of a fifth of the rows misses it 4 times in 5).  Their products
-    with a fixed direction first (distinct products are distinct rows: a
-    product and a sort of the sample's rows), then, only where those hold fewer
-    than ``k`` values, the rows themselves."""
-    rows = np.asarray(rows)
-    if rows.shape[0] < k:
-        return True
-    # (a fixed direction of distinct weights: rows that differ in one feature differ here)
-    if np.unique(rows @ np.linspace(1.0, 2.0, rows.shape[1])).size >= k:
-        return False
-    return np.unique(rows, axis=0).shape[0] < k
+    coarse sample of :func:`coarse_sample_size` rows: where there are more than
+    :data:`COARSE_FACTOR` times that many."""
+    return int(n_samples) > COARSE_FACTOR * coarse_sample_size(n_samples, n_heads, n_features)

@@ -54,7 +54,6 @@ from ..._blocks import one_blas_thread
 from ..._mapped_rows import MappedRows
 from ..free_energy import exp_shifted
 from ..shared import CACHE_ENTRIES
-from ..sizes import POINT_COARSE_CAP_ROWS
 from .chart import MIN_POLE
 from .kernel import RAW_OFFSET
 from .moments import ScaledCovariance
@@ -273,9 +272,6 @@ class PointMaths(LayerMaths):
     #: ``--part many`` cells at K = 20 and 64 (2 seeds) 1.03 x, inertia as often
     #: lower as higher.
     coarse_starts = True
-    #: Rows from which a fit on rows in memory whose coarse sample would be too
-    #: large for them starts on a fifth of them (:func:`..sizes.coarse_sample_size`).
-    coarse_cap_rows = POINT_COARSE_CAP_ROWS
 
     def __init__(self, n_clusters, temperature, chart, cov):
         self.n_clusters, self.chart = int(n_clusters), chart
