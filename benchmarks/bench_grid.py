@@ -21,7 +21,8 @@ kinds are ``blobs``, ``uniform`` and ``t``: rows of Student's t with 1.5
 degrees of freedom, heavy tails whose far rows a coarse sample misses (a cap
 of the point layer's coarse sample at 32768 rows, tried for issue 30, ended
 such rows at 5e4 x 8, K = 64, 1.01 to 1.09 times KMeans's inertia, 0.96 to
-1.00 on all the rows; 1e5 rows, sampled by main's rule, 1.02 to 1.04).
+1.00 on all the rows, t(2) rows 1.00 to 1.08; 1e5 rows of t(1.5), sampled by
+the rule that stands, 1.02 to 1.04).
 ``--baseline DIR`` also fits another version of the package, interleaved with
 the others: ``DIR`` holds its ``sklearn_attnclust`` folder with the kernel
 built (``git archive main sklearn_attnclust | tar -x -C DIR``, then the built
