@@ -12,7 +12,17 @@ faiss's where it is installed (medians of the per-repetition ratios), the
 steps (``n_iter_``) and ``*`` for a fit that raised a ConvergenceWarning.
 ``--clock cpu`` times by the process's CPU time (``time.process_time``: on a
 shared machine, the time of this process alone) instead of the wall clock;
-``--cell kind,n,d,K`` (repeated) runs those cells instead of a grid.
+``--cell kind,n,d,K`` (repeated) runs those cells instead of a grid;
+``--vq`` the vector-quantization cells of issue 30 (uniform rows, K = 32 to
+2048, against faiss); ``--methods`` the methods to fit (a comma-separated
+list of their names' starts: ``--methods Attention,faiss`` leaves out KMeans,
+slow at K = 2048; the ratios to a method left out are then nan).  The
+kinds are ``blobs``, ``uniform`` and ``t``: rows of Student's t with 1.5
+degrees of freedom, heavy tails whose far rows a coarse sample misses (a cap
+of the point layer's coarse sample at 32768 rows, tried for issue 30, ended
+such rows at 5e4 x 8, K = 64, 1.01 to 1.09 times KMeans's inertia, 0.96 to
+1.00 on all the rows, t(2) rows 1.00 to 1.08; 1e5 rows of t(1.5), sampled by
+the rule that stands, 1.02 to 1.04).
 ``--baseline DIR`` also fits another version of the package, interleaved with
 the others: ``DIR`` holds its ``sklearn_attnclust`` folder with the kernel
 built (``git archive main sklearn_attnclust | tar -x -C DIR``, then the built
@@ -31,6 +41,7 @@ Usage::
     python benchmarks/bench_grid.py --smoke       # tiny cells, seconds (CI)
     python benchmarks/bench_grid.py --cell uniform,50000,64,1024 --clock cpu
     python benchmarks/bench_grid.py --quick --clock cpu --baseline ../main-copy
+    python benchmarks/bench_grid.py --vq --clock cpu --methods Attention,faiss
 """
 
 import argparse
@@ -86,7 +97,9 @@ def baseline_estimator(folder):
     return importlib.import_module("sklearn_attnclust_baseline").AttentionQuantizer
 
 
-def methods(baseline=None):
+def methods(baseline=None, names=None):
+    """The methods to fit, by name: all of them, or those whose names start with
+    one of ``names`` (a comma-separated string)."""
     found = {
         "AttentionQuantizer": lambda K, s: AttentionQuantizer(K, random_state=s),
         "KMeans(n_init=1)": lambda K, s: KMeans(K, n_init=1, random_state=s),
@@ -96,12 +109,17 @@ def methods(baseline=None):
         found["AttentionQuantizer (baseline)"] = lambda K, s: baseline(K, random_state=s)
     if faiss is not None:
         found["faiss.Kmeans"] = FaissKMeans
+    if names:
+        starts = tuple(x.strip() for x in names.split(",") if x.strip())
+        found = {k: v for k, v in found.items() if k.startswith(starts)}
     return found
 
 
 def data(kind, n, d, K, seed=0):
     if kind == "blobs":
         return make_blobs(n, d, centers=K, random_state=seed)[0]
+    if kind == "t":  # heavy tails (see the module's docstring)
+        return np.random.default_rng(seed).standard_t(1.5, size=(n, d))
     return np.random.default_rng(seed).uniform(size=(n, d))
 
 
@@ -113,6 +131,9 @@ def inertia(X, centers):
 def grid(which):
     if which == "smoke":
         return [("blobs", 2000, 4, 8), ("uniform", 2000, 4, 16)]
+    if which == "vq":  # issue 30's vector quantization: within 3 x faiss's time
+        return [("uniform", 50_000, 16, 64), ("uniform", 50_000, 64, 256)] + [
+            ("uniform", 100_000, 32, K) for K in (32, 512, 2048)]
     if which == "quick":
         return [(k, 50_000, d, K) for k in ("blobs", "uniform") for d, K in
                 ((16, 64), (64, 256))]
@@ -120,9 +141,14 @@ def grid(which):
         ("blobs", "uniform"), (50_000, 100_000), (2, 16, 64, 512), (8, 64, 256, 1024))]
 
 
-def run_cell(kind, n, d, K, repeat, clock=time.perf_counter, baseline=None):
+def _ratio(values, ref):
+    """The median of ``values`` over ``ref`` (per repetition), NaN without ``ref``."""
+    return np.median(np.array(values) / np.array(ref)) if ref is not None else np.nan
+
+
+def run_cell(kind, n, d, K, repeat, clock=time.perf_counter, baseline=None, names=None):
     X = data(kind, n, d, K)
-    found = methods(baseline)
+    found = methods(baseline, names)
     times = {m: [] for m in found}
     inert = {m: [] for m in found}
     steps = {m: [] for m in found}
@@ -139,17 +165,15 @@ def run_cell(kind, n, d, K, repeat, clock=time.perf_counter, baseline=None):
                 warned.add(name)
             inert[name].append(inertia(X, est.cluster_centers_))
             steps[name].append(getattr(est, "n_iter_", np.nan))
-    ref_t, ref_i = np.array(times["KMeans(n_init=1)"]), np.array(inert["KMeans(n_init=1)"])
+    km, fa = "KMeans(n_init=1)", "faiss.Kmeans"
+    ref_t = np.array(times[km]) if km in found else np.full(repeat, np.nan)
     rows = []
     for name in found:
         ratio = np.array(times[name]) / ref_t
-        to_faiss = (np.median(np.array(times[name]) / np.array(times["faiss.Kmeans"])),
-                    np.median(np.array(inert[name]) / np.array(inert["faiss.Kmeans"]))) \
-            if "faiss.Kmeans" in found else (np.nan, np.nan)
         rows.append((f"{kind} {n} x {d}, K = {K}", name + ("*" if name in warned else ""),
                      np.median(times[name]), np.median(ratio), ratio.min(), ratio.max(),
-                     np.median(np.array(inert[name]) / ref_i), *to_faiss,
-                     np.median(steps[name])))
+                     _ratio(inert[name], inert.get(km)), _ratio(times[name], times.get(fa)),
+                     _ratio(inert[name], inert.get(fa)), np.median(steps[name])))
     return rows
 
 
@@ -158,6 +182,10 @@ def main(argv=None):
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="a few cells")
     size.add_argument("--smoke", action="store_true", help="tiny cells (CI)")
+    size.add_argument("--vq", action="store_true",
+                      help="issue 30's vector-quantization cells (uniform rows, against faiss)")
+    parser.add_argument("--methods", default=None,
+                        help="comma-separated starts of the methods' names (default: all)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cpus", type=int, default=1, help="cores the process may use")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
@@ -182,7 +210,7 @@ def main(argv=None):
 
 
 def table(args):
-    which = "cells" if args.cell else "smoke" if args.smoke else (
+    which = "cells" if args.cell else "smoke" if args.smoke else "vq" if args.vq else (
         "quick" if args.quick else "full")
     cells = [(k, int(n), int(d), int(K)) for k, n, d, K in
              (c.split(",") for c in args.cell)] if args.cell else grid(which)
@@ -192,7 +220,8 @@ def table(args):
              "| inertia / faiss | steps |", "|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     for cell in cells:
-        for case, m, t, r, lo, hi, i, tf, i_f, st in run_cell(*cell, args.repeat, clock, baseline):
+        for case, m, t, r, lo, hi, i, tf, i_f, st in run_cell(*cell, args.repeat, clock, baseline,
+                                                              args.methods):
             lines.append(f"| {case} | {m} | {t:.3f} | {r:.2f} ({lo:.2f} to {hi:.2f}) "
                          f"| {i:.3f} | {tf:.2f} | {i_f:.4f} | {st:.0f} |")
             print(lines[-1], flush=True)

@@ -106,3 +106,14 @@ def test_bench_wide_against_a_baseline(tmp_path):
     assert "CPU time on one thread" in table
     for method in ("KMeans(n_init=1)", "PCAQuantizer", "PCAQuantizer (baseline)"):
         assert f"| blobs 60 x 1100 | {method} |" in table
+
+
+def test_bench_grid_methods_and_heavy_tails(tmp_path):
+    # --methods fits only the methods named (KMeans left out: its ratios are nan);
+    # the "t" kind is heavy-tailed rows
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "bench_grid.py"), "--cell",
+         "t,1500,3,4", "--methods", "Attention", "--repeat", "1", "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert "| t 1500 x 3, K = 4 | AttentionQuantizer | " in out
+    assert "KMeans" not in out.replace("/ KMeans", "") and "| nan (nan to nan) | nan |" in out
