@@ -138,3 +138,34 @@ def test_sixteen_candidates_cover_high_dimensional_clusters():
     few = sum(covered(None, seed) == K for seed in range(12))
     many = sum(covered(SEED_LOCAL_TRIALS, seed) == K for seed in range(12))
     assert many >= 10 and many >= few + 5, (few, many)  # (measured: 4 and 12 of 12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_check_distances_by_blocks_are_the_whole_products(sparse, monkeypatch):
+    # the check on all the rows reads them a block at a time: the same distances as
+    # the whole product (each entry its own dot product), and the same sampled seeds
+    import scipy.sparse as sp
+
+    from sklearn_attnclust.maths.cosine import seeding
+
+    rng = np.random.RandomState(3)
+    Y = rng.standard_normal((2500, 12))
+    Y[rng.random_sample(Y.shape) < 0.5] = 0.0
+    Y[:, 0] += 0.1
+    Y /= np.linalg.norm(Y, axis=1)[:, None]
+    C = Y[[5, 50, 500]] * 0.9
+    whole = np.maximum((np.einsum("ij,ij->i", C, C)[:, None] + 1.0 - 2.0 * (C @ Y.T)).min(axis=0), 0)
+    rows = sp.csr_matrix(Y) if sparse else Y
+    monkeypatch.setattr(seeding, "SEED_CHECK_BLOCK_ENTRIES", 3 * 64)
+    blocked = seeding._nearest_sq_distances(rows, C)
+    np.testing.assert_allclose(blocked, whole, rtol=1e-10, atol=1e-12)
+    order = np.arange(len(Y))
+    calls = []
+    spy = seeding._nearest_sq_distances
+    monkeypatch.setattr(seeding, "_nearest_sq_distances", lambda *a: calls.append(1) or spy(*a))
+    small = seeding.sampled_unit_kmeans_plusplus(rows, 4, None, 0, order)
+    assert calls  # the sampled draw, checked on all the rows
+    monkeypatch.setattr(seeding, "SEED_CHECK_BLOCK_ENTRIES", 2**20)
+    large = seeding.sampled_unit_kmeans_plusplus(rows, 4, None, 0, order)
+    small, large = (z.toarray() if sp.issparse(z) else z for z in (small, large))
+    np.testing.assert_array_equal(small, large)
