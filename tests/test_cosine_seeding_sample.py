@@ -169,3 +169,24 @@ def test_check_distances_by_blocks_are_the_whole_products(sparse, monkeypatch):
     large = seeding.sampled_unit_kmeans_plusplus(rows, 4, None, 0, order)
     small, large = (z.toarray() if sp.issparse(z) else z for z in (small, large))
     np.testing.assert_array_equal(small, large)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sampled_draw_of_the_rows_scaled_is_that_of_the_unit_rows(dtype):
+    # dense rows of which the fit keeps no unit copy (beyond UNIT_CACHE_SIZE numbers)
+    # draw their seeds from a sample too, 16 candidates a round: the seeds of the
+    # unit rows' sampled draw (the sample's unit rows the same numbers)
+    from sklearn_attnclust.maths.cosine.rows import _row_exponents
+
+    rng = np.random.default_rng(5)
+    n = 3 * SEED_SAMPLE_MIN_ROWS
+    X = (rng.normal(size=(6, 40))[rng.integers(6, size=n)] + 0.4 * rng.normal(size=(n, 40)))
+    X = (X * rng.uniform(0.1, 10.0, size=(n, 1))).astype(dtype)
+    e, sq = _row_exponents(X)
+    order = rng.permutation(n)
+    w = rng.uniform(0.5, 2.0, n)
+    for K, seed in ((3, 0), (6, 1)):
+        Z = sampled_unit_kmeans_plusplus(X, K, w, np.random.RandomState(seed), order,
+                                         (e, 1.0 / np.sqrt(sq)))
+        Z0 = sampled_unit_kmeans_plusplus(unit_rows(X), K, w, np.random.RandomState(seed), order)
+        np.testing.assert_array_equal(Z, Z0)

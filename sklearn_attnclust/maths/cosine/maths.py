@@ -38,7 +38,7 @@ from .rows import (_SEED, UnitRowBlocks, _is_sparse, _row_exponents, as_rows, de
                    sparse_row_keys, unit_rows)
 from .seeding import (_draw_distinct, _key_starts, _repair, _unit, check_unit_heads,
                       ordered_unit_starts, sampled_unit_kmeans_plusplus, seeded_from_rows,
-                      unit_kmeans_plusplus, unit_order_distinct, wide_unit_order)
+                      unit_order_distinct, wide_unit_order)
 from .statistics import CosineStatistics, cosine_scores
 from ..held import HeldLabels
 from ...layers.base import LayerMaths, swap_of
@@ -278,7 +278,7 @@ class CosineMaths(LayerMaths):
                 order = self._unit_order(rows, weights)[0]
                 w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
                 e, sq = _row_exponents(rows)
-                Z = unit_kmeans_plusplus(rows, K, w, rng, order, (e, 1.0 / np.sqrt(sq)))[0]
+                Z = sampled_unit_kmeans_plusplus(rows, K, w, rng, order, (e, 1.0 / np.sqrt(sq)))
                 return _repair(_unit(np.asarray(Z, dtype=np.float64)), None, rng)
             # one copy of the unit rows (kept by _unit_rows for the fit where they are
             # small and dense, else for the seeding alone), read in their order

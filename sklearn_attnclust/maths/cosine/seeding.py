@@ -311,7 +311,7 @@ def sample_positions(n, m, state, w):
     return positions, counts.astype(np.float64)
 
 
-def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order):
+def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None):
     """:func:`unit_kmeans_plusplus`'s seeds of the unit rows ``Y[order]`` (an
     ndarray or a CSR matrix; weights ``w`` in that order, or None) drawn from a sample of
     ``max(SEED_SAMPLE_MIN_ROWS, SEED_ROWS_PER_CENTRE * n_seeds)`` of them
@@ -323,19 +323,24 @@ def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order):
     sample's (:func:`..point.seeding.sample_missed_rows`: the sample missed
     rows far from every seed), the seeds are drawn again from all the rows.
     No more rows of positive weight than the sample: the draw from all the
-    rows.  Each round's :data:`SEED_LOCAL_TRIALS` candidates (not ``2 + ln K``)."""
+    rows.  Each round's :data:`SEED_LOCAL_TRIALS` candidates (not ``2 + ln K``).
+    With ``norms`` (:func:`unit_kmeans_plusplus`'s), ``Y`` is the dense rows
+    themselves (of which the fit keeps no unit copy): the sample's unit rows are
+    made, and the check scales the products by the rows' inverse norms."""
     n = len(order) if w is None else int(np.count_nonzero(np.asarray(w) > 0))
     m = max(SEED_SAMPLE_MIN_ROWS, SEED_ROWS_PER_CENTRE * int(n_seeds))
     trials = SEED_LOCAL_TRIALS
     if m >= n:
-        return unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, trials=trials)[0]
+        return unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms, trials)[0]
     state = check_random_state(random_state)
     positions, counts = sample_positions(len(order), m, state, w)
     picked = order[positions]
-    Z = unit_kmeans_plusplus(Y[picked], n_seeds, counts, state, trials=trials)[0]
-    d2 = _nearest_sq_distances(Y, Z.toarray() if _is_sparse(Z) else Z)[order]
+    sample = Y[picked] if norms is None else dense_unit_rows(Y, *norms, picked)
+    Z = unit_kmeans_plusplus(sample, n_seeds, counts, state, trials=trials)[0]
+    inverse = None if norms is None else np.ldexp(norms[1], norms[0])
+    d2 = _nearest_sq_distances(Y, Z.toarray() if _is_sparse(Z) else Z, inverse)[order]
     if sample_missed_rows(d2, w, positions, counts):
-        return unit_kmeans_plusplus(Y, n_seeds, w, state, order, trials=trials)[0]
+        return unit_kmeans_plusplus(Y, n_seeds, w, state, order, norms, trials)[0]
     return Z
 
 
@@ -347,10 +352,11 @@ def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order):
 SEED_CHECK_BLOCK_ENTRIES = 2**20
 
 
-def _nearest_sq_distances(Y, C):
+def _nearest_sq_distances(Y, C, inverse=None):
     """The squared distances ``2 - 2 <y, c> - (1 - |c|^2)`` (clipped at 0) of the unit
     rows ``Y`` (an ndarray or a CSR matrix) to their nearest seed of the dense ``C``,
-    in ``Y``'s order, by blocks of at most :data:`SEED_CHECK_BLOCK_ENTRIES` entries."""
+    in ``Y``'s order, by blocks of at most :data:`SEED_CHECK_BLOCK_ENTRIES` entries;
+    with ``inverse`` (the rows' inverse norms), of the rows ``Y`` made unit."""
     n = Y.shape[0]
     offset = np.einsum("ij,ij->i", C, C) + 1.0
     step = max(1, SEED_CHECK_BLOCK_ENTRIES // max(len(C), 1))
@@ -359,6 +365,8 @@ def _nearest_sq_distances(Y, C):
         block = Y[start:start + step]
         # (heads by rows: the faster product of dense float64 rows)
         D = np.asarray(block @ C.T).T.copy() if _is_sparse(block) else C @ block.T
+        if inverse is not None:
+            D *= inverse[start:start + step]
         D *= -2.0
         D += offset[:, None]
         np.maximum(D.min(axis=0), 0.0, out=d2[start:start + step])
