@@ -10,9 +10,11 @@ import numpy as np
 from ._assign import first_minimum
 from ._mapped_rows import MappedRows
 
-__all__ = ["ACROSS_HEADS", "BLOCK_ROWS", "ROW_REDUCTION_HEADS", "TRANSPOSED_HEADS",
+__all__ = ["ACROSS_ENTRIES", "ACROSS_HEADS", "ACROSS_ROWS", "BLOCK_ROWS",
+           "ROW_REDUCTION_HEADS", "TRANSPOSED_HEADS",
            "TWO_NEAREST_ENTRIES",
-           "squared_distances", "squared_row_norms", "two_nearest", "two_nearest_rows"]
+           "across_rows", "squared_distances", "squared_row_norms", "two_nearest",
+           "two_nearest_rows"]
 
 #: Rows per block of the stage's passes (of :func:`two_nearest`, at most).
 BLOCK_ROWS = 4096
@@ -55,6 +57,19 @@ TRANSPOSED_HEADS = 8
 #: 8, 2.35 against 1.92 ms (d = 2); K = 20, 3.03 against 2.29 (d = 2), 4.22
 #: against 3.68 (d = 16), 37.8 against 26.7 (d = 384).
 ACROSS_HEADS = 80
+
+#: Entries of a (K, b) array (:func:`_columns`) of rows of an ndarray, about
+#: (:func:`across_rows`): 4 MiB of float64, in blocks of :data:`ACROSS_ROWS`
+#: rows at most, larger than :data:`BLOCK_ROWS` (a block of an ndarray is a
+#: view, and fewer blocks fewer calls).  Measured (:func:`two_nearest`, 5e4
+#: normal rows, one thread, CPU medians of 15, blocks of 1024 to 16384 rows):
+#: d = 2, K = 20, 4.11, 3.15, 2.76, 2.34, 2.28 ms; K = 64, 10.8, 8.7, 7.6,
+#: 6.4, 6.7; d = 16, K = 20, 5.5, 4.4, 4.0, 3.6, 3.5; d = 384, K = 20, 31.5,
+#: 30.4, 29.7, 28.4, 27.8.
+ACROSS_ENTRIES = 2**19
+
+#: Rows per block of :func:`across_rows`, at most.
+ACROSS_ROWS = 16384
 
 
 def _squared_norms(Y):
@@ -110,12 +125,12 @@ def two_nearest(Y, Z, block_rows=None, norms=None):
     :data:`ACROSS_HEADS` heads the (K, b) array is the product in that
     orientation (:func:`_columns`), which BLAS may round an ulp apart."""
     n = Y.shape[0]
+    across = TRANSPOSED_HEADS <= Z.shape[0] < ACROSS_HEADS
     if block_rows is None:
-        block_rows = two_nearest_rows(Z.shape[0])
+        block_rows = across_rows(Y, Z.shape[0]) if across else two_nearest_rows(Z.shape[0])
     labels = np.empty(n, dtype=np.intp)
     d1, d2 = np.empty(n), np.empty(n)
     Zt, zz = -2.0 * Z.T, np.einsum("ij,ij->i", Z, Z)
-    across = TRANSPOSED_HEADS <= Z.shape[0] < ACROSS_HEADS
     for start in range(0, n, block_rows):
         stop = min(start + block_rows, n)
         part = (labels[start:stop], d1[start:stop], d2[start:stop])
@@ -136,6 +151,16 @@ def two_nearest_rows(n_points):
     """Rows per block of :func:`two_nearest` to ``n_points`` points: about
     :data:`TWO_NEAREST_ENTRIES` distances, from 256 to :data:`BLOCK_ROWS` rows."""
     return int(min(BLOCK_ROWS, max(256, TWO_NEAREST_ENTRIES // max(int(n_points), 1))))
+
+
+def across_rows(Y, n_points):
+    """Rows per block of a (``n_points``, b) array of :func:`_columns`: for an
+    ndarray ``Y``, about :data:`ACROSS_ENTRIES` entries, from 256 to
+    :data:`ACROSS_ROWS` rows; otherwise (blocks that are copies: sparse or
+    mapped rows) :func:`two_nearest_rows`."""
+    if not isinstance(Y, np.ndarray):
+        return two_nearest_rows(n_points)
+    return int(min(ACROSS_ROWS, max(256, ACROSS_ENTRIES // max(int(n_points), 1))))
 
 
 def _two_smallest(D, labels, first, second):

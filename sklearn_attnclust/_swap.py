@@ -45,8 +45,8 @@ import numpy as np
 
 from ._init import _unit_exponent, canonical_order, ordered_distinct_starts
 from ._nearest import (BLOCK_ROWS, ROW_REDUCTION_HEADS, TRANSPOSED_HEADS,  # noqa: F401
-                       _columns, _squared_norms, squared_distances, squared_row_norms, two_nearest,
-                       two_nearest_rows)
+                       _columns, _squared_norms, across_rows, squared_distances,
+                       squared_row_norms, two_nearest, two_nearest_rows)
 from .optim import handed_state
 
 __all__ = ["RACE_HOPE", "RACE_WORK", "ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED", "SWAP_PATIENCE", "SWAP_ROUNDS",
@@ -405,8 +405,9 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None):
     C = Y[cands]
     C = np.asarray(C.toarray() if hasattr(C, "toarray") else C, dtype=np.float64)
     change, Ct, cc = np.zeros(len(cands)), -2.0 * C.T, np.einsum("ij,ij->i", C, C)
-    for start in range(0, Y.shape[0], BLOCK_ROWS):
-        sl = slice(start, start + BLOCK_ROWS)
+    rows = across_rows(Y, len(cands))
+    for start in range(0, Y.shape[0], rows):
+        sl = slice(start, start + rows)
         # (the squared distances as :func:`squared_distances`', in a (candidates,
         # b) array: its operations run along the rows, not across a short axis;
         # the sum over the rows as a product with the weights)
