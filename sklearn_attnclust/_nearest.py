@@ -10,8 +10,11 @@ import numpy as np
 from ._assign import first_minimum
 from ._mapped_rows import MappedRows
 
-__all__ = ["BLOCK_ROWS", "ROW_REDUCTION_HEADS", "TRANSPOSED_HEADS", "TWO_NEAREST_ENTRIES",
-           "squared_distances", "squared_row_norms", "two_nearest", "two_nearest_rows"]
+__all__ = ["ACROSS_ENTRIES", "ACROSS_HEADS", "ACROSS_ROWS", "BLOCK_ROWS",
+           "ROW_REDUCTION_HEADS", "TRANSPOSED_HEADS",
+           "TWO_NEAREST_ENTRIES",
+           "across_rows", "squared_distances", "squared_row_norms", "two_nearest",
+           "two_nearest_rows"]
 
 #: Rows per block of the stage's passes (of :func:`two_nearest`, at most).
 BLOCK_ROWS = 4096
@@ -40,6 +43,33 @@ ROW_REDUCTION_HEADS = 32
 #: 20, 4.57 against 3.22 and 5.65 against 4.49; K = 31, 7.37 against 5.19; K =
 #: 2 to 5 the same or slower (0.90 against 1.04 at K = 2, d = 2).
 TRANSPOSED_HEADS = 8
+
+#: Heads below which (from :data:`TRANSPOSED_HEADS`) :func:`two_nearest` builds
+#: the (K, b) array of a block of rows directly, as the product of the heads and
+#: the rows' transpose (:func:`_columns`), and reduces over its first axis: no
+#: (b, K) array or copy.  Measured (:func:`two_nearest` of 5e4 normal rows, one
+#: thread, CPU medians of 9, the rows' reductions of :func:`_two_smallest`
+#: against the direct (K, b) array): K = 32, 8.1 against 4.6 ms (d = 2); K =
+#: 64, 9.9 against 8.1 (d = 2), 12.8 against 10.8 (d = 16), 77.8 against 64.5
+#: (d = 384); K = 72, 0.82 and 0.87 x (d = 2, 16); K = 80, 0.96 x; K = 96,
+#: 1.03 x; K = 128 (numpy's ``argmin`` over the first axis), 2.7 x (d = 2).
+#: Below 32 heads against the (K, b) copy of the product (main before): K =
+#: 8, 2.35 against 1.92 ms (d = 2); K = 20, 3.03 against 2.29 (d = 2), 4.22
+#: against 3.68 (d = 16), 37.8 against 26.7 (d = 384).
+ACROSS_HEADS = 80
+
+#: Entries of a (K, b) array (:func:`_columns`) of rows of an ndarray, about
+#: (:func:`across_rows`): 4 MiB of float64, in blocks of :data:`ACROSS_ROWS`
+#: rows at most, larger than :data:`BLOCK_ROWS` (a block of an ndarray is a
+#: view, and fewer blocks fewer calls).  Measured (:func:`two_nearest`, 5e4
+#: normal rows, one thread, CPU medians of 15, blocks of 1024 to 16384 rows):
+#: d = 2, K = 20, 4.11, 3.15, 2.76, 2.34, 2.28 ms; K = 64, 10.8, 8.7, 7.6,
+#: 6.4, 6.7; d = 16, K = 20, 5.5, 4.4, 4.0, 3.6, 3.5; d = 384, K = 20, 31.5,
+#: 30.4, 29.7, 28.4, 27.8.
+ACROSS_ENTRIES = 2**19
+
+#: Rows per block of :func:`across_rows`, at most.
+ACROSS_ROWS = 16384
 
 
 def _squared_norms(Y):
@@ -91,18 +121,25 @@ def two_nearest(Y, Z, block_rows=None, norms=None):
     against 57.7; the same labels and distances on these normal rows).  The
     label is the first column of least ``|z|^2 - 2 y.z``: where adding the
     norm rounds two columns to one distance, the nearer before rounding (the
-    first of the rounded distances before)."""
+    first of the rounded distances before).  From :data:`TRANSPOSED_HEADS` to
+    :data:`ACROSS_HEADS` heads the (K, b) array is the product in that
+    orientation (:func:`_columns`), which BLAS may round an ulp apart."""
     n = Y.shape[0]
+    across = TRANSPOSED_HEADS <= Z.shape[0] < ACROSS_HEADS
     if block_rows is None:
-        block_rows = two_nearest_rows(Z.shape[0])
+        block_rows = across_rows(Y, Z.shape[0]) if across else two_nearest_rows(Z.shape[0])
     labels = np.empty(n, dtype=np.intp)
     d1, d2 = np.empty(n), np.empty(n)
     Zt, zz = -2.0 * Z.T, np.einsum("ij,ij->i", Z, Z)
     for start in range(0, n, block_rows):
         stop = min(start + block_rows, n)
-        E = np.asarray(Y[start:stop] @ Zt, dtype=np.float64)
-        E += zz
-        _two_smallest(E, labels[start:stop], d1[start:stop], d2[start:stop])
+        part = (labels[start:stop], d1[start:stop], d2[start:stop])
+        if across:  # (the (K, b) array, as the product of its own orientation)
+            _two_smallest_columns(_columns(Y[start:stop], Zt, zz), *part)
+        else:
+            E = np.asarray(Y[start:stop] @ Zt, dtype=np.float64)
+            E += zz
+            _two_smallest(E, *part)
         block = _squared_norms(Y[start:stop]) if norms is None else norms[start:stop]
         for d in (d1[start:stop], d2[start:stop]):
             d += block
@@ -114,6 +151,16 @@ def two_nearest_rows(n_points):
     """Rows per block of :func:`two_nearest` to ``n_points`` points: about
     :data:`TWO_NEAREST_ENTRIES` distances, from 256 to :data:`BLOCK_ROWS` rows."""
     return int(min(BLOCK_ROWS, max(256, TWO_NEAREST_ENTRIES // max(int(n_points), 1))))
+
+
+def across_rows(Y, n_points):
+    """Rows per block of a (``n_points``, b) array of :func:`_columns`: for an
+    ndarray ``Y``, about :data:`ACROSS_ENTRIES` entries, from 256 to
+    :data:`ACROSS_ROWS` rows; otherwise (blocks that are copies: sparse or
+    mapped rows) :func:`two_nearest_rows`."""
+    if not isinstance(Y, np.ndarray):
+        return two_nearest_rows(n_points)
+    return int(min(ACROSS_ROWS, max(256, ACROSS_ENTRIES // max(int(n_points), 1))))
 
 
 def _two_smallest(D, labels, first, second):
@@ -140,12 +187,7 @@ def _two_smallest(D, labels, first, second):
         D.min(axis=1, out=second)
         return
     if D.shape[1] >= TRANSPOSED_HEADS:  # (the same selections on a (K, b) copy)
-        T = np.ascontiguousarray(D.T)
-        T.min(axis=0, out=first)
-        found = first_minimum(T, first)
-        labels[:] = found
-        T[found, np.arange(T.shape[1])] = np.inf
-        T.min(axis=0, out=second)
+        _two_smallest_columns(np.ascontiguousarray(D.T), labels, first, second)
         return
     np.copyto(first, D[:, 0])
     second.fill(np.inf)
@@ -156,3 +198,30 @@ def _two_smallest(D, labels, first, second):
         np.minimum(second, np.maximum(first, column, out=above), out=second)
         np.minimum(first, column, out=first)
     labels[:] = first_minimum(D.T, first)
+
+
+def _columns(B, Zt, zz):
+    """The (K, b) array ``|z|^2 - 2 z.y`` of the heads ``Zt`` (d, K, times -2,
+    with squared norms ``zz``) and the rows of the block ``B``: for an ndarray
+    the product ``Zt.T @ B.T``, written in that order (no (b, K) array and
+    copy; BLAS may round it an ulp apart from ``B @ Zt``); otherwise
+    (sparse or mapped rows) the transposed copy of ``B @ Zt``.  Measured (one
+    thread, CPU medians, 4096 rows, K = 20): d = 2, the product 36 us against
+    31 and no copy of 54; d = 384, 2.0 ms against 2.9."""
+    if isinstance(B, np.ndarray):
+        T = np.asarray(Zt.T @ B.T, dtype=np.float64)
+    else:
+        T = np.ascontiguousarray(np.asarray(B @ Zt, dtype=np.float64).T)
+    T += zz[:, None]
+    return T
+
+
+def _two_smallest_columns(T, labels, first, second):
+    """:func:`_two_smallest` of a (K, b) array ``T`` (C-contiguous, overwritten):
+    its minima over the first axis, :func:`._assign.first_minimum`, then the
+    minima with those entries set to infinity."""
+    T.min(axis=0, out=first)
+    found = first_minimum(T, first)
+    labels[:] = found
+    T[found, np.arange(T.shape[1])] = np.inf
+    T.min(axis=0, out=second)

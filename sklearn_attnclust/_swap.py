@@ -45,8 +45,8 @@ import numpy as np
 
 from ._init import _unit_exponent, canonical_order, ordered_distinct_starts
 from ._nearest import (BLOCK_ROWS, ROW_REDUCTION_HEADS, TRANSPOSED_HEADS,  # noqa: F401
-                       _squared_norms, squared_distances, squared_row_norms, two_nearest,
-                       two_nearest_rows)
+                       _columns, _squared_norms, across_rows, squared_distances,
+                       squared_row_norms, two_nearest, two_nearest_rows)
 from .optim import handed_state
 
 __all__ = ["RACE_HOPE", "RACE_WORK", "ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED", "SWAP_PATIENCE", "SWAP_ROUNDS",
@@ -404,16 +404,19 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None):
         return None
     C = Y[cands]
     C = np.asarray(C.toarray() if hasattr(C, "toarray") else C, dtype=np.float64)
-    change = np.zeros(len(cands))
-    for start in range(0, Y.shape[0], BLOCK_ROWS):
-        sl = slice(start, start + BLOCK_ROWS)
-        D = squared_distances(Y[sl], C, None if norms is None else norms[sl])
-        # (the sum over the rows as a product with the weights: a (b, candidates)
-        # array's reductions along its short rows cost more; 5e4 x 16 rows, K =
-        # 64, 6 candidates, one thread, CPU medians of 9: a target 5.9 ms against 7.5)
-        np.minimum(D, without[sl, None], out=D)
-        D -= d1[sl, None]
-        change += w[sl] @ D
+    change, Ct, cc = np.zeros(len(cands)), -2.0 * C.T, np.einsum("ij,ij->i", C, C)
+    rows = across_rows(Y, len(cands))
+    for start in range(0, Y.shape[0], rows):
+        sl = slice(start, start + rows)
+        # (the squared distances as :func:`squared_distances`', in a (candidates,
+        # b) array: its operations run along the rows, not across a short axis;
+        # the sum over the rows as a product with the weights)
+        D = _columns(Y[sl], Ct, cc)
+        D += _squared_norms(Y[sl]) if norms is None else norms[sl]
+        np.maximum(D, 0.0, out=D)
+        np.minimum(D, without[sl], out=D)
+        D -= d1[sl]
+        change += D @ w[sl]
     best = int(np.argmin(change))
     total = float(np.sum(w * d1))
     return h, cands[best], float(change[best]) / total if total > 0 else 0.0
