@@ -49,8 +49,8 @@ from ._nearest import (BLOCK_ROWS, ROW_REDUCTION_HEADS, TRANSPOSED_HEADS,  # noq
                        squared_row_norms, two_nearest, two_nearest_rows)
 from .optim import handed_state
 
-__all__ = ["RACE_HOPE", "RACE_WORK", "ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED", "SWAP_PATIENCE", "SWAP_ROUNDS",
-           "TRANSPOSED_HEADS", "draw_order", "nearest_two", "removal_share",
+__all__ = ["RACE_HOPE", "RACE_WORK", "ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED",
+           "SWAP_PATIENCE", "SWAP_ROUNDS", "TRANSPOSED_HEADS", "draw_order", "nearest_two", "removal_share",
            "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
            "two_nearest", "two_nearest_rows"]
 
@@ -122,7 +122,6 @@ SWAP_FORCED_STEPS = 1
 #: kept trials lost (gains of 0.9 and 0.8 %); a stop on the gain projected from
 #: the last decreases' ratio lost 4 to 7 (the decreases are not geometric).
 SWAP_HOPE = 4.0
-
 
 
 #: Where the incumbent stopped at the coarse tolerance (a fit on all the rows,
