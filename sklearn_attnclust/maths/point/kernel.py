@@ -158,7 +158,9 @@ class _RawKernel:
     def __init__(self, chart, origin, Z, beta, dtype, bias=None, compiled=True):
         self.dtype, self.chart, self.beta = np.dtype(dtype), chart, beta
         A = (2.0 * beta / chart.spread) * np.asarray(Z, dtype=np.float64)
-        c = beta * np.einsum("ij,ij->i", Z, Z)
+        #: The heads' squared norms ``||z_h||^2`` (the risk's distortion reads them too)
+        self.zz = np.einsum("ij,ij->i", Z, Z)
+        c = beta * self.zz
         if origin is None:  # the unit chart: rows already scaled, nothing to shift
             self.shift, self.r = 0.0, None
         else:

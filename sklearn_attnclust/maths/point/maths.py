@@ -239,6 +239,16 @@ def point_weights(X, chart, Z, beta, bias=None):
     return P
 
 
+def _heads_sq(stats, Z):
+    """``||z_h||^2`` of the scaled points ``Z``: those the pass of ``stats`` at
+    ``Z`` computed (:class:`.kernel._RawKernel`'s, the same einsum) where it
+    kept them, else computed here (the dask twin's statistics)."""
+    kept = getattr(stats, "heads_sq", None)
+    if kept is not None and kept[0] is Z:
+        return kept[1]
+    return np.einsum("ij,ij->i", Z, Z)
+
+
 def _no_reference():
     """A dead weak reference (none was taken): None."""
     return None
@@ -374,7 +384,7 @@ class PointMaths(LayerMaths):
         G *= 2.0 / W
         # the distortion sum_i w_i sum_h p_ih ||y_i - zs_h||^2 / W, from the same sums
         distortion = (stats.sq_total - 2.0 * np.add.reduce(Z * out[2], None)
-                      + np.dot(out[1], np.einsum("ij,ij->i", Z, Z))) / W
+                      + np.dot(out[1], _heads_sq(stats, Z))) / W
         n_rows = row_count(stats)
         stall_rows = n_rows if self.stall_rows is None else min(n_rows, self.stall_rows)
         self._noise = (at, sampling_noise(distortion, self.n_clusters, Z.shape[1], n_rows),

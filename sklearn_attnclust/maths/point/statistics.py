@@ -181,6 +181,7 @@ class PointStatistics(Statistics):
         by chunk to the numpy reference.
         """
         kernel, rows = self._kernel(Z, beta, bias)
+        self.heads_sq = (Z, kernel.zz)  # (read by the risk's distortion: one einsum fewer)
         labels = self.labels if need_grad else None
         # (BLAS on one thread: the compiled pass's products of 256-row tiles, and
         # the numpy reference's chunks, run in the row blocks' threads)
