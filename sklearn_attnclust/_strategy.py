@@ -40,12 +40,12 @@ from scipy.sparse import issparse
 from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
                       smallest_keys)
 from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
+from ._finish import NOT_FINITE, _finish, _finisher
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
                           takes_coarse_sample)
-from ._swap import RACE_WORK, swap_rounds
+from ._swap import swap_rounds
 from .layers.base import swap_of
 from .optim import handed_state
-from .optim.optimizer import relative_drop
 from .rows import RowSource
 
 __all__ = ["MAX_RELOCATIONS", "LayerFit", "fit_layer"]
@@ -56,7 +56,6 @@ __all__ = ["MAX_RELOCATIONS", "LayerFit", "fit_layer"]
 #: distinct optima that matters: a risk is an average over the rows).
 TIE_RTOL = 1e-9
 
-NOT_FINITE = "The layer's risk was not finite at any start; check X."
 
 #: Rows of each rung of the sample ladder between the coarse sample and all the
 #: rows, over those of the rung below (:func:`_climb`).  Measured on the
@@ -242,6 +241,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         if swaps and best.converged:
             best = swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
                                random_state, _finisher(descent, plan, tol, stage_tol))
+        rows = row_w = stage = None  # (a coarse sample: freed for the full-data stage, _full_data)
         return _full_data(descent, plan, best, tol, n_init)
 
 
@@ -295,12 +295,14 @@ def _full_data(descent, plan, best, tol, n_init):
     n_iter_coarse = 0
     if plan.staged and descent.max_iter > 0:
         n_iter_coarse = best.n_iter
+        rows, row_w = _free_sample(plan, maths)
         best, steps, sampled = _climb(descent, plan.X, best, plan.m, tol, plan.sampler,
                                       plan.precision)
         n_iter_coarse += steps
         if n_init > 1:
             descent.say("Full data")
-        best = _polish(descent, stats, best, tol, rows, plan.precision, row_w, sampled)
+        best = _polish(descent, stats, best, tol, rows, plan.precision, row_w, sampled,
+                       redraw=lambda: plan.sampler(plan.m))
     if best.converged:
         descent.say(f"Converged at iteration {best.n_iter}: "
                     f"stationarity {best.grad_norms[-1]:.3g}.")
@@ -314,6 +316,18 @@ def _full_data(descent, plan, best, tol, n_init):
         converged=bool(best.converged), line_search_failed=bool(best.line_search_failed),
         grad_norm=float(best.grad_norms[-1]), tol=float(tol), n_iter_coarse=n_iter_coarse,
     )
+
+
+def _free_sample(plan, maths):
+    """The coarse sample's rows and statistics no longer held (``plan``'s, and the
+    rows kept by ``maths.forget_rows`` where it has one): the full-data stage reads
+    them only to relocate empty heads, and draws them again for that (the same
+    rows, :func:`_polish`).  On sparse text (K = 100 heads of 5e4 terms, 1e5
+    documents) they were alive at the fit's peak, 0.20 times the matrix."""
+    plan.rows = plan.row_w = plan.stage = None
+    if hasattr(maths, "forget_rows"):  # (what it drops, each descent sets again)
+        maths.forget_rows()
+    return None, None
 
 
 def _select(results, maths, stats, select):
@@ -386,7 +400,7 @@ def _climb(descent, X, best, m, tol, sampler, precision):
     return best, steps, sampled
 
 
-def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None):
+def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None, redraw=None):
     """The full-data stage from the coarse optimum ``best``, with its L-BFGS memory
     (the sample's curvature is the full data's up to sampling noise).
 
@@ -412,6 +426,9 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
     result stationary to ``tol`` there is kept (the gradient is exact far
     below ``tol``), otherwise it is finished on ``stats``, the steps of both
     in one curve.
+
+    ``rows`` None (the coarse sample freed, :func:`_free_sample`): ``redraw()``
+    gives the sample's rows and weights again, read only to relocate empty heads.
     """
     maths = descent.maths
     if hasattr(maths, "stall_rows"):
@@ -440,57 +457,10 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
     finally:  # (also when a run raises: the maths is the fitted model's)
         if hasattr(maths, "stall_rows"):
             maths.stall_rows = None
+    if rows is None and res.empty.size:  # (the sample freed: ``redraw()`` draws it again)
+        rows, row_w = redraw()
     # (relocated heads start afresh, not within the sample's noise: all the rows' test)
     res = descent.relocated(stats, res, tol, LARGE_FIT_MEMORY, rows, row_w)
-    if not np.isfinite(res.value):
-        raise ValueError(NOT_FINITE)
-    return res
-
-
-def _finisher(descent, plan, tol, stage_tol):
-    """The ``finish`` of :func:`._swap.swap_rounds`: None, or (a loose plan,
-    ``plan.loose``, of more than :data:`._swap.RACE_WORK` entries ``n K d``)
-    ``finish(result, stop)``, :func:`_finish` of a result of the stage to ``tol``
-    on all the rows, ended early where ``stop(values)``; the stage's tolerance
-    ``stage_tol`` restored after."""
-    rows = plan.rows
-    if not plan.loose or rows.shape[0] * descent.maths.n_clusters * rows.shape[1] <= RACE_WORK:
-        return None
-
-    def finish(res, stop=None):
-        descent.stage(tol)
-        try:
-            return _finish(descent, plan.stats, res, tol, plan.rows, plan.row_w, loose=True,
-                           stop=stop)
-        finally:
-            descent.stage(stage_tol)
-    return finish
-
-
-def _finish(descent, stats, first, tol, rows, row_w=None, loose=False, stop=None):
-    """The descent ``first`` on all the rows at a lower precision: kept if it
-    ended stationary to ``tol`` (by its own, lower-precision measure), else
-    continued on ``stats`` from its heads and optimiser state (``max_iter``
-    shared), the steps of both in one curve (as :func:`_polish`).
-
-    ``loose``: ``first`` was descended on ``stats`` to the coarse tolerance
-    (``_Plan.loose``); kept only where the stage's descent would have stopped
-    there too (stationary to ``tol`` and, where the descent reads the risk's
-    decrease, its last step lowering it by at most the stage's ``rtol``), else
-    continued for a step at least.  ``stop``: passed to the continued descent
-    (:meth:`._descent._Descent.run`; a race of the swap stage)."""
-    rtol = descent.rtol(tol) if loose else None
-    if first.grad_norms[-1] <= tol and (rtol is None or len(first.values) < 2
-                                        or relative_drop(first.values, 1) <= rtol):
-        res = first
-    else:
-        res = descent.run(stats, first.heads, tol, state=handed_state(first), memory=8,
-                          steps=descent.max_iter - first.n_iter, min_steps=int(loose),
-                          stop=stop)
-        res.values = first.values + res.values[1:]
-        res.grad_norms = first.grad_norms + res.grad_norms[1:]
-        res.n_iter += first.n_iter
-    res = descent.relocated(stats, res, tol, 8, rows, row_w)
     if not np.isfinite(res.value):
         raise ValueError(NOT_FINITE)
     return res

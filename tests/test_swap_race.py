@@ -4,7 +4,7 @@ stopped at the coarse tolerance, descended on against a trial that ended below i
 import numpy as np
 from sklearn.cluster import KMeans
 
-from sklearn_attnclust import AttentionQuantizer, _strategy, _swap
+from sklearn_attnclust import AttentionQuantizer, _finish, _swap
 from sklearn_attnclust._swap import RACE_HOPE, SWAP_RTOL, _Hopeless, _raced
 
 
@@ -51,7 +51,7 @@ def test_an_incumbent_that_may_catch_up_races_to_the_trial_s_bar():
 def _fits(monkeypatch, work):
     """Uniform 2-D rows, K = 20 (the many-cluster cells of hard_cases.py, smaller),
     with the race's bound at ``work``: the races run and the fit."""
-    monkeypatch.setattr(_strategy, "RACE_WORK", work)  # (the bound as _strategy reads it)
+    monkeypatch.setattr(_finish, "RACE_WORK", work)  # (the bound as _finish reads it)
     races, raced = [], _swap._raced
 
     def counted(finish, best, value):
