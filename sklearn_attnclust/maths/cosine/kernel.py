@@ -17,8 +17,9 @@ from ..._blocks import add_blocks_into_first, map_row_blocks, pool_width
 from ..shared import row_view
 from .rows import _is_sparse
 
-__all__ = ["SPLIT_MIN_HEADS", "SPLIT_MIN_PRODUCTS", "block_sums", "logits_by_rows", "range_sums",
-           "split_products", "split_sparse_sums", "weighted_row_sums"]
+__all__ = ["SPLIT_MIN_HEADS", "SPLIT_MIN_PRODUCTS", "ColumnParts", "block_sums", "logits_by_rows",
+           "range_sums", "split_products", "split_sparse_sums", "sums_by_columns",
+           "weighted_row_sums"]
 
 #: A weight below this share of its row's largest is left out of the gradient's
 #: sums (:func:`weighted_row_sums`): ``2**-60``, below the rounding of a float64
@@ -68,6 +69,18 @@ SPLIT_MIN_PRODUCTS = 2**20
 #: 271 against 341 ms.
 SPLIT_MIN_HEADS = 16
 
+#: Bytes of a CSR matrix's entries (values and column indices) up to which a
+#: split pass (:func:`split_products`) adds its gradient's sums by parts of the
+#: columns (:class:`ColumnParts`: a copy of the entries, made once per fit),
+#: at any number of heads below :data:`SPARSE_MIN_HEADS`, in place of the
+#: halves of the heads: each thread then reads its own entries only, where
+#: each half of the heads reads them all.  Measured (one thread, CPU, 3842
+#: TF-IDF rows, 358172 entries, 4.3 MB; h114's prototype): the sums at K = 5
+#: by parts cost 3 % more than the whole product, by heads 52 %.  Above, no
+#: copy: the memory case's matrix (1e5 x 5e4, 5e6 entries, 60 MB) keeps its
+#: peak, its sums split by heads from :data:`SPLIT_MIN_HEADS` as before.
+COLUMN_PARTS_MAX_BYTES = 2**24
+
 
 #: Heads (K x d numbers) beyond which a chunk's logits of CSR rows take the
 #: heads :data:`LOGIT_BLOCK_HEADS` at a time, each block's transposed copy made
@@ -105,11 +118,53 @@ ADD_BLOCK_NUMBERS = 2**18
 def split_products(X, n_heads):
     """Whether a pass over the CSR rows ``X`` in one row block (the caller's
     decision) splits its products over threads (:data:`SPLIT_MIN_PRODUCTS`,
-    :data:`SPLIT_MIN_HEADS`): only where the pool runs on several
+    :data:`SPLIT_MIN_HEADS`, or at fewer heads its sums by columns,
+    :func:`sums_by_columns`): only where the pool runs on several
     (:func:`..._blocks.pool_width`; the numbers are the same either way, and on
     one thread the split costs more than the whole products)."""
-    return (_is_sparse(X) and n_heads >= SPLIT_MIN_HEADS
+    return (_is_sparse(X) and (n_heads >= SPLIT_MIN_HEADS or sums_by_columns(X, n_heads))
             and X.nnz * int(n_heads) >= SPLIT_MIN_PRODUCTS and pool_width() > 1)
+
+
+def sums_by_columns(X, n_heads):
+    """Whether a split pass over the CSR rows ``X`` adds its gradient's sums by
+    parts of the columns (:class:`ColumnParts`): sums by the dense product
+    (below :data:`SPARSE_MIN_HEADS` heads) of at most
+    :data:`COLUMN_PARTS_MAX_BYTES` of entries."""
+    return (_is_sparse(X) and int(n_heads) < SPARSE_MIN_HEADS
+            and X.data.nbytes + X.indices.nbytes <= COLUMN_PARTS_MAX_BYTES)
+
+
+class ColumnParts:
+    """The entries of the CSR rows ``X`` in ``n_parts`` ranges of columns of
+    about equal entries: :attr:`parts`, ``(c0, c1, H)`` with ``H`` the CSR
+    matrix (the rows of ``X``, columns ``c0:c1`` renumbered from 0) of the
+    entries in those columns, in each row in ``X``'s order.  The gradient's
+    sums ``P @ X`` of a column are those of its part's entries alone, taken in
+    the rows' order: the same numbers as the whole product, each part's read
+    by one thread (:func:`split_sparse_sums`)."""
+
+    def __init__(self, X, n_parts):
+        d, nnz = X.shape[1], X.nnz
+        ends = np.cumsum(np.bincount(X.indices, minlength=d))
+        # the first column after each share of the entries (distinct, in order)
+        cuts = np.searchsorted(ends, nnz * np.arange(1, n_parts) / n_parts) + 1
+        edges = np.unique(np.concatenate(([0], np.minimum(cuts, d), [d])))
+        self.parts = [self._part(X, int(c0), int(c1)) for c0, c1 in zip(edges[:-1], edges[1:])]
+
+    @staticmethod
+    def _part(X, c0, c1):
+        keep = (X.indices >= c0) & (X.indices < c1)
+        kept = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))
+        H = sp.csr_matrix((X.shape[0], c1 - c0), dtype=X.dtype)
+        H.indptr = kept[X.indptr].astype(X.indptr.dtype)
+        H.indices = (X.indices[keep] - c0).astype(X.indices.dtype)
+        H.data = X.data[keep]
+        return c0, c1, H
+
+    def rows(self, a, b):
+        """The parts of the rows ``a:b`` (views of their entries)."""
+        return [(c0, c1, row_view(H, a, b)) for c0, c1, H in self.parts]
 
 
 def _scores(Xc, Mt):
@@ -157,13 +212,27 @@ def logits_by_rows(Xc, Md, split):
     return L
 
 
-def split_sparse_sums(P, Xc):
+def split_sparse_sums(P, Xc, parts=None):
     """``P @ Xc`` (K, d) float64 of the CSR rows ``Xc`` in a C-ordered array, the
     heads split over the pool's threads (each number the same as the whole
-    product's; :func:`_dense_sums`'s is the transpose of a d x K array)."""
+    product's; :func:`_dense_sums`'s is the transpose of a d x K array); with
+    ``parts`` (:meth:`ColumnParts.rows` of ``Xc``'s rows), the columns' parts
+    split, the transpose of a d x K array as :func:`_dense_sums`'s."""
+    if parts is not None:
+        St = np.empty((Xc.shape[1], P.shape[0]))
+        map_row_blocks(_column_sums_into, len(parts), 1, parts, np.ascontiguousarray(P.T), St)
+        return St.T
     S = np.empty((P.shape[0], Xc.shape[1]))
     map_row_blocks(_head_sums_into, P.shape[0], 1, _transposed(Xc), P, S)
     return S
+
+
+def _column_sums_into(lo, hi, parts, Pt, St):
+    """The sums of the columns' ``parts[lo:hi]`` into ``St``'s (d, K) rows
+    (``Pt``: the weights, b x K; the product in their precision, then float64)."""
+    for c0, c1, H in parts[lo:hi]:
+        St[c0:c1] = _transposed(H) @ Pt
+    return ()
 
 
 def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=False):
@@ -177,7 +246,8 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=Fa
     rows' precision.  ``labels``: None, or an integer array (n,) whose
     ``[lo:hi]`` receives each row's head of largest logit (with ``need_grad``).
     ``split``: CSR rows' products over the pool's threads (:func:`split_products`;
-    only for a pass of one row block, whose call is not itself in the pool).
+    only for a pass of one row block, whose call is not itself in the pool):
+    True, or the :class:`ColumnParts` of ``X`` (its sums by their parts).
     """
     out, dtype, sparse = None, X.dtype, _is_sparse(X)
     Md = M.astype(dtype, copy=False)  # (once for all the chunks)
@@ -192,7 +262,7 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=Fa
             # medians of 51): d = 384, K = 20, 0.47 against 0.64 ms; K = 5, 0.33
             # against 0.50 ms; d = 64, K = 20, 0.17 against 0.18 ms.  Not for
             # float64 rows: 1.34 against 0.85 ms (d = 384, K = 20)
-            L = logits_by_rows(Xc, Md, split)
+            L = logits_by_rows(Xc, Md, bool(split))
         else:
             L = Md @ Xc.T  # heads by rows (see free_energy)
         L *= (beta * rc).astype(dtype)
@@ -209,7 +279,8 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=Fa
             masses = P.sum(axis=1, dtype=np.float64)
             P *= rc.astype(dtype)
             into = None if out is None else out[2]
-            S = weighted_row_sums(P, Xc, into, split)
+            S = weighted_row_sums(P, Xc, into, split.rows(a, b) if isinstance(split, ColumnParts)
+                                  else split)
             if S is into:  # (added into the sums of the chunks before)
                 out = add_blocks_into_first((out, (value, masses)))
                 L = P = None  # (freed before the next chunk's logits)
@@ -231,7 +302,9 @@ def weighted_row_sums(P, Xc, into=None, split=False):
     are added into it (returned; a new array of zeros for None), with no ``K
     x d`` temporary (:func:`_add_sparse_sums_by_head`); the others are
     returned in a new array, whatever ``into`` (with ``split``, a CSR matrix's
-    product below :data:`SPARSE_MIN_HEADS` heads by :func:`split_sparse_sums`).
+    product below :data:`SPARSE_MIN_HEADS` heads by :func:`split_sparse_sums`:
+    ``split`` True, by halves of the heads, or a list of the rows' column parts,
+    :meth:`ColumnParts.rows`).
 
     At a low temperature most rows have one weight far above the others (all
     below :data:`WEIGHT_FLOOR` of it): those rows are summed by their head,
@@ -244,7 +317,9 @@ def weighted_row_sums(P, Xc, into=None, split=False):
     K, b = P.shape
     sparse = _is_sparse(Xc)
     if b == 0 or (K < SPARSE_MIN_HEADS if sparse else Xc.shape[1] < DENSE_MIN_FEATURES):
-        return split_sparse_sums(P, Xc) if split and b else _dense_sums(P, Xc)
+        if split and b:
+            return split_sparse_sums(P, Xc, None if split is True else split)
+        return _dense_sums(P, Xc)
     top = np.argmax(P, axis=0)
     cols = np.arange(b)
     p = P[top, cols]
