@@ -71,12 +71,13 @@ SPLIT_MIN_HEADS = 16
 
 #: Bytes of a CSR matrix's entries (values and column indices) up to which a
 #: split pass (:func:`split_products`) adds its gradient's sums by parts of the
-#: columns (:class:`ColumnParts`: a copy of the entries, made once per fit),
+#: columns (:class:`ColumnParts`: a copy of the entries, made once per fit's rows),
 #: at any number of heads below :data:`SPARSE_MIN_HEADS`, in place of the
 #: halves of the heads: each thread then reads its own entries only, where
 #: each half of the heads reads them all.  Measured (one thread, CPU, 3842
-#: TF-IDF rows, 358172 entries, 4.3 MB; h114's prototype): the sums at K = 5
-#: by parts cost 3 % more than the whole product, by heads 52 %.  Above, no
+#: TF-IDF rows, 358172 entries, 4.3 MB): at K = 5 the two parts of the sums
+#: 0.76 ms against 0.79 whole, the halves of the heads (each reading all the
+#: entries) 52 % more (h114); the copy 1.8 ms, once.  Above, no
 #: copy: the memory case's matrix (1e5 x 5e4, 5e6 entries, 60 MB) keeps its
 #: peak, its sums split by heads from :data:`SPLIT_MIN_HEADS` as before.
 COLUMN_PARTS_MAX_BYTES = 2**24
@@ -136,35 +137,44 @@ def sums_by_columns(X, n_heads):
 
 
 class ColumnParts:
-    """The entries of the CSR rows ``X`` in ``n_parts`` ranges of columns of
-    about equal entries: :attr:`parts`, ``(c0, c1, H)`` with ``H`` the CSR
-    matrix (the rows of ``X``, columns ``c0:c1`` renumbered from 0) of the
-    entries in those columns, in each row in ``X``'s order.  The gradient's
-    sums ``P @ X`` of a column are those of its part's entries alone, taken in
-    the rows' order: the same numbers as the whole product, each part's read
-    by one thread (:func:`split_sparse_sums`)."""
+    """The gradient's sums of the CSR rows ``X`` by parts of the columns, a
+    part a thread (:func:`split_sparse_sums`): for a chunk of rows ``a:b``
+    (:meth:`rows`), ``n_parts`` ranges of the columns of about equal entries,
+    each the CSR matrix of the chunk's entries in those columns (made at the
+    chunk's first pass, from a CSC copy of its entries; kept for the others).
+    Each column's sums ``P @ X`` add its entries in the rows' order (in each
+    row the columns sorted, which moves no column's order), as the whole
+    product's: the same numbers, each part's entries read by its thread only.
+    Measured (one thread, CPU medians of 30 to 40, 3842 TF-IDF rows, 358172
+    entries): the parts made in 1.8 ms (by numpy's masks 10.6 ms); at K = 5 the
+    whole product 0.79 ms, each half 0.38 ms (a half of the CSC copy's,
+    without the CSR parts, 0.59); K = 20, 2.2 ms and 0.96."""
 
-    def __init__(self, X, n_parts):
-        d, nnz = X.shape[1], X.nnz
-        ends = np.cumsum(np.bincount(X.indices, minlength=d))
-        # the first column after each share of the entries (distinct, in order)
-        cuts = np.searchsorted(ends, nnz * np.arange(1, n_parts) / n_parts) + 1
-        edges = np.unique(np.concatenate(([0], np.minimum(cuts, d), [d])))
-        self.parts = [self._part(X, int(c0), int(c1)) for c0, c1 in zip(edges[:-1], edges[1:])]
-
-    @staticmethod
-    def _part(X, c0, c1):
-        keep = (X.indices >= c0) & (X.indices < c1)
-        kept = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))
-        H = sp.csr_matrix((X.shape[0], c1 - c0), dtype=X.dtype)
-        H.indptr = kept[X.indptr].astype(X.indptr.dtype)
-        H.indices = (X.indices[keep] - c0).astype(X.indices.dtype)
-        H.data = X.data[keep]
-        return c0, c1, H
+    def __init__(self, X, n_parts=None):
+        # (the pool's threads by default: the parts change no number)
+        self.X, self._chunks = X, {}
+        self.n_parts = pool_width() if n_parts is None else int(n_parts)
 
     def rows(self, a, b):
-        """The parts of the rows ``a:b`` (views of their entries)."""
-        return [(c0, c1, row_view(H, a, b)) for c0, c1, H in self.parts]
+        """``[(c0, c1, T)]``: the parts of the rows ``a:b``, ``T`` the CSC
+        transpose (c1 - c0, b - a) of their CSR rows' columns ``c0:c1``."""
+        if (a, b) not in self._chunks:
+            C = row_view(self.X, a, b).tocsc()
+            ends = C.indptr[1:].astype(np.int64)
+            # the first column after each share of the entries (distinct, in order)
+            cuts = np.searchsorted(ends, C.nnz * np.arange(1, self.n_parts) / self.n_parts) + 1
+            edges = np.unique(np.concatenate(([0], np.minimum(cuts, C.shape[1]), [C.shape[1]])))
+            self._chunks[a, b] = [(int(c0), int(c1), _transposed(_column_part(C, c0, c1)))
+                                  for c0, c1 in zip(edges[:-1], edges[1:])]
+        return self._chunks[a, b]
+
+
+def _column_part(C, c0, c1):
+    """The columns ``c0:c1`` of the CSC matrix ``C`` as a CSR matrix (a copy)."""
+    s, e = C.indptr[c0], C.indptr[c1]
+    part = sp.csc_matrix((C.data[s:e], C.indices[s:e], C.indptr[c0:c1 + 1] - s),
+                         shape=(C.shape[0], c1 - c0))
+    return part.tocsr()
 
 
 def _scores(Xc, Mt):
@@ -173,22 +183,28 @@ def _scores(Xc, Mt):
     return np.asarray(out)
 
 
-def _scores_into(lo, hi, Xc, Md, L):
+def _scores_into(lo, hi, Xc, Md, L, Mt=None):
     """The logits of the CSR rows ``Xc[lo:hi]`` into the columns ``lo:hi`` of ``L`` (K, b)."""
-    _logits_into(row_view(Xc, lo, hi), Md, L[:, lo:hi])
+    _logits_into(row_view(Xc, lo, hi), Md, L[:, lo:hi], Mt)
     return ()
 
 
-def _logits_into(Xc, Md, L):
+def _logits_into(Xc, Md, L, Mt=None):
     """The logits ``Md @ Xc.T`` of the CSR rows ``Xc`` into ``L`` (K, b), on wide
     rows a block of heads at a time (:data:`LOGIT_BLOCK_NUMBERS`,
     :data:`LOGIT_BLOCK_MIN_TERMS`; each block's transposed copy, C-ordered as
-    scipy's product reads it, made here)."""
+    scipy's product reads it, made here; ``Mt``: that of all the heads, made
+    by the caller, where they are one block: :func:`_one_logit_block`)."""
     K = Md.shape[0]
-    wide = Md.shape[1] >= LOGIT_BLOCK_MIN_TERMS and K * Md.shape[1] > LOGIT_BLOCK_NUMBERS
-    step = LOGIT_BLOCK_HEADS if wide else K
+    step = K if _one_logit_block(Md) else LOGIT_BLOCK_HEADS
     for a in range(0, K, step):
-        L[a:a + step] = _scores(Xc, np.ascontiguousarray(Md[a:a + step].T)).T
+        Ma = Mt if Mt is not None and step == K else np.ascontiguousarray(Md[a:a + step].T)
+        L[a:a + step] = _scores(Xc, Ma).T
+
+
+def _one_logit_block(Md):
+    """Whether the logits of CSR rows take all the heads ``Md`` at once."""
+    return Md.shape[1] < LOGIT_BLOCK_MIN_TERMS or Md.shape[0] * Md.shape[1] <= LOGIT_BLOCK_NUMBERS
 
 
 def _head_sums_into(lo, hi, Xt, P, S):
@@ -206,7 +222,9 @@ def logits_by_rows(Xc, Md, split):
         return np.ascontiguousarray(_scores(Xc, Md.T).T)
     L = np.empty((Md.shape[0], Xc.shape[0]), dtype=np.result_type(Xc.dtype, Md.dtype))
     if split:
-        map_row_blocks(_scores_into, Xc.shape[0], 1, Xc, Md, L)
+        # (the heads' transpose once for all the threads: 62 us a copy at K = 5, d = 13850)
+        Mt = np.ascontiguousarray(Md.T) if _one_logit_block(Md) else None
+        map_row_blocks(_scores_into, Xc.shape[0], 1, Xc, Md, L, Mt)
     else:
         _logits_into(Xc, Md, L)
     return L
@@ -230,8 +248,8 @@ def split_sparse_sums(P, Xc, parts=None):
 def _column_sums_into(lo, hi, parts, Pt, St):
     """The sums of the columns' ``parts[lo:hi]`` into ``St``'s (d, K) rows
     (``Pt``: the weights, b x K; the product in their precision, then float64)."""
-    for c0, c1, H in parts[lo:hi]:
-        St[c0:c1] = _transposed(H) @ Pt
+    for c0, c1, T in parts[lo:hi]:
+        St[c0:c1] = T @ Pt  # (a CSC matrix: its entries' products added row after row)
     return ()
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
 from ..._blocks import (add_blocks_into_first, chunk_rows, map_row_blocks, one_blas_thread,
-                        pool_width, smallest_keys)
+                        smallest_keys)
 from ..free_energy import exp_shifted
 from .kernel import ColumnParts, _scores, range_sums, split_products, sums_by_columns
 from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
@@ -127,7 +127,7 @@ class CosineStatistics(Statistics):
             split = (one or X.shape[0] < 4 * chunk) and split_products(X, K)
             if split and sums_by_columns(X, K):
                 if self.column_parts is None:  # (once for the statistics' passes)
-                    self.column_parts = ColumnParts(X, pool_width())
+                    self.column_parts = ColumnParts(X)
                 split = self.column_parts
             out = add_blocks_into_first(map_row_blocks(
                 range_sums, X.shape[0], X.shape[0] if one else 2 * chunk, X, self.inv,
