@@ -13,7 +13,7 @@ from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 from ..._blocks import (add_blocks_into_first, chunk_rows, map_row_blocks, one_blas_thread,
                         smallest_keys)
 from ..free_energy import exp_shifted
-from .kernel import _scores, range_sums, split_products
+from .kernel import ColumnParts, _scores, range_sums, split_products, sums_by_columns
 from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
     unit_rows
 from ...layers.base import Statistics
@@ -100,6 +100,7 @@ class CosineStatistics(Statistics):
                           chunk_rows(X.shape[1], n_heads, X.dtype.itemsize))
         self.chunk_size = int(chunk_size)
         self.labels = None  # (each row's head of largest logit at the last gradient: sums)
+        self.column_parts = None  # (the rows' ColumnParts, made at the first pass that splits by them)
 
     def low_precision(self):
         """The same rows with float32 passes (a float32 copy of float64 rows, its
@@ -124,6 +125,10 @@ class CosineStatistics(Statistics):
         with one_blas_thread():
             # (a pass of one row block splits its CSR products over the threads)
             split = (one or X.shape[0] < 4 * chunk) and split_products(X, K)
+            if split and sums_by_columns(X, K):
+                if self.column_parts is None:  # (once for the statistics' passes)
+                    self.column_parts = ColumnParts(X)
+                split = self.column_parts
             out = add_blocks_into_first(map_row_blocks(
                 range_sums, X.shape[0], X.shape[0] if one else 2 * chunk, X, self.inv,
                 self.weights,
