@@ -81,7 +81,9 @@ class one_blas_thread:
 
     A class, not a generator (``contextlib.contextmanager``): a nested call,
     every risk evaluation's inside a fit's limit, cost 2.1 us so and 1.2 here
-    (one thread, CPU time; some 25 calls per iris fit).
+    (one thread, CPU time; some 25 calls per iris fit).  An instance holds the
+    limit it entered: enter each one once (``with one_blas_thread():``); one
+    entered twice, nested, would lose its first limit and leave BLAS on one thread.
     """
 
     __slots__ = ("_pid", "_limit")

@@ -157,10 +157,16 @@ def across_rows(Y, n_points):
     """Rows per block of a (``n_points``, b) array of :func:`_columns`: for an
     ndarray ``Y``, about :data:`ACROSS_ENTRIES` entries, from 256 to
     :data:`ACROSS_ROWS` rows; otherwise (blocks that are copies: sparse or
-    mapped rows) :func:`two_nearest_rows`."""
+    mapped rows) :func:`two_nearest_rows`.  Rows other than float64 (the
+    product reads a float64 copy of each block) also hold each block's copy to
+    about :data:`ACROSS_ENTRIES` entries (dense float32 unit rows of the cosine
+    layer at d = 384: 16384 rows a block would copy 48 MiB)."""
     if not isinstance(Y, np.ndarray):
         return two_nearest_rows(n_points)
-    return int(min(ACROSS_ROWS, max(256, ACROSS_ENTRIES // max(int(n_points), 1))))
+    rows = min(ACROSS_ROWS, max(256, ACROSS_ENTRIES // max(int(n_points), 1)))
+    if Y.dtype != np.float64:
+        rows = min(rows, max(256, ACROSS_ENTRIES // max(Y.shape[1], 1)))
+    return int(rows)
 
 
 def _two_smallest(D, labels, first, second):

@@ -50,9 +50,9 @@ from ._nearest import (BLOCK_ROWS, ROW_REDUCTION_HEADS, TRANSPOSED_HEADS,  # noq
 from .optim import handed_state
 
 __all__ = ["RACE_HOPE", "RACE_WORK", "ROW_REDUCTION_HEADS", "SWAP_HOPE", "SWAP_NEEDED",
-           "SWAP_PATIENCE", "SWAP_ROUNDS", "TRANSPOSED_HEADS", "draw_order", "nearest_two", "removal_share",
-           "squared_distances", "squared_row_norms", "swap_rounds", "swap_target",
-           "two_nearest", "two_nearest_rows"]
+           "SWAP_PATIENCE", "SWAP_ROUNDS", "TRANSPOSED_HEADS", "draw_order", "nearest_two",
+           "removal_share", "squared_distances", "squared_row_norms", "swap_rounds",
+           "swap_target", "two_nearest", "two_nearest_rows"]
 
 #: Trials at most per fit.
 SWAP_ROUNDS = 8
@@ -410,8 +410,9 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None):
         # (the squared distances as :func:`squared_distances`', in a (candidates,
         # b) array: its operations run along the rows, not across a short axis;
         # the sum over the rows as a product with the weights)
-        D = _columns(Y[sl], Ct, cc)
-        D += _squared_norms(Y[sl]) if norms is None else norms[sl]
+        B = Y[sl]
+        D = _columns(B, Ct, cc)
+        D += _squared_norms(B) if norms is None else norms[sl]
         np.maximum(D, 0.0, out=D)
         np.minimum(D, without[sl], out=D)
         D -= d1[sl]

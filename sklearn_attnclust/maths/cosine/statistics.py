@@ -100,7 +100,8 @@ class CosineStatistics(Statistics):
                           chunk_rows(X.shape[1], n_heads, X.dtype.itemsize))
         self.chunk_size = int(chunk_size)
         self.labels = None  # (each row's head of largest logit at the last gradient: sums)
-        self.column_parts = None  # (the rows' ColumnParts, made at the first pass that splits by them)
+        # (the rows' ColumnParts, made at the first pass that splits by them)
+        self.column_parts = None
 
     def low_precision(self):
         """The same rows with float32 passes (a float32 copy of float64 rows, its

@@ -1,9 +1,10 @@
 """The rows' scores against a few heads, ``X M^T``, in the orientation OpenBLAS runs fastest.
 
 A product of ``n`` rows of ``d`` features with ``K`` heads can be asked of BLAS
-as ``X @ M.T`` (n, K) or as ``(M @ X.T).T``: the same numbers to the bit (each
-score is one dot product over the features, summed in the same order either
-way; checked at ``d`` = 16 to 3000, ``K`` = 3 to 50, float64 and float32), at
+as ``X @ M.T`` (n, K) or as ``(M @ X.T).T``: on OpenBLAS the same numbers to the
+bit (each score one dot product over the features, summed in the same order either
+way; measured at ``d`` = 16 to 3000, ``K`` = 3 to 50, float64 and float32; another
+BLAS may round an entry an ulp apart, which the tests' tolerances allow), at
 different speeds.  Measured (OpenBLAS, one thread, CPU time, medians of 9; 8192
 rows, 1000 rows at ``d`` = 3000), time of ``(M @ X.T).T`` over ``X @ M.T``:
 
@@ -38,7 +39,7 @@ def heads_left(X):
 def row_scores(X, M, out=None):
     """``X @ M.T`` (n, K) for rows ``X`` (n, d) and heads ``M`` (K, d) of ``X``'s
     dtype, computed as ``(M @ X.T).T`` where that runs faster (:func:`heads_left`):
-    the same numbers.  ``out``: an (n, K) array to write them to (a C-ordered one
+    the same numbers on OpenBLAS (measured).  ``out``: an (n, K) array to write them to (a C-ordered one
     is returned otherwise)."""
     if not heads_left(X):
         return np.matmul(X, M.T, out=out)
