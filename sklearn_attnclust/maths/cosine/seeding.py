@@ -6,7 +6,7 @@ from sklearn.utils import check_random_state
 
 from ..._init import (canonical_order, centred_order, distinct_starts, generator_from,
                       largest_magnitude, ordered_distinct_starts, squared_norms, unit_exponent)
-from ..point.seeding import SEED_ROWS_PER_CENTRE, sample_missed_rows
+from ..point.seeding import SEED_ROWS_PER_CENTRE, drawn_by_weight, sample_missed_rows
 from ..sizes import cosine_mixed_min_size
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
@@ -304,11 +304,7 @@ def sample_positions(n, m, state, w):
         size = n if live is None else live.size
         drawn = np.arange(size) if m >= size else np.sort(state.choice(size, m, replace=False))
         return (drawn if live is None else live[drawn]), None
-    cumulative = np.cumsum(w, dtype=np.float64)
-    drawn = np.searchsorted(cumulative, state.random_sample(m) * cumulative[-1], side="right")
-    np.minimum(drawn, np.flatnonzero(np.asarray(w) > 0)[-1], out=drawn)  # (u W rounds to W)
-    positions, counts = np.unique(drawn, return_counts=True)
-    return positions, counts.astype(np.float64)
+    return drawn_by_weight(w, m, state)
 
 
 def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None):

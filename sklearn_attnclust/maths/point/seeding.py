@@ -14,7 +14,8 @@ from ..shared import check_points, counted
 __all__ = ["DRAW_BLOCK", "DRAW_CHUNK", "DRAW_WIDE_FEATURES", "MISSED_ROWS_PER_CENTRE",
            "SAMPLE_DISTANCE_FACTOR", "SEED_DRAW_BUDGET", "SEED_DRAW_FEATURES", "SEED_MIN_ROWS",
            "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE",
-           "counted_rows", "sample_missed_rows", "seed_points", "seeding_positions",
+           "counted_rows", "drawn_by_weight", "sample_missed_rows", "seed_points",
+           "seeding_positions",
            "seeding_size", "widened_sample"]
 
 
@@ -287,6 +288,15 @@ def seeding_positions(n_rows, n_clusters, rng, weights=None, n_features=1):
         return None
     if weights is None or np.ptp(weights) == 0:  # (equal weights: as none)
         return np.sort(rng.choice(n_rows, m, replace=False)), None
+    return drawn_by_weight(weights, m, rng)
+
+
+def drawn_by_weight(weights, m, rng):
+    """``m`` draws by ``weights`` with replacement (inverse CDF over their order,
+    ``rng.random_sample(m)``: a row of weight 0 is never drawn, one of weight ``w``
+    as ``w`` repeats of weight 1 would be, in distribution): the distinct
+    positions drawn, in increasing order, and how many times each was drawn
+    (float64), the draw's weights."""
     cumulative = np.cumsum(weights, dtype=np.float64)
     drawn = np.searchsorted(cumulative, rng.random_sample(m) * cumulative[-1], side="right")
     # u * W can round up to W: back to the last row of positive weight
