@@ -196,12 +196,13 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     draw = _RowDraw(*maths.swap_order(rows, row_w), rng)
     n_local, near = 2 + int(np.log(maths.n_clusters)), None
     free = maths.swap_free_points
+    needed = getattr(maths, "heads_needed", None)  # (a maths' own stop: the cosine layer's)
     slack = SWAP_SLACK if maths.swap_slack is None else maths.swap_slack
     run = _Trial(descent, trial_tol, memory, rows, row_w)
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
             near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
-            if free and removal_share(near, w) >= SWAP_NEEDED:
+            if (free and removal_share(near, w) >= SWAP_NEEDED) or (needed and needed(near, w)):
                 break
         target = swap_target(Y, None, w, draw, n_local, near=near, norms=norms)
         if target is None:

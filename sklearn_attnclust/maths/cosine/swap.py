@@ -1,0 +1,58 @@
+"""The cosine layer's stop of the swap stage: every head needed by its own rows.
+
+The swap stage (:mod:`sklearn_attnclust._swap`) moves the least useful head ``h``
+(the least removal cost: the weighted sum over its rows of the squared distance
+to the second nearest head minus that to their own) to a candidate row, and
+keeps the trial if the risk drops.  A trial can only pay where some head is
+redundant: with as many heads as clusters, a cluster left without a head means
+another cluster holds two, and each of those two costs its rows little to
+remove (their second nearest head is the other one, in the same cluster).
+Where even the least useful head is needed by its rows, a move only displaces
+a head its cluster needs, and the stage stops before the trial.
+
+The point layer reads the removal cost against the whole hard risk
+(:func:`sklearn_attnclust._swap.removal_share`, :data:`sklearn_attnclust._swap.SWAP_NEEDED`).
+On the unit sphere in high dimension that share cannot reach it: a row's
+squared distance to its own head, ``2 - 2 cos``, is most of its distance to
+any other (0.9 against 2 at a within-cluster cosine of 0.3, d = 384), so the
+least useful of ``K`` needed heads raises the hard risk by about ``1.2 / K``
+of it (0.06 at K = 20).  Here the cost is read against the hard risk of ``h``'s
+own rows (:func:`own_removal_ratio`), which does not shrink with ``K``: about
+1.1 for a head alone in a cluster of cosine 0.3, 3 at 0.6, and 0.05 to 0.16
+for one of two heads sharing a cluster.
+"""
+
+import numpy as np
+
+__all__ = ["COSINE_SWAP_NEEDED", "heads_needed", "own_removal_ratio"]
+
+#: The swap stage of the cosine layer stops before a trial once the least useful
+#: head's removal would raise its own rows' hard risk by this share of it or
+#: more (:func:`heads_needed`; the point layer's bar on its share of the whole
+#: hard risk is the same number, :data:`sklearn_attnclust._swap.SWAP_NEEDED`).
+#: Measured on the von Mises-Fisher cells of ``benchmarks/bench_cosine.py --case
+#: vmf`` (d = 64 and 384, K = 5 and 20, within-cluster cosines 0.3 and 0.6, seeds
+#: 0 to 19, every round of the stage without the stop; script
+#: ``swapstats2.py`` in the session's notes): the 33 rounds whose trial was kept
+#: read ratios of 0.046 to 0.164; of the 322 that failed, 320 read 0.60 to 3.2
+#: (2 read 0.05: after them the stage went on).  With the stop the fits are the
+#: same, bit for bit, wherever no round it skips would have kept its trial (it
+#: skips only rounds whose trial failed on those cells).
+COSINE_SWAP_NEEDED = 0.5
+
+
+def own_removal_ratio(near, w):
+    """The least useful head's removal cost over the hard risk of its own rows,
+    from the heads' :func:`sklearn_attnclust._swap.nearest_two` ``near`` and the
+    rows' weights ``w`` (``inf`` where its rows' hard risk is 0: rows on it)."""
+    labels, d1, h, without, _ = near
+    mine = labels == h
+    own = float(w[mine] @ d1[mine])
+    cost = float(w[mine] @ (without[mine] - d1[mine]))
+    return cost / own if own > 0 else np.inf
+
+
+def heads_needed(near, w):
+    """Whether every head is needed by its rows (:func:`own_removal_ratio` at least
+    :data:`COSINE_SWAP_NEEDED`): the swap stage then stops before its trial."""
+    return own_removal_ratio(near, w) >= COSINE_SWAP_NEEDED
