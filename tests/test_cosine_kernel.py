@@ -182,9 +182,9 @@ def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
 
 
 def test_steps_without_pairs_adapt_each_heads_factor():
-    """The preconditioner is each head's inverse curvature |S_h| / W (the step to
-    the direction of its weighted sum); in a descent on statistics that keep no
-    L-BFGS pairs, times a factor per head: 1 at the descent's first point, times
+    """The preconditioner is each head's inverse curvature <S_h, mu_h> / W (the step
+    to the direction of its weighted sum); in a descent on statistics that keep no
+    L-BFGS pairs, |S_h| / W times a factor per head: 1 at the descent's first point, times
     RELAX_GROW (at most RELAX_MAX) where the head's Riemannian gradient kept its
     direction over a step, times RELAX_SHRINK (not below 1) where it turned."""
     from sklearn_attnclust.maths.cosine.maths import (RELAX_GROW, RELAX_MAX, RELAX_SHRINK,
@@ -203,7 +203,11 @@ def test_steps_without_pairs_adapt_each_heads_factor():
         M /= np.linalg.norm(M, axis=1, keepdims=True)
         maths.begin_descent()
         _, grad, masses = maths.risk(M, stats, return_grad=True)
-        inverse = 1.0 / np.maximum(np.linalg.norm(grad, axis=1), maths.floor)
+        # (descents that keep pairs: the curvature the gradient's projection on the
+        # head, the step onto the weighted sum, maths/cosine/steps.py)
+        curvature = (np.linalg.norm(grad, axis=1) if adapts
+                     else -np.einsum("ij,ij->i", grad, M))
+        inverse = 1.0 / np.maximum(curvature, maths.floor)
         g = rng.standard_normal(M.shape)
         maths.stationarity(M, g, masses)
         np.testing.assert_array_equal(maths.preconditioner(M, masses), inverse)

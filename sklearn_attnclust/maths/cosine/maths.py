@@ -40,6 +40,7 @@ from .seeding import (_draw_distinct, _key_starts, _repair, _unit, check_unit_he
                       unit_order_distinct, wide_unit_order)
 from .normaliser import log_bessel_iv, log_bessel_iv_debye, vmf_log_normaliser  # noqa: F401
 from .statistics import CosineStatistics, cosine_scores
+from .steps import landing_curvatures
 from .swap import heads_needed
 from ..held import HeldLabels
 from ...layers.base import LayerMaths, swap_of
@@ -151,8 +152,9 @@ class CosineMaths(LayerMaths):
         self.beta = 2.0 * float(temperature) / self.spread
         self.floor = 0.01 / self.n_clusters  # the smallest curvature the steps assume
         # (a weak reference to the heads of the last gradient, which it keeps from no
-        # trial the line search left, its rows' norms, whether it keeps no L-BFGS pairs)
-        self._last = (None, None, False)
+        # trial the line search left, its rows' norms, whether it keeps no L-BFGS pairs,
+        # the heads' curvatures for the preconditioner: :func:`.steps.landing_curvatures`)
+        self._last = (None, None, False, None)
         self._held = HeldLabels()  # (the labels of the last steps: stationarity)
         self._reset_steps()
         # (rows, their unit rows or None, {id(weights): (weights, order, keys)})
@@ -181,7 +183,7 @@ class CosineMaths(LayerMaths):
         """Drop the unit rows kept by :meth:`_unit_rows`, the statistics kept by
         :meth:`stationarity` and the last gradient's weak reference (the fit is over:
         a fitted model keeps neither the caller's rows nor a copy of them, and pickles)."""
-        self._unit_cache, self._last = (None, None, None), (None, None, False)
+        self._unit_cache, self._last = (None, None, None), (None, None, False, None)
         self._held.forget()
         self._reset_steps()
 
@@ -275,7 +277,8 @@ class CosineMaths(LayerMaths):
         # 5 seeds x 3, interleaved: the fit's median CPU time K = 10 425 -> 408 ms, K = 5 240
         # -> 239 ms).  Its rows' norms: norm's numbers, no K x d temporary (row_norms)
         G = np.divide(out[2], -W, out=out[2] if out[2].flags.c_contiguous else None, order="C")
-        self._last = (weakref.ref(M), row_norms(G)[:, 0], self.max_pairs(stats) == 0)
+        self._last = (weakref.ref(M), row_norms(G)[:, 0], self.max_pairs(stats) == 0,
+                      landing_curvatures(M, G))
         self._held.note(M, stats, value, getattr(stats, "labels", None))  # (this pass's)
         return value, G, out[1] / W
 
@@ -284,19 +287,23 @@ class CosineMaths(LayerMaths):
         Euclidean gradient's norm: at a stationary point the Riemannian Hessian
         is that times the identity, less the weights' softness), at least
         :attr:`floor`."""
-        last, norms, _ = self._last
+        last, norms = self._last[:2]
         if last is None or last() is not M:
             norms = np.asarray(masses, dtype=np.float64)
         return np.maximum(norms, self.floor)
 
     def preconditioner(self, M, masses):
         """Per-head inverse curvature: the preconditioned step moves each head to the
-        direction of the weighted sum of its samples (a spherical k-means update);
-        in a descent that keeps no L-BFGS pairs (:meth:`max_pairs` 0 on the
-        statistics of the last gradient), times each head's factor
-        (:data:`RELAX_GROW`)."""
+        direction of the weighted sum of its samples (a spherical k-means update:
+        the curvatures of :func:`.steps.landing_curvatures` at the last gradient's
+        heads, at least :attr:`floor`, else :meth:`_curvature`); in a descent that
+        keeps no L-BFGS pairs (:meth:`max_pairs` 0 on the statistics of the last
+        gradient), :meth:`_curvature` times each head's factor (:data:`RELAX_GROW`)."""
+        last, _, pairless, along = self._last
+        if not pairless and last is not None and last() is M:
+            return 1.0 / np.maximum(along, self.floor)
         scales = 1.0 / self._curvature(M, masses)
-        if self._last[2] and self._relax is not None:
+        if pairless and self._relax is not None:
             scales *= self._relax
         return scales
 
