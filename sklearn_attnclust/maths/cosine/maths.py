@@ -141,8 +141,9 @@ class CosineMaths(LayerMaths):
     """The cosine layer's mathematics, for :mod:`sklearn_attnclust._strategy`."""
 
     coarse_tol = COARSE_TOL
-    # (the swap stage's slack and stop, :mod:`.swap`; unit_root the default 1: a mean 1 - cos)
-    swap_slack, heads_needed = COSINE_SWAP_SLACK, staticmethod(heads_needed)
+    swap_slack = COSINE_SWAP_SLACK  # (the swap stage's: :data:`COSINE_SWAP_SLACK`)
+    heads_needed = staticmethod(heads_needed)  # (the swap stage's stop: :mod:`.swap`)
+    # unit_root: the default 1 (the risk is dimensionless: a mean 1 - cosine)
 
     def __init__(self, n_clusters, temperature, spread, n_features):
         self.n_clusters, self.d = int(n_clusters), int(n_features)
@@ -230,7 +231,8 @@ class CosineMaths(LayerMaths):
     def starts(self, rows, weights, init, rng):
         """Unit heads: k-means++ on the unit rows (whose squared distances are
         ``2 (1 - cosine)``), rows drawn at random, a callable or an array."""
-        rows, K = as_rows(rows), self.n_clusters
+        rows = as_rows(rows)
+        K = self.n_clusters
         if isinstance(init, str):
             if init == "k-means++" and seeded_from_rows(rows, UNIT_CACHE_SIZE):
                 # k-means++ on the rows themselves, scaled by their inverse norms,
