@@ -34,7 +34,7 @@ __all__ = ["COSINE_SWAP_NEEDED", "heads_needed", "own_removal_ratio"]
 #: vmf`` (d = 64 and 384, K = 5 and 20, within-cluster cosines 0.3 and 0.6, seeds
 #: 0 to 19, every round of the stage without the stop; script
 #: ``swapstats2.py`` in the session's notes): the 33 rounds whose trial was kept
-#: read ratios of 0.046 to 0.164; of the 322 that failed, 320 read 0.60 to 3.2
+#: read ratios of 0.046 to 0.164; of the 322 that failed, 320 read 0.60 or more
 #: (2 read 0.05: after them the stage went on).  With the stop the fits are the
 #: same, bit for bit, wherever no round it skips would have kept its trial (it
 #: skips only rounds whose trial failed on those cells).
