@@ -278,8 +278,12 @@ def test_unsorted_indices_are_not_copied_and_fit_as_sorted(geometry):
     assert _has_duplicates(dup)
     a = AttentionQuantizer(4, geometry=geometry, random_state=0).fit(ref)
     b = AttentionQuantizer(4, geometry=geometry, random_state=0).fit(Xu)
-    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, rtol=1e-10, atol=1e-12)
-    assert np.array_equal(a.labels_, b.labels_)
+    # (the cosine fit of these rows crawls along a flat risk, 28 steps, and carries
+    # the rounding of the entries' sums in another order to 1e-7 in the centres:
+    # 2e-9 at tol=1e-6; the same steps and labels)
+    atol = 1e-6 if geometry == "cosine" else 1e-12
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, rtol=1e-10, atol=atol)
+    assert np.array_equal(a.labels_, b.labels_) and a.n_iter_ == b.n_iter_
 
 
 def test_sampled_sparse_seeding_draws_by_weight_and_reads_all_few_distinct_rows():
