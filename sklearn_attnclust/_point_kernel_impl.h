@@ -117,7 +117,8 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
         }
         if (Xt) {
             AQ_NAME(aq_logits)(t, d, At, Kp, c, K, Xt, L);
-        } else if (K < AQ_ROW_HEADS) {  /* R (K x t, column-major) = (S At[:, :K])^T */
+        } else if (K < (sizeof(FLT) == 8 ? AQ_ROW_HEADS : AQ_ROW_HEADS_F32)) {
+            /* R (K x t, column-major) = (S At[:, :K])^T */
             gt = (int)t;
             gemm(&nt, &nt, &gK, &gt, &gd, &one, (FLT *)At, &gKp, (FLT *)S, &gd, &zero, R, &gK);
             for (k = 0; k < K; k++) {
