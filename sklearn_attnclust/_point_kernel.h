@@ -218,8 +218,29 @@ AQ_INLINE float aq_exp_f32(float z) {
 #define AQ_SPARSE_FEATURES 32
 #define AQ_SPARSE_SHARE 8
 #define AQ_WEIGHT_FLOOR 8.673617379884035e-19  /* 2^-60 */
-/* work space, in FLTs */
-#define AQ_WORK(K, d) (((K) + 2) * AQ_TILE + (K) * (d) + (d) * AQ_TILE)
+/* below this many heads (float64; float32: AQ_ROW_HEADS_F32), a wide tile's
+   logits are one BLAS product into rows by heads, At[:, :K]^T S^T (gemm "N",
+   "N"), then transposed into the heads-by-rows layout the rest of the pass
+   reads (K x AQ_TILE numbers); from it on, the product is the transposed one,
+   S At[:, :K] (gemm "T", "T"), written in place.  OpenBLAS (scipy's 0.3,
+   SkylakeX kernels) runs the first up to twice as fast for few heads (its
+   small-matrix kernels), not for more.  Measured (one thread, CPU time, a pass
+   with the gradient over 4000 standard normal rows, the first product against
+   the second, interleaved): float64, d = 64: K = 2, 4, 10, 12 at 0.73, 0.84,
+   0.89, 0.93 times the time, K = 6, 8 at 1.00, 1.02; d = 32: K = 2, 4, 12 at
+   0.73, 0.88, 0.96, K = 8 1.01; d = 16: K = 2, 4 at 0.85, 0.97, K = 8 1.03; K =
+   16: 1.04.  float32, d = 64: K = 2, 4, 6, 8 at 0.44, 0.61, 0.80, 0.89; d = 32:
+   K = 2, 4, 6 at 0.55, 0.73, 0.93, K = 8 1.01 (1.02 at 2e4 rows: the 1e7 x 32
+   float32 fit of K = 8 keeps the second), K = 16 1.10.  Where BLAS takes its
+   small-matrix kernel the logits round differently (d >= 30, in their last
+   bits): fits may move at rounding (the recorded fingerprints are
+   bit-identical; standardised digits and breast cancer fits move in their last
+   bits) */
+#define AQ_ROW_HEADS 13
+#define AQ_ROW_HEADS_F32 8
+/* work space, in FLTs (the last K x AQ_TILE: the logits by rows, few heads) */
+#define AQ_WORK(K, d) (((K) + 2) * AQ_TILE + (K) * (d) + (d) * AQ_TILE \
+                       + ((K) < AQ_ROW_HEADS ? (K) * AQ_TILE : 0))
 
 /* the BLAS products of wide rows' tiles (Fortran's sgemm and dgemm, as
    scipy.linalg.cython_blas exports them) */

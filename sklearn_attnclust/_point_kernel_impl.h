@@ -83,6 +83,7 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
     FLT *F = scale + AQ_TILE;             /* K x d */
     FLT *Xt = d <= AQ_NARROW ? F + K * d : NULL;  /* d x AQ_TILE */
     FLT *Xs = F + K * d;                  /* AQ_TILE x d: wide rows less r */
+    FLT *R = Xs + d * AQ_TILE;            /* AQ_TILE x K: few heads' logits by rows */
     FLT one = 1, zero = 0;
     int gd = (int)d, gK = (int)K, gKp = (int)Kp, gT = AQ_TILE, gt;
     char tr = 'T', nt = 'N';
@@ -116,6 +117,15 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
         }
         if (Xt) {
             AQ_NAME(aq_logits)(t, d, At, Kp, c, K, Xt, L);
+        } else if (K < (sizeof(FLT) == 8 ? AQ_ROW_HEADS : AQ_ROW_HEADS_F32)) {
+            /* R (K x t, column-major) = (S At[:, :K])^T */
+            gt = (int)t;
+            gemm(&nt, &nt, &gK, &gt, &gd, &one, (FLT *)At, &gKp, (FLT *)S, &gd, &zero, R, &gK);
+            for (k = 0; k < K; k++) {
+                FLT *l = L + k * AQ_TILE;
+                const FLT ck = c[k];
+                for (i = 0; i < t; i++) l[i] = R[i * K + k] - ck;
+            }
         } else {  /* L (t x K, column-major, ld AQ_TILE) = S At[:, :K] */
             gt = (int)t;
             gemm(&tr, &tr, &gt, &gK, &gd, &one, (FLT *)S, &gd, (FLT *)At, &gKp, &zero, L, &gT);
