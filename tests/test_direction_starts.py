@@ -99,19 +99,16 @@ def test_seed_sample_keeps_few_rows_and_draws_by_the_set_of_rows():
     not change the draws of the others."""
     from sklearn_attnclust.maths.direction.starts import SEED_MIN_ROWS, seed_sample
 
-    def sq(X):
-        return lambda: np.einsum("ij,ij->i", X, X)
-
     rng = np.random.default_rng(0)
     X = rng.normal(size=(SEED_MIN_ROWS, 5))
-    rows, w = seed_sample(X, None, 3, np.random.default_rng(1), sq(X))
+    rows, w = seed_sample(X, None, 3, np.random.default_rng(1))
     assert rows is X and w is None
     X = rng.normal(size=(3 * SEED_MIN_ROWS, 5))
     weights = rng.uniform(0.5, 2.0, X.shape[0])
-    rows, w = seed_sample(X, weights, 3, np.random.default_rng(1), sq(X))
+    rows, w = seed_sample(X, weights, 3, np.random.default_rng(1))
     assert rows.shape == (SEED_MIN_ROWS, 5)
     perm = rng.permutation(X.shape[0])
-    again, w2 = seed_sample(X[perm], weights[perm], 3, np.random.default_rng(1), sq(X[perm]))
+    again, w2 = seed_sample(X[perm], weights[perm], 3, np.random.default_rng(1))
     np.testing.assert_array_equal(again, rows)
     np.testing.assert_array_equal(w2, w)
     # where each row is in X: its weight kept
@@ -121,7 +118,7 @@ def test_seed_sample_keeps_few_rows_and_draws_by_the_set_of_rows():
     far = np.vstack([X, 1e200 * X[:1]])
     zero = np.append(weights, 0.0)
     with np.errstate(over="ignore"):
-        got, gw = seed_sample(far, zero, 3, np.random.default_rng(1), sq(far))
+        got, gw = seed_sample(far, zero, 3, np.random.default_rng(1))
     np.testing.assert_array_equal(got, rows)
     np.testing.assert_array_equal(gw, w)
 

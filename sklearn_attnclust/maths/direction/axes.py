@@ -245,7 +245,7 @@ class AxisMaths(LayerMaths):
         all_rows = ScaledRows(rows, self.scale, zero=zero_weights(weights))
         all_w = weights
         if seeded:  # drawn and refined on a sample of the rows (starts.seed_sample)
-            rows, weights = seed_sample(rows, weights, K, rng, all_rows.order_keys)
+            rows, weights = seed_sample(rows, weights, K, rng)
         # (the rows of weight 0 read as 0: never drawn, and no distance of theirs
         # overflows the draws' sums)
         scaled = ScaledRows(rows, self.scale, zero=zero_weights(weights))
