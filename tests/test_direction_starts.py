@@ -111,6 +111,9 @@ def test_seed_sample_keeps_few_rows_and_draws_by_the_set_of_rows():
     again, w2 = seed_sample(X[perm], weights[perm], 3, np.random.default_rng(1))
     np.testing.assert_array_equal(again, rows)
     np.testing.assert_array_equal(w2, w)
+    plain, _ = seed_sample(X, None, 3, np.random.default_rng(1))
+    np.testing.assert_array_equal(seed_sample(X[perm], None, 3, np.random.default_rng(1))[0],
+                                  plain)
     # where each row is in X: its weight kept
     index = {r.tobytes(): i for i, r in enumerate(X)}
     np.testing.assert_array_equal(w, weights[[index[r.tobytes()] for r in rows]])
@@ -133,3 +136,19 @@ def test_lloyd_step_moves_heads_to_their_rows_directions():
     M /= np.linalg.norm(M, axis=1, keepdims=True)
     out = lloyd_step(M, X.shape[0], _rows_of(X), chunk=64)
     np.testing.assert_allclose(np.abs(np.einsum("kd,kd->k", out, centres)), 1.0, atol=1e-12)
+
+
+def test_seed_sample_draws_each_copy_of_a_repeated_row():
+    """A row repeated over half of the rows fills about half of the sample (each copy
+    drawn on its own, as a uniform draw of the rows), whatever the seed."""
+    from sklearn_attnclust.maths.direction.starts import SEED_MIN_ROWS, seed_sample
+
+    rng = np.random.default_rng(3)
+    n = 4 * SEED_MIN_ROWS
+    X = rng.normal(size=(n, 4))
+    X[: n // 2] = X[0]
+    for seed in range(3):
+        rows, _ = seed_sample(X[rng.permutation(n)], None, 3, np.random.default_rng(seed))
+        share = np.mean(np.all(rows == X[0], axis=1))
+        # binomial-like spread of the share over SEED_MIN_ROWS draws: 0.011; 6 of them
+        assert abs(share - 0.5) < 0.07

@@ -34,7 +34,7 @@ steps and candidates), then moved by one Lloyd step on all the rows
 
 import numpy as np
 
-from ..._blocks import gather_rows, keyed_sample_rows, row_keys, smallest_keys
+from ..._blocks import gather_rows, row_keys
 from .counting import CHUNK_NUMBERS
 from .products import row_scores
 
@@ -92,15 +92,14 @@ def seed_sample(rows, weights, n_heads, rng):
     else that many of those drawn uniformly without replacement, each keeping
     its weight.
 
-    The draw is the coarse sample's (:func:`.._strategy._sample`, ``draw="subset"``):
-    the rows of smallest :func:`.._blocks.row_keys` (a hash of each row's bytes
-    and a seed of 8 bytes of ``rng``), in increasing order of key, a row
-    repeated many times given one key per copy where unweighted
-    (:func:`.._blocks.keyed_sample_rows`).  The sample is a function of the set
-    of rows, not of their order.  (It was drawn by position in the rows' order
-    by squared norm, :func:`.._init.order_by_key`: on unit rows, whose squared
-    norms tie, a sort by the first feature too: 2.1 ms of a 28 ms fit at 1e4 x
-    64, one thread, against 0.3 ms for the keys.)
+    The draw is by positions in the rows' order by :func:`.._blocks.row_keys` (a
+    hash of each row's bytes and a seed of 8 bytes of ``rng``; identical rows
+    share their key and are interchangeable), so that the sample is a function
+    of the set of rows, not of their order; each copy of a repeated row is drawn
+    on its own, as a uniform draw of the rows takes it.  (The order was by
+    squared norm, :func:`.._init.order_by_key`: on unit rows, whose squared norms
+    tie, a sort by the first feature too: 2.1 ms of a 28 ms fit at 1e4 x 64, one
+    thread, against 0.7 ms for the keys and their sort.)
 
     The seeds and their Lloyd steps read every row a few times each (one
     product with all the rows per candidate of k-means++, one per Lloyd step);
@@ -116,15 +115,17 @@ def seed_sample(rows, weights, n_heads, rng):
     if n <= m:
         return rows, weights
     seed = int.from_bytes(rng.bytes(8), "little")
-    if keep is None:
-        keys = row_keys(rows, seed)
-        if weights is None:
-            return keyed_sample_rows(rows, keys, m, seed), None
-        idx = smallest_keys(keys, m)
-    else:
-        kept = gather_rows(rows, keep)
-        idx = keep[smallest_keys(row_keys(kept, seed), m)]
-    return gather_rows(rows, idx), weights[idx]
+    kept = rows if keep is None else gather_rows(rows, keep)
+    keys = row_keys(kept, seed)
+    if weights is None:  # (the rows of one key, identical: any order of them)
+        order = np.argsort(keys)
+    else:  # (identical rows by their weights)
+        order = np.lexsort((weights if keep is None else weights[keep], keys))
+    if keep is not None:
+        order = keep[order]
+    gen = np.random.default_rng(seed)
+    idx = order[np.sort(gen.choice(n, m, replace=False))]
+    return gather_rows(rows, idx), None if weights is None else weights[idx]
 
 
 def refine_heads(M, n_rows, rows_of, weights=None, *, chunk=CHUNK_NUMBERS):
