@@ -81,8 +81,8 @@ class DirectionLayer(Layer):
         check_seeds(X, self.n_clusters)
         fit_w, w = w, unequal(w)
         # the mean direction after the fit, from the rows' largest magnitude where
-        # the fit's unit scale read it (the same number: at 1e4 x 384 a pass of 2 ms
-        # of a 140 ms fit fewer, one thread)
+        # the fit's unit scale read it (the same number: a pass fewer, at 1e4 x 64 /
+        # 384 0.15 / 1.4 ms of a 27 / 125 ms fit, one thread)
         mean = self._fit(X, w, rng, lambda: mean_direction(X, w, top=self.maths.input_top))
         stats = self.maths.stats
         # (the largest magnitude from the extremes: no copy |X|; the fit's, where its
