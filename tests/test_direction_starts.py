@@ -99,21 +99,24 @@ def test_seed_sample_keeps_few_rows_and_draws_by_the_set_of_rows():
     not change the draws of the others."""
     from sklearn_attnclust.maths.direction.starts import SEED_MIN_ROWS, seed_sample
 
+    def sq(X):
+        return lambda: np.einsum("ij,ij->i", X, X)
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(SEED_MIN_ROWS, 5))
-    rows, w = seed_sample(X, None, 3, np.random.default_rng(1))
+    rows, w = seed_sample(X, None, 3, np.random.default_rng(1), sq(X))
     assert rows is X and w is None
     X = rng.normal(size=(3 * SEED_MIN_ROWS, 5))
     weights = rng.uniform(0.5, 2.0, X.shape[0])
-    rows, w = seed_sample(X, weights, 3, np.random.default_rng(1))
+    rows, w = seed_sample(X, weights, 3, np.random.default_rng(1), sq(X))
     assert rows.shape == (SEED_MIN_ROWS, 5)
     perm = rng.permutation(X.shape[0])
-    again, w2 = seed_sample(X[perm], weights[perm], 3, np.random.default_rng(1))
+    again, w2 = seed_sample(X[perm], weights[perm], 3, np.random.default_rng(1), sq(X[perm]))
     np.testing.assert_array_equal(again, rows)
     np.testing.assert_array_equal(w2, w)
-    plain, _ = seed_sample(X, None, 3, np.random.default_rng(1))
-    np.testing.assert_array_equal(seed_sample(X[perm], None, 3, np.random.default_rng(1))[0],
-                                  plain)
+    plain, _ = seed_sample(X, None, 3, np.random.default_rng(1), sq(X))
+    again, _ = seed_sample(X[perm], None, 3, np.random.default_rng(1), sq(X[perm]))
+    np.testing.assert_array_equal(again, plain)
     # where each row is in X: its weight kept
     index = {r.tobytes(): i for i, r in enumerate(X)}
     np.testing.assert_array_equal(w, weights[[index[r.tobytes()] for r in rows]])
@@ -121,7 +124,7 @@ def test_seed_sample_keeps_few_rows_and_draws_by_the_set_of_rows():
     far = np.vstack([X, 1e200 * X[:1]])
     zero = np.append(weights, 0.0)
     with np.errstate(over="ignore"):
-        got, gw = seed_sample(far, zero, 3, np.random.default_rng(1))
+        got, gw = seed_sample(far, zero, 3, np.random.default_rng(1), sq(far))
     np.testing.assert_array_equal(got, rows)
     np.testing.assert_array_equal(gw, w)
 
@@ -138,17 +141,29 @@ def test_lloyd_step_moves_heads_to_their_rows_directions():
     np.testing.assert_allclose(np.abs(np.einsum("kd,kd->k", out, centres)), 1.0, atol=1e-12)
 
 
-def test_seed_sample_draws_each_copy_of_a_repeated_row():
-    """A row repeated over half of the rows fills about half of the sample (each copy
-    drawn on its own, as a uniform draw of the rows), whatever the seed."""
+def test_seed_sample_of_unit_rows_draws_by_the_set_of_rows_and_each_copy():
+    """Unit rows (their squared norms tie, the order broken by their features): the
+    sample does not depend on the rows' order, and a row repeated over half of the
+    rows fills about half of it (each copy drawn on its own, as a uniform draw of the
+    rows)."""
     from sklearn_attnclust.maths.direction.starts import SEED_MIN_ROWS, seed_sample
+
+    def sq(X):
+        return lambda: np.einsum("ij,ij->i", X, X)
 
     rng = np.random.default_rng(3)
     n = 4 * SEED_MIN_ROWS
     X = rng.normal(size=(n, 4))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    assert np.unique(sq(X)()).size < n // 10  # (the ties this test is about)
+    perm = rng.permutation(n)
+    rows, _ = seed_sample(X, None, 3, np.random.default_rng(0), sq(X))
+    again, _ = seed_sample(X[perm], None, 3, np.random.default_rng(0), sq(X[perm]))
+    np.testing.assert_array_equal(again, rows)
     X[: n // 2] = X[0]
     for seed in range(3):
-        rows, _ = seed_sample(X[rng.permutation(n)], None, 3, np.random.default_rng(seed))
+        Xp = X[rng.permutation(n)]
+        rows, _ = seed_sample(Xp, None, 3, np.random.default_rng(seed), sq(Xp))
         share = np.mean(np.all(rows == X[0], axis=1))
-        # binomial-like spread of the share over SEED_MIN_ROWS draws: 0.011; 6 of them
+        # spread of the share over SEED_MIN_ROWS draws of n: about 0.01; 7 of them
         assert abs(share - 0.5) < 0.07

@@ -30,7 +30,7 @@ import weakref
 import numpy as np
 
 from ..._blocks import one_blas_thread
-from ..._init import check_start, init_heads, unit_start
+from ..._init import check_start, init_heads, squared_norms, unit_start
 from ..._strategy import fit_layer
 from .. import sizes
 from ..held import HeldLabels
@@ -267,7 +267,7 @@ class DirectionMaths(LayerMaths):
         seeded = init == "k-means++"
         all_rows, all_w = rows, weights
         if seeded:  # drawn and refined on a sample of the rows (starts.seed_sample)
-            rows, weights = seed_sample(rows, weights, K, rng)
+            rows, weights = seed_sample(rows, weights, K, rng, lambda: squared_norms(rows))
         M = init_heads(rows, K, init, rng, second=second, sample_weight=weights)
         # k-means++ seeds are rows' directions (or random ones where the rows' run out),
         # refined heads their signed sums: none is blind to every row, so only a

@@ -34,7 +34,8 @@ steps and candidates), then moved by one Lloyd step on all the rows
 
 import numpy as np
 
-from ..._blocks import gather_rows, row_keys
+from ..._blocks import gather_rows
+from ..._init import order_by_key
 from .counting import CHUNK_NUMBERS
 from .products import row_scores
 
@@ -85,21 +86,18 @@ SEED_ROWS_PER_HEAD = 256
 SEED_MIN_ROWS = 2048
 
 
-def seed_sample(rows, weights, n_heads, rng):
+def seed_sample(rows, weights, n_heads, rng, squared_norms):
     """The rows (and their weights, or None) the direction layers' k-means++
     seeds are drawn and refined on: all of ``rows`` where they are at most
     ``max(SEED_MIN_ROWS, SEED_ROWS_PER_HEAD * n_heads)`` of positive weight,
-    else that many of those drawn uniformly without replacement, each keeping
-    its weight.
+    else that many of those drawn uniformly without replacement (by a generator
+    seeded from 8 bytes of ``rng``), each keeping its weight.
 
-    The draw is by positions in the rows' order by :func:`.._blocks.row_keys` (a
-    hash of each row's bytes and a seed of 8 bytes of ``rng``; identical rows
-    share their key and are interchangeable), so that the sample is a function
-    of the set of rows, not of their order; each copy of a repeated row is drawn
-    on its own, as a uniform draw of the rows takes it.  (The order was by
-    squared norm, :func:`.._init.order_by_key`: on unit rows, whose squared norms
-    tie, a sort by the first feature too: 2.1 ms of a 28 ms fit at 1e4 x 64, one
-    thread, against 0.7 ms for the keys and their sort.)
+    The draws are over the rows in :func:`.._init.order_by_key` of their
+    squared norms, ``squared_norms()`` (as the seeds' own draws): the sample is a function of the
+    set of rows, not of their order, and, where the squared norms are distinct,
+    of their values up to a rotation or a power-of-two scale (by their rounding
+    only up to another scale).
 
     The seeds and their Lloyd steps read every row a few times each (one
     product with all the rows per candidate of k-means++, one per Lloyd step);
@@ -108,22 +106,16 @@ def seed_sample(rows, weights, n_heads, rng):
     the rows (:func:`lloyd_step`).
     """
     m = max(SEED_MIN_ROWS, SEED_ROWS_PER_HEAD * int(n_heads))
-    # (the rows of weight 0 neither drawn nor keyed among the others: the sample
-    # is that of the rows without them, whatever their size)
+    # (the rows of weight 0 neither drawn nor in the order: the sample is that of
+    # the rows without them, whatever their size)
     keep = None if weights is None or np.all(weights > 0) else np.flatnonzero(weights > 0)
     n = rows.shape[0] if keep is None else keep.size
     if n <= m:
         return rows, weights
-    seed = int.from_bytes(rng.bytes(8), "little")
-    kept = rows if keep is None else gather_rows(rows, keep)
-    keys = row_keys(kept, seed)
-    if weights is None:  # (the rows of one key, identical: any order of them)
-        order = np.argsort(keys)
-    else:  # (identical rows by their weights)
-        order = np.lexsort((weights if keep is None else weights[keep], keys))
-    if keep is not None:
-        order = keep[order]
-    gen = np.random.default_rng(seed)
+    sq = squared_norms()
+    order = order_by_key(sq, rows) if keep is None else \
+        keep[order_by_key(sq[keep], gather_rows(rows, keep))]
+    gen = np.random.default_rng(int.from_bytes(rng.bytes(8), "little"))
     idx = order[np.sort(gen.choice(n, m, replace=False))]
     return gather_rows(rows, idx), None if weights is None else weights[idx]
 
