@@ -167,3 +167,4 @@ def test_seed_sample_of_unit_rows_draws_by_the_set_of_rows_and_each_copy():
         share = np.mean(np.all(rows == X[0], axis=1))
         # spread of the share over SEED_MIN_ROWS draws of n: about 0.01; 7 of them
         assert abs(share - 0.5) < 0.07
+
