@@ -173,7 +173,8 @@ def _near_unit(X, weights, top):
     then the norms of the rows times their power of two (exact: the same mean up to
     that power squared) are inside too, and :func:`unit_scale_top` keeps the rows as
     they are, without the scaled chunks' copies.  Measured (1e4 unit rows, the power
-    of two 2 or 4, one thread, CPU time): d = 384, 5.2 -> 2.9 ms."""
+    of two 2 or 4, one thread, CPU time, medians of 30): d = 384, 5.2 -> 3.3 ms
+    of :func:`unit_scale_top`; d = 64, 0.37 either way."""
     if not 2.0**-400 < top < 2.0**400:
         return False
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
