@@ -114,6 +114,9 @@ def test_seed_sample_keeps_few_rows_and_draws_by_the_set_of_rows():
     again, w2 = seed_sample(X[perm], weights[perm], 3, np.random.default_rng(1), sq(X[perm]))
     np.testing.assert_array_equal(again, rows)
     np.testing.assert_array_equal(w2, w)
+    plain, _ = seed_sample(X, None, 3, np.random.default_rng(1), sq(X))
+    again, _ = seed_sample(X[perm], None, 3, np.random.default_rng(1), sq(X[perm]))
+    np.testing.assert_array_equal(again, plain)
     # where each row is in X: its weight kept
     index = {r.tobytes(): i for i, r in enumerate(X)}
     np.testing.assert_array_equal(w, weights[[index[r.tobytes()] for r in rows]])
@@ -136,3 +139,32 @@ def test_lloyd_step_moves_heads_to_their_rows_directions():
     M /= np.linalg.norm(M, axis=1, keepdims=True)
     out = lloyd_step(M, X.shape[0], _rows_of(X), chunk=64)
     np.testing.assert_allclose(np.abs(np.einsum("kd,kd->k", out, centres)), 1.0, atol=1e-12)
+
+
+def test_seed_sample_of_unit_rows_draws_by_the_set_of_rows_and_each_copy():
+    """Unit rows (their squared norms tie, the order broken by their features): the
+    sample does not depend on the rows' order, and a row repeated over half of the
+    rows fills about half of it (each copy drawn on its own, as a uniform draw of the
+    rows)."""
+    from sklearn_attnclust.maths.direction.starts import SEED_MIN_ROWS, seed_sample
+
+    def sq(X):
+        return lambda: np.einsum("ij,ij->i", X, X)
+
+    rng = np.random.default_rng(3)
+    n = 4 * SEED_MIN_ROWS
+    X = rng.normal(size=(n, 4))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    assert np.unique(sq(X)()).size < n // 10  # (the ties this test is about)
+    perm = rng.permutation(n)
+    rows, _ = seed_sample(X, None, 3, np.random.default_rng(0), sq(X))
+    again, _ = seed_sample(X[perm], None, 3, np.random.default_rng(0), sq(X[perm]))
+    np.testing.assert_array_equal(again, rows)
+    X[: n // 2] = X[0]
+    for seed in range(3):
+        Xp = X[rng.permutation(n)]
+        rows, _ = seed_sample(Xp, None, 3, np.random.default_rng(seed), sq(Xp))
+        share = np.mean(np.all(rows == X[0], axis=1))
+        # spread of the share over SEED_MIN_ROWS draws of n: about 0.01; 7 of them
+        assert abs(share - 0.5) < 0.07
+

@@ -64,20 +64,26 @@ class DirectionLayer(Layer):
 
     def _fit(self, X, w, rng, mean, *, init=None, n_init=None, **kwargs):
         """Fit the heads (signed so that the mean projection is >= 0) by
-        :func:`sklearn_attnclust.maths.direction.maths.fit_directions`."""
+        :func:`sklearn_attnclust.maths.direction.maths.fit_directions`.  ``mean``:
+        the rows' mean direction, or a callable that gives it after the fit;
+        returns it."""
         self.fit_, self.maths, self.scale = fit_directions(
             X, w, rng, init=self.init if init is None else init,
             n_init=self.n_init if n_init is None else n_init, **self.options, **kwargs)
         warn_if_not_converged(self.fit_, self.max_iter)
+        mean = mean() if callable(mean) else mean
         self.heads = signed(self.fit_.heads, mean).astype(X.dtype)
+        return mean
 
     def fit(self, X, w, rng):
         """Fit to the rows ``X`` (weights ``w`` or None); returns their
         :class:`.base.Assignment`, from the labels the centres were read by."""
         check_seeds(X, self.n_clusters)
         fit_w, w = w, unequal(w)
-        mean = mean_direction(X, w)
-        self._fit(X, w, rng, mean)
+        # the mean direction after the fit, from the rows' largest magnitude where
+        # the fit's unit scale read it (the same number: a pass fewer, at 1e4 x 64 /
+        # 384 0.15 / 1.4 ms of a 27 / 125 ms fit, one thread)
+        mean = self._fit(X, w, rng, lambda: mean_direction(X, w, top=self.maths.input_top))
         stats = self.maths.stats
         # (the largest magnitude from the extremes: no copy |X|; the fit's, where its
         # unit scale read it: the same number, one pass over the rows fewer)

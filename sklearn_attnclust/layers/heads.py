@@ -18,18 +18,20 @@ def unequal(w):
     return None if w is None or np.all(w == w[0]) else w
 
 
-def mean_direction(X, w):
+def mean_direction(X, w, top=None):
     """The (weighted) mean row of ``X`` times a positive factor (a power of two that
     brings ``X`` near unit scale, so that the sum neither under- nor overflows; 1
     for float64 rows of magnitude between 2^-500 and 2^500): what :func:`signed`
-    reads, the mean's direction."""
+    reads, the mean's direction.  ``top``: ``X``'s largest magnitude where the
+    caller read it (None: read here)."""
     # float64 rows of moderate magnitude as they are, without the scaled copy of X
     # (at 1e4 x 384, 12 ms of a 0.25 s fit; at 1000 x 10000, 80 MB of fresh pages)
     # nor power_of_two_scale's copy of |X| (7 ms): their sums do not overflow, and
     # the scaling would be by a power of two, exact (the mean ``two`` times larger
     # or smaller, its projections' signs the same); not below 2^-500, where the mean
     # could lose digits to underflow (the bound was 1: unit rows only)
-    if X.dtype == np.float64 and 2.0**-500 <= largest_magnitude(X) < 2.0**500:
+    if X.dtype == np.float64 and 2.0**-500 <= (largest_magnitude(X) if top is None
+                                                else top) < 2.0**500:
         Xs = X
     else:
         Xs = np.asarray(X, dtype=np.float64) * power_of_two_scale(X)

@@ -251,16 +251,21 @@ class AxisMaths(LayerMaths):
         scaled = ScaledRows(rows, self.scale, zero=zero_weights(weights))
         gen = generator_from(rng)
         if seeded:
-            from sklearn.cluster import kmeans_plusplus  # (dask's workers import this module)
+            from sklearn import config_context  # (dask's workers import this module)
+            from sklearn.cluster import kmeans_plusplus
 
             # scikit-learn's k-means++ on the scaled rows, as directions, drawn in
             # the canonical order (the seeds depend on the weighted rows only)
             sq = scaled.squared_norms()
             order = order_by_key(sq, scaled)  # canonical_order(Y); Y is scaled
-            # (the rows' squared norms as kmeans_plusplus takes them: row_norms's einsum)
-            Z, _ = kmeans_plusplus(scaled.take(order), K, random_state=rng,
-                                   x_squared_norms=sq[order],
-                                   sample_weight=None if weights is None else weights[order])
+            # (the rows' squared norms as kmeans_plusplus takes them: row_norms's einsum;
+            # its checks of finite rows and of its parameters skipped, the estimator's
+            # done: the same seeds, 0.2 / 0.4 ms of 1.4 / 3.5 at 2048 rows of 64 / 384
+            # features, K = 5, one thread)
+            with config_context(assume_finite=True, skip_parameter_validation=True):
+                Z, _ = kmeans_plusplus(scaled.take(order), K, random_state=rng,
+                                       x_squared_norms=sq[order],
+                                       sample_weight=None if weights is None else weights[order])
             norms = np.linalg.norm(Z, axis=1, keepdims=True)
             M = Z / np.where(norms > 0, norms, 1.0)
             # the seeds are rows: a head scores its own row's norm, so none is blind
