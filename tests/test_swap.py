@@ -466,18 +466,26 @@ def test_trials_of_small_fits_take_a_step_whatever_the_move():
     # rejected that were 5.6 % below the incumbent 3 steps on)
     from sklearn_attnclust import _saddle, _strategy, _swap
 
-    forced, run = [], _strategy._Descent.run
+    changes, forced, run, target = [], [], _strategy._Descent.run, _swap.swap_target
+
+    def spy_target(*a, **k):
+        out = target(*a, **k)
+        changes.append(None if out is None else out[2])
+        return out
 
     def spy_run(self, *a, min_steps=0, **k):
         if k.get("stop") is not None:  # a trial's descent
-            forced.append(min_steps)
+            forced.append((changes[-1], min_steps))
         return run(self, *a, min_steps=min_steps, **k)
 
     monkeypatch = pytest.MonkeyPatch()
     with monkeypatch.context() as m:
+        m.setattr(_swap, "swap_target", spy_target)
         m.setattr(_strategy._Descent, "run", spy_run)
         m.setattr(_saddle, "escape_saddles", lambda d, st, best, *a: (best, False, 0))
         X, _ = make_blobs(3000, 2, centers=3, random_state=8)
         for seed in range(4):
             AttentionQuantizer(12, random_state=seed).fit(X)
-    assert forced and all(steps == _swap.SWAP_FORCED_STEPS for steps in forced)
+    # (a move that lowers the hard risk among them: elsewhere it takes no forced step)
+    assert any(change < 0 for change, _ in forced)
+    assert all(steps == _swap.SWAP_FORCED_STEPS for _, steps in forced)
