@@ -454,6 +454,8 @@ def test_small_fits_of_free_points_have_their_own_budget():
 
     Y = np.zeros((RACE_WORK // 16, 2))
     assert _budget(Maths, Y) == (True, SMALL_FIT_SLACK, SMALL_FIT_PATIENCE)
+    # (a coarse sample's stage: the stage's rules)
+    assert _budget(Maths, Y, sampled=True) == (False, SWAP_SLACK, SWAP_PATIENCE)
     assert _budget(Maths, np.zeros((RACE_WORK // 16 + 1, 2))) == (False, SWAP_SLACK,
                                                                    SWAP_PATIENCE)
     Maths.swap_free_points, Maths.swap_slack = False, 0.02
