@@ -240,7 +240,8 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         res = results = None  # (only the best kept: each holds K x d arrays, L-BFGS pairs)
         if swaps and best.converged:
             best = swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
-                               random_state, _finisher(descent, plan, tol, stage_tol))
+                               random_state, _finisher(descent, plan, tol, stage_tol),
+                               sampled=plan.staged)
         rows = row_w = stage = None  # (a coarse sample: freed for the full-data stage, _full_data)
         return _full_data(descent, plan, best, tol, n_init)
 

@@ -79,11 +79,14 @@ def test_separated_clusters_keep_kmeans_units(monkeypatch):
 
 def test_the_noise_stops_unstructured_fits(monkeypatch):
     # the converse: where the noise is large it is what stops the descent
+    # (over seeds: on these rows it stops a fit early in one seed of six, a
+    # different one as the swap stage's trials change; never later)
     X = np.random.default_rng(1).uniform(size=(3000, 8))
-    aq = AttentionQuantizer(24, random_state=1).fit(X)
+    aq = [AttentionQuantizer(24, random_state=s).fit(X).n_iter_ for s in range(6)]
     monkeypatch.setattr(point_maths, "NOISE_SHARE", 0.0)
-    plain = AttentionQuantizer(24, random_state=1, max_iter=1000).fit(X)
-    assert aq.n_iter_ < plain.n_iter_
+    plain = [AttentionQuantizer(24, random_state=s, max_iter=1000).fit(X).n_iter_
+             for s in range(6)]
+    assert all(a <= p for a, p in zip(aq, plain)) and any(a < p for a, p in zip(aq, plain))
 
 
 def test_a_stalled_risk_stops_unstructured_fits(monkeypatch):

@@ -420,3 +420,77 @@ def test_the_stage_stops_where_every_head_is_needed(monkeypatch):
     X = make_blobs(3000, 2, centers=3, random_state=0)[0]
     AttentionQuantizer(8, random_state=0).fit(X)
     assert targets
+
+
+def test_away_draws_the_target_outside_the_moved_heads_own_cell():
+    # three heads share the blob at the origin, one serves the narrower blob at (10, 0): the
+    # least useful head is one of the three, and without ``away`` the draws and
+    # the greedy choice favour the hole its removal leaves (a move back there
+    # descends to about the optimum the trial starts from); with ``away`` the
+    # target is never a row of its own cell
+    from sklearn_attnclust._swap import nearest_two
+    rng = np.random.default_rng(3)
+    Y = np.r_[rng.normal(size=(600, 2)), 0.7 * rng.normal(size=(600, 2)) + [10.0, 0.0]]
+    Z = np.array([[-1.0, 0.0], [1.0, 0.0], [0.0, 1.5], [10.0, 0.0]])
+    w = np.ones(Y.shape[0])
+    near = nearest_two(Y, Z, w)
+    labels, h = near[0], near[2]
+    assert h in (0, 1, 2)
+    own = {}
+    for away in (False, True):
+        draw = _RowDraw(Y, None, np.random.RandomState(0))
+        own[away] = [labels[swap_target(Y, None, w, draw, 3, near=near, away=away)[1]] == h
+                     for _ in range(20)]
+    assert sum(own[False]) >= 5 and not any(own[True])
+
+
+def test_small_fits_of_free_points_have_their_own_budget():
+    # where a trial is judged against the incumbent as it stopped and costs
+    # little (n K d <= RACE_WORK, heads that are free points): the slack and
+    # the patience of small fits; elsewhere (more entries, or the cosine
+    # layer's unit heads) the stage's own
+    from sklearn_attnclust._swap import (RACE_WORK, SMALL_FIT_PATIENCE, SMALL_FIT_SLACK,
+                                         SWAP_PATIENCE, SWAP_SLACK, _budget)
+
+    class Maths:
+        swap_free_points, swap_slack, n_clusters = True, None, 8
+
+    Y = np.zeros((RACE_WORK // 16, 2))
+    assert _budget(Maths, Y) == (True, SMALL_FIT_SLACK, SMALL_FIT_PATIENCE)
+    # (a coarse sample's stage: the stage's rules)
+    assert _budget(Maths, Y, sampled=True) == (False, SWAP_SLACK, SWAP_PATIENCE)
+    assert _budget(Maths, np.zeros((RACE_WORK // 16 + 1, 2))) == (False, SWAP_SLACK,
+                                                                   SWAP_PATIENCE)
+    Maths.swap_free_points, Maths.swap_slack = False, 0.02
+    assert _budget(Maths, Y) == (False, 0.02, SWAP_PATIENCE)
+
+
+def test_trials_of_small_fits_take_a_step_whatever_the_move():
+    # on a small fit every trial of the point layer is descended a step at least
+    # (judged on the bare move, two trials of 3 blobs at n_clusters 12 were
+    # rejected that were 5.6 % below the incumbent 3 steps on)
+    from sklearn_attnclust import _saddle, _strategy, _swap
+
+    changes, forced, run, target = [], [], _strategy._Descent.run, _swap.swap_target
+
+    def spy_target(*a, **k):
+        out = target(*a, **k)
+        changes.append(None if out is None else out[2])
+        return out
+
+    def spy_run(self, *a, min_steps=0, **k):
+        if k.get("stop") is not None:  # a trial's descent
+            forced.append((changes[-1], min_steps))
+        return run(self, *a, min_steps=min_steps, **k)
+
+    monkeypatch = pytest.MonkeyPatch()
+    with monkeypatch.context() as m:
+        m.setattr(_swap, "swap_target", spy_target)
+        m.setattr(_strategy._Descent, "run", spy_run)
+        m.setattr(_saddle, "escape_saddles", lambda d, st, best, *a: (best, False, 0))
+        X, _ = make_blobs(3000, 2, centers=3, random_state=8)
+        for seed in range(4):
+            AttentionQuantizer(12, random_state=seed).fit(X)
+    # (a move that lowers the hard risk among them: elsewhere it takes no forced step)
+    assert any(change < 0 for change, _ in forced)
+    assert all(steps == _swap.SWAP_FORCED_STEPS for _, steps in forced)
