@@ -34,7 +34,8 @@ def flow_steps(scores, P, gram, beta, bound, max_iter, sq_norms=None):
     |y|^2 - 2 <p C, y>``) or the mixtures of weights ``P`` (q, m; overwritten by
     the end points'), each step's ``|(p' - p) C|^2 = (p' - p) G (p' - p)^T``.  A
     query stops after a step of squared length below ``bound`` (or NaN).
-    Returns the end points' weights (None where no step ran) and the steps."""
+    Returns the end points' weights (None where no step ran), the steps and the
+    queries still moving after the last (at ``max_iter``)."""
     active = np.arange(scores.shape[0])
     # the active queries' weights and scores, compact (written back where some stop:
     # no indexed copies a step: the flow 0.246 -> 0.230 s at 1000 x 1e4, one thread)
@@ -58,42 +59,57 @@ def flow_steps(scores, P, gram, beta, bound, max_iter, sq_norms=None):
             P[active], scores[active] = weights, current
             active = active[moving]
             weights, current = weights[moving], current[moving]
-    return P, it
+    return P, it, active
+
+
+#: Steps of the temperature scan's flows run in float64 before those still moving
+#: go on in float32 (:func:`low_precision_flow`): a flow that ends within them is
+#: the float64 flow's, number for number, and pays no float64 check (two products
+#: ``O(q m^2)``).  Measured (one thread, CPU time, make_blobs 1000 x 1e4, K = 8):
+#: the scan's flows take 28 to 65 steps at the first temperature, 3 at the second;
+#: on Gaussian noise of that size, with every step in float32, the fit took 1.065
+#: times as long (17 temperatures of short flows, each checked).
+FLOAT64_STEPS = 3
 
 
 def low_precision_flow(scores, sq_norms, gram, beta, bound, max_iter):
     """:func:`flow_steps` from the seeds' scores ``scores`` (q, m, float64; not
-    changed) in float32 (the scores, weights and Gram matrix: each step's
-    product ``O(q m^2)`` at float32's speed), then checked in float64: one
-    float64 step from each end point (``p`` in float64, its scores ``p G``);
-    an end point it moves by less than ``bound`` is kept (the float32 flow's,
-    stopped as the float64 flow stops, after a step below ``bound``), the others
-    go on in float64 from that step, within ``max_iter`` steps in all.  Returns
-    the end points' weights and scores (float64; None and the scores where no
-    step ran) and the steps taken (float32 and float64; the check's counted where
-    it moved a point on).
+    changed): :data:`FLOAT64_STEPS` steps in float64, then the queries still moving
+    in float32 (the scores, weights and Gram matrix: each step's product ``O(q
+    m^2)`` at float32's speed), their end points checked in float64: one float64
+    step from each (``p`` in float64, its scores ``p G``); an end point it moves by
+    less than ``bound`` is kept (the float32 flow's, stopped as the float64 flow
+    stops, after a step below ``bound``), the others go on in float64 from that
+    step, within ``max_iter`` steps in all.  Returns the end points' weights and
+    scores (float64; None and the scores where no step ran) and the steps taken
+    (the check's counted where it moved a point on).
 
     The temperature scan's flows (:func:`.in_context.stack_fixed_points`): where
     they move slowly (a low temperature, fewer fixed points than clusters)
     they take tens of steps.  Measured (make_blobs 1000 x 1e4, K = 8, seeds 0
-    to 4, one thread, CPU time, interleaved): the softmax fit 0.573 -> 0.505 s
-    (medians), flows of 28 to 65 float32 steps at the first temperature, each
-    end point kept by its float64 check; the same temperature, labels and fixed
-    points counted, the inertia the same to 6 digits."""
-    low = scores.astype(np.float32)
-    P, it = flow_steps(low, None, gram.astype(np.float32), np.float32(beta), bound,
-                       max_iter, sq_norms)
-    if P is None:
-        return None, scores.copy(), it
-    P = P.astype(np.float64)
-    current = P @ gram
+    to 4, one thread, CPU time, interleaved; every step after the first in
+    float32): the softmax fit 0.573 -> 0.505 s (medians), flows of 28 to 65
+    float32 steps at the first temperature, each end point kept by its float64
+    check; the same temperature, labels and fixed points counted, the inertia
+    the same to 6 digits."""
+    scores = scores.copy()
+    P, it, active = flow_steps(scores, None, gram, beta, bound, min(max_iter, FLOAT64_STEPS),
+                               sq_norms)
+    if not active.size or it >= max_iter:
+        return P, scores, it
+    weights = P[active].astype(np.float32)
+    _, steps, _ = flow_steps(scores[active].astype(np.float32), weights, gram.astype(np.float32),
+                             np.float32(beta), bound, max_iter - it)
+    it += steps
+    weights = weights.astype(np.float64)
+    current = weights @ gram
     new = softmax_rows(current.copy(), beta)
     new_scores = new @ gram
-    moving = np.einsum("ij,ij->i", new - P, new_scores - current) >= bound
-    rows = np.flatnonzero(moving)
-    if rows.size and it < max_iter:  # (on in float64 from the check's step)
-        weights, last = new[rows], new_scores[rows]
-        _, more = flow_steps(last, weights, gram, beta, bound, max_iter - it - 1)
-        P[rows], current[rows] = weights, last
+    moving = np.einsum("ij,ij->i", new - weights, new_scores - current) >= bound
+    if np.any(moving) and it < max_iter:  # (on in float64 from the check's step)
+        more_w, more_s = new[moving], new_scores[moving]
+        _, more, _ = flow_steps(more_s, more_w, gram, beta, bound, max_iter - it - 1)
+        weights[moving], current[moving] = more_w, more_s
         it += 1 + more
-    return P, current, it
+    P[active], scores[active] = weights, current
+    return P, scores, it

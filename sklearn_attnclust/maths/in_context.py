@@ -283,7 +283,7 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None, sq_norms=N
     scores = token_scores(Y, context) if scores is None else scores.copy()
     if sq_norms is None and scores.shape[0] and max_iter > 0:
         sq_norms = _squared_norms(Y, np.arange(Y.shape[0]))
-    P, it = flow_steps(scores, None, gram, beta, (0.05 * radius) ** 2, max_iter, sq_norms)
+    P, it, _ = flow_steps(scores, None, gram, beta, (0.05 * radius) ** 2, max_iter, sq_norms)
     return P, scores, it
 
 
