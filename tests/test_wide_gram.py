@@ -136,7 +136,9 @@ def test_gram_flow_stops_at_max_iter(max_iter):
 def test_wide_fit_does_not_depend_on_the_rows_order(n, d, context_length):
     # wide rows whose unit comes from X X^T (the context all of X; the rows at most
     # twice the context's tokens) by block Krylov beyond 256 rows: the fit of the
-    # rows shuffled is the same, to rounding (the start X V0 is permuted with them)
+    # rows shuffled is the same, to rounding (the start X V0 is permuted with them;
+    # the temperature scan's flows run in float32, gram_steps: the inertia to their
+    # rounding, measured 7e-8 apart at 400 x 3000, 1e-9 with float64 flows)
     X, _ = _wide_blobs(n, d, 3, seed=1)
     perm = np.random.default_rng(5).permutation(n)
     params = dict(n_clusters=3, attention="softmax", context_length=context_length,
@@ -145,4 +147,4 @@ def test_wide_fit_does_not_depend_on_the_rows_order(n, d, context_length):
     b = InContextQuantizer(**params).fit(X[perm])
     assert b.temperature_ == pytest.approx(a.temperature_, rel=1e-12)
     assert adjusted_rand_score(a.labels_[perm], b.labels_) == 1.0
-    assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-9)
+    assert b.inertia_ == pytest.approx(a.inertia_, rel=1e-6)

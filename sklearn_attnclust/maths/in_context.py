@@ -15,7 +15,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._assign import nearest_point
 from .direction.attention import typical_head_score
-from .free_energy import exp_shifted
+from .gram_steps import flow_steps, low_precision_flow
+from .gram_steps import softmax_rows as _softmax_rows
 from .stack_groups import _by_size, _group, _group_mixtures  # noqa: F401 (tests)
 
 __all__ = [
@@ -168,15 +169,6 @@ def _token_costs(context, centers):
     return costs
 
 
-def _softmax_rows(z, beta):
-    """``softmax(beta z)`` of each row of the scores ``z``, in place."""
-    z *= beta
-    z -= z.max(axis=1, keepdims=True)
-    exp_shifted(z)
-    z /= z.sum(axis=1, keepdims=True)
-    return z
-
-
 def in_context_from_moments(X, second, scale):
     """The linear in-context layer ``lam Sigma_c x`` from the context's second moment."""
     return scale * (X @ second)
@@ -283,32 +275,15 @@ def _gram_flow(Y, context, gram, beta, radius, max_iter, scores=None, sq_norms=N
     weights ``p`` (float64; the end points are ``p @ context``,
     :func:`_group_mixtures` groups them without forming them), None where no step
     ran, their scores ``P @ gram`` (the last step's, kept for
-    :func:`_group_mixtures`), and the number of steps."""
+    :func:`_group_mixtures`), and the number of steps.  (The steps:
+    :func:`.gram_steps.flow_steps`; the temperature scan runs them in float32,
+    each end point checked by a float64 step, :func:`.gram_steps.low_precision_flow`,
+    which the tests hold to this flow.)"""
     # (q, m): <y, c_j>
     scores = token_scores(Y, context) if scores is None else scores.copy()
-    P = None
-    active = np.arange(scores.shape[0])
-    # the active queries' weights and scores, compact (written back where some stop:
-    # no indexed copies a step: the flow 0.246 -> 0.230 s at 1000 x 1e4, one thread)
-    weights, current = None, scores
-    it = 0
-    while active.size and it < max_iter:
-        it += 1
-        new = _softmax_rows(current.copy(), beta)
-        new_scores = new @ gram
-        if weights is None:  # from the start y: |p C|^2 + |y|^2 - 2 <p C, y>
-            if sq_norms is None:
-                sq_norms = _squared_norms(Y, np.arange(Y.shape[0]))
-            step = np.einsum("ij,ij->i", new, new_scores - 2.0 * current) + sq_norms
-            P = np.empty_like(new)
-        else:  # |(p' - p) C|^2 = (p' - p) G (p' - p)^T
-            step = np.einsum("ij,ij->i", new - weights, new_scores - current)
-        weights, current = new, new_scores
-        moving = step >= (0.05 * radius) ** 2  # a NaN step stops too
-        if not np.all(moving) or it == max_iter:
-            P[active], scores[active] = weights, current
-            active = active[moving]
-            weights, current = weights[moving], current[moving]
+    if sq_norms is None and scores.shape[0] and max_iter > 0:
+        sq_norms = _squared_norms(Y, np.arange(Y.shape[0]))
+    P, it, _ = flow_steps(scores, None, gram, beta, (0.05 * radius) ** 2, max_iter, sq_norms)
     return P, scores, it
 
 
@@ -429,8 +404,9 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
             _, points, sizes = _group(_flow(seeds, flow_context, tau / typical, radius,
                                             max_iter)[0], radius)
         else:
-            weights, last, _ = _gram_flow(seeds, flow_context, gram, tau / typical, radius,
-                                          max_iter, start, seed_sq)
+            # (in float32, each end point checked by a float64 step: gram_steps)
+            weights, last, _ = low_precision_flow(start, seed_sq, gram, tau / typical,
+                                                  (0.05 * radius) ** 2, max_iter)
             _, points, sizes = _group(X[seed_rows], radius) if weights is None else \
                 _group_mixtures(weights, last, flow_context, radius)
         return points, sizes, int(np.sum(sizes >= min_mass))
