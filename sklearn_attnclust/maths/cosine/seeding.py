@@ -362,7 +362,7 @@ def _nearest_sq_distances(Y, C, inverse=None):
     step = max(1, SEED_CHECK_BLOCK_ENTRIES // max(len(C), 1))
     d2 = np.empty(n)
     for start in range(0, n, step):
-        block = Y[start:start + step]
+        block = Y if step >= n else Y[start:start + step]  # (no copy of all the rows)
         # (heads by rows: the faster product of dense float64 rows)
         D = np.asarray(block @ C.T).T.copy() if _is_sparse(block) else C @ block.T
         if inverse is not None:
