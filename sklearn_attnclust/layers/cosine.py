@@ -222,8 +222,9 @@ class CosineLayer(FreeEnergyLayer):
                               **self.descent_options(start, 1, stats.X))
             if not trial.risk < fit.risk:
                 break
-            fit = replace(trial, n_iter=fit.n_iter + trial.n_iter,
-                          risk_curve=np.concatenate([fit.risk_curve, trial.risk_curve]))
+            # (the trial's steps count in n_iter_, as the swap stage's; the risk
+            # curve is the descent that ended the fit)
+            fit = replace(trial, n_iter=fit.n_iter + trial.n_iter)
             cosines = cosine_scores(X, np.asarray(fit.heads, dtype=np.float64))
         return fit, cosines
 
