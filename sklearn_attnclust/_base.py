@@ -169,16 +169,18 @@ def _canonical_rows(X):
 def _has_duplicates(X):
     """Whether the CSR or CSC matrix ``X`` (the formats validation accepts) stores an entry twice.  Indices merely
     unsorted (``diags @ X`` leaves them so) are no reason for a copy of ``X``: the
-    check sorts the entries' flat positions, a transient ``nnz`` integers."""
+    check converts ``X`` to the other format, whose indices scipy writes in
+    ascending order within each row or column (a transient copy of the entries,
+    ``O(nnz + d)``), and looks for two equal neighbours there.  On 3842 TF-IDF
+    rows, 358172 entries: 1.2 ms against 6.8 ms for a stable sort of the
+    entries' flat positions (one thread)."""
     if X.has_canonical_format or X.nnz < 2:
         return False
-    n_major = X.indptr.shape[0] - 1
-    positions = np.repeat(np.arange(n_major, dtype=np.int64) * int(max(X.shape)),
-                          np.diff(X.indptr)) + X.indices
-    # (stable: runs of ascending or descending entries, each row's, merged rather than
-    # partitioned; on 3842 TF-IDF rows, 358172 entries, 6.5 ms against 15.9, one thread)
-    positions.sort(kind="stable")
-    return bool(np.any(positions[1:] == positions[:-1]))
+    other = X.tocsc() if X.format == "csr" else X.tocsr()
+    same = other.indices[1:] == other.indices[:-1]
+    ends = other.indptr[1:-1] - 1  # (the last entry of each row or column but the last)
+    same[ends[(ends >= 0) & (ends < same.size)]] = False
+    return bool(np.any(same))
 
 
 class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):

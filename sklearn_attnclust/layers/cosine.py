@@ -3,6 +3,7 @@ layer of :mod:`sklearn_attnclust.maths.cosine`), and the ``partial_fit`` stream 
 chunks sparse."""
 
 
+from dataclasses import replace
 from functools import partialmethod
 
 import numpy as np
@@ -13,6 +14,7 @@ from ..maths.cosine.maths import CosineMaths, cosine_maths, vmf_log_normaliser
 from ..maths.cosine.statistics import (CosineStatistics, cosine_scores, cosine_spread,
                                        cosine_weights)
 from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
+from ..maths.cosine.repair import split_merge_start
 from ..maths.cosine.seeding import check_unit_heads
 from ..maths import sizes
 from ..maths.shared import positive_magnitude, zero_weights
@@ -22,7 +24,7 @@ from ..maths.free_energy import free_energy_sums
 from ..rows.statistics import row_extent
 from .._blocks import one_blas_thread
 from .._strategy import fit_layer
-from .base import Assignment, LayerState, register_layer
+from .base import Assignment, LayerState, register_layer, swap_of
 from .common import at_full_precision, warn_if_not_converged
 from .free_energy import FreeEnergyLayer
 from .stream import Stream
@@ -105,6 +107,13 @@ def cosines_risk(A, stats, beta):
     return 1.0 + total / stats.total_weight
 
 
+#: Split-merge trials a sparse fit descends at most (:meth:`CosineLayer._split_merge`),
+#: one after another while each ends lower: a fit whose heads share out three
+#: clusters wrongly needs two (measured: ``bench_cosine.py --case memory``'s
+#: matrix, K = 10, seeds 8 and 10 of 0-23).
+SPLIT_MERGE_ROUNDS = 3
+
+
 # -- the layer -----------------------------------------------------------------
 @register_layer("cosine", "free-energy")
 class CosineLayer(FreeEnergyLayer):
@@ -185,10 +194,39 @@ class CosineLayer(FreeEnergyLayer):
                 else:
                     risk = maths.risk(fit.heads, stats)
                 fit = at_full_precision(fit, risk)
+            elif own and isinstance(start, str) and _is_sparse(stats.X) \
+                    and swap_of(maths) is not None and self.max_iter > 0:
+                fit, cosines = self._split_merge(fit, maths, stats, X, w, rng)
             self.source_readouts(fit, maths, X)
             assignment = self._assignment(X, w, cosines) if own else None
         warn_if_not_converged(fit, self.max_iter)
         return assignment
+
+    def _split_merge(self, fit, maths, stats, X, w, rng):
+        """The fit, or descents from split-merge starts
+        (:func:`..maths.cosine.repair.split_merge_start`) on all the rows, each
+        kept where it ends at a lower risk (at most :data:`SPLIT_MERGE_ROUNDS`),
+        and the kept fit's cosines with the rows (those of the assignment: no
+        pass more where no trial is descended).  For seeded fits of sparse rows
+        with a swap stage, whose trials (a head moved to a row) cannot part two
+        heads on one cluster there.  Measured (``bench_cosine.py --case
+        memory``'s matrix, K = 10, seeds 0-23; see ``CHANGELOG.md``)."""
+        cosines = cosine_scores(X, np.asarray(fit.heads, dtype=np.float64))
+        for _ in range(SPLIT_MERGE_ROUNDS):
+            labels = np.argmax(cosines, axis=1)
+            start = split_merge_start(stats.X, stats.inv, w, np.asarray(fit.heads, np.float64),
+                                      labels, cosines[np.arange(labels.size), labels])
+            if start is None:
+                break
+            trial = fit_layer(maths, stats.X, w, stats, random_state=rng, coarse=False,
+                              **self.descent_options(start, 1, stats.X))
+            if not trial.risk < fit.risk:
+                break
+            # (the trial's steps count in n_iter_, as the swap stage's; the risk
+            # curve is the descent that ended the fit)
+            fit = replace(trial, n_iter=fit.n_iter + trial.n_iter)
+            cosines = cosine_scores(X, np.asarray(fit.heads, dtype=np.float64))
+        return fit, cosines
 
     def _assignment(self, X, w, cosines=None):
         """The labels, inertia (weights ``w``) and rows per cluster of the rows ``X``

@@ -38,7 +38,11 @@ def unit_order_distinct(Y, weights, keys=None):
     two keys tie (the rows' values then tell)."""
     if _is_sparse(Y):
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
-        mean = np.asarray(Y.mean(axis=0) if w is None else (Y.T @ w) / w.sum()).ravel()
+        # (scipy's mean, ``(Y * (1 / n)).sum(axis=0)``, the same products summed
+        # in the same order, without its scaled copy of the entries: 0.6 -> 0.3 ms on
+        # 3842 TF-IDF rows, one thread)
+        mean = np.asarray(Y.T @ np.full(Y.shape[0], 1.0 / Y.shape[0]) if w is None
+                          else (Y.T @ w) / w.sum()).ravel()
         key = -np.asarray(Y @ mean).ravel()
         if keys is None:
             # the rows' keys (a hash of their entries, 2.6 ms of 3842 TF-IDF rows)
@@ -358,7 +362,7 @@ def _nearest_sq_distances(Y, C, inverse=None):
     step = max(1, SEED_CHECK_BLOCK_ENTRIES // max(len(C), 1))
     d2 = np.empty(n)
     for start in range(0, n, step):
-        block = Y[start:start + step]
+        block = Y if step >= n else Y[start:start + step]  # (no copy of all the rows)
         # (heads by rows: the faster product of dense float64 rows)
         D = np.asarray(block @ C.T).T.copy() if _is_sparse(block) else C @ block.T
         if inverse is not None:
