@@ -186,10 +186,17 @@ def test_steps_without_pairs_adapt_each_heads_factor():
     to the direction of its weighted sum); in a descent on statistics that keep no
     L-BFGS pairs, |S_h| / W times a factor per head: 1 at the descent's first point, times
     RELAX_GROW (at most RELAX_MAX) where the head's Riemannian gradient kept its
-    direction over a step, times RELAX_SHRINK (not below 1) where it turned."""
+    direction over a step, times RELAX_SHRINK (not below 1) where it turned.
+    Each step goes along minus the last gradient (as a descent's), the next
+    gradient that one moved to the new point, or turned back."""
     from sklearn_attnclust.maths.cosine.maths import (RELAX_GROW, RELAX_MAX, RELAX_SHRINK,
                                                       CosineMaths)
     from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
+    from sklearn_attnclust.optim.manifold import Spheres, riemannian_gradient
+
+    def step(P, G, signs=1.0):
+        Q = Spheres.retract(P, G, 0.05)
+        return Q, riemannian_gradient(Q, signs * G)
 
     n, d, K = 400, 20000, 4
     X = sp.csr_matrix(sp.random(n, d, density=0.004, format="csr", random_state=1)
@@ -208,19 +215,22 @@ def test_steps_without_pairs_adapt_each_heads_factor():
         curvature = (np.linalg.norm(grad, axis=1) if adapts
                      else -np.einsum("ij,ij->i", grad, M))
         inverse = 1.0 / np.maximum(curvature, maths.floor)
-        g = rng.standard_normal(M.shape)
+        g = riemannian_gradient(M, rng.standard_normal(M.shape))
         maths.stationarity(M, g, masses)
         np.testing.assert_array_equal(maths.preconditioner(M, masses), inverse)
         signs = np.array([1.0, 1.0, -1.0, 1.0])[:, None]
-        maths.stationarity(M, signs * g, masses)
+        P, G = step(M, g, signs)
+        maths.stationarity(P, G, masses)
         want = np.where(signs.ravel() > 0, RELAX_GROW, 1.0) if adapts else np.ones(K)
         np.testing.assert_allclose(maths.preconditioner(M, masses), want * inverse, rtol=1e-15)
-        for _ in range(8):  # (the last gradient +g: head 2's turned back, then kept)
-            maths.stationarity(M, g, masses)
+        for _ in range(8):  # (each gradient kept its direction: head 2's too, from then on)
+            P, G = step(P, G)
+            maths.stationarity(P, G, masses)
         if adapts:
             np.testing.assert_allclose(maths.preconditioner(M, masses), RELAX_MAX * inverse,
                                        rtol=1e-15)
-            maths.stationarity(M, -g, masses)
+            P, G = step(P, G, -1.0)
+            maths.stationarity(P, G, masses)
             np.testing.assert_allclose(maths.preconditioner(M, masses),
                                        max(RELAX_MAX * RELAX_SHRINK, 1.0) * inverse, rtol=1e-15)
         maths.begin_descent()

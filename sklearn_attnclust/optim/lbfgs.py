@@ -83,7 +83,7 @@ class LBFGS(Optimizer):
         if scales is None:
             return rgrad, step, newton, directional_slope(grad, rgrad)
         # (formed where read: not held through the line search beside the trial)
-        direction = RowScaled(scales, rgrad)
+        direction = RowScaled(scales, rgrad, once=not self._reads_step(pairs, M.size))
         return direction, 1.0, newton, direction.slope(grad)
 
     def _reads_step(self, pairs, size):

@@ -99,10 +99,19 @@ class RowScaled:
     K = 100 heads of 5e4 terms: each ``K x d`` array 0.66 times the matrix).
     ``np.asarray`` forms it; ``t * direction``, ``direction * t`` and
     ``-direction`` too, and it has the array's ``shape`` and ``dtype``, so that a
-    line search or manifold given to the optimiser reads it as the array it stands for."""
+    line search or manifold given to the optimiser reads it as the array it stands for.
 
-    def __init__(self, scales, V):
-        self.scales, self.V = scales, V
+    ``once``: no one reads it after the line search's first trial but the search
+    itself (the optimiser keeps no step), which may then :meth:`release` it and
+    take its later trials on the great circle of each head through that trial
+    (:meth:`.line_search.ArmijoBacktracking.search`)."""
+
+    def __init__(self, scales, V, once=False):
+        self.scales, self.V, self.once = scales, V, once
+
+    def release(self):
+        """Drop ``V`` (the direction is not read again; K x d on wide heads)."""
+        self.V = None
 
     @property
     def shape(self):

@@ -204,7 +204,8 @@ class Optimizer:
             if slope <= 0:
                 _ended(result, stationary, False)
                 break
-            grad = found = new_grad = None  # (freed for the search: no _update reads it)
+            grad = found = new_grad = new_rgrad = None  # (freed for the search: no _update
+            rgrad = rgrad if self._reads_step(memory, M.size) else None  # reads them: K x d)
             found = self.line_search.search(problem, M, direction, value, slope, trial)
             if found is None:
                 # no test of a decrease can pass when the first trial's predicted
@@ -220,9 +221,8 @@ class Optimizer:
             new_rgrad = manifold.project(cand, new_grad, new_norms)
             step = self._update(manifold, memory, (M, cand), (grad, rgrad),
                                 (new_grad, new_rgrad), direction, trial, new_norms)
-            # the last point's arrays freed as the step is taken (none kept: K x d on wide heads)
             M, value, grad, rgrad, norms = cand, new_value, new_grad, new_rgrad, new_norms
-            result.heads, result.n_iter = M, it
+            result.heads, result.n_iter = M, it  # (the last point's arrays freed: none kept)
             gnorm = problem.stationarity(M, rgrad)
             result.values.append(value)
             result.grad_norms.append(gnorm)

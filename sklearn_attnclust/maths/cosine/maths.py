@@ -316,22 +316,22 @@ class CosineMaths(LayerMaths):
         self._reset_steps()
 
     def _reset_steps(self):
-        """Each head's step factor in a descent without pairs, and the Riemannian
-        gradient of its last point (:meth:`preconditioner`, :meth:`stationarity`),
-        back to none: the factors start at 1 (:data:`RELAX_GROW`)."""
-        self._relax, self._last_rgrad = None, None
+        """The step factors (:meth:`preconditioner`) and last point back to none."""
+        self._relax, self._last_point = None, None
 
-    def _adapt_steps(self, rgrad):
-        """Each head's step factor after a step of a descent without pairs, from
-        the sign of the product of its Riemannian gradients before and after
-        (:data:`RELAX_GROW`); the first point of a descent sets them to 1."""
-        if self._relax is None or self._last_rgrad is None:
+    def _adapt_steps(self, M, rgrad):
+        """Each head's step factor after a step to ``M`` without pairs, by the sign of its
+        gradients' product (:data:`RELAX_GROW`; 1 at a start): ``<g', g>`` at ``mu' = (mu
+        - t g) / n`` has that of ``<g', mu - mu'>`` (no gradient held in the search:
+        ``RowScaled.once``; ``- mu'``: ``g'``'s rounding along ``mu'``, the gradient's size)."""
+        if self._relax is None or self._last_point is None:
             self._relax = np.ones(self.n_clusters)
         else:
-            turn = np.einsum("ij,ij->i", rgrad, self._last_rgrad)
+            turn = np.einsum("ij,ij->i", rgrad, self._last_point) - \
+                np.einsum("ij,ij->i", rgrad, M)
             self._relax = np.where(turn > 0, np.minimum(self._relax * RELAX_GROW, RELAX_MAX),
                                    np.maximum(self._relax * RELAX_SHRINK, 1.0))
-        self._last_rgrad = rgrad
+        self._last_point = M
 
     def stationarity(self, M, rgrad, masses):
         """``d`` times the sum of the squared angles the preconditioned step would
@@ -351,7 +351,7 @@ class CosineMaths(LayerMaths):
         # rows of 13885 terms, 5 seeds x 3, interleaved): the fit's median CPU
         # time K = 5 211 -> 204 ms, K = 10 372 -> 368 ms)
         if self._last[2]:
-            self._adapt_steps(rgrad)
+            self._adapt_steps(M, rgrad)
         angles = np.einsum("ij,ij->i", rgrad, rgrad) / self._curvature(M, masses) ** 2
         measure = float(self.d * np.sum(angles))
         return min(measure, self._held.decrease(M))
