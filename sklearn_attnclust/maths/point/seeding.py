@@ -117,7 +117,13 @@ def _kmeans_plusplus(Z, K, rng, weights, kept=None):
     if private is not None:
         inputs = None if kept is None else kept.get("inputs")
         if inputs is None:
-            inputs = (np.einsum("ij,ij->i", Z, Z), np.ones(Z.shape[0]) if weights is None
+            if dense:  # (scikit-learn's row_norms of an ndarray: the same einsum)
+                sq = np.einsum("ij,ij->i", Z, Z)
+            else:
+                from sklearn.utils.extmath import row_norms
+
+                sq = row_norms(Z, squared=True)
+            inputs = (sq, np.ones(Z.shape[0]) if weights is None
                       else np.asarray(weights, dtype=np.float64))
             if kept is not None:
                 kept["inputs"] = inputs
