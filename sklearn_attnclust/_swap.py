@@ -231,7 +231,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     free = maths.swap_free_points
     needed = getattr(maths, "heads_needed", None)  # (a maths' own stop: the cosine layer's)
     run, (small, slack, patience) = (_Trial(descent, trial_tol, memory, rows, row_w),
-                                     _budget(maths, Y, sampled))
+                                     _budget(maths, draw.first.size, Y.shape[1], sampled))
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
             near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
@@ -276,22 +276,23 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     return best
 
 
-def _budget(maths, Y, sampled=False):
-    """The swap stage's rules for the swap space ``Y`` of ``maths``: ``(small,
-    slack, patience)``.  ``small``: the maths' heads are free points and the
-    fit, on all the rows (not ``sampled``: the stage of a coarse sample keeps
-    the stage's rules; measured on 3 blobs of 2e5 rows at ``n_clusters`` 8 and
-    12, 10 seeds, they moved the inertia by -1.1 to +0.9 %, median 1.000, at
-    1.08 to 1.14 times the CPU time), has at most :data:`RACE_WORK` entries
-    ``n K d`` (then the targets are
-    drawn away from the head's own cell, :func:`swap_target`'s ``away``, every
-    trial takes :data:`SWAP_FORCED_STEPS`, and only descended trials count as
-    failures);
-    the slack (:data:`SMALL_FIT_SLACK` there, else the maths' ``swap_slack`` or
-    :data:`SWAP_SLACK`) and the patience (:data:`SMALL_FIT_PATIENCE` there,
-    else :data:`SWAP_PATIENCE`)."""
+def _budget(maths, n_distinct, n_features, sampled=False):
+    """The swap stage's rules for ``maths`` on ``n_distinct`` distinct rows of
+    ``n_features`` in its swap space: ``(small, slack, patience)``.  ``small``:
+    the maths' heads are free points and the fit, on all the rows (not
+    ``sampled``: the stage of a coarse sample keeps the stage's rules; measured
+    on 3 blobs of 2e5 rows at ``n_clusters`` 8 and 12, 10 seeds, they moved the
+    inertia by -1.1 to +0.9 %, median 1.000, at 1.08 to 1.14 times the CPU
+    time), has at most :data:`RACE_WORK` entries ``n K d``, ``n`` the distinct
+    rows (copies of a row count once, as a row of their summed weight: integer
+    weights and repeated rows get the same rules); then the targets are drawn
+    away from the head's own cell (:func:`swap_target`'s ``away``), every trial
+    takes :data:`SWAP_FORCED_STEPS`, and only descended trials count as
+    failures.  The slack: :data:`SMALL_FIT_SLACK` there, else the maths'
+    ``swap_slack`` or :data:`SWAP_SLACK`; the patience: :data:`SMALL_FIT_PATIENCE`
+    there, else :data:`SWAP_PATIENCE`."""
     if maths.swap_free_points and not sampled and \
-            Y.shape[0] * maths.n_clusters * Y.shape[1] <= RACE_WORK:
+            n_distinct * maths.n_clusters * n_features <= RACE_WORK:
         return True, SMALL_FIT_SLACK, SMALL_FIT_PATIENCE
     return False, SWAP_SLACK if maths.swap_slack is None else maths.swap_slack, SWAP_PATIENCE
 
