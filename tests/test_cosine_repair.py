@@ -108,3 +108,22 @@ def test_sparse_fit_with_swap_stage_reaches_the_topics(seed, monkeypatch):
     assert adjusted_rand_score(topic, plain.labels_) < 0.95
     assert adjusted_rand_score(topic, fitted.labels_) > 0.99
     assert fitted.risk_ < plain.risk_
+
+
+def test_two_empty_heads_are_not_the_merged_pair():
+    # an empty head's merge costs nothing with any partner; two empty heads
+    # merged would give no direction (and no trial): the pair holds a head with rows
+    import scipy.sparse as sp
+
+    from sklearn_attnclust.maths.cosine.repair import split_merge_start
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(sp.random(300, 50, density=0.2, format="csr", random_state=1)
+                      + sp.eye(300, 50, format="csr"))
+    inv = 1 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    H = rng.standard_normal((5, 50))
+    H /= np.linalg.norm(H, axis=1, keepdims=True)
+    labels = rng.integers(2, 5, 300)  # (heads 0 and 1 empty, first in the pairs' order)
+    start = split_merge_start(X, inv, None, H, labels, rng.random(300) * 0.2)
+    assert start is not None
+    np.testing.assert_allclose(np.linalg.norm(start, axis=1), 1.0, rtol=1e-12)

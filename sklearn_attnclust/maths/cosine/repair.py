@@ -108,6 +108,8 @@ def split_merge_start(X, inv, w, heads, labels, cos):
     losses = r[:, None] + r[None, :] - merged
     np.fill_diagonal(losses, np.inf)
     losses[c, :] = losses[:, c] = np.inf
+    empty = mass == 0  # (two empty heads merge into no direction: not a pair)
+    losses[np.ix_(empty, empty)] = np.inf
     a, b = np.unravel_index(int(np.argmin(losses)), losses.shape)
     rows = np.flatnonzero(labels == c)
     Y = unit_rows(X, rows)
