@@ -40,7 +40,7 @@ from .seeding import (_draw_distinct, _key_starts, _repair, _unit, check_unit_he
                       unit_order_distinct, wide_unit_order)
 from .normaliser import log_bessel_iv, log_bessel_iv_debye, vmf_log_normaliser  # noqa: F401
 from .statistics import CosineStatistics, cosine_scores
-from .steps import landing_curvatures
+from .steps import landing_curvatures, turns
 from .swap import heads_needed
 from ..held import HeldLabels
 from ...layers.base import LayerMaths, swap_of
@@ -281,6 +281,9 @@ class CosineMaths(LayerMaths):
         G = np.divide(out[2], -W, out=out[2] if out[2].flags.c_contiguous else None, order="C")
         self._last = (weakref.ref(M), row_norms(G)[:, 0], self.max_pairs(stats) == 0,
                       landing_curvatures(M, G))
+        last = None if self._last_point is None else self._last_point()
+        if self._last[2] and self._relax is not None and last is not None:
+            self._turn = (weakref.ref(M), turns(G, M, last))  # (_adapt_steps, at M)
         self._held.note(M, stats, value, getattr(stats, "labels", None))  # (this pass's)
         return value, G, out[1] / W
 
@@ -317,21 +320,26 @@ class CosineMaths(LayerMaths):
 
     def _reset_steps(self):
         """The step factors (:meth:`preconditioner`) and last point back to none."""
-        self._relax, self._last_point = None, None
+        self._relax, self._last_point, self._turn = None, None, (None, None)
 
     def _adapt_steps(self, M, rgrad):
         """Each head's step factor after a step to ``M`` without pairs, by the sign of its
         gradients' product (:data:`RELAX_GROW`; 1 at a start): ``<g', g>`` at ``mu' = (mu
         - t g) / n`` has that of ``<g', mu - mu'>`` (no gradient held in the search:
-        ``RowScaled.once``; ``- mu'``: ``g'``'s rounding along ``mu'``, the gradient's size)."""
+        ``RowScaled.once``; ``- mu'``: ``g'``'s rounding along ``mu'``, the gradient's size).
+        The turn is that of :meth:`risk`'s gradient at ``M`` (:func:`.steps.turns`, the same
+        numbers), against the last point held weakly: the optimiser frees that point once
+        its search is done, before it projects the new gradient (``K x d``)."""
+        last = None if self._last_point is None else self._last_point()
+        turn = self._turn[1] if self._turn[0] is not None and self._turn[0]() is M else None
+        if turn is None and last is not None:  # (no gradient evaluated at M since the last)
+            turn = np.einsum("ij,ij->i", rgrad, last) - np.einsum("ij,ij->i", rgrad, M)
         if self._relax is None or self._last_point is None:
             self._relax = np.ones(self.n_clusters)
-        else:
-            turn = np.einsum("ij,ij->i", rgrad, self._last_point) - \
-                np.einsum("ij,ij->i", rgrad, M)
+        elif turn is not None:
             self._relax = np.where(turn > 0, np.minimum(self._relax * RELAX_GROW, RELAX_MAX),
                                    np.maximum(self._relax * RELAX_SHRINK, 1.0))
-        self._last_point = M
+        self._last_point, self._turn = weakref.ref(M), (None, None)
 
     def stationarity(self, M, rgrad, masses):
         """``d`` times the sum of the squared angles the preconditioned step would
