@@ -114,3 +114,22 @@ def test_no_earlier_point_is_alive_at_the_projection_without_pairs():
     res = LBFGS(memory=0, max_iter=6, tol=0.0).run(problem, M)
     assert res.n_iter >= 3 and maths._relax is not None
     assert not any(any(a) for a in alive[1:])
+
+
+@pytest.mark.parametrize("K", [2, 9, 17, 24])
+def test_the_scores_by_blocks_of_heads_are_the_products_numbers(K, monkeypatch):
+    from sklearn_attnclust.maths.cosine import kernel
+    from sklearn_attnclust.maths.cosine.statistics import cosine_scores
+
+    monkeypatch.setattr(kernel, "LOGIT_BLOCK_MIN_TERMS", 1)  # (blocks on these heads)
+    monkeypatch.setattr(kernel, "LOGIT_BLOCK_NUMBERS", 1)
+    rng = np.random.default_rng(K)
+    X = sp.random(200, 500, density=0.05, random_state=K, format="csr")
+    M = rng.standard_normal((K, 500))
+    got = kernel.row_scores(X, M)
+    assert got.flags.c_contiguous
+    np.testing.assert_array_equal(got, X @ M.T)
+    np.testing.assert_allclose(got, X.toarray() @ M.T, rtol=1e-12, atol=1e-12)
+    blocked = cosine_scores(X, M)
+    monkeypatch.setattr(kernel, "LOGIT_BLOCK_NUMBERS", 2**40)  # (all the heads at once)
+    np.testing.assert_array_equal(blocked, cosine_scores(X, M))
