@@ -69,7 +69,11 @@ def test_a_spent_gradients_slope_has_the_slopes_bits(shape):
     np.testing.assert_array_equal(F, G)
 
 
-def test_the_step_factors_are_the_held_points_rules_bit_for_bit():
+@pytest.mark.parametrize("weak_from", [0, 2**20])
+def test_the_step_factors_are_the_held_points_rules_bit_for_bit(weak_from, monkeypatch):
+    from sklearn_attnclust.maths.cosine import maths as module
+
+    monkeypatch.setattr(module, "WEAK_LAST_POINT_NUMBERS", weak_from)  # (0: these heads')
     runs, factors = [], []
     for cls in (CosineMaths, _HeldPointMaths):
         maths, stats, M = _pairless()
@@ -94,7 +98,11 @@ def test_the_step_factors_are_the_held_points_rules_bit_for_bit():
     assert any(not np.all(f == 1.0) for f in factors[0])
 
 
-def test_no_earlier_point_is_alive_at_the_projection_without_pairs():
+@pytest.mark.parametrize("weak_from", [0, 2**20])
+def test_no_earlier_point_is_alive_at_the_projection_without_pairs(weak_from, monkeypatch):
+    from sklearn_attnclust.maths.cosine import maths as module
+
+    monkeypatch.setattr(module, "WEAK_LAST_POINT_NUMBERS", weak_from)
     maths, stats, M = _pairless()
     problem, seen, alive = LayerProblem(maths, stats), [], []
     real_cost, real_project = problem.cost_and_gradient, problem.manifold.project
@@ -113,7 +121,10 @@ def test_no_earlier_point_is_alive_at_the_projection_without_pairs():
     maths.begin_descent()
     res = LBFGS(memory=0, max_iter=6, tol=0.0).run(problem, M)
     assert res.n_iter >= 3 and maths._relax is not None
-    assert not any(any(a) for a in alive[1:])
+    if weak_from == 0:  # (wide heads: the last point freed before the projection)
+        assert not any(any(a) for a in alive[1:])
+    else:  # (narrow heads: held for the turn, once a step)
+        assert all(any(a) for a in alive[1:])
 
 
 @pytest.mark.parametrize("K", [2, 9, 17, 24])

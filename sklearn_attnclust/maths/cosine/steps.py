@@ -45,11 +45,12 @@ def landing_curvatures(M, G):
     return -np.einsum("ij,ij->i", G, M)
 
 
-def turns(G, M, last):
+def turns(G, M, last, dots=None):
     """Each head's turn ``<r_h, last_h> - <r_h, mu_h>`` (K,): the Riemannian
     gradient ``r`` at the heads ``M`` (``G``'s projection, :func:`.riemannian_gradient`
     with the rows' squared norms :func:`.sq_norms`) against the step from the
-    last point ``last`` (the sign of :meth:`.maths.CosineMaths._adapt_steps`'s rule).
+    last point ``last`` (the sign of :meth:`.maths.CosineMaths._adapt_steps`'s rule);
+    ``dots``: the rows' products ``<g_h, mu_h>`` if known (``-``:func:`landing_curvatures`).
 
     The same numbers as the projection's and the two row products (each row
     read alone), a block of rows at a time (:data:`.ROW_NORMS_BLOCK` numbers):
@@ -57,7 +58,8 @@ def turns(G, M, last):
     beside the accepted trial, its gradient and their projection (at K = 100
     heads of 5e4 terms, one of the four ``K x d`` arrays at a sparse fit's peak).
     """
-    radial = np.einsum("ij,ij->i", G, M) / np.maximum(sq_norms(M), 1e-300)
+    dots = np.einsum("ij,ij->i", G, M) if dots is None else dots
+    radial = dots / np.maximum(sq_norms(M), 1e-300)
     K = M.shape[0]
     out = np.empty(K)
     # blocks of at least 2 rows: einsum reduces a lone row by another loop than the
