@@ -115,8 +115,9 @@ RELAX_GROW, RELAX_MAX, RELAX_SHRINK = 1.5, 4.0, 0.5
 #: and the turn read from the projected gradient, once a step: the same numbers
 #: either way, but the turn of every trial evaluated with its gradient costs
 #: more passes over the heads (text, 3842 rows of 13885 terms, one thread,
-#: 10 seeds x 3, interleaved: the fit's CPU time 1.03, 1.04, 1.05 times at
-#: K = 5, 10, 20).
+#: 10 seeds x 3, interleaved, the turn formed so at every size: the fit's CPU
+#: time 1.029, 1.039, 1.052 times, medians of the ratios, at K = 5, 10, 20;
+#: with this bound 0.988, 1.002, 1.007).
 WEAK_LAST_POINT_NUMBERS = 2**20
 
 #: Dense rows of at most this many numbers have their unit rows computed once
