@@ -84,7 +84,8 @@ class LBFGS(Optimizer):
             return rgrad, step, newton, directional_slope(grad, rgrad)
         # (formed where read: not held through the line search beside the trial)
         direction = RowScaled(scales, rgrad, once=not self._reads_step(pairs, M.size))
-        return direction, 1.0, newton, direction.slope(grad)
+        # (grad spent: the optimiser drops it after this call; RowScaled.slope)
+        return direction, 1.0, newton, direction.slope(grad, spend=True)
 
     def _reads_step(self, pairs, size):
         return self._kept(size) > 0

@@ -18,7 +18,7 @@ from ..shared import row_view
 from .rows import _is_sparse
 
 __all__ = ["SPLIT_MIN_HEADS", "SPLIT_MIN_PRODUCTS", "ColumnParts", "block_sums", "logits_by_rows",
-           "range_sums", "split_products", "split_sparse_sums", "sums_by_columns",
+           "range_sums", "row_scores", "split_products", "split_sparse_sums", "sums_by_columns",
            "weighted_row_sums"]
 
 #: A weight below this share of its row's largest is left out of the gradient's
@@ -181,6 +181,27 @@ def _scores(Xc, Mt):
     """``Xc @ Mt`` of a block of rows (ndarray or CSR), an ndarray."""
     out = Xc @ Mt
     return np.asarray(out)
+
+
+def row_scores(Xc, Md):
+    """``Xc @ Md.T`` (n, K) of rows (ndarray or CSR) and heads ``Md`` (K, d); of CSR
+    rows and wide heads (not :func:`_one_logit_block`) a block of
+    :data:`LOGIT_BLOCK_HEADS` heads (at least 2) at a time, written into the
+    result: scipy's product copies the heads' transpose C-ordered, a ``K x d``
+    temporary beside the heads and the (n, K) result (the memory case's
+    assignment at K = 100: the fit's peak once the descent held three ``K x
+    d`` arrays).  Each entry's sum is scipy's, in the rows' order, whatever the
+    block: the same numbers."""
+    if not _is_sparse(Xc) or _one_logit_block(Md):
+        return _scores(Xc, Md.T)
+    K = Md.shape[0]
+    out = np.empty((Xc.shape[0], K), dtype=np.result_type(Xc.dtype, Md.dtype))
+    edges = list(range(0, K, LOGIT_BLOCK_HEADS))
+    if K - edges[-1] < 2 and len(edges) > 1:  # (no lone head: scipy's product of one
+        edges.pop()                           # column takes its matrix-vector loop)
+    for a, b in zip(edges, edges[1:] + [K]):
+        out[:, a:b] = _scores(Xc, np.ascontiguousarray(Md[a:b].T))
+    return out
 
 
 def _scores_into(lo, hi, Xc, Md, L, Mt=None):

@@ -13,7 +13,7 @@ from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 from ..._blocks import (add_blocks_into_first, chunk_rows, map_row_blocks, one_blas_thread,
                         smallest_keys)
 from ..free_energy import exp_shifted
-from .kernel import ColumnParts, _scores, range_sums, split_products, sums_by_columns
+from .kernel import ColumnParts, range_sums, row_scores, split_products, sums_by_columns
 from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
     unit_rows
 from ...layers.base import Statistics
@@ -148,7 +148,7 @@ def cosine_scores(X, M, inv=None):
     if not _scaled_rows_ok(inv):
         X, inv = unit_rows(X), np.ones(X.shape[0])
     with one_blas_thread():
-        A = np.asarray(_scores(X, np.asarray(M, dtype=X.dtype).T), dtype=np.float64)
+        A = np.asarray(row_scores(X, np.asarray(M, dtype=X.dtype)), dtype=np.float64)
     A *= inv[:, None]
     return A
 
