@@ -144,3 +144,24 @@ def test_the_scores_by_blocks_of_heads_are_the_products_numbers(K, monkeypatch):
     blocked = cosine_scores(X, M)
     monkeypatch.setattr(kernel, "LOGIT_BLOCK_NUMBERS", 2**40)  # (all the heads at once)
     np.testing.assert_array_equal(blocked, cosine_scores(X, M))
+
+
+def test_a_users_gradient_is_never_written_over():
+    # the public optimiser on a function that returns an array it keeps (or a
+    # read-only one): the slope of a scaled step is not formed in it
+    # (Problem.gradient_spendable is False but for the layers' own problems)
+    from sklearn_attnclust.optim.minimize import minimize_on_spheres
+
+    rng = np.random.default_rng(0)
+    C = rng.standard_normal((4, 6))
+    kept = -C
+    frozen = -C
+    frozen.flags.writeable = False
+    best = C / np.linalg.norm(C, axis=1, keepdims=True)
+    M0 = rng.standard_normal((4, 6))
+    for G in (kept, frozen):
+        res = minimize_on_spheres(lambda M, G=G: (-float(np.sum(C * M)), G), M0,
+                                  step_rule="lbfgs", preconditioner=lambda M: np.ones(4),
+                                  tol=1e-10)
+        np.testing.assert_array_equal(G, -C)
+        np.testing.assert_allclose(res.heads, best, atol=1e-6)

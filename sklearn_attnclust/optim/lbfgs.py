@@ -84,8 +84,9 @@ class LBFGS(Optimizer):
             return rgrad, step, newton, directional_slope(grad, rgrad)
         # (formed where read: not held through the line search beside the trial)
         direction = RowScaled(scales, rgrad, once=not self._reads_step(pairs, M.size))
-        # (grad spent: the optimiser drops it after this call; RowScaled.slope)
-        return direction, 1.0, newton, direction.slope(grad, spend=True)
+        # (grad spent where the problem allows: the optimiser drops it after this
+        # call; RowScaled.slope)
+        return direction, 1.0, newton, direction.slope(grad, spend=problem.gradient_spendable)
 
     def _reads_step(self, pairs, size):
         return self._kept(size) > 0

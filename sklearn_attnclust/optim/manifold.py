@@ -147,7 +147,8 @@ class RowScaled:
         over an array of the same layout: the same bits, without the ``K x d``
         product beside the point, ``V`` and ``grad`` (at K = 100 heads of 5e4
         terms, one of the four such arrays at a sparse cosine fit's peak)."""
-        if spend and grad.ndim == 2 and grad.flags.c_contiguous and \
+        if spend and grad.ndim == 2 and grad.flags.c_contiguous and grad.flags.writeable \
+                and not np.may_share_memory(grad, self.V) and \
                 grad.shape == self.V.shape and np.shape(self.scales) == (grad.shape[0], 1) \
                 and grad.dtype == np.result_type(grad, self.scales, self.V):
             step = max(1, ROW_NORMS_BLOCK // max(grad.shape[1], 1))

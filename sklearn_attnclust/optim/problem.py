@@ -28,6 +28,12 @@ class Problem:
     #: search then evaluates its trials after the second with it alone.
     cheap_cost = False
 
+    #: Whether the optimiser may write over the Euclidean gradient
+    #: :meth:`cost_and_gradient` returned once it has read it (a new writable
+    #: array at each evaluation, kept by nobody else): L-BFGS then forms a scaled
+    #: step's slope in it (:meth:`.manifold.RowScaled.slope`'s ``spend``).
+    gradient_spendable = False
+
     def cost_and_gradient(self, M):
         """``(cost, euclidean_gradient)`` at the unit heads ``M``."""
         raise NotImplementedError
@@ -98,6 +104,8 @@ class LayerProblem(Problem):
     stats : object
         The statistics ``maths.risk`` reads.
     """
+
+    gradient_spendable = True  # (each maths.risk returns a new gradient array)
 
     cheap_cost = True
 
