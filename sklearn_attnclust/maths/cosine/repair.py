@@ -111,6 +111,8 @@ def split_merge_start(X, inv, w, heads, labels, cos):
     empty = mass == 0  # (two empty heads merge into no direction: not a pair)
     losses[np.ix_(empty, empty)] = np.inf
     a, b = np.unravel_index(int(np.argmin(losses)), losses.shape)
+    if not np.isfinite(losses[a, b]):  # (no pair left to merge: every other head empty)
+        return None
     rows = np.flatnonzero(labels == c)
     Y = unit_rows(X, rows)
     found = _principal_axis(Y, w[rows])
