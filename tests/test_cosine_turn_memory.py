@@ -63,7 +63,10 @@ def test_a_spent_gradients_slope_has_the_slopes_bits(shape):
     scales = rng.uniform(0.1, 3.0, (shape[0], 1))
     want = directional_slope(G, scales * V)
     assert RowScaled(scales, V).slope(G.copy()) == want
-    assert RowScaled(scales, V).slope(G.copy(), spend=True) == want
+    spent = G.copy()
+    assert RowScaled(scales, V).slope(spent, spend=True) == want
+    # (the products were formed in the spent gradient: no K x d array beside it)
+    np.testing.assert_array_equal(spent, G * (scales * V))
     F = np.asfortranarray(G)  # (another layout: the plain product, F not written)
     assert RowScaled(scales, V).slope(F, spend=True) == directional_slope(F, scales * V)
     np.testing.assert_array_equal(F, G)
