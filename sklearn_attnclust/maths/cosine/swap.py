@@ -24,6 +24,8 @@ for one of two heads sharing a cluster.
 
 import numpy as np
 
+from ..._swap import removal_share
+
 __all__ = ["COSINE_SWAP_NEEDED", "heads_needed", "own_removal_ratio"]
 
 #: The swap stage of the cosine layer stops before a trial once the least useful
@@ -66,8 +68,6 @@ def heads_needed(near, w):
     rows, K = 4, random starts: fits stopped there ended at 2 to 9 times the
     inertia of those that went on; ``tests/test_cosine_steps.py``).  On the von
     Mises-Fisher cells both read 1 or more where the stop fired."""
-    labels, d1, h, without, spread = near
-    total = float(w @ d1)
-    share = float(w @ (without - d1)) / total if total > 0 else np.inf
+    n_heads = near[4].size  # (near's last part, the heads' spreads: one a head)
     return (own_removal_ratio(near, w) >= COSINE_SWAP_NEEDED
-            and share * spread.size >= COSINE_SWAP_NEEDED)
+            and removal_share(near, w) * n_heads >= COSINE_SWAP_NEEDED)
