@@ -9,7 +9,7 @@ method can be injected in an optimiser in place of the default.
 
 import numpy as np
 
-from .manifold import ROW_NORMS_BLOCK, _einsum, row_norms
+from .manifold import _einsum, block_rows, row_norms
 
 __all__ = ["ArmijoBacktracking", "along_great_circles"]
 
@@ -101,7 +101,7 @@ def along_great_circles(M, cand, ratio):
     """
     coef = (1.0 - ratio) * _einsum("ij,ij->i", cand, M)
     cand *= ratio
-    step = max(1, ROW_NORMS_BLOCK // max(M.shape[1], 1))
+    step = block_rows(M.shape[1])
     for a in range(0, M.shape[0], step):  # (a block of rows at a time: no K x d temporary)
         cand[a:a + step] += coef[a:a + step, None] * M[a:a + step]
     norms = row_norms(cand)

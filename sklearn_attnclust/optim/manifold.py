@@ -47,6 +47,12 @@ def frobenius(V):
 ROW_NORMS_BLOCK = 2**16
 
 
+def block_rows(n_features, least=1):
+    """Rows of ``n_features`` numbers in a block of :data:`ROW_NORMS_BLOCK`
+    numbers, at least ``least``: the passes over heads a block of rows at a time."""
+    return max(least, ROW_NORMS_BLOCK // max(n_features, 1))
+
+
 def row_norms(M):
     """``np.linalg.norm(M, axis=1, keepdims=True)`` of a float array ``M`` (K, d):
     the same operations, without the handling of the other norms' arguments
@@ -56,7 +62,7 @@ def row_norms(M):
     if M.size <= ROW_NORMS_BLOCK or not M.flags.c_contiguous:
         return np.sqrt(np.add.reduce(M * M, axis=1, keepdims=True))
     out = np.empty((M.shape[0], 1), dtype=M.dtype)
-    step = max(1, ROW_NORMS_BLOCK // M.shape[1])
+    step = block_rows(M.shape[1])
     for a in range(0, M.shape[0], step):
         B = M[a:a + step]
         np.add.reduce(B * B, axis=1, keepdims=True, out=out[a:a + step])
@@ -151,7 +157,7 @@ class RowScaled:
                 and not np.may_share_memory(grad, self.V) and \
                 grad.shape == self.V.shape and np.shape(self.scales) == (grad.shape[0], 1) \
                 and grad.dtype == np.result_type(grad, self.scales, self.V):
-            step = max(1, ROW_NORMS_BLOCK // max(grad.shape[1], 1))
+            step = block_rows(grad.shape[1])
             for a in range(0, grad.shape[0], step):
                 B = grad[a:a + step]
                 np.multiply(B, self.scales[a:a + step] * self.V[a:a + step], out=B)

@@ -33,7 +33,7 @@ were measured against it.
 
 import numpy as np
 
-from ...optim.manifold import ROW_NORMS_BLOCK, sq_norms
+from ...optim.manifold import block_rows, sq_norms
 
 __all__ = ["landing_curvatures", "turns"]
 
@@ -65,7 +65,7 @@ def turns(G, M, last, dots=None):
     # blocks of at least 2 rows: einsum reduces a lone row by another loop than the
     # rows of a larger array (last bits apart at d = 5e4), so a last block of one
     # row joins the one before
-    edges = list(range(0, K, max(2, ROW_NORMS_BLOCK // max(M.shape[1], 1))))
+    edges = list(range(0, K, block_rows(M.shape[1], least=2)))
     if K - edges[-1] < 2 and len(edges) > 1:
         edges.pop()
     for a, z in zip(edges, edges[1:] + [K]):
