@@ -8,13 +8,12 @@ import gc
 import weakref
 
 import numpy as np
-import scipy.sparse as sp
 
 from sklearn_attnclust.maths.cosine.maths import CosineMaths
-from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
 from sklearn_attnclust.optim import LBFGS, LayerProblem, Spheres
 from sklearn_attnclust.optim.line_search import ArmijoBacktracking, along_great_circles
 from sklearn_attnclust.optim.manifold import RowScaled, riemannian_gradient
+from test_cosine_step_memory import _problem
 
 
 def _step(K=6, d=50, seed=0, size=0.3):
@@ -61,14 +60,6 @@ def test_the_step_factors_turn_is_the_sign_of_the_gradients_product():
         agree += np.sum(got == want)
         assert maths._last_point is cand
     assert agree == 20 * K
-
-
-def _problem(K=4, d=40, seed=3):
-    rng = np.random.default_rng(seed)
-    X = sp.csr_matrix(sp.random(300, d, density=0.3, random_state=seed) + sp.eye(300, d))
-    M = rng.standard_normal((K, d))
-    maths = CosineMaths(K, 16.0, 0.5, d)
-    return maths, CosineStatistics(X, None, n_heads=K), M / np.linalg.norm(M, axis=1)[:, None]
 
 
 class _Backtracking(ArmijoBacktracking):
