@@ -315,9 +315,10 @@ def test_only_the_point_layer_has_free_points():
     assert not CosineMaths.swap_free_points
 
 
-def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(monkeypatch):
-    # a move that lowers the hard risk (a head brought to a blob it did not hold)
-    # is descended to the stationarity test as any descent; others take SWAP_FORCED_STEPS
+def _spy_trial_steps(monkeypatch):
+    """A list, filled as fits run, of ``(change, min_steps)`` for each swap trial's
+    descent: the hard risk's change its move made (:func:`_swap.swap_target`) and
+    the steps it was forced to take."""
     from sklearn_attnclust import _saddle, _strategy, _swap
 
     changes, forced = [], []
@@ -338,6 +339,15 @@ def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(m
     # (the swap trials only: the saddle check's escapes, also descended with a
     # stop, take their own forced steps, _saddle.SADDLE_FORCED_STEPS)
     monkeypatch.setattr(_saddle, "escape_saddles", lambda d, st, best, *a: (best, False, 0))
+    return forced
+
+
+def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(monkeypatch):
+    # a move that lowers the hard risk (a head brought to a blob it did not hold)
+    # is descended to the stationarity test as any descent; others take SWAP_FORCED_STEPS
+    from sklearn_attnclust import _swap
+
+    forced = _spy_trial_steps(monkeypatch)
     X, _ = make_blobs(50000, 16, centers=64, random_state=0)
     # (a start that leaves a blob without a head: seeds 1 to 4 of 0 to 5 since the
     # k-means++ draw reads 4096 rows here, SEED_DRAW_BUDGET; seed 0 no longer does)
@@ -468,25 +478,10 @@ def test_trials_of_small_fits_take_a_step_whatever_the_move():
     # on a small fit every trial of the point layer is descended a step at least
     # (judged on the bare move, two trials of 3 blobs at n_clusters 12 were
     # rejected that were 5.6 % below the incumbent 3 steps on)
-    from sklearn_attnclust import _saddle, _strategy, _swap
+    from sklearn_attnclust import _swap
 
-    changes, forced, run, target = [], [], _strategy._Descent.run, _swap.swap_target
-
-    def spy_target(*a, **k):
-        out = target(*a, **k)
-        changes.append(None if out is None else out[2])
-        return out
-
-    def spy_run(self, *a, min_steps=0, **k):
-        if k.get("stop") is not None:  # a trial's descent
-            forced.append((changes[-1], min_steps))
-        return run(self, *a, min_steps=min_steps, **k)
-
-    monkeypatch = pytest.MonkeyPatch()
-    with monkeypatch.context() as m:
-        m.setattr(_swap, "swap_target", spy_target)
-        m.setattr(_strategy._Descent, "run", spy_run)
-        m.setattr(_saddle, "escape_saddles", lambda d, st, best, *a: (best, False, 0))
+    with pytest.MonkeyPatch().context() as m:
+        forced = _spy_trial_steps(m)
         X, _ = make_blobs(3000, 2, centers=3, random_state=8)
         for seed in range(4):
             AttentionQuantizer(12, random_state=seed).fit(X)
