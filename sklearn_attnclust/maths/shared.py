@@ -7,8 +7,18 @@ import numpy as np
 
 from .._init import largest_magnitude
 
-__all__ = ["CACHE_ENTRIES", "MAGNITUDE_CHUNK", "check_points", "counted",
+__all__ = ["CACHE_ENTRIES", "MAGNITUDE_CHUNK", "check_points", "counted", "no_lone_blocks",
            "positive_magnitude", "row_view", "weighted_rows", "zero_weights"]
+
+
+def no_lone_blocks(n, step):
+    """``[(a, b)]``: the blocks ``a:b`` of ``step`` of ``range(n)``, a last block of
+    one joined to the one before (einsum reduces a lone row, and scipy's product
+    takes a lone column, by another loop than a larger array's: last bits apart)."""
+    edges = list(range(0, n, step))
+    if n - edges[-1] < 2 and len(edges) > 1:
+        edges.pop()
+    return list(zip(edges, edges[1:] + [n]))
 
 
 #: Largest data (``n * d`` entries, 8 MiB in float64) whose scaled rows a fit

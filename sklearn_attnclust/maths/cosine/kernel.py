@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from ..free_energy import free_energy_sums
 from ..._assign import first_minimum
 from ..._blocks import add_blocks_into_first, map_row_blocks, pool_width
-from ..shared import row_view
+from ..shared import no_lone_blocks, row_view
 from .rows import _is_sparse
 
 __all__ = ["SPLIT_MIN_HEADS", "SPLIT_MIN_PRODUCTS", "ColumnParts", "block_sums", "logits_by_rows",
@@ -196,10 +196,8 @@ def row_scores(Xc, Md):
         return _scores(Xc, Md.T)
     K = Md.shape[0]
     out = np.empty((Xc.shape[0], K), dtype=np.result_type(Xc.dtype, Md.dtype))
-    edges = list(range(0, K, LOGIT_BLOCK_HEADS))
-    if K - edges[-1] < 2 and len(edges) > 1:  # (no lone head: scipy's product of one
-        edges.pop()                           # column takes its matrix-vector loop)
-    for a, b in zip(edges, edges[1:] + [K]):
+    # (no lone head: scipy's product of one column takes its matrix-vector loop)
+    for a, b in no_lone_blocks(K, LOGIT_BLOCK_HEADS):
         out[:, a:b] = _scores(Xc, np.ascontiguousarray(Md[a:b].T))
     return out
 

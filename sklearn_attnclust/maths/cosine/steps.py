@@ -34,6 +34,7 @@ were measured against it.
 import numpy as np
 
 from ...optim.manifold import block_rows, sq_norms
+from ..shared import no_lone_blocks
 
 __all__ = ["landing_curvatures", "turns"]
 
@@ -63,12 +64,8 @@ def turns(G, M, last, dots=None):
     K = M.shape[0]
     out = np.empty(K)
     # blocks of at least 2 rows: einsum reduces a lone row by another loop than the
-    # rows of a larger array (last bits apart at d = 5e4), so a last block of one
-    # row joins the one before
-    edges = list(range(0, K, block_rows(M.shape[1], least=2)))
-    if K - edges[-1] < 2 and len(edges) > 1:
-        edges.pop()
-    for a, z in zip(edges, edges[1:] + [K]):
+    # rows of a larger array (last bits apart at d = 5e4)
+    for a, z in no_lone_blocks(K, block_rows(M.shape[1], least=2)):
         b = slice(a, z)
         r = radial[b, None] * M[b]  # (riemannian_gradient's operations, in its order)
         np.subtract(G[b], r, out=r)
