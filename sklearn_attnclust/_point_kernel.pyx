@@ -7,6 +7,9 @@ assignment fused in one read of the rows (tile by tile; the products of wide
 rows by scipy's BLAS, ``scipy.linalg.cython_blas``, which the caller keeps on
 one thread).  It releases the GIL, so that the row blocks of
 :func:`._blocks.sum_row_blocks` run in parallel.
+
+:func:`lbfgs_recursion` is the two loops of the optimiser's L-BFGS recursion
+(:func:`.optim.lbfgs._two_loop`), compiled with the same numbers.
 """
 
 import numpy as np
@@ -201,3 +204,109 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
     if labels is not None:
         out += (top, counts)
     return out
+
+
+# -- L-BFGS's two loops (``optim.lbfgs._two_loop``), compiled --------------------
+
+cdef extern from *:
+    """
+    /* numpy's own product of two float64 vectors: the dtype's dotfunc, which
+       ndarray.dot of two 1-D arrays calls (BLAS's ddot): the same numbers */
+    typedef void (*aq_dot_f)(void *, npy_intp, void *, npy_intp, void *, npy_intp, void *);
+    static aq_dot_f aq_double_dot(void) {
+        PyArray_Descr *descr = PyArray_DescrFromType(NPY_DOUBLE);
+        aq_dot_f f = descr ? (aq_dot_f)PyDataType_GetArrFuncs(descr)->dotfunc : NULL;
+        Py_XDECREF(descr);
+        return f;
+    }
+    /* q - a v and q + a v, each product rounded before the sum, as numpy's
+       multiply then subtract (add) round them: no fused multiply-add */
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC push_options
+    #pragma GCC optimize ("fp-contract=off")
+    #endif
+    static void aq_axpy_rounded(double *q, double a, const double *v, npy_intp n, int sub) {
+    #if defined(__clang__)
+    #pragma clang fp contract(off)
+    #endif
+        npy_intp j;
+        if (sub) for (j = 0; j < n; j++) q[j] = q[j] - a * v[j];
+        else for (j = 0; j < n; j++) q[j] = q[j] + a * v[j];
+    }
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC pop_options
+    #endif
+    """
+    ctypedef void (*aq_dot_f)(void *, cnp.npy_intp, void *, cnp.npy_intp, void *,
+                              cnp.npy_intp, void *)
+    aq_dot_f aq_double_dot()
+    void aq_axpy_rounded(double *q, double a, const double *v, cnp.npy_intp n, int sub)
+
+
+cdef aq_dot_f _ddot = aq_double_dot()
+
+
+def lbfgs_recursion(cnp.ndarray flat, list sy, cnp.ndarray q, scales):
+    """The two loops of L-BFGS's recursion, written over ``q``: ``H q`` before
+    its projection (:func:`.optim.lbfgs._two_loop`'s loops, their numbers: the
+    products by numpy's own float64 dot, each ``a v`` rounded before its sum).
+
+    Parameters
+    ----------
+    flat : ndarray of shape (2 p, n), float64, C-contiguous
+        The pairs moved to the point, ``s`` and ``y`` alternating, flat.
+    sy : list of p floats
+        Each moved pair's ``<s, y>`` (a pair of ``<s, y> <= 0`` is skipped).
+    q : ndarray of shape (n,), float64, C-contiguous, writeable
+        The gradient, overwritten.
+    scales : ndarray of K float64 numbers (n = K d), C-contiguous, or None
+        The initial inverse Hessian, one per head (row of ``d`` numbers);
+        None: the scalar ``<s, y> / <y, y>`` of the last pair (1 where either
+        is not positive).
+    """
+    if flat.ndim != 2 or flat.dtype != np.float64 or not flat.flags.c_contiguous \
+            or q.ndim != 1 or q.dtype != np.float64 or not q.flags.c_contiguous \
+            or not q.flags.writeable or flat.shape[1] != q.shape[0] \
+            or flat.shape[0] != 2 * len(sy) or len(sy) < 1 or _ddot == NULL:
+        raise ValueError("lbfgs_recursion reads float64 C-contiguous pairs (2 p, n), "
+                         "p products and a writeable gradient (n,).")
+    cdef cnp.npy_intp p = len(sy), n = q.shape[0], i, h, j, d = 0, K = 0
+    cdef double *qp = <double *> cnp.PyArray_DATA(q)
+    cdef double *fp = <double *> cnp.PyArray_DATA(flat)
+    cdef const double *sc = NULL
+    cdef double prod = 0.0, gamma = 1.0, yy = 0.0, s_i
+    cdef cnp.ndarray sc_arr
+    if scales is not None:
+        sc_arr = scales
+        K = sc_arr.size
+        if sc_arr.dtype != np.float64 or not sc_arr.flags.c_contiguous or K < 1 or n % K:
+            raise ValueError("lbfgs_recursion: scales must be K contiguous float64 numbers, n = K d.")
+        sc, d = <const double *> cnp.PyArray_DATA(sc_arr), n // K
+    cdef double *syc = <double *> malloc(2 * p * sizeof(double))
+    if syc == NULL:
+        raise MemoryError()
+    cdef double *alphas = syc + p
+    for i in range(p):
+        syc[i], alphas[i] = sy[i], 0.0
+    for i in range(p - 1, -1, -1):
+        s_i = syc[i]
+        if s_i > 0:  # (a NaN fails it too)
+            _ddot(fp + 2 * i * n, 8, qp, 8, &prod, n, NULL)
+            alphas[i] = prod / s_i
+            aq_axpy_rounded(qp, alphas[i], fp + (2 * i + 1) * n, n, 1)
+    if sc == NULL:
+        _ddot(fp + (2 * p - 1) * n, 8, fp + (2 * p - 1) * n, 8, &yy, n, NULL)
+        gamma = syc[p - 1] / yy if (yy > 0 and syc[p - 1] > 0) else 1.0
+        for j in range(n):
+            qp[j] = gamma * qp[j]
+    else:
+        for h in range(K):
+            for j in range(h * d, (h + 1) * d):
+                qp[j] = sc[h] * qp[j]
+    for i in range(p):
+        s_i = syc[i]
+        if s_i > 0:
+            _ddot(fp + (2 * i + 1) * n, 8, qp, 8, &prod, n, NULL)
+            aq_axpy_rounded(qp, alphas[i] - prod / s_i, fp + 2 * i * n, n, 0)
+    free(syc)
+    return q

@@ -71,3 +71,27 @@ def test_the_two_loop_reads_any_layout_and_writes_nothing_given(scaled):
     # the recursion is linear in g: twice the gradient, twice the direction
     assert np.allclose(lbfgs._two_loop(Spheres, M, 2.0 * g, pairs, scales), 2.0 * expected,
                        rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.skipif(lbfgs.lbfgs_recursion is None, reason="the point kernel is not built")
+@pytest.mark.parametrize("scaled", [False, True])
+def test_the_compiled_two_loops_are_the_numpy_loops_bit_for_bit(scaled, monkeypatch):
+    # (the products by numpy's own float64 dot, each ``a v`` rounded before its
+    # sum: the same direction; pairs of <s, y> <= 0 skipped by both)
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        K, d, p = int(rng.integers(1, 25)), int(rng.integers(1, 70)), int(rng.integers(1, 9))
+        M = Spheres.random_point(K, d, rng)
+        pairs = [(rng.standard_normal((K, d)) * 10.0 ** rng.uniform(-4, 4),
+                  rng.standard_normal((K, d))) for _ in range(p)]
+        if trial % 3 == 0:
+            pairs[-1] = (pairs[-1][0], -pairs[-1][0])  # negative curvature: skipped
+        g = rng.standard_normal((K, d)) * 10.0 ** rng.uniform(-6, 3)
+        scales = rng.uniform(0.01, 5.0, (K, 1)) if scaled else None
+        monkeypatch.setattr(lbfgs, "COMPILED_RECURSION", False)
+        expected = lbfgs._two_loop(Spheres, M, g, pairs, scales)
+        monkeypatch.setattr(lbfgs, "COMPILED_RECURSION", True)
+        got = lbfgs._two_loop(Spheres, M, g, pairs, scales)
+        assert np.array_equal(got, expected)
+    with pytest.raises(ValueError):  # (a gradient of another length than the pairs')
+        lbfgs.lbfgs_recursion(np.zeros((2, 4)), [1.0], np.zeros(3), None)
