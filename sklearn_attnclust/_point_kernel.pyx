@@ -310,3 +310,90 @@ def lbfgs_recursion(cnp.ndarray flat, list sy, cnp.ndarray q, scales):
             aq_axpy_rounded(qp, alphas[i] - prod / s_i, fp + 2 * i * n, n, 0)
     free(syc)
     return q
+
+
+cdef extern from *:
+    """
+    /* the projections' rows, each product rounded before its difference (numpy's
+       multiply then subtract), and einsum's products (0 + c m: a -0 product is +0) */
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC push_options
+    #pragma GCC optimize ("fp-contract=off")
+    #endif
+    static void aq_project_rows(const double *M, const double *G, const double *dots,
+                                const double *norms, double *out, npy_intp K, npy_intp d) {
+    #if defined(__clang__)
+    #pragma clang fp contract(off)
+    #endif
+        npy_intp h, j;
+        for (h = 0; h < K; h++) {
+            const double n = norms[h];
+            /* np.maximum(norms, 1e-300): NaN propagates */
+            const double r = dots[h] / ((n != n || n > 1e-300) ? n : 1e-300);
+            const double *m = M + h * d, *g = G + h * d;
+            double *o = out + h * d;
+            for (j = 0; j < d; j++) o[j] = g[j] - r * m[j];
+        }
+    }
+    static void aq_moved_stack(const double *V, const double *M, const double *coef,
+                               double *out, npy_intp P, npy_intp K, npy_intp d) {
+    #if defined(__clang__)
+    #pragma clang fp contract(off)
+    #endif
+        npy_intp p, h, j;
+        for (p = 0; p < P; p++)
+            for (h = 0; h < K; h++) {
+                const double c = coef[p * K + h];
+                const double *m = M + h * d, *v = V + (p * K + h) * d;
+                double *o = out + (p * K + h) * d;
+                for (j = 0; j < d; j++) o[j] = v[j] - (0.0 + c * m[j]);
+            }
+    }
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC pop_options
+    #endif
+    """
+    void aq_project_rows(const double *M, const double *G, const double *dots,
+                         const double *norms, double *out, cnp.npy_intp K, cnp.npy_intp d)
+    void aq_moved_stack(const double *V, const double *M, const double *coef, double *out,
+                        cnp.npy_intp P, cnp.npy_intp K, cnp.npy_intp d)
+
+
+cdef bint _plain(a, int ndim):
+    """Whether ``a`` is a float64, C-contiguous, aligned array of ``ndim`` dimensions."""
+    return isinstance(a, np.ndarray) and cnp.PyArray_NDIM(a) == ndim \
+        and cnp.PyArray_TYPE(a) == cnp.NPY_DOUBLE and cnp.PyArray_IS_C_CONTIGUOUS(a) \
+        and cnp.PyArray_ISALIGNED(a)
+
+
+def project_rows(M, G, dots, norms):
+    """``G - diag(dots / max(norms, 1e-300)) M`` (K, d), a new array (the numbers of
+    ``optim.manifold.riemannian_gradient``'s numpy operations); None where the
+    arrays are not float64, C-contiguous, of matching shapes."""
+    if not (_plain(M, 2) and _plain(G, 2) and _plain(dots, 1) and _plain(norms, 1)) \
+            or M.shape[0] != G.shape[0] or M.shape[1] != G.shape[1] \
+            or dots.shape[0] != M.shape[0] or norms.shape[0] != M.shape[0]:
+        return None
+    cdef cnp.npy_intp K = M.shape[0], d = M.shape[1]
+    cdef cnp.ndarray out = np.empty((K, d))
+    aq_project_rows(<const double *> cnp.PyArray_DATA(M), <const double *> cnp.PyArray_DATA(G),
+                    <const double *> cnp.PyArray_DATA(dots),
+                    <const double *> cnp.PyArray_DATA(norms),
+                    <double *> cnp.PyArray_DATA(out), K, d)
+    return out
+
+
+def moved_stack(V, M, coef):
+    """``V - einsum("pi,ij->pij", coef, M)`` (p, K, d), a new array (the numbers of
+    ``optim.manifold.Spheres.transport_stack``'s einsum and subtraction); None where
+    the arrays are not float64, C-contiguous, of matching shapes."""
+    if not (_plain(V, 3) and _plain(M, 2) and _plain(coef, 2)) \
+            or V.shape[1] != M.shape[0] or V.shape[2] != M.shape[1] \
+            or coef.shape[0] != V.shape[0] or coef.shape[1] != M.shape[0]:
+        return None
+    cdef cnp.npy_intp P = V.shape[0], K = M.shape[0], d = M.shape[1]
+    cdef cnp.ndarray out = np.empty((P, K, d))
+    aq_moved_stack(<const double *> cnp.PyArray_DATA(V), <const double *> cnp.PyArray_DATA(M),
+                   <const double *> cnp.PyArray_DATA(coef), <double *> cnp.PyArray_DATA(out),
+                   P, K, d)
+    return out

@@ -11,7 +11,7 @@
 import numpy as np
 import pytest
 
-from sklearn_attnclust.optim import Spheres, lbfgs
+from sklearn_attnclust.optim import Spheres, lbfgs, manifold
 from sklearn_attnclust.optim.manifold import _einsum, _sum
 
 
@@ -95,3 +95,31 @@ def test_the_compiled_two_loops_are_the_numpy_loops_bit_for_bit(scaled, monkeypa
         assert np.array_equal(got, expected)
     with pytest.raises(ValueError):  # (a gradient of another length than the pairs')
         lbfgs.lbfgs_recursion(np.zeros((2, 4)), [1.0], np.zeros(3), None)
+
+
+@pytest.mark.skipif(manifold.project_rows is None, reason="the point kernel is not built")
+def test_the_compiled_projections_are_numpys_bit_for_bit(monkeypatch):
+    # (each product rounded before its difference; einsum's 0 + c m in the stacked
+    # transport, whose -0 products are +0; NaN norms propagate as np.maximum's)
+    rng = np.random.default_rng(4)
+    for trial in range(300):
+        K, d, p = int(rng.integers(1, 20)), int(rng.integers(1, 70)), int(rng.integers(1, 17))
+        M = rng.standard_normal((K, d)) * 10.0 ** rng.uniform(-3, 3, (K, 1))
+        G = rng.standard_normal((K, d)) * 10.0 ** rng.uniform(-8, 8)
+        V = rng.standard_normal((p, K, d))
+        if trial % 3 == 0:
+            M[rng.random((K, d)) < 0.3], G[rng.random((K, d)) < 0.3] = 0.0, -0.0
+            V[rng.random(V.shape) < 0.3], M[0] = -0.0, -0.0
+        if trial % 7 == 0:
+            G.flat[0], M.flat[-1] = np.nan, np.inf
+        got, want = [], []
+        for flag, out in ((True, got), (False, want)):
+            monkeypatch.setattr(manifold, "COMPILED_PRODUCTS", flag)
+            with np.errstate(all="ignore"):
+                out += [manifold.riemannian_gradient(M, G), Spheres.transport_stack(M, V)]
+        for a, b in zip(got, want):
+            assert np.array_equal(a, b, equal_nan=True)
+            assert np.array_equal(np.signbit(a), np.signbit(b))
+    # other layouts and dtypes go to numpy (the compiled functions decline them)
+    assert manifold.project_rows(np.zeros((2, 3), np.float32), G[:2, :3].copy(),
+                                 np.zeros(2), np.ones(2)) is None

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...optim.manifold import _einsum  # (np.einsum's compiled call, without its wrapper)
-
 __all__ = ["LIFT_HEIGHT", "MIN_POLE", "PointChart"]
 
 
@@ -132,6 +130,6 @@ class PointChart:
         np.multiply((self.height / c)[:, None], G, out=out[:, :-1])
         # -(height / c^2) <u, g>: the sign on the factor, one product into place
         # (the same numbers; a temporary and a pass fewer per risk evaluation)
-        np.multiply(_einsum("ij,ij->i", M[:, :-1], G), -(self.height / (c * c)),
+        np.multiply(np.einsum("ij,ij->i", M[:, :-1], G), -(self.height / (c * c)),
                     out=out[:, -1])
         return out

@@ -18,7 +18,6 @@ from importlib.machinery import EXTENSION_SUFFIXES
 import numpy as np
 
 from ..._assign import first_minimum
-from ...optim.manifold import _einsum
 from ..free_energy import free_energy_sums
 from ..shared import weighted_rows
 
@@ -160,7 +159,7 @@ class _RawKernel:
         self.dtype, self.chart, self.beta = np.dtype(dtype), chart, beta
         A = (2.0 * beta / chart.spread) * np.asarray(Z, dtype=np.float64)
         #: The heads' squared norms ``||z_h||^2`` (the risk's distortion reads them too)
-        self.zz = _einsum("ij,ij->i", Z, Z)  # (np.einsum's call without its wrapper)
+        self.zz = np.einsum("ij,ij->i", Z, Z)
         c = beta * self.zz
         if origin is None:  # the unit chart: rows already scaled, nothing to shift
             self.shift, self.r = 0.0, None
