@@ -397,3 +397,74 @@ def moved_stack(V, M, coef):
                    <const double *> cnp.PyArray_DATA(coef), <double *> cnp.PyArray_DATA(out),
                    P, K, d)
     return out
+
+
+# -- the point chart's maps of one risk evaluation (``maths.point.chart``), compiled
+
+cdef extern from *:
+    """
+    /* z = (u height) / c; the gradient's rows (height / c) g and its pole's
+       dots (-(height / (c c))); each operation rounded as numpy's */
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC push_options
+    #pragma GCC optimize ("fp-contract=off")
+    #endif
+    static void aq_scaled_points(const double *M, double height, double *Z, npy_intp K,
+                                 npy_intp d) {
+        npy_intp h, j;
+        for (h = 0; h < K; h++) {
+            const double *m = M + h * (d + 1);
+            const double c = m[d];
+            double *z = Z + h * d;
+            for (j = 0; j < d; j++) z[j] = (m[j] * height) / c;
+        }
+    }
+    static void aq_pull_back(const double *M, const double *G, const double *dots,
+                             double height, double *out, npy_intp K, npy_intp d) {
+        npy_intp h, j;
+        for (h = 0; h < K; h++) {
+            const double c = M[h * (d + 1) + d], r = height / c;
+            const double *g = G + h * d;
+            double *o = out + h * (d + 1);
+            for (j = 0; j < d; j++) o[j] = r * g[j];
+            o[d] = dots[h] * -(height / (c * c));
+        }
+    }
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC pop_options
+    #endif
+    """
+    void aq_scaled_points(const double *M, double height, double *Z, cnp.npy_intp K,
+                          cnp.npy_intp d)
+    void aq_pull_back(const double *M, const double *G, const double *dots, double height,
+                      double *out, cnp.npy_intp K, cnp.npy_intp d)
+
+
+def chart_points(M, double height):
+    """``height u / c`` (K, d) of heads ``M = (u, c)`` (K, d + 1), a new array: the
+    numbers of ``PointChart.scaled_points``'s numpy operations; None where ``M``
+    is not a float64 C-ordered array of at least two columns."""
+    if not _plain(M, 2) or M.shape[1] < 2:
+        return None
+    cdef cnp.npy_intp K = M.shape[0], d = M.shape[1] - 1
+    cdef cnp.ndarray Z = np.empty((K, d))
+    aq_scaled_points(<const double *> cnp.PyArray_DATA(M), height,
+                     <double *> cnp.PyArray_DATA(Z), K, d)
+    return Z
+
+
+def chart_pull_back(M, G, dots, double height):
+    """The gradient on heads ``M`` (K, d + 1) of ``G`` (K, d) on their scaled points,
+    ``dots`` the rows' ``<u_h, g_h>`` (by numpy's einsum), a new array: the numbers
+    of ``PointChart.pull_back``'s numpy operations; None where the arrays are not
+    float64 C-ordered of matching shapes."""
+    if not (_plain(M, 2) and _plain(G, 2) and _plain(dots, 1)) or M.shape[1] < 2 \
+            or G.shape[0] != M.shape[0] or G.shape[1] != M.shape[1] - 1 \
+            or dots.shape[0] != M.shape[0]:
+        return None
+    cdef cnp.npy_intp K = M.shape[0], d = M.shape[1] - 1
+    cdef cnp.ndarray out = np.empty((K, d + 1))
+    aq_pull_back(<const double *> cnp.PyArray_DATA(M), <const double *> cnp.PyArray_DATA(G),
+                 <const double *> cnp.PyArray_DATA(dots), height,
+                 <double *> cnp.PyArray_DATA(out), K, d)
+    return out

@@ -123,3 +123,27 @@ def test_the_compiled_projections_are_numpys_bit_for_bit(monkeypatch):
     # other layouts and dtypes go to numpy (the compiled functions decline them)
     assert manifold.project_rows(np.zeros((2, 3), np.float32), G[:2, :3].copy(),
                                  np.zeros(2), np.ones(2)) is None
+
+
+def test_the_compiled_chart_maps_are_numpys_bit_for_bit(monkeypatch):
+    # (the point chart's scaled points and pulled-back gradient of each risk evaluation)
+    from sklearn_attnclust.maths.point import chart as chart_module
+
+    if chart_module.chart_points is None:
+        pytest.skip("the point kernel is not built")
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        K, d = int(rng.integers(1, 20)), int(rng.integers(1, 70))
+        chart = chart_module.PointChart(offset=np.zeros(d), spread=1.0,
+                                        height=float(rng.uniform(0.5, 5.0)))
+        M = Spheres.random_point(K, d + 1, rng)
+        M[:, -1] = np.abs(M[:, -1]) * 10.0 ** rng.uniform(-3, 0, K)
+        G = rng.standard_normal((K, d)) * 10.0 ** rng.uniform(-8, 8)
+        if trial % 3 == 0:
+            M[:, :-1][rng.random((K, d)) < 0.3], G[rng.random((K, d)) < 0.3] = -0.0, -0.0
+        got, want = [], []
+        for flag, out in ((True, got), (False, want)):
+            monkeypatch.setattr(chart_module, "COMPILED_MAPS", flag)
+            out += [chart.scaled_points(M), chart.pull_back(M, G)]
+        for a, b in zip(got, want):
+            assert np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
