@@ -468,3 +468,76 @@ def chart_pull_back(M, G, dots, double height):
                  <const double *> cnp.PyArray_DATA(dots), height,
                  <double *> cnp.PyArray_DATA(out), K, d)
     return out
+
+
+# -- the point risk's gradient and the Lloyd shift's squares (``maths.point.maths``), compiled
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC push_options
+    #pragma GCC optimize ("fp-contract=off")
+    #endif
+    /* G = (m_h z_h - f_h) factor, as numpy's three operations round it */
+    static void aq_point_gradient(const double *mass, const double *Z, const double *F,
+                                  double factor, double *G, npy_intp K, npy_intp d) {
+        npy_intp h, j;
+        for (h = 0; h < K; h++) {
+            const double m = mass[h];
+            for (j = 0; j < d; j++) G[h * d + j] = (m * Z[h * d + j] - F[h * d + j]) * factor;
+        }
+    }
+    /* the squares of r_h g_h, r_h = c_h / (twice_height max(m_h, floor)) (NaN propagates
+       as np.maximum's), as numpy's operations round them */
+    static void aq_shift_squares(const double *M, const double *g, const double *mass,
+                                 double twice_height, double floor, double *out, npy_intp K,
+                                 npy_intp d) {
+        npy_intp h, j;
+        for (h = 0; h < K; h++) {
+            const double m = mass[h];
+            const double r = M[h * (d + 1) + d] / (twice_height * ((m != m || m > floor) ? m : floor));
+            for (j = 0; j < d + 1; j++) {
+                const double s = r * g[h * (d + 1) + j];
+                out[h * (d + 1) + j] = s * s;
+            }
+        }
+    }
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC pop_options
+    #endif
+    """
+    void aq_point_gradient(const double *mass, const double *Z, const double *F, double factor,
+                           double *G, cnp.npy_intp K, cnp.npy_intp d)
+    void aq_shift_squares(const double *M, const double *g, const double *mass,
+                          double twice_height, double floor, double *out, cnp.npy_intp K,
+                          cnp.npy_intp d)
+
+
+def point_gradient(mass, Z, F, double factor):
+    """``(mass[:, None] * Z - F) * factor`` (K, d), a new array, as numpy's operations
+    round it; None where the arrays are not float64 C-ordered of matching shapes."""
+    if not (_plain(mass, 1) and _plain(Z, 2) and _plain(F, 2)) or mass.shape[0] != Z.shape[0] \
+            or F.shape[0] != Z.shape[0] or F.shape[1] != Z.shape[1]:
+        return None
+    cdef cnp.npy_intp K = Z.shape[0], d = Z.shape[1]
+    cdef cnp.ndarray G = np.empty((K, d))
+    aq_point_gradient(<const double *> cnp.PyArray_DATA(mass), <const double *> cnp.PyArray_DATA(Z),
+                      <const double *> cnp.PyArray_DATA(F), factor,
+                      <double *> cnp.PyArray_DATA(G), K, d)
+    return G
+
+
+def shift_squares(M, g, mass, double twice_height, double floor):
+    """The squares (K, d + 1) of ``(M[:, -1] / (twice_height * np.maximum(mass,
+    floor)))[:, None] * g``, a new array, as numpy's operations round them; None
+    where the arrays are not float64 C-ordered of matching shapes."""
+    if not (_plain(M, 2) and _plain(g, 2) and _plain(mass, 1)) or M.shape[1] < 1 \
+            or g.shape[0] != M.shape[0] or g.shape[1] != M.shape[1] \
+            or mass.shape[0] != M.shape[0]:
+        return None
+    cdef cnp.npy_intp K = M.shape[0], d = M.shape[1] - 1
+    cdef cnp.ndarray out = np.empty((K, d + 1))
+    aq_shift_squares(<const double *> cnp.PyArray_DATA(M), <const double *> cnp.PyArray_DATA(g),
+                     <const double *> cnp.PyArray_DATA(mass), twice_height, floor,
+                     <double *> cnp.PyArray_DATA(out), K, d)
+    return out

@@ -147,3 +147,35 @@ def test_the_compiled_chart_maps_are_numpys_bit_for_bit(monkeypatch):
             out += [chart.scaled_points(M), chart.pull_back(M, G)]
         for a, b in zip(got, want):
             assert np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
+
+
+def test_the_compiled_risk_gradient_and_lloyd_squares_are_numpys_bit_for_bit(monkeypatch):
+    # (the point risk's gradient on the scaled points, and the squares of lloyd_shift)
+    from sklearn_attnclust.maths.point import maths as point_maths
+
+    if point_maths.point_gradient is None:
+        pytest.skip("the point kernel is not built")
+    rng = np.random.default_rng(6)
+    for trial in range(300):
+        K, d = int(rng.integers(1, 20)), int(rng.integers(1, 70))
+        mass = rng.uniform(0.0, 2.0, K)
+        mass[rng.random(K) < 0.2] = 0.0
+        if trial % 7 == 0:
+            mass[0] = np.nan
+        Z, F = rng.standard_normal((K, d)), rng.standard_normal((K, d)) * 10.0 ** rng.uniform(-3, 3)
+        M = Spheres.random_point(K, d + 1, rng)
+        g = rng.standard_normal((K, d + 1)) * 10.0 ** rng.uniform(-8, 4)
+        factor, height, floor = float(rng.uniform(1e-6, 2.0)), float(rng.uniform(0.5, 5)), 0.01
+        got = point_maths.point_gradient(mass, Z, F, factor)
+        want = mass[:, None] * Z
+        want -= F
+        want *= factor
+        assert np.array_equal(got, want, equal_nan=True)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+        shifts = []
+        for flag in (True, False):
+            monkeypatch.setattr(point_maths, "shift_squares",
+                                point_maths.shift_squares if flag else None)
+            shifts.append(point_maths.lloyd_shift(M, g, mass, height, floor))
+            monkeypatch.undo()
+        assert np.array_equal(shifts[0], shifts[1], equal_nan=True)

@@ -17,6 +17,11 @@ from importlib.machinery import EXTENSION_SUFFIXES
 
 import numpy as np
 
+try:  # numpy's compiled einsum, which ``np.einsum`` calls when not asked to optimise
+    from numpy._core.multiarray import c_einsum as _einsum
+except ImportError:  # pragma: no cover - (numpy 1: the public function)
+    _einsum = np.einsum
+
 from ..._assign import first_minimum
 from ..free_energy import free_energy_sums
 from ..shared import weighted_rows
@@ -159,7 +164,7 @@ class _RawKernel:
         self.dtype, self.chart, self.beta = np.dtype(dtype), chart, beta
         A = (2.0 * beta / chart.spread) * np.asarray(Z, dtype=np.float64)
         #: The heads' squared norms ``||z_h||^2`` (the risk's distortion reads them too)
-        self.zz = np.einsum("ij,ij->i", Z, Z)
+        self.zz = _einsum("ij,ij->i", Z, Z)  # (np.einsum's call, without its wrapper)
         c = beta * self.zz
         if origin is None:  # the unit chart: rows already scaled, nothing to shift
             self.shift, self.r = 0.0, None

@@ -61,6 +61,11 @@ from .seeding import seed_points, seeding_size
 from .statistics import PointStatistics
 from ...layers.base import LayerMaths
 
+try:  # the gradient's and the Lloyd shift's products compiled, with the point kernel (optional)
+    from ..._point_kernel import point_gradient, shift_squares
+except ImportError:  # pragma: no cover - only where the extension was not built
+    point_gradient = shift_squares = None
+
 __all__ = ["COARSE_TOL", "NOISE_DISCOUNT", "NOISE_SHARE", "PointMaths", "STALL_SCALE",
            "STALL_STEPS", "absolute_temperature", "lloyd_shift", "mass_preconditioner",
            "point_weights", "sampling_noise"]
@@ -164,8 +169,13 @@ def lloyd_shift(M, rgrad, masses, height, floor):
     features, ``1 / d`` in the data's units).
     """
     M = np.asarray(M, dtype=np.float64)
-    shift = (M[:, -1] / (2.0 * height * np.maximum(masses, floor)))[:, None] * rgrad
-    return float((M.shape[1] - 1) * np.add.reduce(shift * shift, None))  # (ndarray.sum's)
+    # (the squares compiled where the arrays allow: numpy's numbers, shift_squares)
+    squares = None if shift_squares is None else \
+        shift_squares(M, rgrad, masses, 2.0 * height, floor)
+    if squares is None:
+        shift = (M[:, -1] / (2.0 * height * np.maximum(masses, floor)))[:, None] * rgrad
+        squares = shift * shift
+    return float((M.shape[1] - 1) * np.add.reduce(squares, None))  # (ndarray.sum's)
 
 
 def sampling_noise(distortion, n_heads, n_features, n_rows):
@@ -379,9 +389,12 @@ class PointMaths(LayerMaths):
         risk = (stats.sq_total + out[0]) / W
         if not return_grad:
             return risk
-        G = out[1][:, None] * Z  # (2 / W) (m_h zs_h - first_h), in place: the same numbers
-        G -= out[2]
-        G *= 2.0 / W
+        # (2 / W) (m_h zs_h - first_h), compiled where the arrays allow (point_gradient)
+        G = None if point_gradient is None else point_gradient(out[1], Z, out[2], 2.0 / W)
+        if G is None:
+            G = out[1][:, None] * Z  # (in place: the same numbers)
+            G -= out[2]
+            G *= 2.0 / W
         # the distortion sum_i w_i sum_h p_ih ||y_i - zs_h||^2 / W, from the same sums
         distortion = (stats.sq_total - 2.0 * np.add.reduce(Z * out[2], None)
                       + np.dot(out[1], _heads_sq(stats, Z))) / W
