@@ -217,7 +217,7 @@ class DaskPointStatistics(Statistics):
     rows are finite and gathers the rows its source's plan asks (all of them
     for small data, or the fit's keyed sample), in one graph; each pass of
     the risk (:meth:`sums`) maps :func:`sklearn_attnclust.maths.point.kernel.block_sums` over the blocks,
-    one task per worker, and adds the results on the cluster: one graph.
+    one task per worker, and adds the results (:func:`.rows.dask._reduce`): one graph.
 
     Attributes
     ----------
@@ -343,6 +343,9 @@ def _moments_pass(rows):
         [position[b.key] for b in group], [takes[position[b.key]] for b in group], m,
         *group) for group in groups]
     parts = _tree(parts, dask.delayed(_combine_moments, pure=True), m)
+    # (the last merge on the cluster too, unlike the evaluations' sums: the
+    # groups' bucket counts, 1 MiB each, stay there; the client gets the buckets
+    # of repeated rows, a short list)
     n, a, mean, M2, gathered = dask.compute(dask.delayed(_add_moments, pure=True)(parts, m))[0]
     rows.n_passes += 1
     if len(groups) < X.numblocks[0]:  # else the blocks were not in memory yet
