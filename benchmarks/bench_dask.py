@@ -38,6 +38,7 @@ Usage::
 import argparse
 import statistics
 import time
+import uuid
 import warnings
 
 import numpy as np
@@ -92,7 +93,7 @@ def scatter_rows(client, X, chunk):
     starts = range(0, X.shape[0], chunk)
     futures = [client.scatter(X[a:a + chunk], workers=[workers[a * len(workers) // X.shape[0]]],
                               hash=False) for a in starts]
-    name = "bench-rows"
+    name = f"bench-rows-{uuid.uuid4().hex}"  # (not the keys of rows scattered before)
     graph = {(name, i, 0): f for i, f in enumerate(futures)}
     chunks = (tuple(min(chunk, X.shape[0] - a) for a in starts), (X.shape[1],))
     rows = da.Array(HighLevelGraph.from_collections(name, graph, dependencies=()), name,
