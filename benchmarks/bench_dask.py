@@ -17,7 +17,10 @@ cluster first, block by block, as ``fit`` scatters them).  Reported: the medians
 their spread (min to max), the ratios to the numpy fit, for the last round the
 graphs the client submitted (``update_graph`` calls at the scheduler), the
 passes over the data (graphs with a task per block group reading the data),
-and the largest difference of the centres from the numpy fit's.
+and the largest difference of the centres from the numpy fit's.  A second
+table gives CPU times, steadier than wall times on a shared machine: the numpy
+fit's (this process), and a dask fit's path, the CPU of this process (the fit,
+and the LocalCluster's scheduler) plus that of the busier worker process.
 
 ``--large``: a fit of ``--large-rows`` x 32 float32 rows (2e7: 2.4 GiB, more
 than one worker's memory) on 2 workers of ``--memory-limit`` (2 GiB) each, the
@@ -35,6 +38,7 @@ Usage::
 import argparse
 import statistics
 import time
+import uuid
 import warnings
 
 import numpy as np
@@ -89,7 +93,7 @@ def scatter_rows(client, X, chunk):
     starts = range(0, X.shape[0], chunk)
     futures = [client.scatter(X[a:a + chunk], workers=[workers[a * len(workers) // X.shape[0]]],
                               hash=False) for a in starts]
-    name = "bench-rows"
+    name = f"bench-rows-{uuid.uuid4().hex}"  # (not the keys of rows scattered before)
     graph = {(name, i, 0): f for i, f in enumerate(futures)}
     chunks = (tuple(min(chunk, X.shape[0] - a) for a in starts), (X.shape[1],))
     rows = da.Array(HighLevelGraph.from_collections(name, graph, dependencies=()), name,
@@ -98,13 +102,29 @@ def scatter_rows(client, X, chunk):
     return rows
 
 
+def process_cpu(procs):
+    """CPU seconds (user and system) of each ``psutil.Process``."""
+    return [sum(p.cpu_times()[:2]) for p in procs]
+
+
+def timed_fit(fit, X, procs):
+    """``(result, wall, path)``: ``fit(X)``'s wall time and its CPU path (this
+    process's CPU plus the busier worker's, see the module's docstring)."""
+    before, c, t = process_cpu(procs), time.process_time(), time.perf_counter()
+    out = fit(X)
+    wall, client = time.perf_counter() - t, time.process_time() - c
+    return out, wall, client + max(a - b for a, b in zip(process_cpu(procs), before))
+
+
 def spread(values):
     return f"{statistics.median(values):.3f} ({min(values):.3f} to {max(values):.3f})"
 
 
 def fit_rounds(args):
+    import os
+
     import dask.array as da
-    import distributed
+    import psutil  # (a dependency of distributed)
     from sklearn.datasets import make_blobs
 
     from sklearn_attnclust import AttentionQuantizer
@@ -116,25 +136,28 @@ def fit_rounds(args):
         X, _ = make_blobs(n, n_features=d, centers=K, random_state=0)
         AttentionQuantizer(K, random_state=0).fit(X[:20000])  # this process warm
         first, later, oneshot, t_np, large_graph = [], [], [], [], []
+        cpu_first, cpu_later, cpu_np = [], [], []
         for seed in range(args.repeat):
             cluster, client = new_cluster(args.workers)
             counter = graph_counter()
             cluster.scheduler.add_plugin(counter)
             try:
+                procs = [psutil.Process(pid) for pid in client.run(os.getpid).values()]
                 # the rows put on the workers as a user would scatter them (not by
                 # fit, which would warm the workers)
                 Xd = scatter_rows(client, X, -(-n // chunks))
                 counter.reset()
-                t = time.perf_counter()
-                b = AttentionQuantizer(K, random_state=seed).fit(Xd)
-                first.append(time.perf_counter() - t)
+                b, wall, path = timed_fit(AttentionQuantizer(K, random_state=seed).fit, Xd, procs)
+                first.append(wall)
+                cpu_first.append(path)
                 graphs = list(counter.graphs)
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 a = AttentionQuantizer(K, random_state=seed).fit(X)
                 t_np.append(time.perf_counter() - t)
-                t = time.perf_counter()
-                AttentionQuantizer(K, random_state=seed).fit(Xd)
-                later.append(time.perf_counter() - t)
+                cpu_np.append(time.process_time() - c)
+                _, wall, path = timed_fit(AttentionQuantizer(K, random_state=seed).fit, Xd, procs)
+                later.append(wall)
+                cpu_later.append(path)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     t = time.perf_counter()
@@ -149,7 +172,8 @@ def fit_rounds(args):
                 cluster.close()
         rows.append(dict(size=f"{n} x {d}, {chunks} chunks", numpy=t_np, first=first,
                          later=later, oneshot=oneshot, graphs=len(graphs), passes=count_passes(graphs),
-                         diff=diff, large=any(large_graph)))
+                         diff=diff, large=any(large_graph), cpu_np=cpu_np, cpu_first=cpu_first,
+                         cpu_later=cpu_later))
     print(f"{args.workers} worker processes x 1 thread, K = {args.clusters}, "
           f"{args.repeat} rounds (a fresh cluster each): medians (min to max), seconds\n")
     print("| data | numpy fit | first dask fit | ratio | later dask fit | ratio | "
@@ -163,6 +187,15 @@ def fit_rounds(args):
               f"{statistics.median(r['later']) / med:.2f} | {spread(r['oneshot'])} | "
               f"{statistics.median(r['oneshot']) / med:.2f} | {r['graphs']} | {r['passes']} | "
               f"{r['diff']:.1e} | {'yes' if r['large'] else 'no'} |")
+    print(f"\nCPU seconds (load {os.getloadavg()[0]:.1f}): the numpy fit's; a dask fit's path "
+          "(this process's CPU, with the scheduler's, plus the busier worker's)\n")
+    print("| data | numpy fit | first dask fit | ratio | later dask fit | ratio |")
+    print("|:---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        med = statistics.median(r["cpu_np"])
+        print(f"| {r['size']} | {spread(r['cpu_np'])} | {spread(r['cpu_first'])} | "
+              f"{statistics.median(r['cpu_first']) / med:.2f} | {spread(r['cpu_later'])} | "
+              f"{statistics.median(r['cpu_later']) / med:.2f} |")
 
 
 def _blob_block(block_info=None, d=32, K=4, dtype="float32"):

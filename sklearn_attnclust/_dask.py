@@ -3,7 +3,7 @@
 The risks of the layers are sums over the samples, so over the row blocks of a
 dask array; the passes run through the row source of :mod:`.rows.dask`
 (:class:`.rows.dask.DaskRows`: the blocks persisted on the workers, one graph
-per pass, the parts added on the cluster):
+per pass, the parts added in the client or on the cluster):
 
 - :class:`._dask_point.DaskPointStatistics` (``geometry="point"``): the
   chart's moments, the finiteness check and the fit's coarse sample in one

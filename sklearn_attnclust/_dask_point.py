@@ -21,8 +21,8 @@ from .maths.point.chart import PointChart
 from .maths.point.moments import _near_origin
 from .rows.dask import (DaskRows, _aligned, _aligned_chunks, _row_groups, not_finite_error,
                         persist_rows)
-from .rows.dask_sample import (_finish_keyed, _key_limit, _KeyedBelow, _merge_keyed, _tree,
-                               keyed_sample)
+from .rows.dask_sample import (_BucketCounts, _finish_keyed, _key_limit, _KeyedBelow,
+                               _merge_keyed, _tree, keyed_sample)
 from .layers.base import Statistics
 
 __all__ = ["DaskPointStatistics"]
@@ -78,12 +78,13 @@ def _raw_moments(block, a, chunk, keyed=None):
     return mean / a, (second - n * np.outer(mean, mean)) / (a * a)
 
 
-def _block_moments(block, position, take):
+def _block_moments(block, position, take, counts=None):
     """Per block: its size, a scale ``a`` (NaN if a row holds a NaN, infinite
     if one holds an infinity), mean and centred second moment of ``block /
     a``, and its rows ``take`` as ``[(position, rows)]`` (empty when ``take``
     is None; for ``take = (m, seed, limit)``, its part of the keyed sample as
-    ``[(counts, candidates)]``, see :class:`_KeyedBelow`).
+    ``[(counts, candidates)]``, see :class:`_KeyedBelow`: the counts None where
+    its keys' are added to ``counts``, a group's :class:`._BucketCounts`).
 
     As :func:`sklearn_attnclust.maths.point.moments.chart_from_data`: rows near the origin (the block's first
     rows within :data:`sklearn_attnclust._assign.NEAREST_OFFSET` spreads of it, at a moderate
@@ -93,7 +94,7 @@ def _block_moments(block, position, take):
     largest magnitude and centred on its mean in cache (:func:`_chunk_moments`).
     """
     n, d = block.shape
-    keyed = _KeyedBelow(n, d, block.dtype, *take) if isinstance(take, tuple) else None
+    keyed = _KeyedBelow(n, d, block.dtype, *take, counts) if isinstance(take, tuple) else None
     rows = [] if take is None or keyed is not None else [(position, np.asarray(block[take]))]
     if n == 0:
         return 0, 0.0, np.zeros(d), np.zeros((d, d)), [keyed.result()] if keyed else rows
@@ -126,9 +127,16 @@ def _block_moments(block, position, take):
 
 
 def _group_moments(positions, takes, m, *blocks):
-    """The moments of a group of blocks, combined (:func:`_combine_moments`)."""
-    return _combine_moments([_block_moments(b, i, t)
-                             for b, i, t in zip(blocks, positions, takes)], m)
+    """The moments of a group of blocks, combined (:func:`_combine_moments`), the
+    keys' bucket counts of its keyed sample counted once for the group."""
+    counts = None
+    if any(isinstance(t, tuple) for t in takes):
+        counts = _BucketCounts(sum(b.shape[0] for b in blocks))
+    n, a, mean, M2, rows = _combine_moments([_block_moments(b, i, t, counts)
+                                             for b, i, t in zip(blocks, positions, takes)], m)
+    if counts is not None and rows:  # (none where a block is not finite)
+        rows = [(counts.result(), rows[0][1])]
+    return n, a, mean, M2, rows
 
 
 def _combine_moments(parts, m=None, final=False):
@@ -209,7 +217,7 @@ class DaskPointStatistics(Statistics):
     rows are finite and gathers the rows its source's plan asks (all of them
     for small data, or the fit's keyed sample), in one graph; each pass of
     the risk (:meth:`sums`) maps :func:`sklearn_attnclust.maths.point.kernel.block_sums` over the blocks,
-    one task per worker, and adds the results on the cluster: one graph.
+    one task per worker, and adds the results (:func:`.rows.dask._reduce`): one graph.
 
     Attributes
     ----------
@@ -335,6 +343,9 @@ def _moments_pass(rows):
         [position[b.key] for b in group], [takes[position[b.key]] for b in group], m,
         *group) for group in groups]
     parts = _tree(parts, dask.delayed(_combine_moments, pure=True), m)
+    # (the last merge on the cluster too, unlike the evaluations' sums: the
+    # groups' bucket counts, 1 MiB each, stay there; the client gets the buckets
+    # of repeated rows, a short list)
     n, a, mean, M2, gathered = dask.compute(dask.delayed(_add_moments, pure=True)(parts, m))[0]
     rows.n_passes += 1
     if len(groups) < X.numblocks[0]:  # else the blocks were not in memory yet

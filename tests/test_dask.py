@@ -188,8 +188,9 @@ def test_dask_fit_counts_clusters_in_the_inertia_reduction(client, monkeypatch, 
 
 def test_point_fit_few_graphs_reduced_on_the_cluster(client, graph_log):
     """One graph for the moments, the finiteness and the coarse sample, then one
-    per evaluation of the risk; each brings back one reduced result, and the
-    rows are never gathered (the sample only)."""
+    per evaluation of the risk; the first brings back one reduced result, an
+    evaluation one small part per worker (added in the client), and the rows are
+    never gathered (the sample only)."""
     X = _blobs(100000, 8, 4)
     Xd = da.from_array(X, chunks=(12500, 8)).persist()
     distributed.wait(Xd)
@@ -197,7 +198,9 @@ def test_point_fit_few_graphs_reduced_on_the_cluster(client, graph_log):
     b = AttentionQuantizer(4, random_state=0).fit(Xd)
     graphs = graph_log.graphs
     assert 2 <= len(graphs) <= 15
-    assert all(len(keys) == 1 for keys, _ in graphs)  # one result per graph
+    assert len(graphs[0][0]) == 1  # the moments and the sample, reduced on the cluster
+    workers = len(client.scheduler_info()["workers"])
+    assert all(1 <= len(keys) <= workers for keys, _ in graphs[1:])  # a part per worker
     assert "_add_moments" in graph_log.names(0)
     # every later graph is one evaluation (the sample came with the moments, the
     # inertia with the last evaluation)

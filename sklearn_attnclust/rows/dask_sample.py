@@ -12,10 +12,58 @@ of key below a limit set for about twice ``m`` such rows.
 import numpy as np
 
 from .._blocks import (KEY_BUCKET_BITS, _key_block, heavy_limit, key_bucket_counts,
-                       keyed_candidates, keyed_rows, merge_candidates, row_keys)
+                       key_buckets, keyed_candidates, keyed_rows, merge_candidates, row_keys)
 from .dask import _aligned_chunks, _row_groups
 
 __all__ = ["keyed_sample"]
+
+
+#: Bucket indices (4 bytes each) that :class:`_BucketCounts` holds before one
+#: ``np.bincount`` counts them: a bincount costs its keys plus its
+#: ``2**KEY_BUCKET_BITS`` buckets (2 MiB of int64, made afresh on distributed's
+#: workers, see :data:`.._dask_point.PASS_CELLS`), so not one per block: measured
+#: under that setting, blocks of 125000 x 32, 3 ms a block for the counts, their
+#: int32 copy and their merge.
+BUCKET_FLUSH = 2**20
+
+
+class _BucketCounts:
+    """The keys' bucket counts (:func:`._blocks.key_bucket_counts`) of the
+    chunks of one or more blocks (a group's: one task's), counted at most
+    :data:`BUCKET_FLUSH` keys at a time, as int32 (1 MiB: they add over the
+    groups)."""
+
+    def __init__(self, n):
+        self.pending = np.empty(max(min(int(n), BUCKET_FLUSH), 1), dtype=np.uint32)
+        self.filled, self.total = 0, None
+
+    def add(self, keys):
+        buckets = key_buckets(keys)
+        if self.filled + buckets.size > self.pending.size:
+            self._flush()
+        if buckets.size > self.pending.size:
+            self._count(buckets)
+            return
+        self.pending[self.filled:self.filled + buckets.size] = buckets
+        self.filled += buckets.size
+
+    def _count(self, buckets):
+        counts = np.bincount(buckets, minlength=1 << KEY_BUCKET_BITS)
+        if self.total is None:
+            self.total = counts
+        else:
+            self.total += counts
+
+    def _flush(self):
+        if self.filled:
+            self._count(self.pending[:self.filled])
+            self.filled = 0
+
+    def result(self):
+        self._flush()
+        if self.total is None:
+            return np.zeros(1 << KEY_BUCKET_BITS, dtype=np.int32)
+        return self.total.astype(np.int32)
 
 
 class _KeyedBelow:
@@ -26,28 +74,34 @@ class _KeyedBelow:
     blocks), then (:meth:`result`) the ``m`` of smallest key, in key order (as
     :func:`._blocks.keyed_candidates`).  Where all the blocks hold fewer than
     ``m`` such rows together, the sample is gathered again without the limit
-    (:meth:`DaskPointStatistics.from_dask`)."""
+    (:meth:`DaskPointStatistics.from_dask`).
 
-    def __init__(self, n, d, dtype, m, seed, limit):
-        self.keys = np.empty(n, dtype=np.uint64)
+    ``counts``: a :class:`_BucketCounts` shared by the blocks of a group, which
+    the group reads (:meth:`result`'s counts are then None); None: the block's
+    own."""
+
+    def __init__(self, n, d, dtype, m, seed, limit, counts=None):
+        self.own = counts is None
+        self.counts = _BucketCounts(n) if self.own else counts
         self.m, self.seed, self.limit = m, seed, np.uint64(limit)
         self.d, self.dtype = d, dtype
         self.low = []
 
     def add(self, start, C):
-        k = self.keys[start:start + C.shape[0]]
-        k[:] = _key_block(C, self.seed)
+        k = _key_block(C, self.seed)
+        self.counts.add(k)
         below = np.flatnonzero(k < self.limit)
         self.low.append((k[below], np.take(C, below, axis=0), below + start))
 
     def result(self):
-        lk = np.concatenate([p[0] for p in self.low]) if self.low else self.keys[:0]
+        no_keys = np.zeros(0, dtype=np.uint64)
+        lk = np.concatenate([p[0] for p in self.low]) if self.low else no_keys
         lr = np.concatenate([p[1] for p in self.low]) if self.low else \
             np.empty((0, self.d), self.dtype)
         pos = np.concatenate([p[2] for p in self.low]) if self.low else np.zeros(0, np.intp)
         order = np.lexsort((pos, lk))[:self.m]  # by key, then position (as smallest_keys)
-        candidates = (lk[order], lr[order], self.keys[:0], np.zeros(0, np.int64), lr[:0])
-        return key_bucket_counts(self.keys).astype(np.int32), candidates
+        candidates = (lk[order], lr[order], no_keys, np.zeros(0, np.int64), lr[:0])
+        return self.counts.result() if self.own else None, candidates
 
 
 def _block_keyed_below(block, m, seed, limit):
