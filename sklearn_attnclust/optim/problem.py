@@ -117,8 +117,7 @@ class LayerProblem(Problem):
     def __init__(self, maths, stats):
         self.maths, self.stats = maths, stats
         self._at, self._masses = None, None
-        pair = getattr(maths, "first_step_pair", True)  # (or a function of the statistics)
-        self.first_step_pair = pair(stats) if callable(pair) else pair
+        self.first_step_pair = getattr(maths, "first_step_pair", True)
 
     def cost_and_gradient(self, M):
         risk, grad, masses = self.maths.risk(M, self.stats, return_grad=True)

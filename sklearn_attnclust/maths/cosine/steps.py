@@ -35,9 +35,8 @@ import numpy as np
 
 from ...optim.manifold import block_rows, sq_norms
 from ..shared import no_lone_blocks
-from .rows import _is_sparse
 
-__all__ = ["FIRST_STEP_PAIR", "first_step_pair", "landing_curvatures", "turns"]
+__all__ = ["FIRST_STEP_PAIR", "landing_curvatures", "turns"]
 
 #: Whether L-BFGS keeps the pair of a descent's first step from a start (seeds,
 #: a swap trial's moved head, relocated heads; :attr:`..optim.problem.Problem.first_step_pair`):
@@ -53,17 +52,8 @@ __all__ = ["FIRST_STEP_PAIR", "first_step_pair", "landing_curvatures", "turns"]
 #: the session's ``quality.py``): K = 20, d = 64 166 -> 157 and 105 -> 94, d = 384
 #: 80 -> 64 and 68 -> 55; K = 5, d = 64, cosine 0.3, 52 -> 32 (the other K = 5
 #: cells unchanged: one step); the adjusted Rand indices the same to 0.0003 (least
-#: the same), the mean inertia within 2.2e-5 of it.  Dense rows only
-#: (:func:`first_step_pair`): sparse text keeps no pairs, and the memory case's
-#: matrix (``bench_cosine.py --case memory``, seed 0, one thread) took more steps
-#: without it, K = 10 19 -> 20, K = 20 18 -> 23 (6.4 -> 7.6 s and 9.4 -> 11.1 s).
+#: the same), the mean inertia within 2.2e-5 of it.  Sparse text keeps no pairs.
 FIRST_STEP_PAIR = False
-
-
-def first_step_pair(stats):
-    """Whether L-BFGS keeps the pair of a descent's first step from a start on the
-    statistics ``stats``: :data:`FIRST_STEP_PAIR` on dense rows, yes on sparse ones."""
-    return FIRST_STEP_PAIR or _is_sparse(getattr(stats, "X", None))
 
 
 def landing_curvatures(M, G):
