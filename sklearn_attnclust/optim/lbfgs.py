@@ -56,6 +56,8 @@ class LBFGS(Optimizer):
     def __init__(self, *, memory=8, **options):
         super().__init__(**options)
         self.memory = memory
+        # (a run from a start, no pairs handed over; its first step's pair dropped)
+        self._fresh = self._drop_pair = False
 
     def _kept(self, size):
         """Pairs kept for heads of ``size`` numbers: ``memory``, at most as many as
@@ -68,12 +70,16 @@ class LBFGS(Optimizer):
         pairs = state if isinstance(state, list) else list(state or ())
         if int(self.memory) <= 0:
             pairs.clear()  # (none kept: a warm start's pairs dropped, not used)
+        self._fresh = not pairs
         return pairs
 
     def _state(self, memory):
         return tuple(memory)
 
     def _direction(self, problem, pairs, M, grad, rgrad, step, norms):
+        # (the problem's Problem.first_step_pair, read at a run's first step)
+        self._drop_pair = self._fresh and not getattr(problem, "first_step_pair", True)
+        self._fresh = False
         scales = problem.preconditioner(M)
         newton = bool(pairs) or scales is not None
         if scales is not None:
@@ -98,7 +104,8 @@ class LBFGS(Optimizer):
 
     def _update(self, manifold, pairs, points, grads, new_grads, direction, trial, norms):
         kept = self._kept(points[1].size)
-        if kept == 0:  # (no pair kept: none built)
+        if kept == 0 or self._drop_pair:  # (no pair kept, or not this step's: none built)
+            self._drop_pair = False
             return 2.0 * trial
         (M, cand), rgrad, new_rgrad = points, grads[1], new_grads[1]
         s_vec = manifold.transport(cand, cand - M, norms)

@@ -34,6 +34,11 @@ class Problem:
     #: step's slope in it (:meth:`.manifold.RowScaled.slope`'s ``spend``).
     gradient_spendable = False
 
+    #: Whether L-BFGS keeps the pair of a run's first step from a start (no pairs
+    #: handed over): False where that step's change of gradient is not the
+    #: curvature the later steps meet (:data:`..maths.cosine.steps.FIRST_STEP_PAIR`).
+    first_step_pair = True
+
     def cost_and_gradient(self, M):
         """``(cost, euclidean_gradient)`` at the unit heads ``M``."""
         raise NotImplementedError
@@ -112,6 +117,7 @@ class LayerProblem(Problem):
     def __init__(self, maths, stats):
         self.maths, self.stats = maths, stats
         self._at, self._masses = None, None
+        self.first_step_pair = getattr(maths, "first_step_pair", True)
 
     def cost_and_gradient(self, M):
         risk, grad, masses = self.maths.risk(M, self.stats, return_grad=True)

