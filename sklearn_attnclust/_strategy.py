@@ -43,6 +43,7 @@ from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from ._finish import NOT_FINITE, _finish, _finisher
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
                           takes_coarse_sample)
+from ._spacing import spaced
 from ._swap import swap_rounds
 from .layers.base import swap_of
 from .optim import handed_state
@@ -238,6 +239,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
             raise ValueError(NOT_FINITE)
         best = _select(results, maths, stats, plan.selection(select))
         res = results = None  # (only the best kept: each holds K x d arrays, L-BFGS pairs)
+        best = spaced(descent, stage, best, tol, memory, rows, row_w)
         if swaps and best.converged:
             best = swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
                                random_state, _finisher(descent, plan, tol, stage_tol),
