@@ -239,11 +239,17 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
             raise ValueError(NOT_FINITE)
         best = _select(results, maths, stats, plan.selection(select))
         res = results = None  # (only the best kept: each holds K x d arrays, L-BFGS pairs)
-        best = spaced(descent, stage, best, tol, memory, rows, row_w)
-        if swaps and best.converged:
-            best = swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
+        def swapped(best):  # (the swap stage, from an optimum)
+            if not (swaps and best.converged):
+                return best
+            return swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
                                random_state, _finisher(descent, plan, tol, stage_tol),
                                sampled=plan.staged)
+        best, beta = swapped(best), maths.beta
+        # the temperature of the heads' spacing, where colder: the swap stage again at it
+        best = spaced(descent, stage, best, tol, memory, rows, row_w)
+        if maths.beta != beta:
+            best = swapped(best)
         rows = row_w = stage = None  # (a coarse sample: freed for the full-data stage, _full_data)
         return _full_data(descent, plan, best, tol, n_init)
 
