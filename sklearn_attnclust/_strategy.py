@@ -247,7 +247,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
                                sampled=plan.staged)
         best, beta = swapped(best), maths.beta
         # the temperature of the heads' spacing, where colder: the swap stage again at it
-        best = spaced(descent, stage, best, tol, memory, rows, row_w)
+        best = spaced(descent, stage, best, stage_tol, memory, rows, row_w)
         if maths.beta != beta:
             best = swapped(best)
         rows = row_w = stage = None  # (a coarse sample: freed for the full-data stage, _full_data)
