@@ -24,7 +24,16 @@ other head, ``g2``), and where the rule's spread exceeds ``g2 /``
 :data:`SPACING_RATIO`, sets the spread to that (``beta`` up by the same factor)
 (by a power of two: :func:`spaced`) and descends the start again at it: one rule, the rule's own spread measured
 where the heads are instead of assumed from the covariance, the soft
-temperature's smooth landscape kept for the starts' descents.  Where ``K - 1
+temperature's smooth landscape kept for the starts' descents and a first swap
+stage (:func:`._strategy.fit_layer` runs the swap stage at the covariance's
+temperature, then this, then the swap stage again where ``beta`` rose: the
+allocation of heads to blobs that the colder risk prefers).  Measured on 40
+development sets (4 and 5 blobs in 2-D and 3-D, unequal sizes and spreads,
+``n_clusters`` natural + 3 to 16, 4 estimator seeds): one start within 1 % of
+the best inertia known in 159 of 160 fits, worst 1.011, against 139, worst
+1.152; the layer's optimum from ``KMeans(n_init=100)``'s centres within 1 % of
+the best on every held-out set of ``benchmarks/hard_cases.py --part
+more-heads`` (20 of 20, worst 1.001, against 18 of 20, 1.016).  Where ``K - 1
 <= d``, the rule reads the covariance's ``K - 1`` largest eigenvalues, which
 crowded clusters shrink too; it is left as it was.
 """

@@ -166,7 +166,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     tolerance, as a staged fit does on its sample, and finishes the best to
     ``tol`` (:func:`_finish`; on fits of more than :data:`._swap.RACE_WORK`
     entries, an incumbent a trial beat first races it: :func:`._swap._raced`).
-    BLAS runs on one
+    The point layer with ``K - 1 > d`` then reads its temperature from the
+    heads' spacing where that is colder, and runs the swap stage again at it
+    (:func:`._spacing.spaced`).  BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
     d`` ones, run faster so; the passes split the rows over threads themselves).
 
