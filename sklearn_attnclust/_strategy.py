@@ -43,6 +43,7 @@ from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from ._finish import NOT_FINITE, _finish, _finisher
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
                           takes_coarse_sample)
+from ._spacing import spaced
 from ._swap import swap_rounds
 from .layers.base import swap_of
 from .optim import handed_state
@@ -165,7 +166,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     tolerance, as a staged fit does on its sample, and finishes the best to
     ``tol`` (:func:`_finish`; on fits of more than :data:`._swap.RACE_WORK`
     entries, an incumbent a trial beat first races it: :func:`._swap._raced`).
-    BLAS runs on one
+    The point layer with ``K - 1 > d`` then reads its temperature from the
+    heads' spacing where that is colder, and runs the swap stage again at it
+    (:func:`._spacing.spaced`).  BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
     d`` ones, run faster so; the passes split the rows over threads themselves).
 
@@ -238,10 +241,17 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
             raise ValueError(NOT_FINITE)
         best = _select(results, maths, stats, plan.selection(select))
         res = results = None  # (only the best kept: each holds K x d arrays, L-BFGS pairs)
-        if swaps and best.converged:
-            best = swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
+        def swapped(best):  # (the swap stage, from an optimum)
+            if not (swaps and best.converged):
+                return best
+            return swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
                                random_state, _finisher(descent, plan, tol, stage_tol),
                                sampled=plan.staged)
+        best, beta = swapped(best), maths.beta
+        # the temperature of the heads' spacing, where colder: the swap stage again at it
+        best = spaced(descent, stage, best, stage_tol, memory, rows, row_w)
+        if maths.beta != beta:
+            best = swapped(best)
         rows = row_w = stage = None  # (a coarse sample: freed for the full-data stage, _full_data)
         return _full_data(descent, plan, best, tol, n_init)
 

@@ -42,8 +42,11 @@ def test_finished_to_tol(seed):
 def test_same_optimum_as_starts_to_tol(seed, monkeypatch):
     """On separated blobs the starts to the coarse tolerance reach the optimum the
     starts to ``tol`` reach: the same labels up to a permutation and the same
-    inertia far within the tolerance's reach (1e-6 relatively)."""
-    X, _ = _blobs(seed)
+    inertia far within the tolerance's reach (1e-6 relatively).  In 4-D (``K - 1
+    <= d``: the temperature of the covariance, not the heads' spacing of
+    :mod:`sklearn_attnclust._spacing`, whose descent from either stop ends within
+    the heads' sampling noise of the other)."""
+    X, _ = _blobs(seed, d=4)
     coarse = AttentionQuantizer(5, random_state=seed).fit(X)
     monkeypatch.setattr(PointMaths, "coarse_starts", False)
     full = AttentionQuantizer(5, random_state=seed).fit(X)

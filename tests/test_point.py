@@ -879,7 +879,9 @@ def test_heads_merged_at_the_temperature_are_named_in_the_warning():
     # weights span several rows and heads merge (7 clusters of 8); the warning said
     # "duplicate points" only. A higher temperature separates them. (Rows of seed 0 no
     # longer merge since the stopping rule reads the risk's decrease: seed 1.)
-    X = make_blobs(600, 6, centers=3, cluster_std=0.5, random_state=1)[0][:8]
+    # In 7-D (K - 1 <= d): the rows of 6-D are now separated at the default, by
+    # the temperature of the heads' spacing (sklearn_attnclust._spacing).
+    X = make_blobs(600, 7, centers=3, cluster_std=0.5, random_state=3)[0][:8]
     with pytest.warns(ConvergenceWarning, match="merged at the layer's temperature"):
         AttentionQuantizer(8, random_state=0).fit(X)
     est = AttentionQuantizer(8, temperature=64.0, random_state=0).fit(X)

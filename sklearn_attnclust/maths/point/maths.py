@@ -295,6 +295,7 @@ class PointMaths(LayerMaths):
 
     def __init__(self, n_clusters, temperature, chart, cov):
         self.n_clusters, self.chart = int(n_clusters), chart
+        self.temperature = float(temperature)  # (relative: _spacing.spaced reads it)
         self.beta = absolute_temperature(cov, n_clusters, temperature)
         self.floor = 0.1 / self.n_clusters  # the smallest mass the steps assume
         self.unit_root = chart.spread
