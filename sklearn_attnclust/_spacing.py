@@ -19,7 +19,7 @@ inertia; 4 blobs in 3-D at ``n_clusters=8``, two heads merged on one blob,
 1.09 times).
 
 :func:`spaced` therefore measures the squared spacing on the start kept
-(the mass-weighted mean over the heads of the squared distance to the nearest
+(the mass-weighted median over the heads of the squared distance to the nearest
 other head, ``g2``), and where the rule's spread exceeds ``g2 /``
 :data:`SPACING_RATIO`, sets the spread to that (``beta`` up by the same factor)
 (by a power of two: :func:`spaced`) and descends the start again at it: one rule, the rule's own spread measured
