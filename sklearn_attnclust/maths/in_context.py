@@ -404,6 +404,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
 
     gram, start, seeds, seed_sq = _scan_start(X, context, flow_context, seed_rows, gram,
                                               scores)
+    gram32 = None if gram is None else gram.astype(np.float32)  # (once, not a temperature)
 
     def run(tau):  # the seeds' flow on flow_context (start: its scores)
         radius = 0.1 * width / np.sqrt(tau)
@@ -413,7 +414,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
         else:
             # (in float32, each end point checked by a float64 step: gram_steps)
             weights, last, _ = low_precision_flow(start, seed_sq, gram, tau / typical,
-                                                  (0.05 * radius) ** 2, max_iter)
+                                                  (0.05 * radius) ** 2, max_iter, gram32)
             _, points, sizes = _group(X[seed_rows], radius) if weights is None else \
                 _group_mixtures(weights, last, flow_context, radius)
         return points, sizes, int(np.sum(sizes >= min_mass))
