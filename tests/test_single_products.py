@@ -63,3 +63,34 @@ def test_token_costs_are_squared_distances(monkeypatch, dtype):
         assert costs.shape == (40, 5) and costs.dtype == np.float64
         np.testing.assert_allclose(costs, exact, rtol=1e-12, atol=1e-12 * exact.max())
         np.testing.assert_array_equal(np.argmin(costs, axis=1), np.argmin(exact, axis=1))
+
+
+@pytest.mark.parametrize("tied", [False, True])
+@pytest.mark.parametrize("keep", [1, 3, 7, None])
+def test_group_mixtures_forms_the_kept_points_only(keep, tied):
+    # the scan's grouping with ``keep`` (the points of the largest groups only) has
+    # the groups, order and sizes of the whole grouping, and its first points to
+    # rounding (another product's); ties of a size and a first coordinate (two
+    # groups of one seed at the same point's first coordinate) take the full order
+    from sklearn_attnclust.maths.stack_groups import _group_mixtures
+
+    rng = np.random.default_rng(3)
+    m, d = 30, 1200
+    context = rng.standard_normal((m, d))
+    if tied:  # every point's first coordinate 0: the order from all of them
+        context[:, 0] = 0.0
+    base = rng.dirichlet(np.ones(m), size=9)
+    P = base[rng.choice(9, size=40, p=np.arange(1, 10) / 45)]  # groups of 1 to ~9 seeds
+    P = P + 1e-9 * rng.random(P.shape)  # (end points near, not at, one another)
+    scores = P @ (context @ context.T)
+    whole = _group_mixtures(P, scores, context, 1e-3)
+    kept = _group_mixtures(P, scores, context, 1e-3, keep)
+    n_groups = len(whole[2])
+    assert n_groups >= 5 and len(set(whole[2])) < n_groups  # (sizes that tie)
+    np.testing.assert_array_equal(kept[0], whole[0])
+    np.testing.assert_array_equal(kept[2], whole[2])
+    n_kept = n_groups if keep is None else min(keep, n_groups)
+    # (tied: the whole grouping's points, all of them)
+    assert kept[1].shape == (n_groups if tied else n_kept, d)
+    np.testing.assert_allclose(kept[1][:n_kept], whole[1][:n_kept], rtol=0,
+                               atol=1e-12 * np.abs(whole[1]).max())

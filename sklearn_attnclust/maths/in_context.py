@@ -416,7 +416,7 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
             weights, last, _ = low_precision_flow(start, seed_sq, gram, tau / typical,
                                                   (0.05 * radius) ** 2, max_iter, gram32)
             _, points, sizes = _group(X[seed_rows], radius) if weights is None else \
-                _group_mixtures(weights, last, flow_context, radius)
+                _group_mixtures(weights, last, flow_context, radius, n_clusters)
         return points, sizes, int(np.sum(sizes >= min_mass))
 
     def refine(tau, points):
