@@ -23,6 +23,7 @@ from .maths.in_context import (
     token_scores,
 )
 from .maths.point.moments import DENSE_FEATURES
+from .maths.single_products import single_gram, single_scores
 
 __all__ = ["AUTO_CONTEXT", "InContextQuantizer", "WIDE_CONTEXT", "WIDE_TOKENS_PER_CLUSTER"]
 
@@ -369,15 +370,17 @@ class InContextQuantizer(BaseEmbedding):
             self.context_ = X
         gram = scores = rows_gram = None
         wide = Xs.shape[1] > context.shape[0]
+        single = Xs.dtype == np.float64  # (the products in float32: .maths.single_products)
         if wide and context is Xs:  # (X's Gram matrix is its scores: one product)
-            gram = scores = rows_gram = token_scores(Xs, Xs)
+            gram = scores = rows_gram = single_gram(Xs) if single else token_scores(Xs, Xs)
         elif wide and n <= GRAM_ROWS_PER_TOKEN * context.shape[0] and \
                 n <= KEPT_SCORES_SHARE * Xs.shape[1]:  # (X X^T: no dearer than the scores)
-            rows_gram = token_scores(Xs, Xs)
+            rows_gram = single_gram(Xs) if single else token_scores(Xs, Xs)
             scores = rows_gram[:, rows]
             gram = scores[rows]
         elif wide and context.shape[0] <= KEPT_SCORES_SHARE * Xs.shape[1]:
-            scores = context_scores(Xs, context)  # one product of the rows with the context
+            # one product of the rows with the context
+            scores = single_scores(Xs, context) if single else context_scores(Xs, context)
             gram = scores[rows].astype(np.float64, copy=False)
         elif wide:  # (a context of more than d / 8 tokens: its own product, the pass by blocks)
             gram = token_scores(context, context)

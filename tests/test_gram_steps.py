@@ -92,7 +92,7 @@ def test_softmax_fit_with_the_float64_scan(monkeypatch, seed):
     params = dict(n_clusters=5, attention="softmax", random_state=seed)
     low = InContextQuantizer(**params).fit(X)
 
-    def float64_flow(scores, sq_norms, gram, beta, bound, max_iter):
+    def float64_flow(scores, sq_norms, gram, beta, bound, max_iter, gram32=None):
         return in_context._gram_flow(None, None, gram, beta, np.sqrt(bound) / 0.05,
                                      max_iter, scores, sq_norms)
 

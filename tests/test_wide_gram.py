@@ -63,13 +63,13 @@ def test_gram_route_is_the_scores_route(K, monkeypatch):
     X, y = _wide_blobs(520, 4200, K, seed=K)
     params = dict(n_clusters=K, attention="softmax", context_length=300, random_state=0)
     calls = []
-    original = in_context.token_scores
+    original = estimator.single_gram  # (float64 rows: X X^T from float32 products)
 
-    def counted(rows, tokens):
-        calls.append((rows.shape[0], tokens.shape[0]))
-        return original(rows, tokens)
+    def counted(rows):
+        calls.append((rows.shape[0], rows.shape[0]))
+        return original(rows)
 
-    monkeypatch.setattr(estimator, "token_scores", counted)
+    monkeypatch.setattr(estimator, "single_gram", counted)
     shared = InContextQuantizer(**params).fit(X)
     assert (520, 520) in calls  # (the route taken: one product of the rows)
     monkeypatch.setattr(estimator, "GRAM_ROWS_PER_TOKEN", 0)

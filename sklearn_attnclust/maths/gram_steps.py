@@ -72,7 +72,7 @@ def flow_steps(scores, P, gram, beta, bound, max_iter, sq_norms=None):
 FLOAT64_STEPS = 3
 
 
-def low_precision_flow(scores, sq_norms, gram, beta, bound, max_iter):
+def low_precision_flow(scores, sq_norms, gram, beta, bound, max_iter, gram32=None):
     """:func:`flow_steps` from the seeds' scores ``scores`` (q, m, float64; not
     changed): :data:`FLOAT64_STEPS` steps in float64, then the queries still moving
     in float32 (the scores, weights and Gram matrix: each step's product ``O(q
@@ -91,14 +91,18 @@ def low_precision_flow(scores, sq_norms, gram, beta, bound, max_iter):
     softmax fit 0.620 -> 0.578 s (medians), the first temperature's flows 28 to 65
     steps, each end point kept by its float64 check; the kept temperature's flows
     end within :data:`FLOAT64_STEPS`: the fit bit-identical.  (With every step
-    after the first in float32: 0.573 -> 0.505 s, the inertia the same to 6 digits.)"""
+    after the first in float32: 0.573 -> 0.505 s, the inertia the same to 6 digits.)
+    ``gram32``: ``gram`` in float32, if known (the scan casts it once, not once a
+    temperature)."""
     scores = scores.copy()
     P, it, active = flow_steps(scores, None, gram, beta, bound, min(max_iter, FLOAT64_STEPS),
                                sq_norms)
     if not active.size or it >= max_iter:
         return P, scores, it
     weights = P[active].astype(np.float32)
-    _, steps, _ = flow_steps(scores[active].astype(np.float32), weights, gram.astype(np.float32),
+    if gram32 is None:
+        gram32 = gram.astype(np.float32)
+    _, steps, _ = flow_steps(scores[active].astype(np.float32), weights, gram32,
                              np.float32(beta), bound, max_iter - it)
     it += steps
     weights = weights.astype(np.float64)
