@@ -7,8 +7,9 @@ import numpy as np
 from .._assign import distances_to_centres
 from .._strategy import in_squared_units
 from ..maths import sizes
-from ..maths.direction.axes import (AxisMaths, axis_moments, axis_weights, largest_score,
+from ..maths.direction.axes import (AxisMaths, axis_moments_top, axis_weights, largest_score,
                                     score_sums, source_moments)
+from ..maths.shared import zero_weights
 from ..maths.point.moments import DENSE_FEATURES
 from ..rows.statistics import KernelStatistics
 from .base import LayerState, register_layer
@@ -54,8 +55,9 @@ class AxisLayer(FreeEnergyLayer):
     def _fit(self, X, w, rng, *, init=None, n_init=None):
         """Fit the heads and centres; returns the rows' labels."""
         check_seeds(X, self.n_clusters)
-        scale, second = axis_moments(X, w)
-        maths = AxisMaths(self.n_clusters, self.temperature, scale, second)
+        # (the rows' largest magnitude too: the float32 check's and the mean's)
+        scale, second, top = axis_moments_top(X, w)
+        maths = AxisMaths(self.n_clusters, self.temperature, scale, second, rows_top=(X, top))
         stats = maths.statistics(X, w)
         # rows of sizes.MIXED_MIN_SIZE entries on: the descents on float32 passes,
         # checked (and if need be finished) on float64 ones, as the reconstruction
@@ -77,7 +79,7 @@ class AxisLayer(FreeEnergyLayer):
         maths.forget_rows()
         if not isinstance(maths.second, np.ndarray):  # wide rows: an operator on X (its
             maths.second = None  # eigenvalues read by the fit), not kept by the fitted model
-        mean = mean_direction(X, w)
+        mean = mean_direction(X, w, top=top if zero_weights(w) is None else None)
         self.fit_, self.maths = fit, maths
         self.heads = signed(fit.heads, mean)
         labels, scores = largest_score(X, self.heads)

@@ -38,11 +38,12 @@ from ..shared import CACHE_ENTRIES, check_points, zero_weights
 from .attention import typical_head_score
 from .counting import ScaledRows
 from .products import row_scores
-from .scales import WideMoment, axis_moments, source_moments
+from .scales import WideMoment, axis_moments, axis_moments_top, source_moments
 from .starts import lloyd_step, refine_heads, seed_sample
 from ...layers.base import LayerMaths, Statistics
 
-__all__ = ["AxisMaths", "AxisStatistics", "WideMoment", "axis_moments", "axis_weights", "block_sums",
+__all__ = ["AxisMaths", "AxisStatistics", "WideMoment", "axis_moments", "axis_moments_top",
+           "axis_weights", "block_sums",
            "largest_score", "score_sums", "source_moments"]
 
 #: Tolerance of the coarse stage (on the Riemannian gradient of the relative
@@ -186,6 +187,22 @@ def range_sums(lo, hi, X, w, Y, inv, M, beta, need_grad, chunk, zero=None):
     return out
 
 
+def _seeds(Y, K, rng, sq, weights):
+    """scikit-learn's k-means++ seeds of the float64 rows ``Y`` (squared norms ``sq``,
+    ``weights`` or None) drawn with the ``RandomState`` ``rng``: the point seeding's
+    own draw (:func:`..point.seeding._dense_kmeans_plusplus`: scikit-learn's random
+    numbers and operations, a test compares them), without ``kmeans_plusplus``'s
+    checks of its input and array-API dispatch around each step's distances (the
+    same seeds).  Measured (:meth:`AxisMaths.starts`, bench_direction.py's vmf rows,
+    n = 1e4, one thread, CPU time, medians of 31, interleaved): d = 64, K = 5 / 10 / 20,
+    8.2 -> 7.6, 9.9 -> 8.9, 28.0 -> 26.7 ms; d = 128, 10.9 -> 10.1, 17.4 -> 16.4, 45.0 ->
+    42.9; d = 384, 19.6 -> 18.8, 29.8 -> 29.3, 105.9 -> 104.6."""
+    from ..point.seeding import _dense_kmeans_plusplus
+
+    w = np.ones(Y.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    return _dense_kmeans_plusplus(Y, K, sq, w, rng)[0]
+
+
 class AxisMaths(LayerMaths):
     """The direction free-energy layer's mathematics, for :mod:`sklearn_attnclust._strategy`."""
 
@@ -194,8 +211,12 @@ class AxisMaths(LayerMaths):
     #: (:class:`.layers.base.LayerMaths`): the rows' passes on any row source.
     kernel = staticmethod(block_sums)
 
-    def __init__(self, n_clusters, temperature, scale, second):
+    def __init__(self, n_clusters, temperature, scale, second, rows_top=(None, None)):
         self.n_clusters, self.scale, self.second = int(n_clusters), float(scale), second
+        #: ``(X, top)``: the rows of the fit and the largest magnitude of those of
+        #: positive weight (:func:`.scales.axis_moments_top`), read by
+        #: :meth:`low_precision` on statistics of those rows; ``(None, None)``: not read
+        self.rows_top = rows_top
         # relative to the typical squared head score, as the reconstruction layer
         self.typical = typical_head_score(second, n_clusters)
         self.beta = float(temperature) / self.typical
@@ -222,6 +243,16 @@ class AxisMaths(LayerMaths):
         descent on ``stats`` (:func:`sklearn_attnclust._strategy.fit_layer`'s
         ``precision``)."""
         X, n = stats.X, stats.X.shape[0]
+        rows_of, known = self.rows_top
+        if known is not None and X is rows_of:
+            # the scaled rows' largest magnitude without a pass: ``top / s`` is the
+            # largest of the rows' ``|x| / s`` (a correctly rounded division keeps
+            # the order), the rows of weight 0 counted out in both.  Measured
+            # (bench_direction.py's vmf rows, n = 1e4, one thread): at d = 128 / 384
+            # the check read the rows again, 1.2 / 3 ms of a 35 / 100 ms fit
+            with np.errstate(over="ignore"):
+                if not np.float64(known) / stats.scale < LOW_PRECISION_TOP:
+                    return stats
         Y = np.empty(X.shape, dtype=np.float32)
         step = max(1, 2**17 // max(X.shape[1], 1))
         top, zero = 0.0, stats.zero
@@ -232,9 +263,10 @@ class AxisMaths(LayerMaths):
                     np.asarray(X[a:a + step], dtype=np.float64) / stats.scale
                 if zero is not None and stats.scaled_rows is None:
                     rows[zero[a:a + step]] = 0.0
-                top = max(top, largest_magnitude(rows) if rows.size else 0.0)
-                if not top < LOW_PRECISION_TOP:
-                    return stats
+                if known is None or X is not rows_of:
+                    top = max(top, largest_magnitude(rows) if rows.size else 0.0)
+                    if not top < LOW_PRECISION_TOP:
+                        return stats
                 Y[a:a + step] = rows
         return replace(stats, scaled_rows=Y, chunk_size=2 * stats.chunk_size)
 
@@ -251,21 +283,13 @@ class AxisMaths(LayerMaths):
         scaled = ScaledRows(rows, self.scale, zero=zero_weights(weights))
         gen = generator_from(rng)
         if seeded:
-            from sklearn import config_context  # (dask's workers import this module)
-            from sklearn.cluster import kmeans_plusplus
-
             # scikit-learn's k-means++ on the scaled rows, as directions, drawn in
             # the canonical order (the seeds depend on the weighted rows only)
             sq = scaled.squared_norms()
             order = order_by_key(sq, scaled)  # canonical_order(Y); Y is scaled
-            # (the rows' squared norms as kmeans_plusplus takes them: row_norms's einsum;
-            # its checks of finite rows and of its parameters skipped, the estimator's
-            # done: the same seeds, 0.2 / 0.4 ms of 1.4 / 3.5 at 2048 rows of 64 / 384
-            # features, K = 5, one thread)
-            with config_context(assume_finite=True, skip_parameter_validation=True):
-                Z, _ = kmeans_plusplus(scaled.take(order), K, random_state=rng,
-                                       x_squared_norms=sq[order],
-                                       sample_weight=None if weights is None else weights[order])
+            # (the rows' squared norms as kmeans_plusplus takes them: row_norms's einsum)
+            Z = _seeds(scaled.take(order), K, rng, sq[order],
+                       None if weights is None else weights[order])
             norms = np.linalg.norm(Z, axis=1, keepdims=True)
             M = Z / np.where(norms > 0, norms, 1.0)
             # the seeds are rows: a head scores its own row's norm, so none is blind
@@ -356,6 +380,7 @@ class AxisMaths(LayerMaths):
         """Drop the statistics kept by :meth:`stationarity` (the fit is over: a
         fitted model keeps no rows)."""
         self._held.forget()
+        self.rows_top = (None, None)
 
     def relocate(self, M, empty, rows):
         """Move each empty head to the row farthest from the other heads' lines."""

@@ -10,8 +10,8 @@ import numpy as np
 from ..._blocks import one_blas_thread, sum_row_blocks
 from ..shared import positive_magnitude, weighted_rows, zero_weights
 
-__all__ = ["RAW_MOMENTS_TOP", "WideMoment", "axis_moments", "source_moments", "unit_scale",
-           "unit_second"]
+__all__ = ["RAW_MOMENTS_TOP", "WideMoment", "axis_moments", "axis_moments_top", "source_moments",
+           "unit_scale", "unit_second"]
 
 
 #: Largest magnitude (and inverse of the smallest) of float64 rows whose
@@ -34,6 +34,14 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
     is a :class:`WideMoment` of the rows, never a ``(d, d)`` array, and the pass
     sums their squared norms only.
     """
+    return axis_moments_top(X, sample_weight, chunk_size=chunk_size)[:2]
+
+
+def axis_moments_top(X, sample_weight=None, *, chunk_size=8192):
+    """:func:`axis_moments`'s ``(s, second)``, and the largest magnitude of the rows
+    of positive weight it read (:func:`..shared.positive_magnitude`): the number the
+    float32 copy's range check (:meth:`.axes.AxisMaths.low_precision`) and the mean
+    direction's would each read again in a pass over the rows."""
     from ..point.moments import DENSE_FEATURES  # (dask's workers import this module
     # without scipy)
 
@@ -47,7 +55,7 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
     a = positive_magnitude(X, zero)
     wide = d > DENSE_FEATURES
     if a == 0.0:
-        return 0.0, WideMoment(X, w, 1.0) if wide else np.zeros((d, d))
+        return 0.0, WideMoment(X, w, 1.0) if wide else np.zeros((d, d)), a
 
     # float64 rows of moderate magnitude read as they are, the sums divided by a^2
     # after (their squares and sums neither under- nor overflow): no scaled copy of
@@ -74,8 +82,8 @@ def axis_moments(X, sample_weight=None, *, chunk_size=8192):
         second = second / (a * a)  # (in units of a, as the scaled rows' sums)
     if wide:
         scale = unit_scale(second / W, a)
-        return scale, WideMoment(X, w, scale)
-    return unit_second(second / W, a)
+        return scale, WideMoment(X, w, scale), a
+    return unit_second(second / W, a) + (a,)
 
 
 class WideMoment:
