@@ -100,28 +100,19 @@ def _row_exponents(X, parts=None):
         def fill(lo, hi):
             for a in range(lo, hi, step):
                 b = min(a + step, hi)
-                if parts is not None and X.shape[1]:  # (the keys' reductions, and of them
-                    B = X[a:b]  # the largest |value|: max(largest, -smallest), exactly)
-                    high, low = B.max(axis=1), B.min(axis=1)
-                    parts[0][a:b] = B.sum(axis=1, dtype=np.float64)
-                    parts[1][a:b], parts[2][a:b] = high, low
-                    t, D = np.maximum(high, -low, dtype=np.float64), None
-                else:
-                    D = np.asarray(X[a:b], dtype=np.float64)
-                    # |values| in place in a converted copy (float32 rows), else a copy
-                    D = np.abs(D, out=D) if D.dtype != X.dtype else np.abs(D)
-                    t = D.max(axis=1) if D.shape[1] else np.zeros(b - a)
+                if parts is not None and _keyed_exponents(X, a, b, parts, top, e, sq):
+                    continue
+                D = np.asarray(X[a:b], dtype=np.float64)
+                # |values| in place in a converted copy (float32 rows), else a copy
+                D = np.abs(D, out=D) if D.dtype != X.dtype else np.abs(D)
+                t = D.max(axis=1) if D.shape[1] else np.zeros(b - a)
                 top[a:b] = t
                 ee = np.where(t > 0, -np.frexp(np.where(t > 0, t, 1.0))[1], 0)
                 e[a:b] = ee
                 if ee.size and np.max(np.abs(ee)) < 1000:  # by a power of two: exact
-                    if D is None:  # (the rows themselves: their signs square away)
-                        D = np.multiply(X[a:b], np.ldexp(1.0, ee)[:, None], dtype=np.float64)
-                    else:
-                        D *= np.ldexp(1.0, ee)[:, None]
+                    D *= np.ldexp(1.0, ee)[:, None]
                 else:  # (subnormal rows: the factor itself beyond float64)
-                    D = np.ldexp(np.asarray(X[a:b] if D is None else D, dtype=np.float64),
-                                 ee[:, None])
+                    D = np.ldexp(D, ee[:, None])
                 sq[a:b] = np.einsum("ij,ij->i", D, D)
             return ()
 
@@ -388,6 +379,29 @@ def _keys_of_parts(parts, inv):
         for part in words:
             h = _mix64(h ^ part)
     return h
+
+
+def _keyed_exponents(X, a, b, parts, top, e, sq):
+    """:func:`_row_exponents` of the rows ``X[a:b]`` of an ndarray written into
+    ``top``, ``e``, ``sq`` (rows ``a:b``), with the keys' reductions (each row's
+    sum, largest and smallest entry) written into ``parts``; the largest
+    ``|value|`` of a row is ``max(largest, -smallest)`` (no copy of the
+    magnitudes), the squares of the rows times ``2**e`` (their signs square
+    away): the same numbers.  False (nothing written) for rows of no feature."""
+    if X.shape[1] == 0:
+        return False
+    B = X[a:b]
+    high, low = B.max(axis=1), B.min(axis=1)
+    parts[0][a:b] = B.sum(axis=1, dtype=np.float64)
+    parts[1][a:b], parts[2][a:b] = high, low
+    t = top[a:b] = np.maximum(high, -low, dtype=np.float64)
+    ee = e[a:b] = np.where(t > 0, -np.frexp(np.where(t > 0, t, 1.0))[1], 0)
+    if ee.size and np.max(np.abs(ee)) < 1000:  # by a power of two: exact
+        D = np.multiply(B, np.ldexp(1.0, ee)[:, None], dtype=np.float64)
+    else:  # (subnormal rows: the factor itself beyond float64)
+        D = np.ldexp(np.asarray(B, dtype=np.float64), ee[:, None])
+    sq[a:b] = np.einsum("ij,ij->i", D, D)
+    return True
 
 
 def exponents_and_keys(X):
