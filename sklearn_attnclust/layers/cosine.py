@@ -11,8 +11,8 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from ..maths.cosine.maths import CosineMaths, cosine_maths, vmf_log_normaliser
-from ..maths.cosine.statistics import (CosineStatistics, cosine_scores, cosine_spread,
-                                       cosine_weights)
+from ..maths.cosine.statistics import (CosineStatistics, cosine_norms, cosine_scores,
+                                       cosine_spread, cosine_weights)
 from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
 from ..maths.cosine.repair import split_merge_start
 from ..maths.cosine.seeding import check_unit_heads
@@ -167,12 +167,14 @@ class CosineLayer(FreeEnergyLayer):
         start = self.init if init is None else init
         if not isinstance(start, str) and not callable(start):
             check_unit_heads(start, self.n_clusters, d)
-        # one pass for the norms of the rows; the spread's eigenvalues on one BLAS
-        # thread, as the descent (OpenBLAS's threads on a busy machine: 2 s where
-        # the whole fit takes 30 ms of CPU)
-        with rows_known(X, _row_exponents(X)), one_blas_thread():
+        # one pass for the norms of the rows and the spread's keys of them; the
+        # spread's eigenvalues on one BLAS thread, as the descent (OpenBLAS's
+        # threads on a busy machine: 2 s where the whole fit takes 30 ms of CPU)
+        exponents, keys = cosine_norms(X, w, self.n_clusters)
+        with rows_known(X, exponents), one_blas_thread():
             stats = CosineStatistics(X, w, n_heads=self.n_clusters)
-            spread = cosine_spread(stats.X, w, self.n_clusters)
+            spread = cosine_spread(stats.X, w, self.n_clusters,
+                                   keys if stats.X is X else None)
             maths = cosine_maths(self.n_clusters, self.temperature, spread, d, stats)
             # dense float64 data of sizes.cosine_mixed_min_size entries on: the descents on
             # float32 passes, checked (and if need be finished) in float64.  Measured

@@ -234,18 +234,22 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
             return dense_unit_rows(Y, e, r, at(ids))
         return Y[at(ids)]
 
+    sparse = _is_sparse(Y)  # (then so are its rows; not with norms: an ndarray)
+
     def distances(ids):
         C = unit(ids)
-        C = C.toarray() if _is_sparse(C) else C
+        C = C.toarray() if sparse else C
         sq = np.einsum("ij,ij->i", C, C)
         if low is not None:  # (float32 products, the distances formed in float64)
-            D = np.asarray((low @ low[at(ids)].T).T, dtype=np.float64)
-        else:
-            D = np.asarray(C @ Y.T) if not _is_sparse(Y) else np.asarray(Y @ C.T).T
-        if norms is not None:
-            D *= inv
-        if order is not None:
-            D = D[:, order]
+            D = (low @ low[at(ids)].T).T
+            # (put in order before the float64 copy: one copy of the products fewer)
+            D = np.asarray(D if order is None else D.take(order, axis=1), dtype=np.float64)
+        else:  # (low is None with norms)
+            D = np.asarray(C @ Y.T) if not sparse else np.asarray(Y @ C.T).T
+            if norms is not None:
+                D *= inv
+            if order is not None:
+                D = D.take(order, axis=1)
         D *= -2.0
         D += sq[:, None]
         D += 1.0
@@ -257,7 +261,8 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
     for _ in range(1, n_seeds):
         draws = state.uniform(size=trials) * total
         ids = np.minimum(np.searchsorted(np.cumsum(w * closest), draws), n - 1)
-        D = np.minimum(closest, distances(ids))
+        D = distances(ids)
+        np.minimum(closest, D, out=D)
         totals = D @ w
         best = int(np.argmin(totals))
         total, closest = totals[best], D[best]

@@ -13,7 +13,7 @@ import numpy as np
 from ..._blocks import smallest_keys
 from .rows import _direction_keys, _scaled_rows_ok, row_inverse_norms, unit_rows
 from .kernel import block_sums
-from .statistics import SPREAD_SAMPLE, cosine_spread
+from .statistics import cosine_spread, spread_sample_size
 
 __all__ = ["source_spread", "unit_block_sums"]
 
@@ -35,11 +35,6 @@ def _sample_block(block, m):
     keys = _direction_keys(block)
     idx = smallest_keys(keys, m)
     return block.shape[0], keys[idx], idx, block[idx]
-
-
-def spread_sample_size(n, n_heads):
-    """Rows of the spread's sample of ``n`` rows (:func:`.statistics.cosine_spread`'s)."""
-    return min(n, max(SPREAD_SAMPLE[0], min(4 * int(n_heads), SPREAD_SAMPLE[1])))
 
 
 def source_spread(rows, n_heads):

@@ -14,11 +14,12 @@ from ..._blocks import (add_blocks_into_first, chunk_rows, map_row_blocks, one_b
                         smallest_keys)
 from ..free_energy import exp_shifted
 from .kernel import ColumnParts, range_sums, row_scores, split_products, sums_by_columns
-from .rows import _direction_keys, _is_sparse, _scaled_rows_ok, as_rows, row_inverse_norms, \
-    unit_rows
+from .rows import _direction_keys, _is_sparse, _row_exponents, _scaled_rows_ok, as_rows, \
+    exponents_and_keys, row_inverse_norms, unit_rows
 from ...layers.base import Statistics
 
-__all__ = ["CosineStatistics", "cosine_scores", "cosine_spread", "cosine_weights"]
+__all__ = ["CosineStatistics", "cosine_norms", "cosine_scores", "cosine_spread",
+           "cosine_weights", "spread_sample_size"]
 
 
 #: Rows of the sample whose covariance sets the temperature's unit: 4 per head,
@@ -163,28 +164,55 @@ def cosine_weights(X, M, beta, inv=None):
     return P, A
 
 
-def cosine_spread(X, weights, n_heads):
+def spread_sample_size(n, n_heads):
+    """Rows of the spread's sample of ``n`` rows (:func:`cosine_spread`'s)."""
+    return min(n, max(SPREAD_SAMPLE[0], min(4 * int(n_heads), SPREAD_SAMPLE[1])))
+
+
+def _spread_rows(weights):
+    """The rows of positive weight (indices), or None for all the rows: a row of
+    weight 0 does not count in the spread (in the sample it took the place of a
+    row that does, and moved the temperature)."""
+    if weights is None:
+        return None
+    positive = np.asarray(weights) > 0
+    return None if not np.any(positive) or np.all(positive) else np.flatnonzero(positive)
+
+
+def cosine_norms(X, weights, n_heads):
+    """:func:`.rows._row_exponents` of the rows ``X`` (a fit's), and the
+    :func:`.rows._direction_keys` that :func:`cosine_spread` reads of them (None
+    where it reads none: all the rows in its sample), taken in the same pass
+    over an ndarray's rows (:func:`.rows.exponents_and_keys`)."""
+    rows = _spread_rows(weights)
+    n_rows = X.shape[0] if rows is None else rows.size
+    if _is_sparse(X) or (rows is None and spread_sample_size(n_rows, n_heads) >= n_rows):
+        return _row_exponents(X), None
+    return exponents_and_keys(X)
+
+
+def cosine_spread(X, weights, n_heads, keys=None):
     """The unit of the temperature: the mean of the ``n_heads - 1`` largest
     eigenvalues of the covariance of the unit rows (the largest for one head),
     the typical squared distance between the heads' clusters on the sphere.
 
     On a sample of :data:`SPREAD_SAMPLE` rows drawn by their keys (not
-    their order); the ``d x d`` covariance or the sample's Gram matrix, the
+    their order; ``keys``: the rows' :func:`.rows._direction_keys`, if known);
+    the ``d x d`` covariance or the sample's Gram matrix, the
     smaller.  Never a ``d x d`` matrix for wide (or sparse) data.
     """
     X = as_rows(X)
     n, d = X.shape
-    # the rows of positive weight only (a row of weight 0 does not count: in the
-    # sample it took the place of a row that does, and moved the temperature)
-    rows = None if weights is None or not np.any(np.asarray(weights) > 0) or \
-        np.all(np.asarray(weights) > 0) else np.flatnonzero(np.asarray(weights) > 0)
+    rows = _spread_rows(weights)
     n_rows = n if rows is None else rows.size
-    m = min(n_rows, max(SPREAD_SAMPLE[0], min(4 * int(n_heads), SPREAD_SAMPLE[1])))
+    m = spread_sample_size(n_rows, n_heads)
+    if rows is not None or m < n:
+        keys = _direction_keys(X) if keys is None else keys
     if rows is not None:
-        keys = _direction_keys(X)[rows]  # (a key is its row's own: no copy of the rows)
+        keys = keys[rows]  # (a key is its row's own: no copy of the rows)
         idx = rows if m == rows.size else rows[np.sort(smallest_keys(keys, m))]
     elif m < n:
-        idx = np.sort(smallest_keys(_direction_keys(X), m))
+        idx = np.sort(smallest_keys(keys, m))
     else:
         idx = np.arange(n)
     Y = unit_rows(X, idx)  # (not of X[idx]: no copy of the sample's rows beside them)
