@@ -49,10 +49,12 @@ class _Attach:
     def find_spec(self, name, path=None, target=None):
         package = sys.modules.get("scipy.linalg")
         if package is not None:
-            if not hasattr(package, "cython_blas"):
+            if "cython_blas" not in vars(package):  # (no module __getattr__ called)
                 setattr(package, "cython_blas", self.module)
-            if self in sys.meta_path:
+            try:
                 sys.meta_path.remove(self)
+            except ValueError:  # (another thread's import removed it)
+                pass
         return None
 
 
