@@ -192,10 +192,10 @@ def _point_sums_of_blocks(kernel, need_grad, chunk, centers, blocks):
     for block in blocks:
         n = block.shape[0]
         labels = np.empty(n, dtype=np.intp)
-        if centers is None and block.dtype == kernel.dtype and block.flags.c_contiguous \
-                and block.flags.aligned:
+        if centers is None and block.dtype == kernel.dtype and block.flags.c_contiguous:
+            # (unaligned blocks too: the kernel copies them tile by tile, in cache)
             parts = [kernel.sums(block, 0, n, None, need_grad, labels, chunk)] if n else []
-        else:  # unaligned blocks (see _aligned_chunks), or small data: chunk by chunk
+        else:  # other dtypes or orders, or small data: chunk by chunk
             parts = []
             for a, Y in _aligned_chunks(block, chunk, kernel.dtype):
                 lab = labels[a:a + Y.shape[0]]

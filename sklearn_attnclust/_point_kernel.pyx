@@ -33,18 +33,19 @@ cdef extern from "_point_kernel.h" nogil:
     const char *aq_clone()
     int64_t AQ_WORK(int64_t K, int64_t d)
     const int64_t AQ_NARROW
+    const int64_t AQ_TILE
     void aq_point_sums_f64(const double *X, int64_t n, int64_t d, const double *r,
                            const double *At, int64_t Kp, const double *c, int64_t K,
                            const double *w, int need_grad, intptr_t *labels,
                            double *out_value, double *out_top, double *mass,
                            double *first, int64_t *counts, double *work,
-                           aq_gemm_f64 gemm)
+                           aq_gemm_f64 gemm, double *stage)
     void aq_point_sums_f32(const float *X, int64_t n, int64_t d, const float *r,
                            const float *At, int64_t Kp, const float *c, int64_t K,
                            const double *w, int need_grad, intptr_t *labels,
                            double *out_value, double *out_top, double *mass,
                            double *first, int64_t *counts, float *work,
-                           aq_gemm_f32 gemm)
+                           aq_gemm_f32 gemm, float *stage)
 
 cdef void *_blas(module, name):
     """The address of the BLAS routine ``name`` of scipy's ``cython_blas`` ``module``."""
@@ -53,7 +54,8 @@ cdef void *_blas(module, name):
 
 
 #: scipy's gemm routines, loaded at the first pass over wide rows (narrow rows
-#: need none, and importing ``scipy.linalg`` costs about 0.2 s, a dask
+#: need none; :mod:`._scipy_blas` loads ``cython_blas`` alone where
+#: ``scipy.linalg`` is not imported: importing it cost about 0.15 s, a dask
 #: worker's first pass's largest cost)
 cdef aq_gemm_f64 _dgemm = NULL
 cdef aq_gemm_f32 _sgemm = NULL
@@ -61,9 +63,10 @@ cdef aq_gemm_f32 _sgemm = NULL
 
 cdef _load_blas():
     global _dgemm, _sgemm
-    from scipy.linalg import cython_blas
-
     from ._blocks import blas_loaded
+    from ._scipy_blas import cython_blas as scipy_cython_blas
+
+    cython_blas = scipy_cython_blas()  # (without importing scipy.linalg: see _scipy_blas)
 
     _dgemm = <aq_gemm_f64> _blas(cython_blas, "dgemm")
     _sgemm = <aq_gemm_f32> _blas(cython_blas, "sgemm")
@@ -110,7 +113,8 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
     ----------
     X : ndarray of shape (b, d), C-contiguous, float64 or float32
         The rows (the logits, weights and moments are computed in their
-        precision, summed in float64).
+        precision, summed in float64); unaligned rows are read tile by tile
+        through an aligned copy (the same numbers).
     At : ndarray
         The heads ``a_h`` by :func:`padded_heads`, in ``X``'s dtype.
     c : ndarray of shape (K,)
@@ -146,8 +150,8 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
         raise ValueError("point_sums needs at least one head.")
     if dtype != np.float64 and dtype != np.float32:
         raise ValueError(f"point_sums reads float64 or float32 rows, got {dtype}.")
-    if not (X.flags.c_contiguous and X.flags.aligned):
-        raise ValueError("point_sums reads C-contiguous, aligned rows.")
+    if not X.flags.c_contiguous:
+        raise ValueError("point_sums reads C-contiguous rows.")
     cdef int64_t n = X.shape[0], d = X.shape[1]
     cdef int64_t K = c.shape[0]
     cdef int64_t Kp = At.shape[1]
@@ -172,6 +176,7 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
     cdef double value = 0.0, top = 0.0
     cdef int64_t n_work = AQ_WORK(K, d)
     cdef bint single = dtype == np.float32
+    cdef bint staged = not X.flags.aligned  # (see _point_kernel_impl.h's stage)
     cdef const void *Xp = cnp.PyArray_DATA(X)
     cdef const void *Ap = cnp.PyArray_DATA(At)
     cdef const void *cp = cnp.PyArray_DATA(c)
@@ -185,18 +190,21 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
     cdef int64_t *kp = <int64_t *> cnp.PyArray_DATA(counts)
     if d > AQ_NARROW and _sgemm == NULL:
         _load_blas()
-    cdef void *work = malloc(n_work * (4 if single else 8))
+    cdef void *work = malloc((n_work + (d * AQ_TILE if staged else 0)) * (4 if single else 8))
     if work == NULL:
         raise MemoryError()
+    cdef char *stage = <char *> work + n_work * (4 if single else 8) if staged else NULL
     with nogil:
         if single:
             aq_point_sums_f32(<const float *> Xp, n, d, <const float *> rp,
                               <const float *> Ap, Kp, <const float *> cp, K, wp,
-                              need_grad, lp, &value, &top, mp, fp, kp, <float *> work, _sgemm)
+                              need_grad, lp, &value, &top, mp, fp, kp, <float *> work, _sgemm,
+                              <float *> stage)
         else:
             aq_point_sums_f64(<const double *> Xp, n, d, <const double *> rp,
                               <const double *> Ap, Kp, <const double *> cp, K, wp,
-                              need_grad, lp, &value, &top, mp, fp, kp, <double *> work, _dgemm)
+                              need_grad, lp, &value, &top, mp, fp, kp, <double *> work, _dgemm,
+                              <double *> stage)
     free(work)
     out = (-(value + top) / beta,)
     if need_grad:

@@ -70,12 +70,15 @@ AQ_INLINE void AQ_NAME(aq_moments_by_head)(
      first[k,j] += sum_i w_i p_ik (x_ij - r_j)         (need_grad)
      counts[k]  += rows whose first largest logit is k; labels[i] = that k.
    w and labels may be NULL (labels aligned for intptr_t).  work: AQ_WORK(K, d)
-   FLTs. */
+   FLTs.  stage: NULL where X is aligned for FLT, else d x AQ_TILE FLTs (aligned)
+   that each tile's rows are copied to (bytes, memcpy) before they are read:
+   the same numbers in an aligned place (blocks that dask deserialises are
+   often unaligned: a copy of a tile in cache, not of the whole block). */
 static AQ_CLONES void AQ_NAME(aq_point_sums)(
     const FLT *X, int64_t n, int64_t d, const FLT *r, const FLT *At, int64_t Kp,
     const FLT *c, int64_t K, const double *w, int need_grad, intptr_t *labels,
     double *out_value, double *out_top, double *mass, double *first,
-    int64_t *counts, FLT *work, AQ_NAME(aq_gemm) gemm)
+    int64_t *counts, FLT *work, AQ_NAME(aq_gemm) gemm, FLT *stage)
 {
     FLT *L = work;                        /* K x AQ_TILE */
     FLT *top = L + K * AQ_TILE;           /* AQ_TILE */
@@ -97,6 +100,11 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
     for (i0 = 0; i0 < n; i0 += AQ_TILE) {
         const FLT *Xb = X + i0 * d;
         t = n - i0 < AQ_TILE ? n - i0 : AQ_TILE;
+        if (stage) {  /* (the address by bytes: X is not aligned for FLT) */
+            memcpy(stage, (const char *)X + (size_t)(i0 * d) * sizeof(FLT),
+                   (size_t)(t * d) * sizeof(FLT));
+            Xb = stage;
+        }
         if (Xt && d == 2) {  /* the tile's columns (constant strides: vectorised) */
             const FLT r0 = r ? r[0] : (FLT)0, r1 = r ? r[1] : (FLT)0;
             for (i = 0; i < t; i++) {

@@ -577,3 +577,68 @@ def test_direction_free_energy_on_dask_through_the_row_source(client):
     assert rows.n_passes > 2  # the evaluations ran on the cluster
     np.testing.assert_allclose(on_dask.heads, memory.heads, atol=1e-7)
     assert abs(on_dask.risk - memory.risk) <= 1e-9 * abs(memory.risk)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("d,K", [(2, 3), (5, 4), (32, 4), (32, 20), (40, 40)])
+def test_point_kernel_reads_unaligned_rows_as_their_aligned_copy(dtype, d, K):
+    """The compiled kernel reads unaligned rows (as distributed deserialises
+    blocks) tile by tile through an aligned copy: the same numbers, bit for bit,
+    as the rows' aligned copy, with and without weights, labels and r."""
+    from sklearn_attnclust.maths.point import kernel as point_kernel
+
+    if point_kernel.point_sums is None:
+        pytest.skip("the compiled kernel is not built")
+    from sklearn_attnclust._point_kernel import padded_heads, point_sums
+
+    rng = np.random.default_rng(d * 100 + K)
+    n = 1000  # several tiles and a partial one
+    X = (rng.normal(size=(n, d)) * 3.0).astype(dtype)
+    U = _unaligned(X)
+    At = padded_heads(rng.normal(size=(K, d)), dtype)
+    c = rng.normal(size=K).astype(dtype)
+    w, r = rng.uniform(0.5, 2.0, size=n), rng.normal(size=d).astype(dtype)
+    for weights, shift in ((None, None), (w, r)):
+        la, lu = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
+        ref = point_sums(X, At, c, weights, 1.5, True, la, shift)
+        got = point_sums(U, At, c, weights, 1.5, True, lu, shift)
+        assert np.array_equal(la, lu)
+        assert len(ref) == len(got) == 5
+        for a, b in zip(ref, got):
+            assert np.array_equal(np.asarray(a), np.asarray(b))
+    assert not np.array_equal(point_sums(U[1:], At, c, None, 1.5, True)[1],
+                              point_sums(X, At, c, None, 1.5, True)[1])  # (it reads the rows)
+
+
+def test_kernel_loads_scipy_blas_without_scipy_linalg():
+    """A fresh process's first wide pass (a dask worker's) loads scipy's
+    ``cython_blas`` alone, not the ``scipy.linalg`` package; a later import of
+    the package finds that module (one initialisation) and names it its
+    attribute, and its routines still work."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from sklearn_attnclust.maths.point import kernel\n"
+        "if kernel.point_sums is None: sys.exit(0)\n"
+        "from sklearn_attnclust._point_kernel import padded_heads, point_sums\n"
+        "assert 'scipy.linalg' not in sys.modules\n"
+        "X = np.random.default_rng(0).normal(size=(600, 32))\n"
+        "A = np.random.default_rng(1).normal(size=(4, 32))\n"
+        "out = point_sums(X, padded_heads(A, X.dtype), np.zeros(4), None, 1.0, True)\n"
+        "assert 'scipy.linalg.cython_blas' in sys.modules\n"
+        "assert 'scipy.linalg' not in sys.modules\n"
+        "blas = sys.modules['scipy.linalg.cython_blas']\n"
+        "import scipy.linalg, scipy.linalg.cython_blas\n"
+        "assert scipy.linalg.cython_blas is blas\n"
+        "from scipy.linalg import cython_blas\n"
+        "assert cython_blas is blas\n"
+        "q, r = scipy.linalg.qr(A.T)\n"
+        "q1, r1 = scipy.linalg.qr_update(q, r, X[0], X[1, :4])\n"
+        "assert np.allclose(q1 @ r1, q @ r + np.outer(X[0], X[1, :4]))\n"
+        "L = A @ X.T\n"
+        "lse = L.max(0) + np.log(np.exp(L - L.max(0)).sum(0))\n"
+        "assert np.isclose(out[0], -lse.sum(), rtol=1e-10)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
