@@ -419,6 +419,9 @@ cdef extern from *:
     #endif
     static void aq_scaled_points(const double *M, double height, double *Z, npy_intp K,
                                  npy_intp d) {
+    #if defined(__clang__)
+    #pragma clang fp contract(off)
+    #endif
         npy_intp h, j;
         for (h = 0; h < K; h++) {
             const double *m = M + h * (d + 1);
@@ -429,6 +432,9 @@ cdef extern from *:
     }
     static void aq_pull_back(const double *M, const double *G, const double *dots,
                              double height, double *out, npy_intp K, npy_intp d) {
+    #if defined(__clang__)
+    #pragma clang fp contract(off)
+    #endif
         npy_intp h, j;
         for (h = 0; h < K; h++) {
             const double c = M[h * (d + 1) + d], r = height / c;
@@ -489,6 +495,9 @@ cdef extern from *:
     /* G = (m_h z_h - f_h) factor, as numpy's three operations round it */
     static void aq_point_gradient(const double *mass, const double *Z, const double *F,
                                   double factor, double *G, npy_intp K, npy_intp d) {
+    #if defined(__clang__)
+    #pragma clang fp contract(off)
+    #endif
         npy_intp h, j;
         for (h = 0; h < K; h++) {
             const double m = mass[h];
@@ -500,6 +509,9 @@ cdef extern from *:
     static void aq_shift_squares(const double *M, const double *g, const double *mass,
                                  double twice_height, double floor, double *out, npy_intp K,
                                  npy_intp d) {
+    #if defined(__clang__)
+    #pragma clang fp contract(off)
+    #endif
         npy_intp h, j;
         for (h = 0; h < K; h++) {
             const double m = mass[h];
