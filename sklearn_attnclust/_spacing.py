@@ -21,8 +21,8 @@ inertia; 4 blobs in 3-D at ``n_clusters=8``, two heads merged on one blob,
 :func:`spaced` therefore measures the squared spacing on the start kept
 (the mass-weighted median over the heads of the squared distance to the nearest
 other head, ``g2``), and where the rule's spread exceeds ``g2 /``
-:data:`SPACING_RATIO`, sets the spread to that (``beta`` up by the same factor)
-(by a power of two: :func:`spaced`) and descends the start again at it: one rule, the rule's own spread measured
+:data:`SPACING_RATIO`, raises ``beta`` by the least power of two that meets it
+(:func:`spaced`) and descends the start again at it: one rule, the rule's own spread measured
 where the heads are instead of assumed from the covariance, the soft
 temperature's smooth landscape kept for the starts' descents and a first swap
 stage (:func:`._strategy.fit_layer` runs the swap stage at the covariance's
@@ -49,15 +49,24 @@ __all__ = ["SPACING_RATIO", "spaced"]
 #: rows, module docstring), so that the rule stands where its assumption holds.
 SPACING_RATIO = 3.0
 
+#: Heads a block of the spacing's distances holds: its (block, K) array is 8 MiB
+#: at K = 1024 (one block: the whole K x K product), not K x K at any K (a
+#: colour quantisation in 3-D at K = 16384 would hold 2 GiB).
+SPACING_BLOCK = 1024
+
 
 def spacing(Z, masses, floor):
     """The mass-weighted median over the points ``Z`` (K, d) of the squared
     distance to the nearest other point, each at least ``floor`` (``masses``:
     the heads' shares of the rows)."""
     sq = np.einsum("ij,ij->i", Z, Z)
-    D = sq[:, None] + sq[None, :] - 2.0 * (Z @ Z.T)
-    np.fill_diagonal(D, np.inf)
-    gaps = np.maximum(D.min(axis=1), floor)
+    gaps = np.empty(len(Z))
+    for a in range(0, len(Z), SPACING_BLOCK):  # (K x K distances by blocks of heads)
+        b = min(a + SPACING_BLOCK, len(Z))
+        D = sq[a:b, None] + sq[None, :] - 2.0 * (Z[a:b] @ Z.T)
+        D[np.arange(b - a), np.arange(a, b)] = np.inf
+        gaps[a:b] = D.min(axis=1)
+    gaps = np.maximum(gaps, floor)
     order = np.argsort(gaps, kind="stable")
     cum = np.cumsum(masses[order])
     return float(gaps[order[np.searchsorted(cum, 0.5 * cum[-1])]])
@@ -67,13 +76,15 @@ def spaced(descent, stage, best, tol, memory, rows, row_w):
     """``best`` (a descent's result on ``stage``) descended again at the
     temperature of the heads' spacing where that is colder (module docstring),
     the maths' ``beta`` set to it; else ``best`` as it was.  Point maths with
-    ``K - 1 > d`` only, from an optimum (``best`` converged, steps left of
+    ``K - 1 > d`` and ``temperature="auto"`` only (a temperature the user set is
+    kept), from an optimum (``best`` converged, steps left of
     ``max_iter``).  ``beta`` is raised by a power of two, the least that meets
     :data:`SPACING_RATIO`, so that heads stopped at a tolerance or on a sample
     a little apart (``g2`` within a factor of two) get the same temperature."""
     maths = descent.maths
     K, steps = maths.n_clusters, descent.max_iter - best.n_iter
-    if not isinstance(maths, PointMaths) or not best.converged or steps <= 0:
+    if not isinstance(maths, PointMaths) or not maths.spacing_rule or not best.converged \
+            or steps <= 0:
         return best
     Z = stage.chart.scaled_points(np.asarray(best.heads, dtype=np.float64))
     if K - 1 <= Z.shape[1]:

@@ -64,3 +64,31 @@ def test_fewer_heads_than_dimensions_keep_the_rule(monkeypatch):
     monkeypatch.setattr(_spacing, "SPACING_RATIO", 1e9)  # (would raise any beta it read)
     old = AttentionQuantizer(6, random_state=0).fit(X)
     assert new.temperature_ == old.temperature_
+
+
+def test_a_temperature_the_user_set_is_kept(monkeypatch):
+    # the crowded heads that raise beta at "auto" keep an explicit temperature
+    X, K = _crowded(), 8
+    km = KMeans(K, n_init=20, random_state=0).fit(X)
+    auto = AttentionQuantizer(K, init=km.cluster_centers_).fit(X)
+    kept = AttentionQuantizer(K, init=km.cluster_centers_, temperature=16.0).fit(X)
+    monkeypatch.setattr(_spacing, "SPACING_RATIO", 0.0)  # the covariance's temperature
+    rule = AttentionQuantizer(K, init=km.cluster_centers_).fit(X)
+    assert auto.temperature_ > rule.temperature_
+    assert kept.temperature_ == rule.temperature_
+    np.testing.assert_array_equal(kept.cluster_centers_, rule.cluster_centers_)
+
+
+def test_spacing_by_blocks_of_heads_is_the_whole_products(monkeypatch):
+    rng = np.random.default_rng(5)
+    Z, masses = rng.normal(size=(50, 3)), rng.random(50)
+    whole = _spacing.spacing(Z, masses, 1e-3)
+    monkeypatch.setattr(_spacing, "SPACING_BLOCK", 7)
+    blocked = _spacing.spacing(Z, masses, 1e-3)
+    # (the blocks' products may round apart from the whole one's)
+    np.testing.assert_allclose(blocked, whole, rtol=1e-12)
+    # a nearest gap found in another block than its head's
+    Z = np.array([[0.0], [10.0], [20.0], [0.5]])
+    assert _spacing.spacing(Z, np.full(4, 0.25), 0.0) == 0.25  # (heads 0 and 3)
+    monkeypatch.setattr(_spacing, "SPACING_BLOCK", 2)
+    assert _spacing.spacing(Z, np.full(4, 0.25), 0.0) == 0.25  # (heads 0 and 3)

@@ -59,6 +59,8 @@ class FreeEnergyLayer(Layer):
                  learning_rate, solver):
         self.n_clusters, self.init, self.max_iter, self.tol = n_clusters, init, max_iter, tol
         self.temperature = self.auto_temperature if temperature == "auto" else temperature
+        # (a temperature the fit may measure where the heads are: _spacing, point layer)
+        self.temperature_auto = temperature == "auto"
         self.n_init = n_starts(init, n_init, self.n_random, self.n_seeded)
         self.options = {"verbose": verbose, "learning_rate": learning_rate, "solver": solver}
 

@@ -116,6 +116,7 @@ class PointLayer(FreeEnergyLayer):
             return None
         maths = (SparsePointMaths if sparse else PointMaths)(self.n_clusters, self.temperature,
                                                              chart, cov)
+        maths.spacing_rule = self.temperature_auto  # (a user's temperature is kept)
         tracked = stats is None
         if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))

@@ -292,6 +292,8 @@ class PointMaths(LayerMaths):
     #: ``--part many`` cells at K = 20 and 64 (2 seeds) 1.03 x, inertia as often
     #: lower as higher.
     coarse_starts = True
+    #: Whether :func:`.._spacing.spaced` may raise ``beta`` (``temperature="auto"``).
+    spacing_rule = True
 
     def __init__(self, n_clusters, temperature, chart, cov):
         self.n_clusters, self.chart = int(n_clusters), chart
