@@ -43,6 +43,14 @@ def test_a_warm_start_keeps_its_first_steps_pair():
     assert len(start.state) == 1 and len(again.state) == 2
 
 
+def test_a_warm_start_handed_no_pair_keeps_its_first_steps_pair():
+    # (a one-step run from a start hands over no pair: its continuation is no start)
+    fun, _, M0 = _problem(False)
+    one = LBFGS(tol=0.0, max_iter=1).run(fun, M0)
+    again = LBFGS(tol=0.0, max_iter=2).run(fun, one.heads, state=one.state)
+    assert len(one.state) == 0 and len(again.state) == 2
+
+
 def test_the_descent_still_converges_without_the_first_pair():
     fun, C, M0 = _problem(False)
     res = LBFGS(tol=1e-10, max_iter=500).run(fun, M0)
@@ -68,7 +76,7 @@ def test_a_cosine_fit_builds_no_pair_of_its_first_step(monkeypatch):
 
     def spy(self, problem, M0, state=None, **kw):
         res = real(self, problem, M0, state, **kw)
-        runs.append((not state, res.n_iter, len(res.state)))
+        runs.append((state is None, res.n_iter, len(res.state)))
         return res
 
     monkeypatch.setattr(LBFGS, "run", spy)

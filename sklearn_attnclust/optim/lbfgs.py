@@ -70,7 +70,7 @@ class LBFGS(Optimizer):
         pairs = state if isinstance(state, list) else list(state or ())
         if int(self.memory) <= 0:
             pairs.clear()  # (none kept: a warm start's pairs dropped, not used)
-        self._fresh = not pairs
+        self._fresh = state is None  # (a run from a start: no state handed over)
         return pairs
 
     def _state(self, memory):
