@@ -23,7 +23,7 @@ from .maths.in_context import (
     token_scores,
 )
 from .maths.point.moments import DENSE_FEATURES
-from .maths.single_products import single_gram, single_scores
+from .maths.single_products import single_gram, single_scores, single_suffices
 
 __all__ = ["AUTO_CONTEXT", "InContextQuantizer", "WIDE_CONTEXT", "WIDE_TOKENS_PER_CLUSTER"]
 
@@ -370,7 +370,7 @@ class InContextQuantizer(BaseEmbedding):
             self.context_ = X
         gram = scores = rows_gram = None
         wide = Xs.shape[1] > context.shape[0]
-        single = Xs.dtype == np.float64  # (the products in float32: .maths.single_products)
+        single = Xs.dtype == np.float64 and single_suffices(Xs)  # (.maths.single_products)
         if wide and context is Xs:  # (X's Gram matrix is its scores: one product)
             gram = scores = rows_gram = single_gram(Xs) if single else token_scores(Xs, Xs)
         elif wide and n <= GRAM_ROWS_PER_TOKEN * context.shape[0] and \

@@ -94,3 +94,27 @@ def test_group_mixtures_forms_the_kept_points_only(keep, tied):
     assert kept[1].shape == (n_groups if tied else n_kept, d)
     np.testing.assert_allclose(kept[1][:n_kept], whole[1][:n_kept], rtol=0,
                                atol=1e-12 * np.abs(whole[1]).max())
+
+
+def test_single_suffices_reads_the_spread_beside_the_mean_squared_norm():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 40))
+    assert single_products.single_suffices(X)
+    # spread 1 per feature beside a squared mean of 1e6 per feature: a share of 1e-6
+    assert not single_products.single_suffices(X + 1000.0)
+    assert not single_products.single_suffices(X[:1])
+
+
+def test_rows_far_from_the_origin_take_the_float64_products(monkeypatch):
+    from sklearn_attnclust import InContextQuantizer, in_context
+
+    X, _ = make_blobs(200, 1500, centers=3, center_box=(-3, 3), random_state=0)
+    calls = []
+    real = in_context.single_gram
+    monkeypatch.setattr(in_context, "single_gram", lambda A: calls.append(1) or real(A))
+    near = InContextQuantizer(3, attention="softmax", random_state=0).fit(X)
+    assert calls and (near.predict(X) == near.labels_).all()
+    calls.clear()
+    with pytest.warns(Warning):  # (one fixed point: the offset rows look alike)
+        far = InContextQuantizer(3, attention="softmax", random_state=0).fit(X + 1000.0)
+    assert not calls and (far.predict(X + 1000.0) == far.labels_).all()
