@@ -54,8 +54,7 @@ cdef void *_blas(module, name):
 
 
 #: scipy's gemm routines, loaded at the first pass over wide rows (narrow rows
-#: need none; :mod:`._scipy_blas` loads ``cython_blas`` alone where
-#: ``scipy.linalg`` is not imported: importing it cost about 0.15 s, a dask
+#: need none, and importing ``scipy.linalg`` costs about 0.15 s, a dask
 #: worker's first pass's largest cost)
 cdef aq_gemm_f64 _dgemm = NULL
 cdef aq_gemm_f32 _sgemm = NULL
@@ -63,10 +62,9 @@ cdef aq_gemm_f32 _sgemm = NULL
 
 cdef _load_blas():
     global _dgemm, _sgemm
-    from ._blocks import blas_loaded
-    from ._scipy_blas import cython_blas as scipy_cython_blas
+    from scipy.linalg import cython_blas
 
-    cython_blas = scipy_cython_blas()  # (without importing scipy.linalg: see _scipy_blas)
+    from ._blocks import blas_loaded
 
     _dgemm = <aq_gemm_f64> _blas(cython_blas, "dgemm")
     _sgemm = <aq_gemm_f32> _blas(cython_blas, "sgemm")
