@@ -40,6 +40,7 @@ crowded clusters shrink too; it is left as it was.
 
 import numpy as np
 
+from ._nearest import two_nearest
 from .maths.point.maths import PointMaths
 
 __all__ = ["SPACING_RATIO", "spaced"]
@@ -49,7 +50,8 @@ __all__ = ["SPACING_RATIO", "spaced"]
 #: rows, module docstring), so that the rule stands where its assumption holds.
 SPACING_RATIO = 3.0
 
-#: Heads a block of the spacing's distances holds: its (block, K) array is 8 MiB
+#: Heads a block of the spacing's distances holds (:func:`._nearest.two_nearest`'s
+#: ``block_rows``): its (block, K) array is 8 MiB
 #: at K = 1024 (one block: the whole K x K product), not K x K at any K (a
 #: colour quantisation in 3-D at K = 16384 would hold 2 GiB).
 SPACING_BLOCK = 1024
@@ -59,13 +61,9 @@ def spacing(Z, masses, floor):
     """The mass-weighted median over the points ``Z`` (K, d) of the squared
     distance to the nearest other point, each at least ``floor`` (``masses``:
     the heads' shares of the rows)."""
-    sq = np.einsum("ij,ij->i", Z, Z)
-    gaps = np.empty(len(Z))
-    for a in range(0, len(Z), SPACING_BLOCK):  # (K x K distances by blocks of heads)
-        b = min(a + SPACING_BLOCK, len(Z))
-        D = sq[a:b, None] + sq[None, :] - 2.0 * (Z[a:b] @ Z.T)
-        D[np.arange(b - a), np.arange(a, b)] = np.inf
-        gaps[a:b] = D.min(axis=1)
+    # (each point's second nearest of the points is its nearest other one: the
+    # first is itself, or a twin at the same distance 0)
+    gaps = two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2]
     gaps = np.maximum(gaps, floor)
     order = np.argsort(gaps, kind="stable")
     cum = np.cumsum(masses[order])
