@@ -9,6 +9,8 @@ labels.
 """
 
 import contextlib
+import sys
+from numbers import Integral
 
 import numpy as np
 from scipy.sparse import issparse
@@ -139,6 +141,60 @@ def small_fit(X):
     if X.shape[0] * X.shape[1] <= SMALL_FIT_ENTRIES:
         return one_blas_thread()
     return contextlib.nullcontext()
+
+
+#: ``RandomState`` objects kept for reuse by :class:`seeded` at most: one per fit
+#: running at once (threads, or a fit inside a fit's callable ``init``).
+SEEDED_POOL_SIZE = 8
+
+_SEEDED_FREE = []  # the generators no ended fit holds any more (list.pop/append: atomic)
+
+
+class seeded:
+    """Context manager: :attr:`state` is the ``random_state`` a fit draws from, for
+    an integer ``random_state`` a ``numpy.random.RandomState`` in the state of
+    ``RandomState(random_state)`` without building one a fit.
+
+    Building one seeds its ``MT19937`` from the system's entropy through a
+    ``SeedSequence`` (624 words hashed) before seeding it again from the
+    integer: 85 to 90 microseconds of CPU time (numpy 2.4, one thread), where
+    ``RandomState.seed`` (the same legacy seeding) of an existing one takes 2;
+    3 to 5 % of a small fit (cosine vMF 1000 x 64, K = 5: 3.2 ms; iris 1.7 ms).
+    So the generator is taken from a pool of those earlier fits gave back and
+    seeded again (the same draws as ``RandomState(seed)``'s, its Gaussian cache
+    cleared: tested), or built where the pool is empty, and given back on a
+    normal exit when nothing else holds it (its reference count is the one it
+    had when handed out): a generator a caller keeps is never seeded again
+    under it.  Any other ``random_state`` (None, a ``RandomState``) is
+    :attr:`state` as it is.  Read :attr:`state` where it is passed on (``with
+    seeded(seed) as s: fit(s.state)``): a name bound to it keeps it out of the
+    pool (safe, only slower).
+    """
+
+    __slots__ = ("state", "_refs")
+
+    def __init__(self, random_state):
+        self.state, self._refs = random_state, None
+
+    def __enter__(self):
+        seed = self.state
+        if isinstance(seed, Integral):
+            try:
+                self.state = _SEEDED_FREE.pop()
+            except IndexError:
+                self.state = np.random.RandomState(seed)
+            else:
+                self.state.seed(seed)  # (raises as RandomState(seed) for a bad seed)
+            self._refs = sys.getrefcount(self.state)
+        return self
+
+    def __exit__(self, exc_type, *exc_info):
+        if (self._refs is not None and exc_type is None
+                and len(_SEEDED_FREE) < SEEDED_POOL_SIZE
+                and sys.getrefcount(self.state) == self._refs):
+            _SEEDED_FREE.append(self.state)
+        self.state, self._refs = None, None
+        return False
 
 
 def unit_weights(w):

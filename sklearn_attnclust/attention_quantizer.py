@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseQuantizer, power_of_two_scale, small_fit, unit_weights
+from ._base import BaseQuantizer, power_of_two_scale, seeded, small_fit, unit_weights
 from .rows.dask import is_dask_array
 from ._layer_dispatch import LayerDispatch
 from ._readouts import LayerReadouts
@@ -390,12 +390,12 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         if is_dask_array(X):  # before the numpy validation, which would load it
             return self._fit_dask(X, sample_weight)
         X = self._validate_input(X, reset=True)
-        with small_fit(X):  # (one BLAS limit for all the parts of a small fit)
+        with small_fit(X), seeded(self.random_state) as seed:  # (one BLAS limit: small fits)
             w = self._weights(sample_weight, X)
             layer = self._new_layer(*X.shape)
             # the weights' ratios only, times a power of two (exact): no sum overflows
             wu = unit_weights(w)
-            assignment = layer.fit(X, wu, layer.make_rng(self.random_state))
+            assignment = layer.fit(X, wu, layer.make_rng(seed.state))
             self._layer_params = self._shaping_params()
             weight_scale = 1.0 if w is None else power_of_two_scale(w)
             self._store(layer, X, w, warn=True, weight_scale=weight_scale, assignment=assignment)
