@@ -16,6 +16,7 @@ from scipy.sparse import issparse
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import check_sample_weight
+from .metrics import quantization_risk
 from .rows.dask import is_dask_array
 
 __all__ = ["LayerReadouts"]
@@ -269,7 +270,9 @@ class LayerReadouts:
             else:
                 total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
             return total / X.shape[0]
+        X = self._validate_input(X, reset=False)
         own = _own_risk(self.layer_, X)
         if own is not None:  # the cosine layer's, of the unit rows (also sparse)
-            return own(self._validate_input(X, reset=False))
-        return super()._quantization_risk(X)
+            return own(X)
+        # (:meth:`transform` of the rows validated here: not checked and validated again)
+        return quantization_risk(X, self._check_finite_output(self.layer_.transform(X), X))

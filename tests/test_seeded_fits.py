@@ -132,3 +132,26 @@ def _base_interval(low):
     from sklearn.utils._param_validation import Interval
 
     return Interval(Integral, low, None, closed="left")
+
+
+@pytest.mark.parametrize("geometry", ["point", "cosine", "direction"])
+@pytest.mark.parametrize("kind", ["array", "list"])
+def test_score_validates_the_rows_once_and_is_minus_the_risk_of_transform(
+        geometry, kind, monkeypatch):
+    from sklearn_attnclust.metrics import quantization_risk
+
+    X, _ = make_blobs(120, centers=3, n_features=4, random_state=1)
+    X = X + 10.0
+    est = AttentionQuantizer(2 if geometry == "direction" else 3, geometry=geometry,
+                             random_state=0).fit(X)
+    rows = X.tolist() if kind == "list" else X
+    if geometry == "cosine":  # (its own risk, of the unit rows)
+        expected = est.layer_.quantization_risk(X)
+    else:
+        expected = quantization_risk(X, est.transform(X))
+    calls = []
+    validate = type(est)._validate_input
+    monkeypatch.setattr(type(est), "_validate_input",
+                        lambda self, *a, **k: calls.append(1) or validate(self, *a, **k))
+    assert est.score(rows) == -expected
+    assert len(calls) == 1
