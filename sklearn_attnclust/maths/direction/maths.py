@@ -214,8 +214,11 @@ class DirectionMaths(LayerMaths):
         self.n_clusters, self.stats, self.L = int(n_clusters), stats, context_length
         self.needs_rows = not (attention == "linear" and context_length is None)
         self.norm = stats.mean_sq_norm
+        # (a Python float: a numpy scalar temperature, as a parameter grid gives, made
+        # the float32 passes' weights float64 under numpy 2's promotion, a fit 7 % slower
+        # and its heads 1e-7 apart from the float's; bench_direction.py's rows, d = 128)
         self.beta = 0.0 if attention == "linear" else \
-            temperature / typical_head_score(stats.second, n_clusters)
+            float(temperature) / typical_head_score(stats.second, n_clusters)
         self.scale, self.alpha, self.abs_alpha = scale, alpha, alpha * self.norm
         self.dtype, self.chunk_size, self.rms = np.dtype(dtype), int(chunk_size), rms
         self.unit_root = float(np.sqrt(self.norm)) * rms
