@@ -146,7 +146,7 @@ def unit_scale_top(X, weights):
             with np.errstate(under="ignore"):
                 rms = float(root / two)
             if _one_pass(X.dtype, root, rms):  # (h147: X / rms, the same bits)
-                with np.errstate(over="ignore", invalid="ignore"):  # (rows of weight 0)
+                with np.errstate(over="ignore", under="ignore", invalid="ignore"):
                     return counted(X / X.dtype.type(rms), weights), rms, top
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
                 Xs = X * X.dtype.type(two) if two != 1.0 else X
