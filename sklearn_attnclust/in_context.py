@@ -370,7 +370,7 @@ class InContextQuantizer(BaseEmbedding):
             self.context_ = X
         gram = scores = rows_gram = None
         wide = Xs.shape[1] > context.shape[0]
-        single = Xs.dtype == np.float64 and single_suffices(Xs)  # (.maths.single_products)
+        single = Xs.dtype == np.float64 and single_suffices(Xs, moments.trace)  # (its trace)
         if wide and context is Xs:  # (X's Gram matrix is its scores: one product)
             gram = scores = rows_gram = single_gram(Xs) if single else token_scores(Xs, Xs)
         elif wide and n <= GRAM_ROWS_PER_TOKEN * context.shape[0] and \

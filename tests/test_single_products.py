@@ -118,3 +118,24 @@ def test_rows_far_from_the_origin_take_the_float64_products(monkeypatch):
     with pytest.warns(Warning):  # (one fixed point: the offset rows look alike)
         far = InContextQuantizer(3, attention="softmax", random_state=0).fit(X + 1000.0)
     assert not calls and (far.predict(X + 1000.0) == far.labels_).all()
+
+
+def test_single_suffices_from_the_moments_trace_decides_as_its_own_pass():
+    # (h147) the wide moments' trace stands for single_suffices's own pass over X
+    from sklearn_attnclust.maths.context_moments import context_moments
+
+    rng = np.random.default_rng(1)
+    for offset in (0.0, 3.0, 30.0, 1000.0):
+        X = rng.normal(size=(30, 200)) + offset
+        trace = context_moments(X, 100).trace
+        assert trace == float(np.einsum("ij,ij->", X, X)) / X.shape[0]
+        assert single_products.single_suffices(X, trace) == single_products.single_suffices(X)
+    # a share just below the bound reads as too small, just above as enough
+    X = rng.normal(size=(40, 20))
+    X -= X.mean(axis=0)
+    spread = float(np.einsum("ij,ij->", X, X)) / X.shape[0]
+    for share, expected in ((0.009, False), (0.011, True)):
+        shift = np.sqrt(spread * (1.0 - share) / share / X.shape[1])
+        Y = X + shift
+        msq = float(np.einsum("ij,ij->", Y, Y)) / Y.shape[0]
+        assert single_products.single_suffices(Y, msq) is expected

@@ -15,10 +15,14 @@ from .free_energy import exp_shifted
 __all__ = ["flow_steps", "low_precision_flow", "softmax_rows"]
 
 
-def softmax_rows(z, beta, floor32=False):
-    """``softmax(beta z)`` of each row of the scores ``z``, in place (``floor32``:
-    :func:`.free_energy.exp_shifted`'s, for float32 scores)."""
-    z *= beta
+def softmax_rows(z, beta, floor32=False, copy=False):
+    """``softmax(beta z)`` of each row of the scores ``z``, in place (``copy``: in a
+    new array ``z * beta``, the same numbers as a copy scaled in place, one pass
+    fewer; ``floor32``: :func:`.free_energy.exp_shifted`'s, for float32 scores)."""
+    if copy:  # (into an array of z's dtype, as in place: whatever beta's type)
+        z = np.multiply(z, beta, out=np.empty_like(z))
+    else:
+        z *= beta
     z -= z.max(axis=1, keepdims=True)
     exp_shifted(z, floor32)
     z /= z.sum(axis=1, keepdims=True)
@@ -44,7 +48,7 @@ def flow_steps(scores, P, gram, beta, bound, max_iter, sq_norms=None):
     it = 0
     while active.size and it < max_iter:
         it += 1
-        new = softmax_rows(current.copy(), beta, floor32)
+        new = softmax_rows(current, beta, floor32, copy=True)
         new_scores = new @ gram
         if weights is None:  # from the start y: |p C|^2 + |y|^2 - 2 <p C, y>
             step = np.einsum("ij,ij->i", new, new_scores - 2.0 * current,
@@ -107,7 +111,7 @@ def low_precision_flow(scores, sq_norms, gram, beta, bound, max_iter, gram32=Non
     it += steps
     weights = weights.astype(np.float64)
     current = weights @ gram
-    new = softmax_rows(current.copy(), beta)
+    new = softmax_rows(current, beta, copy=True)
     new_scores = new @ gram
     moving = np.einsum("ij,ij->i", new - weights, new_scores - current) >= bound
     if np.any(moving) and it < max_iter:  # (on in float64 from the check's step)

@@ -67,13 +67,15 @@ def single_scores(X, context):
     return scores
 
 
-def single_suffices(X):
+def single_suffices(X, msq=None):
     """Whether the float32 products are accurate enough for the rows ``X``: their
     total variance at least :data:`SINGLE_SPREAD_SHARE` times their mean squared
-    norm (one pass over X for the mean)."""
+    norm ``msq`` (``tr(X^T X) / n``, the wide moments' ``trace``: where None, a
+    pass over X for it), with one pass over X for the mean."""
     n = X.shape[0]
     if n < 2:
         return False
     mean = X.mean(axis=0)
-    msq = float(np.einsum("ij,ij->", X, X)) / n
+    if msq is None:
+        msq = float(np.einsum("ij,ij->", X, X, dtype=np.float64)) / n
     return msq - float(mean @ mean) >= SINGLE_SPREAD_SHARE * msq

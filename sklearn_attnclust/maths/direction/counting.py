@@ -145,6 +145,9 @@ def unit_scale_top(X, weights):
             root = np.sqrt(mean_sq)
             with np.errstate(under="ignore"):
                 rms = float(root / two)
+            if _one_pass(X.dtype, root, rms):  # (h147: X / rms, the same bits)
+                with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                    return counted(X / X.dtype.type(rms), weights), rms, top
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
                 Xs = X * X.dtype.type(two) if two != 1.0 else X
             if rms < np.finfo(np.float64).tiny:  # below 1e-308: its digits underflow
@@ -185,6 +188,22 @@ def _near_unit(X, weights, top):
 
 #: Numbers of the rows scaled at a time by :func:`_scaled_sq_norms` (2 MiB of float64).
 SCALED_CHUNK = 2**18
+
+
+def _one_pass(dtype, root, rms):
+    """Whether ``X / rms`` (one pass, one fresh copy) stands for ``(X two) / root``
+    (two passes; ``rms = root / two``, ``two`` a power of two): where ``rms`` and
+    ``root`` are normal numbers of ``dtype``, dividing by them commutes with the
+    exact power of two, so the bits are the same for every entry whose ``x two``
+    is exact: all of them for ``two >= 1`` (``X two`` is below 1), and for ``two <
+    1`` all but entries below ``2**-1022 / two`` (float32: ``2**-126 / two``),
+    which ``x two`` rounds as a subnormal number and one division rounds once
+    (the nearer).  Measured (1000 x 1e4 blobs, ``two`` 1/16, one thread, CPU
+    time): see the CHANGELOG (h147)."""
+    info = np.finfo(dtype)
+    with np.errstate(over="ignore", under="ignore"):
+        r, q = dtype.type(rms), dtype.type(root)
+    return bool(info.tiny <= r <= info.max and info.tiny <= q <= info.max)
 
 
 def _scaled_sq_norms(X, two):
