@@ -10,7 +10,8 @@ so the same code runs on a laptop (dask's threads) or on a distributed cluster. 
 scatters the blocks of an array whose graph holds its data
 (``da.from_array``) rather than sending that graph, and :func:`warm_workers`
 has each client's workers import the passes once (they import no
-scikit-learn: the package loads its estimators lazily).  Every pass reads a
+scikit-learn: the package loads its estimators lazily), and for wide rows
+the compiled kernel's BLAS (:func:`_load_blas`).  Every pass reads a
 block once, through aligned chunks where distributed deserialised it
 unaligned (:func:`_aligned_chunks`).
 
