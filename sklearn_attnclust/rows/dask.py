@@ -148,10 +148,11 @@ _BLAS_THREAD = [None]
 
 def wait_for_blas():
     """Wait for the import of :func:`_load_blas` started by :func:`_warm_worker`
-    in this process, if any: the passes' first task on a worker runs after
-    it, not beside it (two threads of one process, the import holding the GIL:
-    a pass's many short numpy calls each waited for it, measured up to 3 times
-    slower), and the import overlaps the client's work and the data's arrival."""
+    in this process, if any: the point layer's evaluations (the compiled
+    kernel's passes) start after it.  (The import's module locks would hold
+    the kernel's own import until then too; after a failed warm-up import the
+    kernel's import runs again and reports the failure.)  The first graph's
+    moments pass, which needs no BLAS of scipy's, runs beside the import."""
     thread = _BLAS_THREAD[0]
     if thread is not None:
         thread.join()
@@ -184,7 +185,8 @@ async def _warm_worker(blas=False):
     kernel's BLAS (scipy's, :func:`_load_blas`), with ``blas``, is imported
     in a thread started here, off the event loop: the first graph's data and
     tasks are received meanwhile (and its moments computed, by the worker's
-    task thread), and the first evaluation of the risk finds it loaded."""
+    task thread), and the first evaluation of the risk finds it loaded
+    (:func:`wait_for_blas`)."""
     from .. import _dask, _dask_point  # noqa: F401  (the passes the fits send)
 
     if blas and COMPILED:
