@@ -3,24 +3,40 @@
 Default mode: on ``make_blobs`` data (n x d float64, K centres) made in this
 process, for each of ``--repeat`` rounds, start a fresh LocalCluster of
 ``--workers`` worker processes (one thread each), scatter the rows to it in
-``--chunks`` row blocks, then time, interleaved,
+``--chunks`` row blocks (as a user would: not by ``fit``, which would warm the
+workers), wait ``--settle`` seconds (the scatter's aftermath: the workers
+still copying, the scheduler's thread in this process still busy), then time,
+interleaved,
 
-- the first dask fit on that cluster (the workers cold: nothing of the package
-  imported there yet),
-- the numpy fit of the same rows in this process,
-- a second dask fit (warm workers),
+- a numpy fit of the same rows in this process (the cluster started, idle),
+- the first dask fit on that cluster (the workers cold: nothing of the
+  package imported there yet),
+- a numpy fit (idle cluster),
+- a later dask fit (warm workers),
+- a numpy fit (idle cluster),
 - a one-shot fit of ``da.from_array(X, chunks=...)`` (not persisted: fit
   scatters its blocks; noted: whether dask warned of a large graph),
 
-``AttentionQuantizer(K, random_state=round)`` each (the rows put on the
-cluster first, block by block, as ``fit`` scatters them).  Reported: the medians,
-their spread (min to max), the ratios to the numpy fit, for the last round the
-graphs the client submitted (``update_graph`` calls at the scheduler), the
-passes over the data (graphs with a task per block group reading the data),
-and the largest difference of the centres from the numpy fit's.  A second
-table gives CPU times, steadier than wall times on a shared machine: the numpy
-fit's (this process), and a dask fit's path, the CPU of this process (the fit,
-and the LocalCluster's scheduler) plus that of the busier worker process.
+``AttentionQuantizer(K, random_state=round)`` each; before the cluster is
+started, a numpy fit with no cluster at all (column "alone", for reference).
+
+The denominator of the ratios is the numpy fit beside the idle cluster, as
+the dask fits run: the cluster's scheduler runs in a thread of this process and
+its workers are processes on the same cores, so a numpy fit beside them is
+slower than one alone (by their heartbeats and by the other jobs on a shared
+machine, which move between rounds).  Three numpy fits per round, interleaved
+with the dask fits: a ratio is a dask fit over the median of its round's numpy
+fits (so a round that ran slow for all is not counted against dask), and the
+table gives the medians of those ratios over the rounds, with their spread;
+the seconds columns are medians (min to max) over the rounds.  The machine's
+load (``os.getloadavg``) is printed before and after.  Also reported: for the
+last round the graphs the client submitted (``update_graph`` calls at the
+scheduler), the passes over the data (graphs with a task per block group
+reading the data), and the largest difference of the centres from the numpy
+fit's.  A second table gives CPU times, steadier than wall times on a shared
+machine: the numpy fits' (this process), and a dask fit's path, the CPU of
+this process (the fit, and the LocalCluster's scheduler) plus that of the
+busier worker process, the same per-round ratios.
 
 ``--large``: a fit of ``--large-rows`` x 32 float32 rows (2e7: 2.4 GiB, more
 than one worker's memory) on 2 workers of ``--memory-limit`` (2 GiB) each, the
@@ -29,7 +45,7 @@ four blobs; never in this process), persisted, then one fit timed.
 
 Usage::
 
-    python benchmarks/bench_dask.py                          # 2e6 x 32, 5 rounds
+    python benchmarks/bench_dask.py                          # 2e6 x 32, 7 rounds
     python benchmarks/bench_dask.py --sizes 200000x16x8      # n x d x chunks
     python benchmarks/bench_dask.py --large                  # 2e7 x 32 float32, 2 x 2 GiB
     python benchmarks/bench_dask.py --smoke                  # tiny, a few seconds
@@ -116,86 +132,124 @@ def timed_fit(fit, X, procs):
     return out, wall, client + max(a - b for a, b in zip(process_cpu(procs), before))
 
 
-def spread(values):
-    return f"{statistics.median(values):.3f} ({min(values):.3f} to {max(values):.3f})"
+def spread(values, digits=3):
+    """``"median (min to max)"`` of ``values``."""
+    return (f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f} to "
+            f"{max(values):.{digits}f})")
+
+
+def numpy_fit(K, seed, X):
+    """``(wall, CPU)`` seconds of the in-memory fit of ``X`` in this process."""
+    from sklearn_attnclust import AttentionQuantizer
+
+    t, c = time.perf_counter(), time.process_time()
+    AttentionQuantizer(K, random_state=seed).fit(X)
+    return time.perf_counter() - t, time.process_time() - c
+
+
+def one_round(X, K, chunks, seed, args):
+    """One round on a fresh cluster (see the module's docstring): a dict of lists of
+    ``(wall, CPU path)`` per kind of fit, the graphs of the first dask fit, the
+    centres' difference and whether dask warned of a large graph."""
+    import os
+
+    import dask.array as da
+    import psutil  # (a dependency of distributed)
+
+    from sklearn_attnclust import AttentionQuantizer
+
+    n, d = X.shape
+    out = {"alone": [numpy_fit(K, seed, X)], "numpy": [], "first": [], "later": []}
+    cluster, client = new_cluster(args.workers)
+    counter = graph_counter()
+    cluster.scheduler.add_plugin(counter)
+    try:
+        procs = [psutil.Process(pid) for pid in client.run(os.getpid).values()]
+        Xd = scatter_rows(client, X, -(-n // chunks))
+        time.sleep(args.settle)
+        out["numpy"].append(numpy_fit(K, seed, X))
+        counter.reset()
+        b, wall, path = timed_fit(AttentionQuantizer(K, random_state=seed).fit, Xd, procs)
+        out["first"].append((wall, path))
+        graphs = list(counter.graphs)
+        out["numpy"].append(numpy_fit(K, seed, X))
+        _, wall, path = timed_fit(AttentionQuantizer(K, random_state=seed).fit, Xd, procs)
+        out["later"].append((wall, path))
+        out["numpy"].append(numpy_fit(K, seed, X))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t = time.perf_counter()
+            AttentionQuantizer(K, random_state=seed).fit(
+                da.from_array(X, chunks=(-(-n // chunks), d)))
+            out["oneshot"] = [(time.perf_counter() - t, np.nan)]
+        large = any("large graph" in str(w.message) for w in caught)
+        a = AttentionQuantizer(K, random_state=seed).fit(X)
+        diff = np.abs(a.cluster_centers_ - b.cluster_centers_).max()
+        del Xd
+    finally:
+        client.close()
+        cluster.close()
+    return out, graphs, diff, large
+
+
+def ratios(rounds, kind, which):
+    """Per round: the median of its ``kind`` fits over the median of its numpy
+    fits (``which``: 0 wall, 1 CPU)."""
+    return [statistics.median(r[kind][i][which] for i in range(len(r[kind]))) /
+            statistics.median(f[which] for f in r["numpy"]) for r in rounds]
 
 
 def fit_rounds(args):
     import os
 
-    import dask.array as da
-    import psutil  # (a dependency of distributed)
     from sklearn.datasets import make_blobs
 
     from sklearn_attnclust import AttentionQuantizer
 
+    load_before = os.getloadavg()
     rows = []
     for size in args.sizes:
         n, d, chunks = (int(v) for v in size.split("x"))
         K = args.clusters
         X, _ = make_blobs(n, n_features=d, centers=K, random_state=0)
         AttentionQuantizer(K, random_state=0).fit(X[:20000])  # this process warm
-        first, later, oneshot, t_np, large_graph = [], [], [], [], []
-        cpu_first, cpu_later, cpu_np = [], [], []
+        rounds, large = [], False
         for seed in range(args.repeat):
-            cluster, client = new_cluster(args.workers)
-            counter = graph_counter()
-            cluster.scheduler.add_plugin(counter)
-            try:
-                procs = [psutil.Process(pid) for pid in client.run(os.getpid).values()]
-                # the rows put on the workers as a user would scatter them (not by
-                # fit, which would warm the workers)
-                Xd = scatter_rows(client, X, -(-n // chunks))
-                counter.reset()
-                b, wall, path = timed_fit(AttentionQuantizer(K, random_state=seed).fit, Xd, procs)
-                first.append(wall)
-                cpu_first.append(path)
-                graphs = list(counter.graphs)
-                t, c = time.perf_counter(), time.process_time()
-                a = AttentionQuantizer(K, random_state=seed).fit(X)
-                t_np.append(time.perf_counter() - t)
-                cpu_np.append(time.process_time() - c)
-                _, wall, path = timed_fit(AttentionQuantizer(K, random_state=seed).fit, Xd, procs)
-                later.append(wall)
-                cpu_later.append(path)
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    t = time.perf_counter()
-                    AttentionQuantizer(K, random_state=seed).fit(
-                        da.from_array(X, chunks=(-(-n // chunks), d)))
-                    oneshot.append(time.perf_counter() - t)
-                large_graph.append(any("large graph" in str(w.message) for w in caught))
-                diff = np.abs(a.cluster_centers_ - b.cluster_centers_).max()
-                del Xd
-            finally:
-                client.close()
-                cluster.close()
-        rows.append(dict(size=f"{n} x {d}, {chunks} chunks", numpy=t_np, first=first,
-                         later=later, oneshot=oneshot, graphs=len(graphs), passes=count_passes(graphs),
-                         diff=diff, large=any(large_graph), cpu_np=cpu_np, cpu_first=cpu_first,
-                         cpu_later=cpu_later))
+            out, graphs, diff, big = one_round(X, K, chunks, seed, args)
+            rounds.append(out)
+            large = large or big
+        rows.append(dict(size=f"{n} x {d}, {chunks} chunks", rounds=rounds,
+                         graphs=len(graphs), passes=count_passes(graphs), diff=diff, large=large))
+    load = "load average (1, 5, 15 min) {:.1f}, {:.1f}, {:.1f}"
     print(f"{args.workers} worker processes x 1 thread, K = {args.clusters}, "
-          f"{args.repeat} rounds (a fresh cluster each): medians (min to max), seconds\n")
-    print("| data | numpy fit | first dask fit | ratio | later dask fit | ratio | "
-          "one-shot from_array fit | ratio | graphs | passes | max centre diff | "
-          "large-graph warning |")
-    print("|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|")
+          f"{args.repeat} rounds (a fresh cluster each); {load.format(*load_before)} before, "
+          f"{load.format(*os.getloadavg())} after\n")
+    print("Wall seconds, medians (min to max) over the rounds; ratios: per round to the "
+          "median of its three numpy fits beside the idle cluster, medians (min to max)\n")
+    print("| data | numpy fit alone | numpy fit, cluster idle | first dask fit | ratio | "
+          "later dask fit | ratio | one-shot from_array fit | ratio | graphs | passes | "
+          "max centre diff | large-graph warning |")
+    print("|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|")
+
+    def seconds(r, kind, which):
+        return spread([f[which] for x in r["rounds"] for f in x[kind]])
+
     for r in rows:
-        med = statistics.median(r["numpy"])
-        print(f"| {r['size']} | {spread(r['numpy'])} | {spread(r['first'])} | "
-              f"{statistics.median(r['first']) / med:.2f} | {spread(r['later'])} | "
-              f"{statistics.median(r['later']) / med:.2f} | {spread(r['oneshot'])} | "
-              f"{statistics.median(r['oneshot']) / med:.2f} | {r['graphs']} | {r['passes']} | "
-              f"{r['diff']:.1e} | {'yes' if r['large'] else 'no'} |")
-    print(f"\nCPU seconds (load {os.getloadavg()[0]:.1f}): the numpy fit's; a dask fit's path "
-          "(this process's CPU, with the scheduler's, plus the busier worker's)\n")
-    print("| data | numpy fit | first dask fit | ratio | later dask fit | ratio |")
-    print("|:---|---:|---:|---:|---:|---:|")
+        print(f"| {r['size']} | {seconds(r, 'alone', 0)} | {seconds(r, 'numpy', 0)} | "
+              f"{seconds(r, 'first', 0)} | {spread(ratios(r['rounds'], 'first', 0), 2)} | "
+              f"{seconds(r, 'later', 0)} | {spread(ratios(r['rounds'], 'later', 0), 2)} | "
+              f"{seconds(r, 'oneshot', 0)} | {spread(ratios(r['rounds'], 'oneshot', 0), 2)} | "
+              f"{r['graphs']} | {r['passes']} | {r['diff']:.1e} | "
+              f"{'yes' if r['large'] else 'no'} |")
+    print("\nCPU seconds: the numpy fits' (this process); a dask fit's path (this "
+          "process's CPU, with the scheduler's, plus the busier worker's); ratios as above\n")
+    print("| data | numpy fit alone | numpy fit, cluster idle | first dask fit | ratio | "
+          "later dask fit | ratio |")
+    print("|:---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        med = statistics.median(r["cpu_np"])
-        print(f"| {r['size']} | {spread(r['cpu_np'])} | {spread(r['cpu_first'])} | "
-              f"{statistics.median(r['cpu_first']) / med:.2f} | {spread(r['cpu_later'])} | "
-              f"{statistics.median(r['cpu_later']) / med:.2f} |")
+        print(f"| {r['size']} | {seconds(r, 'alone', 1)} | {seconds(r, 'numpy', 1)} | "
+              f"{seconds(r, 'first', 1)} | {spread(ratios(r['rounds'], 'first', 1), 2)} | "
+              f"{seconds(r, 'later', 1)} | {spread(ratios(r['rounds'], 'later', 1), 2)} |")
 
 
 def _blob_block(block_info=None, d=32, K=4, dtype="float32"):
@@ -249,7 +303,9 @@ def main(argv=None):
     parser.add_argument("--sizes", nargs="*", default=["2000000x32x16"], help="n x d x chunks")
     parser.add_argument("--clusters", type=int, default=4)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--settle", type=float, default=1.0,
+                        help="seconds waited after the scatter, before the round's fits")
     parser.add_argument("--large", action="store_true")
     parser.add_argument("--large-rows", type=int, default=20_000_000)
     parser.add_argument("--large-chunk", type=int, default=500_000)
