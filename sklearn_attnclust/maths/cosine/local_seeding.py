@@ -23,6 +23,7 @@ uncovered one still 1.5 to 2, and the draws and the choice find it.
 """
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 __all__ = ["LOCAL_DRAW_POWER", "LOCAL_MEAN_SHARE", "local_kmeans_plusplus", "local_rows"]
@@ -53,28 +54,40 @@ def local_rows(n_rows, n_seeds):
 
 
 def local_kmeans_plusplus(Y, n_seeds, w, random_state, trials, float32=False):
-    """``n_seeds`` unit seeds (K, d) float64 of the dense unit rows ``Y`` (weights
-    ``w`` or None), each the mean direction of the :func:`local_rows` rows
-    nearest to a row drawn as k-means++ draws (see the module); the products
-    in float32 with ``float32`` (the distances formed in float64)."""
+    """``n_seeds`` unit seeds (K, d) float64 of the unit rows ``Y`` (an ndarray
+    or a CSR matrix; weights ``w`` or None), each the mean direction of the
+    :func:`local_rows` rows nearest to a row drawn as k-means++ draws (see the
+    module); the products of dense rows in float32 with ``float32`` (the
+    distances formed in float64).  CSR rows draw alike, from the same numbers
+    as their dense twin to rounding (issue 26): the products of the rows with
+    the dense candidates and seeds, a local mean the weighted sum of its sparse
+    rows; dense arrays of ``trials`` rows and of ``d`` at most, never of all
+    the rows."""
     state = check_random_state(random_state)
     n = Y.shape[0]
     w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
-    low = Y.astype(np.float32) if float32 else Y
+    sparse = sp.issparse(Y)
+    low = Y.astype(np.float32) if float32 and not sparse else Y
     m = min(n, local_rows(n, n_seeds))
 
+    def dense(ids):  # the rows ids as an ndarray
+        return Y[ids].toarray() if sparse else Y[ids]
+
     def row_distances(ids):  # (len(ids), n): |c|^2 + 1 - 2 <y, c> of the rows ids
-        D = np.multiply((low @ low[ids].T).T, -2.0, dtype=np.float64)
-        D += np.einsum("ij,ij->i", Y[ids], Y[ids])[:, None]
+        C = dense(ids)
+        P = np.asarray(Y @ C.T).T if sparse else (low @ low[ids].T).T
+        D = np.multiply(P, -2.0, dtype=np.float64)
+        D += np.einsum("ij,ij->i", C, C)[:, None]
         D += 1.0
         return np.maximum(D, 0.0, out=D)
 
     def local(i, d2):  # row i's local mean (d2: the rows' distances to row i)
         near = np.argpartition(d2, m - 1)[:m] if m < n else np.arange(n)
-        c = w[near] @ Y[near]
+        c = np.asarray(Y[near].T @ w[near]).ravel() if sparse else w[near] @ Y[near]
         norm = np.linalg.norm(c)
-        c = Y[i].astype(np.float64) if not norm > 0 else c / norm  # (opposite rows: the row)
-        D = np.multiply(low @ c.astype(low.dtype), -2.0, dtype=np.float64)
+        # (opposite rows: the row)
+        c = dense([i])[0].astype(np.float64) if not norm > 0 else c / norm
+        D = np.multiply(np.asarray(low @ c.astype(low.dtype)).ravel(), -2.0, dtype=np.float64)
         D += float(c @ c) + 1.0
         return c, np.maximum(D, 0.0, out=D)
 

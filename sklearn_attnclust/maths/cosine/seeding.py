@@ -340,9 +340,10 @@ def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None)
     rows.  Each round's :data:`SEED_LOCAL_TRIALS` candidates (not ``2 + ln K``).
     With ``norms`` (:func:`unit_kmeans_plusplus`'s), ``Y`` is the dense rows
     themselves (of which the fit keeps no unit copy): the sample's unit rows are
-    made, and the check scales the products by the rows' inverse norms.  A
-    sample of dense rows is drawn by :func:`.local_seeding.local_kmeans_plusplus`:
-    each seed the mean direction of the sample's rows nearest to a row drawn so."""
+    made, and the check scales the products by the rows' inverse norms.  The
+    sample (dense or CSR rows alike) is drawn by
+    :func:`.local_seeding.local_kmeans_plusplus`: each seed the mean direction
+    of the sample's rows nearest to a row drawn so."""
     n = len(order) if w is None else int(np.count_nonzero(np.asarray(w) > 0))
     m = max(SEED_SAMPLE_MIN_ROWS, SEED_ROWS_PER_CENTRE * int(n_seeds))
     trials = SEED_LOCAL_TRIALS
@@ -355,10 +356,8 @@ def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None)
     positions, counts = sample_positions(len(order), m, state, w)
     picked = order[positions]
     sample = Y[picked] if norms is None else dense_unit_rows(Y, *norms, picked)
-    if _is_sparse(sample):
-        Z = unit_kmeans_plusplus(sample, n_seeds, counts, state, trials=trials)[0]
-    else:  # (dense rows: each seed a local mean, .local_seeding)
-        Z = local_kmeans_plusplus(sample, n_seeds, counts, state, trials, float32)
+    # (each seed a local mean, .local_seeding; CSR rows as their dense twin)
+    Z = local_kmeans_plusplus(sample, n_seeds, counts, state, trials, float32)
     inverse = None if norms is None else np.ldexp(norms[1], norms[0])
     d2 = _nearest_sq_distances(Y, Z.toarray() if _is_sparse(Z) else Z, inverse)[order]
     if sample_missed_rows(d2, w, positions, counts):
