@@ -1,4 +1,4 @@
-"""The sampled k-means++ draw of dense unit rows with each seed a local mean.
+"""The sampled k-means++ draw of unit rows (dense or CSR) with each seed a local mean.
 
 In high dimension a row is a noisy witness of its cluster's direction: at d =
 64 and a within-cluster cosine of 0.3 (the von Mises-Fisher cells of
@@ -20,6 +20,10 @@ lowers their weighted sum most kept), but the kept row is replaced by the mean d
 rows' own weights), and the rows' distances to the seeds are those to that
 mean: a covered cluster's rows are then about 0.95 from it, the rows of an
 uncovered one still 1.5 to 2, and the draws and the choice find it.
+
+A sample of CSR rows draws alike, from the same numbers as its dense twin to
+rounding (issue 26: a sparse matrix and its dense copy give the same fit,
+``tests/test_swap.py::test_cosine_swaps_sparse_equal_dense``).
 """
 
 import numpy as np
