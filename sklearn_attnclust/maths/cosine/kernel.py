@@ -17,7 +17,7 @@ from ..._blocks import add_blocks_into_first, map_row_blocks, pool_width
 from ..shared import no_lone_blocks, row_view
 from .rows import _is_sparse
 
-__all__ = ["SPLIT_MIN_HEADS", "SPLIT_MIN_PRODUCTS", "ColumnParts", "block_sums", "logits_by_rows",
+__all__ = ["SPLIT_MIN_HEADS", "SPLIT_MIN_PRODUCTS", "ColumnParts", "logits_by_rows",
            "range_sums", "row_scores", "split_products", "split_sparse_sums", "sums_by_columns",
            "weighted_row_sums"]
 
@@ -297,16 +297,8 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=Fa
         # (a CSR view: scipy's row slice would copy the chunk's entries)
         Xc = row_view(X, a, b) if sparse else X[a:b]
         rc, wc = r[a:b], None if w is None else w[a:b]
-        if sparse or dtype == np.float32:
-            # float32 rows: the product rows by heads, then its transpose, costs
-            # less than heads by rows.  Measured (one thread, 2048 rows a chunk,
-            # medians of 51): d = 384, K = 20, 0.47 against 0.64 ms; K = 5, 0.33
-            # against 0.50 ms; d = 64, K = 20, 0.17 against 0.18 ms.  Not for
-            # float64 rows: 1.34 against 0.85 ms (d = 384, K = 20)
-            L = logits_by_rows(Xc, Md, bool(split))
-        else:
-            L = Md @ Xc.T  # heads by rows (see free_energy)
-        L *= (beta * rc).astype(dtype, copy=False)  # (rc: the rows' precision, no copy)
+        # (rc: the rows' precision, no copy)
+        L = _scaled_logits(Xc, Md, split, (beta * rc).astype(dtype, copy=False))
         top = None
         if need_grad and labels is not None:
             # the first head of largest logit from the column maxima the softmax
@@ -334,6 +326,23 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=Fa
         # (the chunk's logits freed before the next chunk's: K x b numbers each)
         L = P = part = None
     return out
+
+
+def _scaled_logits(Xc, Md, split, scale):
+    """The logits ``Md @ Xc.T`` (K, b) of a chunk, each row's times its ``scale``.
+    CSR and float32 rows: the product rows by heads, then its transpose
+    (:func:`logits_by_rows`), costs less than heads by rows.  Measured (one
+    thread, 2048 rows a chunk, medians of 51): d = 384, K = 20, 0.47 against
+    0.64 ms; K = 5, 0.33 against 0.50 ms; d = 64, K = 20, 0.17 against 0.18 ms.
+    Not for float64 rows: 1.34 against 0.85 ms (d = 384, K = 20).  Dense float32
+    rows: transposed and scaled in one pass (the same numbers, a pass fewer)."""
+    if Xc.dtype == np.float32 and not _is_sparse(Xc):
+        A = _scores(Xc, Md.T).T
+        return np.multiply(A, scale, out=np.empty(A.shape, dtype=A.dtype))
+    # (float64 rows: heads by rows, see free_energy)
+    L = logits_by_rows(Xc, Md, bool(split)) if _is_sparse(Xc) else Md @ Xc.T
+    L *= scale
+    return L
 
 
 def weighted_row_sums(P, Xc, into=None, split=False, heads=None):
@@ -489,8 +498,3 @@ def _add_sparse_dense_sums(S, P, Xc):
         block = part if step >= cols.size else part[:, a:a + step]
         S[:, cols[a:a + step]] += _dense_sums(P, block)
 
-
-def block_sums(Xc, r, w, M, beta, need_grad):
-    """:func:`range_sums` of all the rows of ``Xc`` in one chunk."""
-    return range_sums(0, Xc.shape[0], Xc, r, w, np.asarray(M, dtype=np.float64), beta,
-                      need_grad, max(Xc.shape[0], 1))

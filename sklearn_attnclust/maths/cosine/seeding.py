@@ -8,6 +8,7 @@ from ..._init import (canonical_order, centred_order, distinct_starts, generator
                       largest_magnitude, ordered_distinct_starts, squared_norms, unit_exponent)
 from ..point.seeding import SEED_ROWS_PER_CENTRE, drawn_by_weight, sample_missed_rows
 from ..sizes import cosine_mixed_min_size
+from .local_seeding import local_kmeans_plusplus
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
 
@@ -186,7 +187,8 @@ def seeded_from_rows(rows, kept):
     return bool(np.all((inv > 1.0 / bound) & (inv < bound)))
 
 
-def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, trials=None):
+def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, trials=None,
+                         float32=None):
     """Greedy k-means++ on the unit rows ``Y`` (an ndarray or a CSR matrix; weights
     ``w`` or None): the seeds, rows of ``Y``, and their indices.  With ``order``
     (indices), on the rows ``Y[order]`` (``w`` theirs, the indices returned
@@ -217,13 +219,17 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
     float32 passes take float32 products (:func:`_float32_products`; the
     distances still formed in float64): n = 4000, d = 384, K = 20, 28 -> 17 ms
     (one thread, interleaved), the same seeds on the von Mises-Fisher cells.
+    ``float32``: whether to take those float32 products (None: by the size of
+    ``Y``, :func:`_float32_seeding`; a sampled draw passes the decision made
+    on all the rows, :func:`sampled_unit_kmeans_plusplus`).
     """
     state = check_random_state(random_state)
     n = Y.shape[0] if order is None else len(order)
     w = np.ones(n, dtype=Y.dtype) if w is None else np.asarray(w, dtype=Y.dtype)
     trials = 2 + int(np.log(n_seeds)) if trials is None else int(trials)
     at = (lambda ids: ids) if order is None else (lambda ids: order[ids])
-    low = _float32_products(Y, n_seeds, norms)  # (a float32 copy of the unit rows, or None)
+    # (a float32 copy of the unit rows, or None)
+    low = _float32_products(Y, n_seeds, norms, float32)
 
     if norms is not None:
         e, r = norms
@@ -242,15 +248,17 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
         sq = np.einsum("ij,ij->i", C, C)
         if low is not None:  # (float32 products, the distances formed in float64)
             D = (low @ low[at(ids)].T).T
-            # (put in order before the float64 copy: one copy of the products fewer)
-            D = np.asarray(D if order is None else D.take(order, axis=1), dtype=np.float64)
+            # (put in order before the float64 copy: one copy of the products fewer;
+            # the copy and the factor -2 in one pass, the same numbers: -2 x is exact)
+            D = np.multiply(D if order is None else D.take(order, axis=1), _MINUS_TWO,
+                            dtype=np.float64)
         else:  # (low is None with norms)
             D = np.asarray(C @ Y.T) if not sparse else np.asarray(Y @ C.T).T
             if norms is not None:
                 D *= inv
             if order is not None:
                 D = D.take(order, axis=1)
-        D *= -2.0
+            D *= -2.0
         D += sq[:, None]
         D += 1.0
         return np.maximum(D, 0.0, out=D)
@@ -332,17 +340,24 @@ def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None)
     rows.  Each round's :data:`SEED_LOCAL_TRIALS` candidates (not ``2 + ln K``).
     With ``norms`` (:func:`unit_kmeans_plusplus`'s), ``Y`` is the dense rows
     themselves (of which the fit keeps no unit copy): the sample's unit rows are
-    made, and the check scales the products by the rows' inverse norms."""
+    made, and the check scales the products by the rows' inverse norms.  The
+    sample (dense or CSR rows alike) is drawn by
+    :func:`.local_seeding.local_kmeans_plusplus`: each seed the mean direction
+    of the sample's rows nearest to a row drawn so."""
     n = len(order) if w is None else int(np.count_nonzero(np.asarray(w) > 0))
     m = max(SEED_SAMPLE_MIN_ROWS, SEED_ROWS_PER_CENTRE * int(n_seeds))
     trials = SEED_LOCAL_TRIALS
     if m >= n:
         return unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms, trials)[0]
+    # (float32 products on the sample where the fit of all the rows runs float32
+    # passes: decided on all the rows, not on the sample's size)
+    float32 = _float32_seeding(Y, n_seeds, norms)
     state = check_random_state(random_state)
     positions, counts = sample_positions(len(order), m, state, w)
     picked = order[positions]
     sample = Y[picked] if norms is None else dense_unit_rows(Y, *norms, picked)
-    Z = unit_kmeans_plusplus(sample, n_seeds, counts, state, trials=trials)[0]
+    # (each seed a local mean, .local_seeding; CSR rows as their dense twin)
+    Z = local_kmeans_plusplus(sample, n_seeds, counts, state, trials, float32)
     inverse = None if norms is None else np.ldexp(norms[1], norms[0])
     d2 = _nearest_sq_distances(Y, Z.toarray() if _is_sparse(Z) else Z, inverse)[order]
     if sample_missed_rows(d2, w, positions, counts):
@@ -388,7 +403,7 @@ def _nearest_sq_distances(Y, C, inverse=None):
 SEED_FLOAT32_FEATURES = 1024
 
 
-def _float32_products(Y, n_seeds, norms):
+def _float32_products(Y, n_seeds, norms, float32=None):
     """A float32 copy of the dense float64 unit rows ``Y`` (no ``norms``) for
     :func:`unit_kmeans_plusplus`'s products, where the cosine fit of ``n_seeds``
     heads runs its passes in float32 (:func:`..sizes.cosine_mixed_min_size`), else
@@ -398,14 +413,33 @@ def _float32_products(Y, n_seeds, norms):
     their rounding, 2**-24 of a cosine, moves a k-means++ draw only where it
     lands that close to a boundary of the cumulative distances.  Not for rows
     of more than :data:`SEED_FLOAT32_FEATURES` features (the copy would add half
-    the rows to the fit's peak memory, issue 30's bound of two copies)."""
+    the rows to the fit's peak memory, issue 30's bound of two copies).
+    ``float32``: :func:`_float32_seeding`'s answer where the caller has it
+    (True for a sample of rows whose fit runs float32 passes), else None."""
     if norms is not None or _is_sparse(Y) or Y.dtype != np.float64 or Y.ndim != 2:
         return None
-    if Y.shape[1] > SEED_FLOAT32_FEATURES:
-        return None
-    if Y.size < cosine_mixed_min_size(n_seeds):
+    if not (_float32_seeding(Y, n_seeds, norms) if float32 is None else float32):
         return None
     return Y.astype(np.float32)
+
+
+def _float32_seeding(Y, n_seeds, norms):
+    """Whether the k-means++ products of the dense float64 unit rows ``Y`` (no
+    ``norms``) run in float32 (:func:`_float32_products`): the rows' fit of
+    ``n_seeds`` heads runs its passes in float32, and they have at most
+    :data:`SEED_FLOAT32_FEATURES` features.  For a sampled draw, of all the
+    rows (:func:`sampled_unit_kmeans_plusplus`): its sample of 1024 rows of d =
+    64 (von Mises-Fisher cells, K = 20) is smaller than the size from which
+    the fit runs float32 passes, and its float64 products took 2.6 of a fit's
+    24 ms.  Measured (one thread, interleaved): see ``CHANGELOG.md``."""
+    if norms is not None or _is_sparse(Y) or Y.dtype != np.float64 or Y.ndim != 2:
+        return False
+    return Y.shape[1] <= SEED_FLOAT32_FEATURES and Y.size >= cosine_mixed_min_size(n_seeds)
+
+
+#: ``-2`` as a float64 scalar: float32 products times it give float64 numbers
+#: (the squared distances' ``-2 <y, c>``, exact).
+_MINUS_TWO = np.float64(-2.0)
 
 
 def _repair(M, Y, rng):

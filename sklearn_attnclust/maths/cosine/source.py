@@ -1,6 +1,6 @@
 """The cosine layer on a row source (a dask array's rows): its kernel and its spread.
 
-:func:`unit_block_sums` is :func:`.kernel.block_sums` of a chunk of dense
+:func:`unit_block_sums` is :func:`block_sums` of a chunk of dense
 rows with their inverse norms computed there: the per-block kernel
 (:class:`.layers.base.LayerMaths`) that :class:`.rows.statistics.KernelStatistics`
 sums over any row source.  :func:`source_spread` is :func:`.statistics.cosine_spread`
@@ -12,14 +12,20 @@ import numpy as np
 
 from ..._blocks import smallest_keys
 from .rows import _direction_keys, _scaled_rows_ok, row_inverse_norms, unit_rows
-from .kernel import block_sums
+from .kernel import range_sums
 from .statistics import cosine_spread, spread_sample_size
 
-__all__ = ["source_spread", "unit_block_sums"]
+__all__ = ["block_sums", "source_spread", "unit_block_sums"]
+
+
+def block_sums(Xc, r, w, M, beta, need_grad):
+    """:func:`.kernel.range_sums` of all the rows of ``Xc`` in one chunk."""
+    return range_sums(0, Xc.shape[0], Xc, r, w, np.asarray(M, dtype=np.float64), beta,
+                      need_grad, max(Xc.shape[0], 1))
 
 
 def unit_block_sums(Y, w, M, beta, need_grad):
-    """:func:`.kernel.block_sums` of the dense rows ``Y`` (a ValueError
+    """:func:`block_sums` of the dense rows ``Y`` (a ValueError
     naming a row of zero norm), rows of extreme scale taken as unit rows (as
     :class:`.statistics.CosineStatistics` takes them)."""
     inv = row_inverse_norms(Y)
