@@ -20,7 +20,7 @@ from .maths.point.kernel import RAW_OFFSET, _RawKernel
 from .maths.point.chart import PointChart
 from .maths.point.moments import _near_origin
 from .rows.dask import (DaskRows, _aligned, _aligned_chunks, _row_groups, not_finite_error,
-                        persist_rows, wait_for_blas)
+                        persist_rows)
 from .rows.dask_sample import (_BucketCounts, _finish_keyed, _key_limit, _KeyedBelow,
                                _merge_keyed, _tree, keyed_sample)
 from .layers.base import Statistics
@@ -182,7 +182,6 @@ def _group_point_sums(kernel, need_grad, chunk, centers, *blocks):
     their nearest are also summed directly, as the numpy fit measures its
     inertia there (not as a difference of sums).  None for empty blocks.
     BLAS on one thread, as in the numpy fit's passes (:func:`._blocks.one_blas_thread`)."""
-    wait_for_blas()
     with one_blas_thread():
         return _point_sums_of_blocks(kernel, need_grad, chunk, centers, blocks)
 

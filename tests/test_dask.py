@@ -480,46 +480,6 @@ def test_workers_warmed_once_per_client(client, monkeypatch):
     AttentionQuantizer(2, random_state=0).fit(X)
     AttentionQuantizer(2, random_state=1).fit(X)
     assert calls == [sorted(client.scheduler_info()["workers"])]
-    # wide rows: the workers warmed again, once, for the kernel's BLAS too
-    W = da.from_array(_blobs(4000, dask_rows.KERNEL_NARROW + 1, 2), chunks=(1000, -1))
-    AttentionQuantizer(2, random_state=0).fit(W)
-    AttentionQuantizer(2, random_state=1).fit(W)
-    AttentionQuantizer(2, random_state=2).fit(X)
-    assert calls == [sorted(client.scheduler_info()["workers"])] * 2
-
-
-def test_kernel_narrow_is_the_kernels():
-    """:data:`rows.dask.KERNEL_NARROW` is the compiled kernel's ``AQ_NARROW``
-    (the features from which its products are scipy's BLAS)."""
-    import pathlib
-    import re
-
-    from sklearn_attnclust.rows import dask as dask_rows
-
-    header = pathlib.Path(dask_rows.__file__).parents[1] / "_point_kernel.h"
-    found = re.search(r"#define AQ_NARROW (\d+)", header.read_text())
-    assert found is not None and int(found.group(1)) == dask_rows.KERNEL_NARROW
-
-
-def test_warm_worker_loads_the_kernels_blas_off_the_event_loop():
-    """``_warm_worker(blas=True)`` returns at once and imports scipy's
-    ``cython_blas`` in a thread of its own (a fresh process: nothing of scipy
-    imported before); a failing import there raises nothing."""
-    import subprocess
-    import sys
-
-    code = ("import asyncio, sys, threading\n"
-            "from sklearn_attnclust.rows import dask as r\n"
-            "assert 'scipy' not in sys.modules\n"
-            "asyncio.run(r._warm_worker(blas=False))\n"
-            "assert 'scipy' not in sys.modules\n"
-            "if r.COMPILED:\n"
-            "    asyncio.run(r._warm_worker(blas=True))\n"
-            "    [t.join() for t in threading.enumerate() if t.name == 'attnclust-warm-blas']\n"
-            "    assert 'scipy.linalg.cython_blas' in sys.modules\n"
-            "sys.modules['scipy.linalg.cython_blas'] = None  # (its import now fails)\n"
-            "r._load_blas()\n")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 def test_the_passes_import_no_scikit_learn():

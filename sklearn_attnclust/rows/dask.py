@@ -10,8 +10,7 @@ so the same code runs on a laptop (dask's threads) or on a distributed cluster. 
 scatters the blocks of an array whose graph holds its data
 (``da.from_array``) rather than sending that graph, and :func:`warm_workers`
 has each client's workers import the passes once (they import no
-scikit-learn: the package loads its estimators lazily), and for wide rows
-the compiled kernel's BLAS (:func:`_load_blas`).  Every pass reads a
+scikit-learn: the package loads its estimators lazily).  Every pass reads a
 block once, through aligned chunks where distributed deserialised it
 unaligned (:func:`_aligned_chunks`).
 
@@ -23,7 +22,6 @@ This module imports dask lazily: the package does not depend on it.
 """
 
 import functools
-import threading
 import weakref
 
 import numpy as np
@@ -142,36 +140,7 @@ def _scatter_rows(client, X):
 _WARMED = weakref.WeakKeyDictionary()
 
 
-#: The thread of :func:`_load_blas` started by :func:`_warm_worker` in this process, or None.
-_BLAS_THREAD = [None]
-
-
-def wait_for_blas():
-    """Wait for the import of :func:`_load_blas` started by :func:`_warm_worker`
-    in this process, if any: the point layer's evaluations (the compiled
-    kernel's passes) start after it.  (The import's module locks would hold
-    the kernel's own import until then too; after a failed warm-up import the
-    kernel's import runs again and reports the failure.)  The first graph's
-    moments pass, which needs no BLAS of scipy's, runs beside the import."""
-    thread = _BLAS_THREAD[0]
-    if thread is not None:
-        thread.join()
-
-
-def _load_blas():
-    """Import scipy's BLAS for the compiled kernel (``scipy.linalg.cython_blas``,
-    which the kernel loads at its first pass over wide rows: importing
-    ``scipy.linalg`` costs a worker 0.13 to 0.24 s of CPU).  Run in a thread
-    of its own by :func:`_warm_worker`; an ordinary import, so a task that
-    imports it meanwhile waits for this one (the import's module locks), and
-    any failure is left for that task's own import to report."""
-    try:
-        import scipy.linalg.cython_blas  # noqa: F401
-    except BaseException:  # noqa: BLE001 (nothing to report here: see above)
-        pass
-
-
-async def _warm_worker(blas=False):
+async def _warm_worker():
     """On a worker: import the passes of the point layer and of the reconstruction
     risk, and the lazy read-outs (:mod:`.._dask_point`, :mod:`.._dask`: this
     module and the compiled kernel with them; not scikit-learn, nor scipy).  A
@@ -181,39 +150,36 @@ async def _warm_worker(blas=False):
     meanwhile waits for it.  So only these: the generic fit's kernels (the
     direction free energy's, the cosine layer's: :mod:`..maths.cosine.source`
     imports scipy, 0.35 to 0.5 s of a first point fit of 0.6 s on a loaded
-    machine) are imported by the first task that sends them.  The compiled
-    kernel's BLAS (scipy's, :func:`_load_blas`), with ``blas``, is imported
-    in a thread started here, off the event loop: the first graph's data and
-    tasks are received meanwhile (and its moments computed, by the worker's
-    task thread), and the first evaluation of the risk finds it loaded
-    (:func:`wait_for_blas`)."""
+    machine) are imported by the first task that sends them.  Not the compiled
+    kernel's BLAS (``scipy.linalg.cython_blas``, 0.13 to 0.24 s of a worker's
+    CPU): imported off the task thread (a thread of its own), it raced the
+    tasks' own scipy imports (scipy 1.11: ``_DeadlockError``, a partially
+    initialised ``scipy.sparse.linalg``), and a library's background import
+    would race a user's tasks on a shared worker too."""
     from .. import _dask, _dask_point  # noqa: F401  (the passes the fits send)
 
-    if blas and COMPILED:
-        thread = threading.Thread(target=_load_blas, name="attnclust-warm-blas", daemon=True)
-        thread.start()
-        _BLAS_THREAD[0] = thread  # (started: wait_for_blas may join it)
     return COMPILED
 
 
-#: Features above which the compiled kernel's products are scipy's BLAS (the
-#: kernel's ``AQ_NARROW``, ``_point_kernel.h``): :func:`persist_rows` has the
-#: workers import it early (:func:`_load_blas`) for such rows only.
-KERNEL_NARROW = 8
+def warm_workers(client=None):
+    """Have the workers of a client import the passes, once per client and worker.
 
+    Not waited for: the first graph of the first fit then starts on warm
+    workers (:func:`_warm_worker`).  The package imports its estimators
+    lazily, so this costs the workers some 0.1 s, not scikit-learn's import.
 
-def warm_workers(client=None, blas=False):
-    """Have the workers of ``client`` (None: the active one) import the passes,
-    and with ``blas`` the compiled kernel's BLAS (:func:`_warm_worker`), once
-    per client and worker, without waiting: the first graph of the first fit
-    then starts on warm workers.  (The package imports its estimators lazily,
-    so this costs the workers some 0.1 s, not scikit-learn's import.)"""
+    Parameters
+    ----------
+    client : distributed.Client or None, default=None
+        The client whose workers to warm; None: the active client, if any
+        (nothing is done without one).
+    """
     client = client if client is not None else _active_client()
     if client is None:
         return
     workers = set(client.scheduler_info()["workers"])
-    done = _WARMED.setdefault(client, {})  # worker -> whether it imported the BLAS
-    new = sorted(w for w in workers if w not in done or (blas and not done[w]))
+    done = _WARMED.setdefault(client, set())
+    new = sorted(workers - done)
     if new:
         # sent from the client's event loop, not waited for here: ``Client.run``
         # waits for the scheduler's reply even with ``wait=False``, a round trip
@@ -221,8 +187,8 @@ def warm_workers(client=None, blas=False):
         # loaded) while the fit's first graph could be on its way (tornado logs
         # a failure: the warm-up is only an import, which a task repeats)
         client.loop.add_callback(functools.partial(
-            client.run, _warm_worker, blas, workers=new, wait=False, asynchronous=True))
-        done.update((w, blas or done.get(w, False)) for w in new)
+            client.run, _warm_worker, workers=new, wait=False, asynchronous=True))
+        done.update(new)
 
 
 def persist_rows(X):
@@ -237,7 +203,7 @@ def persist_rows(X):
         X = X.rechunk({1: -1})
     client = _active_client()
     if client is not None:
-        warm_workers(client, blas=X.shape[1] > KERNEL_NARROW)
+        warm_workers(client)
     if _is_persisted(X):
         return X
     if client is not None and _embedded_bytes(X) >= SCATTER_BYTES:
