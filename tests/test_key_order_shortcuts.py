@@ -86,3 +86,31 @@ def test_kmeans_plus_plus_with_known_top_same_seeds():
     a = _kmeans_plus_plus(X, 6, np.random.default_rng(3))
     b = _kmeans_plus_plus(X, 6, np.random.default_rng(3), top=float(np.max(np.abs(X))))
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1e6])
+def test_scaled_fit_reads_no_largest_magnitude_again(monkeypatch, scale):
+    # rows far from unit scale (X / rms, one pass): the float32 check and k-means++
+    # take the scaled rows' largest magnitude from the input's, and the fit is the
+    # one where they read it
+    import sklearn_attnclust._init as init
+    from sklearn_attnclust import AttentionQuantizer
+    from sklearn_attnclust.maths.direction import maths
+
+    rng = np.random.default_rng(3)
+    X = (rng.normal(size=(3000, 8)) + 4.0 * rng.normal(size=(3, 8))[rng.integers(3, size=3000)])
+    X *= scale
+    ref = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X)
+    monkeypatch.setattr(maths.sizes, "MIXED_MIN_SIZE", 1)  # float32 passes
+    ref32 = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X)
+    calls = []
+    real_pm, real_lm = maths.positive_magnitude, init.largest_magnitude
+    monkeypatch.setattr(maths, "positive_magnitude",
+                        lambda *a, **k: calls.append("pm") or real_pm(*a, **k))
+    monkeypatch.setattr(init, "largest_magnitude",
+                        lambda a: calls.append(np.shape(a)) or real_lm(a))
+    est = AttentionQuantizer(3, geometry="direction", random_state=0).fit(X)
+    assert not [c for c in calls if c == "pm" or c == X.shape]
+    assert np.array_equal(est.cluster_centers_, ref32.cluster_centers_)
+    assert np.array_equal(est.labels_, ref32.labels_)
+    assert ref.inertia_ > 0
