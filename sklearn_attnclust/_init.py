@@ -402,6 +402,8 @@ def init_heads(X, n_heads, method, rng, *, second=None, sample_weight=None, top=
         _, vecs = np.linalg.eigh(second)
         return vecs[:, ::-1][:, :n_heads].T.copy()
     if method == "k-means++":
+        if top is None and isinstance(X, np.ndarray) and X.size and X.dtype.kind == "f":
+            top = largest_magnitude(X)  # (one read for the check and the seeds' scale)
         if not (np.any(X) if top is None else top != 0):  # (NaN: not zero, as np.any's)
             raise ValueError("All samples are zero: there is no direction to seed heads from.")
         M = _kmeans_plus_plus(X, n_heads, rng, sample_weight, top=top)
