@@ -30,8 +30,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
-from ..._init import (check_start, generator_from, init_heads, largest_magnitude, order_by_key,
-                      unit_start)
+from ..._init import (check_start, generator_from, in_key_order_of, init_heads,
+                      largest_magnitude, order_by_key, unit_start)
 from ..free_energy import exp_shifted, free_energy_sums
 from ..held import HeldLabels, add_label_keys, key_direction
 from ..shared import CACHE_ENTRIES, check_points, zero_weights
@@ -193,18 +193,16 @@ def in_key_order(key, rows_of):
     lexicographically so, or equal: that order is then the identity, its sorts
     stable where keys tie and distinct keys of one order), else None (a key or
     a row's first differing value out of order, NaN included; the rows formed
-    only where the keys are in order)."""
+    only where the keys are in order).  The rows' comparison is
+    :func:`.._key_order.in_key_order_of`'s: their first features, and all their
+    features only where two neighbours tie on both (an ``n x d`` comparison of
+    every row with the next before: 0.3 ms at 2560 x 128, one thread)."""
     tie = key[1:] == key[:-1]
     if not np.all(tie | (key[1:] > key[:-1])):
         return None
     Y = rows_of()
-    if Y.shape[0] < 2:
-        return Y
-    neq = Y[1:] != Y[:-1]
-    rows = np.arange(neq.shape[0])
-    first = np.argmax(neq, axis=1)  # each pair's first differing feature (0: none)
-    less = Y[rows, first] < Y[rows + 1, first]
-    return Y if np.all(~tie | ~neq[rows, first] | less) else None
+    first = Y[:, 0] if Y.shape[1] else np.zeros(Y.shape[0])
+    return Y if in_key_order_of(key, lambda: first, lambda rows: Y[rows]) else None
 
 
 def _seeds(Y, K, rng, sq, weights):

@@ -19,7 +19,7 @@ import numpy as np
 from ..._init import largest_magnitude, squared_norms
 from ..shared import counted, positive_magnitude, zero_weights
 
-__all__ = ["CHUNK_NUMBERS", "ScaledRows", "unit_scale", "unit_scale_top"]
+__all__ = ["CHUNK_NUMBERS", "ScaledRows", "unit_scale", "unit_scale_top", "unit_scale_tops"]
 
 #: Numbers a chunk of rows holds in the passes here and in
 #: :func:`.starts.refine_heads` (512 KiB of float64 temporaries a chunk).
@@ -124,6 +124,28 @@ def unit_scale_top(X, weights):
     the same number the float32 check (:meth:`.maths.DirectionMaths.low_precision`) and
     the layer's read-outs would read again, a pass over the rows each (at 1e4 x 384,
     1.8 ms apiece of a 150 ms fit)."""
+    return unit_scale_tops(X, weights)[:3]
+
+
+def unit_scale_tops(X, weights):
+    """:func:`unit_scale_top`'s ``(rows, rms, top)`` and the largest magnitude of
+    the rows returned where it follows from ``top`` exactly, else None: ``top`` where
+    they are ``X``; ``dtype(top) / dtype(rms)`` where they are ``X / rms`` (division
+    by a positive number is monotone, and so is its rounding: the largest quotient is
+    the quotient of the largest magnitude, to the bit).  The direction fit's k-means++
+    and float32 check read it (:meth:`.maths.DirectionMaths.starts`), not the rows
+    (at 1000 x 10000, float64: about 6 ms a read)."""
+    rows, rms, top, divided = _unit_scale(X, weights)
+    if top is None or X.dtype.kind != "f" or not (rows is X or divided):
+        return rows, rms, top, None
+    if rows is X:
+        return rows, rms, top, top
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        return rows, rms, top, float(X.dtype.type(top) / X.dtype.type(rms))
+
+
+def _unit_scale(X, weights):
+    """:func:`unit_scale_top`'s, and whether the rows are ``X / rms`` (one pass)."""
     from ..._base import power_of_two_scale  # (scikit-learn's: not for dask's workers)
 
     zero = zero_weights(weights)
@@ -134,7 +156,7 @@ def unit_scale_top(X, weights):
     near = two != 1.0 and _near_unit(X, weights, top)
     top = top if zero is None else None
     if near:  # (the rows as they are, as below where the scaled norms are in range)
-        return (X if zero is None else counted(X.copy(), weights)), 1.0, top
+        return (X if zero is None else counted(X.copy(), weights)), 1.0, top, False
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         # (the rows of weight 0 as 0, whatever their size: 0 inf is NaN)
         sq = counted(_scaled_sq_norms(X, X.dtype.type(two)), weights)
@@ -147,19 +169,19 @@ def unit_scale_top(X, weights):
                 rms = float(root / two)
             if _one_pass(X.dtype, root, rms):  # (h147: X / rms, the same bits)
                 with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                    return counted(X / X.dtype.type(rms), weights), rms, top
+                    return counted(X / X.dtype.type(rms), weights), rms, top, True
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
                 Xs = X * X.dtype.type(two) if two != 1.0 else X
             if rms < np.finfo(np.float64).tiny:  # below 1e-308: its digits underflow
                 # (a power of two, exact: the unit of Xs)
-                return counted(Xs, weights), 1.0 / two, top
+                return counted(Xs, weights), 1.0 / two, top, False
             if Xs is X:
-                return counted(Xs / X.dtype.type(root), weights), rms, top
+                return counted(Xs / X.dtype.type(root), weights), rms, top, False
             # (in place on the scaled copy: one copy of the rows, not two)
             with np.errstate(over="ignore", invalid="ignore"):  # (rows of weight 0)
                 Xs /= X.dtype.type(root)
-            return counted(Xs, weights), rms, top
-    return (X if zero is None else counted(X.copy(), weights)), 1.0, top
+            return counted(Xs, weights), rms, top, False
+    return (X if zero is None else counted(X.copy(), weights)), 1.0, top, False
 
 
 #: Relative margin of :func:`_near_unit`'s bounds: the rows' mean squared norm taken

@@ -37,7 +37,7 @@ from ..held import HeldLabels
 from ..shared import check_points, positive_magnitude
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
-from .counting import unit_scale, unit_scale_top
+from .counting import unit_scale, unit_scale_tops
 from .starts import lloyd_step, refine_heads, seed_sample
 from .wide import RowMoment
 from ...layers.base import LayerMaths
@@ -271,7 +271,10 @@ class DirectionMaths(LayerMaths):
         all_rows, all_w = rows, weights
         if seeded:  # drawn and refined on a sample of the rows (starts.seed_sample)
             rows, weights = seed_sample(rows, weights, K, rng, lambda: squared_norms(rows))
-        M = init_heads(rows, K, init, rng, second=second, sample_weight=weights)
+        # (the rows' largest magnitude where fit_directions knows it: not read again)
+        known, top = getattr(self, "rows_top", (None, None))
+        M = init_heads(rows, K, init, rng, second=second, sample_weight=weights,
+                       top=top if rows is known else None)
         # k-means++ seeds are rows' directions (or random ones where the rows' run out),
         # refined heads their signed sums: none is blind to every row, so only a
         # repeated head is checked for, against the heads themselves (a pass over the
@@ -435,8 +438,8 @@ def fit_directions(X, weights, rng, *, n_clusters, init, n_init, stats=None, coa
     """
     top = None  # (the input rows' largest magnitude, where unit_scale reads it)
     if stats is None:
-        rows, rms, top = unit_scale_top(X, weights)
-        X, top_rows = rows, (rows, top if rows is X else None)
+        rows, rms, top, rows_top = unit_scale_tops(X, weights)
+        X, top_rows = rows, (rows, rows_top)
     n, d = X.shape
     chunk = default_chunk_size(n, d, n_clusters)
     needs_rows = not (attention == "linear" and context_length is None)
