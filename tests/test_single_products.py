@@ -128,7 +128,8 @@ def test_single_suffices_from_the_moments_trace_decides_as_its_own_pass():
     for offset in (0.0, 3.0, 30.0, 1000.0):
         X = rng.normal(size=(30, 200)) + offset
         trace = context_moments(X, 100).trace
-        assert trace == float(np.einsum("ij,ij->", X, X)) / X.shape[0]
+        assert trace == pytest.approx(float(np.einsum("ij,ij->", X, X)) / X.shape[0],
+                                      rel=1e-12)
         assert single_products.single_suffices(X, trace) == single_products.single_suffices(X)
     # a share just below the bound reads as too small, just above as enough
     X = rng.normal(size=(40, 20))
