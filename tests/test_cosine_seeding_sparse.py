@@ -43,3 +43,38 @@ def test_sampled_draw_of_csr_rows_equals_its_dense_twin(monkeypatch):
                                              np.random.RandomState(5), order)
     assert seen == [False, True]
     np.testing.assert_allclose(b, a, rtol=0, atol=1e-12)
+
+
+def _count_rows(n, d, K, seed):
+    # bag-of-words-like rows (log counts): many rows tie at the m-th distance of a
+    # local mean's near set (review 2: 13 to 42 %), which argpartition broke by
+    # the products' rounding, unlike for the CSR twin
+    rng = np.random.default_rng(seed)
+    topics = rng.dirichlet(np.full(d, 0.05), K)
+    X = np.log1p(np.vstack([rng.multinomial(12, topics[k]) for k in rng.integers(0, K, n)]))
+    return X[X.sum(axis=1) > 0]
+
+
+@pytest.mark.parametrize("float32", [False, True])
+def test_local_draw_of_count_rows_equals_its_csr_twin(float32):
+    # ties at the m-th distance taken whole (NEAR_TIE), from float64 products of
+    # the drawn row: the same near sets with float32 products of the dense rows
+    Y = unit_rows(_count_rows(1024, 300, 20, 2))
+    S = sp.csr_matrix(Y)
+    for seed in range(6):
+        a = local_seeding.local_kmeans_plusplus(Y, 20, None, np.random.RandomState(seed), 16,
+                                                float32)
+        b = local_seeding.local_kmeans_plusplus(S, 20, None, np.random.RandomState(seed), 16)
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-12)
+
+
+def test_cosine_fit_of_count_rows_equals_its_csr_twin():
+    # below the float32 passes' size: the same labels and centres to rounding
+    from sklearn_attnclust import AttentionQuantizer
+
+    X = _count_rows(1500, 80, 10, 1)
+    for seed in range(3):
+        a = AttentionQuantizer(10, geometry="cosine", random_state=seed).fit(X)
+        b = AttentionQuantizer(10, geometry="cosine", random_state=seed).fit(sp.csr_matrix(X))
+        assert np.array_equal(a.labels_, b.labels_)
+        np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, rtol=0, atol=1e-10)

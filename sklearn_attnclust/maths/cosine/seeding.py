@@ -326,8 +326,10 @@ def sample_positions(n, m, state, w):
 
 
 def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None):
-    """:func:`unit_kmeans_plusplus`'s seeds of the unit rows ``Y[order]`` (an
-    ndarray or a CSR matrix; weights ``w`` in that order, or None) drawn from a sample of
+    """k-means++ seeds of the unit rows ``Y[order]`` (an ndarray or a CSR
+    matrix; weights ``w`` in that order, or None): :func:`unit_kmeans_plusplus`'s
+    where the rows are no more than the sample, else each a local mean
+    (:func:`.local_seeding.local_kmeans_plusplus`) drawn from a sample of
     ``max(SEED_SAMPLE_MIN_ROWS, SEED_ROWS_PER_CENTRE * n_seeds)`` of them
     (:func:`sample_positions` in that order, so the sample depends on the
     rows' values only), as the point layer's draw
