@@ -78,3 +78,15 @@ def test_cosine_fit_of_count_rows_equals_its_csr_twin():
         b = AttentionQuantizer(10, geometry="cosine", random_state=seed).fit(sp.csr_matrix(X))
         assert np.array_equal(a.labels_, b.labels_)
         np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_local_mean_takes_no_orthogonal_rows(sparse):
+    # mutually orthogonal unit rows: every other row ties at squared distance 2 with
+    # the drawn one and carries nothing of its direction, so each local mean is its
+    # row (with the ties taken whole, the mean of the whole sample was a seed)
+    Y = np.eye(60)[np.random.default_rng(0).permutation(60)]
+    Z = local_seeding.local_kmeans_plusplus(sp.csr_matrix(Y) if sparse else Y, 6, None,
+                                            np.random.RandomState(0), 16)
+    assert np.allclose(np.abs(Z).max(axis=1), 1.0)
+    assert len({int(np.argmax(z)) for z in Z}) == 6

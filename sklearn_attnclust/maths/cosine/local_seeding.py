@@ -96,11 +96,12 @@ def local_kmeans_plusplus(Y, n_seeds, w, random_state, trials, float32=False):
 
     def local(i):  # row i's local mean
         r = dense([i])[0].astype(np.float64)
-        if m < n:  # (float64 products of the row, ties included: see NEAR_TIE)
-            d2 = np.asarray(Y @ r).ravel() * -2.0
-            near = np.flatnonzero(d2 <= np.partition(d2, m - 1)[m - 1] + NEAR_TIE)
-        else:
-            near = np.arange(n)
+        # (float64 products of the row, ties included: see NEAR_TIE; only rows of
+        # positive cosine with it: an orthogonal or opposite row carries nothing of
+        # its direction, and sparse rows are mostly orthogonal to one another)
+        d2 = np.asarray(Y @ r).ravel() * -2.0  # (the squared distance less 2)
+        bound = np.partition(d2, m - 1)[m - 1] + NEAR_TIE if m < n else np.inf
+        near = np.flatnonzero((d2 <= bound) & (d2 < 0.0))
         c = np.asarray(Y[near].T @ w[near]).ravel() if sparse else w[near] @ Y[near]
         norm = np.linalg.norm(c)
         # (rows that cancel, or a mean turned away from the row: the row)
