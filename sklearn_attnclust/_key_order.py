@@ -92,6 +92,8 @@ def in_key_order_of(key, first_of, rows_of):
     if not pairs.size:
         return True
     A, B = rows_of(pairs), rows_of(pairs + 1)
+    if not A.shape[1]:  # (rows of no feature: tied pairs are equal rows, in order)
+        return True
     neq = A != B
     at = np.argmax(neq, axis=1)  # each pair's first differing feature (0: none)
     r = np.arange(pairs.size)

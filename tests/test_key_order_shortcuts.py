@@ -114,3 +114,12 @@ def test_scaled_fit_reads_no_largest_magnitude_again(monkeypatch, scale):
     assert np.array_equal(est.cluster_centers_, ref32.cluster_centers_)
     assert np.array_equal(est.labels_, ref32.labels_)
     assert ref.inertia_ > 0
+
+
+def test_rows_of_no_feature_sort_by_key_alone():
+    # (tied keys of rows with no feature: equal rows, in the stable order of the
+    # keys; the in-order check took an argmax over no feature and raised)
+    key = np.array([0.0, 0.0, 1.0, 1.0, 1.0])
+    X = np.empty((5, 0))
+    np.testing.assert_array_equal(order_by_key(key, X), np.arange(5))
+    np.testing.assert_array_equal(order_by_key(key[::-1].copy(), X), [3, 4, 0, 1, 2])
