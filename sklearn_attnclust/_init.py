@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ._extremes import largest_magnitude  # (re-exported: its callers import it here)
-from ._key_order import _probe_ties, in_key_order_of, order_by_key, squared_norms, tie_broken  # (re-exported)
+from ._key_order import in_key_order_of, order_by_key, ordered_by, squared_norms  # (re-exported)
 
 __all__ = ["DISTINCT_STEP", "canonical_order", "centred_rows", "check_start", "draw_distinct_rows",
            "generator_from", "init_heads", "n_starts", "order_by_key", "ordered_distinct_starts",
@@ -140,14 +140,7 @@ def centred_order(X, center, scale, chunk=1024):
         D *= scale
         return D
 
-    if in_key_order_of(key, first_feature, centred):
-        return np.arange(n)
-    if not _probe_ties(key):
-        order = np.argsort(key)
-        ranked = key[order]
-        if np.all(ranked[1:] != ranked[:-1]):
-            return order
-    return tie_broken(key, first_feature(), centred)
+    return ordered_by(key, first_feature, centred)
 
 
 def centred_rows_in_order(X, center, scale, small=2**14):

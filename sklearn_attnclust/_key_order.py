@@ -7,7 +7,8 @@ scikit-learn.
 
 import numpy as np
 
-__all__ = ["TIE_PROBE", "in_key_order_of", "order_by_key", "squared_norms", "tie_broken"]
+__all__ = ["TIE_PROBE", "in_key_order_of", "lazy_rows", "order_by_key", "ordered_by",
+           "squared_norms", "tie_broken"]
 
 #: Keys whose sort looks for ties before the full sort (:func:`order_by_key`): where
 #: the first ``TIE_PROBE`` keys already tie (unit rows' squared norms take a few
@@ -29,6 +30,25 @@ def _probe_ties(key):
     return bool(np.any(head[1:] == head[:-1]))
 
 
+def lazy_rows(make):
+    """``(rows, first, rows_of)`` of the rows ``make()`` forms, once and only where
+    first asked for: ``rows()``, their first feature ``first()`` (zeros for rows of no
+    feature) and ``rows_of(indices)``, as :func:`ordered_by` and
+    :func:`in_key_order_of` read them."""
+    formed = []
+
+    def rows():
+        if not formed:
+            formed.append(make())
+        return formed[0]
+
+    def first():
+        Y = rows()
+        return Y[:, 0] if Y.shape[1] else np.zeros(Y.shape[0])
+
+    return rows, first, lambda indices: rows()[indices]
+
+
 def order_by_key(key, X):
     """The rows sorted by ``key``, ties broken by the rows' values, lexicographically.
 
@@ -39,31 +59,22 @@ def order_by_key(key, X):
     over every feature of the rows still tied only.  ``X`` (an array, or anything
     ``np.asarray`` forms) is formed only where keys tie.
     """
-    formed = []
+    _, first, rows_of = lazy_rows(lambda: np.asarray(X))
+    return ordered_by(key, first, rows_of)
 
-    def rows():
-        if not formed:
-            formed.append(np.asarray(X))
-        return formed[0]
 
-    def first():
-        Y = rows()
-        return Y[:, 0] if Y.shape[1] else np.zeros(Y.shape[0])
-
-    def tied_rows(indices):
-        return rows()[indices]
-
-    if in_key_order_of(key, first, tied_rows):
+def ordered_by(key, first_of, rows_of):
+    """:func:`order_by_key`'s order of rows given by their first feature ``first_of()``
+    (n,) and ``rows_of(indices)``, each read only where the keys tie (rows of no
+    feature: ``first_of()`` zeros, the tied rows' stable order by key)."""
+    if in_key_order_of(key, first_of, rows_of):
         return np.arange(key.shape[0])
-    if _probe_ties(key) and rows().shape[1]:
-        return tie_broken(key, rows()[:, 0], tied_rows)
-    order = np.argsort(key)  # distinct keys: any sort gives this order, quicksort fastest
-    ranked = key[order]
-    if np.all(ranked[1:] != ranked[:-1]):
-        return order
-    if rows().shape[1] == 0:
-        return np.lexsort((key,))
-    return tie_broken(key, rows()[:, 0], tied_rows)
+    if not _probe_ties(key):
+        order = np.argsort(key)  # distinct keys: any sort gives this order, quicksort fastest
+        ranked = key[order]
+        if np.all(ranked[1:] != ranked[:-1]):
+            return order
+    return tie_broken(key, first_of(), rows_of)
 
 
 def in_key_order_of(key, first_of, rows_of):

@@ -32,6 +32,7 @@ import numpy as np
 from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
 from ..._init import (check_start, generator_from, in_key_order_of, init_heads,
                       largest_magnitude, order_by_key, unit_start)
+from ..._key_order import lazy_rows
 from ..free_energy import exp_shifted, free_energy_sums
 from ..held import HeldLabels, add_label_keys, key_direction
 from ..shared import CACHE_ENTRIES, check_points, zero_weights
@@ -197,12 +198,8 @@ def in_key_order(key, rows_of):
     :func:`.._key_order.in_key_order_of`'s: their first features, and all their
     features only where two neighbours tie on both (an ``n x d`` comparison of
     every row with the next before: 0.3 ms at 2560 x 128, one thread)."""
-    tie = key[1:] == key[:-1]
-    if not np.all(tie | (key[1:] > key[:-1])):
-        return None
-    Y = rows_of()
-    first = Y[:, 0] if Y.shape[1] else np.zeros(Y.shape[0])
-    return Y if in_key_order_of(key, lambda: first, lambda rows: Y[rows]) else None
+    rows, first, tied_rows = lazy_rows(rows_of)
+    return rows() if in_key_order_of(key, first, tied_rows) else None
 
 
 def _seeds(Y, K, rng, sq, weights):
