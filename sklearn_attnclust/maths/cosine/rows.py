@@ -47,7 +47,9 @@ KEY_BLOCK_ENTRIES = 2**14
 
 
 def _is_sparse(X):
-    return sp.issparse(X)
+    # (an ndarray first: scipy's issparse is an isinstance of an abstract class,
+    # 0.6 us a call, some 40 calls in a small fit)
+    return type(X) is not np.ndarray and sp.issparse(X)
 
 
 def dense_block_rows(n_features):
@@ -411,7 +413,8 @@ def _keys_of_parts(parts, inv):
     hashed one after the other."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         scaled = _scale_values(np.stack(parts), inv)
-    words = _quantised(np.nan_to_num(scaled)) + np.arange(3, dtype=np.uint64)[:, None]
+    # (_scale_values's numbers are finite: no nan_to_num)
+    words = _quantised(scaled) + np.arange(3, dtype=np.uint64)[:, None]
     h = np.full(inv.shape[0], np.uint64(_SEED))
     with np.errstate(over="ignore"):
         for part in words:
