@@ -10,15 +10,15 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from ..maths.cosine.maths import UNIT_CACHE_SIZE, CosineMaths, cosine_maths, vmf_log_normaliser
+from ..maths.cosine.maths import CosineMaths, cosine_maths, vmf_log_normaliser
 from ..maths.cosine.statistics import (CosineStatistics, cosine_norms, cosine_scores,
                                        cosine_spread, cosine_weights)
-from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known, unit_rows
+from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
 from ..maths.cosine.repair import split_merge_start
 from ..maths.cosine.seeding import check_unit_heads
 from ..maths import sizes
 from ..maths.shared import positive_magnitude, zero_weights
-from ..maths.sizes import FLOAT32_TOL, takes_coarse_sample
+from ..maths.sizes import FLOAT32_TOL
 from ..maths.cosine.source import source_spread, unit_block_sums
 from ..maths.free_energy import free_energy_sums
 from ..rows.statistics import row_extent
@@ -173,10 +173,9 @@ class CosineLayer(FreeEnergyLayer):
         exponents, keys = cosine_norms(X, w, self.n_clusters)
         with rows_known(X, exponents), one_blas_thread():
             stats = CosineStatistics(X, w, n_heads=self.n_clusters)
-            unit = self._unit_rows_first(stats.X, X, start)
             spread = cosine_spread(stats.X, w, self.n_clusters,
-                                   keys if stats.X is X else None, unit)
-            maths = cosine_maths(self.n_clusters, self.temperature, spread, d, stats, unit)
+                                   keys if stats.X is X else None)
+            maths = cosine_maths(self.n_clusters, self.temperature, spread, d, stats)
             # dense float64 data of sizes.cosine_mixed_min_size entries on: the descents on
             # float32 passes, checked (and if need be finished) in float64.  Measured
             # (one thread, von Mises-Fisher mixtures, 200 rows a cluster, 8 fits):
@@ -204,22 +203,6 @@ class CosineLayer(FreeEnergyLayer):
             assignment = self._assignment(X, w, cosines) if own else None
         warn_if_not_converged(fit, self.max_iter)
         return assignment
-
-    def _unit_rows_first(self, rows, X, start):
-        """The unit rows of the fit's dense ``rows`` (``X`` itself) where its seeds
-        read them all (:meth:`..maths.cosine.maths.CosineMaths._unit_rows`: a
-        string ``init``, at most :data:`..maths.cosine.maths.UNIT_CACHE_SIZE`
-        numbers, no coarse sample), made before the spread, whose sample then
-        gathers them (:func:`cosine_spread`'s ``unit``: no products of its own);
-        else None.  Measured (one thread, CPU medians, von Mises-Fisher rows,
-        K = 5): the spread's sample of 512 rows 1000 x 384 0.20 -> 0.05 ms."""
-        coarse = getattr(self, "options", {}).get("coarse", "auto")
-        n, d = rows.shape
-        if (not isinstance(start, str) or rows is not X or type(rows) is not np.ndarray
-                or rows.size > UNIT_CACHE_SIZE or coarse is True
-                or (coarse == "auto" and takes_coarse_sample(n, self.n_clusters, d))):
-            return None
-        return unit_rows(rows)
 
     def _split_merge(self, fit, maths, stats, X, w, rng):
         """The fit, or descents from split-merge starts

@@ -8,19 +8,21 @@ over the samples, shifted by 1 so that it reads as a mean ``1 - cosine``:
 
     R = 1 + (1 / W) sum_i w_i F(y_i),    F(y) = -(1 / beta) log sum_h exp(beta <y, mu_h>)
 
-Its Euclidean gradient is ``-(1 / W) sum_i w_i p_h(y_i) y_i`` (no term from the weights'
-derivative), so at a stationary point every head is the direction of the attention-weighted
-sum of its samples: as ``beta`` grows, the fixed point of spherical k-means; at finite
-``beta``, the M step of a mixture of von Mises-Fisher distributions with one concentration
-``kappa = beta`` and equal weights (:func:`vmf_log_normaliser`).  Unlike
-``geometry="direction"``, ``x`` and ``-x`` are as far apart as two rows can be.  The fit
-strategy is :mod:`sklearn_attnclust._strategy`'s (preconditioned L-BFGS on the spheres,
-coarse-to-fine; on sparse text, where the pairs' work on wide heads costs more than the
-steps they save, no pairs: preconditioned steps, each head's scaled by a factor that grows
-while its steps fall short and shrinks after an overshoot, :data:`RELAX_GROW`).  A descent
-stops as KMeans's does: on the shift of its heads (:meth:`CosineMaths.stationarity`, against
-``tol``), or once a step leaves every row's head of largest cosine as it was and lowers the
-risk by less than ``tol`` relatively.  Those descents without pairs run no swap stage
+Its Euclidean gradient is ``-(1 / W) sum_i w_i p_h(y_i) y_i`` (no term from the
+weights' derivative), so at a stationary point every head is the direction of
+the attention-weighted sum of its samples: as ``beta`` grows, the fixed point
+of spherical k-means; at finite ``beta``, the M step of a mixture of von
+Mises-Fisher distributions with one concentration ``kappa = beta`` and equal
+weights (:func:`vmf_log_normaliser`).  Unlike ``geometry="direction"``, ``x``
+and ``-x`` are as far apart as two rows can be.  The fit strategy is
+:mod:`sklearn_attnclust._strategy`'s (preconditioned L-BFGS on the spheres,
+coarse-to-fine; on sparse text, where the pairs' work on wide heads costs more
+than the steps they save, no pairs: preconditioned steps, each head's scaled by
+a factor that grows while its steps fall short and shrinks after an overshoot,
+:data:`RELAX_GROW`).  A descent stops as KMeans's does: on the shift of its
+heads (:meth:`CosineMaths.stationarity`, against ``tol``), or once a step
+leaves every row's head of largest cosine as it was and lowers the risk by less
+than ``tol`` relatively.  Those descents without pairs run no swap stage
 (:class:`PairlessCosineMaths`, :func:`cosine_maths`).
 """
 
@@ -273,10 +275,11 @@ class CosineMaths(LayerMaths):
         return check_unit_heads(Z, K, rows.shape[1])
 
     def _seed_kmeans_plusplus(self, Y, w, rng, order):
-        """Greedy k-means++ on the unit rows ``Y[order]`` (:func:`.seeding.sampled_unit_kmeans_plusplus`:
-        on a sample of more rows than it, each seed a local mean, :mod:`.local_seeding`; one
-        seeding: the best of 8 by the seeds' sum of cosines was worse, measured on von
-        Mises-Fisher mixtures d = 384, K = 20: median ARI 0.935 against 1.0)."""
+        """Greedy k-means++ on the unit rows ``Y[order]``
+        (:func:`.seeding.sampled_unit_kmeans_plusplus`: on a sample of more rows
+        than it, each seed a local mean, :mod:`.local_seeding`; one seeding: the best of 8 by the seeds' sum of
+        cosines was worse, measured on von Mises-Fisher mixtures d = 384, K = 20:
+        median ARI 0.935 against 1.0)."""
         return sampled_unit_kmeans_plusplus(Y, self.n_clusters, w, rng, order)
 
     def risk(self, M, stats, return_grad=False):
@@ -487,14 +490,10 @@ def pair_limit(n_clusters, n_features, stats):
     return 0 if _is_sparse(X) and pairs < SPARSE_MIN_PAIRS else max(2, pairs)
 
 
-def cosine_maths(n_clusters, temperature, spread, n_features, stats, unit=None):
+def cosine_maths(n_clusters, temperature, spread, n_features, stats):
     """The cosine layer's maths for a fit on ``stats``: :class:`PairlessCosineMaths`
     where its descents keep no L-BFGS pairs (:func:`pair_limit` 0), else
-    :class:`CosineMaths`; ``unit``: the unit rows of ``stats.X`` made already, kept
-    as :meth:`CosineMaths._unit_rows` keeps them."""
+    :class:`CosineMaths`."""
     pairless = pair_limit(n_clusters, n_features, stats) == 0
-    maths = (PairlessCosineMaths if pairless else CosineMaths)(
+    return (PairlessCosineMaths if pairless else CosineMaths)(
         n_clusters, temperature, spread, n_features)
-    if unit is not None:
-        maths._unit_cache = (stats.X, unit, {})
-    return maths

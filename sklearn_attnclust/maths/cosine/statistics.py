@@ -191,7 +191,7 @@ def cosine_norms(X, weights, n_heads):
     return exponents_and_keys(X)
 
 
-def cosine_spread(X, weights, n_heads, keys=None, unit=None):
+def cosine_spread(X, weights, n_heads, keys=None):
     """The unit of the temperature: the mean of the ``n_heads - 1`` largest
     eigenvalues of the covariance of the unit rows (the largest for one head),
     the typical squared distance between the heads' clusters on the sphere.
@@ -199,9 +199,7 @@ def cosine_spread(X, weights, n_heads, keys=None, unit=None):
     On a sample of :data:`SPREAD_SAMPLE` rows drawn by their keys (not
     their order; ``keys``: the rows' :func:`.rows._direction_keys`, if known);
     the ``d x d`` covariance or the sample's Gram matrix, the
-    smaller.  Never a ``d x d`` matrix for wide (or sparse) data.  ``unit``:
-    the unit rows of the dense ``X`` where the caller holds them (the sample's
-    gathered from them, :func:`.rows.unit_rows`'s numbers, no products).
+    smaller.  Never a ``d x d`` matrix for wide (or sparse) data.
     """
     X = as_rows(X)
     n, d = X.shape
@@ -217,8 +215,7 @@ def cosine_spread(X, weights, n_heads, keys=None, unit=None):
         idx = np.sort(smallest_keys(keys, m))
     else:
         idx = np.arange(n)
-    # (not of X[idx]: no copy of the sample's rows beside them)
-    Y = unit_rows(X, idx) if unit is None else unit[idx]
+    Y = unit_rows(X, idx)  # (not of X[idx]: no copy of the sample's rows beside them)
     w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)[idx]
     if not w.sum() > 0:
         w = np.ones(m)
