@@ -335,7 +335,7 @@ ASSIGN_CHUNK = 4096
 #: 3.03 -> 0.88, 5.79 -> 2.10, 6.02 -> 5.05 ms; 2000 x 2000 7.06 -> 5.53; 1000 x 1e4
 #: 17.0 -> 13.6; 1e5 x 32 4.75 -> 5.09 (2048 rows a chunk against 4096).  2**15 and
 #: 2**17 entries: 1.03 / 2.33 / 5.75 / 6.28 / 15.2 / 5.41 and 1.52 / 2.52 / 4.98 /
-#: 5.39 / 13.1 / 4.77 ms (``/work/notes/s21/h153/d2entries.py``).
+#: 5.39 / 13.1 / 4.77 ms.
 ASSIGN_NUMBERS = 2**16
 
 #: Entries of the rows in a thread's block of :func:`distances_to_centres`, at least
