@@ -92,6 +92,8 @@ def tail_decrease(values):
     lower to 1.5e-4 higher, the ARI 1.000 and the centroid distances within 0.001; CPU
     time 0.90 to 0.96 times where steps went. Tighter clusters (noise 0.3) alike; the
     orthonormal mixtures' fits (``--data orth``), whose rows trade heads, as before.
+    The heads' risk on 1e5 fresh rows of the same mixtures within -9e-6 and +8e-6 of
+    the earlier stop's, relatively.
     From the last ratio alone (three risks), a fit at noise 0.3, d = 64, K = 20 stopped
     after 21 steps against 32, its risk 6.3e-3 higher: a short step after long ones."""
     drops = -np.diff(np.asarray(values, dtype=np.float64))
