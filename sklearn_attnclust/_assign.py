@@ -10,9 +10,9 @@ import numpy as np
 
 from ._blocks import chunk_rows, map_row_blocks, one_blas_thread
 
-__all__ = ["ASSIGN_CHUNK", "COUNT_HEADS", "EXPANSION_LOSS", "MATCH_HEADS", "NEAREST_OFFSET",
-           "assign_rows", "distances_to_centres", "expansion_lost", "first_minimum",
-           "logits_lost", "nearest_point", "row_norms2"]
+__all__ = ["ASSIGN_BLOCK", "ASSIGN_CHUNK", "ASSIGN_NUMBERS", "COUNT_HEADS", "EXPANSION_LOSS",
+           "MATCH_HEADS", "NEAREST_OFFSET", "assign_rows", "distances_to_centres",
+           "expansion_lost", "first_minimum", "logits_lost", "nearest_point", "row_norms2"]
 
 
 #: Largest ``max|mean| / spread`` of the points at which :func:`nearest_point`
@@ -306,6 +306,9 @@ def distances_to_centres(X, labels, centers):
     C = np.asarray(centers, dtype=np.float64)
     dist = np.empty(X.shape[0])
     chunk = assign_rows(X.shape[1])
+    # the threads' blocks as before the smaller chunks: at least 2 * 4096 rows or 2**20
+    # entries (a fit's few thousand rows on the calling thread alone)
+    min_rows = max(1, min(2 * ASSIGN_CHUNK, ASSIGN_BLOCK // max(int(X.shape[1]), 1)))
 
     def block(lo, hi):
         for a in range(lo, hi, chunk):
@@ -314,20 +317,35 @@ def distances_to_centres(X, labels, centers):
                 diff = np.asarray(X[a:b], dtype=np.float64) - C[labels[a:b]]
                 dist[a:b] = np.einsum("ij,ij->i", diff, diff)
 
-    map_row_blocks(block, X.shape[0], 2 * chunk)
+    map_row_blocks(block, X.shape[0], min_rows)
     return labels, dist
 
 
-#: Rows per chunk of :func:`distances_to_centres` (up to 128 features; wider rows
-#: get as many entries, 2**19, in fewer rows: :func:`assign_rows`).
+#: Rows per chunk of :func:`distances_to_centres`, at most (up to 16 features; wider
+#: rows get :data:`ASSIGN_NUMBERS` entries: :func:`assign_rows`).
 ASSIGN_CHUNK = 4096
+
+#: Entries per chunk of :func:`distances_to_centres` (the chunk's float64 temporaries,
+#: the gathered centres and the differences, 512 KiB each: held in a core's cache,
+#: and below the sizes whose pages the allocator hands back to the system at each
+#: free and faults in afresh at the next chunk).  Was 2**19 entries (4096 rows up to
+#: 128 features): at 1e4 x 128 two 4 MiB temporaries a chunk, each of fresh pages.
+#: Measured (one thread, CPU time, medians of 15, interleaved, Gaussian rows; the
+#: distances the same to the bit, each row's reduction alone): 1e4 x 64 / 128 / 384,
+#: 3.03 -> 0.88, 5.79 -> 2.10, 6.02 -> 5.05 ms; 2000 x 2000 7.06 -> 5.53; 1000 x 1e4
+#: 17.0 -> 13.6; 1e5 x 32 4.75 -> 5.09 (2048 rows a chunk against 4096).  2**15 and
+#: 2**17 entries: 1.03 / 2.33 / 5.75 / 6.28 / 15.2 / 5.41 and 1.52 / 2.52 / 4.98 /
+#: 5.39 / 13.1 / 4.77 ms.
+ASSIGN_NUMBERS = 2**16
+
+#: Entries of the rows in a thread's block of :func:`distances_to_centres`, at least
+#: (at most ``2 * ASSIGN_CHUNK`` rows).
+ASSIGN_BLOCK = 2**20
 
 
 def assign_rows(d):
     """Rows per chunk of :func:`distances_to_centres` on ``d`` features:
-    :data:`ASSIGN_CHUNK` up to 128 features, then 2**19 entries (4 MiB), at
-    least one row.  (The chunk was 4096 rows at any width: at 1000 x 10000
-    two 80 MB temporaries of fresh pages, 1.5 s CPU time of a 3.6 s direction
-    fit, one thread, a loaded machine; the distances are the same to the bit,
-    each row's reduction alone.)"""
-    return max(1, min(ASSIGN_CHUNK, 2**19 // max(int(d), 1)))
+    :data:`ASSIGN_NUMBERS` entries, at most :data:`ASSIGN_CHUNK` rows, at least one
+    row.  (The distances are the same to the bit at any chunk, each row's
+    reduction alone.)"""
+    return max(1, min(ASSIGN_CHUNK, ASSIGN_NUMBERS // max(int(d), 1)))

@@ -26,7 +26,7 @@ import weakref
 
 import numpy as np
 
-__all__ = ["HeldLabels", "add_label_keys", "first_largest", "key_direction"]
+__all__ = ["HeldLabels", "add_label_keys", "first_largest", "key_direction", "tail_decrease"]
 
 #: The seed of the fixed direction that keys the rows (:func:`key_direction`).
 _KEY_SEED = 20260530
@@ -71,6 +71,38 @@ def first_largest(size):
     for h in range(size.shape[0] - 1, -1, -1):
         np.copyto(labels, h, where=size[h] == top)
     return labels
+
+
+def tail_decrease(values):
+    """The decrease of the risk still to come after the last of successive risks
+    ``values`` (at least three; each step kept the labels), were the steps' decreases
+    to go on shrinking by the largest ratio ``q`` of one to the one before it: the
+    geometric tail ``d q / (1 - q)``, ``d`` the last decrease (exact for risks ``c + a
+    r**k``: ``a r**k``, the distance to their limit ``c``).  Infinity where a decrease
+    is not positive or not below the one before it (no convergence to forecast: one
+    short step after long ones is not taken for it).
+
+    The direction layer's reconstruction risk stops where
+    :data:`.direction.maths.HELD_FACTOR` times this, relatively, is below ``tol``, after
+    three held steps.  Measured (bench_direction.py's vmf rows, n = 1e4, d = 64 / 128 /
+    384, K = 5 / 10 / 20, data seeds 3 x fit seeds 4, one thread, against the stops
+    before): a step fewer in 8 to 12 of 12 fits in four of the nine cells (d = 384, K =
+    10: 6 -> 4 steps), none in the others (every K = 20); the risk at most 1.9e-5
+    relatively higher (its resolution ``K / n``: 5e-4 to 2e-3), the k-means inertia 7e-4
+    lower to 1.5e-4 higher, the ARI 1.000 and the centroid distances within 0.001; CPU
+    time 0.90 to 0.96 times where steps went. Tighter clusters (noise 0.3) alike; the
+    orthonormal mixtures' fits (``--data orth``), whose rows trade heads, as before.
+    The heads' risk on 1e5 fresh rows of the same mixtures within -9e-6 and +8e-6 of
+    the earlier stop's, relatively.
+    From the last ratio alone (three risks), a fit at noise 0.3, d = 64, K = 20 stopped
+    after 21 steps against 32, its risk 6.3e-3 higher: a short step after long ones."""
+    drops = -np.diff(np.asarray(values, dtype=np.float64))
+    if drops.size < 2 or not np.all(drops > 0):
+        return np.inf
+    q = float(np.max(drops[1:] / drops[:-1]))
+    if not q < 1:
+        return np.inf
+    return float(drops[-1]) * q / (1.0 - q)
 
 
 class HeldLabels:

@@ -33,7 +33,7 @@ from ..._blocks import one_blas_thread
 from ..._init import check_start, init_heads, squared_norms, unit_start
 from ..._strategy import fit_layer
 from .. import sizes
-from ..held import HeldLabels
+from ..held import HeldLabels, tail_decrease
 from ..shared import check_points, positive_magnitude
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
@@ -339,7 +339,11 @@ class DirectionMaths(LayerMaths):
         the risk over that step (:class:`..held.HeldLabels`; the optimiser's own
         rule reads the relative decrease against ``tol**2``); or, if smaller still,
         after :data:`STALL_STEPS` such steps in a row, their relative decrease of the
-        risk over its :func:`resolution` and :data:`STALL_SCALE`.
+        risk over its :func:`resolution` and :data:`STALL_SCALE`; or, if smaller
+        still, after :data:`STALL_STEPS` such steps, :data:`HELD_FACTOR` times the
+        relative decrease still to come that theirs forecast
+        (:func:`..held.tail_decrease`, measured there): the step the held-labels stop
+        would have ended on is not taken where the steps converge geometrically.
 
         Called once at the descent's start and after each accepted step, each
         time at the heads of the last risk with its gradient."""
@@ -361,6 +365,9 @@ class DirectionMaths(LayerMaths):
             del risks[:-STALL_STEPS - 1]
             if value <= risks[0][1]:  # (a descent's accepted steps never raise it)
                 measure = min(measure, (risks[0][1] - value) / (STALL_SCALE * res))
+        if len(risks) > STALL_STEPS and value > 0:  # (held steps: the rest forecast)
+            tail = tail_decrease([v for _, v in risks])
+            measure = min(measure, HELD_FACTOR * tail / value)
         return measure
 
     def final(self, M):
