@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import InContextQuantizer
@@ -140,7 +141,7 @@ def test_scan_gives_up_merged_flows_and_keeps_the_fit(monkeypatch, seed):
 
     def watched(scores, sq_norms, gram, beta, bound, max_iter, gram32=None, merged=None):
         out = real(scores, sq_norms, gram, beta, bound, max_iter, gram32, merged)
-        if merged is not None and out[1] is None:
+        if merged is not None and callable(out[1]):
             P, S, _ = real(scores, sq_norms, gram, beta, bound, max_iter, gram32)
             ends = in_context._group_mixtures(P, S, gram, merged[1])[0]
             given_up.append(len(np.unique(ends)) < merged[0])
@@ -158,3 +159,33 @@ def test_scan_gives_up_merged_flows_and_keeps_the_fit(monkeypatch, seed):
     assert fit.temperature_ == full.temperature_
     np.testing.assert_array_equal(fit.labels_, full.labels_)
     np.testing.assert_array_equal(fit.cluster_centers_, full.cluster_centers_)
+
+
+def test_scan_with_no_temperature_kept_is_the_same_with_give_ups(monkeypatch):
+    # more clusters than the stack has fixed points at any temperature (3 blobs, K =
+    # 8): the given-up temperatures are flowed to their ends, and the best of the
+    # scan, its warning and the fit are the ones without the give-up
+    X = make_blobs(300, n_features=2000, centers=3, cluster_std=1.0, random_state=0)[0]
+    params = dict(n_clusters=8, attention="softmax", random_state=0)
+    real = gram_steps.low_precision_flow
+    given_up = []
+
+    def watched(scores, sq_norms, gram, beta, bound, max_iter, gram32=None, merged=None):
+        out = real(scores, sq_norms, gram, beta, bound, max_iter, gram32, merged)
+        given_up.append(merged is not None and callable(out[1]))
+        return out
+
+    def never(scores, sq_norms, gram, beta, bound, max_iter, gram32=None, merged=None):
+        return real(scores, sq_norms, gram, beta, bound, max_iter, gram32)
+
+    fits, messages = [], []
+    for flow in (watched, never):
+        monkeypatch.setattr(in_context, "low_precision_flow", flow)
+        with pytest.warns(ConvergenceWarning) as record:
+            fits.append(InContextQuantizer(**params).fit(X))
+        messages.append([str(w.message) for w in record])
+    assert any(given_up)
+    assert messages[0] == messages[1]
+    assert fits[0].temperature_ == fits[1].temperature_
+    np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
+    np.testing.assert_array_equal(fits[0].cluster_centers_, fits[1].cluster_centers_)

@@ -82,6 +82,12 @@ FLOAT64_STEPS = 3
 #: ``O(count q m)``, against ``O(q m^2)`` a step): make_blobs 1000 x 1e4's (K = 8)
 #: seeds merge at tau = 0.5 after 9 to 12 of the 25 to 60 float32 steps its flows take.
 GROUP_LOOK_STEPS = 2
+#: The first look after 4 float32 steps, later ones every quarter of the float32
+#: steps so far at most: where no flow is given up (a scan that keeps no
+#: temperature: 17 flows, most of a few steps, some of up to 300), looks every 2
+#: steps from the float64 steps on took 10 % of a 300 x 2000 fit (3 blobs, K = 8).
+FIRST_LOOK_STEPS = 4
+LOOK_SPACING = 4
 
 
 def fewer_groups(P, scores, radius, count):
@@ -92,13 +98,12 @@ def fewer_groups(P, scores, radius, count):
     component of :func:`.stack_groups._group_mixtures`, its distances from the same
     ``P G P^T``), at ``O(count q m)``, no ``(q, q)`` distances."""
     sq = np.einsum("ij,ij->i", P, scores)
-    left = np.arange(P.shape[0])
-    for _ in range(count - 1):
-        lead = left[0]
-        apart = sq[left] + sq[lead] - 2.0 * (scores[left] @ P[lead]) >= radius * radius
-        left = left[apart]
-        if not left.size:
+    free, lead = np.ones(P.shape[0], dtype=bool), 0
+    for _ in range(count - 1):  # (each lead's distances to every point: no gathered rows)
+        free &= sq + sq[lead] - 2.0 * (scores @ P[lead]) >= radius * radius
+        if not free.any():
             return True
+        lead = int(np.argmax(free))
     return False
 
 
@@ -126,63 +131,83 @@ def low_precision_flow(scores, sq_norms, gram, beta, bound, max_iter, gram32=Non
     ``gram32``: ``gram`` in float32, if known (the scan casts it once, not once a
     temperature).
 
-    ``merged``: ``(count, radius)``, to give the flow up (returning None, None and
-    the steps) once the seeds' points, moving or stopped, form fewer than ``count``
-    groups closer than ``radius`` (:func:`fewer_groups`), looked at after the float64
-    steps and every :data:`GROUP_LOOK_STEPS` float32 steps: the mean-shift flow
-    takes each seed uphill on the kernel density, and seeds once within a group's
-    radius end in one group (no group seen to split again, ``bench_wide.py``'s
-    blobs and noise, seeds 0-19): the scan's temperature has fewer than ``count``
-    fixed points, its remaining steps unrun (make_blobs 1000 x 1e4, K = 8, seed 0:
-    50 of 60 float32 steps at tau = 0.5)."""
+    ``merged``: ``(count, radius)``, to give the flow up (returning None, a function
+    that runs it on to its end, with this function's return, and the steps so far)
+    once the seeds' points, moving or stopped, form fewer than ``count`` groups
+    closer than ``radius`` (:func:`fewer_groups`), looked at every
+    :data:`GROUP_LOOK_STEPS` float32 steps (:data:`FIRST_LOOK_STEPS`,
+    :data:`LOOK_SPACING`): the mean-shift flow takes each seed uphill on the
+    kernel density, and seeds once within a group's radius end in one group (none
+    seen to split again: the flows given up on make_blobs of 5 shapes and Gaussian
+    noise, seeds 0-9, each run on to its end): the scan's temperature has fewer
+    than ``count`` fixed points, its remaining steps not run unless no temperature
+    is kept (make_blobs 1000 x 1e4, K = 8, seed 0: 50 of 60 float32 steps at tau =
+    0.5)."""
     scores = scores.copy()
     P, it, active = flow_steps(scores, None, gram, beta, bound, min(max_iter, FLOAT64_STEPS),
                                sq_norms)
     if not active.size or it >= max_iter:
         return P, scores, it
-    if merged is not None and fewer_groups(P, scores, merged[1], merged[0]):
-        return None, None, it
-    weights = P[active].astype(np.float32)
-    if gram32 is None:
-        gram32 = gram.astype(np.float32)
-    it, gave_up = _float32_steps(weights, scores[active].astype(np.float32), gram32, beta,
-                                 bound, (max_iter, it), merged, (P, scores, active))
-    if gave_up:
-        return None, None, it
-    weights = weights.astype(np.float64)
-    current = weights @ gram
-    new = softmax_rows(current, beta, copy=True)
-    new_scores = new @ gram
-    moving = np.einsum("ij,ij->i", new - weights, new_scores - current) >= bound
-    if np.any(moving) and it < max_iter:  # (on in float64 from the check's step)
-        more_w, more_s = new[moving], new_scores[moving]
-        _, more, _ = flow_steps(more_s, more_w, gram, beta, bound, max_iter - it - 1)
-        weights[moving], current[moving] = more_w, more_s
-        it += 1 + more
-    P[active], scores[active] = weights, current
-    return P, scores, it
+    return _Float32Flow(P, scores, active, gram, gram32, beta, bound, (it, max_iter)).run(
+        merged)
 
 
-def _float32_steps(weights, current, gram32, beta, bound, steps, merged, seeds):
-    """:func:`low_precision_flow`'s float32 steps of the queries ``weights`` (and their
-    scores ``current``, both overwritten by the end points'), ``steps``: (at most, so
-    far); by :data:`GROUP_LOOK_STEPS` at a time where ``merged`` (the same steps,
-    number for number: each call goes on with the queries still moving as one call
-    would), every seed's point looked at in between (``seeds``: all the seeds'
-    float64 weights and scores, those of ``active`` written over).  Returns the
-    steps so far and whether the seeds have merged."""
-    max_iter, it = steps
-    moving = np.arange(weights.shape[0])
-    chunk = max_iter if merged is None else GROUP_LOOK_STEPS
-    while moving.size and it < max_iter:
-        w, s = weights[moving], current[moving]
-        _, done, left = flow_steps(s, w, gram32, np.float32(beta), bound,
-                                   min(chunk, max_iter - it))
-        weights[moving], current[moving] = w, s
-        moving, it = moving[left], it + done
-        if merged is not None and moving.size and it < max_iter:
-            P, scores, active = seeds
-            P[active], scores[active] = weights, current
-            if fewer_groups(P, scores, merged[1], merged[0]):
-                return it, True
-    return it, False
+class _Float32Flow:
+    """:func:`low_precision_flow` after its float64 steps (the seeds' weights ``P``
+    and scores, ``active`` those still moving, ``steps``: (so far, at most)): the
+    float32 steps and the float64 check, by :meth:`run`, which a flow given up
+    goes on with, number for number as it would have (so that a temperature the
+    scan runs to its end after all pays no step twice)."""
+
+    def __init__(self, P, scores, active, gram, gram32, beta, bound, steps):
+        self.P, self.scores, self.active, self.gram = P, scores, active, gram
+        self.gram32 = gram.astype(np.float32) if gram32 is None else gram32
+        self.beta, self.bound, (self.it, self.max_iter) = beta, bound, steps
+        self.first = self.it  # (the float64 steps)
+        self.weights = P[active].astype(np.float32)
+        self.current = scores[active].astype(np.float32)
+        self.moving = np.arange(active.size)
+
+    def run(self, merged=None):
+        """The flow on to its end (:func:`low_precision_flow`'s return), or None, this
+        method and the steps so far where ``merged`` and the seeds have merged."""
+        if self._float32_steps(merged):
+            return None, self.run, self.it
+        P, scores, active, gram, beta, bound = (self.P, self.scores, self.active,
+                                                self.gram, self.beta, self.bound)
+        it, max_iter = self.it, self.max_iter
+        weights = self.weights.astype(np.float64)
+        current = weights @ gram
+        new = softmax_rows(current, beta, copy=True)
+        new_scores = new @ gram
+        moving = np.einsum("ij,ij->i", new - weights, new_scores - current) >= bound
+        if np.any(moving) and it < max_iter:  # (on in float64 from the check's step)
+            more_w, more_s = new[moving], new_scores[moving]
+            _, more, _ = flow_steps(more_s, more_w, gram, beta, bound, max_iter - it - 1)
+            weights[moving], current[moving] = more_w, more_s
+            it += 1 + more
+        P[active], scores[active] = weights, current
+        return P, scores, it
+
+    def _float32_steps(self, merged):
+        """The float32 steps of the queries still moving (their weights and scores
+        overwritten by the end points'); by :data:`GROUP_LOOK_STEPS` at a time where
+        ``merged`` (the same steps, number for number: each call goes on with the
+        queries still moving as one call would), every seed's point looked at in
+        between (the seeds' float64 weights and scores, the active ones' written
+        over, as at the end).  Returns whether the seeds have merged."""
+        weights, current, beta = self.weights, self.current, np.float32(self.beta)
+        while self.moving.size and self.it < self.max_iter:
+            since = self.it - self.first  # (float32 steps so far)
+            chunk = self.max_iter if merged is None else FIRST_LOOK_STEPS if not since \
+                else max(GROUP_LOOK_STEPS, since // LOOK_SPACING)
+            w, s = weights[self.moving], current[self.moving]
+            _, done, left = flow_steps(s, w, self.gram32, beta, self.bound,
+                                       min(chunk, self.max_iter - self.it))
+            weights[self.moving], current[self.moving] = w, s
+            self.moving, self.it = self.moving[left], self.it + done
+            if merged is not None and self.moving.size and self.it < self.max_iter:
+                self.P[self.active], self.scores[self.active] = weights, current
+                if fewer_groups(self.P, self.scores, merged[1], merged[0]):
+                    return True
+        return False

@@ -416,18 +416,23 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
     def run(tau, give_up=False):  # the seeds' flow on flow_context (start: its scores)
         radius = 0.1 * width / np.sqrt(tau)
         if gram is None:
-            _, points, sizes = _group(_flow(seeds, flow_context, tau / typical, radius,
-                                            max_iter)[0], radius)
-        else:
-            # (in float32, each end point checked by a float64 step: gram_steps; None
-            # where give_up and the seeds merge into fewer than n_clusters groups)
-            weights, last, _ = low_precision_flow(
-                start, seed_sq, gram, tau / typical, (0.05 * radius) ** 2, max_iter,
-                gram32, (n_clusters, radius) if give_up else None)
-            if last is None:
-                return None
-            _, points, sizes = _group(X[seed_rows], radius) if weights is None else \
-                _group_mixtures(weights, last, flow_context, radius, n_clusters)
+            return counted(*_group(_flow(seeds, flow_context, tau / typical, radius,
+                                         max_iter)[0], radius)[1:])
+        # (in float32, each end point checked by a float64 step: gram_steps; given up
+        # where give_up and the seeds merge into fewer than n_clusters groups: then a
+        # function that runs it on to its end)
+        weights, last, _ = low_precision_flow(
+            start, seed_sq, gram, tau / typical, (0.05 * radius) ** 2, max_iter, gram32,
+            (n_clusters, radius) if give_up else None)
+        if callable(last):
+            return lambda: counted(*mixtures(*last()[:2], radius))
+        return counted(*mixtures(weights, last, radius))
+
+    def mixtures(weights, last, radius):  # the groups' points and sizes
+        return (_group(X[seed_rows], radius) if weights is None else
+                _group_mixtures(weights, last, flow_context, radius, n_clusters))[1:]
+
+    def counted(points, sizes):
         return points, sizes, int(np.sum(sizes >= min_mass))
 
     def refine(tau, points):

@@ -13,18 +13,19 @@ def scan_temperatures(taus, run, flat, refine, n_clusters):
     increasing order: the first whose flow (``run(tau, give_up)``; ``run`` None:
     ``flat()``'s one point at every temperature) has ``n_clusters`` substantial
     fixed points, ``n_clusters`` distinct once refined (``refine``), is kept.  A
-    scan of several temperatures gives a flow up (``run`` returns None) where its
-    seeds merge into fewer than ``n_clusters`` groups
+    scan of several temperatures gives a flow up (``run`` returns a function that
+    runs it on) where its seeds merge into fewer than ``n_clusters`` groups
     (:func:`.gram_steps.low_precision_flow`): that temperature has fewer fixed
-    points, and its flow is run to its end only where no temperature is kept (the
-    best of the scan is then the one it would have been).  Returns (centers, tau,
-    count), or None where no temperature is kept, and the best temperature's (tau,
-    points, sizes, count): the first of most substantial fixed points."""
+    points, and its flow goes on to its end only where no temperature is kept (the
+    best of the scan is then the one it would have been, no step run twice).
+    Returns (centers, tau, count), or None where no temperature is kept, and the
+    best temperature's (tau, points, sizes, count): the first of most substantial
+    fixed points."""
     best, merged = None, []  # (merged: temperatures whose flows were given up)
     for tau in taus:
         found = flat() if tau == 0 or run is None else run(tau, len(taus) > 1)
-        if found is None:
-            merged.append(tau)
+        if callable(found):  # (given up: found runs the flow on to its end)
+            merged.append((tau, found))
             continue
         points, sizes, count = found
         if best is None or count > best[3]:
@@ -33,8 +34,8 @@ def scan_temperatures(taus, run, flat, refine, n_clusters):
             centers = refine(tau, points)
             if centers.shape[0] >= n_clusters:
                 return (centers, float(tau), count), best
-    for tau in merged:  # (no temperature kept: these flow to their ends, as the scan's)
-        points, sizes, count = run(tau)
+    for tau, finish in merged:  # (no temperature kept: these flow on to their ends)
+        points, sizes, count = finish()
         if best is None or count > best[3] or (count == best[3] and tau < best[0]):
             best = (tau, points, sizes, count)
     return None, best
