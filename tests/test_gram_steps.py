@@ -161,10 +161,15 @@ def test_scan_gives_up_merged_flows_and_keeps_the_fit(monkeypatch, seed):
     np.testing.assert_array_equal(fit.cluster_centers_, full.cluster_centers_)
 
 
-def test_scan_with_no_temperature_kept_is_the_same_with_give_ups(monkeypatch):
+@pytest.mark.parametrize("held", [0, 1, 2])
+def test_scan_with_no_temperature_kept_is_the_same_with_give_ups(monkeypatch, held):
     # more clusters than the stack has fixed points at any temperature (3 blobs, K =
-    # 8): the given-up temperatures are flowed to their ends, and the best of the
-    # scan, its warning and the fit are the ones without the give-up
+    # 8): the given-up temperatures are flowed to their ends (the first ``held`` on
+    # from where they stopped, the others again), and the best of the scan, its
+    # warning and the fit are the ones without the give-up
+    from sklearn_attnclust.maths import stack_scan
+
+    monkeypatch.setattr(stack_scan, "HELD_FLOWS", held)
     X = make_blobs(300, n_features=2000, centers=3, cluster_std=1.0, random_state=0)[0]
     params = dict(n_clusters=8, attention="softmax", random_state=0)
     real = gram_steps.low_precision_flow

@@ -5,7 +5,13 @@ their ends only where no temperature is kept.  Moved out of :mod:`.in_context` (
 500 lines).  This module knows nothing of scikit-learn.
 """
 
-__all__ = ["scan_temperatures"]
+__all__ = ["HELD_FLOWS", "scan_temperatures"]
+
+#: Flows given up whose state the scan holds, to go on with where no temperature is
+#: kept (the first ones; the later ones start again there): each holds the seeds'
+#: weights and scores, ``24 q m`` bytes (6 MB at 500 seeds on 500 tokens), so that
+#: a scan of 17 temperatures holds no more than 2 of them however many it gives up.
+HELD_FLOWS = 2
 
 
 def scan_temperatures(taus, run, flat, refine, n_clusters):
@@ -17,7 +23,8 @@ def scan_temperatures(taus, run, flat, refine, n_clusters):
     runs it on) where its seeds merge into fewer than ``n_clusters`` groups
     (:func:`.gram_steps.low_precision_flow`): that temperature has fewer fixed
     points, and its flow goes on to its end only where no temperature is kept (the
-    best of the scan is then the one it would have been, no step run twice).
+    best of the scan is then the one it would have been, no step of the first
+    :data:`HELD_FLOWS` run twice).
     Returns (centers, tau, count), or None where no temperature is kept, and the
     best temperature's (tau, points, sizes, count): the first of most substantial
     fixed points."""
@@ -25,7 +32,7 @@ def scan_temperatures(taus, run, flat, refine, n_clusters):
     for tau in taus:
         found = flat() if tau == 0 or run is None else run(tau, len(taus) > 1)
         if callable(found):  # (given up: found runs the flow on to its end)
-            merged.append((tau, found))
+            merged.append((tau, found if len(merged) < HELD_FLOWS else None))
             continue
         points, sizes, count = found
         if best is None or count > best[3]:
@@ -35,7 +42,7 @@ def scan_temperatures(taus, run, flat, refine, n_clusters):
             if centers.shape[0] >= n_clusters:
                 return (centers, float(tau), count), best
     for tau, finish in merged:  # (no temperature kept: these flow on to their ends)
-        points, sizes, count = finish()
+        points, sizes, count = finish() if finish is not None else run(tau)
         if best is None or count > best[3] or (count == best[3] and tau < best[0]):
             best = (tau, points, sizes, count)
     return None, best
