@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
 from sklearn_attnclust import InContextQuantizer
@@ -92,7 +93,8 @@ def test_softmax_fit_with_the_float64_scan(monkeypatch, seed):
     params = dict(n_clusters=5, attention="softmax", random_state=seed)
     low = InContextQuantizer(**params).fit(X)
 
-    def float64_flow(scores, sq_norms, gram, beta, bound, max_iter, gram32=None):
+    def float64_flow(scores, sq_norms, gram, beta, bound, max_iter, gram32=None,
+                     merged=None):  # (never given up)
         return in_context._gram_flow(None, None, gram, beta, np.sqrt(bound) / 0.05,
                                      max_iter, scores, sq_norms)
 
@@ -104,3 +106,91 @@ def test_softmax_fit_with_the_float64_scan(monkeypatch, seed):
     np.testing.assert_allclose(low.cluster_centers_, full.cluster_centers_, rtol=0,
                                atol=1e-4 * np.abs(full.cluster_centers_).max())
     assert low.inertia_ == pytest.approx(full.inertia_, rel=1e-5)
+
+
+def test_fewer_groups_against_the_components():
+    # the greedy balls' answer implies the connected components' (each ball lies in
+    # one component), and on well-separated groups both count the groups
+    rng = np.random.default_rng(0)
+    X = _wide(n=120, d=50, k=4, seed=3)
+    gram = X @ X.T
+    P = rng.dirichlet(np.ones(X.shape[0]) * 0.05, size=60)
+    S = P @ gram
+    for radius in np.linspace(0.5, 60.0, 40):
+        n_groups = len(np.unique(in_context._group_mixtures(P, S, X, radius)[0]))
+        for count in range(1, 8):
+            if gram_steps.fewer_groups(P, S, radius, count):
+                assert n_groups < count
+    # four tight groups of mixtures: 4 groups (not fewer than 4, fewer than 5)
+    centres = rng.dirichlet(np.ones(X.shape[0]), size=4)
+    P = np.repeat(centres, 5, axis=0)
+    S = P @ gram
+    assert not gram_steps.fewer_groups(P, S, 1e-3, 4)
+    assert gram_steps.fewer_groups(P, S, 1e-3, 5)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scan_gives_up_merged_flows_and_keeps_the_fit(monkeypatch, seed):
+    # a temperature whose seeds merge into fewer than K groups is given up (the
+    # first of the wide blobs' scan) and, flowed to its end, has fewer than K
+    # groups; the fit is the one without the give-up, bit for bit
+    X = make_blobs(400, n_features=2000, centers=6, random_state=seed)[0]
+    params = dict(n_clusters=6, attention="softmax", random_state=seed)
+    real = gram_steps.low_precision_flow
+    given_up = []
+
+    def watched(scores, sq_norms, gram, beta, bound, max_iter, gram32=None, merged=None):
+        out = real(scores, sq_norms, gram, beta, bound, max_iter, gram32, merged)
+        if merged is not None and callable(out[1]):
+            P, S, _ = real(scores, sq_norms, gram, beta, bound, max_iter, gram32)
+            ends = in_context._group_mixtures(P, S, gram, merged[1])[0]
+            given_up.append(len(np.unique(ends)) < merged[0])
+        return out
+
+    monkeypatch.setattr(in_context, "low_precision_flow", watched)
+    fit = InContextQuantizer(**params).fit(X)
+    assert given_up and all(given_up)
+
+    def never(scores, sq_norms, gram, beta, bound, max_iter, gram32=None, merged=None):
+        return real(scores, sq_norms, gram, beta, bound, max_iter, gram32)
+
+    monkeypatch.setattr(in_context, "low_precision_flow", never)
+    full = InContextQuantizer(**params).fit(X)
+    assert fit.temperature_ == full.temperature_
+    np.testing.assert_array_equal(fit.labels_, full.labels_)
+    np.testing.assert_array_equal(fit.cluster_centers_, full.cluster_centers_)
+
+
+@pytest.mark.parametrize("held", [0, 1, 2])
+def test_scan_with_no_temperature_kept_is_the_same_with_give_ups(monkeypatch, held):
+    # more clusters than the stack has fixed points at any temperature (3 blobs, K =
+    # 8): the given-up temperatures are flowed to their ends (the first ``held`` on
+    # from where they stopped, the others again), and the best of the scan, its
+    # warning and the fit are the ones without the give-up
+    from sklearn_attnclust.maths import stack_scan
+
+    monkeypatch.setattr(stack_scan, "HELD_FLOWS", held)
+    X = make_blobs(300, n_features=2000, centers=3, cluster_std=1.0, random_state=0)[0]
+    params = dict(n_clusters=8, attention="softmax", random_state=0)
+    real = gram_steps.low_precision_flow
+    given_up = []
+
+    def watched(scores, sq_norms, gram, beta, bound, max_iter, gram32=None, merged=None):
+        out = real(scores, sq_norms, gram, beta, bound, max_iter, gram32, merged)
+        given_up.append(merged is not None and callable(out[1]))
+        return out
+
+    def never(scores, sq_norms, gram, beta, bound, max_iter, gram32=None, merged=None):
+        return real(scores, sq_norms, gram, beta, bound, max_iter, gram32)
+
+    fits, messages = [], []
+    for flow in (watched, never):
+        monkeypatch.setattr(in_context, "low_precision_flow", flow)
+        with pytest.warns(ConvergenceWarning) as record:
+            fits.append(InContextQuantizer(**params).fit(X))
+        messages.append([str(w.message) for w in record])
+    assert any(given_up)
+    assert messages[0] == messages[1]
+    assert fits[0].temperature_ == fits[1].temperature_
+    np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
+    np.testing.assert_array_equal(fits[0].cluster_centers_, fits[1].cluster_centers_)

@@ -18,6 +18,7 @@ from .direction.attention import typical_head_score
 from .gram_steps import flow_steps, low_precision_flow
 from .gram_steps import softmax_rows as _softmax_rows
 from .stack_groups import _by_size, _group, _group_mixtures  # noqa: F401 (tests)
+from .stack_scan import scan_temperatures
 
 __all__ = [
     "TEMPERATURE_GRID", "context_scores", "in_context_attention", "in_context_from_moments",
@@ -357,7 +358,9 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
     has at least ``n_clusters`` substantial fixed points is kept (the most
     substantial fixed points there if none reaches it, with a
     ConvergenceWarning).  The ``n_clusters`` fixed points of largest mass are
-    then refined by the flow on the whole ``context``.
+    then refined by the flow on the whole ``context``.  A temperature of the scan
+    whose seeds merge into fewer than ``n_clusters`` groups during the flow is
+    given up there (:func:`.stack_scan.scan_temperatures`).
 
     Parameters
     ----------
@@ -410,17 +413,26 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
                                               scores)
     gram32 = None if gram is None else gram.astype(np.float32)  # (once, not a temperature)
 
-    def run(tau):  # the seeds' flow on flow_context (start: its scores)
+    def run(tau, give_up=False):  # the seeds' flow on flow_context (start: its scores)
         radius = 0.1 * width / np.sqrt(tau)
         if gram is None:
-            _, points, sizes = _group(_flow(seeds, flow_context, tau / typical, radius,
-                                            max_iter)[0], radius)
-        else:
-            # (in float32, each end point checked by a float64 step: gram_steps)
-            weights, last, _ = low_precision_flow(start, seed_sq, gram, tau / typical,
-                                                  (0.05 * radius) ** 2, max_iter, gram32)
-            _, points, sizes = _group(X[seed_rows], radius) if weights is None else \
-                _group_mixtures(weights, last, flow_context, radius, n_clusters)
+            return counted(*_group(_flow(seeds, flow_context, tau / typical, radius,
+                                         max_iter)[0], radius)[1:])
+        # (in float32, each end point checked by a float64 step: gram_steps; given up
+        # where give_up and the seeds merge into fewer than n_clusters groups: then a
+        # function that runs it on to its end)
+        weights, last, _ = low_precision_flow(
+            start, seed_sq, gram, tau / typical, (0.05 * radius) ** 2, max_iter, gram32,
+            (n_clusters, radius) if give_up else None)
+        if callable(last):
+            return lambda: counted(*mixtures(*last()[:2], radius))
+        return counted(*mixtures(weights, last, radius))
+
+    def mixtures(weights, last, radius):  # the groups' points and sizes
+        return (_group(X[seed_rows], radius) if weights is None else
+                _group_mixtures(weights, last, flow_context, radius, n_clusters))[1:]
+
+    def counted(points, sizes):
         return points, sizes, int(np.sum(sizes >= min_mass))
 
     def refine(tau, points):
@@ -434,20 +446,13 @@ def stack_fixed_points(X, context, n_clusters, temperature, rng, max_iter=300,
         group = _group(centers, radius)[0]
         return centers[np.sort(np.unique(group, return_index=True)[1])]
 
+    def flat():  # every weight equal: the one fixed point is the context mean
+        return context.mean(axis=0, keepdims=True), np.array([n]), 1
+
     taus = list(TEMPERATURE_GRID) if temperature is None else [float(temperature)]
-    best = None
-    for tau in taus:
-        if tau == 0 or not nonzero:
-            # every weight equal: the one fixed point is the context mean
-            points, sizes, count = context.mean(axis=0, keepdims=True), np.array([n]), 1
-        else:
-            points, sizes, count = run(tau)
-        if best is None or count > best[3]:
-            best = (tau, points, sizes, count)
-        if count >= n_clusters:
-            centers = refine(tau, points)
-            if centers.shape[0] >= n_clusters:
-                return centers, float(tau), count
+    kept, best = scan_temperatures(taus, run if nonzero else None, flat, refine, n_clusters)
+    if kept is not None:
+        return kept
     return _best_of_the_scan(best, temperature, n_clusters, min_mass, seed_rows.size, refine)
 
 
