@@ -93,19 +93,8 @@ COARSE_FACTOR = 4
 
 #: From this many rows on, a sample of about 2000 rows per head that would be
 #: too large for the coarse stage is cut to ``1 / (COARSE_FACTOR + 1)`` of the
-#: data, so that many heads on large data still start on a sample.  Measured
-#: (issue 30; one thread, CPU time, interleaved with 65536, medians of 3 to 5
-#: seeds, ``benchmarks/bench_grid.py``'s cells, n = 5e4): 2-D blobs, K = 20,
-#: 0.49 x the time (1.41 against 3.19 x KMeans(n_init=1)'s on a loaded machine),
-#: inertia 0.965 against 0.969 x KMeans's; uniform 16-D, K = 64, 0.67 x (20 full-data
-#: steps after the sample's against 48), inertia 1.0010 against 0.9993 x KMeans's
-#: and 0.987 against 0.985 x faiss's; the other blobs and uniform cells of d = 2,
-#: 16 and 64, K = 20 to 256, 0.40 to 0.88 x the time, the inertia within -0.3 % to
-#: +0.3 % of before (one of 5 seeds of blobs 16-D, K = 256, +1.9 %).  Heavy tails
-#: lose here as above 65536 rows already (a sample misses the far rows the swap
-#: stage on all the rows moved heads to): t(1.5) rows, 5e4 x 8, K = 64, 1.02 to
-#: 1.12 x KMeans's inertia against 0.95 to 0.99 (at 6.6e4 rows, before, 1.06 to 1.30).
-COARSE_CAP_ROWS = 32768
+#: data, so that many heads on large data still start on a sample.
+COARSE_CAP_ROWS = 65536
 
 
 def coarse_sample_size(n_samples, n_heads, n_features):
