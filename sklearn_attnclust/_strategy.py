@@ -274,6 +274,11 @@ class _Plan:
         if large:
             self.sampler = _Sampler(X, weights, random_state, draw)
             self.rows, self.row_w = self.sampler(m)
+            if coarse == "auto" and isinstance(X, np.ndarray) and \
+                    fewer_points(self.rows, maths.n_clusters):
+                # a point of few rows missed by the sample: all the rows, as below its size
+                self.rows, self.row_w, self.sampler = X, weights, None
+                self.staged = staged = False
             if staged:
                 self.stage = maths.statistics(self.rows, self.row_w)
                 if precision is not None:
@@ -294,6 +299,23 @@ class _Plan:
         """How the best start is chosen (:func:`_select`): ``select`` after a
         coarse stage, on ``stats`` after descents at a lower precision."""
         return select if self.staged else ("full" if self.low else "sample")
+
+
+#: Rows of the coarse sample :func:`fewer_points` reads first (a sample's rows are
+#: in random order): where they hold enough distinct rows, the rest is not read.
+POINTS_PREFIX = 8192
+
+
+def fewer_points(rows, k):
+    """Whether the dense ``rows`` hold fewer than ``k`` distinct rows, counted by
+    their products with one fixed vector (equal rows have equal products; two
+    distinct rows that tie only make it say fewer), on the first
+    :data:`POINTS_PREFIX` rows, then on all of them where those are too few."""
+    v = np.cos(np.arange(1.0, rows.shape[1] + 1.0))  # (fixed: no draw)
+    head = rows[:POINTS_PREFIX]
+    if np.unique(head @ v).size >= k:
+        return False
+    return head.shape[0] == rows.shape[0] or np.unique(rows @ v).size < k
 
 
 def _full_data(descent, plan, best, tol, n_init):
