@@ -111,7 +111,8 @@ def _seeded(Y, inside, w, norms, k, draw):
         c = Y[[i]]
         c = np.asarray(c.toarray() if hasattr(c, "toarray") else c, dtype=np.float64)
         out.append(c[0])
-        d = np.concatenate([squared_distances(Y[a:a + BLOCK_ROWS], c, norms[a:a + BLOCK_ROWS])[:, 0]
+        d = np.concatenate([squared_distances(Y[a:a + BLOCK_ROWS], c,
+                                              norms[a:a + BLOCK_ROWS])[:, 0]
                             for a in range(0, Y.shape[0], BLOCK_ROWS)])
         dist = d if dist is None else np.minimum(dist, d)
     return np.array(out)
