@@ -263,8 +263,8 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     if free and near is None:  # (the rounds ended on a kept trial: its assignment)
         near = nearest_two(Y, maths.swap_points(best.heads), w, norms)
     if free and removal_share(near, w) < SWAP_NEEDED:  # (a head to spare: a saddle?)
-        from ._saddle import escape_saddles  # (it reads this module's distances)
-        best, escaped, more = escape_saddles(descent, stage, best, run, Y, w, norms)
+        best, escaped, more = _spare_head(descent, stage, best, run, Y, w, norms,
+                                          draw if small else None)
         steps, kept = steps + more, kept or escaped
     if kept and (trial_tol > tol or not best.converged):  # (a trial stops at SWAP_STEPS)
         again = descent.run(stage, best.heads, tol, state=handed_state(best), memory=memory)
@@ -274,6 +274,18 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     if kept:  # the kept result's steps: its start's descent and every trial's
         best.n_iter = first_steps + steps
     return best
+
+
+def _spare_head(descent, stage, best, run, Y, w, norms, draw):
+    """``(best, kept, steps)`` after the saddle check (:mod:`._saddle`) and, with
+    ``draw`` (small fits: :func:`_budget`), the regroup trials (:mod:`._regroup`)."""
+    from ._saddle import escape_saddles  # (they read this module's distances)
+    best, kept, steps = escape_saddles(descent, stage, best, run, Y, w, norms)
+    if draw is not None:
+        from ._regroup import regroup
+        best, again, more = regroup(descent, stage, best, run, Y, w, norms, draw)
+        kept, steps = kept or again, steps + more
+    return best, kept, steps
 
 
 def _budget(maths, n_distinct, n_features, sampled=False):
