@@ -41,6 +41,7 @@ from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys
                       smallest_keys)
 from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from ._finish import NOT_FINITE, _finish, _finisher
+from ._coarse_points import fewer_points
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
                           takes_coarse_sample)
 from ._spacing import spaced
@@ -197,7 +198,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     coarse : "auto" or bool
         Seed the starts from a sample of :func:`sklearn_attnclust.maths.sizes.coarse_sample_size`
         rows and descend them on it first (``"auto"``: when ``n`` is over
-        ``COARSE_FACTOR`` times it).
+        ``COARSE_FACTOR`` times it), unless the sample of dense rows in memory
+        holds fewer distinct rows than heads (:func:`fewer_points`): then all the
+        rows, as below that size.
     descend_sample : bool
         False: the starts are seeded from the sample but descended on all
         the rows (a risk that costs no pass over them, or ``max_iter=0``).
@@ -299,23 +302,6 @@ class _Plan:
         """How the best start is chosen (:func:`_select`): ``select`` after a
         coarse stage, on ``stats`` after descents at a lower precision."""
         return select if self.staged else ("full" if self.low else "sample")
-
-
-#: Rows of the coarse sample :func:`fewer_points` reads first (a sample's rows are
-#: in random order): where they hold enough distinct rows, the rest is not read.
-POINTS_PREFIX = 8192
-
-
-def fewer_points(rows, k):
-    """Whether the dense ``rows`` hold fewer than ``k`` distinct rows, counted by
-    their products with one fixed vector (equal rows have equal products; two
-    distinct rows that tie only make it say fewer), on the first
-    :data:`POINTS_PREFIX` rows, then on all of them where those are too few."""
-    v = np.cos(np.arange(1.0, rows.shape[1] + 1.0))  # (fixed: no draw)
-    head = rows[:POINTS_PREFIX]
-    if np.unique(head @ v).size >= k:
-        return False
-    return head.shape[0] == rows.shape[0] or np.unique(rows @ v).size < k
 
 
 def _full_data(descent, plan, best, tol, n_init):

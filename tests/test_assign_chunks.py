@@ -23,6 +23,9 @@ def test_distances_equal_at_any_chunk(monkeypatch, numbers, d):
     out_labels, d2 = _assign.distances_to_centres(X, labels, C)
     assert out_labels is labels
     np.testing.assert_allclose(d2, expected, rtol=1e-12)
+    # the same bits at every chunk size (against one chunk of all the rows)
+    monkeypatch.setattr(_assign, "ASSIGN_NUMBERS", 2**40)
+    np.testing.assert_array_equal(d2, _assign.distances_to_centres(X, labels, C)[1])
 
 
 def test_chunk_in_entries():

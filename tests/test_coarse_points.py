@@ -3,7 +3,7 @@
 import numpy as np
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._strategy import fewer_points
+from sklearn_attnclust._coarse_points import fewer_points
 from sklearn_attnclust.maths import sizes
 
 
@@ -15,6 +15,18 @@ def test_fewer_points_counts_distinct_rows():
     rows[-1] = rng.normal(size=3)  # an eighth point beyond the first 8192 rows
     assert not fewer_points(rows, 8) and fewer_points(rows, 9)
     assert fewer_points(rows[:5], 4) and not fewer_points(rows[:5], 3)  # 3 points
+
+
+def test_fewer_points_of_float32_rows_in_blocks():
+    # float32 rows: the products in float64 block by block (no whole float64 copy),
+    # the same verdicts as the float64 rows'
+    rng = np.random.default_rng(2)
+    P = rng.normal(size=(9, 40)).astype(np.float32)
+    rows = P[rng.integers(0, 9, size=9000)]
+    assert rows.shape[0] * rows.shape[1] > 2 * 2**16  # (several blocks)
+    for k in (9, 10):
+        assert fewer_points(rows, k) == fewer_points(rows.astype(np.float64), k)
+    assert fewer_points(rows, 10) and not fewer_points(rows, 9)
 
 
 def test_a_point_of_one_row_missed_by_the_coarse_sample_is_found():

@@ -100,7 +100,8 @@ def fewer_groups(P, scores, radius, count):
     sq = np.einsum("ij,ij->i", P, scores)
     free, lead = np.ones(P.shape[0], dtype=bool), 0
     for _ in range(count - 1):  # (each lead's distances to every point: no gathered rows)
-        free &= sq + sq[lead] - 2.0 * (scores @ P[lead]) >= radius * radius
+        # (a NaN distance leaves its point free, a group of its own, as the grouping does)
+        free &= ~(sq + sq[lead] - 2.0 * (scores @ P[lead]) < radius * radius)
         if not free.any():
             return True
         lead = int(np.argmax(free))
