@@ -25,7 +25,7 @@ def test_near_unit_rows_are_kept_as_the_scaled_norms_would(monkeypatch, dtype, m
         X[0] = dtype(1e30) if dtype == np.float32 else 1e200  # weight 0: never read
     with np.errstate(over="ignore"):
         got = counting.unit_scale_top(X, w)
-        monkeypatch.setattr(counting, "_near_unit", lambda *args: False)
+        monkeypatch.setattr(counting, "_plain_mean_sq", lambda *args: None)  # (scaled)
         want = counting.unit_scale_top(X, w)
     assert got[1] == want[1] and got[2] == want[2]
     np.testing.assert_array_equal(got[0], want[0])
@@ -46,3 +46,36 @@ def test_the_shortcut_is_taken_for_unit_rows_whose_power_of_two_is_not_one(monke
     rows, rms, top = counting.unit_scale_top(X, None)
     assert rows is X and rms == 1.0
     assert calls == [1.0]  # the norms of the rows as they are, not the scaled ones
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("scale", [1e-17, 1e-9, 1e9, 1e17])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_far_rows_take_the_plain_mean_times_their_power_of_two(monkeypatch, dtype, scale,
+                                                                weighted):
+    """Rows far from unit scale: the plain rows' mean squared norm times the power of
+    two squared stands for the scaled rows' (no pass of scaled chunks), to the bit
+    of the result, tiny entries (squares below float64's smallest normal) and all."""
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((400, 30)) * scale
+    X[5, :10] *= 1e-290 if dtype == np.float64 else 1e-30  # (tiny entries)
+    X = X.astype(dtype)
+    w = None
+    if weighted:
+        w = rng.uniform(0.5, 2.0, X.shape[0])
+        w[:3] = 0.0
+    calls, norms = [], counting._scaled_sq_norms
+
+    def spy(*args):
+        calls.append(float(args[1]))
+        return norms(*args)
+
+    monkeypatch.setattr(counting, "_scaled_sq_norms", spy)
+    with np.errstate(over="ignore", under="ignore"):
+        got = counting.unit_scale_tops(X, w)
+        assert calls == [1.0]  # one pass of norms, of the rows as they are
+        monkeypatch.setattr(counting, "_plain_mean_sq", lambda *args: None)  # (scaled)
+        want = counting.unit_scale_tops(X, w)
+    assert calls[1] != 1.0 and got[1] == want[1] != 1.0
+    assert got[2] == want[2] and got[3] == want[3]
+    np.testing.assert_array_equal(got[0], want[0])

@@ -38,6 +38,7 @@ from ..shared import check_points, positive_magnitude
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
 from .counting import unit_scale, unit_scale_tops
+from .deferred import DeferredStatistics
 from .starts import lloyd_step, refine_heads, seed_sample
 from .wide import RowMoment
 from ...layers.base import LayerMaths
@@ -250,8 +251,9 @@ class DirectionMaths(LayerMaths):
             return stats
         # (the features from the moments: (d, d), or an operator on wide rows)
         d = stats.second.shape[0] if isinstance(stats.second, np.ndarray) else np.inf
-        return stats.astype(np.float32,
-                            chunk_size=float32_chunk(self.chunk_size, d, self.n_clusters))
+        chunk = float32_chunk(self.chunk_size, d, self.n_clusters)
+        # (the copy made at the first descent, after the starts freed their sample)
+        return DeferredStatistics(lambda: stats.astype(np.float32, chunk_size=chunk))
 
     def starts(self, rows, weights, init, rng):
         """Unit heads: seeded (k-means++, random, PCA) by weight, a callable's, an array,
