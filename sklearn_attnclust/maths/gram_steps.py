@@ -138,9 +138,11 @@ def low_precision_flow(scores, sq_norms, gram, beta, bound, max_iter, gram32=Non
     closer than ``radius`` (:func:`fewer_groups`), looked at every
     :data:`GROUP_LOOK_STEPS` float32 steps (:data:`FIRST_LOOK_STEPS`,
     :data:`LOOK_SPACING`): the mean-shift flow takes each seed uphill on the
-    kernel density, and seeds once within a group's radius end in one group (none
-    seen to split again: the flows given up on make_blobs of 5 shapes and Gaussian
-    noise, seeds 0-9, each run on to its end): the scan's temperature has fewer
+    kernel density, and seeds once within a group's radius are taken to end in one
+    group (observed, not proven: two modes just over a radius apart could split them;
+    none split in the flows given up on make_blobs of 5 shapes and Gaussian noise,
+    seeds 0-9, nor in 835 give-ups near merging blobs, each run on to its end): the
+    scan's temperature is taken to have fewer
     than ``count`` fixed points, its remaining steps not run unless no temperature
     is kept (make_blobs 1000 x 1e4, K = 8, seed 0: 50 of 60 float32 steps at tau =
     0.5)."""
