@@ -27,6 +27,10 @@ def test_fewer_points_of_float32_rows_in_blocks():
     for k in (9, 10):
         assert fewer_points(rows, k) == fewer_points(rows.astype(np.float64), k)
     assert fewer_points(rows, 10) and not fewer_points(rows, 9)
+    # far beyond float32's range: distinct, no overflow
+    with np.errstate(all="raise"):
+        assert not fewer_points(rows.astype(np.float64) * 1e300, 9)
+        assert fewer_points(rows.astype(np.float64) * 1e300, 10)
 
 
 def test_a_point_of_one_row_missed_by_the_coarse_sample_is_found():
