@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 __all__ = ["LOCAL_DRAW_POWER", "LOCAL_MEAN_SHARE", "NEAR_TIE", "local_kmeans_plusplus",
-           "local_rows"]
+           "local_rows", "unit_distances"]
 
 #: The rows a seed's local mean is taken of, as a share of a head's share of
 #: the sample (``n / K`` rows): half, so that in a cluster of about ``n / K``
@@ -59,6 +59,16 @@ NEAR_TIE = 1e-12
 #: distances of unit rows are at most 4: an outlier weighs ``(4 / d2)**2``
 #: times a covered row at ``d2`` from its seed (17.7 at 0.95; 1600 at 0.1).
 LOCAL_DRAW_POWER = 2
+
+
+def unit_distances(D, C):
+    """The squared distances ``|c|^2 + 1 - 2 <y, c>`` (clipped at 0) of unit rows
+    ``y`` to the candidates ``C`` (k, d), from ``D`` = ``-2 <y, c>`` (k, n), float64,
+    written over (:func:`.seeding.unit_kmeans_plusplus`'s and
+    :func:`local_kmeans_plusplus`'s)."""
+    D += np.einsum("ij,ij->i", C, C)[:, None]
+    D += 1.0
+    return np.maximum(D, 0.0, out=D)
 
 
 def local_rows(n_rows, n_seeds):
@@ -89,10 +99,7 @@ def local_kmeans_plusplus(Y, n_seeds, w, random_state, trials, float32=False):
     def row_distances(ids):  # (len(ids), n): |c|^2 + 1 - 2 <y, c> of the rows ids
         C = dense(ids)
         P = np.asarray(Y @ C.T).T if sparse else (low @ low[ids].T).T
-        D = np.multiply(P, -2.0, dtype=np.float64)
-        D += np.einsum("ij,ij->i", C, C)[:, None]
-        D += 1.0
-        return np.maximum(D, 0.0, out=D)
+        return unit_distances(np.multiply(P, -2.0, dtype=np.float64), C)
 
     def local(i):  # row i's local mean
         r = dense([i])[0].astype(np.float64)

@@ -7,7 +7,7 @@ from sklearn.utils import check_random_state
 from ..._init import distinct_starts, generator_from, ordered_distinct_starts
 from ..point.seeding import SEED_ROWS_PER_CENTRE, drawn_by_weight, sample_missed_rows
 from ..sizes import cosine_mixed_min_size
-from .local_seeding import local_kmeans_plusplus
+from .local_seeding import local_kmeans_plusplus, unit_distances
 from .unit_order import dense_order as _dense_order
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
@@ -216,7 +216,6 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
     def distances(ids):
         C = unit(ids)
         C = C.toarray() if sparse else C
-        sq = np.einsum("ij,ij->i", C, C)
         if low is not None:  # (float32 products, the distances formed in float64)
             D = (low @ low[at(ids)].T).T
             # (put in order before the float64 copy: one copy of the products fewer;
@@ -230,9 +229,7 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
             if order is not None:
                 D = D.take(order, axis=1)
             D *= -2.0
-        D += sq[:, None]
-        D += 1.0
-        return np.maximum(D, 0.0, out=D)
+        return unit_distances(D, C)
 
     picked = [int(state.choice(n, p=w / w.sum()))]
     closest = distances(picked)[0]
