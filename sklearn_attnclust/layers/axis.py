@@ -14,9 +14,8 @@ from ..maths.point.moments import DENSE_FEATURES
 from ..rows.statistics import KernelStatistics
 from .base import LayerState, register_layer
 from .common import at_full_precision, over_squared
-from .direction import check_seed_rows
 from .free_energy import FreeEnergyLayer
-from .heads import (check_seed_count, fitted_assignment, mean_direction,
+from .heads import (check_seed_count, check_seeds, fitted_assignment, mean_direction,
                     score_centres, signed)
 
 __all__ = ["AxisLayer"]
@@ -55,7 +54,7 @@ class AxisLayer(FreeEnergyLayer):
 
     def _fit(self, X, w, rng, *, init=None, n_init=None):
         """Fit the heads and centres; returns the rows' labels."""
-        check_seed_rows(X, self.n_clusters)
+        check_seeds(X, self.n_clusters)
         # (the rows' largest magnitude too: the float32 check's and the mean's)
         scale, second, top = axis_moments_top(X, w)
         maths = AxisMaths(self.n_clusters, self.temperature, scale, second, rows_top=(X, top))

@@ -20,25 +20,7 @@ from .heads import (check_seeds, fitted_assignment, mean_direction, score_centre
                     unequal)
 from .stream import stream_exponent
 
-__all__ = ["DirectionLayer", "check_seed_rows"]
-
-#: Rows :func:`check_seed_rows` reads first (their entries up to 2**16, at least
-#: ``n_clusters`` rows): all the rows are read only where these hold fewer non-zero rows
-#: than heads.
-SEED_CHECK_NUMBERS = 2**16
-
-
-def check_seed_rows(X, n_clusters):
-    """:func:`.heads.check_seeds` (enough non-zero rows to seed ``n_clusters``
-    directions) reading the first rows only where they hold enough: every row is read,
-    for its count and error, only where they do not (at 1e4 x 128, one thread, CPU
-    time: 0.54 ms for all the rows, 0.03 ms for the first 512)."""
-    if isinstance(X, np.ndarray) and X.ndim == 2:
-        rows = max(int(n_clusters), SEED_CHECK_NUMBERS // max(X.shape[1], 1))
-        if np.count_nonzero(X[:rows].any(axis=1)) >= n_clusters:
-            return
-    check_seeds(X, n_clusters)
-
+__all__ = ["DirectionLayer"]
 
 @register_layer("direction", "reconstruction")
 class DirectionLayer(Layer):
@@ -95,7 +77,7 @@ class DirectionLayer(Layer):
     def fit(self, X, w, rng):
         """Fit to the rows ``X`` (weights ``w`` or None); returns their
         :class:`.base.Assignment`, from the labels the centres were read by."""
-        check_seed_rows(X, self.n_clusters)
+        check_seeds(X, self.n_clusters)
         fit_w, w = w, unequal(w)
         # the mean direction after the fit, from the rows' largest magnitude where
         # the fit's unit scale read it (the same number: a pass fewer, at 1e4 x 64 /
