@@ -107,11 +107,13 @@ def squared_distances(Y, Z, norms=None):
     return np.maximum(D, 0.0, out=D)
 
 
-def two_nearest(Y, Z, block_rows=None, norms=None):
+def two_nearest(Y, Z, block_rows=None, norms=None, seconds=False):
     """Each row's nearest point of ``Z`` (K >= 2), its squared distance to it and
     to the second nearest: ``(labels, d1, d2)``, by blocks of rows (``block_rows``,
     None: :func:`two_nearest_rows`; ``norms``: the rows' :func:`squared_row_norms`,
-    or None).
+    or None); with ``seconds``, ``(labels, d1, d2, second)``, ``second`` the
+    index of the second nearest (the first column of ``d2`` other than the
+    label's: the regroup trials' neighbours, :mod:`._regroup`).
 
     The two smallest of ``|z|^2 - 2 y.z`` are found, and the row's squared norm
     added to those two only (then clipped at 0): the numbers of
@@ -128,23 +130,24 @@ def two_nearest(Y, Z, block_rows=None, norms=None):
     across = TRANSPOSED_HEADS <= Z.shape[0] < ACROSS_HEADS
     if block_rows is None:
         block_rows = across_rows(Y, Z.shape[0]) if across else two_nearest_rows(Z.shape[0])
-    labels = np.empty(n, dtype=np.intp)
+    labels, second = np.empty(n, dtype=np.intp), np.empty(n if seconds else 0, np.intp)
     d1, d2 = np.empty(n), np.empty(n)
     Zt, zz = -2.0 * Z.T, np.einsum("ij,ij->i", Z, Z)
     for start in range(0, n, block_rows):
         stop = min(start + block_rows, n)
         part = (labels[start:stop], d1[start:stop], d2[start:stop])
+        where = second[start:stop] if seconds else None
         if across:  # (the (K, b) array, as the product of its own orientation)
-            _two_smallest_columns(_columns(Y[start:stop], Zt, zz), *part)
+            _two_smallest_columns(_columns(Y[start:stop], Zt, zz), *part, where)
         else:
             E = np.asarray(Y[start:stop] @ Zt, dtype=np.float64)
             E += zz
-            _two_smallest(E, *part)
+            _two_smallest(E, *part, where)
         block = _squared_norms(Y[start:stop]) if norms is None else norms[start:stop]
         for d in (d1[start:stop], d2[start:stop]):
             d += block
             np.maximum(d, 0.0, out=d)
-    return labels, d1, d2
+    return (labels, d1, d2, second) if seconds else (labels, d1, d2)
 
 
 def two_nearest_rows(n_points):
@@ -169,7 +172,7 @@ def across_rows(Y, n_points):
     return int(rows)
 
 
-def _two_smallest(D, labels, first, second):
+def _two_smallest(D, labels, first, second, where=None):
     """Each row's first smallest column of ``D`` (b, K), K >= 2, no NaN, written
     to ``labels``, its value to ``first`` and the smallest of the others to
     ``second`` (equal to ``first`` on ties): ``D.argmin(axis=1)``, its values and
@@ -183,7 +186,9 @@ def _two_smallest(D, labels, first, second):
     0.56; K = 256, 17.9 ms against 1.6; K = 1024, 75 ms against 6.2): ``argmin``,
     then the minimum of ``D`` with that entry set to infinity (``D`` is
     overwritten there).  From :data:`TRANSPOSED_HEADS` columns, the same on a
-    (K, b) copy of ``D``, its minima over the first axis.
+    (K, b) copy of ``D``, its minima over the first axis.  ``where``: None, or
+    written the index of ``second`` (the first column of that value other than
+    the label's; ``D`` is then overwritten at the labels' entries).
     """
     if D.shape[1] >= ROW_REDUCTION_HEADS:
         rows = np.arange(D.shape[0])
@@ -191,9 +196,11 @@ def _two_smallest(D, labels, first, second):
         np.copyto(first, D[rows, labels])
         D[rows, labels] = np.inf
         D.min(axis=1, out=second)
+        if where is not None:
+            D.argmin(axis=1, out=where)
         return
     if D.shape[1] >= TRANSPOSED_HEADS:  # (the same selections on a (K, b) copy)
-        _two_smallest_columns(np.ascontiguousarray(D.T), labels, first, second)
+        _two_smallest_columns(np.ascontiguousarray(D.T), labels, first, second, where)
         return
     np.copyto(first, D[:, 0])
     second.fill(np.inf)
@@ -204,6 +211,9 @@ def _two_smallest(D, labels, first, second):
         np.minimum(second, np.maximum(first, column, out=above), out=second)
         np.minimum(first, column, out=first)
     labels[:] = first_minimum(D.T, first)
+    if where is not None:
+        D[np.arange(D.shape[0]), labels] = np.inf
+        where[:] = first_minimum(D.T, second)
 
 
 def _columns(B, Zt, zz):
@@ -222,12 +232,15 @@ def _columns(B, Zt, zz):
     return T
 
 
-def _two_smallest_columns(T, labels, first, second):
+def _two_smallest_columns(T, labels, first, second, where=None):
     """:func:`_two_smallest` of a (K, b) array ``T`` (C-contiguous, overwritten):
     its minima over the first axis, :func:`._assign.first_minimum`, then the
-    minima with those entries set to infinity."""
+    minima with those entries set to infinity (and, ``where``, their first
+    rows)."""
     T.min(axis=0, out=first)
     found = first_minimum(T, first)
     labels[:] = found
     T[found, np.arange(T.shape[1])] = np.inf
     T.min(axis=0, out=second)
+    if where is not None:
+        where[:] = first_minimum(T, second)

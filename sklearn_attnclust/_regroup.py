@@ -30,7 +30,7 @@ steps) and kept if the risk drops by more than :data:`._swap.SWAP_RTOL`.
 
 import numpy as np
 
-from ._nearest import BLOCK_ROWS, squared_distances
+from ._nearest import BLOCK_ROWS, squared_distances, two_nearest
 
 __all__ = ["REGROUP_FORCED_STEPS", "REGROUP_TRIALS", "regroup"]
 
@@ -58,10 +58,12 @@ def regroup(descent, stage, best, trial, Y, w, norms, draw):
     stage's :class:`._swap._RowDraw`."""
     from ._saddle import _beside
     from ._swap import SWAP_RTOL
-    maths, steps, kept, tried = descent.maths, 0, False, []
+    maths, steps, kept, tried, near = descent.maths, 0, False, [], None
     for _ in range(REGROUP_TRIALS):
-        Z = maths.swap_points(best.heads)
-        labels, second, cost = _neighbours(Y, Z, w, norms)
+        if near is None:  # (the heads' neighbours, the same while no trial is kept)
+            Z = maths.swap_points(best.heads)
+            near = _neighbours(Y, Z, w, norms)
+        labels, second, cost = near[0], near[1], near[2].copy()
         cost[tried] = np.inf
         h = int(np.argmin(cost))
         if not np.isfinite(cost[h]):
@@ -78,25 +80,17 @@ def regroup(descent, stage, best, trial, Y, w, norms, draw):
         steps += res.n_iter
         if res.value < bar:
             descent.say(f"Regroup kept: risk {best.value:.6g} -> {res.value:.6g}")
-            best, kept, tried = res, True, []
+            best, kept, tried, near = res, True, [], None
     return best, kept, steps
 
 
 def _neighbours(Y, Z, w, norms):
     """Each row's nearest and second nearest head of ``Z`` (the first column of
     least distance each) and the heads' removal costs ``sum_{i: label h} w_i
-    (d2_i - d1_i)``: ``(labels, second, cost)``, by blocks of rows."""
-    n, K = Y.shape[0], Z.shape[0]
-    labels, second, gap = np.empty(n, np.intp), np.empty(n, np.intp), np.empty(n)
-    for a in range(0, n, BLOCK_ROWS):
-        D = squared_distances(Y[a:a + BLOCK_ROWS], Z, norms[a:a + BLOCK_ROWS])
-        r = np.arange(D.shape[0])
-        first = np.argmin(D, axis=1)
-        d1 = D[r, first]
-        D[r, first] = np.inf
-        labels[a:a + r.size], second[a:a + r.size] = first, np.argmin(D, axis=1)
-        gap[a:a + r.size] = D[r, second[a:a + r.size]] - d1
-    return labels, second, np.bincount(labels, w * gap, minlength=K)
+    (d2_i - d1_i)``: ``(labels, second, cost)``, by blocks of rows
+    (:func:`._nearest.two_nearest`'s pass, as the swap stage's)."""
+    labels, d1, d2, second = two_nearest(Y, Z, norms=norms, seconds=True)
+    return labels, second, np.bincount(labels, w * (d2 - d1), minlength=Z.shape[0])
 
 
 def _seeded(Y, inside, w, norms, k, draw):

@@ -488,3 +488,25 @@ def test_trials_of_small_fits_take_a_step_whatever_the_move():
     # (a move that lowers the hard risk among them: elsewhere it takes no forced step)
     assert any(change < 0 for change, _ in forced)
     assert all(steps == _swap.SWAP_FORCED_STEPS for _, steps in forced)
+
+
+@pytest.mark.parametrize("K", [2, 5, 8, 20, 32, 40, 90, 300])
+def test_two_nearest_seconds_are_the_index_of_the_second_distance(K):
+    # ``seconds``: the index of the second nearest, the first column of the
+    # distances with the label's entry left out (the repeated head: ties), over
+    # every path of the reduction (K below 8, transposed, along the rows, across)
+    from sklearn_attnclust._swap import squared_distances
+
+    rng = np.random.default_rng(K + 1)
+    Y = np.round(rng.normal(size=(3000, 3)) * 2)
+    Z = Y[rng.integers(0, 3000, K)]
+    Z[-1] = Z[0]
+    labels, d1, d2, second = two_nearest(Y, Z, block_rows=700, seconds=True)
+    assert all(np.array_equal(a, b) for a, b in
+               zip((labels, d1, d2), two_nearest(Y, Z, block_rows=700)))
+    D = squared_distances(Y, Z)
+    rows = np.arange(D.shape[0])
+    D[rows, labels] = np.inf
+    assert np.array_equal(second, D.argmin(axis=1))
+    assert np.array_equal(D[rows, second], d2)
+    assert np.any(second[labels == 0] == K - 1)
