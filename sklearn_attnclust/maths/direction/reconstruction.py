@@ -203,10 +203,13 @@ def _float32_scores(heads, Xc):
     """``Xc @ heads.PT.T`` transposed (2K or 2K + 1, c) of float32 chunks (through
     ``heads.P``).  Where the wide moment's product ``M Sigma`` kept the chunk's
     scores ``Xc M^T`` (:meth:`.wide.RowMoment.kept_scores`) it takes them, and the
-    product is of the other rows alone, ``[M Sigma; key]``: the same numbers
-    (OpenBLAS's sgemm, measured at 1000 x 1e4, K = 3 to 20: each column a dot
-    product over the features whatever the columns beside it), and a pass of
-    16 columns in place of 24 at K = 8 (9 in place of 17)."""
+    product is of the other rows alone, ``[M Sigma; key]``: a pass of 16 columns in
+    place of 24 at K = 8 (8 in place of 16 without the gradient).  The same numbers
+    on OpenBLAS's sgemm where the chunk is the rows of a product of many (measured:
+    500 to 8200 rows of 1500 to 1e4 features, K = 3 to 20, each column a dot product
+    over the features whatever the columns beside it); a chunk of a few rows (the
+    last of ``n`` rows) may round an ulp apart (its small-matrix kernel sums
+    otherwise), as the tests' tolerances allow."""
     K, m = heads.K, heads.PT.shape[0]
     kept = getattr(heads.second, "kept_scores", None)
     a = None if kept is None else kept(heads.PT[:K], Xc)
