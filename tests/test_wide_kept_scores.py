@@ -8,9 +8,9 @@ from sklearn_attnclust.maths.direction.reconstruction import risk_sums
 from sklearn_attnclust.maths.direction.wide import RowMoment, row_offset
 
 
-def _rows(n=40, d=30, seed=0):
+def _rows(n=40, d=30, seed=0, dtype=np.float32):
     rng = np.random.default_rng(seed)
-    return rng.standard_normal((n, d)).astype(np.float32)
+    return rng.standard_normal((n, d)).astype(dtype)
 
 
 def test_row_offset_only_for_row_slices():
@@ -25,9 +25,10 @@ def test_row_offset_only_for_row_slices():
     assert row_offset(X[5:], X[3:7]) is None  # (before the first row)
 
 
-def test_kept_scores_are_the_rows_products():
-    X = _rows()
-    M = _rows(3, 30, seed=1)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_kept_scores_are_the_rows_products(dtype):
+    X = _rows(dtype=dtype)
+    M = _rows(3, 30, seed=1, dtype=dtype)
     S = RowMoment(X, np.full(X.shape[0], 1.0 / X.shape[0]))
     assert S.kept_scores(M, X[5:9]) is None  # (no product yet)
     M @ S
@@ -37,13 +38,14 @@ def test_kept_scores_are_the_rows_products():
     assert S.kept_scores(M[:2], X[5:9]) is None
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("L", [None, 4])
 @pytest.mark.parametrize("need_grad", [False, True])
-def test_risk_sums_with_kept_scores(L, need_grad):
+def test_risk_sums_with_kept_scores(L, need_grad, dtype):
     """Chunks of the moment's rows (kept scores, at their offsets) and of a copy of
     them (the scores computed again) give the same sums."""
-    X = _rows(53, 30)
-    M = _rows(4, 30, seed=2)
+    X = _rows(53, 30, dtype=dtype)
+    M = _rows(4, 30, seed=2, dtype=dtype)
     M /= np.linalg.norm(M, axis=1, keepdims=True)
     v = np.full(X.shape[0], 1.0 / X.shape[0])
     sq = np.einsum("ij,ij->i", X.astype(np.float64), X.astype(np.float64))

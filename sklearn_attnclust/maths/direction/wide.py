@@ -75,21 +75,22 @@ class RowMoment:
             # one thread, and would sum in another order)
             # (float32 rows: A X^T as (X A^T)^T, the same numbers, as .products measured:
             # at 1e4 x 1e4, K = 8, one thread, 94 -> 75 ms; float64's as it was, faster)
-            scores = None
-            if self.dtype == np.float32:  # (the rows' scores X A^T kept: kept_scores)
+            # (the rows' scores X A^T kept, (n, k), for kept_scores)
+            if self.dtype == np.float32:
                 scores = self.X @ A.T
                 P = np.ascontiguousarray(scores.T)
             else:
                 P = A @ self.X.T
+                scores = P.copy().T
             P *= self.v.astype(self.dtype, copy=False)
             self._last = (self._last + [(A.copy(), P @ self.X, scores)])[-PRODUCTS_KEPT:]
             return self._last[-1][1].astype(dtype, copy=False)
 
     def kept_scores(self, A, rows):
         """``rows @ A.T`` (c, k) where ``rows`` are rows ``lo:hi`` of the rows ``X``
-        (a view of them) and a kept float32 product ``A @ S`` made it over all the
-        rows, else None: the same numbers as the product of ``rows`` with ``A``
-        (OpenBLAS's sgemm, measured: :func:`.reconstruction.stacked_scores`)."""
+        (a view of them) and a kept product ``A @ S`` made it over all the rows, else
+        None: the same numbers as a product of ``rows`` with ``A`` on OpenBLAS but
+        for chunks of a few rows (measured: :func:`.reconstruction._stacked_scores`)."""
         lo = row_offset(self.X, rows)
         if lo is None:
             return None
