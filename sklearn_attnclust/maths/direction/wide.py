@@ -26,7 +26,8 @@ __all__ = ["DeferredMoment", "PRODUCTS_KEPT", "RowMoment", "moments_on", "row_of
 #: risk asks again for ``M S`` and ``(M S) S`` that its pass's head products
 #: made.  Measured (1000 x 10000 blobs, K = 8, CPU time, one thread): with one
 #: kept, 38 products in a direction fit, 0.73 to 0.85 s of 1.3 to 1.5 s; with
-#: four (and ``(A S) S`` from ``A`` in the rows' dtype), 29.
+#: four (and ``(A S) S`` from ``A`` in the rows' dtype), 29.  Each keeps the
+#: rows' scores ``X A^T`` too (``n k`` numbers, :meth:`RowMoment.kept_scores`).
 PRODUCTS_KEPT = 4
 
 
