@@ -18,15 +18,16 @@ import threading
 
 import numpy as np
 
-__all__ = ["DeferredMoment", "PRODUCTS_KEPT", "RowMoment", "moments_on", "wide_fit_moments",
-           "wide_statistics"]
+__all__ = ["DeferredMoment", "PRODUCTS_KEPT", "RowMoment", "moments_on", "row_offset",
+           "wide_fit_moments", "wide_statistics"]
 
 #: Products ``A @ S`` a :class:`RowMoment` keeps (their operands and results,
 #: ``O(k d)`` numbers each), the most recent: a gradient of the reconstruction
 #: risk asks again for ``M S`` and ``(M S) S`` that its pass's head products
 #: made.  Measured (1000 x 10000 blobs, K = 8, CPU time, one thread): with one
 #: kept, 38 products in a direction fit, 0.73 to 0.85 s of 1.3 to 1.5 s; with
-#: four (and ``(A S) S`` from ``A`` in the rows' dtype), 29.
+#: four (and ``(A S) S`` from ``A`` in the rows' dtype), 29.  Each keeps the
+#: rows' scores ``X A^T`` too (``n k`` numbers, :meth:`RowMoment.kept_scores`).
 PRODUCTS_KEPT = 4
 
 
@@ -66,7 +67,7 @@ class RowMoment:
                 dtype, copy=False)
         A = np.asarray(A, dtype=self.dtype)
         with self._lock:
-            for i, (operand, product) in enumerate(self._last):
+            for i, (operand, product, _) in enumerate(self._last):
                 if np.array_equal(operand, A):
                     self._last.append(self._last.pop(i))  # (the most recent last)
                     return product.astype(dtype, copy=False)
@@ -75,11 +76,31 @@ class RowMoment:
             # one thread, and would sum in another order)
             # (float32 rows: A X^T as (X A^T)^T, the same numbers, as .products measured:
             # at 1e4 x 1e4, K = 8, one thread, 94 -> 75 ms; float64's as it was, faster)
-            P = np.ascontiguousarray((self.X @ A.T).T) if self.dtype == np.float32 else \
-                A @ self.X.T
+            # (the rows' scores X A^T kept, (n, k), for kept_scores)
+            if self.dtype == np.float32:
+                scores = self.X @ A.T
+                P = np.ascontiguousarray(scores.T)
+            else:
+                P = A @ self.X.T
+                scores = P.copy().T
             P *= self.v.astype(self.dtype, copy=False)
-            self._last = (self._last + [(A.copy(), P @ self.X)])[-PRODUCTS_KEPT:]
+            self._last = (self._last + [(A.copy(), P @ self.X, scores)])[-PRODUCTS_KEPT:]
             return self._last[-1][1].astype(dtype, copy=False)
+
+    def kept_scores(self, A, rows):
+        """``rows @ A.T`` (c, k) where ``rows`` are rows ``lo:hi`` of the rows ``X``
+        (a view of them) and a kept product ``A @ S`` made it over all the rows, else
+        None: the same numbers as a product of ``rows`` with ``A`` on OpenBLAS but
+        for chunks of a few rows (measured: :func:`.reconstruction._stacked_scores`)."""
+        lo = row_offset(self.X, rows)
+        if lo is None:
+            return None
+        with self._lock:
+            for operand, _, scores in reversed(self._last):
+                if scores is not None and operand.shape == A.shape and \
+                        np.array_equal(operand, A):
+                    return scores[lo:lo + rows.shape[0]]
+        return None
 
     def __getstate__(self):  # (a fitted model pickles: no lock, no cached product)
         return dict(self.__dict__, _last=[], _lock=None)
@@ -143,6 +164,19 @@ class DeferredMoment:
         """The ``(d, d)`` moment times the factor, in float64 (``O(n d^2)``)."""
         X = np.asarray(self.moment.X, dtype=np.float64)
         return (X * (self.moment.v * self.factor)[:, None]).T @ X
+
+
+def row_offset(X, rows):
+    """The first row of ``X`` that the array ``rows`` views when it is ``X[lo:hi]``
+    (the same dtype, columns and strides, starting on a row of ``X``), else None."""
+    if not isinstance(rows, np.ndarray) or rows.dtype != X.dtype or rows.ndim != 2 or \
+            rows.shape[1] != X.shape[1] or rows.strides != X.strides or X.strides[0] <= 0:
+        return None
+    offset = rows.__array_interface__["data"][0] - X.__array_interface__["data"][0]
+    lo, rest = divmod(offset, X.strides[0])
+    if rest or lo < 0 or lo + rows.shape[0] > X.shape[0]:
+        return None
+    return lo
 
 
 def moments_on(X, second, fourth):
