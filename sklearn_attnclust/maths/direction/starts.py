@@ -87,8 +87,8 @@ SHARED_COSINE = 0.5
 #: 0.83 to 0.98 of the time (d = 64, K = 5 / 20 0.97 / 0.90; d = 128, K = 20 0.84;
 #: d = 384, K = 20 0.83), its steps the same in 88 of 90 fits, its risk within 2e-8
 #: relatively in 88 (the others 4.6e-6 lower and 3.9e-5 higher); the free energy 0.71
-#: to 1.00 of the time (d = 64, K = 5 / 20 0.82 / 0.71), 1 step in every fit, its
-#: risk within 2e-8; the ARI 1.000 throughout; tighter clusters (noise 0.3, d = 64 /
+#: to 1.00 of the time (d = 64, K = 5 / 20 0.82 to 0.94 / 0.71), 1 step in every fit,
+#: its risk within 2e-8; the ARI 1.000 throughout; tighter clusters (noise 0.3, d = 64 /
 #: 128, K = 5 to 20) alike (the same steps, risks within 2e-7).  On the normalised
 #: orthonormal mixtures (``--data orth``, whose rows trade heads for 10 to 300 steps)
 #: seeds from fewer rows start the descent elsewhere: steps and risks move both ways
