@@ -55,7 +55,7 @@ def _decisions(X, M, K, beta, w=None):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_needed_from_tops_reads_the_stage_check(seed):
-    X, mu = _vmf(600, 20, 4, 40.0, seed)
+    X, mu = _vmf(600, 64, 4, 40.0, seed)
     # a head on each cluster: every head needed, read from the pass as by the stage
     assert _decisions(X, mu.copy(), 4, 300.0) == (True, True)
     w = np.random.default_rng(seed).uniform(0.5, 2.0, X.shape[0])
@@ -63,13 +63,13 @@ def test_needed_from_tops_reads_the_stage_check(seed):
     # two heads on cluster 0, none on cluster 3: neither stops
     rng = np.random.default_rng(seed + 10)
     M = mu.copy()
-    M[3] = mu[0] + 0.2 * rng.standard_normal(20)
+    M[3] = mu[0] + 0.1 * rng.standard_normal(64)
     M[3] /= np.linalg.norm(M[3])
     assert _decisions(X, M, 4, 300.0) == (False, False)
 
 
 def test_needed_from_tops_leaves_near_ties_to_the_stage():
-    X, mu = _vmf(300, 10, 3, 40.0, 0)
+    X, mu = _vmf(300, 64, 3, 40.0, 0)
     X[0] = (mu[0] + mu[1]) / np.linalg.norm(mu[0] + mu[1])  # (a row as near one head as another)
     fast, exact = _decisions(X, mu.copy(), 3, 300.0)
     assert exact and not fast
@@ -77,7 +77,7 @@ def test_needed_from_tops_leaves_near_ties_to_the_stage():
 
 @pytest.mark.parametrize("case", ["vmf", "more heads", "weighted"])
 def test_stop_from_the_pass_keeps_the_fits(monkeypatch, case):
-    X, _ = _vmf(800, 32, 4, 30.0, 3)
+    X, _ = _vmf(800, 64, 4, 30.0, 3)
     K = 6 if case == "more heads" else 4
     w = np.random.default_rng(1).uniform(0.5, 2.0, 800) if case == "weighted" else None
     calls = []
@@ -96,3 +96,19 @@ def test_stop_from_the_pass_keeps_the_fits(monkeypatch, case):
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
     np.testing.assert_array_equal(a.labels_, b.labels_)
     assert a.inertia_ == b.inertia_ and a.n_iter_ == b.n_iter_
+
+
+def test_narrow_rows_keep_no_tops_and_the_stage_checks():
+    # (rows of fewer than TOPS_MIN_ROW_NUMBERS numbers: top_two would cost more than
+    # the stage's pass it saves; the stage's own check, the same fit)
+    from sklearn_attnclust.maths.cosine.swap import TOPS_MIN_ROW_NUMBERS, tops_pay
+    import scipy.sparse as sp
+
+    X, mu = _vmf(400, 8, 3, 40.0, 1)
+    assert not tops_pay(X) and tops_pay(np.ones((3, TOPS_MIN_ROW_NUMBERS)))
+    assert tops_pay(sp.csr_matrix(np.ones((3, TOPS_MIN_ROW_NUMBERS))))
+    assert not tops_pay(sp.csr_matrix(np.eye(3, TOPS_MIN_ROW_NUMBERS)))
+    maths = cosine_maths(3, 16.0, 1.0, 8, None)
+    stats = CosineStatistics(X, None, n_heads=3)
+    maths.risk(mu.copy(), stats, return_grad=True)
+    assert stats.tops is None and not maths.swap_needless(mu, stats)

@@ -16,6 +16,7 @@ from ..._blocks import (add_blocks_into_first, chunk_rows, map_row_blocks, one_b
                         smallest_keys)
 from ..free_energy import exp_shifted
 from .kernel import ColumnParts, range_sums, row_scores, split_products, sums_by_columns
+from .swap import tops_pay
 from .rows import _direction_keys, _is_sparse, _row_exponents, _scaled_rows_ok, as_rows, \
     exponents_and_keys, row_inverse_norms, unit_rows
 from ...layers.base import Statistics
@@ -129,7 +130,7 @@ class CosineStatistics(Statistics):
         if need_grad and (self.labels is None or self.labels.dtype != np.min_scalar_type(K - 1)):
             self.labels = np.zeros(X.shape[0], dtype=np.min_scalar_type(K - 1))
         tops = None
-        if need_grad and self.keep_tops:
+        if need_grad and self.keep_tops and tops_pay(X):
             if self.tops is None or self.tops.dtype != X.dtype:
                 self.tops = np.empty((2, X.shape[0]), dtype=X.dtype)
             tops, self.tops_at = self.tops, weakref.ref(M)
