@@ -25,12 +25,13 @@ The stage reads that stop before its pass to the heads
 (:meth:`.maths.CosineMaths.swap_needless`, :func:`needed_from_tops`) from the
 descent's last gradient pass at them, which keeps each row's two largest
 logits (:func:`top_two`): the same decision where it reads one, the stage's
-own check else.  Measured (one thread, CPU, interleaved against the stage's
-pass, ``bench_cosine.py --case vmf``'s cells, medians of 10 seeds): K = 5 0.90
-to 0.98 of the fit (three runs of 6 repeats), K = 20 0.90 to 1.00 (two runs of
-2); low-dimensional blobs (20000 x 6, K = 8; 5000 x 3, K = 4) 0.94 and 0.95; the
-text matrix K = 5, 10, 20 1.02, 0.98, 1.01 (its 40 passes pay :func:`top_two`);
-every fit the same, bit for bit.
+own check else.  Rows of fewer than :data:`TOPS_MIN_ROW_NUMBERS` numbers keep
+no tops (the stage's check as before).  Measured (one thread, CPU, interleaved
+against the stage's pass, medians of 10 seeds, ``bench_cosine.py --case vmf``'s
+cells, every fit the same bit for bit): K = 5 0.92 to 0.96 of the fit (6
+repeats; 0.90 to 0.99 over four runs), K = 20 0.90 to 0.96 (2 repeats); the
+text matrix K = 5, 10, 20 0.98, 1.01, 1.03 (8 seeds x 5 at K = 20: its 40 and
+more passes each pay :func:`top_two`).
 """
 
 import numpy as np
