@@ -109,3 +109,31 @@ def test_import_passes_in_this_process():
 
     assert import_passes() is COMPILED
     assert all(_imported(PASSES))
+
+
+def test_setup_queues_the_imports_on_the_task_executor_and_returns(monkeypatch):
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sklearn_attnclust.rows import dask_warm
+
+    release, ran = threading.Event(), []
+
+    def imports():  # (held until released: setup must not wait for it)
+        release.wait(30)
+        ran.append(threading.current_thread().name)
+
+    monkeypatch.setattr(dask_warm, "import_passes", imports)
+
+    class Worker:
+        executor = ThreadPoolExecutor(1, thread_name_prefix="task-thread")
+
+    async def setup():
+        assert WarmPasses().setup(Worker()) is None  # returned, the imports still held
+        assert ran == []
+        release.set()
+
+    asyncio.run(setup())
+    Worker.executor.shutdown(wait=True)
+    assert len(ran) == 1 and ran[0].startswith("task-thread")

@@ -22,6 +22,10 @@ ahead of that fit's first pass: the first fit still pays them (the workers
 have nothing else to run them beside); registered when the client starts
 (``client.register_plugin(WarmPasses())``), the first fit pays nothing.
 
+As every worker plugin the scheduler keeps, it is unpickled by each worker
+that joins: a worker without this package (or without this module) fails to
+start on that scheduler, as it would fail the fits' tasks.
+
 This module imports ``distributed``: it is imported only where a client is active.
 """
 
