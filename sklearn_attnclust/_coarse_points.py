@@ -10,7 +10,7 @@ import numpy as np
 from ._nearest import BLOCK_ROWS, squared_distances
 from ._swap import swap_rounds
 
-__all__ = ["MISSED_SHARE", "fewer_points", "missed_rows", "sample_reach", "swap_missed"]
+__all__ = ["MISSED_FACTOR", "MISSED_SHARE", "PROBE_ROWS", "fewer_points", "missed_rows", "sample_reach", "swap_missed"]
 
 #: Share of the full data's risk that the far rows beyond the coarse sample's box
 #: (:func:`missed_rows`) must hold for the swap stage to run again on all the rows.
@@ -25,6 +25,10 @@ MISSED_SHARE = 0.01
 #: on heavy tails (Student t(1.5)) rows that no head serves, 1e3 to 1e4 times
 #: the risk, which alone held 15 to 37 % of it at 6.6e4 to 2e5 rows.
 MISSED_FACTOR = 100.0
+
+#: Rows of the coarse sample kept to estimate the hard risk of the full-data
+#: optimum (:func:`missed_rows`): its relative error about ``1 / sqrt(8192)``, 1 %.
+PROBE_ROWS = 8192
 
 #: Rows of the coarse sample :func:`fewer_points` reads first (a sample's rows are
 #: in random order): where they hold enough distinct rows, the rest is not read.
@@ -60,31 +64,45 @@ def _keys(rows, v):
     return keys.view(np.int64) >> CUT_BITS
 
 
-def sample_reach(rows):
-    """The coarse sample's box: the least and largest value of each column of its
-    dense ``rows`` (their own dtype), which :func:`missed_rows` tests the rows against."""
-    return rows.min(axis=0), rows.max(axis=0)
+def sample_reach(rows, weights=None):
+    """The coarse sample's box (the least and largest value of each column of its
+    dense ``rows``, in their own dtype) and its first :data:`PROBE_ROWS` rows and
+    weights (a uniform draw: the sample's rows are in random order), which
+    :func:`missed_rows` tests the rows against."""
+    probe = rows[:PROBE_ROWS].copy()
+    return (rows.min(axis=0), rows.max(axis=0), probe,
+            None if weights is None else np.asarray(weights[:PROBE_ROWS], np.float64))
 
 
-def missed_rows(maths, X, weights, heads, reach, risk):
+def missed_rows(maths, X, weights, heads, reach):
     """Whether the rows of ``X`` (weights or None) out of the coarse sample's box
-    ``reach`` (:func:`sample_reach`) and over :data:`MISSED_FACTOR` times ``risk``
-    (the average risk per unit of weight, in the swap space's units) from the
-    nearest of ``heads`` hold :data:`MISSED_SHARE` of the risk or more.  One
-    O(n d) pass of comparisons over the rows (as stored: no copy, no distances),
-    then the distances of the rows out of the box (about ``2 d n / m``)."""
-    lo, hi = reach
+    (``reach``, :func:`sample_reach`) and over :data:`MISSED_FACTOR` times the
+    hard risk from the nearest of ``heads`` hold :data:`MISSED_SHARE` of it or
+    more.  The hard risk per unit of weight, ``sum_i w_i min_h |y_i - z_h|^2 /
+    sum_i w_i`` in the swap space, is estimated on the sample's probe rows (the
+    descents' risk is the layer's: the attention risk is below it, and below 0
+    where two heads share a point).  One O(n d) pass of comparisons over the rows
+    (as stored: no copy, no distances), then the distances of the rows out of the
+    box (about ``2 d n / m`` of them) and of the probe's."""
+    lo, hi, probe, probe_w = reach
     far = np.flatnonzero(np.concatenate([
         ((X[a:a + BLOCK_ROWS] < lo) | (X[a:a + BLOCK_ROWS] > hi)).any(axis=1)
         for a in range(0, X.shape[0], BLOCK_ROWS)]))
     if far.size == 0:
         return False
-    d1 = squared_distances(np.asarray(maths.swap_space(X[far])),
-                           maths.swap_points(heads)).min(axis=1)
+    Z = maths.swap_points(heads)
+    risk = np.average(_nearest(maths, probe, Z), weights=probe_w)
+    d1 = _nearest(maths, X[far], Z)
     w = np.ones(far.size) if weights is None else np.asarray(weights, np.float64)[far]
     w = np.where(d1 > MISSED_FACTOR * risk, w, 0.0)
     total = X.shape[0] if weights is None else float(np.sum(weights))
-    return bool(w @ d1 >= MISSED_SHARE * risk * total)
+    return bool(w @ d1 > MISSED_SHARE * risk * total)
+
+
+def _nearest(maths, rows, Z):
+    """The squared distance of each of ``rows`` to the nearest of the points ``Z``,
+    in ``maths``'s swap space."""
+    return squared_distances(np.asarray(maths.swap_space(rows)), Z).min(axis=1)
 
 
 def swap_missed(descent, stats, best, tol, memory, X, weights, rng):

@@ -231,7 +231,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         swaps = isinstance(init, str) and swap_of(maths) is not None
         if swaps and plan.staged and max_iter > 0 and isinstance(X, np.ndarray) and \
                 maths.swap_free_points:  # (the rows beyond the sample's reach: _full_data)
-            plan.reach = sample_reach(rows)
+            plan.reach = sample_reach(rows, row_w)
         plan.loose = (swaps and max_iter > 0 and not plan.staged and not plan.low
                       and getattr(maths, "coarse_starts", False))
         stage_tol = max(tol, maths.coarse_tol) if plan.staged or plan.loose else tol
@@ -327,7 +327,7 @@ def _full_data(descent, plan, best, tol, n_init):
         best = _polish(descent, stats, best, tol, rows, plan.precision, row_w, sampled,
                        redraw=lambda: plan.sampler(plan.m))
         if plan.reach is not None and best.converged and missed_rows(
-                maths, plan.X, plan.weights, best.heads, plan.reach, best.value):
+                maths, plan.X, plan.weights, best.heads, plan.reach):
             best = swap_missed(descent, stats, best, tol, LARGE_FIT_MEMORY, plan.X,
                                plan.weights, plan.rng)
     if best.converged:
