@@ -169,7 +169,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     entries, an incumbent a trial beat first races it: :func:`._swap._raced`).
     The point layer with ``K - 1 > d`` then reads its temperature from the
     heads' spacing where that is colder, and runs the swap stage again at it
-    (:func:`._spacing.spaced`).  BLAS runs on one
+    (:func:`._spacing.spaced`).  After a staged fit's full-data stage, rows out of
+    the coarse sample's box far from every head that hold a share of the risk
+    (:func:`._coarse_points.missed_rows`) run the swap stage on all the rows.  BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
     d`` ones, run faster so; the passes split the rows over threads themselves).
 
