@@ -18,11 +18,10 @@ shared machine, the time of this process alone) instead of the wall clock;
 list of their names' starts: ``--methods Attention,faiss`` leaves out KMeans,
 slow at K = 2048; the ratios to a method left out are then nan).  The
 kinds are ``blobs``, ``uniform`` and ``t``: rows of Student's t with 1.5
-degrees of freedom, heavy tails whose far rows a coarse sample misses (a cap
-of the point layer's coarse sample at 32768 rows, tried for issue 30, ended
-such rows at 5e4 x 8, K = 64, 1.01 to 1.09 times KMeans's inertia, 0.96 to
-1.00 on all the rows, t(2) rows 1.00 to 1.08; 1e5 rows of t(1.5), sampled by
-the rule that stands, 1.02 to 1.04).
+degrees of freedom, heavy tails whose far rows a coarse sample misses (found
+since on all the rows, :func:`sklearn_attnclust._coarse_points.missed_rows`:
+1e5 x 8, K = 64, 0.971 to 0.980 times KMeans's inertia, 1.03 to 1.15 before;
+with the coarse sample's cap at 32768 rows, 5e4 x 8, 0.957 to 0.980).
 ``--baseline DIR`` also fits another version of the package, interleaved with
 the others: ``DIR`` holds its ``sklearn_attnclust`` folder with the kernel
 built (``git archive main sklearn_attnclust | tar -x -C DIR``, then the built

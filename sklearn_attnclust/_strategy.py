@@ -41,7 +41,7 @@ from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys
                       smallest_keys)
 from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from ._finish import NOT_FINITE, _finish, _finisher
-from ._coarse_points import fewer_points
+from ._coarse_points import fewer_points, missed_rows, sample_reach, swap_missed
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
                           takes_coarse_sample)
 from ._spacing import spaced
@@ -169,7 +169,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     entries, an incumbent a trial beat first races it: :func:`._swap._raced`).
     The point layer with ``K - 1 > d`` then reads its temperature from the
     heads' spacing where that is colder, and runs the swap stage again at it
-    (:func:`._spacing.spaced`).  BLAS runs on one
+    (:func:`._spacing.spaced`).  After a staged fit's full-data stage, rows out of
+    the coarse sample's box far from every head that hold a share of the risk
+    (:func:`._coarse_points.missed_rows`) run the swap stage on all the rows.  BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
     d`` ones, run faster so; the passes split the rows over threads themselves).
 
@@ -229,6 +231,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
                            learning_rate=learning_rate, solver=solver)
         stage, rows, row_w, memory = plan.stage, plan.rows, plan.row_w, plan.memory
         swaps = isinstance(init, str) and swap_of(maths) is not None
+        if swaps and plan.staged and max_iter > 0 and isinstance(X, np.ndarray) and \
+                maths.swap_free_points:  # (the rows beyond the sample's reach: _full_data)
+            plan.reach = sample_reach(rows, row_w)
         plan.loose = (swaps and max_iter > 0 and not plan.staged and not plan.low
                       and getattr(maths, "coarse_starts", False))
         stage_tol = max(tol, maths.coarse_tol) if plan.staged or plan.loose else tol
@@ -270,6 +275,7 @@ class _Plan:
                  precision, draw, max_iter):
         n, d = X.shape
         self.X, self.stats, self.precision = X, stats, precision
+        self.weights, self.rng, self.reach = weights, random_state, None
         self.m = m = coarse_sample_size(n, maths.n_clusters, d)
         large = coarse is True or (coarse == "auto" and takes_coarse_sample(n, maths.n_clusters, d))
         self.staged = staged = large and descend_sample
@@ -322,6 +328,10 @@ def _full_data(descent, plan, best, tol, n_init):
             descent.say("Full data")
         best = _polish(descent, stats, best, tol, rows, plan.precision, row_w, sampled,
                        redraw=lambda: plan.sampler(plan.m))
+        if plan.reach is not None and best.converged and missed_rows(
+                maths, plan.X, plan.weights, best.heads, plan.reach):
+            best = swap_missed(descent, stats, best, tol, LARGE_FIT_MEMORY, plan.X,
+                               plan.weights, plan.rng)
     if best.converged:
         descent.say(f"Converged at iteration {best.n_iter}: "
                     f"stationarity {best.grad_norms[-1]:.3g}.")

@@ -47,3 +47,65 @@ def test_a_point_of_one_row_missed_by_the_coarse_sample_is_found():
     for seed in range(3):
         a = AttentionQuantizer(8, random_state=seed).fit(X)
         assert a.inertia_ < 1e-6 and np.unique(a.labels_).size == 8
+
+
+def _far_rows(n, seed, far=1e3):
+    # 7 normal blobs in 2-D and one row ``far`` away from them all
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2)) + 8.0 * rng.normal(size=(7, 2))[rng.integers(0, 7, size=n)]
+    X[n // 3] = far
+    return X
+
+
+def test_missed_rows_counts_far_rows_beyond_the_sample_box():
+    # the rows out of the sample's box and over MISSED_FACTOR times the hard risk
+    # (estimated on the sample's first rows) from the heads, against MISSED_SHARE
+    # of it; light-tailed rows at the box's edge are a few times the risk from
+    # their head, and never count
+    from sklearn_attnclust._coarse_points import (MISSED_FACTOR, MISSED_SHARE, missed_rows,
+                                                  sample_reach)
+
+    class Plain:  # (the swap space the rows themselves)
+        def swap_space(self, rows):
+            return np.asarray(rows, dtype=np.float64)
+
+        def swap_points(self, heads):
+            return heads
+
+    n, i = 20000, 20000 // 3
+    X = _far_rows(n, 0)
+    heads = X[:8]  # (any 8 rows of the blobs)
+    near = X[np.arange(n) != i]
+    reach = sample_reach(near[:4000])
+    risk = float(np.mean(((near[:4000, None, :] - heads[None]) ** 2).sum(-1).min(1)))
+    far = ((X[i] - heads) ** 2).sum(-1).min()
+    assert far > MISSED_FACTOR * risk and far > MISSED_SHARE * risk * n
+    assert missed_rows(Plain(), X, None, heads, reach)
+    assert not missed_rows(Plain(), near, None, heads, reach)
+    # the far row in the sample: no row beyond its box
+    assert not missed_rows(Plain(), X, None, heads, sample_reach(X))
+    # the share is weighed: a far row of weight 0 counts nothing
+    w = np.ones(n)
+    w[i] = 0.0
+    assert not missed_rows(Plain(), X, w, heads, reach)
+    assert missed_rows(Plain(), X, 2.0 * np.ones(n), heads, reach)
+    # nor does a far row within MISSED_FACTOR times the risk (the rows scaled about it)
+    Y = X.copy()
+    Y[i] = heads[0] + (Y[i] - heads[0]) * np.sqrt(0.5 * MISSED_FACTOR * risk / far)
+    assert ((Y[i] < reach[0]) | (Y[i] > reach[1])).any()  # (still out of the box)
+    assert not missed_rows(Plain(), Y, None, heads, reach)
+
+
+def test_a_lone_far_row_missed_by_the_coarse_sample_gets_a_head():
+    # 7 blobs and a row 1e3 away, 7e4 rows, 8 heads: the coarse sample (n / 5 rows
+    # at most) misses the far row at most seeds, and the swap stage on it cannot
+    # move a head there; the rows out of the sample's box found on all the rows run
+    # the swap stage again on them (before: the far row shared a blob's head of
+    # 9887 rows at all 4 seeds)
+    n = 70000
+    assert sizes.takes_coarse_sample(n, 8, 2)
+    X = _far_rows(n, 0)
+    for seed in range(4):
+        a = AttentionQuantizer(8, random_state=seed).fit(X)
+        labels = a.labels_
+        assert np.sum(labels == labels[n // 3]) == 1, seed

@@ -23,13 +23,13 @@ def _spy(monkeypatch):
     return made
 
 
-@pytest.mark.parametrize("d", [16, 32])  # cached scaled rows, rows read as stored
+@pytest.mark.parametrize("d", [18, 36])  # cached scaled rows, rows read as stored
 @pytest.mark.parametrize("offset", [0.0, 1e5])
 def test_float32_passes_keep_the_precision_about_the_offset(monkeypatch, d, offset):
     # blobs of spread about 1e-2 far from the origin: a float32 copy of the raw rows
     # holds about 1e5 * 2**-24 = 6e-3 of them (their inertia was 2.6 x the float64
     # fit's); the copy in the data's units keeps float32's precision about the offset
-    X, _ = make_blobs(40000, d, centers=8, random_state=0)
+    X, _ = make_blobs(30000, d, centers=8, random_state=0)
     X = X * 1e-3 + offset
     assert X.size >= sizes.MIXED_MIN_SIZE
     made = _spy(monkeypatch)
@@ -45,8 +45,8 @@ def test_float32_passes_keep_the_precision_about_the_offset(monkeypatch, d, offs
 def test_a_far_row_of_zero_weight_keeps_the_float32_passes(monkeypatch):
     # a row of weight 0 at 1e20 (1e21 of the rows' spread from their offset) had made
     # the float32 copy's range check fail, and the fit kept its passes in float64
-    X, _ = make_blobs(40000, 16, centers=8, random_state=0)
-    Xf = np.vstack([X, np.full((1, 16), 1e20)])
+    X, _ = make_blobs(30000, 18, centers=8, random_state=0)
+    Xf = np.vstack([X, np.full((1, 18), 1e20)])
     w = np.r_[np.ones(X.shape[0]), 0.0]
     assert X.size >= sizes.MIXED_MIN_SIZE
     made = _spy(monkeypatch)
@@ -74,7 +74,7 @@ def test_rows_of_zero_weight_are_counted_where_they_are_labelled(monkeypatch):
     # from the rows as given (their counts had gone to the head nearest the offset)
     from sklearn_attnclust.layers import make_layer
 
-    X, _ = make_blobs(40000, 16, centers=8, random_state=0)
+    X, _ = make_blobs(30000, 18, centers=8, random_state=0)
     w = np.ones(X.shape[0])
     w[:3000] = 0
     made = _spy(monkeypatch)

@@ -289,7 +289,7 @@ def test_unsorted_indices_are_not_copied_and_fit_as_sorted(geometry):
 def test_sampled_sparse_seeding_draws_by_weight_and_reads_all_few_distinct_rows():
     # the dense draw's fixes on sparse rows: above the sample size, rows of
     # weight 0 are never seeds, and a sample holding fewer than K distinct rows
-    # (8 points, one in a single row of 40000) makes the draw read all the rows
+    # (8 points, one in a single row of 30000) makes the draw read all the rows
     from sklearn_attnclust.maths.point.seeding import SEED_MIN_ROWS
     from sklearn_attnclust.maths.point.sparse_maths import sparse_seed_points
 
@@ -308,7 +308,7 @@ def test_sampled_sparse_seeding_draws_by_weight_and_reads_all_few_distinct_rows(
     rng = np.random.default_rng(0)
     P = np.abs(10.0 * rng.normal(size=(8, 4)))
     P[:, 0] = 0.0
-    idx = rng.integers(0, 7, size=40000)
+    idx = rng.integers(0, 7, size=30000)  # (below COARSE_CAP_ROWS: no coarse sample)
     idx[12345] = 7
     Xs = sp.csr_matrix(P[idx])
     for seed in range(4):

@@ -348,10 +348,11 @@ def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(m
     from sklearn_attnclust import _swap
 
     forced = _spy_trial_steps(monkeypatch)
-    X, _ = make_blobs(50000, 16, centers=64, random_state=0)
-    # (a start that leaves a blob without a head: seeds 1 to 4 of 0 to 5 since the
-    # k-means++ draw reads 4096 rows here, SEED_DRAW_BUDGET; seed 0 no longer does)
-    AttentionQuantizer(64, random_state=1).fit(X)
+    X, _ = make_blobs(30000, 16, centers=64, random_state=0)
+    # (a start that leaves a blob without a head: seeds 2 and 4 to 7 of 0 to 7 at
+    # 30000 rows, below the coarse sample's COARSE_CAP_ROWS; at 50000 rows, seeds 1
+    # to 4 of 0 to 5 since the k-means++ draw reads 4096 rows, SEED_DRAW_BUDGET)
+    AttentionQuantizer(64, random_state=2).fit(X)
     assert any(change < 0 for change, _ in forced)
     # (more heads than blobs: moves that raise the hard risk a little, descended)
     X, _ = make_blobs(3000, 2, centers=3, random_state=0)
