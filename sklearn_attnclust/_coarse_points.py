@@ -83,26 +83,32 @@ def missed_rows(maths, X, weights, heads, reach):
     descents' risk is the layer's: the attention risk is below it, and below 0
     where two heads share a point).  One O(n d) pass of comparisons over the rows
     (as stored: no copy, no distances), then the distances of the rows out of the
-    box (about ``2 d n / m`` of them) and of the probe's."""
+    box (about ``2 d n / m`` of them) and of the probe's, a block of rows at a
+    time (:data:`._nearest.BLOCK_ROWS`: no copy of all the far rows)."""
     lo, hi, probe, probe_w = reach
-    far = np.flatnonzero(np.concatenate([
-        ((X[a:a + BLOCK_ROWS] < lo) | (X[a:a + BLOCK_ROWS] > hi)).any(axis=1)
-        for a in range(0, X.shape[0], BLOCK_ROWS)]))
-    if far.size == 0:
+    Z, risk, missed = maths.swap_points(heads), None, 0.0
+    for a in range(0, X.shape[0], BLOCK_ROWS):
+        block = X[a:a + BLOCK_ROWS]
+        far = np.flatnonzero(((block < lo) | (block > hi)).any(axis=1))
+        if far.size == 0:
+            continue
+        if risk is None:  # (taken once, where a row is out of the box)
+            risk = np.average(_nearest(maths, probe, Z), weights=probe_w)
+        d1 = _nearest(maths, block[far], Z)
+        w = np.ones(far.size) if weights is None else np.asarray(weights[a:a + BLOCK_ROWS],
+                                                                  np.float64)[far]
+        missed += np.where(d1 > MISSED_FACTOR * risk, w, 0.0) @ d1
+    if risk is None:
         return False
-    Z = maths.swap_points(heads)
-    risk = np.average(_nearest(maths, probe, Z), weights=probe_w)
-    d1 = _nearest(maths, X[far], Z)
-    w = np.ones(far.size) if weights is None else np.asarray(weights, np.float64)[far]
-    w = np.where(d1 > MISSED_FACTOR * risk, w, 0.0)
     total = X.shape[0] if weights is None else float(np.sum(weights))
-    return bool(w @ d1 > MISSED_SHARE * risk * total)
+    return bool(missed > MISSED_SHARE * risk * total)
 
 
 def _nearest(maths, rows, Z):
     """The squared distance of each of ``rows`` to the nearest of the points ``Z``,
-    in ``maths``'s swap space."""
-    return squared_distances(np.asarray(maths.swap_space(rows)), Z).min(axis=1)
+    in ``maths``'s swap space (an ndarray, or rows mapped a block at a time:
+    :class:`._mapped_rows.MappedRows`, which ``np.asarray`` would not convert)."""
+    return squared_distances(maths.swap_space(rows), Z).min(axis=1)
 
 
 def swap_missed(descent, stats, best, tol, memory, X, weights, rng):

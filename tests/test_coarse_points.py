@@ -109,3 +109,18 @@ def test_a_lone_far_row_missed_by_the_coarse_sample_gets_a_head():
         a = AttentionQuantizer(8, random_state=seed).fit(X)
         labels = a.labels_
         assert np.sum(labels == labels[n // 3]) == 1, seed
+
+
+def test_staged_fit_of_wide_rows_reads_the_swap_space_in_blocks():
+    # 300 features: the swap space of the probe's and the far rows is read a block
+    # at a time (a mapped view of the rows above 2**20 numbers, which np.asarray
+    # does not convert: the fit raised); the two blobs are found
+    from sklearn.metrics import adjusted_rand_score
+
+    n, d = 20000, 300
+    assert sizes.takes_coarse_sample(n, 2, d)
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, n)
+    X = rng.standard_normal((n, d)) + 4.0 * y[:, None]
+    a = AttentionQuantizer(2, random_state=0).fit(X)
+    assert adjusted_rand_score(y, a.labels_) == 1.0
