@@ -79,7 +79,7 @@ class RowMoment:
             # (the rows' scores X A^T kept, (n, k), for kept_scores)
             if self.dtype == np.float32:
                 scores = self.X @ A.T
-                P = np.ascontiguousarray(scores.T)
+                P = scores.T.copy()  # (not a view at k = 1: P is scaled in place)
             else:
                 P = A @ self.X.T
                 scores = P.copy().T
