@@ -80,25 +80,10 @@ SHARED_COSINE = 0.5
 #: energy's 1 in every fit (1 to 3 before), ARI 1.000 throughout; without that
 #: step, the free energy took 2 steps everywhere and the reconstruction risk 4
 #: to 39 (d = 384, K = 20: 30 to 39 against 7; d = 128, K = 10: 17 to 19
-#: against 8).  Halved from 256 and 2048 (the seeds' k-means++ and Lloyd passes on
-#: the sample were a fifth to a quarter of a fit at n = 1e4: at K = 20 the sample was
-#: half the rows).  Measured (the same rows, seeds 0 to 9, one thread, CPU time,
-#: interleaved with the code before, in alternating order): the reconstruction risk
-#: 0.83 to 0.98 of the time (d = 64, K = 5 / 20 0.97 / 0.90; d = 128, K = 20 0.84;
-#: d = 384, K = 20 0.83), its steps the same in 88 of 90 fits, its risk within 2e-8
-#: relatively in 88 (the others 4.6e-6 lower and 3.9e-5 higher); the free energy 0.71
-#: to 1.00 of the time (d = 64, K = 5 / 20 0.82 to 0.94 / 0.71), 1 step in every fit,
-#: its risk within 2e-8; the ARI 1.000 throughout; tighter clusters (noise 0.3, d = 64 /
-#: 128, K = 5 to 20) alike (the same steps, risks within 2e-7).  On the normalised
-#: orthonormal mixtures (``--data orth``, whose rows trade heads for 10 to 300 steps)
-#: seeds from fewer rows start the descent elsewhere: steps and risks move both ways
-#: seed by seed (the reconstruction risk's medians within 1.2e-5 relatively, d = 384,
-#: K = 20 1.9e-4 lower; the ARI's and centroid distance's medians within 0.003, d =
-#: 384, K = 20 better), the time 0.81 to 1.31 by cell (K = 5 over three data seeds
-#: 0.85 to 1.03; the free energy, 12 seeds, 0.89 to 1.11).  64 rows per head (and 512)
-#: cut the time little more (d = 64, K = 20 0.78 against 0.85 of 256's).
-SEED_ROWS_PER_HEAD = 128
-SEED_MIN_ROWS = 1024
+#: against 8).  Sizes not tuned further: the sample is most of the rows below
+#: n = 1e4 at K = 20 (5120 of them).
+SEED_ROWS_PER_HEAD = 256
+SEED_MIN_ROWS = 2048
 
 
 def seed_sample(rows, weights, n_heads, rng, squared_norms):
