@@ -38,11 +38,6 @@ machine: the numpy fits' (this process), and a dask fit's path, the CPU of
 this process (the fit, and the LocalCluster's scheduler) plus that of the
 busier worker process, the same per-round ratios.
 
-``--warm-at-start``: the workers' warm-up (``rows.dask.warm_workers``, a
-worker plugin) registered as each round's client starts, before the scatter, as
-a user may (``client.register_plugin(WarmPasses())``): the first fit then finds
-the workers warm.  Without it the first fit registers it and pays the imports.
-
 ``--large``: a fit of ``--large-rows`` x 32 float32 rows (2e7: 2.4 GiB, more
 than one worker's memory) on 2 workers of ``--memory-limit`` (2 GiB) each, the
 rows made on the workers block by block (``map_blocks`` with a seed per block,
@@ -52,7 +47,6 @@ Usage::
 
     python benchmarks/bench_dask.py                          # 2e6 x 32, 7 rounds
     python benchmarks/bench_dask.py --sizes 200000x16x8      # n x d x chunks
-    python benchmarks/bench_dask.py --warm-at-start          # the warm-up as the client starts
     python benchmarks/bench_dask.py --large                  # 2e7 x 32 float32, 2 x 2 GiB
     python benchmarks/bench_dask.py --smoke                  # tiny, a few seconds
 """
@@ -167,10 +161,6 @@ def one_round(X, K, chunks, seed, args):
     n, d = X.shape
     out = {"alone": [numpy_fit(K, seed, X)], "numpy": [], "first": [], "later": []}
     cluster, client = new_cluster(args.workers)
-    if args.warm_at_start:
-        from sklearn_attnclust.rows.dask import warm_workers
-
-        warm_workers(client)
     counter = graph_counter()
     cluster.scheduler.add_plugin(counter)
     try:
@@ -316,8 +306,6 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--settle", type=float, default=1.0,
                         help="seconds waited after the scatter, before the round's fits")
-    parser.add_argument("--warm-at-start", action="store_true",
-                        help="register the workers' warm-up as the client starts")
     parser.add_argument("--large", action="store_true")
     parser.add_argument("--large-rows", type=int, default=20_000_000)
     parser.add_argument("--large-chunk", type=int, default=500_000)

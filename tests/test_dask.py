@@ -470,17 +470,16 @@ def test_fit_of_from_array_sends_no_large_graph(client, graph_log):
 
 def test_workers_warmed_once_per_client(client, monkeypatch):
     from sklearn_attnclust.rows import dask as dask_rows
-    from sklearn_attnclust.rows.dask_warm import WarmPasses
 
     calls = []
-    real = client.register_plugin
-    monkeypatch.setattr(client, "register_plugin", lambda plugin, *a, **k: calls.append(
-        type(plugin)) or real(plugin, *a, **k))
-    monkeypatch.setattr(dask_rows, "_WARMED", __import__("weakref").WeakSet())
+    real = client.run
+    monkeypatch.setattr(client, "run", lambda *a, **k: calls.append(k.get("workers")) or
+                        real(*a, **k))
+    monkeypatch.setattr(dask_rows, "_WARMED", __import__("weakref").WeakKeyDictionary())
     X = da.from_array(_blobs(4000, 3, 2), chunks=(1000, 3))
     AttentionQuantizer(2, random_state=0).fit(X)
     AttentionQuantizer(2, random_state=1).fit(X)
-    assert calls == [WarmPasses]  # the first fit registered it, the second did not
+    assert calls == [sorted(client.scheduler_info()["workers"])]
 
 
 def test_the_passes_import_no_scikit_learn():

@@ -9,9 +9,8 @@ With a ``distributed.Client`` active, ``dask.compute`` runs on its cluster,
 so the same code runs on a laptop (dask's threads) or on a distributed cluster.  There, :func:`persist_rows`
 scatters the blocks of an array whose graph holds its data
 (``da.from_array``) rather than sending that graph, and :func:`warm_workers`
-has each client's workers import the passes once (a worker plugin,
-:mod:`.dask_warm`; they import no scikit-learn: the package loads its
-estimators lazily).  Every pass reads a
+has each client's workers import the passes once (they import no
+scikit-learn: the package loads its estimators lazily).  Every pass reads a
 block once, through aligned chunks where distributed deserialised it
 unaligned (:func:`_aligned_chunks`).
 
@@ -22,10 +21,12 @@ first graph (its seed is :attr:`DaskRows.sample_seed`, drawn before it).
 This module imports dask lazily: the package does not depend on it.
 """
 
+import functools
 import weakref
 
 import numpy as np
 
+from ..maths.point.kernel import COMPILED
 from . import RowSource, add_parts
 
 __all__ = ["DaskRows", "is_dask_array", "not_finite_error", "persist_rows", "take_rows",
@@ -135,37 +136,59 @@ def _scatter_rows(client, X):
     return rows
 
 
-#: The clients that registered :class:`.dask_warm.WarmPasses` (see :func:`warm_workers`).
-_WARMED = weakref.WeakSet()
+#: The workers of each client whose processes imported this module (see :func:`warm_workers`).
+_WARMED = weakref.WeakKeyDictionary()
+
+
+async def _warm_worker():
+    """On a worker: import the passes of the point layer and of the reconstruction
+    risk, and the lazy read-outs (:mod:`.._dask_point`, :mod:`.._dask`: this
+    module and the compiled kernel with them; not scikit-learn, nor scipy).  A
+    coroutine: ``Client.run`` need not wait for it.
+
+    The import runs in the worker's event loop and holds it: a graph sent
+    meanwhile waits for it.  So only these: the generic fit's kernels (the
+    direction free energy's, the cosine layer's: :mod:`..maths.cosine.source`
+    imports scipy, 0.35 to 0.5 s of a first point fit of 0.6 s on a loaded
+    machine) are imported by the first task that sends them.  Not the compiled
+    kernel's BLAS (``scipy.linalg.cython_blas``, 0.13 to 0.24 s of a worker's
+    CPU): imported off the task thread (a thread of its own), it raced the
+    tasks' own scipy imports (scipy 1.11: ``_DeadlockError``, a partially
+    initialised ``scipy.sparse.linalg``), and a library's background import
+    would race a user's tasks on a shared worker too."""
+    from .. import _dask, _dask_point  # noqa: F401  (the passes the fits send)
+
+    return COMPILED
 
 
 def warm_workers(client=None):
-    """Have the workers of a client import the passes: once per client.
+    """Have the workers of a client import the passes, once per client and worker.
 
-    Registers :class:`.dask_warm.WarmPasses` with the client's scheduler (one
-    round trip, a few ms): every worker, and every worker that joins later,
-    imports the package's passes and the compiled kernel's BLAS in its task
-    executor, not waited for (some 0.2 s of a worker's CPU: the package
-    imports its estimators lazily, not scikit-learn).
+    Not waited for: the first graph of the first fit then starts on warm
+    workers (:func:`_warm_worker`).  The package imports its estimators
+    lazily, so this costs the workers some 0.1 s, not scikit-learn's import.
 
     Parameters
     ----------
     client : distributed.Client or None, default=None
         The client whose workers to warm; None: the active client, if any
-        (nothing is done without one, nor without distributed).
+        (nothing is done without one).
     """
     client = client if client is not None else _active_client()
-    if client is None or client in _WARMED:
+    if client is None:
         return
-    _WARMED.add(client)
-    from .dask_warm import WarmPasses
-
-    try:
-        client.register_plugin(WarmPasses())
-    except Exception as error:  # (a warm-up only: the passes import what they need)
-        import logging
-
-        logging.getLogger(__name__).warning("warming the workers failed: %r", error)
+    workers = set(client.scheduler_info()["workers"])
+    done = _WARMED.setdefault(client, set())
+    new = sorted(workers - done)
+    if new:
+        # sent from the client's event loop, not waited for here: ``Client.run``
+        # waits for the scheduler's reply even with ``wait=False``, a round trip
+        # (0.05 s of a first fit's client time on a quiet machine, 0.1 to 0.25 s
+        # loaded) while the fit's first graph could be on its way (tornado logs
+        # a failure: the warm-up is only an import, which a task repeats)
+        client.loop.add_callback(functools.partial(
+            client.run, _warm_worker, workers=new, wait=False, asynchronous=True))
+        done.update(new)
 
 
 def persist_rows(X):
