@@ -203,10 +203,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     the stage stops before a trial once :func:`removal_share` is
     :data:`SWAP_NEEDED` or more; otherwise the trials are followed by the
     saddle check (:func:`._saddle.escape_saddles`, its escapes descended as
-    trials); a maths' ``swap_needless(heads, stage)`` (the cosine layer's: its
-    stop read from its last pass) ends the stage at once.  A kept trial is
-    finished to ``tol`` from its optimiser's state; its ``n_iter`` is then the
-    steps of the start's descent and of every trial (the stage's work on the way to it).
+    trials).  A kept trial is finished to ``tol``
+    from its optimiser's state; its ``n_iter`` is then the steps of the start's
+    descent and of every trial (the stage's work on the way to it).
 
     ``finish``: None, or ``finish(result, stop)``, the finish of a result of
     the stage (stopped at the coarse tolerance, ``tol`` here) to the fit's
@@ -216,7 +215,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     ``sampled``: ``stage`` is a coarse sample's (the rules of small fits,
     :func:`_budget`, are for fits on all the rows)."""
     maths, fails, steps, kept, finished = descent.maths, 0, 0, False, False
-    if maths.n_clusters < 2 or getattr(maths, "swap_needless", lambda *_: False)(best.heads, stage):
+    if maths.n_clusters < 2:
         return best
     trial_tol, first_steps = max(tol, maths.coarse_tol), best.n_iter
     if row_w is not None and not np.all(np.asarray(row_w) > 0):

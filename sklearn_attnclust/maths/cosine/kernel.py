@@ -5,7 +5,8 @@ gradient) the heads' masses and the attention-weighted sums of the unit rows.
 :func:`range_sums` is the per-block function a pass maps over its row blocks
 (:func:`..._blocks.map_row_blocks`, in :class:`.statistics.CosineStatistics`),
 its inputs passed explicitly; it reads dense rows and CSR matrices alike,
-through the rows' inverse norms (the rows are never normalised in a copy)."""
+through the rows' inverse norms (the rows are never normalised in a copy).
+"""
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,7 +16,6 @@ from ..._assign import first_minimum
 from ..._blocks import add_blocks_into_first, map_row_blocks, pool_width
 from ..shared import no_lone_blocks, row_view
 from .rows import _is_sparse
-from .swap import top_two
 
 __all__ = ["SPLIT_MIN_HEADS", "SPLIT_MIN_PRODUCTS", "ColumnParts", "logits_by_rows",
            "range_sums", "row_scores", "split_products", "split_sparse_sums", "sums_by_columns",
@@ -179,7 +179,8 @@ def _column_part(C, c0, c1):
 
 def _scores(Xc, Mt):
     """``Xc @ Mt`` of a block of rows (ndarray or CSR), an ndarray."""
-    return np.asarray(Xc @ Mt)
+    out = Xc @ Mt
+    return np.asarray(out)
 
 
 def row_scores(Xc, Md):
@@ -275,7 +276,7 @@ def _column_sums_into(lo, hi, parts, Pt, St):
     return ()
 
 
-def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=False, tops=None):
+def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=False):
     """The additive sums of the rows ``X[lo:hi]`` (inverse norms ``r``, weights
     ``w`` or None) at unit heads ``M`` (float64), ``chunk`` rows at a time (the
     chunks bound the temporaries), added in the chunks' order.
@@ -284,11 +285,11 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=Fa
     ``sum_i w_i p_ih`` (K,) and the sums ``sum_i w_i p_ih y_i`` (K, d), in
     float64 (None for no rows).  The logits and weights are computed in the
     rows' precision.  ``labels``: None, or an integer array (n,) whose
-    ``[lo:hi]`` receives each row's head of largest logit (with ``need_grad``;
-    ``tops``: None, or (2, n), its two largest logits, :func:`.swap.top_two`).
+    ``[lo:hi]`` receives each row's head of largest logit (with ``need_grad``).
     ``split``: CSR rows' products over the pool's threads (:func:`split_products`;
     only for a pass of one row block, whose call is not itself in the pool):
-    True, or the :class:`ColumnParts` of ``X`` (its sums by their parts)."""
+    True, or the :class:`ColumnParts` of ``X`` (its sums by their parts).
+    """
     out, dtype, sparse = None, X.dtype, _is_sparse(X)
     Md = M.astype(dtype, copy=False)  # (once for all the chunks)
     for a in range(lo, hi, chunk):
@@ -306,7 +307,6 @@ def range_sums(lo, hi, X, r, w, M, beta, need_grad, chunk, labels=None, split=Fa
             # 10 x 3842 float64 99 -> 18 us (beyond 32 heads, argmax itself)
             top = L.max(axis=0)
             labels[a:b] = first_minimum(L, top, largest=True)
-            top_two(L, top, tops, a, b)
         value, P = free_energy_sums(L, wc, beta, need_grad, top=top)
         if need_grad:
             masses = P.sum(axis=1, dtype=np.float64)

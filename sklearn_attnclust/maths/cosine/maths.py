@@ -42,7 +42,7 @@ from .pairs import (SPARSE_MIN_PAIRS, SPARSE_PAIRS_MIN_DENSITY,  # noqa: F401
 from .normaliser import log_bessel_iv, log_bessel_iv_debye, vmf_log_normaliser  # noqa: F401
 from .statistics import CosineStatistics, cosine_scores
 from .steps import FIRST_STEP_PAIR, landing_curvatures, turns
-from .swap import heads_needed, needed_from_tops
+from .swap import heads_needed
 from ..held import HeldLabels
 from ...layers.base import LayerMaths, swap_of
 from ...optim.manifold import row_norms
@@ -247,8 +247,6 @@ class CosineMaths(LayerMaths):
 
     def risk(self, M, stats, return_grad=False):
         M = np.asarray(M, dtype=np.float64)
-        if return_grad and self.keep_tops:  # (the swap stage's stop: swap_needless)
-            stats.keep_tops = True
         out = stats.sums(M, self.beta, return_grad)
         W = stats.total_weight
         value = 1.0 + out[0] / W
@@ -394,21 +392,6 @@ class CosineMaths(LayerMaths):
             return MappedRows(X, dense_unit_rows, e, 1.0 / np.sqrt(sq))
         return self._unit_rows(rows)
 
-    #: Gradient passes keep each row's two largest logits (:meth:`swap_needless`)
-    keep_tops = True
-
-    def swap_needless(self, heads, stats):
-        """Whether the swap stage may stop before its first trial on the
-        statistics' last gradient pass, made at ``heads``: :func:`.swap.needed_from_tops`
-        (False where that pass was at other heads, or kept no logits: the stage's
-        own check then runs)."""
-        at = getattr(stats, "tops_at", None)
-        if self.heads_needed is None or at is None or at() is not heads \
-                or getattr(stats, "tops", None) is None:  # (no stop of its own, or not read)
-            return False
-        return needed_from_tops(stats.labels, stats.tops, stats.weights, self.beta,
-                                self.n_clusters)
-
     def swap_points(self, M):
         return np.asarray(M, dtype=np.float64)
 
@@ -451,7 +434,6 @@ class PairlessCosineMaths(CosineMaths):
     k-means 0.196), K = 20 112 -> 67 ms, 0.155 -> 0.153 (0.153)."""
 
     swap_space = LayerMaths.swap_space
-    keep_tops = False  # (no swap stage)
 
 
 def cosine_maths(n_clusters, temperature, spread, n_features, stats):

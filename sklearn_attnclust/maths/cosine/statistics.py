@@ -7,8 +7,6 @@ over a block), summed in threads by :class:`CosineStatistics`;
 rows.
 """
 
-import weakref
-
 import numpy as np
 from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
@@ -16,7 +14,6 @@ from ..._blocks import (add_blocks_into_first, chunk_rows, map_row_blocks, one_b
                         smallest_keys)
 from ..free_energy import exp_shifted
 from .kernel import ColumnParts, range_sums, row_scores, split_products, sums_by_columns
-from .swap import tops_pay
 from .rows import _direction_keys, _is_sparse, _row_exponents, _scaled_rows_ok, as_rows, \
     exponents_and_keys, row_inverse_norms, unit_rows
 from ...layers.base import Statistics
@@ -104,9 +101,6 @@ class CosineStatistics(Statistics):
                           chunk_rows(X.shape[1], n_heads, X.dtype.itemsize))
         self.chunk_size = int(chunk_size)
         self.labels = None  # (each row's head of largest logit at the last gradient: sums)
-        # (with keep_tops, each row's two largest logits at that gradient, and a weak
-        # reference to its heads: the swap stage's stop, .swap.needed_from_tops)
-        self.keep_tops, self.tops, self.tops_at = False, None, None
         # (the rows' ColumnParts, made at the first pass that splits by them)
         self.column_parts = None
 
@@ -129,13 +123,6 @@ class CosineStatistics(Statistics):
         X, chunk, K = self.X, self.chunk_size, np.shape(M)[0]
         if need_grad and (self.labels is None or self.labels.dtype != np.min_scalar_type(K - 1)):
             self.labels = np.zeros(X.shape[0], dtype=np.min_scalar_type(K - 1))
-        tops = None
-        if need_grad and self.keep_tops and tops_pay(X):
-            if self.tops is None or self.tops.dtype != X.dtype:
-                self.tops = np.empty((2, X.shape[0]), dtype=X.dtype)
-            tops, self.tops_at = self.tops, weakref.ref(M)
-        elif need_grad:
-            self.tops_at = None
         one = wide_sparse_sums(X, K)
         with one_blas_thread():
             # (a pass of one row block splits its CSR products over the threads)
@@ -148,7 +135,7 @@ class CosineStatistics(Statistics):
                 range_sums, X.shape[0], X.shape[0] if one else 2 * chunk, X, self.inv,
                 self.weights,
                 np.asarray(M, dtype=np.float64), beta, need_grad, chunk,
-                self.labels if need_grad else None, split, tops))
+                self.labels if need_grad else None, split))
         if need_grad:  # (two comparisons: no K x d temporary of floats)
             S, limit = out[2], GRADIENT_FLOOR * self.total_weight
             np.copyto(S, 0.0, where=(S < limit) & (S > -limit))
