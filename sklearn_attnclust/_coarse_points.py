@@ -2,15 +2,17 @@
 (:func:`fewer_points`, read by :class:`._strategy._Plan`): a point held by a few
 rows that the sample misses would end with two heads on one point and none on the
 missed one, so such a fit reads all the rows.  Whether the rows out of its box and
-far from the heads hold a share of the risk (:func:`missed_rows`, read by :func:`._strategy._full_data`):
-then the swap stage runs again on all the rows (:func:`swap_missed`)."""
+far from the heads hold a share of the risk (:func:`missed_rows`, read by
+:func:`._strategy._full_data`): then the swap stage runs again on all the rows
+(:func:`swap_missed`)."""
 
 import numpy as np
 
 from ._nearest import BLOCK_ROWS, squared_distances
 from ._swap import swap_rounds
 
-__all__ = ["MISSED_FACTOR", "MISSED_SHARE", "PROBE_ROWS", "fewer_points", "missed_rows", "sample_reach", "swap_missed"]
+__all__ = ["MISSED_FACTOR", "MISSED_SHARE", "PROBE_ROWS", "fewer_points", "missed_rows",
+           "sample_reach", "swap_missed"]
 
 #: Share of the full data's risk that the far rows beyond the coarse sample's box
 #: (:func:`missed_rows`) must hold for the swap stage to run again on all the rows.
