@@ -91,19 +91,29 @@ def missed_rows(maths, X, weights, heads, reach):
     Z, risk, missed = maths.swap_points(heads), None, 0.0
     for a in range(0, X.shape[0], BLOCK_ROWS):
         block = X[a:a + BLOCK_ROWS]
-        far = np.flatnonzero(((block < lo) | (block > hi)).any(axis=1))
+        far = ((block < lo) | (block > hi)).any(axis=1)
+        w = None if weights is None else np.asarray(weights[a:a + BLOCK_ROWS], np.float64)
+        if w is not None:  # (a row of weight 0 counts 0 whatever its distance: 0 inf is NaN)
+            far &= w > 0
+        far = np.flatnonzero(far)
         if far.size == 0:
             continue
         if risk is None:  # (taken once, where a row is out of the box)
-            risk = np.average(_nearest(maths, probe, Z), weights=probe_w)
+            risk = _probe_risk(maths, probe, probe_w, Z)
         d1 = _nearest(maths, block[far], Z)
-        w = np.ones(far.size) if weights is None else np.asarray(weights[a:a + BLOCK_ROWS],
-                                                                  np.float64)[far]
-        missed += np.where(d1 > MISSED_FACTOR * risk, w, 0.0) @ d1
+        count = d1 > MISSED_FACTOR * risk
+        missed += np.sum(d1[count] if w is None else w[far][count] * d1[count])
     if risk is None:
         return False
     total = X.shape[0] if weights is None else float(np.sum(weights))
     return bool(missed > MISSED_SHARE * risk * total)
+
+
+def _probe_risk(maths, probe, probe_w, Z):
+    """The hard risk per unit of weight on the probe rows (those of weight 0 left out)."""
+    if probe_w is not None:
+        probe, probe_w = probe[probe_w > 0], probe_w[probe_w > 0]
+    return np.average(_nearest(maths, probe, Z), weights=probe_w)
 
 
 def _nearest(maths, rows, Z):
@@ -117,4 +127,6 @@ def swap_missed(descent, stats, best, tol, memory, X, weights, rng):
     """``best`` (the full-data optimum of a staged fit) after the swap stage on all
     the rows (:func:`._swap.swap_rounds`; its kept trial finished to ``tol``)."""
     descent.say("Rows beyond the coarse sample's reach: swap stage on all the rows")
+    # (sampled: the rules of small fits, such as the regroup trials, stay off; this
+    # round is the stage's on all the rows of a fit that started on a sample)
     return swap_rounds(descent, stats, best, tol, memory, X, weights, rng, sampled=True)

@@ -1,5 +1,7 @@
 """A coarse sample that holds fewer distinct rows than heads: the fit reads all the rows."""
 
+import warnings
+
 import numpy as np
 
 from sklearn_attnclust import AttentionQuantizer
@@ -89,6 +91,16 @@ def test_missed_rows_counts_far_rows_beyond_the_sample_box():
     w[i] = 0.0
     assert not missed_rows(Plain(), X, w, heads, reach)
     assert missed_rows(Plain(), X, 2.0 * np.ones(n), heads, reach)
+    # a row of weight 0 at 1e200 (its squared distance inf: 0 inf is NaN) counts
+    # nothing, in the rows and in the probe, and leaves the verdict as it was
+    huge = np.full((1, X.shape[1]), 1e200)
+    w = np.r_[np.ones(n), 0.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert missed_rows(Plain(), np.vstack([X, huge]), w, heads, reach)
+        assert not missed_rows(Plain(), np.vstack([near, huge]), w[1:], heads, reach)
+        probe = (reach[0], reach[1], np.vstack([huge, near[:4000]]), np.r_[0.0, np.ones(4000)])
+        assert missed_rows(Plain(), X, None, heads, probe)
     # nor does a far row within MISSED_FACTOR times the risk (the rows scaled about it)
     Y = X.copy()
     Y[i] = heads[0] + (Y[i] - heads[0]) * np.sqrt(0.5 * MISSED_FACTOR * risk / far)
