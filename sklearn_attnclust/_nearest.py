@@ -13,7 +13,7 @@ from ._mapped_rows import MappedRows
 __all__ = ["ACROSS_ENTRIES", "ACROSS_HEADS", "ACROSS_ROWS", "BLOCK_ROWS",
            "ROW_REDUCTION_HEADS", "TRANSPOSED_HEADS",
            "TWO_NEAREST_ENTRIES",
-           "across_rows", "squared_distances", "squared_row_norms", "two_nearest",
+           "across_rows", "dense_rows", "squared_distances", "squared_row_norms", "two_nearest",
            "two_nearest_rows"]
 
 #: Rows per block of the stage's passes (of :func:`two_nearest`, at most).
@@ -95,6 +95,14 @@ def squared_row_norms(Y, block_rows=BLOCK_ROWS):
     n = Y.shape[0]
     return np.concatenate([_squared_norms(Y[start:min(start + block_rows, n)])
                            for start in range(0, n, block_rows)])
+
+
+def dense_rows(Y, index):
+    """The rows ``Y[index]`` (an ndarray's, a sparse matrix's densified: a few rows,
+    the swap stage's candidates and seeds, the saddle check's blocks) as a float64
+    ndarray."""
+    B = Y[index]
+    return np.asarray(B.toarray() if hasattr(B, "toarray") else B, dtype=np.float64)
 
 
 def squared_distances(Y, Z, norms=None):

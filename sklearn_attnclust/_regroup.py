@@ -30,7 +30,7 @@ steps) and kept if the risk drops by more than :data:`._swap.SWAP_RTOL`.
 
 import numpy as np
 
-from ._nearest import BLOCK_ROWS, squared_distances, two_nearest
+from ._nearest import BLOCK_ROWS, dense_rows, squared_distances, two_nearest
 
 __all__ = ["REGROUP_FORCED_STEPS", "REGROUP_TRIALS", "regroup"]
 
@@ -102,8 +102,7 @@ def _seeded(Y, inside, w, norms, k, draw):
         i = draw(p if dist is None else p * dist)
         if i is None:
             return None
-        c = Y[[i]]
-        c = np.asarray(c.toarray() if hasattr(c, "toarray") else c, dtype=np.float64)
+        c = dense_rows(Y, [i])
         out.append(c[0])
         d = np.concatenate([squared_distances(Y[a:a + BLOCK_ROWS], c,
                                               norms[a:a + BLOCK_ROWS])[:, 0]

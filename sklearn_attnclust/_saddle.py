@@ -33,6 +33,7 @@ import numpy as np
 from scipy.linalg import eigh
 
 from ._descent import _n_rows
+from ._nearest import dense_rows
 from ._swap import SWAP_RTOL, two_nearest
 from .maths.point.maths import _logits
 
@@ -110,8 +111,7 @@ def lowest_curvature(Y, Z, w, beta, norms=None):
     block = max(1, HESSIAN_ENTRIES // (K * d))
     for start in range(0, soft.size, block):
         rows = soft[start:start + block]
-        B = Y[rows]
-        B = np.asarray(B.toarray() if hasattr(B, "toarray") else B, dtype=np.float64)
+        B = dense_rows(Y, rows)
         wb = w[rows]
         L = _logits(B, Z, beta)  # (-beta |y - z|^2 up to each row's own)
         L -= L.max(axis=1, keepdims=True)

@@ -45,7 +45,7 @@ import numpy as np
 
 from ._init import _unit_exponent, canonical_order, ordered_distinct_starts
 from ._nearest import (BLOCK_ROWS, ROW_REDUCTION_HEADS, TRANSPOSED_HEADS,  # noqa: F401
-                       _columns, _squared_norms, across_rows, squared_distances,
+                       _columns, _squared_norms, across_rows, dense_rows, squared_distances,
                        squared_row_norms, two_nearest, two_nearest_rows)
 from .optim import handed_state
 
@@ -478,8 +478,7 @@ def swap_target(Y, Z, w, draw, n_local, near=None, norms=None, away=False):
     cands = sorted({i for i in cands if i is not None})
     if not cands:
         return None
-    C = Y[cands]
-    C = np.asarray(C.toarray() if hasattr(C, "toarray") else C, dtype=np.float64)
+    C = dense_rows(Y, cands)
     change, Ct, cc = np.zeros(len(cands)), -2.0 * C.T, np.einsum("ij,ij->i", C, C)
     rows = across_rows(Y, len(cands))
     for start in range(0, Y.shape[0], rows):
