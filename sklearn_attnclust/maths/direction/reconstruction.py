@@ -140,9 +140,7 @@ class _HeadProducts:
         # in the others, each a dot product over the features alone)
         self.P = None
         if dtype == np.float32:
-            width = -(-self.PT.shape[0] // PRODUCT_COLUMNS) * PRODUCT_COLUMNS
-            self.P = np.zeros((self.PT.shape[1], width), dtype=dtype)
-            self.P[:, :self.PT.shape[0]] = self.PT.T
+            self.P = _padded_columns(self.PT)
         self.MS = MS
         self.second, self.rest = second, None  # (for _stacked_scores)
         if isinstance(second_sq, np.ndarray):
@@ -218,14 +216,19 @@ def _stacked_scores(heads, Xc):
     if heads.P is None:
         AB[K:] = heads.PT[K:] @ Xc.T
         return AB
-    rest = heads.rest
-    if rest is None:  # (the other rows, padded as heads.P: PRODUCT_COLUMNS)
-        rest = np.zeros((heads.PT.shape[1], -(-(m - K) // PRODUCT_COLUMNS) * PRODUCT_COLUMNS),
-                        dtype=heads.P.dtype)
-        rest[:, :m - K] = heads.PT[K:].T
-        heads.rest = rest
-    AB[K:] = (Xc @ rest)[:, :m - K].T
+    if heads.rest is None:  # (the other rows, padded as heads.P)
+        heads.rest = _padded_columns(heads.PT[K:])
+    AB[K:] = (Xc @ heads.rest)[:, :m - K].T
     return AB
+
+
+def _padded_columns(R):
+    """``R.T`` (d, r) with zero columns after it up to a multiple of
+    :data:`PRODUCT_COLUMNS` (the float32 chunks' product operand)."""
+    width = -(-R.shape[0] // PRODUCT_COLUMNS) * PRODUCT_COLUMNS
+    P = np.zeros((R.shape[1], width), dtype=R.dtype)
+    P[:, :R.shape[0]] = R.T
+    return P
 
 
 def _weighted_total(values, weights):

@@ -97,8 +97,7 @@ class RowMoment:
             return None
         with self._lock:
             for operand, _, scores in reversed(self._last):
-                if scores is not None and operand.shape == A.shape and \
-                        np.array_equal(operand, A):
+                if np.array_equal(operand, A):
                     return scores[lo:lo + rows.shape[0]]
         return None
 
