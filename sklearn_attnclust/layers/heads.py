@@ -9,8 +9,8 @@ from .._init import largest_magnitude
 from .base import Assignment
 from .common import inertia_of
 
-__all__ = ["SEED_CHECK_NUMBERS", "check_seed_count", "check_seeds", "fitted_assignment", "mean_direction",
-           "score_centres", "signed", "unequal"]
+__all__ = ["SEED_CHECK_NUMBERS", "check_seed_count", "check_seeds", "fitted_assignment",
+           "mean_direction", "score_centres", "signed", "unequal"]
 
 
 def unequal(w):

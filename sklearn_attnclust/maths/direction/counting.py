@@ -189,10 +189,11 @@ def _unit_scale(X, weights):
     return (X if zero is None else counted(X.copy(), weights)), 1.0, top, False
 
 
-#: Relative margin of the bounds of :func:`_plain_mean_sq`'s test: the rows' mean squared norm taken
-#: without their power-of-two scale differs from the scaled one's (over that scale
-#: squared) only by squares that underflow, below 2**-1022 each, not by 1e-6 of a
-#: mean of at least 1e-4 (the largest magnitude at least ``2**-400``).
+#: Relative margin of the bounds of :func:`_plain_mean_sq`'s test: the rows' mean
+#: squared norm taken without their power-of-two scale differs from the scaled
+#: one's (over that scale squared) only by squares that underflow, below 2**-1022
+#: each, not by 1e-6 of a mean of at least 1e-4 (the largest magnitude at least
+#: ``2**-400``).
 NEAR_UNIT_MARGIN = 1e-6
 
 
