@@ -62,6 +62,52 @@ AQ_INLINE void AQ_NAME(aq_moments_by_head)(
     }
 }
 
+/* The largest g ||u_i - v||^2 - top_i and g ||u_i - v||^2 of a tile's rows u_i
+   (x_i less r: its columns Xt, d x AQ_TILE, or its rows S, t x d; v NULL: 0)
+   into far[0] and far[1] (aq_point_sums).  A comparison that is not true
+   (NaN) keeps the value, which then is not finite. */
+AQ_INLINE void AQ_NAME(aq_far)(
+    int64_t t, int64_t d, const FLT *Xt, const FLT *S, const FLT *v, FLT g,
+    const FLT *top, double *far)
+{
+    FLT ss[AQ_TILE];
+    FLT f8[8], m8[8];
+    int64_t i, j, q;
+    if (Xt) {
+        for (i = 0; i < t; i++) ss[i] = 0;
+        for (j = 0; j < d; j++) {
+            const FLT *x = Xt + j * AQ_TILE, vj = v ? v[j] : (FLT)0;
+            for (i = 0; i < t; i++) ss[i] += (x[i] - vj) * (x[i] - vj);
+        }
+    } else {
+        for (i = 0; i < t; i++) {
+            const FLT *x = S + i * d;
+            FLT s = 0;
+            for (j = 0; j < d; j++) {
+                const FLT e = x[j] - (v ? v[j] : (FLT)0);
+                s += e * e;
+            }
+            ss[i] = s;
+        }
+    }
+    for (q = 0; q < 8; q++) { f8[q] = (FLT)far[0]; m8[q] = (FLT)far[1]; }
+    for (i = 0; i + 8 <= t; i += 8)
+        for (q = 0; q < 8; q++) {
+            const FLT a = g * ss[i + q], b = a - top[i + q];
+            f8[q] = b > f8[q] || b != b ? b : f8[q];
+            m8[q] = a > m8[q] || a != a ? a : m8[q];
+        }
+    for (; i < t; i++) {
+        const FLT a = g * ss[i], b = a - top[i];
+        f8[0] = b > f8[0] || b != b ? b : f8[0];
+        m8[0] = a > m8[0] || a != a ? a : m8[0];
+    }
+    for (q = 0; q < 8; q++) {
+        far[0] = f8[q] > far[0] || f8[q] != f8[q] ? f8[q] : far[0];
+        far[1] = m8[q] > far[1] || m8[q] != m8[q] ? m8[q] : far[1];
+    }
+}
+
 /* Sums over the rows X (n, d), C order, less r (d) unless r is NULL, of the
    logits l_h = <x - r, A_h> - c_h (At: A transposed, d x Kp; c: K):
      *out_value += sum_i w_i log sum_h exp(l_ih - top_i), top_i = max_h l_ih
@@ -69,7 +115,12 @@ AQ_INLINE void AQ_NAME(aq_moments_by_head)(
      mass[k]    += sum_i w_i p_ik                      (need_grad)
      first[k,j] += sum_i w_i p_ik (x_ij - r_j)         (need_grad)
      counts[k]  += rows whose first largest logit is k; labels[i] = that k.
-   w and labels may be NULL (labels aligned for intptr_t).  work: AQ_WORK(K, d)
+     far[0] = max(far[0], max_i g ||x_i - r - v||^2 - top_i)   (far not NULL)
+     far[1] = max(far[1], max_i g ||x_i - r - v||^2)
+   (with logits b (||y||^2 - ||y - z_h||^2), y = (x - r - v) / s and g = b / s^2,
+   far[0] is b times the rows' largest squared distance to their nearest z_h:
+   sklearn_attnclust._coarse_points.missed_rows reads it from the fit's last pass.)
+   w, labels, v and far may be NULL (v NULL: 0) (labels aligned for intptr_t).  work: AQ_WORK(K, d)
    FLTs.  stage: NULL where X is aligned for FLT, else d x AQ_TILE FLTs (aligned)
    that each tile's rows are copied to (bytes, memcpy) before they are read:
    the same numbers in an aligned place (blocks that dask deserialises are
@@ -78,7 +129,8 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
     const FLT *X, int64_t n, int64_t d, const FLT *r, const FLT *At, int64_t Kp,
     const FLT *c, int64_t K, const double *w, int need_grad, intptr_t *labels,
     double *out_value, double *out_top, double *mass, double *first,
-    int64_t *counts, FLT *work, AQ_NAME(aq_gemm) gemm, FLT *stage)
+    int64_t *counts, FLT *work, AQ_NAME(aq_gemm) gemm, FLT *stage,
+    const FLT *v, FLT g, double *far)
 {
     FLT *L = work;                        /* K x AQ_TILE */
     FLT *top = L + K * AQ_TILE;           /* AQ_TILE */
@@ -167,6 +219,8 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
         }
         if (labels)
             for (i = 0; i < t; i++) labels[i0 + i] = lab[i];
+        if (far)
+            AQ_NAME(aq_far)(t, d, Xt, Xt ? NULL : S, v, g, top, far);
         /* the softmax's exponentials and normalisers */
         for (k = 0; k < K; k++) {
             FLT *l = L + k * AQ_TILE;

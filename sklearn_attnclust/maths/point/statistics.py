@@ -194,7 +194,8 @@ class PointStatistics(Statistics):
             if bias is not None:
                 w = self.weights
                 hard -= (counts if w is None else np.bincount(labels, w, len(bias))) @ bias
-            self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)
+            self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts,
+                         kernel.far_bound())
         return out if self.cached or not need_grad else kernel.scaled_moments(out)
 
     def _label_uncounted(self, Z, counts):
@@ -291,3 +292,12 @@ class PointStatistics(Statistics):
         if self.last is None or not np.array_equal(self.last[0], Z):
             return None
         return self.labels, max(self.last[1], 0.0), self.last[2]
+
+    def farthest_at(self, Z):
+        """An upper bound of the rows' largest squared distance to the nearest
+        of the scaled points ``Z`` (in the chart's units) if the last tracked
+        evaluation was at ``Z`` and kept one
+        (:meth:`.kernel._RawKernel.far_bound`), else None."""
+        if self.last is None or not np.array_equal(self.last[0], Z):
+            return None
+        return self.last[3]
