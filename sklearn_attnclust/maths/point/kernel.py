@@ -137,6 +137,25 @@ COMPILED = point_sums is not None and runs_compiled(KERNEL_VARIANT)
 RAW_OFFSET = {np.dtype(np.float32): 8.0, np.dtype(np.float64): 1e5}
 
 
+#: A pass keeps the rows' largest distance to the heads again (:meth:`_RawKernel.keep_far`)
+#: where the bound of the last one kept, moved to the pass's heads (:func:`far_at`),
+#: is over this many times it: one pass in most fits (the full-data stage moves the
+#: heads little), the bound within twice the distance of the heads it reads.
+FAR_REFRESH = 2.0
+
+
+def far_at(kept, Z):
+    """An upper bound of the rows' largest squared distance to the nearest of
+    the points ``Z`` from ``kept = (Z0, bound)``, one of it at the points
+    ``Z0`` (:meth:`_RawKernel.far_bound`): ``(sqrt(bound) + max_h ||z_h -
+    z0_h||)^2`` (a row within ``r`` of ``z0_h`` is within ``r + ||z_h - z0_h||``
+    of ``z_h``), or None (``kept`` None or of other heads)."""
+    if kept is None or kept[0].shape != np.shape(Z):
+        return None
+    move = np.sqrt(np.max(_einsum("ij,ij->i", Z - kept[0], Z - kept[0])))
+    return float((np.sqrt(kept[1]) + move) ** 2)
+
+
 #: Units of rounding (of the rows' dtype, times ``d + 2``) that
 #: :meth:`_RawKernel.far_bound` adds: the logits' products, offsets and
 #: squared norms each round a few times.
@@ -165,10 +184,10 @@ class _RawKernel:
     s``.  Rows already scaled are read through the unit chart (``o = r = 0``,
     ``s = 1``: ``origin`` None, and ``c_h = beta ||z_h||^2``, no shift to fold).
 
-    The compiled passes that label the rows (``labels`` given) and have no
-    ``bias`` also keep the rows' largest squared distance to their nearest
-    ``z_h`` (:meth:`far_bound`, from ``beta ||y||^2`` less the largest logit:
-    no read of the rows of its own).
+    A compiled pass that labels the rows (``labels`` given), has no ``bias``
+    and is asked to (:meth:`keep_far`) also keeps the rows' largest squared
+    distance to their nearest ``z_h`` (:meth:`far_bound`, from ``beta ||y||^2``
+    less the largest logit: no read of the rows of its own).
     """
 
     def __init__(self, chart, origin, Z, beta, dtype, bias=None, compiled=True):
@@ -186,8 +205,8 @@ class _RawKernel:
             c = A @ self.shift + c
             self.r = origin.astype(self.dtype) if np.any(origin) else None
         # the largest distances' parts, a list per pass (:meth:`far_bound`; None:
-        # not kept, a logit's bias is not a distance's)
-        self.far_parts = [] if bias is None else None
+        # not kept, and never with a bias: a logit's bias is not a distance's)
+        self.far_parts, self.bias = None, bias
         self.far_v = np.ascontiguousarray(np.broadcast_to(self.shift, Z.shape[1:]),
                                           dtype=self.dtype)
         if bias is not None:  # the logits' per-head bias (log mixing weights)
@@ -240,6 +259,20 @@ class _RawKernel:
         out = np.full(2, -np.inf)
         self.far_parts.append(out)  # (list.append: the row blocks' threads each add theirs)
         return self.far_v, self.beta / self.chart.spread**2, out
+
+    def keep_far(self, kept, Z):
+        """Keep the rows' largest distance in this pass where the bound ``kept``
+        (:func:`far_at`) at the heads ``Z`` is unknown or over
+        :data:`FAR_REFRESH` times its own (the heads moved since)."""
+        if self.bias is None and (kept is None or not
+                                  far_at(kept, Z) <= FAR_REFRESH * kept[1]):
+            self.far_parts = []
+
+    def kept_far(self, kept, Z):
+        """``(Z, bound)`` of this pass (:meth:`far_bound`) if it kept one, else
+        ``kept``."""
+        bound = self.far_bound()
+        return kept if bound is None else (np.array(Z, dtype=np.float64), bound)
 
     def far_bound(self):
         """An upper bound of the rows' largest squared distance to their nearest
