@@ -153,7 +153,10 @@ def far_at(kept, Z):
     if kept is None or kept[0].shape != np.shape(Z):
         return None
     move = np.sqrt(np.max(_einsum("ij,ij->i", Z - kept[0], Z - kept[0])))
-    return float((np.sqrt(kept[1]) + move) ** 2)
+    if move == 0.0:
+        return kept[1]
+    # (a few units more: the root and the square round, a bound must not lose)
+    return float((np.sqrt(kept[1]) + move) ** 2 * (1.0 + 4.0 * np.finfo(np.float64).eps))
 
 
 #: Units of rounding (of the rows' dtype, times ``d + 2``) that
