@@ -138,7 +138,8 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None, fa
         ``v`` (d,) in the rows' dtype, ``g`` a float and ``out`` a writeable
         float64 array of 2: ``out[0]`` takes the largest ``g ||x - r - v||^2 -
         max_h l_h`` of the rows and ``out[1]`` the largest ``g ||x - r -
-        v||^2`` (each if larger, or NaN: not finite then).  With the logits
+        v||^2`` (each if larger; a NaN difference is passed over, its row's
+        square then infinite in ``out[1]``).  With the logits
         ``beta (||y||^2 - ||y - z_h||^2)`` of ``y = (x - r - v) / s`` and ``g =
         beta / s**2``, ``out[0] / beta`` is the rows' largest squared distance
         to their nearest ``z_h`` (:meth:`.maths.point.kernel._RawKernel.far_bound`).

@@ -119,9 +119,10 @@ AQ_INLINE void AQ_NAME(aq_far)(
      far[1] = max(far[1], max_i g ||x_i - r - v||^2)
    (with logits b (||y||^2 - ||y - z_h||^2), y = (x - r - v) / s and g = b / s^2,
    far[0] is b times the rows' largest squared distance to their nearest z_h:
-   sklearn_attnclust._coarse_points.missed_rows reads it from the fit's last pass.)
-   w, labels and far may be NULL (v is read where far is not) (labels aligned for intptr_t).  work: AQ_WORK(K, d)
-   FLTs.  stage: NULL where X is aligned for FLT, else d x AQ_TILE FLTs (aligned)
+   sklearn_attnclust._coarse_points.missed_rows reads a bound made of it.)
+   w, labels and far may be NULL (labels aligned for intptr_t; v, d numbers, is
+   read where far is not NULL).  work: AQ_WORK(K, d) FLTs.  stage: NULL where X
+   is aligned for FLT, else d x AQ_TILE FLTs (aligned)
    that each tile's rows are copied to (bytes, memcpy) before they are read:
    the same numbers in an aligned place (blocks that dask deserialises are
    often unaligned: a copy of a tile in cache, not of the whole block). */
