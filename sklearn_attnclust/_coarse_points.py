@@ -76,7 +76,7 @@ def sample_reach(rows, weights=None):
             None if weights is None else np.asarray(weights[:PROBE_ROWS], np.float64))
 
 
-def missed_rows(maths, X, weights, heads, reach):
+def missed_rows(maths, X, weights, heads, reach, stats=None):
     """Whether the rows of ``X`` (weights or None) out of the coarse sample's box
     (``reach``, :func:`sample_reach`) and over :data:`MISSED_FACTOR` times the
     hard risk from the nearest of ``heads`` hold :data:`MISSED_SHARE` of it or
@@ -86,9 +86,24 @@ def missed_rows(maths, X, weights, heads, reach):
     where two heads share a point).  One O(n d) pass of comparisons over the rows
     (as stored: no copy, no distances), then the distances of the rows out of the
     box (about ``2 d n / m`` of them) and of the probe's, a block of rows at a
-    time (:data:`._nearest.BLOCK_ROWS`: no copy of all the far rows)."""
+    time (:data:`._nearest.BLOCK_ROWS`: no copy of all the far rows).
+
+    ``stats``: the statistics of ``X`` whose last pass (the full-data stage's)
+    may have kept an upper bound of all the rows' largest squared distance
+    to the nearest head in the swap space (their ``farthest_at``,
+    :meth:`.maths.point.statistics.PointStatistics.farthest_at`).  Where it
+    is at most :data:`MISSED_FACTOR` times the risk, no row can count and the
+    pass is not run: the check then costs the probe's distances only (on
+    light tails the largest distance is a few to 20 times the risk: nearly
+    every fit).  Without it (no such pass: a fit whose last passes were at a
+    lower precision, or the numpy reference) the pass runs as above."""
     lo, hi, probe, probe_w = reach
     Z, risk, missed = maths.swap_points(heads), None, 0.0
+    far = getattr(stats, "farthest_at", lambda Z: None)(Z)
+    if far is not None:
+        risk = _probe_risk(maths, probe, probe_w, Z)
+        if far <= MISSED_FACTOR * risk:
+            return False
     for a in range(0, X.shape[0], BLOCK_ROWS):
         block = X[a:a + BLOCK_ROWS]
         far = ((block < lo) | (block > hi)).any(axis=1)

@@ -39,13 +39,15 @@ cdef extern from "_point_kernel.h" nogil:
                            const double *w, int need_grad, intptr_t *labels,
                            double *out_value, double *out_top, double *mass,
                            double *first, int64_t *counts, double *work,
-                           aq_gemm_f64 gemm, double *stage)
+                           aq_gemm_f64 gemm, double *stage,
+                           const double *v, double g, double *far)
     void aq_point_sums_f32(const float *X, int64_t n, int64_t d, const float *r,
                            const float *At, int64_t Kp, const float *c, int64_t K,
                            const double *w, int need_grad, intptr_t *labels,
                            double *out_value, double *out_top, double *mass,
                            double *first, int64_t *counts, float *work,
-                           aq_gemm_f32 gemm, float *stage)
+                           aq_gemm_f32 gemm, float *stage,
+                           const float *v, float g, double *far)
 
 cdef void *_blas(module, name):
     """The address of the BLAS routine ``name`` of scipy's ``cython_blas`` ``module``."""
@@ -104,7 +106,7 @@ def padded_heads(A, dtype):
     return At
 
 
-def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
+def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None, far=None):
     """:func:`._point.logit_sums` of the rows ``X`` with logits ``<x - r, a_h> - c_h``.
 
     Parameters
@@ -132,6 +134,15 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
         appended.
     r : ndarray of shape (d,), optional
         Subtracted from the rows before the products and the moments.
+    far : tuple ``(v, g, out)``, optional
+        ``v`` (d,) in the rows' dtype, ``g`` a float and ``out`` a writeable
+        float64 array of 2: ``out[0]`` takes the largest ``g ||x - r - v||^2 -
+        max_h l_h`` of the rows and ``out[1]`` the largest ``g ||x - r -
+        v||^2`` (each if larger; a NaN difference is passed over, its row's
+        square then infinite in ``out[1]``).  With the logits
+        ``beta (||y||^2 - ||y - z_h||^2)`` of ``y = (x - r - v) / s`` and ``g =
+        beta / s**2``, ``out[0] / beta`` is the rows' largest squared distance
+        to their nearest ``z_h`` (:meth:`.maths.point.kernel._RawKernel.far_bound`).
 
     Returns
     -------
@@ -168,6 +179,18 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
     if r is not None and (r.dtype != dtype or r.ndim != 1 or r.shape[0] != d
                           or not (r.flags.c_contiguous and r.flags.aligned)):
         raise ValueError("point_sums: r must be a contiguous array of d numbers in the rows' dtype.")
+    cdef const void *vp = NULL
+    cdef double *farp = NULL
+    cdef double g = 0.0
+    if far is not None:
+        v, g, far_out = far
+        if v.dtype != dtype or v.ndim != 1 or v.shape[0] != d or not (
+                v.flags.c_contiguous and v.flags.aligned) or far_out.dtype != np.float64 \
+                or far_out.shape != (2,) or not far_out.flags.writeable:
+            raise ValueError("point_sums: far must be (v, g, out): d numbers in the rows' "
+                             "dtype, a float and a writeable float64 array of 2.")
+        vp = cnp.PyArray_DATA(v)
+        farp = <double *> cnp.PyArray_DATA(far_out)
     cdef cnp.ndarray mass = np.zeros(K)
     cdef cnp.ndarray first = np.zeros((K, d))
     cdef cnp.ndarray counts = np.zeros(K, dtype=np.int64)
@@ -197,12 +220,12 @@ def point_sums(X, At, c, w, double beta, bint need_grad, labels=None, r=None):
             aq_point_sums_f32(<const float *> Xp, n, d, <const float *> rp,
                               <const float *> Ap, Kp, <const float *> cp, K, wp,
                               need_grad, lp, &value, &top, mp, fp, kp, <float *> work, _sgemm,
-                              <float *> stage)
+                              <float *> stage, <const float *> vp, <float> g, farp)
         else:
             aq_point_sums_f64(<const double *> Xp, n, d, <const double *> rp,
                               <const double *> Ap, Kp, <const double *> cp, K, wp,
                               need_grad, lp, &value, &top, mp, fp, kp, <double *> work, _dgemm,
-                              <double *> stage)
+                              <double *> stage, <const double *> vp, g, farp)
     free(work)
     out = (-(value + top) / beta,)
     if need_grad:

@@ -62,6 +62,52 @@ AQ_INLINE void AQ_NAME(aq_moments_by_head)(
     }
 }
 
+/* The largest g ss_i - top_i and g ss_i of a tile's rows into far[0] and
+   far[1] (aq_point_sums), ss_i = ||u_i - v||^2 of its rows u_i (x_i less r):
+   given (narrow rows: summed as their columns are laid out), or from its rows
+   S (t x d) where S is not NULL.  Along the rows in vector registers (a NaN
+   difference is passed over: the caller reads far[1], not finite where a
+   row's square overflowed). */
+AQ_INLINE void AQ_NAME(aq_far)(
+    int64_t t, int64_t d, const FLT *S, const FLT *v, FLT g, const FLT *top,
+    FLT *AQ_RESTRICT ss, double *far)
+{
+    FLT f8[8], m8[8];
+    int64_t i, j, q;
+    if (S) {
+        for (i = 0; i < t; i++) {
+            const FLT *x = S + i * d;
+            FLT s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (j = 0; j + 8 <= d; j += 8)
+                for (q = 0; q < 8; q++) {
+                    const FLT e = x[j + q] - v[j + q];
+                    s8[q] += e * e;
+                }
+            for (; j < d; j++) {
+                const FLT e = x[j] - v[j];
+                s8[0] += e * e;
+            }
+            ss[i] = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
+        }
+    }
+    for (q = 0; q < 8; q++) { f8[q] = (FLT)far[0]; m8[q] = (FLT)far[1]; }
+    for (i = 0; i + 8 <= t; i += 8)
+        for (q = 0; q < 8; q++) {
+            const FLT a = g * ss[i + q], b = a - top[i + q];
+            f8[q] = b > f8[q] ? b : f8[q];
+            m8[q] = a > m8[q] ? a : m8[q];
+        }
+    for (; i < t; i++) {
+        const FLT a = g * ss[i], b = a - top[i];
+        f8[0] = b > f8[0] ? b : f8[0];
+        m8[0] = a > m8[0] ? a : m8[0];
+    }
+    for (q = 0; q < 8; q++) {
+        far[0] = f8[q] > far[0] ? f8[q] : far[0];
+        far[1] = m8[q] > far[1] ? m8[q] : far[1];
+    }
+}
+
 /* Sums over the rows X (n, d), C order, less r (d) unless r is NULL, of the
    logits l_h = <x - r, A_h> - c_h (At: A transposed, d x Kp; c: K):
      *out_value += sum_i w_i log sum_h exp(l_ih - top_i), top_i = max_h l_ih
@@ -69,8 +115,14 @@ AQ_INLINE void AQ_NAME(aq_moments_by_head)(
      mass[k]    += sum_i w_i p_ik                      (need_grad)
      first[k,j] += sum_i w_i p_ik (x_ij - r_j)         (need_grad)
      counts[k]  += rows whose first largest logit is k; labels[i] = that k.
-   w and labels may be NULL (labels aligned for intptr_t).  work: AQ_WORK(K, d)
-   FLTs.  stage: NULL where X is aligned for FLT, else d x AQ_TILE FLTs (aligned)
+     far[0] = max(far[0], max_i g ||x_i - r - v||^2 - top_i)   (far not NULL)
+     far[1] = max(far[1], max_i g ||x_i - r - v||^2)
+   (with logits b (||y||^2 - ||y - z_h||^2), y = (x - r - v) / s and g = b / s^2,
+   far[0] is b times the rows' largest squared distance to their nearest z_h:
+   sklearn_attnclust._coarse_points.missed_rows reads a bound made of it.)
+   w, labels and far may be NULL (labels aligned for intptr_t; v, d numbers, is
+   read where far is not NULL).  work: AQ_WORK(K, d) FLTs.  stage: NULL where X
+   is aligned for FLT, else d x AQ_TILE FLTs (aligned)
    that each tile's rows are copied to (bytes, memcpy) before they are read:
    the same numbers in an aligned place (blocks that dask deserialises are
    often unaligned: a copy of a tile in cache, not of the whole block). */
@@ -78,7 +130,8 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
     const FLT *X, int64_t n, int64_t d, const FLT *r, const FLT *At, int64_t Kp,
     const FLT *c, int64_t K, const double *w, int need_grad, intptr_t *labels,
     double *out_value, double *out_top, double *mass, double *first,
-    int64_t *counts, FLT *work, AQ_NAME(aq_gemm) gemm, FLT *stage)
+    int64_t *counts, FLT *work, AQ_NAME(aq_gemm) gemm, FLT *stage,
+    const FLT *v, FLT g, double *far)
 {
     FLT *L = work;                        /* K x AQ_TILE */
     FLT *top = L + K * AQ_TILE;           /* AQ_TILE */
@@ -92,6 +145,7 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
     char tr = 'T', nt = 'N';
     const FLT *S;
     int32_t lab[AQ_TILE];
+    FLT ss[AQ_TILE];                      /* the rows' ||x - r - v||^2 (far) */
     double value = 0.0, tops = 0.0, wt = 1.0;
     int64_t i0, i, j, k, t, q;
     int sparse;
@@ -111,10 +165,21 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
                 Xt[i] = Xb[2 * i] - r0;
                 Xt[AQ_TILE + i] = Xb[2 * i + 1] - r1;
             }
+            if (far)  /* (their squares less v, for aq_far, from the columns) */
+                for (i = 0; i < t; i++)
+                    ss[i] = (Xt[i] - v[0]) * (Xt[i] - v[0])
+                          + (Xt[AQ_TILE + i] - v[1]) * (Xt[AQ_TILE + i] - v[1]);
         } else if (Xt) {
+            if (far)
+                for (i = 0; i < t; i++) ss[i] = 0;
             for (j = 0; j < d; j++) {
                 const FLT rj = r ? r[j] : (FLT)0;
-                for (i = 0; i < t; i++) Xt[j * AQ_TILE + i] = Xb[i * d + j] - rj;
+                FLT *xt = Xt + j * AQ_TILE;
+                for (i = 0; i < t; i++) xt[i] = Xb[i * d + j] - rj;
+                if (far) {
+                    const FLT vj = v[j];
+                    for (i = 0; i < t; i++) ss[i] += (xt[i] - vj) * (xt[i] - vj);
+                }
             }
         }
         S = Xb;
@@ -167,6 +232,8 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
         }
         if (labels)
             for (i = 0; i < t; i++) labels[i0 + i] = lab[i];
+        if (far)
+            AQ_NAME(aq_far)(t, d, Xt ? NULL : S, v, g, top, ss, far);
         /* the softmax's exponentials and normalisers */
         for (k = 0; k < K; k++) {
             FLT *l = L + k * AQ_TILE;

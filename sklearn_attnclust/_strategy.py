@@ -329,7 +329,7 @@ def _full_data(descent, plan, best, tol, n_init):
         best = _polish(descent, stats, best, tol, rows, plan.precision, row_w, sampled,
                        redraw=lambda: plan.sampler(plan.m))
         if plan.reach is not None and best.converged and missed_rows(
-                maths, plan.X, plan.weights, best.heads, plan.reach):
+                maths, plan.X, plan.weights, best.heads, plan.reach, stats):
             best = swap_missed(descent, stats, best, tol, LARGE_FIT_MEMORY, plan.X,
                                plan.weights, plan.rng)
     if best.converged:

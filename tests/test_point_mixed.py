@@ -32,6 +32,7 @@ def test_float32_passes_keep_the_precision_about_the_offset(monkeypatch, d, offs
     X, _ = make_blobs(30000, d, centers=8, random_state=0)
     X = X * 1e-3 + offset
     assert X.size >= sizes.MIXED_MIN_SIZE
+    assert not sizes.takes_coarse_sample(X.shape[0], 8, d)  # (all the rows: mixed)
     made = _spy(monkeypatch)
     mixed = AttentionQuantizer(8, random_state=0).fit(X)
     assert made and all(low is not None and low.dtype == np.float32 for low in made)
@@ -49,6 +50,7 @@ def test_a_far_row_of_zero_weight_keeps_the_float32_passes(monkeypatch):
     Xf = np.vstack([X, np.full((1, 18), 1e20)])
     w = np.r_[np.ones(X.shape[0]), 0.0]
     assert X.size >= sizes.MIXED_MIN_SIZE
+    assert not sizes.takes_coarse_sample(Xf.shape[0], 8, 18)  # (all the rows: mixed)
     made = _spy(monkeypatch)
     est = AttentionQuantizer(8, random_state=0).fit(Xf, sample_weight=w)
     assert made and all(low is not None and low.dtype == np.float32 for low in made)
@@ -77,6 +79,7 @@ def test_rows_of_zero_weight_are_counted_where_they_are_labelled(monkeypatch):
     X, _ = make_blobs(30000, 18, centers=8, random_state=0)
     w = np.ones(X.shape[0])
     w[:3000] = 0
+    assert not sizes.takes_coarse_sample(X.shape[0], 8, 18)  # (all the rows: mixed)
     made = _spy(monkeypatch)
     layer = make_layer(AttentionQuantizer(8, random_state=0).get_params())
     fitted = layer.fit(X, w, np.random.RandomState(0))

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.maths.point import seeding
+from sklearn_attnclust.maths.sizes import takes_coarse_sample
 
 
 def _lone_far_point(n=30000, d=16):
@@ -24,6 +25,7 @@ def _lone_far_point(n=30000, d=16):
 def test_a_lone_far_point_missed_by_the_sample_gets_its_seed(sparse):
     X = _lone_far_point()
     assert seeding.seeding_size(X.shape[0], 8) < X.shape[0]
+    assert not takes_coarse_sample(X.shape[0], 8, X.shape[1])  # (a fit on all the rows)
     rows = sp.csr_matrix(X) if sparse else X
     for seed in range(4):  # (the sample misses the point in 3 of these 4 fits)
         fit = AttentionQuantizer(8, random_state=seed).fit(rows)
@@ -84,6 +86,7 @@ def test_heavy_tails_draw_from_the_sample_and_the_rows_it_missed(monkeypatch, sp
     # sample's seeds 2 to 15 times the sample's, and the draw read all 5e4 rows
     # (at 5e4 x 32, K = 256, 5.1 s of seeding against 2.1 for the sample's draw)
     X = np.random.default_rng(0).standard_t(1.5, size=(30000, 8))
+    assert not takes_coarse_sample(X.shape[0], 64, 8)  # (the seeding of all the rows)
     m = seeding.seeding_size(X.shape[0], 64)
     sizes = _spy_draws(monkeypatch)
     fit = AttentionQuantizer(64, random_state=0, max_iter=0).fit(

@@ -292,6 +292,7 @@ def test_sampled_sparse_seeding_draws_by_weight_and_reads_all_few_distinct_rows(
     # (8 points, one in a single row of 30000) makes the draw read all the rows
     from sklearn_attnclust.maths.point.seeding import SEED_MIN_ROWS
     from sklearn_attnclust.maths.point.sparse_maths import sparse_seed_points
+    from sklearn_attnclust.maths.sizes import takes_coarse_sample
 
     n = SEED_MIN_ROWS + 5000
     X = np.random.default_rng(0).normal(size=(n, 4))
@@ -309,6 +310,7 @@ def test_sampled_sparse_seeding_draws_by_weight_and_reads_all_few_distinct_rows(
     P = np.abs(10.0 * rng.normal(size=(8, 4)))
     P[:, 0] = 0.0
     idx = rng.integers(0, 7, size=30000)  # (below COARSE_CAP_ROWS: no coarse sample)
+    assert not takes_coarse_sample(30000, 8, 4)
     idx[12345] = 7
     Xs = sp.csr_matrix(P[idx])
     for seed in range(4):

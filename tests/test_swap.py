@@ -11,6 +11,7 @@ from sklearn.metrics import adjusted_rand_score
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust._swap import (BLOCK_ROWS, _RowDraw as _Draw, draw_order, swap_target,
                                      two_nearest, two_nearest_rows)
+from sklearn_attnclust.maths.sizes import takes_coarse_sample
 
 
 def _RowDraw(rows, weights, rng):
@@ -349,6 +350,7 @@ def test_trial_steps_are_forced_only_for_moves_that_do_not_lower_the_hard_risk(m
 
     forced = _spy_trial_steps(monkeypatch)
     X, _ = make_blobs(30000, 16, centers=64, random_state=0)
+    assert not takes_coarse_sample(30000, 64, 16)  # (below the coarse sample's cap)
     # (a start that leaves a blob without a head: seeds 2 and 4 to 7 of 0 to 7 at
     # 30000 rows, below the coarse sample's COARSE_CAP_ROWS; at 50000 rows, seeds 1
     # to 4 of 0 to 5 since the k-means++ draw reads 4096 rows, SEED_DRAW_BUDGET)

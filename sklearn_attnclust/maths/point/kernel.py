@@ -137,6 +137,34 @@ COMPILED = point_sums is not None and runs_compiled(KERNEL_VARIANT)
 RAW_OFFSET = {np.dtype(np.float32): 8.0, np.dtype(np.float64): 1e5}
 
 
+#: A pass keeps the rows' largest distance to the heads again (:meth:`_RawKernel.keep_far`)
+#: where the bound of the last one kept, moved to the pass's heads (:func:`far_at`),
+#: is over this many times it: one pass in most fits (the full-data stage moves the
+#: heads little), the bound within twice the distance of the heads it reads.
+FAR_REFRESH = 2.0
+
+
+def far_at(kept, Z):
+    """An upper bound of the rows' largest squared distance to the nearest of
+    the points ``Z`` from ``kept = (Z0, bound)``, one of it at the points
+    ``Z0`` (:meth:`_RawKernel.far_bound`): ``(sqrt(bound) + max_h ||z_h -
+    z0_h||)^2`` (a row within ``r`` of ``z0_h`` is within ``r + ||z_h - z0_h||``
+    of ``z_h``), or None (``kept`` None or of other heads)."""
+    if kept is None or kept[0].shape != np.shape(Z):
+        return None
+    move = np.sqrt(np.max(_einsum("ij,ij->i", Z - kept[0], Z - kept[0])))
+    if move == 0.0:
+        return kept[1]
+    # (a few units more: the root and the square round, a bound must not lose)
+    return float((np.sqrt(kept[1]) + move) ** 2 * (1.0 + 4.0 * np.finfo(np.float64).eps))
+
+
+#: Units of rounding (of the rows' dtype, times ``d + 2``) that
+#: :meth:`_RawKernel.far_bound` adds: the logits' products, offsets and
+#: squared norms each round a few times.
+FAR_ULPS = 8.0
+
+
 class _UnitChart:
     """The identity chart of rows already scaled (offset 0, spread 1), as
     :class:`_RawKernel` reads it."""
@@ -158,6 +186,11 @@ class _RawKernel:
     moments ``sum_i w_i p_ih y_i`` are ``(sum_i w_i p_ih (x_i - r) - m_h (o - r)) /
     s``.  Rows already scaled are read through the unit chart (``o = r = 0``,
     ``s = 1``: ``origin`` None, and ``c_h = beta ||z_h||^2``, no shift to fold).
+
+    A compiled pass that labels the rows (``labels`` given), has no ``bias``
+    and is asked to (:meth:`keep_far`) also keeps the rows' largest squared
+    distance to their nearest ``z_h`` (:meth:`far_bound`, from ``beta ||y||^2``
+    less the largest logit: no read of the rows of its own).
     """
 
     def __init__(self, chart, origin, Z, beta, dtype, bias=None, compiled=True):
@@ -174,6 +207,11 @@ class _RawKernel:
             self.shift = chart.offset - origin
             c = A @ self.shift + c
             self.r = origin.astype(self.dtype) if np.any(origin) else None
+        # the largest distances' parts, a list per pass (:meth:`far_bound`; None:
+        # not kept, and never with a bias: a logit's bias is not a distance's)
+        self.far_parts, self.bias = None, bias
+        self.far_v = np.ascontiguousarray(np.broadcast_to(self.shift, Z.shape[1:]),
+                                          dtype=self.dtype)
         if bias is not None:  # the logits' per-head bias (log mixing weights)
             c = c - np.asarray(bias, dtype=np.float64)
         self.A, c = A.astype(self.dtype, copy=False), c.astype(self.dtype, copy=False)
@@ -192,10 +230,11 @@ class _RawKernel:
         at a time (a converted copy of a chunk), to the compiled kernel or to
         the numpy reference (:meth:`reference_sums`).
         """
+        far = self._far(labels)
         if COMPILED and hi > lo and X.dtype == self.dtype and X.flags.c_contiguous:
             return point_sums(X[lo:hi], self.At, self.c1, None if w is None else
                               np.ascontiguousarray(w[lo:hi], np.float64), self.beta,
-                              need_grad, None if labels is None else labels[lo:hi], self.r)
+                              need_grad, None if labels is None else labels[lo:hi], self.r, far)
         out = None
         for a in range(lo, hi, chunk):
             b = min(a + chunk, hi)
@@ -204,11 +243,57 @@ class _RawKernel:
                 part = point_sums(np.ascontiguousarray(X[a:b], dtype=self.dtype), self.At,
                                   self.c1, None if wc is None else
                                   np.ascontiguousarray(wc, np.float64),
-                                  self.beta, need_grad, lc, self.r)
+                                  self.beta, need_grad, lc, self.r, far)
             else:
                 part = self.reference_sums(X[a:b], wc, need_grad, lc)
             out = part if out is None else tuple(p + q for p, q in zip(out, part))
         return out
+
+    def _far(self, labels):
+        """The compiled pass's ``far`` argument for a block of rows (its maxima
+        kept in :attr:`far_parts`), or None: a pass that does not label the
+        rows, or with a bias; the numpy reference keeps none (the pass's
+        bound is then unknown)."""
+        if labels is None or self.far_parts is None:
+            return None
+        if not COMPILED:
+            self.far_parts = None
+            return None
+        out = np.full(2, -np.inf)
+        self.far_parts.append(out)  # (list.append: the row blocks' threads each add theirs)
+        return self.far_v, self.beta / self.chart.spread**2, out
+
+    def keep_far(self, kept, Z):
+        """Keep the rows' largest distance in this pass where the bound ``kept``
+        (:func:`far_at`) at the heads ``Z`` is unknown or over
+        :data:`FAR_REFRESH` times its own (the heads moved since)."""
+        if self.bias is None and (kept is None or not
+                                  far_at(kept, Z) <= FAR_REFRESH * kept[1]):
+            self.far_parts = []
+
+    def kept_far(self, kept, Z):
+        """``(Z, bound)`` of this pass (:meth:`far_bound`) if it kept one, else
+        ``kept``."""
+        bound = self.far_bound()
+        return kept if bound is None else (np.array(Z, dtype=np.float64), bound)
+
+    def far_bound(self):
+        """An upper bound of the rows' largest squared distance to their nearest
+        ``z_h`` (in the chart's units) over the rows this kernel's labelling
+        passes read, or None (none kept, or not finite).  The pass computes
+        ``beta ||y||^2`` less the largest logit in the rows' precision: the
+        bound adds :data:`FAR_ULPS` ``(d + 2)`` units of its rounding of the
+        largest of ``||y||^2``, ``||z_h||^2`` and the folded shift's square (the
+        logits' terms: their products and the shift lose no more)."""
+        if not self.far_parts:
+            return None
+        top = np.max(self.far_parts, axis=0) / self.beta
+        if not np.all(np.isfinite(top)):
+            return None
+        size = max(top[1], np.max(self.zz), float(np.sum(np.square(self.shift))
+                                                / self.chart.spread**2))
+        d = self.far_v.shape[0]
+        return float(top[0] + FAR_ULPS * (d + 2) * np.finfo(self.dtype).eps * size)
 
     def sums(self, X, lo, hi, w, need_grad, labels=None, chunk=4096):
         """:meth:`range_sums` with the rows first (the dask passes' order)."""

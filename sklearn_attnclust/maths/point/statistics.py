@@ -16,7 +16,7 @@ from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
                         sum_row_blocks)
 from ..shared import CACHE_ENTRIES, counted, zero_weights
 from .chart import PointChart
-from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel
+from .kernel import _UNIT_CHART, RAW_OFFSET, _RawKernel, far_at
 from ...layers.base import Statistics
 
 __all__ = ["LOW_PRECISION_CHUNK", "PointStatistics", "WIDE_BLOCK_BYTES"]
@@ -136,6 +136,7 @@ class PointStatistics(Statistics):
     origin: object = None
     labels: object = None
     last: object = None
+    far: object = None
 
     @classmethod
     def from_data(cls, X, weights, chart, chunk_size=None, sq_total=None, n_heads=1):
@@ -183,6 +184,8 @@ class PointStatistics(Statistics):
         kernel, rows = self._kernel(Z, beta, bias)
         self.heads_sq = (Z, kernel.zz)  # (read by the risk's distortion: one einsum fewer)
         labels = self.labels if need_grad else None
+        if labels is not None:  # (the rows' largest distance, where the last kept is stale)
+            kernel.keep_far(self.far, Z)
         # (BLAS on one thread: the compiled pass's products of 256-row tiles, and
         # the numpy reference's chunks, run in the row blocks' threads)
         with one_blas_thread():
@@ -195,6 +198,7 @@ class PointStatistics(Statistics):
                 w = self.weights
                 hard -= (counts if w is None else np.bincount(labels, w, len(bias))) @ bias
             self.last = (np.array(Z, dtype=np.float64), self.sq_total - hard / beta, counts)
+            self.far = kernel.kept_far(self.far, Z)
         return out if self.cached or not need_grad else kernel.scaled_moments(out)
 
     def _label_uncounted(self, Z, counts):
@@ -291,3 +295,9 @@ class PointStatistics(Statistics):
         if self.last is None or not np.array_equal(self.last[0], Z):
             return None
         return self.labels, max(self.last[1], 0.0), self.last[2]
+
+    def farthest_at(self, Z):
+        """An upper bound of the rows' largest squared distance to the nearest
+        of the scaled points ``Z`` (in the chart's units) from the one the
+        tracked evaluations kept last (:func:`.kernel.far_at`), or None."""
+        return far_at(self.far, Z)
