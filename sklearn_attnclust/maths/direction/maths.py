@@ -38,7 +38,7 @@ from ..shared import check_points, positive_magnitude
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
 from .counting import unit_scale, unit_scale_tops
-from .deferred import DeferredStatistics
+from .deferred import DeferredStatistics, float32_value_suffices
 from .starts import lloyd_step, refine_heads, seed_sample
 from .wide import RowMoment
 from ...layers.base import LayerMaths
@@ -323,7 +323,7 @@ class DirectionMaths(LayerMaths):
             scale=self.scale, alpha=self.abs_alpha, return_grad=return_grad,
         )
         if stats is self.stats or (stats is self._low and self._low is not None):
-            self._last = (np.array(M, copy=True), out[0], out[1])
+            self._last = (np.array(M, copy=True), out[0], out[1], stats is self.stats)
         if not return_grad:
             return out[0] / self.norm
         value = out[0] / self.norm
@@ -378,12 +378,12 @@ class DirectionMaths(LayerMaths):
 
     def final(self, M):
         """``(risk, scale)`` at ``M`` in input units, the risk without the penalty: that
-        of the last pass on all the rows where it was at ``M`` (without penalty), in
-        float32 where a float64 fit ran its passes so (:meth:`low_precision`; within
-        float32's rounding of the terms, relatively about 1e-8: no float64 pass for it,
-        at 1e4 x 64 / 128 2 / 4 ms of a 33 / 73 ms fit, one thread)."""
+        of the last pass on all the rows where it was at ``M`` (no penalty), a float32
+        one's where it holds the risk (:func:`.deferred.float32_value_suffices`: no
+        float64 pass, at 1e4 x 64 / 128 2 / 4 ms of a 33 / 73 ms fit, one thread)."""
         last = self._last
-        if self.alpha == 0 and last is not None and np.array_equal(last[0], M):
+        if self.alpha == 0 and last is not None and np.array_equal(last[0], M) and (
+                last[3] or float32_value_suffices(last[1], self.norm)):
             risk, lam = last[1], last[2]  # no penalty: the risk is known
         else:
             risk, lam = attention_risk(M.astype(self.dtype), self.stats, beta=self.beta,
