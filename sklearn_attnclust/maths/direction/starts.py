@@ -226,9 +226,7 @@ def _lloyd_pass(M, blocks, rows_of, w, pair=None, distortion=False):
             served = 1.0 - cos2[rows, labels]
             loss += float(served.sum() if w is None else served @ w[a:b])
         for h in pair or ():  # (a row of norm 0 is served: cos2 1)
-            # (the other heads' largest, without a copy of cos2 less its column h)
-            resid = 1.0 - np.maximum(cos2[:, :h].max(axis=1, initial=0.0),
-                                     cos2[:, h + 1:].max(axis=1, initial=0.0))
+            resid = 1.0 - np.delete(cos2, h, axis=1).max(axis=1, initial=0.0)
             i = int(np.argmax(resid))
             if resid[i] > worst[h][0]:
                 worst[h] = (float(resid[i]), Y[i] / np.sqrt(sq[i]))
