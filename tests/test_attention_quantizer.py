@@ -262,7 +262,9 @@ def test_mixed_precision_fit_is_the_float64_optimum(monkeypatch):
     st = ContextStatistics.from_data(X, need_fourth=False)
     risk, _, grad = attention_risk(mixed.heads_, st, beta=mixed.temperature_,
                                    context_length=None, return_grad=True)
-    assert np.isclose(risk, mixed.risk_, rtol=1e-12)
+    # (the risk of the last float32 pass at the heads: float32's rounding, at most
+    # deferred.FLOAT32_FINAL_RTOL of a risk this far above it)
+    assert np.isclose(risk, mixed.risk_, rtol=1e-6)
     gnorm = np.linalg.norm(riemannian_gradient(mixed.heads_, grad)) / st.mean_sq_norm
     assert gnorm <= 1e-4
     # the float32 and float64 steps share max_iter

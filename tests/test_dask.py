@@ -110,7 +110,8 @@ def test_dask_fit_equals_numpy_fit(client, L):
 def test_dask_fit_with_float32_passes_agrees_with_numpy(client):
     # n * d above maths.sizes.MIXED_MIN_SIZE: both fits run their full-data passes in
     # float32, whose sums depend on the chunking at float32's rounding; both end
-    # at the float64 optimum to tol, so they agree to that tolerance
+    # at the float64 optimum to tol, so they agree to that tolerance; each reports
+    # the risk of its last float32 pass (DirectionMaths.final), the two 4e-8 apart
     import sklearn_attnclust.maths.sizes as fit_module
 
     X, _, _ = make_orthogonal_mixture(60000, 10, 2, sigma=0.3, random_state=0)
@@ -119,7 +120,7 @@ def test_dask_fit_with_float32_passes_agrees_with_numpy(client):
     b = AttentionQuantizer(2, geometry="direction", init="pca", random_state=0).fit(
         da.from_array(X, chunks=(14000, 10)))
     assert np.abs(a.heads_ - b.heads_).max() < 1e-4
-    assert np.isclose(a.risk_, b.risk_, rtol=1e-8)
+    assert np.isclose(a.risk_, b.risk_, rtol=1e-6)
     assert np.mean(a.labels_ == np.asarray(b.labels_)) > 0.9999
 
 

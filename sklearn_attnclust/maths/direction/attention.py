@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
+from ..held import kept_row_hashes
 from .products import head_scores
 from .reconstruction import add_risk_sums, competitive_weights, risk_sums
 from .wide import moments_on, wide_statistics
@@ -83,6 +84,9 @@ class ContextStatistics(Statistics):
     labels : ndarray of shape (K,) or None
         The key of the rows' heads of largest ``|<x, mu_h>|`` at the last
         gradient taken on these statistics (:func:`.reconstruction.risk_sums`).
+    row_hashes : ndarray of shape (n,), uint64, or None
+        The rows' hashes that key their labels, kept from the first gradient
+        (:func:`..held.kept_row_hashes`; None: each pass hashes its chunks).
 
     Notes
     -----
@@ -102,6 +106,7 @@ class ContextStatistics(Statistics):
     n_samples: int
     chunk_size: int = 8192
     labels: object = None
+    row_hashes: object = None
 
     @property
     def total_weight(self):
@@ -115,12 +120,16 @@ class ContextStatistics(Statistics):
         threads, added in order (``chunk_size`` rows per chunk; None: ``self.chunk_size``)."""
         X, sq, w = self.X, self.sq_norms, self.weights
         chunk = max(int(chunk_size or self.chunk_size), 1)
+        hashes = self.row_hashes
+        if need_grad and hashes is None:
+            hashes = self.row_hashes = kept_row_hashes(X)
 
         def block(lo, hi):
             return risk_sums(M, X[lo:hi], self.second, self.second_sq, self.fourth, beta, L,
                              sq_norms=None if sq is None else sq[lo:hi], lam=lam,
                              need_grad=need_grad, chunk_size=chunk,
-                             weights=None if w is None else w[lo:hi])
+                             weights=None if w is None else w[lo:hi],
+                             hashes=None if hashes is None else hashes[lo:hi])
 
         return add_risk_sums(map_row_blocks(block, X.shape[0], 2 * chunk))
 

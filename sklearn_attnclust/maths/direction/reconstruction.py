@@ -340,7 +340,7 @@ def _gradients(acc, AtA, M, second, second_sq, fourth, L, lam, MS=None):
 
 
 def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
-              need_grad=False, chunk_size=8192, sq_norms=None, weights=None):
+              need_grad=False, chunk_size=8192, sq_norms=None, weights=None, hashes=None):
     """Sums over the rows of ``X`` of ``B``, ``Q`` and of their gradients.
 
     The building block of :func:`.attention.attention_risk`, exposed so that
@@ -371,6 +371,10 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
     weights : ndarray of shape (n,), optional
         Sample weights: every sum is ``sum_i w_i (.)`` (see the module
         docstring).  None: all one.
+    hashes : ndarray of shape (n,), uint64, optional
+        The rows' :func:`..held.row_hashes` that key their labels, where the caller
+        keeps them (:meth:`.attention.ContextStatistics.risk_sums`); None: hashed
+        here, from one more column of the chunks' product.
 
     Returns
     -------
@@ -389,7 +393,8 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
     """
     n, dtype = X.shape[0], X.dtype
     M = M.astype(dtype, copy=False)
-    heads = _HeadProducts(M, second, second_sq, fourth, L, dtype, keyed=need_grad)
+    heads = _HeadProducts(M, second, second_sq, fourth, L, dtype,
+                          keyed=need_grad and hashes is None)
     keys = np.zeros(heads.K, dtype=np.uint64) if need_grad else None
     B_sum = Q_sum = 0.0
     # float64 sums over a chunk are exact enough; float32 ones (BLAS dot and
@@ -410,7 +415,8 @@ def risk_sums(M, X, second, second_sq, fourth, beta, L, *, lam=None,
         Q_sum += t["Q"]
         if not need_grad:
             continue
-        add_label_keys(t["a"], t["key"], keys)
+        add_label_keys(t["a"], t["key"], keys,
+                       None if hashes is None else hashes[start : start + chunk])
         AtA += t["AtA"]
         part = _chunk_gradient(t, heads, Xc, wc, sq, beta, L, lam)
         acc = part if acc is None else acc + part
