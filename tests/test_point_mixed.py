@@ -187,3 +187,23 @@ def test_wide_rows_with_few_heads_keep_float64_passes(monkeypatch):
     monkeypatch.setattr(point_layer, "MIXED_MAX_FEATURES", X.shape[1])
     AttentionQuantizer(4, random_state=0).fit(X)
     assert made and all(low is not None and low.dtype == np.float32 for low in made)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_staged_fits_take_float32_passes_from_mixed_coarse_heads(monkeypatch):
+    # a fit on a coarse sample runs its passes in float32 from MIXED_COARSE_HEADS
+    # heads on (the full-data stage's steps on unclustered rows), not below
+    from sklearn_attnclust.layers import point as point_layer
+
+    K = point_layer.MIXED_COARSE_HEADS
+    X = np.random.default_rng(0).uniform(size=(100_000, 8))
+    assert X.size >= sizes.MIXED_MIN_SIZE
+    assert all(sizes.takes_coarse_sample(X.shape[0], k, 8) for k in (K - 1, K))
+    made = _spy(monkeypatch)
+    AttentionQuantizer(K - 1, random_state=0, max_iter=5).fit(X)
+    assert not made
+    est = AttentionQuantizer(K, random_state=0, max_iter=5).fit(X)
+    assert made and all(low is not None and low.dtype == np.float32 for low in made)
+    # the risk and inertia at full precision (the float64 pass)
+    expected = _direct_inertia(X, np.asarray(est.labels_), est.layer_.centers)
+    assert est.inertia_ == pytest.approx(expected, rel=1e-12)

@@ -32,9 +32,16 @@ __all__ = ["MIXED_COARSE_HEADS", "MIXED_MAX_FEATURES", "PointLayer"]
 #: (+0.007 %); blobs 1e5 x 16, K = 64, and 1e5 x 64, K = 256, the same times and
 #: inertias (one step on all the rows).  At K = 8, 2e5 x 32: uniform rows 0.51 and
 #: 0.58 s against 0.70 and 0.79, but blobs (one step) 0.11 and 0.12 s against
-#: 0.09 and 0.10: the float32 copy of the rows costs more than a step saves;
-#: between 8 and 64 heads not measured.
-MIXED_COARSE_HEADS = 64
+#: 0.09 and 0.10: the float32 copy of the rows costs more than a step saves.
+#: 32, not 64 (issue 30; one thread, CPU time, interleaved, medians of 3 to 4
+#: seeds): uniform rows, whose full-data stage takes 20 to 45 steps, 1e5 x 32,
+#: K = 32, 0.41 against 0.73 s (faiss's vector-quantization cell), 1e5 x 16
+#: 0.40 against 0.61 s, 1e5 x 64 0.68 against 0.97 s, 1e5 x 128 1.33 against
+#: 1.78 s (inertia within 0.003 %); blobs (2 steps) 1e5 x 16 and x 32 0.87
+#: times the time, 1e5 x 128 1.09 times and 2e5 x 64 1.09 times (the copy and
+#: the float64 pass), the same inertia.  At 16 heads blobs of 128 features
+#: cost 1.17 times (uniform 0.75 to 0.82): kept at 32.
+MIXED_COARSE_HEADS = 32
 
 #: Features beyond which a fit with fewer than :data:`MIXED_COARSE_HEADS` heads
 #: runs its passes in float64 only: on wide rows the float32 passes are no
