@@ -44,10 +44,11 @@ from .statistics import CosineStatistics, cosine_scores
 from .steps import FIRST_STEP_PAIR, landing_curvatures, turns
 from .swap import heads_needed
 from ..held import HeldLabels
+from ..sizes import takes_coarse_sample
 from ...layers.base import LayerMaths, swap_of
 from ...optim.manifold import row_norms
 
-__all__ = ["CosineMaths", "PairlessCosineMaths", "cosine_maths", "log_bessel_iv",
+__all__ = ["CosineMaths", "PairlessCosineMaths", "cosine_maths", "fit_unit_rows", "log_bessel_iv",
            "pair_limit", "vmf_log_normaliser"]
 
 #: Tolerance of the coarse stage (the stationarity of :meth:`CosineMaths.stationarity`).
@@ -152,6 +153,12 @@ class CosineMaths(LayerMaths):
             orders = self._unit_cache[2] if self._unit_cache[0] is rows else {}
             self._unit_cache = (rows, Y, orders)
         return Y
+
+    def hold_unit_rows(self, rows, Y):
+        """Keep ``Y`` (:func:`fit_unit_rows` of ``rows``, or None: nothing kept) as
+        :meth:`_unit_rows` keeps the unit rows it builds."""
+        if Y is not None:
+            self._unit_cache = (rows, Y, {})
 
     def _kept_unit_rows(self, rows):
         """The unit rows of ``rows`` kept by :meth:`_unit_rows`, or None."""
@@ -434,6 +441,23 @@ class PairlessCosineMaths(CosineMaths):
     k-means 0.196), K = 20 112 -> 67 ms, 0.155 -> 0.153 (0.153)."""
 
     swap_space = LayerMaths.swap_space
+
+
+def fit_unit_rows(rows, init, n_clusters):
+    """The unit rows of a fit's ``rows`` that its seeds would build and keep
+    (:meth:`CosineMaths._unit_rows`: a string ``init``, dense rows of at most
+    :data:`UNIT_CACHE_SIZE` numbers, no coarse sample, whose starts are seeded
+    from all the rows), built before the temperature's spread so that its
+    sample's unit rows are gathered from them (:func:`.statistics.cosine_spread`,
+    the same numbers), then held by the maths (:meth:`CosineMaths.hold_unit_rows`);
+    else None.  One build of the sample's rows fewer: measured (one thread, CPU
+    time, interleaved, von Mises-Fisher rows of ``bench_cosine.py --case vmf``,
+    K = 5, a sample of 512 of 1000 rows): see ``CHANGELOG.md``."""
+    if not isinstance(init, str) or type(rows) is not np.ndarray or \
+            rows.size > UNIT_CACHE_SIZE or \
+            takes_coarse_sample(rows.shape[0], n_clusters, rows.shape[1]):
+        return None
+    return unit_rows(rows)
 
 
 def cosine_maths(n_clusters, temperature, spread, n_features, stats):
