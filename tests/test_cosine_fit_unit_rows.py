@@ -57,3 +57,47 @@ def test_a_fit_builds_its_unit_rows_once(monkeypatch):
     assert all(c[0] < 10 for c in calls if c != X.shape)  # (single rows: the swap trials)
     ref = AttentionQuantizer(4, geometry="cosine", random_state=0).fit(X)
     assert np.array_equal(est.cluster_centers_, ref.cluster_centers_)
+
+
+def test_swap_stage_two_nearest_of_the_cosines_is_the_stage_pass():
+    from sklearn_attnclust._nearest import squared_row_norms, two_nearest
+
+    X = _rows(1000, 48, 4)
+    m = maths.CosineMaths(5, 1.0, 1.0, X.shape[1])
+    Y = m._unit_rows(X)
+    Z = Y[[3, 300, 600, 900, 999]]
+    Z = Z + 0.01 * np.random.default_rng(5).standard_normal(Z.shape)
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+    norms = squared_row_norms(Y)
+    labels, d1, d2 = m.swap_two_nearest(Y, Z, norms)
+    ref = two_nearest(Y, Z, norms=norms)
+    assert np.array_equal(labels, ref[0])  # (no tie within rounding on these rows)
+    np.testing.assert_allclose(d1, ref[1], rtol=0, atol=1e-13)
+    np.testing.assert_allclose(d2, ref[2], rtol=0, atol=1e-13)
+    # the cosines kept for these rows at these heads, handed out once
+    A = m.held_cosines(X, Z.copy())
+    assert np.array_equal(A, statistics.cosine_scores(X, Z))
+    assert m.held_cosines(X, Z) is None
+    m.swap_two_nearest(Y, Z, norms)
+    assert m.held_cosines(X, Z[::-1]) is None  # (other heads: none)
+    m.swap_two_nearest(Y, Z, norms)
+    assert m.held_cosines(X.copy(), Z) is None  # (other rows: none)
+    other = m.swap_two_nearest(Y.copy(), Z, norms)  # (not the held unit rows: the stage's pass)
+    assert all(np.array_equal(a, b) for a, b in zip(other, ref))
+
+
+def test_cosines_kept_only_where_small_beside_the_unit_rows():
+    X = _rows(500, 16, 6)  # (K = 3 > d / 8)
+    m = maths.CosineMaths(3, 1.0, 1.0, X.shape[1])
+    Y = m._unit_rows(X)
+    m.swap_two_nearest(Y, Y[[0, 200, 400]])
+    assert m.held_cosines(X, Y[[0, 200, 400]]) is None
+
+
+def test_fit_labels_from_the_stage_cosines_match_a_fresh_assignment():
+    for d in (64, 384):  # (float64 passes, and float32 passes checked in float64)
+        X = _rows(1000, d, 7)
+        est = AttentionQuantizer(5, geometry="cosine", random_state=0).fit(X)
+        assert np.array_equal(est.labels_, est.predict(X))
+        A = statistics.cosine_scores(X, est.cluster_centers_)
+        assert est.inertia_ == float(np.sum(np.maximum(1.0 - A.max(axis=1), 0.0)))

@@ -192,10 +192,13 @@ class CosineLayer(FreeEnergyLayer):
                             precision=maths.low_precision if mixed else None,
                             **self.descent_options(init, n_init, stats.X))
             own = assign and type(self).fit is CosineLayer.fit
-            cosines = None
+            # (the swap stage's cosines at the fit's heads, if it kept them: one pass fewer)
+            cosines = maths.held_cosines(X, np.asarray(fit.heads, dtype=np.float64))
+            cosines = cosines if own else None
             if mixed:  # the risk at float64 (the descent may end on its float32 passes)
                 if own:  # of the assignment's cosines: one float64 pass, not two
-                    cosines = cosine_scores(X, np.asarray(fit.heads, dtype=np.float64))
+                    if cosines is None:
+                        cosines = cosine_scores(X, np.asarray(fit.heads, dtype=np.float64))
                     risk = cosines_risk(cosines, stats, maths.beta)
                 else:
                     risk = maths.risk(fit.heads, stats)

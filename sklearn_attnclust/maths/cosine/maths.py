@@ -31,6 +31,7 @@ import weakref
 import numpy as np
 
 from ..._init import ordered_distinct_starts
+from ..._nearest import squared_row_norms, two_nearest
 from ..._mapped_rows import MappedRows
 from .rows import (_SEED, UnitRowBlocks, _is_sparse, _row_exponents, as_rows, dense_unit_rows,
                    sparse_row_keys, unit_rows)
@@ -42,7 +43,7 @@ from .pairs import (SPARSE_MIN_PAIRS, SPARSE_PAIRS_MIN_DENSITY,  # noqa: F401
 from .normaliser import log_bessel_iv, log_bessel_iv_debye, vmf_log_normaliser  # noqa: F401
 from .statistics import CosineStatistics, cosine_scores
 from .steps import FIRST_STEP_PAIR, landing_curvatures, turns
-from .swap import heads_needed
+from .swap import HELD_COSINES_SHARE, heads_needed, two_nearest_of_cosines
 from ..held import HeldLabels
 from ..sizes import takes_coarse_sample
 from ...layers.base import LayerMaths, swap_of
@@ -138,6 +139,7 @@ class CosineMaths(LayerMaths):
         self._reset_steps()
         # (rows, their unit rows or None, {id(weights): (weights, order, keys)})
         self._unit_cache = (None, None, None)
+        self._cosines = None  # (rows, heads, the rows' cosines: swap_two_nearest)
 
     def max_pairs(self, stats):
         """:func:`pair_limit` of these heads on ``stats``."""
@@ -169,6 +171,7 @@ class CosineMaths(LayerMaths):
         :meth:`stationarity` and the last gradient's weak reference (the fit is over:
         a fitted model keeps neither the caller's rows nor a copy of them, and pickles)."""
         self._unit_cache, self._last = (None, None, None), (None, None, False, None)
+        self._cosines = None
         self._held.forget()
         self._reset_steps()
 
@@ -398,6 +401,31 @@ class CosineMaths(LayerMaths):
             e, sq = _row_exponents(X)
             return MappedRows(X, dense_unit_rows, e, 1.0 / np.sqrt(sq))
         return self._unit_rows(rows)
+
+    def swap_two_nearest(self, Y, Z, norms=None):
+        """:func:`..._nearest.two_nearest` of the swap stage's unit rows ``Y`` to the
+        heads ``Z``; where ``Y`` are the unit rows held (:meth:`_unit_rows`) and their
+        cosines with ``Z`` weigh at most :data:`.swap.HELD_COSINES_SHARE` of them,
+        from those cosines (:func:`.swap.two_nearest_of_cosines`: the same numbers
+        to rounding), kept for the fit's labels (:meth:`held_cosines`): a stage
+        that stops at once leaves the heads whose cosines the fit's assignment
+        takes, and that pass is this one.  (More heads: the stage's own pass, in
+        the orientation of many heads.)"""
+        rows, unit = self._unit_cache[:2]
+        if unit is None or Y is not unit or Z.shape[0] > HELD_COSINES_SHARE * unit.shape[1]:
+            return two_nearest(Y, Z, norms=norms)
+        A = cosine_scores(rows, Z)
+        self._cosines = (rows, np.array(Z, dtype=np.float64), A)
+        return two_nearest_of_cosines(A, Z, squared_row_norms(Y) if norms is None else norms)
+
+    def held_cosines(self, rows, M):
+        """The cosines of ``rows`` with the heads ``M`` kept by
+        :meth:`swap_two_nearest` (:func:`.statistics.cosine_scores`'s numbers), or
+        None where it kept none of these rows at these heads."""
+        held, self._cosines = self._cosines, None
+        if held is None or held[0] is not rows or not np.array_equal(held[1], M):
+            return None
+        return held[2]
 
     def swap_points(self, M):
         return np.asarray(M, dtype=np.float64)
