@@ -1,6 +1,9 @@
-"""The cosine fit's unit rows built once (:func:`sklearn_attnclust.maths.cosine.maths.fit_unit_rows`):
-the spread's sample gathered from them gives the spread of its own build, and a
-fit builds the unit rows of all its rows once."""
+"""The cosine fit's unit rows built once
+(:func:`sklearn_attnclust.maths.cosine.maths.fit_unit_rows`): the spread's sample
+gathered from them gives the spread of its own build, and a fit builds the unit
+rows of all its rows once; the swap stage's two nearest heads from the rows'
+cosines (:meth:`sklearn_attnclust.maths.cosine.maths.CosineMaths.swap_two_nearest`),
+which the fit's labels then read."""
 
 import numpy as np
 import pytest
