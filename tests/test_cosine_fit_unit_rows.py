@@ -104,3 +104,15 @@ def test_fit_labels_from_the_stage_cosines_match_a_fresh_assignment():
         assert np.array_equal(est.labels_, est.predict(X))
         A = statistics.cosine_scores(X, est.cluster_centers_)
         assert est.inertia_ == float(np.sum(np.maximum(1.0 - A.max(axis=1), 0.0)))
+
+
+def test_float32_rows_keep_the_stage_pass():
+    X = _rows(1000, 64, 8, np.float32)  # (float32 products: not the stage's numbers)
+    m = maths.CosineMaths(5, 1.0, 1.0, X.shape[1])
+    Y = m._unit_rows(X)
+    Z = np.asarray(Y[[0, 200, 400, 600, 800]], dtype=np.float64)
+    from sklearn_attnclust._nearest import two_nearest
+
+    got, ref = m.swap_two_nearest(Y, Z), two_nearest(Y, Z)
+    assert all(np.array_equal(a, b) for a, b in zip(got, ref))
+    assert m.held_cosines(X, Z) is None

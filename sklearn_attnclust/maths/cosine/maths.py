@@ -410,9 +410,10 @@ class CosineMaths(LayerMaths):
         to rounding), kept for the fit's labels (:meth:`held_cosines`): a stage
         that stops at once leaves the heads whose cosines the fit's assignment
         takes, and that pass is this one.  (More heads: the stage's own pass, in
-        the orientation of many heads.)"""
+        the orientation of many heads; float32 rows: the stage's float64 products.)"""
         rows, unit = self._unit_cache[:2]
-        if unit is None or Y is not unit or Z.shape[0] > HELD_COSINES_SHARE * unit.shape[1]:
+        if unit is None or Y is not unit or unit.dtype != np.float64 or \
+                Z.shape[0] > HELD_COSINES_SHARE * unit.shape[1]:
             return two_nearest(Y, Z, norms=norms)
         A = cosine_scores(rows, Z)
         self._cosines = (rows, np.array(Z, dtype=np.float64), A)
