@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from ..maths.cosine.maths import CosineMaths, cosine_maths, vmf_log_normaliser
+from ..maths.cosine.maths import CosineMaths, cosine_maths, fit_unit_rows, vmf_log_normaliser
 from ..maths.cosine.statistics import (CosineStatistics, cosine_norms, cosine_scores,
                                        cosine_spread, cosine_weights)
 from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
@@ -173,9 +173,13 @@ class CosineLayer(FreeEnergyLayer):
         exponents, keys = cosine_norms(X, w, self.n_clusters)
         with rows_known(X, exponents), one_blas_thread():
             stats = CosineStatistics(X, w, n_heads=self.n_clusters)
+            # (the unit rows the seeds keep, built first: the spread's sample reads them)
+            unit = fit_unit_rows(stats.X, start, self.n_clusters)
             spread = cosine_spread(stats.X, w, self.n_clusters,
-                                   keys if stats.X is X else None)
+                                   keys if stats.X is X else None, unit)
             maths = cosine_maths(self.n_clusters, self.temperature, spread, d, stats)
+            maths.hold_unit_rows(stats.X, unit)
+            unit = None  # (the maths' to hold and forget)
             # dense float64 data of sizes.cosine_mixed_min_size entries on: the descents on
             # float32 passes, checked (and if need be finished) in float64.  Measured
             # (one thread, von Mises-Fisher mixtures, 200 rows a cluster, 8 fits):
@@ -188,10 +192,13 @@ class CosineLayer(FreeEnergyLayer):
                             precision=maths.low_precision if mixed else None,
                             **self.descent_options(init, n_init, stats.X))
             own = assign and type(self).fit is CosineLayer.fit
-            cosines = None
+            # (the swap stage's cosines at the fit's heads, if it kept them: one pass fewer)
+            cosines = maths.held_cosines(X, np.asarray(fit.heads, dtype=np.float64))
+            cosines = cosines if own else None
             if mixed:  # the risk at float64 (the descent may end on its float32 passes)
                 if own:  # of the assignment's cosines: one float64 pass, not two
-                    cosines = cosine_scores(X, np.asarray(fit.heads, dtype=np.float64))
+                    if cosines is None:
+                        cosines = cosine_scores(X, np.asarray(fit.heads, dtype=np.float64))
                     risk = cosines_risk(cosines, stats, maths.beta)
                 else:
                     risk = maths.risk(fit.heads, stats)

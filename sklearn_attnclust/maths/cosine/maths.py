@@ -31,6 +31,7 @@ import weakref
 import numpy as np
 
 from ..._init import ordered_distinct_starts
+from ..._nearest import squared_row_norms, two_nearest
 from ..._mapped_rows import MappedRows
 from .rows import (_SEED, UnitRowBlocks, _is_sparse, _row_exponents, as_rows, dense_unit_rows,
                    sparse_row_keys, unit_rows)
@@ -42,12 +43,13 @@ from .pairs import (SPARSE_MIN_PAIRS, SPARSE_PAIRS_MIN_DENSITY,  # noqa: F401
 from .normaliser import log_bessel_iv, log_bessel_iv_debye, vmf_log_normaliser  # noqa: F401
 from .statistics import CosineStatistics, cosine_scores
 from .steps import FIRST_STEP_PAIR, landing_curvatures, turns
-from .swap import heads_needed
+from .swap import HELD_COSINES_SHARE, heads_needed, two_nearest_of_cosines
 from ..held import HeldLabels
+from ..sizes import takes_coarse_sample
 from ...layers.base import LayerMaths, swap_of
 from ...optim.manifold import row_norms
 
-__all__ = ["CosineMaths", "PairlessCosineMaths", "cosine_maths", "log_bessel_iv",
+__all__ = ["CosineMaths", "PairlessCosineMaths", "cosine_maths", "fit_unit_rows", "log_bessel_iv",
            "pair_limit", "vmf_log_normaliser"]
 
 #: Tolerance of the coarse stage (the stationarity of :meth:`CosineMaths.stationarity`).
@@ -137,6 +139,7 @@ class CosineMaths(LayerMaths):
         self._reset_steps()
         # (rows, their unit rows or None, {id(weights): (weights, order, keys)})
         self._unit_cache = (None, None, None)
+        self._cosines = None  # (rows, heads, the rows' cosines: swap_two_nearest)
 
     def max_pairs(self, stats):
         """:func:`pair_limit` of these heads on ``stats``."""
@@ -153,6 +156,12 @@ class CosineMaths(LayerMaths):
             self._unit_cache = (rows, Y, orders)
         return Y
 
+    def hold_unit_rows(self, rows, Y):
+        """Keep ``Y`` (:func:`fit_unit_rows` of ``rows``, or None: nothing kept) as
+        :meth:`_unit_rows` keeps the unit rows it builds."""
+        if Y is not None:
+            self._unit_cache = (rows, Y, {})
+
     def _kept_unit_rows(self, rows):
         """The unit rows of ``rows`` kept by :meth:`_unit_rows`, or None."""
         return self._unit_cache[1] if self._unit_cache[0] is rows else None
@@ -162,6 +171,7 @@ class CosineMaths(LayerMaths):
         :meth:`stationarity` and the last gradient's weak reference (the fit is over:
         a fitted model keeps neither the caller's rows nor a copy of them, and pickles)."""
         self._unit_cache, self._last = (None, None, None), (None, None, False, None)
+        self._cosines = None
         self._held.forget()
         self._reset_steps()
 
@@ -392,6 +402,32 @@ class CosineMaths(LayerMaths):
             return MappedRows(X, dense_unit_rows, e, 1.0 / np.sqrt(sq))
         return self._unit_rows(rows)
 
+    def swap_two_nearest(self, Y, Z, norms=None):
+        """:func:`..._nearest.two_nearest` of the swap stage's unit rows ``Y`` to the
+        heads ``Z``; where ``Y`` are the unit rows held (:meth:`_unit_rows`) and their
+        cosines with ``Z`` weigh at most :data:`.swap.HELD_COSINES_SHARE` of them,
+        from those cosines (:func:`.swap.two_nearest_of_cosines`: the same numbers
+        to rounding), kept for the fit's labels (:meth:`held_cosines`): a stage
+        that stops at once leaves the heads whose cosines the fit's assignment
+        takes, and that pass is this one.  (More heads: the stage's own pass, in
+        the orientation of many heads; float32 rows: the stage's float64 products.)"""
+        rows, unit = self._unit_cache[:2]
+        if unit is None or Y is not unit or unit.dtype != np.float64 or \
+                Z.shape[0] > HELD_COSINES_SHARE * unit.shape[1]:
+            return two_nearest(Y, Z, norms=norms)
+        A = cosine_scores(rows, Z)
+        self._cosines = (rows, np.array(Z, dtype=np.float64), A)
+        return two_nearest_of_cosines(A, Z, squared_row_norms(Y) if norms is None else norms)
+
+    def held_cosines(self, rows, M):
+        """The cosines of ``rows`` with the heads ``M`` kept by
+        :meth:`swap_two_nearest` (:func:`.statistics.cosine_scores`'s numbers), or
+        None where it kept none of these rows at these heads."""
+        held, self._cosines = self._cosines, None
+        if held is None or held[0] is not rows or not np.array_equal(held[1], M):
+            return None
+        return held[2]
+
     def swap_points(self, M):
         return np.asarray(M, dtype=np.float64)
 
@@ -434,6 +470,23 @@ class PairlessCosineMaths(CosineMaths):
     k-means 0.196), K = 20 112 -> 67 ms, 0.155 -> 0.153 (0.153)."""
 
     swap_space = LayerMaths.swap_space
+
+
+def fit_unit_rows(rows, init, n_clusters):
+    """The unit rows of a fit's ``rows`` that its seeds would build and keep
+    (:meth:`CosineMaths._unit_rows`: a string ``init``, dense rows of at most
+    :data:`UNIT_CACHE_SIZE` numbers, no coarse sample, whose starts are seeded
+    from all the rows), built before the temperature's spread so that its
+    sample's unit rows are gathered from them (:func:`.statistics.cosine_spread`,
+    the same numbers), then held by the maths (:meth:`CosineMaths.hold_unit_rows`);
+    else None.  One build of the sample's rows fewer: measured (one thread, CPU
+    time, interleaved, von Mises-Fisher rows of ``bench_cosine.py --case vmf``,
+    K = 5, a sample of 512 of 1000 rows): see ``CHANGELOG.md``."""
+    if not isinstance(init, str) or type(rows) is not np.ndarray or \
+            rows.size > UNIT_CACHE_SIZE or \
+            takes_coarse_sample(rows.shape[0], n_clusters, rows.shape[1]):
+        return None
+    return unit_rows(rows)
 
 
 def cosine_maths(n_clusters, temperature, spread, n_features, stats):

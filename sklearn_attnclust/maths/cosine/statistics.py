@@ -191,13 +191,15 @@ def cosine_norms(X, weights, n_heads):
     return exponents_and_keys(X)
 
 
-def cosine_spread(X, weights, n_heads, keys=None):
+def cosine_spread(X, weights, n_heads, keys=None, unit=None):
     """The unit of the temperature: the mean of the ``n_heads - 1`` largest
     eigenvalues of the covariance of the unit rows (the largest for one head),
     the typical squared distance between the heads' clusters on the sphere.
 
     On a sample of :data:`SPREAD_SAMPLE` rows drawn by their keys (not
-    their order; ``keys``: the rows' :func:`.rows._direction_keys`, if known);
+    their order; ``keys``: the rows' :func:`.rows._direction_keys`, if known;
+    ``unit``: the unit rows of ``X``, where the fit holds them, the sample's
+    rows gathered from them, the same numbers: :func:`.maths.fit_unit_rows`);
     the ``d x d`` covariance or the sample's Gram matrix, the
     smaller.  Never a ``d x d`` matrix for wide (or sparse) data.
     """
@@ -215,7 +217,10 @@ def cosine_spread(X, weights, n_heads, keys=None):
         idx = np.sort(smallest_keys(keys, m))
     else:
         idx = np.arange(n)
-    Y = unit_rows(X, idx)  # (not of X[idx]: no copy of the sample's rows beside them)
+    if unit is None:  # (not of X[idx]: no copy of the sample's rows beside them)
+        Y = unit_rows(X, idx)
+    else:  # (read only: all of them where the sample is all the rows)
+        Y = unit if idx.size == n else unit[idx]
     w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)[idx]
     if not w.sum() > 0:
         w = np.ones(m)

@@ -24,9 +24,11 @@ for one of two heads sharing a cluster.
 
 import numpy as np
 
+from ..._nearest import _two_smallest, two_nearest_rows
 from ..._swap import removal_share
 
-__all__ = ["COSINE_SWAP_NEEDED", "heads_needed", "own_removal_ratio"]
+__all__ = ["COSINE_SWAP_NEEDED", "HELD_COSINES_SHARE", "heads_needed", "own_removal_ratio",
+           "two_nearest_of_cosines"]
 
 #: The swap stage of the cosine layer stops before a trial once the least useful
 #: head's removal would raise its own rows' hard risk by this share of it or
@@ -71,3 +73,30 @@ def heads_needed(near, w):
     n_heads = near[4].size  # (near's last part, the heads' spreads: one a head)
     return (own_removal_ratio(near, w) >= COSINE_SWAP_NEEDED
             and removal_share(near, w) * n_heads >= COSINE_SWAP_NEEDED)
+
+#: The swap stage's cosines of the rows with its first heads are kept for the
+#: fit's labels (:meth:`.maths.CosineMaths.swap_two_nearest`) where they hold at
+#: most this share of the unit rows' numbers (K <= d / 8): the fit's peak memory
+#: then grows by at most an eighth of the unit copy the stage already holds.
+HELD_COSINES_SHARE = 0.125
+
+
+def two_nearest_of_cosines(A, Z, norms):
+    """:func:`sklearn_attnclust._nearest.two_nearest`'s ``(labels, d1, d2)`` of the
+    unit rows ``y`` to the unit heads ``Z`` from their cosines ``A`` (n, K,
+    float64: :func:`.statistics.cosine_scores`, ``<x, z> / |x|``, where the
+    stage's own pass takes the products ``<y, z>`` of the unit rows: the same
+    numbers to rounding): ``|z|^2 - 2 <y, z>``'s two smallest of each row by
+    :func:`sklearn_attnclust._nearest._two_smallest` (the first of least value
+    the label), then the rows' squared norms ``norms`` added, clipped at 0."""
+    n = A.shape[0]
+    labels, d1, d2 = np.empty(n, dtype=np.intp), np.empty(n), np.empty(n)
+    zz, step = np.einsum("ij,ij->i", Z, Z), two_nearest_rows(Z.shape[0])
+    for a in range(0, n, step):
+        E = np.multiply(A[a:a + step], -2.0)  # (-2 x: exact, as the stage's -2 z)
+        E += zz
+        _two_smallest(E, labels[a:a + step], d1[a:a + step], d2[a:a + step])
+        for d in (d1[a:a + step], d2[a:a + step]):
+            d += norms[a:a + step]
+            np.maximum(d, 0.0, out=d)
+    return labels, d1, d2
