@@ -14,10 +14,11 @@ and numpy), so :func:`load_cython_blas` loads it from its file where
 ``scipy.linalg`` is not imported yet (about 0.02 s), and imports it the
 usual way otherwise or if that fails.
 
-The module is not put in ``sys.modules``: a later ``import
-scipy.linalg.cython_blas`` loads it the usual way (Cython's modules then
-return the same module object, measured with scipy 1.17; a fresh one would
-export the same routines).
+The module is not left in ``sys.modules``: a later ``import
+scipy.linalg.cython_blas`` loads it the usual way, and sets it as
+``scipy.linalg``'s attribute (Cython's modules then return the same module
+object: checked with scipy 1.17 and 1.11; a fresh one would export the same
+routines).
 """
 
 import importlib
@@ -46,6 +47,11 @@ def _load_alone():
         return None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    if sys.modules.get(_NAME) is module and "scipy.linalg" not in sys.modules:
+        # (Cython 0.29's modules put themselves in sys.modules, scipy 1.11's: a later
+        # import of scipy.linalg would then find it there and never set it as the
+        # package's attribute; taken out, the import loads it, as the same object)
+        del sys.modules[_NAME]
     return module
 
 
