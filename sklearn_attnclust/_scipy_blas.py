@@ -48,9 +48,10 @@ def _load_alone():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     if sys.modules.get(_NAME) is module and "scipy.linalg" not in sys.modules:
-        # (Cython 0.29's modules put themselves in sys.modules, scipy 1.11's: a later
-        # import of scipy.linalg would then find it there and never set it as the
-        # package's attribute; taken out, the import loads it, as the same object)
+        # (Cython's modules in a package put themselves in sys.modules, scipy 1.11's
+        # and 1.17's: a later import of scipy.linalg would then find it there and never
+        # set it as the package's attribute; taken out, the import loads it, as the
+        # same object)
         del sys.modules[_NAME]
     return module
 
