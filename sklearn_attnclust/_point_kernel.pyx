@@ -56,17 +56,18 @@ cdef void *_blas(module, name):
 
 
 #: scipy's gemm routines, loaded at the first pass over wide rows (narrow rows
-#: need none, and importing ``scipy.linalg`` costs about 0.15 s, a dask
-#: worker's first pass's largest cost)
+#: need none; :mod:`._scipy_blas` loads them without ``scipy.linalg``'s package,
+#: whose import cost a dask worker's first pass 0.10 to 0.15 s)
 cdef aq_gemm_f64 _dgemm = NULL
 cdef aq_gemm_f32 _sgemm = NULL
 
 
 cdef _load_blas():
     global _dgemm, _sgemm
-    from scipy.linalg import cython_blas
-
     from ._blocks import blas_loaded
+    from ._scipy_blas import load_cython_blas
+
+    cython_blas = load_cython_blas()  # (without scipy.linalg's package where not imported)
 
     _dgemm = <aq_gemm_f64> _blas(cython_blas, "dgemm")
     _sgemm = <aq_gemm_f32> _blas(cython_blas, "sgemm")

@@ -141,22 +141,24 @@ _WARMED = weakref.WeakKeyDictionary()
 
 
 async def _warm_worker():
-    """On a worker: import the passes of the point layer and of the reconstruction
-    risk, and the lazy read-outs (:mod:`.._dask_point`, :mod:`.._dask`: this
-    module and the compiled kernel with them; not scikit-learn, nor scipy).  A
-    coroutine: ``Client.run`` need not wait for it.
+    """On a worker: import the passes of the point layer (the default geometry) and
+    the lazy read-outs (:mod:`.._dask_point`: this module and the compiled kernel
+    with it; not scikit-learn, nor scipy).  A coroutine: ``Client.run`` need not
+    wait for it.
 
     The import runs in the worker's event loop and holds it: a graph sent
-    meanwhile waits for it.  So only these: the generic fit's kernels (the
-    direction free energy's, the cosine layer's: :mod:`..maths.cosine.source`
-    imports scipy, 0.35 to 0.5 s of a first point fit of 0.6 s on a loaded
-    machine) are imported by the first task that sends them.  Not the compiled
-    kernel's BLAS (``scipy.linalg.cython_blas``, 0.13 to 0.24 s of a worker's
-    CPU): imported off the task thread (a thread of its own), it raced the
-    tasks' own scipy imports (scipy 1.11: ``_DeadlockError``, a partially
-    initialised ``scipy.sparse.linalg``), and a library's background import
-    would race a user's tasks on a shared worker too."""
-    from .. import _dask, _dask_point  # noqa: F401  (the passes the fits send)
+    meanwhile waits for it.  So only these: the other fits' passes (the
+    reconstruction risk's, :mod:`.._dask`, 7 modules a point fit never reads;
+    the direction free energy's, the cosine layer's: :mod:`..maths.cosine.source`
+    imports scipy) are imported by the first task that sends them.  The
+    compiled kernel's BLAS is loaded by its first pass over wide rows, without
+    ``scipy.linalg``'s package (:mod:`.._scipy_blas`, about 0.02 s: its import
+    cost that pass 0.10 to 0.15 s); not here: loaded off the task thread (a
+    thread of its own), scipy's imports raced the tasks' own (scipy 1.11:
+    ``_DeadlockError``, a partially initialised ``scipy.sparse.linalg``), and a
+    library's background import would race a user's tasks on a shared worker
+    too."""
+    from .. import _dask_point  # noqa: F401  (the passes the point fits send)
 
     return COMPILED
 
@@ -166,7 +168,9 @@ def warm_workers(client=None):
 
     Not waited for: the first graph of the first fit then starts on warm
     workers (:func:`_warm_worker`).  The package imports its estimators
-    lazily, so this costs the workers some 0.1 s, not scikit-learn's import.
+    lazily, so this costs the workers some 0.01 s (0.05 s where Python
+    compiles the package's modules, without bytecode caches), not
+    scikit-learn's import.
 
     Parameters
     ----------
