@@ -166,3 +166,22 @@ def test_a_staged_fit_of_large_rows_reads_the_bound(monkeypatch):
     a = AttentionQuantizer(8, random_state=0).fit(X)
     assert len(seen["bounds"]) == 1 and seen["bounds"][0] > 1e4
     assert np.sum(a.labels_ == a.labels_[n // 3]) == 1
+
+
+@pytest.mark.parametrize("dtype, far", [(np.float64, 1e200), (np.float32, 1e25),
+                                        (np.float32, 1e21)])
+def test_no_bound_where_the_scale_factor_leaves_the_rows_dtype(dtype, far):
+    # beta / spread**2 below the dtype's smallest normal number: the pass's scaled
+    # squares would be 0 (and the far rows' overflowed squares NaN), a bound far
+    # below the largest distance; none is kept, so missed_rows runs its box pass
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 4)).astype(dtype)
+    X[:20], X[20:40] = far, -far
+    chart = chart_from_data(X)[0]
+    Y = (np.asarray(X, np.float64) - chart.offset) / chart.spread
+    assert _pass_bound(X, chart, np.zeros(4), Y[[0, 5000]]) is None
+
+
+def test_a_fit_of_rows_whose_spread_squared_overflows_does_not_raise():
+    X = np.random.default_rng(0).normal(size=(60000, 20)) * 1e160
+    AttentionQuantizer(4, random_state=0).fit(X)

@@ -256,12 +256,18 @@ class _RawKernel:
         bound is then unknown)."""
         if labels is None or self.far_parts is None:
             return None
-        if not COMPILED:
+        with np.errstate(over="ignore", under="ignore"):
+            g = np.float64(self.beta) / np.float64(self.chart.spread) ** 2
+        # The pass scales the rows' squares by g in their own dtype: a g that
+        # underflows or overflows there would turn them into 0 or inf (and a
+        # square that overflows times 0 into a NaN the maxima skip), so no bound.
+        info = np.finfo(self.dtype)
+        if not COMPILED or not info.tiny <= g <= info.max:
             self.far_parts = None
             return None
         out = np.full(2, -np.inf)
         self.far_parts.append(out)  # (list.append: the row blocks' threads each add theirs)
-        return self.far_v, self.beta / self.chart.spread**2, out
+        return self.far_v, float(g), out
 
     def keep_far(self, kept, Z):
         """Keep the rows' largest distance in this pass where the bound ``kept``
