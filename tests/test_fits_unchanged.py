@@ -78,6 +78,9 @@ CONFIGS = {
         _blobs(3000, 8, 4, 1, np.float32), sample_weight=_weights(3000, 1)),
     "point-many-heads": lambda: AttentionQuantizer(16, random_state=2).fit(_blobs(2000, 2, 16, 2)),
     "point-large": lambda: AttentionQuantizer(6, random_state=3).fit(_blobs(40000, 4, 6, 3)),
+    # a coarse sample and float32 passes from MIXED_COARSE_HEADS = 32 heads (uniform rows)
+    "point-staged-32": lambda: AttentionQuantizer(32, random_state=7).fit(
+        np.random.default_rng(7).uniform(size=(40000, 16))),
     "point-learn": lambda: AttentionQuantizer(3, temperature="learn", random_state=4).fit(
         _blobs(1500, 3, 3, 4)),
     "point-n_init-3": lambda: AttentionQuantizer(4, n_init=3, random_state=5).fit(
