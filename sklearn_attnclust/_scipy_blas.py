@@ -9,8 +9,8 @@ scipy's array-API layer, which imports ``numpy.f2py``, ``numpy.ma`` and
 process that imported distributed).  A process that imported scikit-learn
 has paid for it already; a dask worker has not, and paid it inside the first
 fit (its first evaluation's task, on the fit's critical path).  The
-extension module itself needs none of it (it imports scipy's base package
-and numpy), so :func:`load_cython_blas` loads it from its file where
+extension module itself needs none of it (it imports numpy; finding its file
+imports scipy's base package), so :func:`load_cython_blas` loads it from its file where
 ``scipy.linalg`` is not imported yet (about 0.02 s), and imports it the
 usual way otherwise or if that fails.
 
@@ -19,6 +19,15 @@ scipy.linalg.cython_blas`` loads it the usual way, and sets it as
 ``scipy.linalg``'s attribute (Cython's modules then return the same module
 object: checked with scipy 1.17 and 1.11; a fresh one would export the same
 routines).
+
+What this relies on beyond scipy's public Cython interface (the module and
+its capsules): the file sitting at ``scipy/linalg/cython_blas*`` with an
+extension suffix, its start-up needing nothing of ``scipy.linalg``'s package,
+and Cython returning the same module object once it is out of
+``sys.modules``.  ``tests/test_dask_blas.py`` checks each (a cold process's
+passes equal the usual import's, scipy.linalg imported after it); where the
+file is not found or does not load, the usual import runs (slower, the same
+numbers).
 """
 
 import importlib
@@ -37,6 +46,8 @@ _LOCK = threading.Lock()
 def _load_alone():
     """``scipy.linalg.cython_blas`` loaded from its file, ``scipy.linalg``'s
     ``__init__`` not run (None where the file is not found)."""
+    if _NAME in sys.modules:  # (loaded already, by another route: that module)
+        return sys.modules[_NAME]
     import scipy
 
     folder = os.path.join(os.path.dirname(scipy.__file__), "linalg")
@@ -53,13 +64,23 @@ def _load_alone():
         # set it as the package's attribute; taken out, the import loads it, as the
         # same object)
         del sys.modules[_NAME]
+    linalg = sys.modules.get("scipy.linalg")
+    if linalg is not None:
+        # (another thread began importing scipy.linalg meanwhile and may have taken the
+        # module from sys.modules, which sets no package attribute: set it as importlib
+        # would; the lock orders only this function's callers, not other importers)
+        sys.modules.setdefault(_NAME, module)
+        if getattr(linalg, "cython_blas", None) is None:
+            linalg.cython_blas = module
     return module
 
 
 def load_cython_blas():
     """The module ``scipy.linalg.cython_blas`` (whose ``__pyx_capi__`` holds
     the BLAS routines): loaded alone where ``scipy.linalg`` is not imported
-    (a dask worker's process), else imported.  Thread-safe."""
+    (a dask worker's process), else imported.  Thread-safe, also against another
+    thread's ``import scipy.linalg`` meanwhile (the package then keeps its
+    ``cython_blas`` attribute)."""
     with _LOCK:
         if "scipy.linalg" not in sys.modules:
             try:

@@ -122,7 +122,10 @@ def _worker_state():
 def test_cold_dask_workers_fit_wide_rows_without_scipy_linalg():
     """Worker processes started for the test fit wide rows (d = 16, the kernel's
     BLAS products) without importing scipy.linalg, and the fit agrees with the
-    numpy fit as the narrow rows' does (tests/test_dask.py)."""
+    numpy fit as the narrow rows' does (tests/test_dask.py).  (distributed spawns
+    its workers, which import the launching process's ``__main__``: under
+    ``python -m pytest`` nothing of scipy.linalg; a runner script that imports
+    scikit-learn at its top would make the first assertion fail spuriously.)"""
     da = pytest.importorskip("dask.array")
     distributed = pytest.importorskip("distributed")
     from sklearn.datasets import make_blobs
@@ -143,3 +146,30 @@ def test_cold_dask_workers_fit_wide_rows_without_scipy_linalg():
     assert np.abs(a.heads_ - b.heads_).max() < 1e-8
     assert np.isclose(a.inertia_, b.inertia_, rtol=1e-10)
     assert np.array_equal(a.labels_, labels)
+
+
+_RACE = """
+import sys, threading
+import numpy as np
+from sklearn_attnclust._scipy_blas import load_cython_blas
+sys.setswitchinterval(1e-6)
+barrier, out = threading.Barrier(2), {}
+def alone():
+    barrier.wait(); out["m"] = load_cython_blas()
+def usual():
+    barrier.wait(); import scipy.linalg
+threads = [threading.Thread(target=alone), threading.Thread(target=usual)]
+[t.start() for t in threads]; [t.join() for t in threads]
+import scipy.linalg, scipy.linalg.cython_blas
+assert sys.modules["scipy.linalg.cython_blas"] is out["m"]
+assert vars(scipy.linalg).get("cython_blas") is out["m"], "scipy.linalg lacks its cython_blas attribute"
+"""
+
+
+def test_alone_load_racing_an_import_of_scipy_linalg():
+    # another thread importing scipy.linalg while the module loads alone: the
+    # package keeps its cython_blas attribute, the same module (fresh processes)
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", _RACE], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
