@@ -303,6 +303,7 @@ def test_mixed_precision_without_a_coarse_stage(monkeypatch):
     import sklearn_attnclust.maths.sizes as fit_module
     from _mixed import mixed_rows_and_spy
     from sklearn_attnclust.optim.manifold import riemannian_gradient
+    from sklearn_attnclust.maths.direction.deferred import FLOAT32_FINAL_RTOL
 
     X, _, low = mixed_rows_and_spy(monkeypatch, DirectionMaths)
     make = partial(AttentionQuantizer, 3, geometry="direction", random_state=0)
@@ -311,7 +312,7 @@ def test_mixed_precision_without_a_coarse_stage(monkeypatch):
     st = ContextStatistics.from_data(X, need_fourth=False)
     risk, _, grad = attention_risk(mixed.heads_, st, beta=mixed.temperature_,
                                    context_length=None, return_grad=True)
-    assert np.isclose(risk, mixed.risk_, rtol=1e-12)
+    assert np.isclose(risk, mixed.risk_, rtol=2 * FLOAT32_FINAL_RTOL)  # (its last float32 pass)
     # stationary to tol: by the gradient's norm, or by a last step that kept the
     # labels and lowered the risk by less than tol / HELD_FACTOR relatively
     gnorm = np.linalg.norm(riemannian_gradient(mixed.heads_, grad)) / st.mean_sq_norm
