@@ -273,8 +273,8 @@ class _RawKernel:
         """Keep the rows' largest distance in this pass where the bound ``kept``
         (:func:`far_at`) at the heads ``Z`` is unknown or over
         :data:`FAR_REFRESH` times its own (the heads moved since)."""
-        if self.bias is None and (kept is None or not
-                                  far_at(kept, Z) <= FAR_REFRESH * kept[1]):
+        moved = far_at(kept, Z)  # (None: none kept, or of other heads)
+        if self.bias is None and (moved is None or not moved <= FAR_REFRESH * kept[1]):
             self.far_parts = []
 
     def kept_far(self, kept, Z):
