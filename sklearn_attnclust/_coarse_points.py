@@ -99,7 +99,7 @@ def missed_rows(maths, X, weights, heads, reach, stats=None):
     lower precision, or the numpy reference) the pass runs as above."""
     lo, hi, probe, probe_w = reach
     Z, risk, missed = maths.swap_points(heads), None, 0.0
-    far = getattr(stats, "farthest_at", lambda Z: None)(Z)
+    far = None if stats is None else stats.farthest_at(Z)
     if far is not None:
         risk = _probe_risk(maths, probe, probe_w, Z)
         if far <= MISSED_FACTOR * risk:

@@ -234,7 +234,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
                                      _budget(maths, draw.first.size, Y.shape[1], sampled))
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
-            near = nearest_two(Y, maths.swap_points(best.heads), w, norms, maths)
+            near = nearest_two(Y, maths.swap_points(best.heads), w, norms, maths.swap_two_nearest)
             if (free and removal_share(near, w) >= SWAP_NEEDED) or (needed and needed(near, w)):
                 break
         target = swap_target(Y, None, w, draw, n_local, near=near, norms=norms, away=small)
@@ -414,14 +414,15 @@ def _weighted_mean(rows, weights):
                     -shift)
 
 
-def nearest_two(Y, Z, w, norms=None, maths=None):
+def nearest_two(Y, Z, w, norms=None, pair=two_nearest):
     """What :func:`swap_target` reads of the heads' points ``Z``: the rows'
     :func:`two_nearest` ``(labels, d1, d2)``, the head ``h`` of least removal
     cost ``sum_{i: label h} w_i (d2_i - d1_i)``, each row's squared distance to
     the heads but ``h`` (``without``) and each head's mean squared distance to its
     rows (``spread``, ``-inf`` for ``h``).  The same for every trial from ``Z``.
-    ``norms``: the rows' :func:`squared_row_norms`; ``maths``: its ``swap_two_nearest``, if any."""
-    labels, d1, d2 = getattr(maths, "swap_two_nearest", two_nearest)(Y, Z, norms=norms)
+    ``norms``: the rows' :func:`squared_row_norms`; ``pair``: the pass (the
+    maths' :meth:`.layers.base.LayerMaths.swap_two_nearest` in the stage)."""
+    labels, d1, d2 = pair(Y, Z, norms=norms)
     K = Z.shape[0]
     h = int(np.argmin(np.bincount(labels, w * (d2 - d1), minlength=K)))
     mass = np.bincount(labels, w, minlength=K)

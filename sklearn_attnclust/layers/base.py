@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._nearest import two_nearest
 from .stream import Stream
 
 __all__ = ["Assignment", "Layer", "LayerMaths", "LayerState", "Statistics",
@@ -44,6 +45,13 @@ class Statistics(ABC):  # noqa: B024 (a contract of attributes: no abstract meth
 
     total_weight: float
     n_samples: int
+
+    def farthest_at(self, Z):
+        """An upper bound of the rows' largest squared distance to the nearest of
+        the heads' points ``Z`` (:meth:`LayerMaths.swap_points`) that the last
+        passes kept, or None: none kept (the default; the point layer's compiled
+        pass keeps one, read by :func:`.._coarse_points.missed_rows`)."""
+        return None
 
 
 class LayerMaths(ABC):
@@ -126,6 +134,13 @@ class LayerMaths(ABC):
     def swap_points(self, M):
         """The heads ``M`` as points (K, D) of :meth:`swap_space`."""
         raise NotImplementedError
+
+    def swap_two_nearest(self, Y, Z, norms=None):
+        """The swap stage's pass at the heads' points ``Z``: each of its rows ``Y``'s
+        (:meth:`swap_space`) nearest point, squared distances to it and to the
+        second, ``(labels, d1, d2)`` (:func:`.._nearest.two_nearest`, the default;
+        a model may read them from numbers it holds: the cosine layer's)."""
+        return two_nearest(Y, Z, norms=norms)
 
     #: Whether a head may sit at any point of :meth:`swap_space` (the point
     #: layer): the swap stage then descends a trial whose move does not lower
