@@ -14,7 +14,7 @@ __all__ = ["ACROSS_ENTRIES", "ACROSS_HEADS", "ACROSS_ROWS", "BLOCK_ROWS",
            "ROW_REDUCTION_HEADS", "TRANSPOSED_HEADS",
            "TWO_NEAREST_ENTRIES",
            "across_rows", "dense_rows", "squared_distances", "squared_row_norms", "two_nearest",
-           "two_nearest_rows"]
+           "two_nearest_of", "two_nearest_rows"]
 
 #: Rows per block of the stage's passes (of :func:`two_nearest`, at most).
 BLOCK_ROWS = 4096
@@ -138,20 +138,37 @@ def two_nearest(Y, Z, block_rows=None, norms=None, seconds=False):
     across = TRANSPOSED_HEADS <= Z.shape[0] < ACROSS_HEADS
     if block_rows is None:
         block_rows = across_rows(Y, Z.shape[0]) if across else two_nearest_rows(Z.shape[0])
-    labels, second = np.empty(n, dtype=np.intp), np.empty(n if seconds else 0, np.intp)
-    d1, d2 = np.empty(n), np.empty(n)
     Zt, zz = -2.0 * Z.T, np.einsum("ij,ij->i", Z, Z)
-    for start in range(0, n, block_rows):
-        stop = min(start + block_rows, n)
-        part = (labels[start:stop], d1[start:stop], d2[start:stop])
-        where = second[start:stop] if seconds else None
-        if across:  # (the (K, b) array, as the product of its own orientation)
-            _two_smallest_columns(_columns(Y[start:stop], Zt, zz), *part, where)
-        else:
+    if across:  # (the (K, b) array, as the product of its own orientation)
+        def scores(start, stop):
+            return _columns(Y[start:stop], Zt, zz)
+    else:
+        def scores(start, stop):
             E = np.asarray(Y[start:stop] @ Zt, dtype=np.float64)
             E += zz
-            _two_smallest(E, *part, where)
-        block = _squared_norms(Y[start:stop]) if norms is None else norms[start:stop]
+            return E
+    row_norms = ((lambda start, stop: _squared_norms(Y[start:stop])) if norms is None else
+                 (lambda start, stop: norms[start:stop]))
+    return two_nearest_of(n, block_rows, scores, row_norms, seconds, across)
+
+
+def two_nearest_of(n, block_rows, scores, row_norms, seconds=False, across=False):
+    """:func:`two_nearest`'s loop over blocks of ``block_rows`` of ``n`` rows, each
+    block's ``|z|^2 - 2 y.z`` from ``scores(start, stop)`` (a new float64 array,
+    overwritten: (b, K), or (K, b) where ``across``, :func:`_columns`), its rows'
+    squared norms from ``row_norms(start, stop)``: ``(labels, d1, d2)`` (and
+    ``second`` with ``seconds``) by :func:`_two_smallest` (or
+    :func:`_two_smallest_columns`), the norms added to the two smallest only,
+    clipped at 0.  The cosine layer's pass from its cosines runs it too
+    (:func:`.maths.cosine.swap.two_nearest_of_cosines`)."""
+    labels, second = np.empty(n, dtype=np.intp), np.empty(n if seconds else 0, np.intp)
+    d1, d2 = np.empty(n), np.empty(n)
+    smallest = _two_smallest_columns if across else _two_smallest
+    for start in range(0, n, block_rows):
+        stop = min(start + block_rows, n)
+        smallest(scores(start, stop), labels[start:stop], d1[start:stop], d2[start:stop],
+                 second[start:stop] if seconds else None)
+        block = row_norms(start, stop)
         for d in (d1[start:stop], d2[start:stop]):
             d += block
             np.maximum(d, 0.0, out=d)

@@ -24,7 +24,7 @@ for one of two heads sharing a cluster.
 
 import numpy as np
 
-from ..._nearest import _two_smallest, two_nearest_rows
+from ..._nearest import two_nearest_of, two_nearest_rows
 from ..._swap import removal_share
 
 __all__ = ["COSINE_SWAP_NEEDED", "HELD_COSINES_SHARE", "heads_needed", "own_removal_ratio",
@@ -89,14 +89,12 @@ def two_nearest_of_cosines(A, Z, norms):
     numbers to rounding): ``|z|^2 - 2 <y, z>``'s two smallest of each row by
     :func:`sklearn_attnclust._nearest._two_smallest` (the first of least value
     the label), then the rows' squared norms ``norms`` added, clipped at 0."""
-    n = A.shape[0]
-    labels, d1, d2 = np.empty(n, dtype=np.intp), np.empty(n), np.empty(n)
-    zz, step = np.einsum("ij,ij->i", Z, Z), two_nearest_rows(Z.shape[0])
-    for a in range(0, n, step):
-        E = np.multiply(A[a:a + step], -2.0)  # (-2 x: exact, as the stage's -2 z)
+    zz = np.einsum("ij,ij->i", Z, Z)
+
+    def scores(start, stop):
+        E = np.multiply(A[start:stop], -2.0)  # (-2 x: exact, as the stage's -2 z)
         E += zz
-        _two_smallest(E, labels[a:a + step], d1[a:a + step], d2[a:a + step])
-        for d in (d1[a:a + step], d2[a:a + step]):
-            d += norms[a:a + step]
-            np.maximum(d, 0.0, out=d)
-    return labels, d1, d2
+        return E
+
+    return two_nearest_of(A.shape[0], two_nearest_rows(Z.shape[0]), scores,
+                          lambda start, stop: norms[start:stop])
