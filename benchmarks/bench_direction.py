@@ -13,7 +13,11 @@ KMeans's in the same repetition with the spread (min to max of the
 per-repetition ratios), the ratio of the process's CPU time (all threads:
 less sensitive to other processes on a loaded machine), ``n_iter_`` (for the layers: the full-data steps), the adjusted Rand index to the true labels and
 the centroid distance of the unit centres to the true centres (up to sign and
-permutation).  ``--profile`` prints a cProfile of one fit of each layer per case.
+permutation).  ``--profile`` prints a cProfile of one fit of each layer per case;
+``--phases`` a second table, the layers' CPU time per fit split into the moments'
+pass, the starts, the risk evaluations (each one pass over the rows, counted) and the
+rest (the unit scale, the checks, the labels and centres after the fit), medians of
+``--repeat`` more fits (seeds 0, 1, ...; process time, nothing else patched).
 
 Usage::
 
@@ -21,6 +25,7 @@ Usage::
     python benchmarks/bench_direction.py --n 100000 --repeat 3
     python benchmarks/bench_direction.py --smoke         # tiny, a few seconds (CI)
     python benchmarks/bench_direction.py --profile --d 384 --K 20 --repeat 1
+    python benchmarks/bench_direction.py --phases --d 128 --K 5 10 --threads 1
     taskset -c 0 python benchmarks/bench_direction.py --threads 1   # issue 30's setting
 
 ``--threads N`` runs every fit on at most ``N`` threads: BLAS's and OpenMP's
@@ -52,6 +57,10 @@ sys.path.insert(0, os.path.dirname(HERE))  # the checkout's package, not an inst
 from sklearn_attnclust import AttentionQuantizer  # noqa: E402
 from sklearn_attnclust.datasets import make_orthogonal_mixture  # noqa: E402
 from sklearn_attnclust.metrics import centroid_distance  # noqa: E402
+from sklearn_attnclust.maths.direction.attention import ContextStatistics  # noqa: E402
+from sklearn_attnclust.maths.direction.axes import AxisMaths, AxisStatistics  # noqa: E402
+from sklearn_attnclust.maths.direction.maths import DirectionMaths  # noqa: E402
+from sklearn_attnclust.layers import axis as axis_layer  # noqa: E402
 
 METHODS = {
     "direction": lambda K, seed: AttentionQuantizer(K, geometry="direction",
@@ -110,7 +119,80 @@ def profile_fit(name, K, X, top):
     print(out.getvalue())
 
 
-def run_case(kind, n, d, K, noise, repeat, dtype, profile):
+#: ``--phases``: (phase, class or module, attribute) timed; a classmethod stays one.  The
+#: free energy's moments: its layer's ``axis_moments_top`` (the rows' scale and second
+#: moment, d x d), and :class:`AxisStatistics` (the rows the passes read).
+PHASES = (("moments", ContextStatistics, "from_data"), ("moments", AxisStatistics, "from_data"),
+          ("moments", axis_layer, "axis_moments_top"),
+          ("starts", DirectionMaths, "starts"), ("starts", AxisMaths, "starts"),
+          ("risk", DirectionMaths, "risk"), ("risk", AxisMaths, "risk"))
+
+
+@contextlib.contextmanager
+def phase_clocks(totals):
+    """Add each phase's process time (and ``risk`` calls, ``"passes"``) to ``totals``
+    while active; a phase inside another counts in the outer one only."""
+    active = []
+
+    def clocked(phase, func):
+        def timed(*args, **kwargs):
+            if active:
+                return func(*args, **kwargs)
+            active.append(phase)
+            c0 = time.process_time()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                totals[phase] = totals.get(phase, 0.0) + time.process_time() - c0
+                totals["passes"] += phase == "risk"
+                active.pop()
+        return timed
+
+    saved = [(cls, attr, cls.__dict__[attr]) for _, cls, attr in PHASES]
+    try:
+        for phase, cls, attr in PHASES:
+            raw = cls.__dict__[attr]
+            if isinstance(raw, classmethod):
+                bound = clocked(phase, raw.__func__)
+                setattr(cls, attr, classmethod(bound))
+            else:
+                setattr(cls, attr, clocked(phase, raw))
+        yield totals
+    finally:
+        for cls, attr, raw in saved:
+            setattr(cls, attr, raw)
+
+
+def phase_rows(case, K, X, repeat):
+    """``--phases``' table rows: per layer the medians (ms) of the fits' CPU time and of
+    its phases (:data:`PHASES`), the risk evaluations, and the rest (the total's median
+    less the phases')."""
+    lines = []
+    for name in LAYERS:
+        per = []
+        for seed in range(repeat):
+            totals = {"passes": 0}
+            with phase_clocks(totals):
+                c0 = time.process_time()
+                METHODS[name](K, seed).fit(X)
+                totals["total"] = time.process_time() - c0
+            per.append(totals)
+
+        def med(key, scale=1e3):
+            return np.median([t.get(key, 0.0) for t in per]) * scale
+
+        rest = med("total") - med("moments") - med("starts") - med("risk")  # (additive)
+        lines.append(f"| {case} | {name} | {med('total'):.1f} | {med('moments'):.1f} | "
+                     f"{med('starts'):.1f} | {med('risk'):.1f} ({med('passes', 1):.0f}) | "
+                     f"{rest:.1f} |")
+    return lines
+
+
+PHASE_HEADER = ["| case | layer | CPU (ms) | moments | starts | risk (evaluations) | rest |",
+                "|---|---|---|---|---|---|---|"]
+
+
+def run_case(kind, n, d, K, noise, repeat, dtype, profile, phases=False):
     X, y, centres = make_case(kind, n, d, K, noise)
     X = X.astype(dtype)
     rows = {name: {"time": [], "ratio": [], "cpu": [], "iter": [], "ari": [], "cd": [],
@@ -132,6 +214,8 @@ def run_case(kind, n, d, K, noise, repeat, dtype, profile):
     if profile:
         for name in LAYERS:
             profile_fit(name, K, X, profile)
+    if phases:
+        rows["phases"] = phase_rows(f"{kind} n={n} d={d} K={K}", K, X, repeat)
     return rows
 
 
@@ -160,6 +244,8 @@ def main(argv=None):
     parser.add_argument("--float32", action="store_true")
     parser.add_argument("--profile", type=int, default=0, metavar="TOP",
                         help="print the TOP cumulative entries of a cProfile per layer")
+    parser.add_argument("--phases", action="store_true",
+                        help="a second table: the layers' CPU time split by phase")
     parser.add_argument("--threads", type=int, default=0,
                         help="at most this many threads per fit (0: the libraries' own)")
     parser.add_argument("--smoke", action="store_true")
@@ -194,7 +280,7 @@ def run_all(args, dtype):
     """Every case's table rows (printed as they come)."""
     header = ["| case | method | fit time (s) | / KMeans (spread) | CPU time / KMeans | "
               "n_iter_ | ARI | centroid distance |", "|---|---|---|---|---|---|---|---|"]
-    lines = list(header)
+    lines, phases = list(header), list(PHASE_HEADER)
     print("\n".join(header), flush=True)
     for kind in args.data:
         for n in args.n:
@@ -204,10 +290,14 @@ def run_all(args, dtype):
                         continue
                     case = f"{kind} n={n} d={d} K={K}"
                     rows = run_case(kind, n, d, K, args.noise, args.repeat, dtype,
-                                    args.profile)
+                                    args.profile, args.phases)
+                    phases += rows.pop("phases", [])
                     new = format_rows(case, rows)
                     print("\n".join(new), flush=True)
                     lines += new
+    if len(phases) > len(PHASE_HEADER):
+        print("\n" + "\n".join(phases), flush=True)
+        lines += [""] + phases
     return lines
 
 
