@@ -123,7 +123,11 @@ def _scatter_rows(client, X):
         batch.append(i)
     if batch:
         send()
-    name = "attnclust-scattered-" + dask.base.tokenize(X)
+    # named by what it holds, these blocks (the scatter's keys are new each
+    # time): a name from ``X`` alone was the same in a second fit of ``X``
+    # while the first fit's blocks were still held (its lazy ``labels_``), and
+    # the scheduler warned of a key submitted with a different task
+    name = "attnclust-scattered-" + dask.base.tokenize(X.name, [f.key for f in futures])
     graph = {(name, i, 0): future for i, future in enumerate(futures)}
     rows = da.Array(HighLevelGraph.from_collections(name, graph, dependencies=()), name,
                     X.chunks, X.dtype)
