@@ -126,7 +126,9 @@ def test_fitting_the_same_array_again_logs_no_run_spec_warning(client, records, 
     if kind == "persisted":
         X = X.persist()
         distributed.wait(X)
-    user_keys = {str(k) for row in X.__dask_keys__() for k in row} if kind == "persisted" else set()
+    user_keys = set()
+    if kind == "persisted":
+        user_keys = {str(k) for row in X.__dask_keys__() for k in row}
     models = [model.fit(X) for model in _fits()]
     models.append(AttentionQuantizer(3, random_state=0).partial_fit(X))
     models.append(AttentionQuantizer(3, random_state=0).partial_fit(X))

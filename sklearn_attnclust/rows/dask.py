@@ -6,10 +6,10 @@ task per group of blocks a worker holds (:func:`_row_groups`, the blocks read
 in place), brings back the parts (a small tuple per worker; with many
 workers, their sum on the cluster) and adds them (:meth:`DaskRows.reduce`).
 With a ``distributed.Client`` active, ``dask.compute`` runs on its cluster,
-so the same code runs on a laptop (dask's threads) or on a distributed cluster.  There, :func:`persist_rows`
-scatters the blocks of an array whose graph holds its data
-(``da.from_array``) rather than sending that graph, and :func:`warm_workers`
-has each client's workers import the passes once (they import no
+so the same code runs on a laptop (dask's threads) or on a distributed
+cluster.  There, :func:`persist_rows` scatters the blocks of an array whose
+graph holds its data (``da.from_array``) rather than sending that graph, and
+:func:`warm_workers` has each client's workers import the passes once (they import no
 scikit-learn: the package loads its estimators lazily).  Every pass reads a
 block once, through aligned chunks where distributed deserialised it
 unaligned (:func:`_aligned_chunks`).
