@@ -112,7 +112,12 @@ def test_the_log_capture_sees_a_run_spec_warning(client, records):
     second = aliased(client.scatter(np.ones((4, 2)), hash=False))
     distributed.wait(second)
     _after_the_graphs(client)
-    assert records.about("run_spec")
+    # (seen with distributed 2026.8; not checked below 2025, where the oldest
+    # supported, 2024.1, may represent the alias otherwise)
+    from distributed import __version__ as version
+    from packaging.version import Version
+
+    assert records.about("run_spec") or Version(version) < Version("2025")
     del first, second
 
 
