@@ -49,6 +49,7 @@ Usage::
     python benchmarks/bench_dask.py --sizes 200000x16x8      # n x d x chunks
     python benchmarks/bench_dask.py --large                  # 2e7 x 32 float32, 2 x 2 GiB
     python benchmarks/bench_dask.py --smoke                  # tiny, a few seconds
+    python benchmarks/bench_dask.py --rounds                 # and each round's figures
 """
 
 import argparse
@@ -124,12 +125,14 @@ def process_cpu(procs):
 
 
 def timed_fit(fit, X, procs):
-    """``(result, wall, path)``: ``fit(X)``'s wall time and its CPU path (this
-    process's CPU plus the busier worker's, see the module's docstring)."""
+    """``(result, wall, path, client, worker)``: ``fit(X)``'s wall time, its CPU
+    path (this process's CPU plus the busier worker's, see the module's
+    docstring) and the path's two terms."""
     before, c, t = process_cpu(procs), time.process_time(), time.perf_counter()
     out = fit(X)
     wall, client = time.perf_counter() - t, time.process_time() - c
-    return out, wall, client + max(a - b for a, b in zip(process_cpu(procs), before))
+    worker = max(a - b for a, b in zip(process_cpu(procs), before))
+    return out, wall, client + worker, client, worker
 
 
 def spread(values, digits=3):
@@ -159,7 +162,8 @@ def one_round(X, K, chunks, seed, args):
     from sklearn_attnclust import AttentionQuantizer
 
     n, d = X.shape
-    out = {"alone": [numpy_fit(K, seed, X)], "numpy": [], "first": [], "later": []}
+    out = {"alone": [numpy_fit(K, seed, X)], "numpy": [], "first": [], "later": [],
+           "load": os.getloadavg()[0]}
     cluster, client = new_cluster(args.workers)
     counter = graph_counter()
     cluster.scheduler.add_plugin(counter)
@@ -169,12 +173,12 @@ def one_round(X, K, chunks, seed, args):
         time.sleep(args.settle)
         out["numpy"].append(numpy_fit(K, seed, X))
         counter.reset()
-        b, wall, path = timed_fit(AttentionQuantizer(K, random_state=seed).fit, Xd, procs)
-        out["first"].append((wall, path))
+        b, *times = timed_fit(AttentionQuantizer(K, random_state=seed).fit, Xd, procs)
+        out["first"].append(tuple(times))
         graphs = list(counter.graphs)
         out["numpy"].append(numpy_fit(K, seed, X))
-        _, wall, path = timed_fit(AttentionQuantizer(K, random_state=seed).fit, Xd, procs)
-        out["later"].append((wall, path))
+        _, *times = timed_fit(AttentionQuantizer(K, random_state=seed).fit, Xd, procs)
+        out["later"].append(tuple(times))
         out["numpy"].append(numpy_fit(K, seed, X))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -250,6 +254,26 @@ def fit_rounds(args):
         print(f"| {r['size']} | {seconds(r, 'alone', 1)} | {seconds(r, 'numpy', 1)} | "
               f"{seconds(r, 'first', 1)} | {spread(ratios(r['rounds'], 'first', 1), 2)} | "
               f"{seconds(r, 'later', 1)} | {spread(ratios(r['rounds'], 'later', 1), 2)} |")
+    if args.rounds:
+        print_rounds(rows)
+
+
+def print_rounds(rows):
+    """Each round's figures (``--rounds``): where the spread of the ratios comes from."""
+    print("\nPer round: the machine's 1-min load at its start; wall seconds of its numpy "
+          "fits and dask fits; the first dask fit's CPU path as this process's + the "
+          "busier worker's CPU seconds; its wall ratio and CPU ratio\n")
+    print("| data | round | load | numpy fits | first dask fit | CPU client + worker | "
+          "wall ratio | CPU ratio | later dask fit |")
+    print("|:---|---:|---:|:---|---:|:---|---:|---:|---:|")
+    for r in rows:
+        wall, cpu = ratios(r["rounds"], "first", 0), ratios(r["rounds"], "first", 1)
+        for i, x in enumerate(r["rounds"]):
+            first, later = x["first"][0], x["later"][0]
+            print(f"| {r['size']} | {i} | {x['load']:.1f} | "
+                  f"{', '.join(f'{f[0]:.3f}' for f in x['numpy'])} | {first[0]:.3f} | "
+                  f"{first[2]:.3f} + {first[3]:.3f} | {wall[i]:.2f} | {cpu[i]:.2f} | "
+                  f"{later[0]:.3f} |")
 
 
 def _blob_block(block_info=None, d=32, K=4, dtype="float32"):
@@ -311,6 +335,8 @@ def main(argv=None):
     parser.add_argument("--large-chunk", type=int, default=500_000)
     parser.add_argument("--memory-limit", default="2GiB")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--rounds", action="store_true",
+                        help="also print each round's figures (the ratios' spread)")
     args = parser.parse_args(argv)
     if args.smoke:
         args.sizes, args.repeat = ["20000x8x4"], 1

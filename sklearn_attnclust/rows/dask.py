@@ -6,10 +6,10 @@ task per group of blocks a worker holds (:func:`_row_groups`, the blocks read
 in place), brings back the parts (a small tuple per worker; with many
 workers, their sum on the cluster) and adds them (:meth:`DaskRows.reduce`).
 With a ``distributed.Client`` active, ``dask.compute`` runs on its cluster,
-so the same code runs on a laptop (dask's threads) or on a distributed cluster.  There, :func:`persist_rows`
-scatters the blocks of an array whose graph holds its data
-(``da.from_array``) rather than sending that graph, and :func:`warm_workers`
-has each client's workers import the passes once (they import no
+so the same code runs on a laptop (dask's threads) or on a distributed
+cluster.  There, :func:`persist_rows` scatters the blocks of an array whose
+graph holds its data (``da.from_array``) rather than sending that graph, and
+:func:`warm_workers` has each client's workers import the passes once (they import no
 scikit-learn: the package loads its estimators lazily).  Every pass reads a
 block once, through aligned chunks where distributed deserialised it
 unaligned (:func:`_aligned_chunks`).
@@ -123,7 +123,11 @@ def _scatter_rows(client, X):
         batch.append(i)
     if batch:
         send()
-    name = "attnclust-scattered-" + dask.base.tokenize(X)
+    # named by what it holds, these blocks (the scatter's keys are new each
+    # time): a name from ``X`` alone was the same in a second fit of ``X``
+    # while the first fit's blocks were still held (its lazy ``labels_``), and
+    # the scheduler warned of a key submitted with a different task
+    name = "attnclust-scattered-" + dask.base.tokenize(X.name, [f.key for f in futures])
     graph = {(name, i, 0): future for i, future in enumerate(futures)}
     rows = da.Array(HighLevelGraph.from_collections(name, graph, dependencies=()), name,
                     X.chunks, X.dtype)
