@@ -81,6 +81,9 @@ CONFIGS = {
     # a coarse sample and float32 passes from MIXED_COARSE_HEADS = 32 heads (uniform rows)
     "point-staged-32": lambda: AttentionQuantizer(32, random_state=7).fit(
         np.random.default_rng(7).uniform(size=(40000, 16))),
+    # a coarse sample where the heads' spacing raises beta (K - 1 > d): no second swap stage
+    "point-staged-spaced": lambda: AttentionQuantizer(20, random_state=0).fit(
+        _blobs(50000, 2, 20, 0)),
     "point-learn": lambda: AttentionQuantizer(3, temperature="learn", random_state=4).fit(
         _blobs(1500, 3, 3, 4)),
     "point-n_init-3": lambda: AttentionQuantizer(4, n_init=3, random_state=5).fit(

@@ -55,4 +55,4 @@ def test_phase_rows_name_both_layers(bench):
         risk, count = cells[5].split(" (")
         assert int(count.rstrip(")")) >= 1
         assert total > 0 and min(moments, starts, float(risk)) >= 0
-        assert abs(moments + starts + float(risk) + rest - total) < 0.2  # (rounding to 0.1)
+        assert abs(moments + starts + float(risk) + rest - total) < 0.26  # (5 cells rounded to 0.1)
