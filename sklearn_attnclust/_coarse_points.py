@@ -99,10 +99,10 @@ def missed_rows(maths, X, weights, heads, reach, stats=None):
     lower precision, or the numpy reference) the pass runs as above."""
     lo, hi, probe, probe_w = reach
     Z, risk, missed = maths.swap_points(heads), None, 0.0
-    far = None if stats is None else stats.farthest_at(Z)
-    if far is not None:
+    bound = None if stats is None else stats.farthest_at(Z)
+    if bound is not None:
         risk = _probe_risk(maths, probe, probe_w, Z)
-        if far <= MISSED_FACTOR * risk:
+        if bound <= MISSED_FACTOR * risk:
             return False
     for a in range(0, X.shape[0], BLOCK_ROWS):
         block = X[a:a + BLOCK_ROWS]
