@@ -43,6 +43,7 @@ import numpy as np
 
 from ..._blocks import map_row_blocks, one_blas_thread
 from ..held import kept_row_hashes
+from ..point import moments as point_moments  # (no scipy: dask's workers import this)
 from .products import head_scores
 from .reconstruction import add_risk_sums, competitive_weights, risk_sums
 from .wide import moments_on, wide_statistics
@@ -183,10 +184,9 @@ class ContextStatistics(Statistics):
         weights : ndarray of shape (n,), optional
             Sample weights: the moments are the weighted means.
         """
-        from ..point.moments import DENSE_FEATURES  # (no scipy import for dask's workers)
         X = np.asarray(X)
         n, d = X.shape
-        if d > DENSE_FEATURES:  # wide rows: their moments as operators on them
+        if d > point_moments.DENSE_FEATURES:  # wide rows (the bound read here: tests move it)
             return wide_statistics(cls, X, keep_data=keep_data, need_fourth=need_fourth,
                                    weights=weights)
         dtype = X.dtype

@@ -8,6 +8,7 @@ This module knows nothing of scikit-learn.
 import numpy as np
 
 from ..._blocks import one_blas_thread, sum_row_blocks
+from ..point import moments as point_moments  # (no scipy: dask's workers import this)
 from ..shared import positive_magnitude, weighted_rows, zero_weights
 
 __all__ = ["RAW_MOMENTS_TOP", "WideMoment", "axis_moments", "axis_moments_top", "source_moments",
@@ -42,9 +43,6 @@ def axis_moments_top(X, sample_weight=None, *, chunk_size=8192):
     of positive weight it read (:func:`..shared.positive_magnitude`): the number the
     float32 copy's range check (:meth:`.axes.AxisMaths.low_precision`) and the mean
     direction's would each read again in a pass over the rows."""
-    from ..point.moments import DENSE_FEATURES  # (dask's workers import this module
-    # without scipy)
-
     n, d = X.shape
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = float(n if w is None else w.sum())
@@ -53,7 +51,7 @@ def axis_moments_top(X, sample_weight=None, *, chunk_size=8192):
     # scale nor counts in the sums (its chunk's copy set to 0: 0 inf is NaN)
     zero = zero_weights(w)
     a = positive_magnitude(X, zero)
-    wide = d > DENSE_FEATURES
+    wide = d > point_moments.DENSE_FEATURES  # (read here: tests move the bound)
     if a == 0.0:
         return 0.0, WideMoment(X, w, 1.0) if wide else np.zeros((d, d)), a
 
