@@ -1,6 +1,7 @@
-"""The direction statistics' first pass imports nothing (bench_risk's first-call cost:
-the wide-rows bound was imported inside the call, ~8 ms of module loading on the first
-pass of a process), and still reads the bound at call time (tests move it)."""
+"""The direction statistics' first pass imports none of the package's modules
+(bench_risk's first-call cost: the wide-rows bound was imported inside the call, ~8 ms of
+module loading on the first pass of a process), and still reads the bound at call time
+(tests move it)."""
 import subprocess
 import sys
 
@@ -11,7 +12,9 @@ from sklearn_attnclust.maths.direction.attention import ContextStatistics
 from sklearn_attnclust.maths.point import moments
 
 
-def test_first_pass_imports_no_module():
+def test_first_pass_imports_no_package_module():
+    # Only the package's own modules: numpy or scipy may load a submodule lazily on a
+    # first call in some releases, which is not the cost this test guards.
     code = (
         "import sys\nimport numpy as np\n"
         "from sklearn_attnclust.maths.direction.attention import ContextStatistics\n"
@@ -20,7 +23,7 @@ def test_first_pass_imports_no_module():
         "before = set(sys.modules)\n"
         "ContextStatistics.from_data(X, keep_data=False, need_fourth=False)\n"
         "axis_moments_top(X)\n"
-        "new = set(sys.modules) - before\n"
+        "new = {m for m in set(sys.modules) - before if m.startswith('sklearn_attnclust')}\n"
         "assert not new, sorted(new)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
