@@ -152,6 +152,9 @@ if [ $# -eq 0 ] || [ "$1" = "--list" ] || [ "$1" = "-h" ]; then
     jobs_def
     exit 0
 fi
+for job in "$@"; do   # all names checked before any job runs
+    job_names | grep -qx "$job" || { echo "unknown job: $job (measure.sh --list)" >&2; exit 2; }
+done
 cd "$REPO" || exit 2
 if [ ! -f sklearn_attnclust/__init__.py ]; then
     echo "measure.sh: $REPO is not a sklearn_attnclust checkout" >&2; exit 2
@@ -160,9 +163,6 @@ mkdir -p "$OUT" "$RES"
 export PYTHONPATH=$REPO   # the scripts' imports and bench_dask's workers
 status=0
 for job in "$@"; do
-    if ! job_names | grep -qx "$job"; then
-        echo "unknown job: $job (measure.sh --list)" >&2; status=2; continue
-    fi
     cmds=$(commands_of "$job")
     log=$OUT/$job.log
     header "$job" "$cmds" > "$log" 2>&1
