@@ -139,6 +139,16 @@ def test_put_table_replaces_and_refuses(tmp_path):
         put_table.main([str(doc), "## Missing", str(src), "--force"])
 
 
+def test_put_table_keeps_a_list_items_indentation(tmp_path):
+    put_table = _load("put_table")
+    doc, src = tmp_path / "doc.md", tmp_path / "log.txt"
+    doc.write_text("- item:\n\n  | a | b |\n  |---|---|\n  | 1 | 2 |\n\nAfter.\n")
+    src.write_text("| a | b |\n|---|---|\n| 3 | 4 |\n| 5 | 6 |\n")
+    put_table.main([str(doc), "- item", str(src)])
+    assert doc.read_text() == ("- item:\n\n  | a | b |\n  |---|---|\n  | 3 | 4 |\n"
+                               "  | 5 | 6 |\n\nAfter.\n")
+
+
 def test_h2h_readme_rebuilds_the_readme_table(tmp_path):
     h2h, put_table = _load("h2h_readme"), _load("put_table")
     text = (ROOT / "docs" / "_static" / "head_to_head.md").read_text(encoding="utf-8")

@@ -17,7 +17,9 @@ header row and separator (for a table whose script prints more columns, or names
 otherwise: the user guide's bench_learn table); --drop REGEX drops the new table's
 body rows that match (the README's speed table leaves out MiniBatchKMeans); --force
 accepts a header that differs from the old table's (otherwise refused: the wrong
-table was picked); --dry-run prints the diff and writes nothing.  The diff of every change goes to stderr.
+table was picked); --dry-run prints the diff and writes nothing.  The diff of every
+change goes to stderr.
+The new rows take the old table's indentation (a table inside a list item).
 Only the table's lines change: the prose around it is the lead's to edit by hand.
 """
 import argparse
@@ -105,7 +107,8 @@ def main(argv=None):
     if cells(plain[k]) != cells(new[0]) and not a.force:
         sys.exit(f"put_table: header differs (use --force if meant):\n  old {plain[k]}\n"
                  f"  new {new[0]}")
-    out = doc[:k] + [r + "\n" for r in new] + doc[m:]
+    indent = plain[k][:len(plain[k]) - len(plain[k].lstrip())]   # a table in a list item
+    out = doc[:k] + [indent + r.lstrip() + "\n" for r in new] + doc[m:]
     diff = list(difflib.unified_diff(doc, out, a.file, a.file + " (new)", n=0))
     sys.stderr.writelines(diff or [f"put_table: {a.file}: table unchanged\n"])
     if not a.dry_run and diff:
