@@ -4,20 +4,25 @@ Data: unit rows in ``d`` dimensions from ``K`` clusters, either a von
 Mises-Fisher-like mixture (``K`` random unit centres plus Gaussian noise of
 standard deviation ``--noise / sqrt(d)`` per coordinate, rows normalised:
 ``vmf``) or :func:`sklearn_attnclust.datasets.make_orthogonal_mixture` with
-its rows normalised (``orth``).  For each case the methods are fitted
-``--repeat`` times, interleaved (seeds 0, 1, ...; every method gets the same
-seed): ``AttentionQuantizer(geometry="direction")`` (competitive,
+its rows normalised (``orth``).  Each case is repeated ``--repeat`` times: repeat
+``r`` (0, 1, ...) draws its rows from seed ``r`` and fits every method on them,
+interleaved, with ``random_state=1000 + r`` (as ``examples/head_to_head.py`` does: the
+data's draw and the estimators' apart), so the medians are over data draws as well as
+the estimators' seeds (on a fixed draw the direction fits hardly depend on their seed).
+The methods: ``AttentionQuantizer(geometry="direction")`` (competitive,
 reconstruction risk), ``geometry="direction", risk="free-energy"`` and
 ``KMeans(n_init=1)``.  The table reports medians: fit time, its ratio to
 KMeans's in the same repetition with the spread (min to max of the
 per-repetition ratios), the ratio of the process's CPU time (all threads:
-less sensitive to other processes on a loaded machine), ``n_iter_`` (for the layers: the full-data steps), the adjusted Rand index to the true labels and
+less sensitive to other processes on a loaded machine), ``n_iter_`` (for the layers:
+the full-data steps), the adjusted Rand index to the true labels and
 the centroid distance of the unit centres to the true centres (up to sign and
-permutation).  ``--profile`` prints a cProfile of one fit of each layer per case;
-``--phases`` a second table, the layers' CPU time per fit split into the moments'
-pass, the starts, the risk evaluations (each one pass over the rows, counted) and the
-rest (the unit scale, the checks, the labels and centres after the fit), medians of
-``--repeat`` more fits (seeds 0, 1, ...; process time, nothing else patched).
+permutation).  ``--profile`` prints a cProfile of one fit of each layer per case (on
+repeat 0's rows, ``random_state=1000``); ``--phases`` a second table, the layers' CPU
+time per fit split into the moments' pass, the starts, the risk evaluations (each one
+pass over the rows, counted) and the rest (the unit scale, the checks, the labels and
+centres after the fit), medians of ``--repeat`` more fits (one per repeat, on its rows
+with its ``random_state``, after the timed fits; process time, nothing else patched).
 
 Usage::
 
@@ -70,6 +75,8 @@ METHODS = {
     "KMeans(n_init=1)": lambda K, seed: KMeans(K, n_init=1, random_state=seed),
 }
 LAYERS = ("direction", "direction, free-energy")
+#: Repeat ``r`` draws its rows from seed ``r`` and fits with ``ESTIMATOR_SEED + r``.
+ESTIMATOR_SEED = 1000
 
 
 def vmf_like(n, d, K, noise, rng):
@@ -82,7 +89,8 @@ def vmf_like(n, d, K, noise, rng):
     return X, y, centres
 
 
-def make_case(kind, n, d, K, noise, seed=12345):
+def make_case(kind, n, d, K, noise, seed):
+    """Unit rows of the case ``kind`` drawn from ``seed``: ``(X, y, centres)``."""
     rng = np.random.default_rng(seed)
     if kind == "vmf":
         return vmf_like(n, d, K, noise, rng)
@@ -107,9 +115,9 @@ def fit_once(name, K, seed, X):
     return est, elapsed, cpu, warned
 
 
-def profile_fit(name, K, X, top):
+def profile_fit(name, K, seed, X, top):
     prof = cProfile.Profile()
-    est = METHODS[name](K, 0)
+    est = METHODS[name](K, seed)
     prof.enable()
     est.fit(X)
     prof.disable()
@@ -163,20 +171,24 @@ def phase_clocks(totals):
             setattr(cls, attr, raw)
 
 
-def phase_rows(case, K, X, repeat):
-    """``--phases``' table rows: per layer the medians (ms) of the fits' CPU time and of
-    its phases (:data:`PHASES`), the risk evaluations, and the rest (the total's median
-    less the phases')."""
+def phase_fit(name, K, seed, X):
+    """One fit's phase totals (s, :data:`PHASES`), its ``"total"`` CPU time and its risk
+    evaluations (``"passes"``)."""
+    totals = {"passes": 0}
+    with phase_clocks(totals):
+        c0 = time.process_time()
+        METHODS[name](K, seed).fit(X)
+        totals["total"] = time.process_time() - c0
+    return totals
+
+
+def phase_rows(case, per_layer):
+    """``--phases``' table rows from ``{layer: [phase_fit's totals, ...]}``: per layer
+    the medians (ms) of the fits' CPU time and of its phases (:data:`PHASES`), the risk
+    evaluations, and the rest (the total's median less the phases')."""
     lines = []
     for name in LAYERS:
-        per = []
-        for seed in range(repeat):
-            totals = {"passes": 0}
-            with phase_clocks(totals):
-                c0 = time.process_time()
-                METHODS[name](K, seed).fit(X)
-                totals["total"] = time.process_time() - c0
-            per.append(totals)
+        per = per_layer[name]
 
         def med(key, scale=1e3):
             return np.median([t.get(key, 0.0) for t in per]) * scale
@@ -193,29 +205,35 @@ PHASE_HEADER = ["| case | layer | CPU (ms) | moments | starts | risk (evaluation
 
 
 def run_case(kind, n, d, K, noise, repeat, dtype, profile, phases=False):
-    X, y, centres = make_case(kind, n, d, K, noise)
-    X = X.astype(dtype)
+    """The case's rows per method; repeat ``r`` fits every method on the rows drawn from
+    seed ``r`` with ``random_state=ESTIMATOR_SEED + r`` (and ``--phases``' fits after)."""
     rows = {name: {"time": [], "ratio": [], "cpu": [], "iter": [], "ari": [], "cd": [],
                    "warn": False} for name in METHODS}
-    for seed in range(repeat):
+    per_layer = {name: [] for name in LAYERS}
+    for r in range(repeat):
+        X, y, centres = make_case(kind, n, d, K, noise, seed=r)
+        X, seed = X.astype(dtype), ESTIMATOR_SEED + r
         times, cpus = {}, {}
         for name in METHODS:
             est, elapsed, cpu, warned = fit_once(name, K, seed, X)
             times[name], cpus[name] = elapsed, cpu
-            r = rows[name]
-            r["time"].append(elapsed)
-            r["iter"].append(int(est.n_iter_))
-            r["ari"].append(adjusted_rand_score(y, est.labels_))
-            r["cd"].append(centroid_distance(unit_centres(est), centres))
-            r["warn"] |= warned
+            row = rows[name]
+            row["time"].append(elapsed)
+            row["iter"].append(int(est.n_iter_))
+            row["ari"].append(adjusted_rand_score(y, est.labels_))
+            row["cd"].append(centroid_distance(unit_centres(est), centres))
+            row["warn"] |= warned
         for name in METHODS:
             rows[name]["ratio"].append(times[name] / times["KMeans(n_init=1)"])
             rows[name]["cpu"].append(cpus[name] / max(cpus["KMeans(n_init=1)"], 1e-9))
-    if profile:
-        for name in LAYERS:
-            profile_fit(name, K, X, profile)
+        if profile and r == 0:
+            for name in LAYERS:
+                profile_fit(name, K, seed, X, profile)
+        if phases:
+            for name in LAYERS:
+                per_layer[name].append(phase_fit(name, K, seed, X))
     if phases:
-        rows["phases"] = phase_rows(f"{kind} n={n} d={d} K={K}", K, X, repeat)
+        rows["phases"] = phase_rows(f"{kind} n={n} d={d} K={K}", per_layer)
     return rows
 
 
@@ -269,7 +287,8 @@ def main(argv=None):
         [f"# bench_direction ({'float32' if args.float32 else 'float64'})", "",
          f"`{command}` on {platform.machine()}, {os.cpu_count()} CPUs, {threads}, "
          f"Python {platform.python_version()}, numpy {np.__version__}; medians of "
-         f"{args.repeat}, interleaved; `*`: a ConvergenceWarning.", ""] + lines) + "\n"
+         f"{args.repeat} (repeat r: rows drawn from seed r, random_state 1000 + r), "
+         f"interleaved; `*`: a ConvergenceWarning.", ""] + lines) + "\n"
     os.makedirs(args.output_dir, exist_ok=True)
     name = "bench_direction_smoke.md" if args.smoke else "bench_direction.md"
     with open(os.path.join(args.output_dir, name), "w") as fh:

@@ -47,7 +47,9 @@ def test_phase_rows_name_both_layers(bench):
     rng = np.random.default_rng(1)
     X = rng.standard_normal((1500, 8)) + 4 * np.eye(8)[rng.integers(3, size=1500)]
     X /= np.linalg.norm(X, axis=1, keepdims=True)
-    lines = bench.phase_rows("case", 3, X, 3)
+    per_layer = {name: [bench.phase_fit(name, 3, seed, X) for seed in range(3)]
+                 for name in bench.LAYERS}
+    lines = bench.phase_rows("case", per_layer)
     assert [line.split(" | ")[1] for line in lines] == list(bench.LAYERS)
     for line in lines:
         cells = [c.strip() for c in line.strip("| ").split(" | ")]
