@@ -29,6 +29,11 @@ import pytest
 from scipy import sparse
 from sklearn.datasets import make_blobs
 
+if __name__ == "__main__":  # run as a script: this tree's package, not an installed one
+    # (an editable install of another checkout would otherwise be imported, and
+    # ``--write`` would record that checkout's fits)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from sklearn_attnclust import AttentionQuantizer, InContextQuantizer
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 
