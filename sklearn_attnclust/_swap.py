@@ -202,7 +202,7 @@ RACE_HOPE = 2.0
 
 
 def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None,
-                sampled=False):
+                sampled=False, rtol=None):
     """``best`` (a descent's result on ``stage``) after the swap trials.
 
     A trial (:func:`swap_target`) whose move raises the hard risk by less than
@@ -229,7 +229,9 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     so races a trial that ended below it before the trial is kept
     (:func:`_raced`, :data:`RACE_WORK`), its steps counted as the stage's.
     ``sampled``: ``stage`` is a coarse sample's (the rules of small fits,
-    :func:`_budget`, are for fits on all the rows)."""
+    :func:`_budget`, are for fits on all the rows).  ``rtol``: the relative drop
+    a trial must make, where not :func:`kept_rtol`'s (the stage on all the rows
+    of a staged fit: :data:`SWAP_RTOL`)."""
     maths, fails, steps, kept, finished = descent.maths, 0, 0, False, False
     if maths.n_clusters < 2:
         return best
@@ -244,7 +246,7 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     norms = squared_row_norms(Y)  # (the same for every distance of the stage)
     draw = _RowDraw(*maths.swap_order(rows, row_w), rng)
     n_local, near = 2 + int(np.log(maths.n_clusters)), None
-    free, rtol = maths.swap_free_points, kept_rtol(maths, Y.shape[0], sampled)
+    free, rtol = maths.swap_free_points, kept_rtol(maths, Y.shape[0], sampled, rtol)
     needed = getattr(maths, "heads_needed", None)  # (a maths' own stop: the cosine layer's)
     run, (small, slack, patience) = (_Trial(descent, trial_tol, memory, rows, row_w),
                                      _budget(maths, draw.first.size, Y.shape[1], sampled))
@@ -292,11 +294,14 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     return best
 
 
-def kept_rtol(maths, n_rows, sampled):
-    """The relative drop of the risk a swap trial must make to be kept:
-    :data:`SWAP_RTOL`, or on a coarse sample (``sampled``) of ``n_rows`` rows where
-    the maths' heads are free points, at least :data:`SAMPLED_SWAP_SHARE` times
-    ``K / n_rows``, what the sample resolves of the risk."""
+def kept_rtol(maths, n_rows, sampled, rtol=None):
+    """The relative drop of the risk a swap trial must make to be kept: ``rtol``
+    where given, else :data:`SWAP_RTOL`, or on a coarse sample (``sampled``) of
+    ``n_rows`` rows where the maths' heads are free points, at least
+    :data:`SAMPLED_SWAP_SHARE` times ``K / n_rows``, what the sample resolves of
+    the risk."""
+    if rtol is not None:
+        return rtol
     if not (sampled and maths.swap_free_points):
         return SWAP_RTOL
     return max(SWAP_RTOL, SAMPLED_SWAP_SHARE * maths.n_clusters / max(int(n_rows), 1))

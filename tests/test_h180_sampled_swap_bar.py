@@ -78,3 +78,23 @@ def test_a_fit_on_all_the_rows_keeps_the_stage_s_bar(monkeypatch):
     for (v, on_sample, _), bar in seen:
         assert not on_sample
         assert (v - bar) / abs(v) == pytest.approx(SWAP_RTOL, rel=1e-9)
+
+
+def test_the_missed_rows_round_on_all_the_rows_keeps_the_stage_s_bar(monkeypatch):
+    # the swap round of a staged fit's missed rows runs on all the rows (sampled=True
+    # only keeps the small fits' rules off): its trials are judged against SWAP_RTOL,
+    # not the coarse sample's bar, which the number of rows would set here
+    from sklearn_attnclust import _coarse_points
+
+    calls = []
+    monkeypatch.setattr(_coarse_points, "swap_rounds",
+                        lambda *a, **k: calls.append(k) or a[2])
+    best = object()
+    X = np.zeros((70000, 2))
+    assert _coarse_points.swap_missed(_Say(), None, best, 1e-4, 5, X, None, None) is best
+    assert calls == [{"sampled": True, "rtol": SWAP_RTOL}]
+
+
+class _Say:
+    def say(self, message):
+        pass
