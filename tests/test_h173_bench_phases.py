@@ -1,22 +1,15 @@
 """bench_direction.py --phases: the layers' CPU time split by phase, the patch undone."""
 
-import importlib.util
-import os
 import time
 
 import numpy as np
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _bench_module import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_direction_h173", os.path.join(ROOT, "benchmarks", "bench_direction.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_direction", "bench_direction_h173")
 
 
 def test_phase_clocks_time_each_phase_and_restore(bench):

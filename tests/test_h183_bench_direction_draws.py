@@ -1,21 +1,13 @@
 """bench_direction.py draws each repeat's rows from its seed; every method fits them."""
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _bench_module import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_direction_h183", os.path.join(ROOT, "benchmarks", "bench_direction.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_direction", "bench_direction_h183")
 
 
 @pytest.mark.parametrize("kind", ["vmf", "orth"])
