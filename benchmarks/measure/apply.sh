@@ -31,6 +31,8 @@ put() {  # put FILE ANCHOR SOURCE [put_table options]
 cp_() {  # cp_ SOURCE DEST (DEST relative to DOC)
     if [ ! -f "$1" ]; then echo "SKIPPED copy to $2: no $1"; return; fi
     if [ -n "$DRY" ]; then echo "would copy ${1#"$OUT"/} -> $2"
+    elif [ "${2%.md}" != "$2" ]; then  # (a table: its command without the run's OUT)
+        sed -E 's/ --output-dir [^ `]+//' "$1" > "$DOC/$2" && echo "copied ${1#"$OUT"/} -> $2"
     else cp "$1" "$DOC/$2" && echo "copied ${1#"$OUT"/} -> $2"; fi
 }
 R=$OUT/results
