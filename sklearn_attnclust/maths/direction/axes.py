@@ -45,7 +45,7 @@ from ...layers.base import LayerMaths, Statistics
 
 __all__ = ["AxisMaths", "AxisStatistics", "WideMoment", "axis_moments", "axis_moments_top",
            "axis_weights", "block_sums",
-           "largest_score", "score_sums", "source_moments"]
+           "held_score_sums", "largest_score", "score_sums", "source_moments"]
 
 #: Tolerance of the coarse stage (on the Riemannian gradient of the relative
 #: risk, as the reconstruction risk's coarse stage).
@@ -83,6 +83,16 @@ def score_sums(Y, w, M):
     own = np.take_along_axis(A, labels[:, None], axis=1)[:, 0]
     return (np.bincount(labels, minlength=K).astype(np.float64),
             np.bincount(labels, weights=own, minlength=K))
+
+
+def held_score_sums(Y, w, M):
+    """Per head, the (weighted) sum of the scores ``<y, mu_h>`` of the rows whose
+    largest ``|<y, mu_h>|`` is on it, of one block: the sign of the head's own
+    rows (:func:`sklearn_attnclust.layers.axis.signed_by_rows`)."""
+    A = Y @ M.T
+    labels = np.argmax(np.abs(A), axis=1)
+    own = np.take_along_axis(A, labels[:, None], axis=1)[:, 0]
+    return (np.bincount(labels, weights=own if w is None else own * w, minlength=M.shape[0]),)
 
 
 def block_sums(Y, w, M, beta, need_grad):
