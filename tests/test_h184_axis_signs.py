@@ -29,21 +29,36 @@ def _rows_against_the_mean(seed, n=600, d=8, noise=0.05):
     return X, y, C
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_cluster_against_the_mean_keeps_its_head(seed):
+@pytest.mark.parametrize("seed, scale, dask", [(0, 1.0, False), (1, 1.0, False),
+                                               (2, 1.0, False), (3, 1.0, False),
+                                               (0, 1e306, False), (1, 1e-310, False),
+                                               (2, 1.0, True), (0, 1e306, True)])
+def test_cluster_against_the_mean_keeps_its_head(seed, scale, dask):
+    # (at 1e306 the held scores' sums overflowed before they were read at the rows'
+    # scale; on a dask array the signs are read on the row source's pass)
     X, y, C = _rows_against_the_mean(seed)
+    X = X * scale
+    if dask:
+        da = pytest.importorskip("dask.array")
+        X = da.from_array(X, chunks=(200, X.shape[1]))
     est = AttentionQuantizer(3, geometry="direction", risk="free-energy",
                              random_state=seed).fit(X)
+    if dask:
+        est.labels_ = np.asarray(est.labels_)
     assert np.unique(est.labels_).size == 3
     assert adjusted_rand_score(y, est.labels_) > 0.99
     # each centre on its cluster's side: within 20 degrees of a true centre
-    U = est.cluster_centers_ / np.linalg.norm(est.cluster_centers_, axis=1, keepdims=True)
+    U = est.cluster_centers_ / scale  # (at the rows' unit scale: no norm overflows)
+    U = U / np.linalg.norm(U, axis=1, keepdims=True)
     assert np.all((U @ C.T).max(axis=1) > np.cos(np.radians(20)))
 
 
 def test_signed_by_rows_falls_back_to_the_mean():
     heads = np.eye(3)
     mean = np.array([1.0, -1.0, 1.0])
-    sums = np.array([-2.0, 0.0, np.nan])  # own rows' sign; none; not finite
+    sums = np.array([-2.0, 0.0, np.nan])  # own rows' sign; none; NaN
     out = signed_by_rows(heads, sums, mean)
     np.testing.assert_array_equal(np.diag(out), [-1.0, -1.0, 1.0])
+    # an infinite sum has a sign: it is read, not replaced by the mean's
+    out = signed_by_rows(heads, np.array([-np.inf, np.inf, 1.0]), mean)
+    np.testing.assert_array_equal(np.diag(out), [-1.0, 1.0, 1.0])

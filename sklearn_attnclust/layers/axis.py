@@ -26,22 +26,24 @@ def signed_by_rows(heads, sums, mean):
     """The heads (axes: the free energy reads ``<y, mu_h>^2``) signed so that the
     scores of each head's own rows (those whose largest ``|<y, mu_h>|`` is on it)
     sum to >= 0 (``sums``: :func:`..maths.direction.axes.held_score_sums`'s); a
-    head of no rows (or a sum 0 or not finite) by the data's ``mean`` as
+    head of no rows (or a sum 0 or NaN) by the data's ``mean`` as
     :func:`.heads.signed`.  The mean alone flipped the head of a cluster whose
     direction is at more than 90 degrees from the mean's (bench_direction.py's vmf
     rows, d = 64, K = 20: 5 draws of 10, one head then empty, ARI 0.93)."""
     fallback = np.sign(mean @ heads.T)
     fallback[fallback == 0] = 1.0
     sums = np.asarray(sums, dtype=np.float64)
-    signs = np.where(np.isfinite(sums) & (sums != 0), np.sign(sums), fallback)
+    signs = np.where(~np.isnan(sums) & (sums != 0), np.sign(sums), fallback)
     return heads * signs[:, None]
 
 
-def _held_sums(X, heads, w):
-    """:func:`held_score_sums` over the rows ``X`` (weights ``w`` or None), by blocks."""
-    out = np.zeros(heads.shape[0])
+def _held_sums(X, heads, w, scale):
+    """:func:`held_score_sums` over the rows ``X`` (weights ``w`` or None), by blocks,
+    each over the power of two nearest the rows' ``scale`` (exact: the sums of rows
+    near the largest float do not overflow, as on a row source)."""
+    out, e = np.zeros(heads.shape[0]), int(np.frexp(scale)[1]) if scale > 0 else 0
     for a in range(0, X.shape[0], 8192):
-        part = np.asarray(X[a:a + 8192], dtype=np.float64)
+        part = np.ldexp(np.asarray(X[a:a + 8192], dtype=np.float64), -e)
         with np.errstate(over="ignore", invalid="ignore"):
             out += held_score_sums(part, None if w is None else w[a:a + 8192], heads)[0]
     return out
@@ -107,7 +109,8 @@ class AxisLayer(FreeEnergyLayer):
             maths.second = None  # eigenvalues read by the fit), not kept by the fitted model
         mean = mean_direction(X, w, top=top if zero_weights(w) is None else None)
         self.fit_, self.maths = fit, maths
-        self.heads = signed_by_rows(fit.heads, _held_sums(X, fit.heads, w), mean)
+        held = _held_sums(X, fit.heads, w, maths.scale)
+        self.heads = signed_by_rows(fit.heads, held, mean)
         labels, scores = largest_score(X, self.heads)
         self.centers = score_centres(self.heads, labels, scores, w)
         return labels

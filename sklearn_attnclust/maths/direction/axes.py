@@ -460,8 +460,9 @@ def axis_weights(X, M, beta, scale):
 def largest_score(X, M):
     """The head of largest score ``<x, mu_h>`` of each row, and that score.
 
-    The heads are signed so that the data's mean projection on each is
-    positive, and, as for the reconstruction layers, a sample belongs to the
+    The heads are signed so that their own rows' scores sum to >= 0
+    (:func:`sklearn_attnclust.layers.axis.signed_by_rows`), and, as for the
+    reconstruction layers (signed by the data's mean), a sample belongs to the
     head it projects on most (the largest weight among the heads it is on the
     positive side of)."""
     M = np.asarray(M, dtype=np.float64)
