@@ -19,7 +19,7 @@ A regroup trial: the head ``h`` of least removal cost not yet tried (the head th
 swap stage moves first: its neighbourhood is where spare heads sit), its
 neighbours (the heads nearest but one to a row of ``h``'s cell, and those
 whose rows have ``h`` nearest but one), their heads drawn again by k-means++
-over the rows of their cells (:class:`._swap._RowDraw`: the draws do not depend on
+over the rows of their cells (:class:`._row_draw._RowDraw`: the draws do not depend on
 the rows' order), descended as a swap trial (at most :data:`._swap.SWAP_STEPS`
 steps) and kept if the risk drops by more than :data:`._swap.SWAP_RTOL`.
 :data:`REGROUP_TRIALS` per swap stage, where the swap stage ran its saddle check
@@ -55,7 +55,7 @@ def regroup(descent, stage, best, trial, Y, w, norms, draw):
     docstring): ``(best, kept, steps)``.  ``trial(stage, M, bar, min_steps)``
     descends a swap trial (:class:`._swap._Trial`); ``Y``, ``w``, ``norms``: the
     swap space's rows, their weights and squared norms; ``draw``: the swap
-    stage's :class:`._swap._RowDraw`."""
+    stage's :class:`._row_draw._RowDraw`."""
     from ._saddle import _beside
     from ._swap import SWAP_RTOL
     maths, steps, kept, tried, near = descent.maths, 0, False, [], None

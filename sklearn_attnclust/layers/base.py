@@ -167,8 +167,8 @@ class LayerMaths(ABC):
 
     def swap_order(self, rows, weights):
         """The order the swap stage draws rows in and where each distinct row
-        starts in it (:func:`.._swap.draw_order`, for dense rows)."""
-        from .._swap import draw_order
+        starts in it (:func:`.._row_draw.draw_order`, for dense rows)."""
+        from .._row_draw import draw_order
 
         return draw_order(rows, weights)
 

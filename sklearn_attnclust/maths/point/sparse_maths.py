@@ -13,7 +13,7 @@ invariant) with the heads' points in the same units.  No scikit-learn at import.
 import numpy as np
 
 from ..._assign import nearest_point
-from ..._swap import _RowDraw
+from ..._row_draw import _RowDraw
 from ..cosine.rows import as_rows, sparse_row_keys
 from ..shared import check_points
 from .maths import PointMaths
