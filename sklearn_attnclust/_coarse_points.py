@@ -9,7 +9,7 @@ far from the heads hold a share of the risk (:func:`missed_rows`, read by
 import numpy as np
 
 from ._nearest import BLOCK_ROWS, squared_distances
-from ._swap import SWAP_RTOL, swap_rounds
+from ._swap import swap_rounds
 
 __all__ = ["MISSED_FACTOR", "MISSED_SHARE", "PROBE_ROWS", "fewer_points", "missed_rows",
            "sample_reach", "swap_missed"]
@@ -142,8 +142,6 @@ def swap_missed(descent, stats, best, tol, memory, X, weights, rng):
     """``best`` (the full-data optimum of a staged fit) after the swap stage on all
     the rows (:func:`._swap.swap_rounds`; its kept trial finished to ``tol``)."""
     descent.say("Rows beyond the coarse sample's reach: swap stage on all the rows")
-    # (sampled: the rules of small fits, such as the regroup trials, stay off; this
-    # round is the stage's on all the rows of a fit that started on a sample, so a
-    # trial is kept for the drop of fits on all the rows, not the sample's bar)
-    return swap_rounds(descent, stats, best, tol, memory, X, weights, rng, sampled=True,
-                       rtol=SWAP_RTOL)
+    # (staged: the rules of small fits, such as the regroup trials, stay off; not
+    # sampled: the round runs on all the rows, a trial is kept for SWAP_RTOL's drop)
+    return swap_rounds(descent, stats, best, tol, memory, X, weights, rng, staged=True)

@@ -254,7 +254,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
                 return best
             return swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
                                random_state, _finisher(descent, plan, tol, stage_tol),
-                               sampled=plan.staged)
+                               staged=plan.staged, sampled=plan.staged)
         best, beta = swapped(best), maths.beta
         # the temperature of the heads' spacing, where colder: the swap stage again at it
         best = spaced(descent, stage, best, stage_tol, memory, rows, row_w)

@@ -202,7 +202,7 @@ RACE_HOPE = 2.0
 
 
 def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None,
-                sampled=False, rtol=None):
+                staged=False, sampled=False):
     """``best`` (a descent's result on ``stage``) after the swap trials.
 
     A trial (:func:`swap_target`) whose move raises the hard risk by less than
@@ -228,10 +228,10 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     tolerance, ended early where ``stop(values)``: an incumbent not finished
     so races a trial that ended below it before the trial is kept
     (:func:`_raced`, :data:`RACE_WORK`), its steps counted as the stage's.
-    ``sampled``: ``stage`` is a coarse sample's (the rules of small fits,
-    :func:`_budget`, are for fits on all the rows).  ``rtol``: the relative drop
-    a trial must make, where not :func:`kept_rtol`'s (the stage on all the rows
-    of a staged fit: :data:`SWAP_RTOL`)."""
+    ``staged``: the stage is one of a staged fit's, on its coarse sample or on
+    all the rows (the rules of small fits, :func:`_budget`, are for fits run on
+    all the rows from the start).  ``sampled``: ``stage`` is the coarse sample
+    (a trial is kept for :func:`kept_rtol`'s drop on its rows)."""
     maths, fails, steps, kept, finished = descent.maths, 0, 0, False, False
     if maths.n_clusters < 2:
         return best
@@ -246,10 +246,10 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     norms = squared_row_norms(Y)  # (the same for every distance of the stage)
     draw = _RowDraw(*maths.swap_order(rows, row_w), rng)
     n_local, near = 2 + int(np.log(maths.n_clusters)), None
-    free, rtol = maths.swap_free_points, kept_rtol(maths, Y.shape[0], sampled, rtol)
+    free, rtol = maths.swap_free_points, kept_rtol(maths, Y.shape[0], sampled)
     needed = getattr(maths, "heads_needed", None)  # (a maths' own stop: the cosine layer's)
     run, (small, slack, patience) = (_Trial(descent, trial_tol, memory, rows, row_w),
-                                     _budget(maths, draw.first.size, Y.shape[1], sampled))
+                                     _budget(maths, draw.first.size, Y.shape[1], staged))
     for _ in range(SWAP_ROUNDS):
         if near is None:  # the assignment at ``best``, kept while no trial replaces it
             near = nearest_two(Y, maths.swap_points(best.heads), w, norms, maths.swap_two_nearest)
@@ -294,14 +294,11 @@ def swap_rounds(descent, stage, best, tol, memory, rows, row_w, rng, finish=None
     return best
 
 
-def kept_rtol(maths, n_rows, sampled, rtol=None):
-    """The relative drop of the risk a swap trial must make to be kept: ``rtol``
-    where given, else :data:`SWAP_RTOL`, or on a coarse sample (``sampled``) of
-    ``n_rows`` rows where the maths' heads are free points, at least
-    :data:`SAMPLED_SWAP_SHARE` times ``K / n_rows``, what the sample resolves of
-    the risk."""
-    if rtol is not None:
-        return rtol
+def kept_rtol(maths, n_rows, sampled):
+    """The relative drop of the risk a swap trial must make to be kept:
+    :data:`SWAP_RTOL`, or on a coarse sample (``sampled``) of ``n_rows`` rows
+    where the maths' heads are free points, at least :data:`SAMPLED_SWAP_SHARE`
+    times ``K / n_rows``, what the sample resolves of the risk."""
     if not (sampled and maths.swap_free_points):
         return SWAP_RTOL
     return max(SWAP_RTOL, SAMPLED_SWAP_SHARE * maths.n_clusters / max(int(n_rows), 1))
@@ -319,11 +316,11 @@ def _spare_head(descent, stage, best, run, Y, w, norms, draw):
     return best, kept, steps
 
 
-def _budget(maths, n_distinct, n_features, sampled=False):
+def _budget(maths, n_distinct, n_features, staged=False):
     """The swap stage's rules for ``maths`` on ``n_distinct`` distinct rows of
     ``n_features`` in its swap space: ``(small, slack, patience)``.  ``small``:
     the maths' heads are free points and the fit, on all the rows (not
-    ``sampled``: the stage of a coarse sample keeps the stage's rules; measured
+    ``staged``: the stages of a staged fit keep the stage's rules; measured
     on 3 blobs of 2e5 rows at ``n_clusters`` 8 and 12, 10 seeds, they moved the
     inertia by -1.1 to +0.9 %, median 1.000, at 1.08 to 1.14 times the CPU
     time), has at most :data:`RACE_WORK` entries ``n K d``, ``n`` the distinct
@@ -334,7 +331,7 @@ def _budget(maths, n_distinct, n_features, sampled=False):
     failures.  The slack: :data:`SMALL_FIT_SLACK` there, else the maths'
     ``swap_slack`` or :data:`SWAP_SLACK`; the patience: :data:`SMALL_FIT_PATIENCE`
     there, else :data:`SWAP_PATIENCE`."""
-    if maths.swap_free_points and not sampled and \
+    if maths.swap_free_points and not staged and \
             n_distinct * maths.n_clusters * n_features <= RACE_WORK:
         return True, SMALL_FIT_SLACK, SMALL_FIT_PATIENCE
     return False, SWAP_SLACK if maths.swap_slack is None else maths.swap_slack, SWAP_PATIENCE

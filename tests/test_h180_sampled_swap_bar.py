@@ -81,8 +81,8 @@ def test_a_fit_on_all_the_rows_keeps_the_stage_s_bar(monkeypatch):
 
 
 def test_the_missed_rows_round_on_all_the_rows_keeps_the_stage_s_bar(monkeypatch):
-    # the swap round of a staged fit's missed rows runs on all the rows (sampled=True
-    # only keeps the small fits' rules off): its trials are judged against SWAP_RTOL,
+    # the swap round of a staged fit's missed rows runs on all the rows (staged: the
+    # small fits' rules off; not sampled): its trials are judged against SWAP_RTOL,
     # not the coarse sample's bar, which the number of rows would set here
     from sklearn_attnclust import _coarse_points
 
@@ -92,7 +92,8 @@ def test_the_missed_rows_round_on_all_the_rows_keeps_the_stage_s_bar(monkeypatch
     best = object()
     X = np.zeros((70000, 2))
     assert _coarse_points.swap_missed(_Say(), None, best, 1e-4, 5, X, None, None) is best
-    assert calls == [{"sampled": True, "rtol": SWAP_RTOL}]
+    assert calls == [{"staged": True}]
+    assert kept_rtol(_Maths, X.shape[0], calls[0].get("sampled", False)) == SWAP_RTOL
 
 
 class _Say:

@@ -471,7 +471,7 @@ def test_small_fits_of_free_points_have_their_own_budget():
     n = RACE_WORK // 16  # (distinct rows of 2 features, 8 heads)
     assert _budget(Maths, n, 2) == (True, SMALL_FIT_SLACK, SMALL_FIT_PATIENCE)
     # (a coarse sample's stage: the stage's rules)
-    assert _budget(Maths, n, 2, sampled=True) == (False, SWAP_SLACK, SWAP_PATIENCE)
+    assert _budget(Maths, n, 2, staged=True) == (False, SWAP_SLACK, SWAP_PATIENCE)
     assert _budget(Maths, n + 1, 2) == (False, SWAP_SLACK, SWAP_PATIENCE)
     Maths.swap_free_points, Maths.swap_slack = False, 0.02
     assert _budget(Maths, n, 2) == (False, 0.02, SWAP_PATIENCE)
