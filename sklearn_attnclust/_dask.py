@@ -199,6 +199,9 @@ def check_rows(X, n_features=None, name="AttentionQuantizer"):
             f"{name} fits dask arrays of dense (numpy) chunks; this one's chunks are "
             f"{meta.__name__}: densify them (X.map_blocks(lambda b: b.toarray())) or fit a "
             "scipy.sparse matrix in memory (geometry='point' or 'cosine').")
+    if any(np.isnan(c) for c in X.chunks[1]):
+        raise ValueError(f"{name} needs the number of X's columns: X.chunks[1] holds NaN "
+                         "(unknown sizes); call X.compute_chunk_sizes() first.")
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features, but {name} is expecting "
                          f"{n_features} features as input.")

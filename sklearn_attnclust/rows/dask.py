@@ -213,10 +213,23 @@ def persist_rows(X):
     if client is not None:
         warm_workers(client)
     if _is_persisted(X):
-        return X
+        return _sized_rows(X)
     if client is not None and _embedded_bytes(X) >= SCATTER_BYTES:
-        return _scatter_rows(client, X)
-    return X.persist()
+        return _sized_rows(_scatter_rows(client, X))
+    return _sized_rows(X.persist())
+
+
+def _sized_rows(X):
+    """``X`` (persisted) with its row chunks' sizes known: where they are not (a
+    boolean mask or a filter leaves NaN in ``X.chunks[0]``), counted on the
+    persisted blocks (a pass over their shapes; the blocks stay as they are, and
+    the caller's array object keeps its chunks)."""
+    if any(np.isnan(c) for c in X.chunks[0]):
+        from dask.array import Array
+
+        X = Array(X.dask, X.name, X.chunks, meta=X._meta)  # (the same persisted blocks)
+        X.compute_chunk_sizes()
+    return X
 
 
 #: Largest share of a worker's memory limit that the blocks of one task of a
