@@ -179,6 +179,8 @@ def main(argv=None):
         X, _, centers, Xs, M_sym, M_rand, beta = swap_setup(n, d, sigma, seed)
 
         def fit(data, **params):
+            params.setdefault("random_state", seed)  # (the layer's draws: reproducible)
+
             def run():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -208,7 +210,7 @@ def main(argv=None):
                "none (R^d)", 0.0, lambda: plain_descent(X, M_rand, beta=beta,
                                                         max_iter=max_iter))
         record("AttentionQuantizer defaults", "competitive", "k-means++", "Riemannian",
-               0.0, fit(X, random_state=seed))
+               0.0, fit(X))
 
         def kmeans():
             km = KMeansQuantizer(2, n_init=1, random_state=seed).fit(X)
