@@ -166,7 +166,7 @@ class HeldLabels:
             return np.inf
         last_stats, last_labels, last_value = self._held
         self._held = (stats, labels.copy(), value)
-        if (last_stats is not stats or not value < last_value
+        if (last_stats is not stats or not value < last_value or value == 0
                 or not np.array_equal(labels, last_labels)):
-            return np.inf
+            return np.inf  # (a risk of 0: every row on its head, no relative decrease)
         return (last_value - value) / abs(value)
