@@ -13,6 +13,7 @@ import types
 
 import numpy as np
 from scipy.sparse import issparse
+from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import check_sample_weight
@@ -60,10 +61,12 @@ def _own_risk(layer, X):
     return own
 
 
-class LayerReadouts:
+class LayerReadouts(TransformerMixin):
     """The read-outs of ``AttentionQuantizer``'s fitted layer ``layer_`` (a mixin
     before :class:`.._base.BaseQuantizer`, which supplies ``_validate_input``,
-    ``_fitted_input``, ``_check_finite_output`` and the unweighted ``score``)."""
+    ``_fitted_input``, ``_check_finite_output`` and the unweighted ``score``).
+    A ``TransformerMixin``: scikit-learn wraps the ``transform`` defined here for
+    ``set_output`` (it wraps only a class's own methods)."""
 
     def predict(self, X):
         """The cluster of each sample.
