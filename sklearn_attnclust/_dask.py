@@ -29,8 +29,8 @@ from .maths.direction.attention import ContextStatistics
 from .maths.direction.reconstruction import add_risk_sums, risk_sums
 from .rows.dask import DaskRows, _aligned, not_finite_error, persist_rows
 
-__all__ = ["DaskContextStatistics", "assignment_totals", "check_rows", "map_rows",
-           "sum_rows"]
+__all__ = ["DaskContextStatistics", "assignment_totals", "check_rows", "finite_rows",
+           "in_dtype", "map_rows", "sum_rows"]
 
 #: :meth:`DaskContextStatistics.from_dask` fits rows whose largest magnitude is
 #: beyond ``2**+-UNIT_RANGE`` in units of a power of two near it.
@@ -226,16 +226,30 @@ def _finite_block(block, fun, check_output):
     return out
 
 
-def map_rows(X, fun, *, rows_out):
+def map_rows(X, fun, *, rows_out, width=None, dtype=np.intp):
     """``fun`` over every row block of ``X``, lazily: a dask array with ``X``'s row chunks.
 
-    ``rows_out``: ``fun`` returns rows of ``X``'s shape and dtype (``transform``),
-    else one label per row (``predict``).  A block that is not finite raises a
-    ``ValueError`` when computed.
+    ``rows_out``: ``fun`` returns rows of ``X``'s shape and dtype (``transform``);
+    else, with ``width``, ``width`` columns in ``X``'s dtype (``predict_proba``);
+    else one value per row, of ``dtype`` (``predict``'s labels, ``score_samples``).
+    A block that is not finite raises a ``ValueError`` when computed.
     """
     if rows_out:
         return X.map_blocks(_finite_block, fun, True, dtype=X.dtype)
-    return X.map_blocks(_finite_block, fun, False, dtype=np.intp, drop_axis=1)
+    if width is not None:
+        return X.map_blocks(_finite_block, fun, False, dtype=X.dtype,
+                            chunks=(X.chunks[0], (int(width),)))
+    return X.map_blocks(_finite_block, fun, False, dtype=dtype, drop_axis=1)
+
+
+def in_dtype(fun, block):
+    """``fun(block)`` in ``block``'s dtype (a read-out of one block)."""
+    return fun(block).astype(block.dtype, copy=False)
+
+
+def finite_rows(fun, block):
+    """``fun(block)``, a block that is not finite refused (as :func:`map_rows`)."""
+    return _finite_block(block, fun, False)
 
 
 def sq_error(block, transform):

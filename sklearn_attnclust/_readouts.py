@@ -143,10 +143,23 @@ class LayerReadouts(TransformerMixin):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_clusters)
-            Rows summing to 1, in ``X``'s dtype.
+            Rows summing to 1, in ``X``'s dtype.  A dask array with ``X``'s
+            row chunks (lazy) for a dask array ``X``.
         """
+        if is_dask_array(X):
+            return self._map_dask(X, self.layer_.predict_proba, width=self.n_clusters)
         X = self._fitted_input(X)
         return self.layer_.predict_proba(X).astype(X.dtype, copy=False)
+
+    def _map_dask(self, X, fun, width=None):
+        """``fun`` (a layer's read-out) over the row blocks of the dask array
+        ``X``, lazily, in ``X``'s dtype (:func:`.._dask.map_rows`)."""
+        from ._dask import check_rows, in_dtype, map_rows
+
+        check_is_fitted(self)
+        X = check_rows(X, self.n_features_in_, type(self).__name__)
+        return map_rows(X, functools.partial(in_dtype, fun), rows_out=False, width=width,
+                        dtype=X.dtype)
 
     def _log_likelihood(self, X):
         X = self._fitted_input(X)
@@ -174,14 +187,25 @@ class LayerReadouts(TransformerMixin):
         Returns
         -------
         log_prob : ndarray of shape (n_samples,)
-            In ``X``'s dtype (-inf for rows whose density underflows).
+            In ``X``'s dtype (-inf for rows whose density underflows).  A dask
+            array with ``X``'s row chunks (lazy) for a dask array ``X``.
         """
+        if is_dask_array(X):
+            return self._map_dask(X, self.layer_.log_likelihood)
         out, X = self._log_likelihood(X)
         return out.astype(X.dtype, copy=False)
 
     def _information(self, X, penalty):
-        """``-2 log L + penalty(n) p`` of the rows ``X`` (the sum in float64)."""
-        log_l, X = self._log_likelihood(X)
+        """``-2 log L + penalty(n) p`` of the rows ``X`` (the sum in float64; for
+        a dask array ``X``, one reduction over its blocks)."""
+        if is_dask_array(X):
+            from ._dask import check_rows, finite_rows, sum_rows
+
+            check_is_fitted(self)
+            X = check_rows(X, self.n_features_in_, type(self).__name__)
+            log_l = sum_rows(X, functools.partial(finite_rows, self.layer_.log_likelihood))
+        else:
+            log_l, X = self._log_likelihood(X)
         n = X.shape[0]
         return float(-2.0 * np.sum(log_l) + penalty(n) * self.layer_.n_parameters())
 
