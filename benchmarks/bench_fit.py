@@ -33,6 +33,20 @@ it on one thread as above.  ``--small``: the standard small sets and blobs
 ``bench_fit_small.md`` / ``bench_fit_cpu.md`` / ``bench_fit_small_cpu.md``
 (each run of one kind replaces the last), never the full run's
 ``bench_fit.md``.
+
+Wall against CPU time on the small sets.  The layer's fits of at most
+``SMALL_FIT_ENTRIES`` (2**18) entries run on one thread (one BLAS limit for
+the fit, one row block per pass): under the caller's two BLAS threads they
+took the wall time they took under one (paired medians 0.78-1.19 over 10
+runs of 30-60 fits of the four sets on a loaded machine, bit-identical fits).
+KMeans runs its Lloyd iterations on its OpenMP threads: on one thread they
+are 14-21 % of its CPU time on iris, wine and breast cancer and 49-50 % on
+digits (k-means++ 16-22 %).  On an idle 2-core machine the default (wall)
+table's ratio therefore reads up to 1 / (1 - share / 2) times the one-thread
+CPU ratio: 1.33 x on digits (session 25: 3.45 in wall, 2.65-2.96 in CPU),
+1.07-1.12 x on the others.  On a loaded machine KMeans's OpenMP threads wait
+for cores instead (its wall time 2.7 to 67 times its one-thread wall time,
+medians).
 """
 
 import argparse
