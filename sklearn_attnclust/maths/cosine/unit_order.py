@@ -59,13 +59,13 @@ def projected_order(Y, center):
         return None
     n, step = Y.shape[0], dense_block_rows(Y.shape[1])
     norms, key = np.empty(n), np.empty(n)
-    for a in range(0, n, step):  # (each block's two reductions while it is in the cache)
-        norms[a:a + step] = squared_norms(Y[a:a + step])
-        key[a:a + step] = Y[a:a + step] @ center
-    key = norms + float(center @ center) - 2.0 * key
-    order = np.argsort(key)
-    ranked = key[order]
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # (rows not finite: keys not finite, checked below)
+        for a in range(0, n, step):  # (each block's two reductions while it is in the cache)
+            norms[a:a + step] = squared_norms(Y[a:a + step])
+            key[a:a + step] = Y[a:a + step] @ center
+        key = norms + float(center @ center) - 2.0 * key
+        order = np.argsort(key)
+        ranked = key[order]
         reach = np.sqrt(np.max(norms)) + np.sqrt(float(center @ center))
         err = PROJECTION_MARGIN * (Y.shape[1] + 4) * np.finfo(np.float64).eps * reach**2
         ok = (np.all(np.isfinite(ranked)) and np.isfinite(err)
