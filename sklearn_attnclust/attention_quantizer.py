@@ -88,9 +88,9 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         more centres than features, to the mean eigenvalue times ``((K - 1)
         / d)^(-2/d)`` (the squared spacing of the centres); for
         ``"direction"``, relative to the data's typical squared head score;
-        for ``"cosine"``, ``beta = 2 temperature / s``, ``s`` the mean of the
-        ``n_clusters - 1`` largest eigenvalues of the unit rows' covariance
-        (from a sample of at most 2048 rows).
+        for ``"cosine"``, ``beta = 2 temperature / s``, ``s`` the unit rows' spread
+        between (over ``n_clusters - 1``) and within (over ``d - 1``) the parts of
+        the first start's heads (on a sample of at most 2048 rows).
         ``"auto"`` is 16 for ``"point"`` and ``"cosine"`` (nearly hard weights on
         separated clusters; ``"point"`` with ``K - 1 > d`` raises it by a power of two
         where the fitted heads crowd) and 2 for ``"direction"``.  Ignored by the linear layer.

@@ -312,9 +312,13 @@ def test_array_init_and_weights_as_repeats():
     b = AttentionQuantizer(3, geometry="cosine", init=start, tol=1e-10).fit(
         np.repeat(X, reps, axis=0))
     np.testing.assert_allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-6)
+    # heads given at any scale are their directions (the temperature's unit is read
+    # from the start's heads: the same start at two scales, the same fit)
     c = AttentionQuantizer(3, geometry="cosine", init=5.0 * a.cluster_centers_, tol=1e-10)
+    e = AttentionQuantizer(3, geometry="cosine", init=a.cluster_centers_, tol=1e-10)
     np.testing.assert_allclose(c.fit(X, sample_weight=reps).cluster_centers_,
-                               a.cluster_centers_, atol=1e-6)
+                               e.fit(X, sample_weight=reps).cluster_centers_, atol=1e-6)
+    np.testing.assert_allclose(c.cluster_centers_, a.cluster_centers_, atol=1e-3)
 
 
 # -- sparse == dense ----------------------------------------------------------------
@@ -562,14 +566,18 @@ def test_rows_on_their_heads_have_zero_inertia():
 
 
 def test_heads_merged_at_the_temperature_are_named_in_the_warning():
-    # n_clusters = n_samples distinct rows: at the default temperature heads merge
-    # (18 clusters of 20); the warning had said "duplicate points" only.  A higher
-    # temperature separates them.
+    # n_clusters = n_samples distinct rows: at a hot temperature heads merge (18
+    # clusters of 20 at 4); the warning had said "duplicate points" only.  A colder
+    # temperature separates them: 64, and the default since its unit is read from
+    # the start's heads (each row its own part: no within-part spread; 18 of 20
+    # at the default when the unit was the covariance's eigenvalues)
     X = make_blobs(20, 5, centers=3, random_state=1)[0]
     with pytest.warns(ConvergenceWarning, match="merged at the layer's temperature"):
-        AttentionQuantizer(20, geometry="cosine", random_state=1).fit(X)
-    est = AttentionQuantizer(20, geometry="cosine", temperature=64.0, random_state=1).fit(X)
-    assert np.unique(est.labels_).size == 20
+        AttentionQuantizer(20, geometry="cosine", temperature=4.0, random_state=1).fit(X)
+    for temperature in (64.0, "auto"):
+        est = AttentionQuantizer(20, geometry="cosine", temperature=temperature,
+                                 random_state=1).fit(X)
+        assert np.unique(est.labels_).size == 20
 
 
 @pytest.mark.parametrize("scale", [1e-290, 1e-250, 1e250])

@@ -10,7 +10,7 @@ import pytest
 from scipy import sparse
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust.maths.cosine import maths, rows, statistics
+from sklearn_attnclust.maths.cosine import maths, rows, statistics, temperature
 
 
 def _rows(n, d, seed, dtype=np.float64):
@@ -29,7 +29,7 @@ def test_spread_of_the_held_unit_rows_is_its_own(n, d, dtype, weighted):
     if weighted:  # (rows of weight 0: the sample is drawn among the others)
         w = np.random.default_rng(1).uniform(0.5, 2.0, n)
         w[::7] = 0.0
-    unit = maths.fit_unit_rows(X, "k-means++", 5)
+    unit = temperature.fit_unit_rows(X, "k-means++", 5)
     assert unit is not None and np.array_equal(unit, rows.unit_rows(X))
     _, keys = statistics.cosine_norms(X, w, 5)
     own = statistics.cosine_spread(X, w, 5, keys)
@@ -38,11 +38,11 @@ def test_spread_of_the_held_unit_rows_is_its_own(n, d, dtype, weighted):
 
 def test_no_unit_rows_held_where_the_seeds_keep_none():
     X = _rows(500, 16, 2)
-    assert maths.fit_unit_rows(X, np.eye(3, 16), 3) is None  # (an array start)
-    assert maths.fit_unit_rows(X, "random", 3) is not None
-    assert maths.fit_unit_rows(sparse.csr_matrix(X), "k-means++", 3) is None
+    assert temperature.fit_unit_rows(X, np.eye(3, 16), 3) is None  # (an array start)
+    assert temperature.fit_unit_rows(X, "random", 3) is not None
+    assert temperature.fit_unit_rows(sparse.csr_matrix(X), "k-means++", 3) is None
     big = np.zeros((maths.UNIT_CACHE_SIZE // 8 + 1, 8)) + 1.0
-    assert maths.fit_unit_rows(big, "k-means++", 3) is None
+    assert temperature.fit_unit_rows(big, "k-means++", 3) is None
 
 
 def test_a_fit_builds_its_unit_rows_once(monkeypatch):

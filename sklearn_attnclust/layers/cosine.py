@@ -10,16 +10,17 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from ..maths.cosine.maths import CosineMaths, cosine_maths, fit_unit_rows, vmf_log_normaliser
+from ..maths.cosine.maths import CosineMaths, cosine_maths, vmf_log_normaliser
 from ..maths.cosine.statistics import (CosineStatistics, cosine_norms, cosine_scores,
-                                       cosine_spread, cosine_weights)
+                                       cosine_weights)
+from ..maths.cosine.temperature import SeedsSpread, fit_unit_rows
 from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
 from ..maths.cosine.repair import split_merge_start
 from ..maths.cosine.seeding import check_unit_heads
 from ..maths import sizes
 from ..maths.shared import positive_magnitude, zero_weights
 from ..maths.sizes import FLOAT32_TOL
-from ..maths.cosine.source import source_spread, unit_block_sums
+from ..maths.cosine.source import source_sample, unit_block_sums
 from ..maths.free_energy import free_energy_sums
 from ..rows.statistics import row_extent
 from .._blocks import one_blas_thread
@@ -120,7 +121,8 @@ class CosineLayer(FreeEnergyLayer):
     """Clusters as unit directions compared by cosine: the layer of :mod:`sklearn_attnclust.maths.cosine`."""
 
     geometry = "cosine"
-    #: ``temperature="auto"``: 16 relative to the spread of the unit rows, as the
+    #: ``temperature="auto"``: 16 relative to the spread of the unit rows (read
+    #: from the first start's heads: :mod:`sklearn_attnclust.maths.cosine.temperature`), as the
     #: point layer's (see :mod:`sklearn_attnclust.maths.cosine`: 0.3 to 64 within 0.01 in adjusted Rand
     #: index on von Mises-Fisher mixtures; 0.1 and below lose clusters)
     auto_temperature, n_random = 16.0, 10
@@ -133,8 +135,9 @@ class CosineLayer(FreeEnergyLayer):
     stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
     #: Why a cluster can be left empty (the estimator's warning).  Measured: 20
     #: distinct rows of make_blobs (5 features, 3 centres) with n_clusters = 20
-    #: kept 18 clusters at the default temperature for seed 1 of 3, 20 at
-    #: temperature=64 or "learn".
+    #: kept 18 clusters at temperature=4 (seeds 1 to 3), 20 at the default
+    #: (the temperature's unit read from the start's heads; 18 when it was the
+    #: covariance's eigenvalues), 64 or "learn".
     empty_cause = ("Possibly due to rows of one direction in X (positive multiples of "
                    "each other), or to heads merged at the layer's temperature: its "
                    "attention weights span several rows where clusters hold few of them "
@@ -168,15 +171,16 @@ class CosineLayer(FreeEnergyLayer):
         if not isinstance(start, str) and not callable(start):
             check_unit_heads(start, self.n_clusters, d)
         # one pass for the norms of the rows and the spread's keys of them; the
-        # spread's eigenvalues on one BLAS thread, as the descent (OpenBLAS's
-        # threads on a busy machine: 2 s where the whole fit takes 30 ms of CPU)
+        # fit on one BLAS thread (OpenBLAS's threads on a busy machine: 2 s where
+        # the whole fit takes 30 ms of CPU)
         exponents, keys = cosine_norms(X, w, self.n_clusters)
         with rows_known(X, exponents), one_blas_thread():
             stats = CosineStatistics(X, w, n_heads=self.n_clusters)
             # (the unit rows the seeds keep, built first: the spread's sample reads them)
             unit = fit_unit_rows(stats.X, start, self.n_clusters)
-            spread = cosine_spread(stats.X, w, self.n_clusters,
-                                   keys if stats.X is X else None, unit)
+            # the temperature's unit read from the first start's heads, on a sample
+            spread = SeedsSpread(stats.X, w, self.n_clusters,
+                                 keys if stats.X is X else None, unit)
             maths = cosine_maths(self.n_clusters, self.temperature, spread, d, stats)
             maths.hold_unit_rows(stats.X, unit)
             unit = None  # (the maths' to hold and forget)
@@ -258,16 +262,17 @@ class CosineLayer(FreeEnergyLayer):
 
     # -- the generic fit on a row source (a dask array's: Layer.fit_dask) --------
     def source_maths(self, rows):
-        """:class:`sklearn_attnclust.maths.cosine.maths.CosineMaths` of the rows' spread (a pass for the rows
-        of zero norm, a pass for the spread's sample), its kernel
+        """:class:`sklearn_attnclust.maths.cosine.maths.CosineMaths` whose spread is read from
+        the first start's heads on a sample of the rows (a pass for the rows of zero
+        norm, a pass for the sample: :func:`..maths.cosine.source.source_sample`), its kernel
         :func:`sklearn_attnclust.maths.cosine.source.unit_block_sums` on the rows as they are."""
         n_nonzero = row_extent(rows)[1]
         if n_nonzero < rows.shape[0]:
             raise ValueError(
                 f"X has {rows.shape[0] - n_nonzero} row(s) of zero norm: geometry='cosine' "
                 "compares the rows' directions, and a zero row has none.")
-        maths = CosineMaths(self.n_clusters, self.temperature,
-                            source_spread(rows, self.n_clusters), rows.shape[1])
+        spread = SeedsSpread(source_sample(rows, self.n_clusters), None, self.n_clusters)
+        maths = CosineMaths(self.n_clusters, self.temperature, spread, rows.shape[1])
         maths.kernel = unit_block_sums
         return maths
 

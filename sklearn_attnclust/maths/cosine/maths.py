@@ -45,12 +45,11 @@ from .statistics import CosineStatistics, cosine_scores
 from .steps import FIRST_STEP_PAIR, landing_curvatures, turns
 from .swap import HELD_COSINES_SHARE, heads_needed, two_nearest_of_cosines
 from ..held import HeldLabels
-from ..sizes import takes_coarse_sample
 from ...layers.base import LayerMaths, swap_of
 from ...optim.manifold import row_norms
 
-__all__ = ["CosineMaths", "PairlessCosineMaths", "cosine_maths", "fit_unit_rows", "log_bessel_iv",
-           "pair_limit", "vmf_log_normaliser"]
+__all__ = ["CosineMaths", "PairlessCosineMaths", "cosine_maths", "log_bessel_iv", "pair_limit",
+           "vmf_log_normaliser"]
 
 #: Tolerance of the coarse stage (the stationarity of :meth:`CosineMaths.stationarity`).
 COARSE_TOL = 1e-3
@@ -126,10 +125,10 @@ class CosineMaths(LayerMaths):
 
     def __init__(self, n_clusters, temperature, spread, n_features):
         self.n_clusters, self.d = int(n_clusters), int(n_features)
-        self.spread = float(spread)
-        # beta <y, mu> = beta - (beta / 2) |y - mu|^2: the point layer's relative
-        # temperature over the spread, for the squared distances on the sphere
-        self.beta = 2.0 * float(temperature) / self.spread
+        # the temperature's unit: a number, or read at the first start's heads (a
+        # callable of them: .temperature.SeedsSpread, the layers' fits; starts)
+        self.temperature, self.spread, self.beta = float(temperature), None, None
+        self._pending = spread if callable(spread) else self.set_spread(spread)
         self.floor = 0.01 / self.n_clusters  # the smallest curvature the steps assume
         # (a weak reference to the heads of the last gradient, which it keeps from no
         # trial the line search left, its rows' norms, whether it keeps no L-BFGS pairs,
@@ -140,6 +139,12 @@ class CosineMaths(LayerMaths):
         # (rows, their unit rows or None, {id(weights): (weights, order, keys)})
         self._unit_cache = (None, None, None)
         self._cosines = None  # (rows, heads, the rows' cosines: swap_two_nearest)
+
+    def set_spread(self, spread):
+        """``beta <y, mu> = beta - (beta / 2) |y - mu|^2``: the point layer's relative
+        temperature over the ``spread``, for the squared distances on the sphere."""
+        self.spread = float(spread)
+        self.beta, self._pending = 2.0 * self.temperature / self.spread, None
 
     def max_pairs(self, stats):
         """:func:`pair_limit` of these heads on ``stats``."""
@@ -216,6 +221,14 @@ class CosineMaths(LayerMaths):
         return stats if low is None else low
 
     def starts(self, rows, weights, init, rng):
+        """:meth:`_seeds`; the first sets the temperature where its unit is read
+        from the heads (``spread`` a callable: :class:`.temperature.SeedsSpread`)."""
+        M = self._seeds(rows, weights, init, rng)
+        if self._pending is not None:
+            self.set_spread(self._pending(M))
+        return M
+
+    def _seeds(self, rows, weights, init, rng):
         """Unit heads: k-means++ on the unit rows (whose squared distances are
         ``2 (1 - cosine)``; on a sample of them, each seed a local mean of its
         nearest sample rows), rows drawn at random, a callable or an array."""
@@ -470,23 +483,6 @@ class PairlessCosineMaths(CosineMaths):
     k-means 0.196), K = 20 112 -> 67 ms, 0.155 -> 0.153 (0.153)."""
 
     swap_space = LayerMaths.swap_space
-
-
-def fit_unit_rows(rows, init, n_clusters):
-    """The unit rows of a fit's ``rows`` that its seeds would build and keep
-    (:meth:`CosineMaths._unit_rows`: a string ``init``, dense rows of at most
-    :data:`UNIT_CACHE_SIZE` numbers, no coarse sample, whose starts are seeded
-    from all the rows), built before the temperature's spread so that its
-    sample's unit rows are gathered from them (:func:`.statistics.cosine_spread`,
-    the same numbers), then held by the maths (:meth:`CosineMaths.hold_unit_rows`);
-    else None.  One build of the sample's rows fewer: measured (one thread, CPU
-    time, interleaved, von Mises-Fisher rows of ``bench_cosine.py --case vmf``,
-    K = 5, a sample of 512 of 1000 rows): see ``CHANGELOG.md``."""
-    if not isinstance(init, str) or type(rows) is not np.ndarray or \
-            rows.size > UNIT_CACHE_SIZE or \
-            takes_coarse_sample(rows.shape[0], n_clusters, rows.shape[1]):
-        return None
-    return unit_rows(rows)
 
 
 def cosine_maths(n_clusters, temperature, spread, n_features, stats):

@@ -8,7 +8,7 @@ from ..._init import distinct_starts, generator_from, ordered_distinct_starts
 from ..point.seeding import SEED_ROWS_PER_CENTRE, drawn_by_weight, sample_missed_rows
 from ..sizes import cosine_mixed_min_size
 from .local_seeding import local_kmeans_plusplus, unit_distances
-from .unit_order import dense_order as _dense_order
+from .unit_order import dense_order as _dense_order, projected_order
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
 
@@ -59,6 +59,9 @@ def unit_order_distinct(Y, weights, keys=None):
             keys[tied] = sparse_row_keys(Y[tied], _SEED)
         return np.lexsort((keys, key)), False
     center = np.average(Y, axis=0, weights=weights).astype(np.float64)
+    order = projected_order(Y, center)
+    if order is not None:
+        return order, True
     return _dense_order(lambda a, b: Y[a:b], lambda: Y, Y.shape, center)
 
 

@@ -1,10 +1,10 @@
-"""The cosine layer on a row source (a dask array's rows): its kernel and its spread.
+"""The cosine layer on a row source (a dask array's rows): its kernel and its spread's sample.
 
 :func:`unit_block_sums` is :func:`block_sums` of a chunk of dense
 rows with their inverse norms computed there: the per-block kernel
 (:class:`.layers.base.LayerMaths`) that :class:`.rows.statistics.KernelStatistics`
-sums over any row source.  :func:`source_spread` is :func:`.statistics.cosine_spread`
-of the same sample of rows (the smallest keys of :func:`.rows._direction_keys`),
+sums over any row source.  :func:`source_sample` is the sample of rows of
+:class:`.temperature.SeedsSpread` (the smallest keys of :func:`.rows._direction_keys`),
 gathered in one pass.  Dask's workers import this module: no scikit-learn.
 """
 
@@ -13,9 +13,9 @@ import numpy as np
 from ..._blocks import smallest_keys
 from .rows import _direction_keys, _scaled_rows_ok, row_inverse_norms, unit_rows
 from .kernel import range_sums
-from .statistics import cosine_spread, spread_sample_size
+from .statistics import spread_sample_size
 
-__all__ = ["block_sums", "source_spread", "unit_block_sums"]
+__all__ = ["block_sums", "source_sample", "unit_block_sums"]
 
 
 def block_sums(Xc, r, w, M, beta, need_grad):
@@ -43,10 +43,11 @@ def _sample_block(block, m):
     return block.shape[0], keys[idx], idx, block[idx]
 
 
-def source_spread(rows, n_heads):
-    """:func:`.statistics.cosine_spread` of a row source's rows (unweighted):
-    the ``m`` rows of smallest direction key over the blocks (ties by
-    position), in the rows' order; one pass."""
+def source_sample(rows, n_heads):
+    """The sample of a row source's rows (unweighted) of which the temperature's
+    unit is read (:class:`.temperature.SeedsSpread`, as a fit's in memory, the
+    same rows): the ``m`` rows of smallest direction key over the blocks (ties
+    by position), in the rows' order; one pass."""
     n = rows.shape[0]
     m = spread_sample_size(n, n_heads)
     parts = rows.map(_sample_block, m)
@@ -58,5 +59,5 @@ def source_spread(rows, n_heads):
         start += size
     keys, where, sample = np.concatenate(keys), np.concatenate(where), np.concatenate(sample)
     pick = np.lexsort((where, keys))[:m]
-    pick = pick[np.argsort(where[pick])]  # in the rows' order, as cosine_spread takes them
-    return cosine_spread(sample[pick], None, n_heads)
+    pick = pick[np.argsort(where[pick])]  # in the rows' order, as spread_sample takes them
+    return sample[pick]

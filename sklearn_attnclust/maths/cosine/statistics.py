@@ -19,7 +19,8 @@ from .rows import _direction_keys, _is_sparse, _row_exponents, _scaled_rows_ok, 
 from ...layers.base import Statistics
 
 __all__ = ["CosineStatistics", "cosine_norms", "cosine_scores", "cosine_spread",
-           "cosine_weights", "spread_sample_size"]
+           "cosine_weights", "sample_unit_rows", "spread_sample",
+           "spread_sample_size"]
 
 
 #: Rows of the sample whose covariance sets the temperature's unit: 4 per head,
@@ -191,20 +192,12 @@ def cosine_norms(X, weights, n_heads):
     return exponents_and_keys(X)
 
 
-def cosine_spread(X, weights, n_heads, keys=None, unit=None):
-    """The unit of the temperature: the mean of the ``n_heads - 1`` largest
-    eigenvalues of the covariance of the unit rows (the largest for one head),
-    the typical squared distance between the heads' clusters on the sphere.
-
-    On a sample of :data:`SPREAD_SAMPLE` rows drawn by their keys (not
-    their order; ``keys``: the rows' :func:`.rows._direction_keys`, if known;
-    ``unit``: the unit rows of ``X``, where the fit holds them, the sample's
-    rows gathered from them, the same numbers: :func:`.maths.fit_unit_rows`);
-    the ``d x d`` covariance or the sample's Gram matrix, the
-    smaller.  Never a ``d x d`` matrix for wide (or sparse) data.
-    """
-    X = as_rows(X)
-    n, d = X.shape
+def spread_sample(X, weights, n_heads, keys=None):
+    """The rows (indices, in the rows' order) of the sample of the unit rows that
+    sets the temperature's unit, and their weights (summing to 1):
+    :data:`SPREAD_SAMPLE` rows of positive weight drawn by their keys (not their
+    order; ``keys``: the rows' :func:`.rows._direction_keys`, if known)."""
+    n = X.shape[0]
     rows = _spread_rows(weights)
     n_rows = n if rows is None else rows.size
     m = spread_sample_size(n_rows, n_heads)
@@ -217,14 +210,35 @@ def cosine_spread(X, weights, n_heads, keys=None, unit=None):
         idx = np.sort(smallest_keys(keys, m))
     else:
         idx = np.arange(n)
-    if unit is None:  # (not of X[idx]: no copy of the sample's rows beside them)
-        Y = unit_rows(X, idx)
-    else:  # (read only: all of them where the sample is all the rows)
-        Y = unit if idx.size == n else unit[idx]
     w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)[idx]
     if not w.sum() > 0:
         w = np.ones(m)
-    w = w / w.sum()
+    return idx, w / w.sum()
+
+
+def sample_unit_rows(X, idx, unit=None):
+    """The unit rows ``idx`` of ``X`` (:func:`spread_sample`'s), gathered from
+    ``unit`` (the unit rows of ``X``, where the fit holds them: the same numbers,
+    :func:`.temperature.fit_unit_rows`; read only: all of them where the sample
+    is all the rows), else made from ``X`` (not of ``X[idx]``: no copy beside them)."""
+    if unit is None:
+        return unit_rows(X, idx)
+    return unit if idx.size == X.shape[0] else unit[idx]
+
+
+def cosine_spread(X, weights, n_heads, keys=None, unit=None):
+    """The mean of the ``n_heads - 1`` largest eigenvalues of the covariance of
+    the unit rows (the largest for one head), on :func:`spread_sample`'s rows:
+    the typical squared distance between the heads' clusters on the sphere.
+    The temperature's unit until :func:`.temperature.seeds_spread` (which
+    estimates it from the first start's heads, without the eigenvalues); its
+    reference in the tests.  The ``d x d`` covariance or the sample's Gram
+    matrix, the smaller: never a ``d x d`` matrix for wide (or sparse) data.
+    """
+    X = as_rows(X)
+    idx, w = spread_sample(X, weights, n_heads, keys)
+    Y = sample_unit_rows(X, idx, unit)
+    m, d = Y.shape
     k = max(int(n_heads) - 1, 1)
     if _is_sparse(Y):
         Y = Y.astype(np.float64)
