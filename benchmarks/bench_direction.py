@@ -21,8 +21,11 @@ permutation).  ``--profile`` prints a cProfile of one fit of each layer per case
 repeat 0's rows, ``random_state=1000``); ``--phases`` a second table, the layers' CPU
 time per fit split into the moments' pass, the starts, the risk evaluations (each one
 pass over the rows, counted) and the rest (the unit scale, the checks, the labels and
-centres after the fit), medians of ``--repeat`` more fits (one per repeat, on its rows
-with its ``random_state``, after the timed fits; process time, nothing else patched).
+centres after the fit), with the starts' parts (the seed sample, k-means++ on it, its
+Lloyd steps, the step on all the rows), the rest's read-outs after the fit (the labels,
+scores and distances) and the steps, medians of ``--repeat`` more fits (one per repeat,
+on its rows with its ``random_state``, after the timed fits; process time, nothing else
+patched).
 
 Usage::
 
@@ -66,6 +69,9 @@ from sklearn_attnclust.maths.direction.attention import ContextStatistics  # noq
 from sklearn_attnclust.maths.direction.axes import AxisMaths, AxisStatistics  # noqa: E402
 from sklearn_attnclust.maths.direction.maths import DirectionMaths  # noqa: E402
 from sklearn_attnclust.layers import axis as axis_layer  # noqa: E402
+from sklearn_attnclust.layers import direction as direction_layer  # noqa: E402
+from sklearn_attnclust.maths.direction import axes as axes_maths  # noqa: E402
+from sklearn_attnclust.maths.direction import maths as direction_maths  # noqa: E402
 
 METHODS = {
     "direction": lambda K, seed: AttentionQuantizer(K, geometry="direction",
@@ -171,21 +177,62 @@ def phase_clocks(totals):
             setattr(cls, attr, raw)
 
 
+#: ``--phases``' parts of the starts and of the rest, each timed wherever it runs (also
+#: inside a phase of :data:`PHASES`): (part, module, the name it calls).  The starts':
+#: the seed sample, k-means++ (on it: the reconstruction layer's ``init_heads``, the free
+#: energy's ``_seeds``), its Lloyd steps and the step on all the rows; the rest's: the
+#: read-outs after the fit (the labels and scores, the distances to the centres).
+PARTS = tuple((part, module, attr) for part, modules, attr in (
+    ("sample", (direction_maths, axes_maths), "seed_sample"),
+    ("k-means++", (direction_maths,), "init_heads"),
+    ("k-means++", (axes_maths,), "_seeds"),
+    ("refine", (direction_maths, axes_maths), "refine_heads"),
+    ("all-rows step", (direction_maths, axes_maths), "lloyd_step"),
+    ("read-outs", (direction_layer,), "head_scores"),
+    ("read-outs", (direction_layer, axis_layer), "fitted_assignment")) for module in modules)
+PART_NAMES = tuple(dict.fromkeys(part for part, _, _ in PARTS))
+
+
+@contextlib.contextmanager
+def part_clocks(totals):
+    """Add each part's process time (:data:`PARTS`) to ``totals`` while active, the
+    modules' names restored after."""
+    def clocked(part, func):
+        def timed(*args, **kwargs):
+            c0 = time.process_time()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                totals[part] = totals.get(part, 0.0) + time.process_time() - c0
+        return timed
+
+    saved = [(module, attr, module.__dict__[attr]) for _, module, attr in PARTS]
+    try:
+        for part, module, attr in PARTS:
+            setattr(module, attr, clocked(part, module.__dict__[attr]))
+        yield totals
+    finally:
+        for module, attr, raw in saved:
+            setattr(module, attr, raw)
+
+
 def phase_fit(name, K, seed, X):
-    """One fit's phase totals (s, :data:`PHASES`), its ``"total"`` CPU time and its risk
-    evaluations (``"passes"``)."""
+    """One fit's phase totals (s, :data:`PHASES`) and parts (:data:`PARTS`), its
+    ``"total"`` CPU time, its risk evaluations (``"passes"``) and steps (``"steps"``)."""
     totals = {"passes": 0}
-    with phase_clocks(totals):
+    with phase_clocks(totals), part_clocks(totals):
         c0 = time.process_time()
-        METHODS[name](K, seed).fit(X)
+        est = METHODS[name](K, seed).fit(X)
         totals["total"] = time.process_time() - c0
+    totals["steps"] = int(est.n_iter_)
     return totals
 
 
 def phase_rows(case, per_layer):
     """``--phases``' table rows from ``{layer: [phase_fit's totals, ...]}``: per layer
     the medians (ms) of the fits' CPU time and of its phases (:data:`PHASES`), the risk
-    evaluations, and the rest (the total's median less the phases')."""
+    evaluations, the rest (the total's median less the phases'), the parts
+    (:data:`PARTS`) and the steps."""
     lines = []
     for name in LAYERS:
         per = per_layer[name]
@@ -194,14 +241,17 @@ def phase_rows(case, per_layer):
             return np.median([t.get(key, 0.0) for t in per]) * scale
 
         rest = med("total") - med("moments") - med("starts") - med("risk")  # (additive)
+        parts = " / ".join(f"{med(part):.1f}" for part in PART_NAMES[:-1])
         lines.append(f"| {case} | {name} | {med('total'):.1f} | {med('moments'):.1f} | "
                      f"{med('starts'):.1f} | {med('risk'):.1f} ({med('passes', 1):.0f}) | "
-                     f"{rest:.1f} |")
+                     f"{rest:.1f} | {parts} | {med(PART_NAMES[-1]):.1f} | "
+                     f"{med('steps', 1):.0f} |")
     return lines
 
 
-PHASE_HEADER = ["| case | layer | CPU (ms) | moments | starts | risk (evaluations) | rest |",
-                "|---|---|---|---|---|---|---|"]
+PHASE_HEADER = ["| case | layer | CPU (ms) | moments | starts | risk (evaluations) | rest | "
+                "of the starts: " + " / ".join(PART_NAMES[:-1]) + " | of the rest: "
+                + PART_NAMES[-1] + " | steps |", "|---|---|---|---|---|---|---|---|---|---|"]
 
 
 def run_case(kind, n, d, K, noise, repeat, dtype, profile, phases=False):
