@@ -17,22 +17,9 @@ from .base import LayerState, register_layer
 from .common import at_full_precision, over_squared
 from .free_energy import FreeEnergyLayer
 from .heads import (check_seed_count, check_seeds, fitted_assignment, mean_direction,
-                    score_centres, signed)
+                    score_centres, signed_by_rows)
 
 __all__ = ["AxisLayer", "signed_by_rows"]
-
-
-def signed_by_rows(heads, sums, mean):
-    """The heads (axes: the free energy reads ``<y, mu_h>^2``) signed so that the
-    scores of each head's own rows (those whose largest ``|<y, mu_h>|`` is on it)
-    sum to >= 0 (``sums``: :func:`..maths.direction.axes.held_score_sums`'s); a
-    head of no rows (or a sum 0 or NaN) by the data's ``mean`` as
-    :func:`.heads.signed`.  The mean alone flipped the head of a cluster whose
-    direction is at more than 90 degrees from the mean's (bench_direction.py's vmf
-    rows, d = 64, K = 20: 5 draws of 10, one head then empty, ARI 0.93)."""
-    sums = np.asarray(sums, dtype=np.float64)
-    own = (~np.isnan(sums) & (sums != 0))[:, None]
-    return np.where(own, heads * np.sign(sums)[:, None], signed(heads, mean))
 
 
 def _held_sums(X, heads, w, scale):

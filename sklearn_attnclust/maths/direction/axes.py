@@ -45,7 +45,7 @@ from ...layers.base import LayerMaths, Statistics
 
 __all__ = ["AxisMaths", "AxisStatistics", "WideMoment", "axis_moments", "axis_moments_top",
            "axis_weights", "block_sums",
-           "held_score_sums", "largest_score", "score_sums", "source_moments"]
+           "held_score_sums", "held_sums_of", "largest_score", "score_sums", "source_moments"]
 
 #: Tolerance of the coarse stage (on the Riemannian gradient of the relative
 #: risk, as the reconstruction risk's coarse stage).
@@ -88,11 +88,16 @@ def score_sums(Y, w, M):
 def held_score_sums(Y, w, M):
     """Per head, the (weighted) sum of the scores ``<y, mu_h>`` of the rows whose
     largest ``|<y, mu_h>|`` is on it, of one block: the sign of the head's own
-    rows (:func:`sklearn_attnclust.layers.axis.signed_by_rows`)."""
-    A = Y @ M.T
+    rows (:func:`sklearn_attnclust.layers.heads.signed_by_rows`)."""
+    return (held_sums_of(Y @ M.T, w),)
+
+
+def held_sums_of(A, w):
+    """Per head (column of the scores ``A``, (n, K)), the (weighted) sum of the
+    scores of the rows whose largest ``|A|`` is on it (:func:`held_score_sums`)."""
     labels = np.argmax(np.abs(A), axis=1)
     own = np.take_along_axis(A, labels[:, None], axis=1)[:, 0]
-    return (np.bincount(labels, weights=own if w is None else own * w, minlength=M.shape[0]),)
+    return np.bincount(labels, weights=own if w is None else own * w, minlength=A.shape[1])
 
 
 def block_sums(Y, w, M, beta, need_grad):
@@ -461,8 +466,8 @@ def largest_score(X, M):
     """The head of largest score ``<x, mu_h>`` of each row, and that score.
 
     The heads are signed so that their own rows' scores sum to >= 0
-    (:func:`sklearn_attnclust.layers.axis.signed_by_rows`), and, as for the
-    reconstruction layers (signed by the data's mean), a sample belongs to the
+    (:func:`sklearn_attnclust.layers.heads.signed_by_rows`), and, as for the
+    reconstruction layers (signed the same way), a sample belongs to the
     head it projects on most (the largest weight among the heads it is on the
     positive side of)."""
     M = np.asarray(M, dtype=np.float64)
