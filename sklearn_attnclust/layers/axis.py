@@ -7,9 +7,10 @@ import numpy as np
 from .._assign import distances_to_centres
 from .._strategy import in_squared_units
 from ..maths import sizes
-from ..maths.direction.axes import (AxisMaths, axis_moments_top, axis_weights,
-                                    held_score_sums, largest_score, score_sums,
-                                    source_moments)
+from .._blocks import one_blas_thread, sum_row_blocks
+from ..maths.direction.axes import AxisMaths, axis_moments_top, axis_weights, source_moments
+from ..maths.direction.axis_readouts import (READOUT_BLOCK_ROWS, held_score_sums,
+                                             largest_score, pass_chunk, score_sums)
 from ..maths.shared import zero_weights
 from ..maths.point.moments import DENSE_FEATURES
 from ..rows.statistics import KernelStatistics
@@ -23,15 +24,32 @@ __all__ = ["AxisLayer", "signed_by_rows"]
 
 
 def _held_sums(X, heads, w, scale):
-    """:func:`held_score_sums` over the rows ``X`` (weights ``w`` or None), by blocks,
-    each over the power of two nearest the rows' ``scale`` (exact: the sums of rows
-    near the largest float do not overflow, as on a row source)."""
-    out, e = np.zeros(heads.shape[0]), int(np.frexp(scale)[1]) if scale > 0 else 0
-    for a in range(0, X.shape[0], 8192):
-        part = np.ldexp(np.asarray(X[a:a + 8192], dtype=np.float64), -e)
+    """:func:`held_score_sums` over the rows ``X`` (weights ``w`` or None), over the
+    power of two nearest the rows' ``scale`` (exact: the sums of rows near the
+    largest float do not overflow, as on a row source), in threads: blocks of rows
+    that depend on their number only (sums reproducible whatever the threads), in
+    float64 chunks of :func:`pass_chunk` rows (at 8192 x 1e4 float32 rows a copy of
+    8192 rows was 626 MiB, twice the input; now 256 rows, 20 MiB, a thread)."""
+    e = int(np.frexp(scale)[1]) if scale > 0 else 0
+    chunk = pass_chunk(X.shape[1], heads.shape[0])
+    with one_blas_thread():
+        return sum_row_blocks(_held_block, X.shape[0], READOUT_BLOCK_ROWS, X, heads, w, e,
+                              chunk)[0]
+
+
+def _held_block(lo, hi, X, heads, w, e, chunk):
+    """The held sums of the rows ``lo:hi``, ``chunk`` rows at a time, each chunk
+    copied to float64 times ``2**-e`` in one buffer; zeros for no rows."""
+    out = np.zeros(heads.shape[0])
+    buf = np.empty((min(chunk, max(hi - lo, 0)), X.shape[1]))
+    for a in range(lo, hi, chunk):
+        part = buf[:min(a + chunk, hi) - a]
+        part[...] = X[a:a + part.shape[0]]
+        np.ldexp(part, -e, out=part)
         with np.errstate(over="ignore", invalid="ignore"):
-            out += held_score_sums(part, None if w is None else w[a:a + 8192], heads)[0]
-    return out
+            out += held_score_sums(part, None if w is None else w[a:a + part.shape[0]],
+                                   heads)[0]
+    return (out,)
 
 
 @register_layer("direction", "free-energy")
@@ -113,7 +131,7 @@ class AxisLayer(FreeEnergyLayer):
     def source_readouts(self, fit, maths, rows):
         """The heads signed by their own rows (:func:`signed_by_rows`: one pass), and
         each head times the mean score of its rows (one pass:
-        :func:`sklearn_attnclust.maths.direction.axes.score_sums`)."""
+        :func:`sklearn_attnclust.maths.direction.axis_readouts.score_sums`)."""
         maths.forget_rows()
         self.fit_, self.maths = fit, maths
         held = KernelStatistics(rows, held_score_sums, scale=maths.scale).sums(fit.heads)[0]

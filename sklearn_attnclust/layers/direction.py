@@ -6,7 +6,7 @@ from sklearn.utils import check_random_state
 
 from .._assign import distances_to_centres
 from ..maths.direction.attention import ContextStatistics, attention_from_moments, head_scores
-from ..maths.direction.axes import held_score_sums
+from ..maths.direction.axis_readouts import held_score_sums
 from .._base import unit_weights
 from .._blocks import one_blas_thread
 from .._dask import DaskContextStatistics

@@ -6,7 +6,7 @@ import numpy as np
 from .._assign import distances_to_centres
 from .._base import power_of_two_scale, unit_weights
 from .._init import largest_magnitude
-from ..maths.direction.axes import held_sums_of
+from ..maths.direction.axis_readouts import held_sums_of
 from .base import Assignment
 from .common import inertia_of
 
@@ -49,7 +49,7 @@ def signed(heads, mean):
 
 def own_signs(sums):
     """Each head's sign by its own rows: the sign of its ``sums``
-    (:func:`..maths.direction.axes.held_score_sums`'s), 0 where there is none (a
+    (:func:`..maths.direction.axis_readouts.held_score_sums`'s), 0 where there is none (a
     head of no rows, a sum 0 or NaN)."""
     sums = np.asarray(sums, dtype=np.float64)
     return np.where(np.isnan(sums), 0.0, np.sign(sums))
@@ -58,7 +58,7 @@ def own_signs(sums):
 def signed_by_rows(heads, sums, mean):
     """The heads (axes: the layers read ``<y, mu_h>^2``) signed so that the scores
     of each head's own rows (those whose largest ``|<y, mu_h>|`` is on it) sum to
-    >= 0 (``sums``: :func:`..maths.direction.axes.held_score_sums`'s); a head of no
+    >= 0 (``sums``: :func:`..maths.direction.axis_readouts.held_score_sums`'s); a head of no
     rows (or a sum 0 or NaN) by the data's ``mean`` as :func:`signed`.  The mean
     alone flipped the head of a cluster whose direction is at more than 90 degrees
     from the mean's (bench_direction.py's vmf rows, d = 64, K = 20, free energy: 5
