@@ -191,7 +191,7 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
 
     heads_ : ndarray of shape (n_clusters, n_features + 1) or (n_clusters, n_features)
         Unit heads: in ``n_features + 1`` dimensions for ``"point"``; for
-        ``"direction"``, signed by the mean projection (by their own rows' for the free energy).
+        ``"direction"``, signed by their own rows' scores (the mean projection for a head of none).
 
     offset_ : ndarray of shape (n_features,) or None
         ``"point"``: the data's centre, where the chart of the heads is

@@ -7,9 +7,10 @@ import numpy as np
 from .._assign import distances_to_centres
 from .._strategy import in_squared_units
 from ..maths import sizes
-from ..maths.direction.axes import (AxisMaths, axis_moments_top, axis_weights,
-                                    held_score_sums, largest_score, score_sums,
-                                    source_moments)
+from .._blocks import one_blas_thread, sum_row_blocks
+from ..maths.direction.axes import AxisMaths, axis_moments_top, axis_weights, source_moments
+from ..maths.direction.axis_readouts import (READOUT_BLOCK_ROWS, held_score_sums,
+                                             largest_score, pass_chunk, score_sums)
 from ..maths.shared import zero_weights
 from ..maths.point.moments import DENSE_FEATURES
 from ..rows.statistics import KernelStatistics
@@ -17,34 +18,38 @@ from .base import LayerState, register_layer
 from .common import at_full_precision, over_squared
 from .free_energy import FreeEnergyLayer
 from .heads import (check_seed_count, check_seeds, fitted_assignment, mean_direction,
-                    score_centres, signed)
+                    score_centres, signed_by_rows)
 
 __all__ = ["AxisLayer", "signed_by_rows"]
 
 
-def signed_by_rows(heads, sums, mean):
-    """The heads (axes: the free energy reads ``<y, mu_h>^2``) signed so that the
-    scores of each head's own rows (those whose largest ``|<y, mu_h>|`` is on it)
-    sum to >= 0 (``sums``: :func:`..maths.direction.axes.held_score_sums`'s); a
-    head of no rows (or a sum 0 or NaN) by the data's ``mean`` as
-    :func:`.heads.signed`.  The mean alone flipped the head of a cluster whose
-    direction is at more than 90 degrees from the mean's (bench_direction.py's vmf
-    rows, d = 64, K = 20: 5 draws of 10, one head then empty, ARI 0.93)."""
-    sums = np.asarray(sums, dtype=np.float64)
-    own = (~np.isnan(sums) & (sums != 0))[:, None]
-    return np.where(own, heads * np.sign(sums)[:, None], signed(heads, mean))
-
-
 def _held_sums(X, heads, w, scale):
-    """:func:`held_score_sums` over the rows ``X`` (weights ``w`` or None), by blocks,
-    each over the power of two nearest the rows' ``scale`` (exact: the sums of rows
-    near the largest float do not overflow, as on a row source)."""
-    out, e = np.zeros(heads.shape[0]), int(np.frexp(scale)[1]) if scale > 0 else 0
-    for a in range(0, X.shape[0], 8192):
-        part = np.ldexp(np.asarray(X[a:a + 8192], dtype=np.float64), -e)
+    """:func:`held_score_sums` over the rows ``X`` (weights ``w`` or None), over the
+    power of two nearest the rows' ``scale`` (exact: the sums of rows near the
+    largest float do not overflow, as on a row source), in threads: blocks of rows
+    that depend on their number only (sums reproducible whatever the threads), in
+    float64 chunks of :func:`pass_chunk` rows (at 8192 x 1e4 float32 rows a copy of
+    8192 rows was 626 MiB, twice the input; now 256 rows, 20 MiB, a thread)."""
+    e = int(np.frexp(scale)[1]) if scale > 0 else 0
+    chunk = pass_chunk(X.shape[1], heads.shape[0])
+    with one_blas_thread():
+        return sum_row_blocks(_held_block, X.shape[0], READOUT_BLOCK_ROWS, X, heads, w, e,
+                              chunk)[0]
+
+
+def _held_block(lo, hi, X, heads, w, e, chunk):
+    """The held sums of the rows ``lo:hi``, ``chunk`` rows at a time, each chunk
+    copied to float64 times ``2**-e`` in one buffer; zeros for no rows."""
+    out = np.zeros(heads.shape[0])
+    buf = np.empty((min(chunk, max(hi - lo, 0)), X.shape[1]))
+    for a in range(lo, hi, chunk):
+        part = buf[:min(a + chunk, hi) - a]
+        part[...] = X[a:a + part.shape[0]]
+        np.ldexp(part, -e, out=part)
         with np.errstate(over="ignore", invalid="ignore"):
-            out += held_score_sums(part, None if w is None else w[a:a + 8192], heads)[0]
-    return out
+            out += held_score_sums(part, None if w is None else w[a:a + part.shape[0]],
+                                   heads)[0]
+    return (out,)
 
 
 @register_layer("direction", "free-energy")
@@ -126,7 +131,7 @@ class AxisLayer(FreeEnergyLayer):
     def source_readouts(self, fit, maths, rows):
         """The heads signed by their own rows (:func:`signed_by_rows`: one pass), and
         each head times the mean score of its rows (one pass:
-        :func:`sklearn_attnclust.maths.direction.axes.score_sums`)."""
+        :func:`sklearn_attnclust.maths.direction.axis_readouts.score_sums`)."""
         maths.forget_rows()
         self.fit_, self.maths = fit, maths
         held = KernelStatistics(rows, held_score_sums, scale=maths.scale).sums(fit.heads)[0]

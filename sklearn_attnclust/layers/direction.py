@@ -6,6 +6,7 @@ from sklearn.utils import check_random_state
 
 from .._assign import distances_to_centres
 from ..maths.direction.attention import ContextStatistics, attention_from_moments, head_scores
+from ..maths.direction.axis_readouts import held_score_sums
 from .._base import unit_weights
 from .._blocks import one_blas_thread
 from .._dask import DaskContextStatistics
@@ -14,10 +15,11 @@ from ..maths.shared import zero_weights
 from .._init import generator_from, largest_magnitude, n_starts
 from ..maths.direction.reconstruction import competitive_weights
 from ..maths.direction.wide import wide_fit_moments
+from ..rows.statistics import KernelStatistics
 from .base import Layer, LayerState, register_layer
 from .common import warm_start_copy, warn_if_not_converged
 from .heads import (check_seeds, fitted_assignment, mean_direction, score_centres, signed,
-                    unequal)
+                    signed_by_rows, signed_scores, unequal)
 from .stream import stream_exponent
 
 __all__ = ["DirectionLayer"]
@@ -62,7 +64,8 @@ class DirectionLayer(Layer):
         }
 
     def _fit(self, X, w, rng, mean, *, init=None, n_init=None, **kwargs):
-        """Fit the heads (signed so that the mean projection is >= 0) by
+        """Fit the heads (signed so that the mean projection is >= 0; the callers
+        sign them again by their own rows, :func:`.heads.signed_scores`) by
         :func:`sklearn_attnclust.maths.direction.maths.fit_directions`.  ``mean``:
         the rows' mean direction, or a callable that gives it after the fit;
         returns it."""
@@ -101,8 +104,7 @@ class DirectionLayer(Layer):
             # no weight, 2**-500 <= top < 2**500): the same numbers, a pass fewer
             same = 2.0**-500 <= top < 2.0**500
             self.fit_moments = (mean if same else X.mean(axis=0), stats.second, stats.fourth, 0)
-        with one_blas_thread():
-            scores, labels = head_scores(X, self.heads)
+        scores, labels = self._signed_scores(X, w)
         self.centers = self._centers(X, labels, w, scores)
         return fitted_assignment(X, labels, self.centers, fit_w)
 
@@ -139,7 +141,8 @@ class DirectionLayer(Layer):
         heads = getattr(self, "heads", None)
         warm = {} if heads is None else {"init": WarmStart(heads), "n_init": 1}
         self._fit(rows, w, rng, stream.total / W, stats=stats, coarse=False, rms=rms, **warm)
-        self.centers = self._centers(queries, self.predict(queries), w)
+        scores, labels = self._signed_scores(queries, w)
+        self.centers = self._centers(queries, labels, w, scores)
         return self
 
     def fit_dask(self, X, rng):
@@ -148,6 +151,8 @@ class DirectionLayer(Layer):
         # (the rows over ``stats.unit``, a power of two: see ``from_dask``)
         unit = stats.unit
         self._fit(stats.X, None, rng, stats.mean(), stats=stats, rms=unit)
+        held = KernelStatistics(stats.X, held_score_sums).sums(self.heads)[0]
+        self.heads = signed_by_rows(self.heads, held, stats.mean()).astype(self.heads.dtype)
         # the exact moments of the rows, for the stream partial_fit continues
         self.fit_moments = (stats.mean(), stats.second, stats.fourth,
                             int(np.frexp(unit)[1]) - 1)
@@ -159,6 +164,14 @@ class DirectionLayer(Layer):
         self.maths.stats = ContextStatistics.from_moments(
             stats.second, fourth=stats.fourth, n_samples=stats.n_samples, need_sq_norms=False)
         return self
+
+    def _signed_scores(self, X, w):
+        """The rows' scores and labels, each head signed by its own rows where the
+        mean's sign was against them (:func:`.heads.signed_scores`)."""
+        with one_blas_thread():
+            scores, labels = head_scores(X, self.heads)
+        self.heads, scores, labels = signed_scores(self.heads, scores, labels, w)
+        return scores, labels
 
     # -- read-outs ----------------------------------------------------------
     def _centers(self, X, labels, w=None, scores=None):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread, sum_row_blocks
+from ..._blocks import chunk_rows, one_blas_thread, sum_row_blocks
 from ..._init import (check_start, generator_from, in_key_order_of, init_heads,
                       largest_magnitude, order_by_key, unit_start)
 from ..._key_order import lazy_rows
@@ -38,28 +38,19 @@ from ..held import HeldLabels, add_label_keys, key_direction
 from ..shared import CACHE_ENTRIES, check_points, zero_weights
 from .attention import typical_head_score
 from .counting import ScaledRows
-from .products import row_scores
+from .axis_readouts import (held_score_sums, held_sums_of, largest_score, pass_chunk,
+                            score_sums)
 from .scales import WideMoment, axis_moments, axis_moments_top, source_moments
 from .starts import lloyd_step, refine_heads, seed_sample
 from ...layers.base import LayerMaths, Statistics
 
 __all__ = ["AxisMaths", "AxisStatistics", "WideMoment", "axis_moments", "axis_moments_top",
-           "axis_weights", "block_sums",
-           "held_score_sums", "largest_score", "score_sums", "source_moments"]
+           "axis_weights", "block_sums", "held_score_sums", "held_sums_of", "largest_score",
+           "pass_chunk", "score_sums", "source_moments"]
 
 #: Tolerance of the coarse stage (on the Riemannian gradient of the relative
 #: risk, as the reconstruction risk's coarse stage).
 COARSE_TOL = 1e-3
-
-#: Bytes of float64 rows a chunk of a risk pass holds at most (at least
-#: :data:`MIN_CHUNK_ROWS` rows), below :func:`.._blocks.chunk_rows`'s 2 MiB: the
-#: chunk's two products with the heads (scores, then the gradient's sums) then
-#: read it from the core's cache (2 MiB of L2 a core where measured).  Measured
-#: (n = 1e4 unit rows, a pass with its gradient, CPU time against 2 MiB chunks):
-#: d = 128, K = 5 / 10 / 20: 0.72 / 0.81 / 0.96; d = 384: 0.76 / 0.88 / 0.98;
-#: d = 64: 1.04 / 1.01 / 1.03 (noise); chunks of 1 MiB: d = 128, 0.73 / 0.94 /
-#: 0.98, d = 384, 0.79 / 0.95 / 1.01.
-CHUNK_BYTES = 3 * 2**18
 
 #: Largest scaled magnitude (the rows over their root mean squared norm ``s``) of
 #: the float32 passes of :meth:`AxisMaths.low_precision`: the scores' squares
@@ -67,33 +58,6 @@ CHUNK_BYTES = 3 * 2**18
 #: point layer's bound (:meth:`.point.statistics.PointStatistics.low_precision`,
 #: ``2**60``).  A bound of range, not of speed: no measurement chose it.
 LOW_PRECISION_TOP = 2.0**60
-
-#: Fewest rows of a chunk (wide rows: the per-chunk calls' overhead; a floor set
-#: with :data:`CHUNK_BYTES`, not measured on its own: at d = 384 the byte bound
-#: gives 256 rows, so the measurements above hold it).
-MIN_CHUNK_ROWS = 256
-
-
-def score_sums(Y, w, M):
-    """Per head, the rows of largest score ``<y, mu_h>`` and the sum of that
-    score, of one block (unweighted): :func:`largest_score`'s centres."""
-    A = Y @ M.T
-    labels = np.argmax(A, axis=1)
-    K = M.shape[0]
-    own = np.take_along_axis(A, labels[:, None], axis=1)[:, 0]
-    return (np.bincount(labels, minlength=K).astype(np.float64),
-            np.bincount(labels, weights=own, minlength=K))
-
-
-def held_score_sums(Y, w, M):
-    """Per head, the (weighted) sum of the scores ``<y, mu_h>`` of the rows whose
-    largest ``|<y, mu_h>|`` is on it, of one block: the sign of the head's own
-    rows (:func:`sklearn_attnclust.layers.axis.signed_by_rows`)."""
-    A = Y @ M.T
-    labels = np.argmax(np.abs(A), axis=1)
-    own = np.take_along_axis(A, labels[:, None], axis=1)[:, 0]
-    return (np.bincount(labels, weights=own if w is None else own * w, minlength=M.shape[0]),)
-
 
 def block_sums(Y, w, M, beta, need_grad):
     """The additive sums of one block of scaled rows ``Y`` at unit heads ``M``.
@@ -255,9 +219,8 @@ class AxisMaths(LayerMaths):
         self._held = HeldLabels()  # (the labels of the last steps: stationarity)
 
     def statistics(self, rows, weights):
-        d = rows.shape[1]
-        chunk = min(chunk_rows(d, self.n_clusters), max(CHUNK_BYTES // (8 * d), MIN_CHUNK_ROWS))
-        return AxisStatistics.from_data(rows, weights, self.scale, chunk)
+        return AxisStatistics.from_data(rows, weights, self.scale,
+                                        pass_chunk(rows.shape[1], self.n_clusters))
 
     def low_precision(self, stats):
         """The statistics with float32 passes: the scaled rows in float32 (a copy of
@@ -455,29 +418,3 @@ def axis_weights(X, M, beta, scale):
         exp_shifted(P)
         P /= P.sum(axis=1, keepdims=True)
     return P, A
-
-
-def largest_score(X, M):
-    """The head of largest score ``<x, mu_h>`` of each row, and that score.
-
-    The heads are signed so that their own rows' scores sum to >= 0
-    (:func:`sklearn_attnclust.layers.axis.signed_by_rows`), and, as for the
-    reconstruction layers (signed by the data's mean), a sample belongs to the
-    head it projects on most (the largest weight among the heads it is on the
-    positive side of)."""
-    M = np.asarray(M, dtype=np.float64)
-    labels = np.empty(X.shape[0], dtype=np.intp)
-    scores = np.empty(X.shape[0])
-
-    def block(lo, hi):
-        for a in range(lo, hi, 8192):
-            b = min(a + 8192, hi)
-            A = row_scores(np.asarray(X[a:b], dtype=np.float64), M)  # (.products)
-            lab = np.argmax(A, axis=1)
-            labels[a:b] = lab
-            scores[a:b] = np.take_along_axis(A, lab[:, None], axis=1)[:, 0]
-
-    with one_blas_thread():
-        map_row_blocks(block, X.shape[0], 16384)
-    return labels, scores
-

@@ -1,0 +1,94 @@
+"""The direction free energy's read-outs (:mod:`.axes`'s layer): the rows' labels and
+scores on the heads (:func:`largest_score`), the sums that sign the heads by their own
+rows (:func:`held_score_sums`) and read the centres off them (:func:`score_sums`), and
+the rows per chunk of these and of the fit's passes (:func:`pass_chunk`).
+This module knows nothing of scikit-learn.
+"""
+
+import numpy as np
+
+from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread
+from .products import row_scores
+
+__all__ = ["CHUNK_BYTES", "MIN_CHUNK_ROWS", "READOUT_BLOCK_ROWS", "held_score_sums",
+           "held_sums_of", "largest_score", "pass_chunk", "score_sums"]
+
+#: Bytes of float64 rows a chunk of a risk pass holds at most (at least
+#: :data:`MIN_CHUNK_ROWS` rows), below :func:`.._blocks.chunk_rows`'s 2 MiB: the
+#: chunk's two products with the heads (scores, then the gradient's sums) then
+#: read it from the core's cache (2 MiB of L2 a core where measured).  Measured
+#: (n = 1e4 unit rows, a pass with its gradient, CPU time against 2 MiB chunks):
+#: d = 128, K = 5 / 10 / 20: 0.72 / 0.81 / 0.96; d = 384: 0.76 / 0.88 / 0.98;
+#: d = 64: 1.04 / 1.01 / 1.03 (noise); chunks of 1 MiB: d = 128, 0.73 / 0.94 /
+#: 0.98, d = 384, 0.79 / 0.95 / 1.01.
+CHUNK_BYTES = 3 * 2**18
+
+#: Fewest rows of a chunk (wide rows: the per-chunk calls' overhead; a floor set
+#: with :data:`CHUNK_BYTES`, not measured on its own: at d = 384 the byte bound
+#: gives 256 rows, so the measurements above hold it).
+MIN_CHUNK_ROWS = 256
+
+#: Fewest rows of a block of the read-outs' passes (:func:`largest_score`, the
+#: held sums of :mod:`sklearn_attnclust.layers.axis`): a thread each from twice as many.
+READOUT_BLOCK_ROWS = 16384
+
+
+def pass_chunk(n_features, n_heads):
+    """Rows per chunk of a pass over float64 rows of ``n_features``: at most
+    :data:`CHUNK_BYTES` (at least :data:`MIN_CHUNK_ROWS` rows), at most
+    :func:`.._blocks.chunk_rows`'s: the fit's passes, and the read-outs' float64 copies
+    (8192 rows before: at 8192 x 1e4 float32 rows 626 MiB, twice the input's bytes)."""
+    d = max(int(n_features), 1)
+    return min(chunk_rows(d, n_heads), max(CHUNK_BYTES // (8 * d), MIN_CHUNK_ROWS))
+
+
+def score_sums(Y, w, M):
+    """Per head, the rows of largest score ``<y, mu_h>`` and the sum of that
+    score, of one block (unweighted): :func:`largest_score`'s centres."""
+    A = Y @ M.T
+    labels = np.argmax(A, axis=1)
+    K = M.shape[0]
+    own = np.take_along_axis(A, labels[:, None], axis=1)[:, 0]
+    return (np.bincount(labels, minlength=K).astype(np.float64),
+            np.bincount(labels, weights=own, minlength=K))
+
+
+def held_score_sums(Y, w, M):
+    """Per head, the (weighted) sum of the scores ``<y, mu_h>`` of the rows whose
+    largest ``|<y, mu_h>|`` is on it, of one block: the sign of the head's own
+    rows (:func:`sklearn_attnclust.layers.heads.signed_by_rows`)."""
+    return (held_sums_of(Y @ M.T, w),)
+
+
+def held_sums_of(A, w):
+    """Per head (column of the scores ``A``, (n, K)), the (weighted) sum of the
+    scores of the rows whose largest ``|A|`` is on it (:func:`held_score_sums`)."""
+    labels = np.argmax(np.abs(A), axis=1)
+    own = np.take_along_axis(A, labels[:, None], axis=1)[:, 0]
+    return np.bincount(labels, weights=own if w is None else own * w, minlength=A.shape[1])
+
+
+def largest_score(X, M):
+    """The head of largest score ``<x, mu_h>`` of each row, and that score.
+
+    The heads are signed so that their own rows' scores sum to >= 0
+    (:func:`sklearn_attnclust.layers.heads.signed_by_rows`), and, as for the
+    reconstruction layers (signed the same way), a sample belongs to the
+    head it projects on most (the largest weight among the heads it is on the
+    positive side of)."""
+    M = np.asarray(M, dtype=np.float64)
+    labels = np.empty(X.shape[0], dtype=np.intp)
+    scores = np.empty(X.shape[0])
+    chunk = pass_chunk(X.shape[1], M.shape[0])  # (float32 rows: float64 copies of chunks)
+
+    def block(lo, hi):
+        for a in range(lo, hi, chunk):
+            b = min(a + chunk, hi)
+            A = row_scores(np.asarray(X[a:b], dtype=np.float64), M)  # (.products)
+            lab = np.argmax(A, axis=1)
+            labels[a:b] = lab
+            scores[a:b] = np.take_along_axis(A, lab[:, None], axis=1)[:, 0]
+
+    with one_blas_thread():
+        map_row_blocks(block, X.shape[0], READOUT_BLOCK_ROWS)
+    return labels, scores
