@@ -67,6 +67,9 @@ SPACING_RATIO = 3.0
 #: colour quantisation in 3-D at K = 16384 would hold 2 GiB).
 SPACING_BLOCK = 1024
 
+#: Raises of ``beta`` at most (:func:`spaced`).
+SPACING_ROUNDS = 6
+
 
 def spacing(Z, masses, floor):
     """The mass-weighted median over the points ``Z`` (K, d) of the squared
@@ -81,33 +84,39 @@ def spacing(Z, masses, floor):
     return float(gaps[order[np.searchsorted(cum, 0.5 * cum[-1])]])
 
 
-def spaced(descent, stage, best, tol, memory, rows, row_w):
+def spaced(descent, stage, best, tol, memory, rows, row_w, again=None):
     """``best`` (a descent's result on ``stage``) descended again at the
     temperature of the heads' spacing where that is colder (module docstring),
     the maths' ``beta`` set to it; else ``best`` as it was.  Point maths with
-    ``K - 1 > d`` and ``temperature="auto"`` only (a temperature the user set is
-    kept), from an optimum (``best`` converged, steps left of
-    ``max_iter``).  ``beta`` is raised by a power of two, the least that meets
-    :data:`SPACING_RATIO`, so that heads stopped at a tolerance or on a sample
-    a little apart (``g2`` within a factor of two) get the same temperature."""
+    ``temperature="auto"`` only (a temperature the user set is kept), from an
+    optimum (``best`` converged, steps left of ``max_iter``).  ``beta`` is raised
+    by a power of two, the least that meets :data:`SPACING_RATIO`, so that heads
+    stopped at a tolerance or on a sample a little apart (``g2`` within a factor
+    of two) get the same temperature; ``again(result)`` (the swap stage, or
+    None) is run after each raise, and the spacing measured again, at most
+    :data:`SPACING_ROUNDS` times: merged heads show a gap of the softmax's width
+    only, below what the rows' clusters may need."""
     maths = descent.maths
-    K, steps = maths.n_clusters, descent.max_iter - best.n_iter
-    if not isinstance(maths, PointMaths) or not maths.spacing_rule or not best.converged \
-            or steps <= 0:
+    if not isinstance(maths, PointMaths) or not maths.spacing_rule:
         return best
-    Z = stage.chart.scaled_points(np.asarray(best.heads, dtype=np.float64))
-    if K - 1 <= Z.shape[1]:
-        return best
-    masses = maths.risk(best.heads, stage, return_grad=True)[2]
-    # (a gap below the softmax's width 1 / beta counts as that: heads merged)
-    g2 = spacing(Z, masses, 1.0 / maths.beta)
-    factor = SPACING_RATIO * maths.temperature / (maths.beta * g2)
-    if not factor > 1.0:
-        return best
-    beta = maths.beta * 2.0 ** np.ceil(np.log2(factor))
-    descent.say(f"Temperature from the heads' spacing: beta {maths.beta:.4g} -> {beta:.4g}")
-    maths.beta = beta
-    res = descent.run(stage, best.heads, tol, memory=memory, min_steps=1, steps=steps)
-    res = descent.relocated(stage, res, tol, memory, rows, row_w)
-    res.n_iter += best.n_iter
-    return res
+    for _ in range(SPACING_ROUNDS):
+        steps = descent.max_iter - best.n_iter
+        if not best.converged or steps <= 0:
+            return best
+        Z = stage.chart.scaled_points(np.asarray(best.heads, dtype=np.float64))
+        bar = SPACING_RATIO * maths.temperature / maths.beta  # (the least g2 kept)
+        if np.min(two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2], initial=np.inf) >= bar:
+            return best  # (every gap, so their median, meets it: no pass for the masses)
+        masses = maths.risk(best.heads, stage, return_grad=True)[2]
+        # (a gap below the softmax's width 1 / beta counts as that: heads merged)
+        factor = bar / spacing(Z, masses, 1.0 / maths.beta)
+        if not factor > 1.0:
+            return best
+        beta = maths.beta * 2.0 ** np.ceil(np.log2(factor))
+        descent.say(f"Temperature from the heads' spacing: beta {maths.beta:.4g} -> {beta:.4g}")
+        maths.beta = beta
+        res = descent.run(stage, best.heads, tol, memory=memory, min_steps=1, steps=steps)
+        res = descent.relocated(stage, res, tol, memory, rows, row_w)
+        res.n_iter += best.n_iter
+        best = res if again is None else again(res)
+    return best

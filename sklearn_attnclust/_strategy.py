@@ -255,11 +255,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
             return swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
                                random_state, _finisher(descent, plan, tol, stage_tol),
                                sampled=plan.staged)
-        best, beta = swapped(best), maths.beta
         # the temperature of the heads' spacing, where colder: the swap stage again at it
-        best = spaced(descent, stage, best, stage_tol, memory, rows, row_w)
-        if maths.beta != beta and not plan.staged:  # (on a sample: no; _spacing)
-            best = swapped(best)
+        best = spaced(descent, stage, swapped(best), stage_tol, memory, rows, row_w,
+                      again=None if plan.staged else swapped)  # (on a sample: no; _spacing)
         rows = row_w = stage = None  # (a coarse sample: freed for the full-data stage, _full_data)
         return _full_data(descent, plan, best, tol, n_init)
 
