@@ -167,9 +167,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     tolerance, as a staged fit does on its sample, and finishes the best to
     ``tol`` (:func:`_finish`; on fits of more than :data:`._swap.RACE_WORK`
     entries, an incumbent a trial beat first races it: :func:`._swap._raced`).
-    The point layer with ``K - 1 > d`` then reads its temperature from the
-    heads' spacing where that is colder, and runs the swap stage again at it
-    (not on a coarse sample: :mod:`._spacing`).  After a staged fit's full-data stage, rows out of
+    The point layer then reads its temperature from the heads' spacing where
+    that is colder, and runs the swap stage again at it, while the heads
+    crowd (not on a coarse sample: :mod:`._spacing`).  After a staged fit's full-data stage, rows out of
     the coarse sample's box far from every head that hold a share of the risk
     (:func:`._coarse_points.missed_rows`) run the swap stage on all the rows.  BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
