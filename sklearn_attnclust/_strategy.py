@@ -167,9 +167,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     tolerance, as a staged fit does on its sample, and finishes the best to
     ``tol`` (:func:`_finish`; on fits of more than :data:`._swap.RACE_WORK`
     entries, an incumbent a trial beat first races it: :func:`._swap._raced`).
-    The point layer with ``K - 1 > d`` then reads its temperature from the
-    heads' spacing where that is colder, and runs the swap stage again at it
-    (not on a coarse sample: :mod:`._spacing`).  After a staged fit's full-data stage, rows out of
+    The point layer then reads its temperature from the heads' spacing where
+    that is colder, and runs the swap stage again at it, while the heads
+    crowd (not on a coarse sample: :mod:`._spacing`).  After a staged fit's full-data stage, rows out of
     the coarse sample's box far from every head that hold a share of the risk
     (:func:`._coarse_points.missed_rows`) run the swap stage on all the rows.  BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
@@ -255,11 +255,9 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
             return swap_rounds(descent, stage, best, stage_tol, memory, rows, row_w,
                                random_state, _finisher(descent, plan, tol, stage_tol),
                                staged=plan.staged, sampled=plan.staged)
-        best, beta = swapped(best), maths.beta
         # the temperature of the heads' spacing, where colder: the swap stage again at it
-        best = spaced(descent, stage, best, stage_tol, memory, rows, row_w)
-        if maths.beta != beta and not plan.staged:  # (on a sample: no; _spacing)
-            best = swapped(best)
+        best = spaced(descent, stage, swapped(best), stage_tol, memory, rows, row_w,
+                      again=None if plan.staged else swapped)  # (on a sample: no; _spacing)
         rows = row_w = stage = None  # (a coarse sample: freed for the full-data stage, _full_data)
         return _full_data(descent, plan, best, tol, n_init)
 

@@ -92,7 +92,7 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         between (over ``n_clusters - 1``) and within (over ``d - 1``) the parts of
         the first start's heads (on a sample of at most 2048 rows).
         ``"auto"`` is 16 for ``"point"`` and ``"cosine"`` (nearly hard weights on
-        separated clusters; ``"point"`` with ``K - 1 > d`` raises it by a power of two
+        separated clusters; ``"point"`` raises it by a power of two
         where the fitted heads crowd) and 2 for ``"direction"``.  Ignored by the linear layer.
         ``"learn"`` (``"point"`` and ``"cosine"``): after the fit at
         ``"auto"``, the heads, ``beta`` and a bias per head (the log mixing

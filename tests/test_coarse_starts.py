@@ -6,7 +6,7 @@ import pytest
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
-from sklearn_attnclust import AttentionQuantizer
+from sklearn_attnclust import AttentionQuantizer, _spacing
 from sklearn_attnclust._descent import RTOL_FACTOR
 from sklearn_attnclust.maths.point.maths import COARSE_TOL, PointMaths
 from sklearn_attnclust.optim.optimizer import relative_drop
@@ -42,10 +42,11 @@ def test_finished_to_tol(seed):
 def test_same_optimum_as_starts_to_tol(seed, monkeypatch):
     """On separated blobs the starts to the coarse tolerance reach the optimum the
     starts to ``tol`` reach: the same labels up to a permutation and the same
-    inertia far within the tolerance's reach (1e-6 relatively).  In 4-D (``K - 1
-    <= d``: the temperature of the covariance, not the heads' spacing of
-    :mod:`sklearn_attnclust._spacing`, whose descent from either stop ends within
-    the heads' sampling noise of the other)."""
+    inertia far within the tolerance's reach (1e-6 relatively).  At the temperature
+    of the covariance, not the heads' spacing of :mod:`sklearn_attnclust._spacing`
+    (which since session 26 reads every ``K``), whose descent from either stop ends
+    within the heads' sampling noise of the other (seed 2: 4e-6 relatively)."""
+    monkeypatch.setattr(_spacing, "SPACING_RATIO", 0.0)  # (the covariance's temperature)
     X, _ = _blobs(seed, d=4)
     coarse = AttentionQuantizer(5, random_state=seed).fit(X)
     monkeypatch.setattr(PointMaths, "coarse_starts", False)

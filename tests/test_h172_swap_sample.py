@@ -28,9 +28,9 @@ def _stages(monkeypatch, X, K, seed):
         stages.append(kwargs.get("sampled"))
         return swap_rounds(descent, stage, best, *args, **kwargs)
 
-    def watched(descent, *args):
+    def watched(descent, *args, **kwargs):
         beta = descent.maths.beta
-        out = spaced(descent, *args)
+        out = spaced(descent, *args, **kwargs)
         raised.append(descent.maths.beta != beta)
         return out
 

@@ -880,9 +880,12 @@ def test_heads_merged_at_the_temperature_are_named_in_the_warning():
     # "duplicate points" only. A higher temperature separates them. (Rows of seed 0 no
     # longer merge since the stopping rule reads the risk's decrease: seed 1.)
     # In 7-D (K - 1 <= d): the rows of 6-D are now separated at the default, by
-    # the temperature of the heads' spacing (sklearn_attnclust._spacing).
+    # the temperature of the heads' spacing (sklearn_attnclust._spacing), and since
+    # session 26 (h190) these too, the rule reading every K: the covariance's
+    # temperature (16, set) still merges them.
     X = make_blobs(600, 7, centers=3, cluster_std=0.5, random_state=3)[0][:8]
     with pytest.warns(ConvergenceWarning, match="merged at the layer's temperature"):
-        AttentionQuantizer(8, random_state=0).fit(X)
+        AttentionQuantizer(8, temperature=16.0, random_state=0).fit(X)
+    assert np.unique(AttentionQuantizer(8, random_state=0).fit(X).labels_).size == 8
     est = AttentionQuantizer(8, temperature=64.0, random_state=0).fit(X)
     assert np.unique(est.labels_).size == 8

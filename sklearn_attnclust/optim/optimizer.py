@@ -78,8 +78,8 @@ class SphereResult:
     line_search_failed : bool
         True when the run ended where no step could be taken (no descent
         direction, no step size giving a decrease that should have been
-        visible, or a step too small to move the heads) away from
-        stationarity (the iterate is kept).
+        visible, or a step too small to move the heads, or a start of
+        infinite cost) away from stationarity (the iterate is kept).
     step_size : float
         The first trial step the next step would have taken.
     state : object
@@ -120,6 +120,18 @@ def _ended(result, stationary, at_rounding):
     (``at_rounding``), else a failed line search."""
     result.converged = stationary or at_rounding
     result.line_search_failed = not result.converged
+
+
+def _start_stationarity(problem, M, value, grad, norms):
+    """The Riemannian gradient and the stationarity at the start ``M`` (of squared
+    norms ``norms``, cost ``value``, gradient ``grad``); a start of infinite cost
+    (beyond the problem's reach: the point layer's past its pole, whose
+    stationarity is not defined) has none and an infinite stationarity, and the
+    run ends there, no step taken (a failed line search)."""
+    if not np.isfinite(value):
+        return None, np.inf
+    rgrad = problem.manifold.project(M, grad, norms)
+    return rgrad, problem.stationarity(M, rgrad)
 
 
 def _below_rounding(predicted, value):
@@ -189,11 +201,10 @@ class Optimizer:
         M, M0 = normalize_rows(np.asarray(M0.pop() if take_start else M0)), None  # (not written)
         norms = manifold.sq_norms(M)  # (each point's, for its projections and transports)
         value, grad = problem.cost_and_gradient(M)
-        rgrad = manifold.project(M, grad, norms)
-        gnorm = problem.stationarity(M, rgrad)
+        rgrad, gnorm = _start_stationarity(problem, M, value, grad, norms)
         result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
         step, values = float(self.learning_rate), result.values
-        for it in range(1, self.max_iter + 1):
+        for it in range(1, self.max_iter + 1 if np.isfinite(value) else 1):  # (inf: no step)
             stationary = gnorm <= tol  # (alone where no step is taken: _ended)
             settled_now = self._settled(values, gnorm)  # (a step taken while it < min_steps)
             if it > min_steps and (settled_now or self._crawling(values)):
@@ -242,6 +253,7 @@ class Optimizer:
         else:
             result.crawled = not gnorm <= tol and self._crawling(values)
             result.converged = result.crawled or gnorm <= tol
+            result.line_search_failed = not np.isfinite(value)
         result.heads, result.value, result.step_size = M, value, step
         result.state = self._state(memory)
         return result

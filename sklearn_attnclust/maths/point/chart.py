@@ -37,7 +37,12 @@ COMPILED_MAPS = chart_points is not None
 
 #: Smallest last coordinate of a head: the chart's point is at most
 #: ``height / MIN_POLE`` spreads from the centre.  A step beyond is rejected.
-MIN_POLE = 1e-3
+#: A row of weight share ``s`` is at most ``1 / sqrt(s)`` spreads from the
+#: (weighted) centre: 3e9 spreads reach every row of a share above 1e-19,
+#: below what a float64 sum of the weights resolves (2**-53).  (At 1e-3, 3000
+#: spreads, one row of weight 1e10 over 300 of weight 1 put its light rows'
+#: seeds out of reach: every start's risk infinite.)
+MIN_POLE = 1e-9
 
 
 @dataclass
