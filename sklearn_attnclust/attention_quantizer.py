@@ -49,7 +49,7 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
       energy: its stationary heads are the directions of the
       attention-weighted sums of their samples, spherical k-means's fixed point
       as ``beta`` grows.  It and ``"point"`` take ``scipy.sparse`` CSR and
-      CSC input without densifying it (the dense fit, to rounding).
+      CSC input without densifying it (the dense passes to rounding).
 
     Read more in the :ref:`User Guide <user_guide>`.
 
