@@ -145,3 +145,23 @@ def test_wide_rows_read_up_to_sign():
     labels, C, inertia = _by_hand(est, X)
     np.testing.assert_allclose(est.cluster_centers_, C, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(est.inertia_, inertia, rtol=1e-9)
+
+
+@pytest.mark.parametrize("kw", VARIANTS)
+def test_weighted_read_outs_as_defined(kw):
+    X, _ = _both_signs(7)
+    w = np.random.default_rng(7).uniform(0.2, 3.0, X.shape[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = AttentionQuantizer(3, geometry="direction", random_state=0, **kw).fit(
+            X, sample_weight=w)
+    H = est.heads_
+    S = X @ H.T
+    labels = np.abs(S).argmax(axis=1)
+    own = np.abs(S[np.arange(X.shape[0]), labels])
+    C = np.array([np.average(own[labels == h], weights=w[labels == h]) * H[h]
+                  for h in range(3)])
+    d2 = np.minimum(((X - C[labels]) ** 2).sum(1), ((X + C[labels]) ** 2).sum(1))
+    np.testing.assert_array_equal(est.labels_, labels)
+    np.testing.assert_allclose(est.cluster_centers_, C, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(est.inertia_, d2 @ w, rtol=1e-10)
