@@ -165,11 +165,12 @@ class DaskContextStatistics(Statistics):
         return self._mean
 
     def assign(self, heads):
-        """Head of largest score of every row (lazy, a dask array), and per head
-        the mean score of its rows (one reduction; the labels are not gathered)."""
+        """Head of largest ``|score|`` of every row (lazy, a dask array: the clusters
+        are up to sign), and per head the mean ``|score|`` of its rows (one
+        reduction; the labels are not gathered)."""
         import dask
 
-        scores = self.X.array @ np.asarray(heads, dtype=self.X.dtype).T
+        scores = abs(self.X.array @ np.asarray(heads, dtype=self.X.dtype).T)
         labels = scores.argmax(axis=1)
         K = heads.shape[0]
         onehot = labels[:, None] == np.arange(K)[None, :]

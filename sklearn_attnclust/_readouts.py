@@ -72,7 +72,8 @@ class LayerReadouts(TransformerMixin):
         """The cluster of each sample.
 
         ``"point"``: the head of largest attention weight, i.e. of nearest
-        point.  ``"direction"``: the head of largest score ``<x, mu_h>``.
+        point.  ``"direction"``: the head of largest ``|<x, mu_h>|`` (up to
+        sign: ``x`` and ``-x`` share a label; the argmax of :meth:`predict_proba`).
         ``"cosine"``: the head of largest cosine ``<x / |x|, mu_h>``.
 
         Parameters
@@ -132,8 +133,7 @@ class LayerReadouts(TransformerMixin):
         ``log weights_[h]`` added with ``temperature="learn"`` (the von
         Mises-Fisher mixture's posterior).  ``"direction"``
         (competitive): the competitive weights ``softmax_h(beta <x,
-        mu_h>^2)``, sign-free (:meth:`predict` takes the largest signed
-        score).  Not for the linear layer (``attention="linear"``), whose
+        mu_h>^2)``, sign-free; its argmax is :meth:`predict`.  Not for the linear layer (``attention="linear"``), whose
         heads weigh every sample equally: an ``AttributeError``.
 
         Parameters

@@ -174,7 +174,7 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
         The centres in input space: for ``"point"`` the heads' points (what
         the layer reconstructs with); for ``"direction"`` each head times the
-        mean score of the samples assigned to it; for ``"cosine"`` the unit
+        mean ``|score|`` of the samples assigned to it; for ``"cosine"`` the unit
         heads.
 
     labels_ : ndarray of shape (n_samples,)
@@ -184,9 +184,9 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         loaded copy holds the labels as an ndarray.
 
     inertia_ : float
-        Sum of the squared distances of the samples to their assigned
-        centres, weighted by the sample weights, as KMeans's (+inf where it is
-        beyond float64's range; see Notes).  For ``"cosine"``, the weighted sum
+        Sum of the squared distances of the samples to their assigned centres
+        (``"direction"``: the nearer of ``+-c_h``), weighted by the sample weights,
+        as KMeans's (+inf where beyond float64's range: Notes).  For ``"cosine"``, the weighted sum
         of ``1 - cosine`` to the assigned head, as spherical k-means's.
 
     heads_ : ndarray of shape (n_clusters, n_features + 1) or (n_clusters, n_features)

@@ -42,7 +42,10 @@ def test_fit_recovers_centroids_and_labels(mixture):
     assert np.allclose(np.linalg.norm(aq.heads_, axis=1), 1.0)
     assert centroid_distance(aq.heads_, centers) < 0.05
     agreement = max(np.mean(aq.labels_ == y), np.mean(aq.labels_ != y))
-    assert agreement > 0.99
+    # (labels up to sign, the head of largest |<x, mu>|: as that rule at the true
+    # centroids, which puts the rows nearer -mu_g than mu_y in g, 1.75 % here)
+    best = np.mean(np.abs(X @ centers.T).argmax(axis=1) == y)
+    assert best > 0.97 and agreement > best - 0.005
     # input-space centres are close to the true (unit) centroids
     assert centroid_distance(aq.cluster_centers_, centers) < 0.1
     assert np.array_equal(aq.predict(X), aq.labels_)
@@ -308,7 +311,8 @@ def test_clone_pickle_pipeline_and_grid_search(mixture, geometry):
     # direction: the competitive layer separates the clusters; the plain layer
     # need not.  point: the true number of clusters has the best agreement
     assert labelled.best_params_ == best
-    assert labelled.best_score_ > 0.95
+    # (direction: labels up to sign, ARI 0.93 at the true centroids on these rows)
+    assert labelled.best_score_ > (0.9 if geometry == "direction" else 0.95)
 
 
 @pytest.mark.parametrize("geometry", GEOMETRIES)

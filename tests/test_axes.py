@@ -70,7 +70,8 @@ def test_stationary_heads_are_top_eigenvectors():
 @pytest.mark.parametrize("weights, angle", [([3, 1], 90), ([1, 1], 60), ([3, 1], 60)])
 def test_unequal_weights_and_angles(weights, angle):
     X, y, centers = tilted_mixture(20000, 10, 0.3, angle, weights, 0)
-    assert_as_good_as_kmeans(AxisQuantizer(2, random_state=0).fit(X), X, y, centers)
+    assert_as_good_as_kmeans(AxisQuantizer(2, random_state=0).fit(X), X, y, centers,
+                             up_to_sign=True)
     # the reconstruction risk of the paper's layer is biased there
     rec = AttentionQuantizer(2, geometry="direction", random_state=0).fit(X)
     assert centroid_distance(_unit(rec.cluster_centers_), centers) > 0.3
@@ -116,7 +117,9 @@ def test_estimator_read_outs_and_partial_fit():
     aq = AxisQuantizer(3, random_state=0).fit(X)
     assert aq.heads_.shape == (3, 8) and aq.transform(X).shape == X.shape
     assert np.array_equal(aq.labels_, aq.predict(X))
-    assert adjusted_rand_score(y, aq.labels_) > 0.9
+    # (labels up to sign: as good as the head of largest |<x, mu>| at the true centres)
+    best = adjusted_rand_score(y, np.abs(X @ centers.T).argmax(axis=1))
+    assert best > 0.85 and adjusted_rand_score(y, aq.labels_) >= best - 0.01
     b = AxisQuantizer(3, random_state=0).partial_fit(X)
     assert np.allclose(b.heads_, aq.heads_, atol=1e-8)
 

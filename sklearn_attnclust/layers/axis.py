@@ -4,7 +4,6 @@
 
 import numpy as np
 
-from .._assign import distances_to_centres
 from .._strategy import in_squared_units
 from ..maths import sizes
 from .._blocks import one_blas_thread, sum_row_blocks
@@ -18,7 +17,7 @@ from .base import LayerState, register_layer
 from .common import at_full_precision, over_squared
 from .free_energy import FreeEnergyLayer
 from .heads import (check_seed_count, check_seeds, fitted_assignment, mean_direction,
-                    score_centres, signed_by_rows)
+                    nearer_distances, score_centres, signed_by_rows)
 
 __all__ = ["AxisLayer", "signed_by_rows"]
 
@@ -58,6 +57,7 @@ class AxisLayer(FreeEnergyLayer):
 
     geometry = "direction"
     directions = True  # orthonormal heads: at most n_features of them
+    up_to_sign = True  # a cluster is a head and its opposite
     #: ``temperature="auto"``: 16 (measured: 2, 8 and 16 give the same distances on
     #: the orthonormal mixtures, K = 2 and 3, and at sigma = 1; at 60 degrees 0.036,
     #: 0.017 and 0.018, at 60 degrees and weights 3:1 0.25, 0.052 and 0.044)
@@ -81,10 +81,10 @@ class AxisLayer(FreeEnergyLayer):
     def fit(self, X, w, rng):
         """Fit to the rows ``X`` (weights ``w`` or None); returns their
         :class:`.base.Assignment`, from the labels the fit read its centres by."""
-        return fitted_assignment(X, self._fit(X, w, rng), self.centers, w)
+        return fitted_assignment(X, *self._fit(X, w, rng), self.centers, w)
 
     def _fit(self, X, w, rng, *, init=None, n_init=None):
-        """Fit the heads and centres; returns the rows' labels."""
+        """Fit the heads and centres; returns the rows' labels and their scores on them."""
         check_seeds(X, self.n_clusters)
         # (the rows' largest magnitude too: the float32 check's and the mean's)
         scale, second, top = axis_moments_top(X, w)
@@ -116,7 +116,7 @@ class AxisLayer(FreeEnergyLayer):
         self.heads = signed_by_rows(fit.heads, held, mean)
         labels, scores = largest_score(X, self.heads)
         self.centers = score_centres(self.heads, labels, scores, w)
-        return labels
+        return labels, scores
 
     # -- the generic fit on a row source (a dask array's: Layer.fit_dask) --------
     def source_maths(self, rows):
@@ -130,7 +130,7 @@ class AxisLayer(FreeEnergyLayer):
 
     def source_readouts(self, fit, maths, rows):
         """The heads signed by their own rows (:func:`signed_by_rows`: one pass), and
-        each head times the mean score of its rows (one pass:
+        each head times the mean ``|score|`` of its rows (one pass:
         :func:`sklearn_attnclust.maths.direction.axis_readouts.score_sums`)."""
         maths.forget_rows()
         self.fit_, self.maths = fit, maths
@@ -142,12 +142,15 @@ class AxisLayer(FreeEnergyLayer):
             self.centers = (means * maths.scale)[:, None] * self.heads
 
     def predict(self, X):
-        """The head of largest score ``<x, mu_h>``, as the reconstruction layers'."""
+        """The head of largest ``|<x, mu_h>|`` (of largest weight), as the
+        reconstruction layers'."""
         return largest_score(X, self.heads)[0]
 
     def assign(self, X):
-        """The head of largest score, and the squared distance to its centre."""
-        return distances_to_centres(X, self.predict(X), self.centers)
+        """The head of largest ``|score|``, and the squared distance to the nearer of
+        its centre and the centre's opposite."""
+        labels, own = largest_score(X, self.heads)
+        return labels, nearer_distances(X, labels, own, self.centers)[0]
 
     def predict_proba(self, X):
         """The attention weights ``softmax_h(beta <x, mu_h>^2 / s^2)`` (n, K)."""

@@ -256,7 +256,8 @@ class Layer(ABC):
 
     Class attributes: ``geometry`` (its name in the estimator's parameter),
     ``accepts_sparse`` (``scipy.sparse`` input), ``directions`` (whether the
-    heads are orthonormal directions, at most ``n_features`` of them),
+    heads are orthonormal directions, at most ``n_features`` of them), ``up_to_sign``
+    (a cluster is a head and its opposite: distances to the nearer of ``+-c_h``),
     ``stream_moments`` (``partial_fit`` keeps the streamed moments),
     ``stream_summary`` (what ``partial_fit`` after ``fit`` starts from:
     ``"centres"`` or ``"sample"``), ``stream_type`` (the class of that
@@ -288,6 +289,7 @@ class Layer(ABC):
     geometry: str
     accepts_sparse = False
     directions = False
+    up_to_sign = False
     stream_moments = False
     stream_summary = "centres"
     stream_type = Stream

@@ -93,19 +93,22 @@ def training_assignment(layer, X, w, assignment=None, weight_scale=1.0):
             inertia = float(assignment.inertia) / weight_scale
         if layer.inertia(np.zeros(0), None) is None:  # (the point layers)
             return (assignment.labels,
-                    inertia_of(X, assignment.labels, layer.centers, w, inertia),
+                    inertia_of(X, assignment.labels, layer.centers, w, inertia,
+                               layer.up_to_sign),
                     assignment.counts)
         if np.isfinite(assignment.inertia):
             return assignment.labels, inertia, assignment.counts
     labels, d2 = layer.assign(X)
     own = layer.inertia(d2, w)  # a layer with its own distance (cosine)
-    inertia = own if own is not None else inertia_of(X, labels, layer.centers, w, d2)
+    inertia = own if own is not None else inertia_of(X, labels, layer.centers, w, d2,
+                                                     layer.up_to_sign)
     return labels, inertia, np.bincount(labels, minlength=layer.n_clusters)
 
 
-def inertia_of(X, labels, centers, w, d2):
+def inertia_of(X, labels, centers, w, d2, up_to_sign=False):
     """``sum_i w_i d2_i``, ``d2`` the squared distances to the assigned centres (or
-    that sum, a float).
+    that sum, a float); ``up_to_sign`` (the direction layers, whose clusters are a
+    head and its opposite): to the nearer of ``+c`` and ``-c``.
 
     Where that sum is finite and well above float64's smallest numbers it is
     right (its terms are non-negative).  Otherwise (an overflow, or squares that
@@ -127,6 +130,8 @@ def inertia_of(X, labels, centers, w, d2):
                            None if w is None else w[pos])
     Xp = np.asarray(X[keep], dtype=np.float64)
     C = np.asarray(centers, dtype=np.float64)[labels[keep]]
+    if up_to_sign:  # -c where <x, c> < 0 (read at unit scale: powers of two, exact)
+        C = np.where((at_unit(Xp) * at_unit(C)).sum(axis=1)[:, None] < 0, -C, C)
     with np.errstate(over="ignore"):
         diff = Xp - C
     e = np.zeros(diff.shape[0], dtype=np.int64)
@@ -139,6 +144,13 @@ def inertia_of(X, labels, centers, w, d2):
     sq = np.einsum("ij,ij->i", np.ldexp(diff, shift[:, None]), np.ldexp(diff, shift[:, None]))
     # sum_i w_i sq_i 2**(2 (e_i - shift_i)): in units of its largest term's power of two
     return _scaled_sum(sq, 2 * (e - shift), None if w is None else w[pos])
+
+
+def at_unit(A):
+    """The rows of ``A`` each times the power of two that brings its largest
+    magnitude into [0.5, 1) (exact; all-zero rows as they are)."""
+    top = np.max(np.abs(A), axis=1)
+    return np.ldexp(A, np.where(top > 0, -np.frexp(top)[1], 0)[:, None])
 
 
 def _scaled_sum(sq, power, w):

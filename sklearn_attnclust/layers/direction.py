@@ -4,7 +4,6 @@ risk, ``geometry="direction"`` (:mod:`sklearn_attnclust.maths.direction.attentio
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._assign import distances_to_centres
 from ..maths.direction.attention import ContextStatistics, attention_from_moments, head_scores
 from ..maths.direction.axis_readouts import held_score_sums
 from .._base import unit_weights
@@ -18,8 +17,8 @@ from ..maths.direction.wide import wide_fit_moments
 from ..rows.statistics import KernelStatistics
 from .base import Layer, LayerState, register_layer
 from .common import warm_start_copy, warn_if_not_converged
-from .heads import (check_seeds, fitted_assignment, mean_direction, score_centres, signed,
-                    signed_by_rows, signed_scores, unequal)
+from .heads import (check_seeds, fitted_assignment, mean_direction, nearer_distances,
+                    score_centres, signed, signed_by_rows, signed_scores, unequal)
 from .stream import stream_exponent
 
 __all__ = ["DirectionLayer"]
@@ -31,6 +30,7 @@ class DirectionLayer(Layer):
 
     geometry = "direction"
     directions = True  # orthonormal heads: at most n_features of them
+    up_to_sign = True  # a cluster is a head and its opposite
     stream_moments = True  # partial_fit refits on the streamed moments
     stream_summary = "sample"  # of the queries (the risk is not a sum over centres)
     #: ``temperature="auto"``: 2, as measured on the orthonormal mixtures.
@@ -104,9 +104,9 @@ class DirectionLayer(Layer):
             # no weight, 2**-500 <= top < 2**500): the same numbers, a pass fewer
             same = 2.0**-500 <= top < 2.0**500
             self.fit_moments = (mean if same else X.mean(axis=0), stats.second, stats.fourth, 0)
-        scores, labels = self._signed_scores(X, w)
-        self.centers = self._centers(X, labels, w, scores)
-        return fitted_assignment(X, labels, self.centers, fit_w)
+        labels, own = self._labels(X, w, sign=True)
+        self.centers = self._centers(labels, own, w)
+        return fitted_assignment(X, labels, own, self.centers, fit_w)
 
     def warm_start_from(self, other):
         """Continue from the heads of ``other`` (see :meth:`.Layer.warm_start_from`)."""
@@ -141,8 +141,7 @@ class DirectionLayer(Layer):
         heads = getattr(self, "heads", None)
         warm = {} if heads is None else {"init": WarmStart(heads), "n_init": 1}
         self._fit(rows, w, rng, stream.total / W, stats=stats, coarse=False, rms=rms, **warm)
-        scores, labels = self._signed_scores(queries, w)
-        self.centers = self._centers(queries, labels, w, scores)
+        self.centers = self._centers(*self._labels(queries, w, sign=True), w)
         return self
 
     def fit_dask(self, X, rng):
@@ -165,31 +164,34 @@ class DirectionLayer(Layer):
             stats.second, fourth=stats.fourth, n_samples=stats.n_samples, need_sq_norms=False)
         return self
 
-    def _signed_scores(self, X, w):
-        """The rows' scores and labels, each head signed by its own rows where the
-        mean's sign was against them (:func:`.heads.signed_scores`)."""
+    # -- read-outs ----------------------------------------------------------
+    def _labels(self, X, w=None, sign=False):
+        """Each row's head of largest ``|score|`` and its score ``<x, mu_h>`` on it;
+        with ``sign`` (the fit's rows, weights ``w`` or None), each head first signed
+        by its own rows where the mean's sign was against them
+        (:func:`.heads.signed_scores`: the labels stay, the scores follow)."""
         with one_blas_thread():
             scores, labels = head_scores(X, self.heads)
-        self.heads, scores, labels = signed_scores(self.heads, scores, labels, w)
-        return scores, labels
+        if sign:
+            self.heads, scores, labels = signed_scores(self.heads, scores, labels, w)
+        return labels, scores[np.arange(X.shape[0]), labels]
 
-    # -- read-outs ----------------------------------------------------------
-    def _centers(self, X, labels, w=None, scores=None):
-        """Each head times the (weighted) mean score of the samples assigned to it."""
-        if scores is None:
-            with one_blas_thread():
-                scores = head_scores(X, self.heads)[0]
-        own = scores[np.arange(X.shape[0]), labels].astype(np.float64)
+    def _centers(self, labels, own, w=None):
+        """Each head times the (weighted) mean ``|score|`` of the samples assigned to it."""
+        own = own.astype(np.float64)
         return score_centres(self.heads, labels, own, w).astype(self.heads.dtype)
 
     def predict(self, X):
-        """The head of largest score ``<x, mu_h>``."""
+        """The head of largest ``|<x, mu_h>|``: the clusters are up to sign (the
+        argmax of :meth:`predict_proba`)."""
         with one_blas_thread():
             return head_scores(X, self.heads)[1]
 
     def assign(self, X):
-        """The head of largest score, and the squared distance to its centre."""
-        return distances_to_centres(X, self.predict(X), self.centers)
+        """The head of largest ``|score|``, and the squared distance to the nearer of
+        its centre and the centre's opposite."""
+        labels, own = self._labels(X)
+        return labels, nearer_distances(X, labels, own, self.centers)[0]
 
     def offers(self, method):
         """No ``predict_proba`` for the linear layer, whose heads share every

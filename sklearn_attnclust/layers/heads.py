@@ -11,8 +11,8 @@ from .base import Assignment
 from .common import inertia_of
 
 __all__ = ["SEED_CHECK_NUMBERS", "check_seed_count", "check_seeds", "fitted_assignment",
-           "mean_direction", "own_signs", "score_centres", "signed", "signed_by_rows",
-           "signed_scores", "unequal"]
+           "mean_direction", "nearer_distances", "own_signs", "score_centres", "signed",
+           "signed_by_rows", "signed_scores", "unequal"]
 
 
 def unequal(w):
@@ -69,9 +69,10 @@ def signed_by_rows(heads, sums, mean):
 
 def signed_scores(heads, scores, labels, w):
     """The ``heads`` (signed by the mean, :func:`signed`), the rows' ``scores`` on
-    them (n, K) and their ``labels`` (the largest score), each head signed again by
-    its own rows where they sum to < 0 (as :func:`signed_by_rows`, from the scores:
-    no pass over the rows; a sign flip is exact).  The rows' weights ``w`` or None."""
+    them (n, K) and their ``labels`` (the largest ``|score|``, which no sign moves),
+    each head signed again by its own rows where they sum to < 0 (as
+    :func:`signed_by_rows`, from the scores: no pass over the rows; a sign flip is
+    exact).  The rows' weights ``w`` or None."""
     # the scores times the weights at unit scale (a power of two, exact: sums of
     # scores near the largest float do not overflow), without a copy of the scores
     two = power_of_two_scale(scores)
@@ -83,17 +84,19 @@ def signed_scores(heads, scores, labels, w):
         return heads, scores, labels
     heads = np.where(flip[:, None], -heads, heads)
     scores = np.where(flip, -scores, scores)
-    return heads, scores, np.argmax(scores, axis=1)
+    return heads, scores, labels
 
 
 def score_centres(heads, labels, scores, weights=None):
-    """Each head times the (weighted) mean score of the rows assigned to it (0 if none)."""
+    """Each head times the (weighted) mean ``|score|`` of the rows assigned to it (0
+    if none): the clusters are up to sign, a row near ``-mu_h`` as near ``mu_h``
+    (the centre ``c_h`` the point nearest its rows, each taken on ``c_h``'s side)."""
     K = heads.shape[0]
     # the scores and weights at unit scale (powers of two, exact), so that the sums
     # of scores near the largest float do not overflow; the means scaled back
     two = power_of_two_scale(scores)
     weights = unit_weights(weights)
-    scaled = np.asarray(scores, dtype=np.float64) * two
+    scaled = np.abs(np.asarray(scores, dtype=np.float64)) * two
     mass = np.bincount(labels, weights=weights, minlength=K)
     sums = np.bincount(labels, weights=scaled if weights is None else weights * scaled,
                        minlength=K)
@@ -102,14 +105,24 @@ def score_centres(heads, labels, scores, weights=None):
         return (means / two)[:, None] * heads
 
 
-def fitted_assignment(X, labels, centers, w):
+def nearer_distances(X, labels, own, centers):
+    """The squared distance of each row to the nearer of ``+c`` and ``-c``, ``c`` its
+    centre (the side of the row's score ``own`` on its head: the centres are the
+    heads times scales >= 0), and its labels into ``[centers; -centers]``."""
+    folded = labels + centers.shape[0] * (np.asarray(own) < 0)
+    both = np.concatenate([centers, -centers])
+    return distances_to_centres(X, folded, both)[1], folded, both
+
+
+def fitted_assignment(X, labels, own, centers, w):
     """The :class:`.base.Assignment` of the rows ``X`` a direction layer was fitted
-    to (with the weights ``w`` of its fit, or None), from their ``labels`` (its
-    fit's last pass): one pass for the squared distances to the ``centers``, where
-    the estimator would take the labels again (``Layer.assign``).  The inertia is
+    to (with the weights ``w`` of its fit, or None), from their ``labels`` and their
+    scores on them ``own`` (its fit's last pass): one pass for the squared
+    distances to the nearer of ``+-centers`` (:func:`nearer_distances`), where the
+    estimator would take the labels again (``Layer.assign``).  The inertia is
     :func:`.common.inertia_of`'s."""
-    _, d2 = distances_to_centres(X, labels, centers)
-    return Assignment(labels, inertia_of(X, labels, centers, w, d2),
+    d2, folded, both = nearer_distances(X, labels, own, centers)
+    return Assignment(labels, inertia_of(X, folded, both, w, d2),
                       np.bincount(labels, minlength=centers.shape[0]))
 
 

@@ -43,9 +43,9 @@ def pass_chunk(n_features, n_heads):
 
 
 def score_sums(Y, w, M):
-    """Per head, the rows of largest score ``<y, mu_h>`` and the sum of that
-    score, of one block (unweighted): :func:`largest_score`'s centres."""
-    A = Y @ M.T
+    """Per head, the rows of largest ``|<y, mu_h>|`` and the sum of that ``|score|``,
+    of one block (unweighted): :func:`largest_score`'s centres."""
+    A = np.abs(Y @ M.T)
     labels = np.argmax(A, axis=1)
     K = M.shape[0]
     own = np.take_along_axis(A, labels[:, None], axis=1)[:, 0]
@@ -69,13 +69,12 @@ def held_sums_of(A, w):
 
 
 def largest_score(X, M):
-    """The head of largest score ``<x, mu_h>`` of each row, and that score.
+    """The head of largest ``|<x, mu_h>|`` of each row, and that (signed) score.
 
-    The heads are signed so that their own rows' scores sum to >= 0
-    (:func:`sklearn_attnclust.layers.heads.signed_by_rows`), and, as for the
-    reconstruction layers (signed the same way), a sample belongs to the
-    head it projects on most (the largest weight among the heads it is on the
-    positive side of)."""
+    The clusters are directions up to sign, as the free energy reads them: a
+    sample belongs to the head of its largest attention weight
+    (``softmax_h(beta <x, mu_h>^2)``), whichever side of the origin it is on, as
+    for the reconstruction layers (:func:`.products.head_scores`)."""
     M = np.asarray(M, dtype=np.float64)
     labels = np.empty(X.shape[0], dtype=np.intp)
     scores = np.empty(X.shape[0])
@@ -85,7 +84,7 @@ def largest_score(X, M):
         for a in range(lo, hi, chunk):
             b = min(a + chunk, hi)
             A = row_scores(np.asarray(X[a:b], dtype=np.float64), M)  # (.products)
-            lab = np.argmax(A, axis=1)
+            lab = np.argmax(np.abs(A), axis=1)
             labels[a:b] = lab
             scores[a:b] = np.take_along_axis(A, lab[:, None], axis=1)[:, 0]
 

@@ -51,14 +51,15 @@ def row_scores(X, M, out=None):
 
 
 def head_scores(X, M):
-    """Scores ``X M^T`` (n, K) and the head of largest score of each row, in threads."""
+    """Scores ``X M^T`` (n, K) and the head of largest ``|score|`` of each row (the
+    direction layers' clusters are up to sign: the argmax of their weights), in threads."""
     M = np.asarray(M).astype(X.dtype, copy=False)
     scores = np.empty((X.shape[0], M.shape[0]), dtype=X.dtype)
     labels = np.empty(X.shape[0], dtype=np.intp)
 
     def block(lo, hi):
         row_scores(X[lo:hi], M, out=scores[lo:hi])
-        labels[lo:hi] = np.argmax(scores[lo:hi], axis=1)
+        labels[lo:hi] = np.argmax(np.abs(scores[lo:hi]), axis=1)
 
     map_row_blocks(block, X.shape[0], 65536)
     return scores, labels
