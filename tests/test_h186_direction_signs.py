@@ -1,7 +1,7 @@
 """The reconstruction-risk direction layer signs each head by its own rows (h186).
 
-Its risk reads every head up to sign; its labels are the head of largest score
-``<x, mu_h>`` (the positive side).  Signed by the data's mean alone, the head of
+Its risk reads every head up to sign; its labels are the head of largest
+``|<x, mu_h>|`` (h191), its heads and centres are oriented by their rows.  Signed by the data's mean alone, the head of
 a light cluster at more than 90 degrees from the heavy ones pointed away from its
 rows, which then went to another head (one head empty, ARI 0.77 to 0.79 on the
 cases below), with wrong centres and inertia.
@@ -32,7 +32,11 @@ def _rows(seed, weights, angle, n=1200, d=6, noise=0.1):
 def _check(est, X, y, C, scale=1.0):
     K = C.shape[0]
     assert np.unique(est.labels_).size == K
-    assert adjusted_rand_score(y, est.labels_) > 0.99
+    # the labels are up to sign (h191): clusters at 135 or 150 degrees are axes 45 or
+    # 30 degrees apart, which the rule of the largest |<x, mu_h>| tells apart less well
+    # even at the true directions (ARI 0.96 at 150 degrees); the fit within 0.1 of it
+    truth = adjusted_rand_score(y, np.argmax(np.abs(X @ C.T), axis=1))
+    assert adjusted_rand_score(y, est.labels_) > min(0.99, truth - 0.1)
     np.testing.assert_array_equal(est.predict(X), est.labels_)
     # each head on its own rows' side; each centre on its rows' cluster's side (the
     # heads are orthonormal: not on the directions of clusters at 120 degrees)
@@ -99,12 +103,13 @@ def test_signed_scores_flips_exactly():
                    heads[1] + 0.01 * rng.standard_normal((20, 5)),
                    heads[2] + 0.01 * rng.standard_normal((20, 5))])
     scores = X @ heads.T
-    out, s, labels = signed_scores(heads, scores, scores.argmax(axis=1), None)
+    held = np.abs(scores).argmax(axis=1)  # (the labels: the largest |score|)
+    out, s, labels = signed_scores(heads, scores, held, None)
     np.testing.assert_array_equal(out, heads * np.array([-1.0, 1.0, 1.0])[:, None])
     np.testing.assert_array_equal(s, X @ out.T)  # (a sign flip is exact)
-    np.testing.assert_array_equal(labels, np.repeat([0, 1, 2], 20))
+    np.testing.assert_array_equal(labels, np.repeat([0, 1, 2], 20))  # (no sign moves them)
     # weights: the first head's rows of weight 0 do not count; none flips
     w = np.r_[np.zeros(20), np.ones(40)]
-    out, s2, labels2 = signed_scores(heads, scores, scores.argmax(axis=1), w)
+    out, s2, labels2 = signed_scores(heads, scores, held, w)
     assert out is heads and s2 is scores
     np.testing.assert_array_equal(own_signs([-2.0, 0.0, np.nan, np.inf]), [-1, 0, 0, 1])

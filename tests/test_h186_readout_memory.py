@@ -51,9 +51,9 @@ def test_readouts_do_not_depend_on_the_threads(monkeypatch, dtype):
     # two nearest the scale 1 is read as frexp's, 2), up to rounding
     ref = held_score_sums(X.astype(np.float64) / 2, w, C)[0]
     np.testing.assert_allclose(h1, ref, rtol=1e-9)
-    A = X.astype(np.float64) @ C.T
-    np.testing.assert_array_equal(l1, A.argmax(axis=1))
-    np.testing.assert_allclose(s1, A.max(axis=1), rtol=1e-12, atol=1e-13)
+    A = X.astype(np.float64) @ C.T  # (the labels up to sign: the largest |score|)
+    np.testing.assert_array_equal(l1, np.abs(A).argmax(axis=1))
+    np.testing.assert_allclose(s1, A[np.arange(len(l1)), l1], rtol=1e-12, atol=1e-13)
 
 
 def test_float32_readouts_hold_a_chunk_not_the_rows():
