@@ -16,8 +16,8 @@ from ..rows.statistics import KernelStatistics
 from .base import LayerState, register_layer
 from .common import at_full_precision, over_squared
 from .free_energy import FreeEnergyLayer
-from .heads import (check_seed_count, check_seeds, fitted_assignment, mean_direction,
-                    nearer_distances, score_centres, signed_by_rows)
+from .heads import (AXIS_EMPTY_CAUSE, check_seed_count, check_seeds, fitted_assignment,
+                    mean_direction, nearer_distances, score_centres, signed_by_rows)
 
 __all__ = ["AxisLayer", "signed_by_rows"]
 
@@ -58,6 +58,7 @@ class AxisLayer(FreeEnergyLayer):
     geometry = "direction"
     directions = True  # orthonormal heads: at most n_features of them
     up_to_sign = True  # a cluster is a head and its opposite
+    empty_cause = AXIS_EMPTY_CAUSE
     #: ``temperature="auto"``: 16 (measured: 2, 8 and 16 give the same distances on
     #: the orthonormal mixtures, K = 2 and 3, and at sigma = 1; at 60 degrees 0.036,
     #: 0.017 and 0.018, at 60 degrees and weights 3:1 0.25, 0.052 and 0.044)

@@ -17,8 +17,9 @@ from ..maths.direction.wide import wide_fit_moments
 from ..rows.statistics import KernelStatistics
 from .base import Layer, LayerState, register_layer
 from .common import warm_start_copy, warn_if_not_converged
-from .heads import (check_seeds, fitted_assignment, mean_direction, nearer_distances,
-                    score_centres, signed, signed_by_rows, signed_scores, unequal)
+from .heads import (AXIS_EMPTY_CAUSE, check_seeds, fitted_assignment, mean_direction,
+                    nearer_distances, score_centres, signed, signed_by_rows, signed_scores,
+                    unequal)
 from .stream import stream_exponent
 
 __all__ = ["DirectionLayer"]
@@ -31,6 +32,9 @@ class DirectionLayer(Layer):
     geometry = "direction"
     directions = True  # orthonormal heads: at most n_features of them
     up_to_sign = True  # a cluster is a head and its opposite
+    empty_cause = AXIS_EMPTY_CAUSE[:-1] + (
+        ", or to the reconstruction risk's bias off its model (directions far from "
+        "orthogonal, unequal weights: risk='free-energy' has none).")
     stream_moments = True  # partial_fit refits on the streamed moments
     stream_summary = "sample"  # of the queries (the risk is not a sum over centres)
     #: ``temperature="auto"``: 2, as measured on the orthonormal mixtures.

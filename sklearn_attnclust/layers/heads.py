@@ -10,10 +10,18 @@ from ..maths.direction.axis_readouts import held_sums_of
 from .base import Assignment
 from .common import inertia_of
 
-__all__ = ["SEED_CHECK_NUMBERS", "check_seed_count", "check_seeds", "fitted_assignment",
-           "mean_direction", "nearer_distances", "own_signs", "score_centres", "signed",
-           "signed_by_rows", "signed_scores", "unequal"]
+__all__ = ["AXIS_EMPTY_CAUSE", "SEED_CHECK_NUMBERS", "check_seed_count", "check_seeds",
+           "fitted_assignment", "mean_direction", "nearer_distances", "own_signs", "score_centres",
+           "signed", "signed_by_rows", "signed_scores", "unequal"]
 
+
+#: Why a direction layer can leave a cluster empty (its ConvergenceWarning): rows
+#: that are one axis (multiples of one another, of either sign: a cluster and its
+#: opposite are one), or rows of very unequal norms (a few far rows weigh as one).
+AXIS_EMPTY_CAUSE = ("Possibly due to rows of one axis in X (multiples of one another, of "
+                    "either sign: geometry='direction' takes a cluster and its opposite "
+                    "as one; geometry='cosine' tells them apart), or to a few rows far "
+                    "beyond the others' norm, which outweigh them.")
 
 def unequal(w):
     """The sample weights, or None when they are all equal (the unweighted fit)."""
