@@ -55,6 +55,18 @@ def test_same_optimum_as_starts_to_tol(seed, monkeypatch):
     np.testing.assert_allclose(coarse.inertia_, full.inertia_, rtol=1e-6)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_same_optimum_as_starts_to_tol_at_the_default_temperature(seed, monkeypatch):
+    """The same on the default path (the spacing rule on): the same labels, the
+    inertia within the heads' sampling noise (1e-4 relatively; seed 2: 4e-6)."""
+    X, _ = _blobs(seed, d=4)
+    coarse = AttentionQuantizer(5, random_state=seed).fit(X)
+    monkeypatch.setattr(PointMaths, "coarse_starts", False)
+    full = AttentionQuantizer(5, random_state=seed).fit(X)
+    assert adjusted_rand_score(coarse.labels_, full.labels_) == 1.0
+    np.testing.assert_allclose(coarse.inertia_, full.inertia_, rtol=1e-4)
+
+
 def test_given_heads_descended_to_tol(monkeypatch):
     """Heads the user gives (``init`` an array: no swap stage) are descended to
     ``tol`` from the start: the fit does not depend on ``coarse_starts``."""
