@@ -30,7 +30,7 @@ from .maths.direction.reconstruction import add_risk_sums, risk_sums
 from .rows.dask import DaskRows, _aligned, not_finite_error, persist_rows
 
 __all__ = ["DaskContextStatistics", "assignment_totals", "check_rows", "finite_rows",
-           "in_dtype", "map_rows", "sum_rows"]
+           "in_dtype", "map_rows", "sum_and_count_rows", "sum_rows"]
 
 #: :meth:`DaskContextStatistics.from_dask` fits rows whose largest magnitude is
 #: beyond ``2**+-UNIT_RANGE`` in units of a power of two near it.
@@ -270,11 +270,27 @@ def _block_total(block, fun):
     return np.array([float(np.sum(fun(_aligned(block))))])
 
 
+def _block_total_rows(block, fun):
+    return np.array([[float(np.sum(fun(_aligned(block)))), block.shape[0]]])
+
+
 def sum_rows(X, fun):
     """The sum of ``fun(block)`` over the row blocks of ``X``: one reduction, a float."""
     parts = X.map_blocks(_block_total, fun, dtype=np.float64, drop_axis=1,
                          chunks=((1,) * X.numblocks[0],))
     return float(parts.sum().compute())
+
+
+def sum_and_count_rows(X, fun):
+    """:func:`sum_rows` of ``fun`` and ``X``'s number of rows: its shape's, or
+    where its row chunks' sizes are unknown (NaN: a boolean mask, a filter),
+    counted in the same reduction over its blocks."""
+    if not np.isnan(X.shape[0]):
+        return sum_rows(X, fun), int(X.shape[0])
+    parts = X.map_blocks(_block_total_rows, fun, dtype=np.float64,
+                         chunks=((1,) * X.numblocks[0], (2,)))
+    total, n = parts.sum(axis=0).compute()
+    return float(total), int(n)
 
 
 def _block_assignment(block, assign, n_clusters):

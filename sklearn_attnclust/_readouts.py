@@ -199,14 +199,16 @@ class LayerReadouts(TransformerMixin):
         """``-2 log L + penalty(n) p`` of the rows ``X`` (the sum in float64; for
         a dask array ``X``, one reduction over its blocks)."""
         if is_dask_array(X):
-            from ._dask import check_rows, finite_rows, sum_rows
+            from ._dask import check_rows, finite_rows, sum_and_count_rows
 
             check_is_fitted(self)
             X = check_rows(X, self.n_features_in_, type(self).__name__)
-            log_l = sum_rows(X, functools.partial(finite_rows, self.layer_.log_likelihood))
+            # (the rows counted where X's chunk sizes are unknown: n is not NaN)
+            log_l, n = sum_and_count_rows(
+                X, functools.partial(finite_rows, self.layer_.log_likelihood))
         else:
             log_l, X = self._log_likelihood(X)
-        n = X.shape[0]
+            n = X.shape[0]
         return float(-2.0 * np.sum(log_l) + penalty(n) * self.layer_.n_parameters())
 
     @_layer_has("log_likelihood", "normalised likelihood",
@@ -288,15 +290,16 @@ class LayerReadouts(TransformerMixin):
         if is_dask_array(X):
             import functools
 
-            from ._dask import check_rows, risk_total, sq_error, sum_rows
+            from ._dask import check_rows, risk_total, sq_error, sum_and_count_rows
 
             X = check_rows(X, self.n_features_in_, type(self).__name__)
             own = getattr(self.layer_, "quantization_risk", None)
             if own is not None:  # the cosine layer's, of the unit rows
-                total = sum_rows(X, functools.partial(risk_total, risk=own))
+                fun = functools.partial(risk_total, risk=own)
             else:
-                total = sum_rows(X, functools.partial(sq_error, transform=self.layer_.transform))
-            return total / X.shape[0]
+                fun = functools.partial(sq_error, transform=self.layer_.transform)
+            total, n = sum_and_count_rows(X, fun)  # (n counted where X's sizes are unknown)
+            return total / n
         X = self._validate_input(X, reset=False)
         own = _own_risk(self.layer_, X)
         if own is not None:  # the cosine layer's, of the unit rows (also sparse)

@@ -318,7 +318,8 @@ def test_array_init_and_weights_as_repeats():
     e = AttentionQuantizer(3, geometry="cosine", init=a.cluster_centers_, tol=1e-10)
     np.testing.assert_allclose(c.fit(X, sample_weight=reps).cluster_centers_,
                                e.fit(X, sample_weight=reps).cluster_centers_, atol=1e-6)
-    np.testing.assert_allclose(c.cluster_centers_, a.cluster_centers_, atol=1e-3)
+    # (a refit from a fit's centres reads another unit: they move, measured 2.8e-5)
+    np.testing.assert_allclose(c.cluster_centers_, a.cluster_centers_, atol=2e-4)
 
 
 # -- sparse == dense ----------------------------------------------------------------

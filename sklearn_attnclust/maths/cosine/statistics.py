@@ -3,8 +3,10 @@
 The risk and gradient of :mod:`.maths` are sums over row blocks of the free
 energy of ``softmax_h(beta <y, mu_h>)`` (:func:`.kernel.range_sums`, the pass
 over a block), summed in threads by :class:`CosineStatistics`;
-:func:`cosine_spread` sets the temperature's unit from a sample of the unit
-rows.
+:func:`spread_sample` draws the sample of the unit rows whose parts by the
+first start's heads set the temperature's unit (:mod:`.temperature`);
+:func:`cosine_spread`, the covariance's eigenvalues of that sample, the unit
+before, is no longer called by the fits.
 """
 
 import numpy as np
@@ -23,8 +25,9 @@ __all__ = ["CosineStatistics", "cosine_norms", "cosine_scores", "cosine_spread",
            "spread_sample_size"]
 
 
-#: Rows of the sample whose covariance sets the temperature's unit: 4 per head,
-#: 512 to 2048 (its Gram matrix's eigenvalues cost 20 to 300 ms).
+#: Rows of the sample that sets the temperature's unit (:mod:`.temperature`): 4
+#: per head, 512 to 2048 (sized when its Gram matrix's eigenvalues, 20 to 300 ms,
+#: set the unit: :func:`cosine_spread`).
 SPREAD_SAMPLE = (512, 2048)
 
 #: The smallest spread (rows all of one direction, or one row): the temperature
@@ -166,7 +169,7 @@ def cosine_weights(X, M, beta, inv=None):
 
 
 def spread_sample_size(n, n_heads):
-    """Rows of the spread's sample of ``n`` rows (:func:`cosine_spread`'s)."""
+    """Rows of the spread's sample of ``n`` rows (:func:`spread_sample`'s)."""
     return min(n, max(SPREAD_SAMPLE[0], min(4 * int(n_heads), SPREAD_SAMPLE[1])))
 
 
@@ -182,7 +185,7 @@ def _spread_rows(weights):
 
 def cosine_norms(X, weights, n_heads):
     """:func:`.rows._row_exponents` of the rows ``X`` (a fit's), and the
-    :func:`.rows._direction_keys` that :func:`cosine_spread` reads of them (None
+    :func:`.rows._direction_keys` that :func:`spread_sample` reads of them (None
     where it reads none: all the rows in its sample), taken in the same pass
     over an ndarray's rows (:func:`.rows.exponents_and_keys`)."""
     rows = _spread_rows(weights)
