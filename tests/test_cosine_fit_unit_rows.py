@@ -32,8 +32,9 @@ def test_spread_of_the_held_unit_rows_is_its_own(n, d, dtype, weighted):
     unit = temperature.fit_unit_rows(X, "k-means++", 5)
     assert unit is not None and np.array_equal(unit, rows.unit_rows(X))
     _, keys = statistics.cosine_norms(X, w, 5)
-    own = statistics.cosine_spread(X, w, 5, keys)
-    assert statistics.cosine_spread(X, w, 5, keys, unit) == own  # (bit for bit)
+    idx, _ = statistics.spread_sample(X, w, 5, keys)
+    own = statistics.sample_unit_rows(X, idx)
+    np.testing.assert_array_equal(statistics.sample_unit_rows(X, idx, unit), own)  # (bits)
 
 
 def test_no_unit_rows_held_where_the_seeds_keep_none():

@@ -101,44 +101,6 @@ def test_weighted_row_sums_of_no_rows():
     np.testing.assert_array_equal(got, np.zeros((3, 4)))
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("n_heads, weighted", [(2, False), (6, True), (40, False)])
-def test_spread_by_lanczos_equals_all_eigenvalues(monkeypatch, sparse, n_heads, weighted):
-    from sklearn_attnclust.maths.cosine import statistics
-
-    rng = np.random.default_rng(n_heads)
-    n, d = 600, 700  # wide: the sample's (512) Gram matrix, not the covariance
-    X = rng.random((n, d)) * (rng.random((n, d)) < 0.03)
-    X[:, 0] += 0.01  # no zero row
-    X[: n // 2, :20] += 0.5  # two groups of directions
-    X = sp.csr_matrix(X) if sparse else X
-    w = rng.random(n) + 0.5 if weighted else None
-    got = statistics.cosine_spread(X, w, n_heads)
-    monkeypatch.setattr(statistics, "LANCZOS_SHARE", 0.0)  # all the eigenvalues
-    want = statistics.cosine_spread(X, w, n_heads)
-    assert got == pytest.approx(want, rel=statistics.SPREAD_LANCZOS_TOL)
-
-
-def test_small_spread_takes_all_eigenvalues(monkeypatch):
-    # a covariance of fewer than LANCZOS_MIN_SIZE features: all its eigenvalues
-    # (no Lanczos iterations), the Lanczos value to their tolerance
-    from sklearn_attnclust.maths.cosine import statistics
-
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(1000, 64))
-    X[:500, :3] += 2.0
-    assert 4 <= statistics.LANCZOS_SHARE * 64 and 64 < statistics.LANCZOS_MIN_SIZE
-    calls = []
-    real = statistics._lanczos_top
-    monkeypatch.setattr(statistics, "_lanczos_top", lambda C, k: calls.append(k) or real(C, k))
-    got = statistics.cosine_spread(X, None, 5)
-    assert calls == []
-    monkeypatch.setattr(statistics, "LANCZOS_MIN_SIZE", 0)
-    want = statistics.cosine_spread(X, None, 5)
-    assert calls == [4]
-    assert got == pytest.approx(want, rel=statistics.SPREAD_LANCZOS_TOL)
-
-
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_wide_heads_keep_pairs_within_the_rows_bytes(monkeypatch):
     """Heads of 2**16 numbers or more keep at most as many numbers in their L-BFGS

@@ -9,7 +9,7 @@ from scipy import sparse
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.maths.cosine.maths import CosineMaths
-from sklearn_attnclust.maths.cosine.statistics import SPREAD_FLOOR, cosine_spread
+from sklearn_attnclust.maths.cosine.statistics import SPREAD_FLOOR
 from sklearn_attnclust.maths.cosine.temperature import SeedsSpread, seeds_spread
 
 from test_cosine import vmf_mixture
@@ -55,7 +55,15 @@ def test_near_the_covariance_unit_on_separated_clusters(d, within):
     centres = np.array([X[y == h].mean(axis=0) for h in range(5)])
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)
     got = SeedsSpread(X, None, 5)(centres)
-    assert got == pytest.approx(cosine_spread(X, None, 5), rel=0.15)
+    assert got == pytest.approx(_covariance_unit(X, 5), rel=0.15)
+
+
+def _covariance_unit(X, K):
+    """The unit before session 26: the mean of the K - 1 largest eigenvalues of the
+    covariance of the unit rows (here of all of them, unweighted)."""
+    U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    C = np.cov(U, rowvar=False, bias=True)
+    return float(np.mean(np.linalg.eigvalsh(C)[-(K - 1):]))
 
 
 def test_sparse_rows_are_their_dense_twin():

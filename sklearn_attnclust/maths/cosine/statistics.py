@@ -4,13 +4,10 @@ The risk and gradient of :mod:`.maths` are sums over row blocks of the free
 energy of ``softmax_h(beta <y, mu_h>)`` (:func:`.kernel.range_sums`, the pass
 over a block), summed in threads by :class:`CosineStatistics`;
 :func:`spread_sample` draws the sample of the unit rows whose parts by the
-first start's heads set the temperature's unit (:mod:`.temperature`);
-:func:`cosine_spread`, the covariance's eigenvalues of that sample, the unit
-before, is no longer called by the fits.
+first start's heads set the temperature's unit (:mod:`.temperature`).
 """
 
 import numpy as np
-from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
 from ..._blocks import (add_blocks_into_first, chunk_rows, map_row_blocks, one_blas_thread,
                         smallest_keys)
@@ -20,14 +17,13 @@ from .rows import _direction_keys, _is_sparse, _row_exponents, _scaled_rows_ok, 
     exponents_and_keys, row_inverse_norms, unit_rows
 from ...layers.base import Statistics
 
-__all__ = ["CosineStatistics", "cosine_norms", "cosine_scores", "cosine_spread",
-           "cosine_weights", "sample_unit_rows", "spread_sample",
-           "spread_sample_size"]
+__all__ = ["CosineStatistics", "cosine_norms", "cosine_scores", "cosine_weights",
+           "sample_unit_rows", "spread_sample", "spread_sample_size"]
 
 
 #: Rows of the sample that sets the temperature's unit (:mod:`.temperature`): 4
-#: per head, 512 to 2048 (sized when its Gram matrix's eigenvalues, 20 to 300 ms,
-#: set the unit: :func:`cosine_spread`).
+#: per head, 512 to 2048 (sized when its covariance's or Gram matrix's
+#: eigenvalues, 20 to 300 ms, set the unit, before session 26).
 SPREAD_SAMPLE = (512, 2048)
 
 #: The smallest spread (rows all of one direction, or one row): the temperature
@@ -227,158 +223,3 @@ def sample_unit_rows(X, idx, unit=None):
     if unit is None:
         return unit_rows(X, idx)
     return unit if idx.size == X.shape[0] else unit[idx]
-
-
-def cosine_spread(X, weights, n_heads, keys=None, unit=None):
-    """The mean of the ``n_heads - 1`` largest eigenvalues of the covariance of
-    the unit rows (the largest for one head), on :func:`spread_sample`'s rows:
-    the typical squared distance between the heads' clusters on the sphere.
-    The temperature's unit until :func:`.temperature.seeds_spread` (which
-    estimates it from the first start's heads, without the eigenvalues); its
-    reference in the tests.  The ``d x d`` covariance or the sample's Gram
-    matrix, the smaller: never a ``d x d`` matrix for wide (or sparse) data.
-    """
-    X = as_rows(X)
-    idx, w = spread_sample(X, weights, n_heads, keys)
-    Y = sample_unit_rows(X, idx, unit)
-    m, d = Y.shape
-    k = max(int(n_heads) - 1, 1)
-    if _is_sparse(Y):
-        Y = Y.astype(np.float64)
-        if _by_lanczos(k, m):  # the centred Gram matrix as an operator (no m x m)
-            vals = _lanczos_top(_centred_gram(Y, w), k)
-            if vals is not None:
-                return _clipped_mean(vals)
-        G = np.asarray((Y @ Y.T).todense(), dtype=np.float64)
-    else:
-        Y = np.asarray(Y, dtype=np.float64)
-        if d <= m:
-            mean = w @ Y
-            if _by_lanczos(k, d):  # the covariance as an operator (no d x d product)
-                vals = _lanczos_top(_covariance(Y, w, mean), k)
-                if vals is not None:
-                    return _clipped_mean(vals)
-            C = (Y * w[:, None]).T @ Y - np.outer(mean, mean)
-            return _top_mean(C, k)
-        G = Y @ Y.T
-    # the weighted, centred Gram matrix: D^1/2 (I - 1 w^T) G (I - w 1^T) D^1/2
-    Gw = G @ w
-    C = G - Gw[:, None] - Gw[None, :] + float(w @ Gw)
-    s = np.sqrt(w)
-    C = C * s[:, None] * s[None, :]
-    return _top_mean(C, k)
-
-
-#: The largest eigenvalues of the spread's matrix (m x m) are found by Lanczos
-#: iterations (ARPACK) when they are at most this share of them, else from all
-#: of them.  Measured (one thread, m = 512, the same values to 2e-15 relative,
-#: with ARPACK at machine precision, before :data:`SPREAD_LANCZOS_TOL`): a dense
-#: matrix, k = 4 to 19, 4 to 7 ms against 20 to 29 ms, k = 63, 16 ms against 18
-#: ms; the whole spread of 3842 TF-IDF rows (the Gram matrix as an operator), K =
-#: 2 to 20, 70 to 120 ms against 180 to 195 ms, K = 64, 256 ms against 202 ms.
-LANCZOS_SHARE = 1.0 / 16.0
-
-#: Matrices of fewer rows than this have all their eigenvalues computed
-#: (``eigvalsh``), whatever the share: the Lanczos iterations' fixed cost is
-#: larger there.  Measured (one thread, CPU medians of 40, covariances of 512
-#: normal rows, k = 4 to n / 16): n = 64, 0.11 ms against 0.30 ms by
-#: Lanczos; 96, 0.25 against 0.31; 128, 0.50 against 0.31; 192, 1.2 against
-#: 0.4 to 1.1 (the von Mises-Fisher fits of ``bench_cosine.py --case vmf`` at d
-#: = 64, K = 5: the spread 0.5 ms of a 5 ms fit by Lanczos).
-LANCZOS_MIN_SIZE = 112
-
-
-def _by_lanczos(k, n):
-    """Whether the ``k`` largest eigenvalues of an ``n x n`` matrix are found by
-    Lanczos iterations (:data:`LANCZOS_SHARE`, :data:`LANCZOS_MIN_SIZE`)."""
-    return k <= LANCZOS_SHARE * n and n >= LANCZOS_MIN_SIZE
-
-
-def _top_mean(C, k):
-    """The mean of the ``k`` largest eigenvalues of the symmetric ``C`` (at least tiny)."""
-    k = min(k, C.shape[0])
-    vals = _lanczos_top(C, k) if _by_lanczos(k, C.shape[0]) else None
-    if vals is None:
-        vals = np.linalg.eigvalsh(C)[::-1][:k]
-    return _clipped_mean(vals)
-
-
-def _clipped_mean(vals):
-    return max(float(np.mean(np.maximum(vals, 0.0))), SPREAD_FLOOR)
-
-
-#: Relative accuracy of the spread's eigenvalues by Lanczos (ARPACK's ``tol``; 0
-#: would be machine precision): the temperature's unit, whose relative
-#: temperature is flat in adjusted Rand index from 0.3 to 64 (see
-#: :mod:`.maths`).  Measured (one thread, 3842 TF-IDF rows, the spread alone):
-#: K = 10, 21 -> 14 ms, K = 20, 27 -> 22 ms; the spread moved by 3e-7 and 1e-11
-#: relatively.  Whole fits (5 seeds x 3, interleaved): CPU time summed K = 5
-#: 2837 -> 2757 ms, K = 10 5378 -> 5319 ms, K = 20 16913 -> 16783 ms, the same
-#: adjusted Rand indices.
-SPREAD_LANCZOS_TOL = 1e-3
-
-#: Lanczos vectors of the spread's ARPACK runs: ``2 k + 1`` for ``k``
-#: eigenvalues (ARPACK's advice, ``ncv >= 2 k``), where scipy's default is
-#: ``max(2 k + 1, 20)``: at few heads each of its 20 first Lanczos steps is a
-#: product with the rows, and at :data:`SPREAD_LANCZOS_TOL` the top ``k`` have
-#: converged long before (from ``k = 10`` on, the same ``ncv``).  Measured (one
-#: thread, CPU medians of 30, the spread's sample of 512 von Mises-Fisher rows,
-#: d = 384, K = 5, the covariance as an operator, 6 sets): 21 -> 10 products,
-#: 1.4 -> 0.7 ms, the eigenvalues' mean within 3e-10 relatively of all of them
-#: (``eigvalsh``) against 4e-16; the text sample of ``bench_cosine.py --case
-#: text`` (512 TF-IDF rows, K = 5) 21 -> 17 products, 2.7 -> 2.1 ms (see
-#: ``CHANGELOG.md``).
-SPREAD_LANCZOS_VECTORS_PER_VALUE = 2
-
-
-def _lanczos_top(C, k):
-    """The ``k`` largest eigenvalues of the symmetric ``C`` (an array or a
-    linear operator) by ARPACK from a fixed start (not the ones vector: the
-    centred Gram matrix's null space), to :data:`SPREAD_LANCZOS_TOL` with
-    ``SPREAD_LANCZOS_VECTORS_PER_VALUE k + 1`` Lanczos vectors, or None where it does not
-    converge."""
-    v0 = np.random.default_rng(_LANCZOS_SEED).standard_normal(C.shape[0])
-    ncv = min(C.shape[0], SPREAD_LANCZOS_VECTORS_PER_VALUE * int(k) + 1)
-    try:
-        return eigsh(C, k=k, which="LA", return_eigenvectors=False, v0=v0,
-                     tol=SPREAD_LANCZOS_TOL, ncv=ncv)
-    except ArpackError:
-        return None
-
-
-def _centred_gram(Y, w):
-    """``D^1/2 (I - 1 w^T) Y Y^T (I - w 1^T) D^1/2`` (``D = diag(w)``, ``w``
-    summing to 1) as a linear operator: two products with the sparse ``Y`` a
-    vector.  Measured (one thread, 512 TF-IDF rows of 2841 terms, k = 8): 5 ms
-    against 25 ms for the Gram matrix's product alone."""
-    s = np.sqrt(w)
-    YT = Y.T.tocsr()
-
-    def matvec(v):
-        a = s * np.ravel(v)
-        a -= w * a.sum()
-        e = Y @ (YT @ a)
-        e -= e @ w
-        return s * e
-
-    m = Y.shape[0]
-    return LinearOperator((m, m), matvec=matvec, rmatvec=matvec, dtype=np.float64)
-
-
-def _covariance(Y, w, mean):
-    """``Y^T D Y - mean mean^T`` (``D = diag(w)``, ``w`` summing to 1, ``mean = w
-    Y``) as a linear operator: two products with the dense ``Y`` (m x d) a vector,
-    ``4 m d`` flops, where forming the matrix costs ``2 m d^2``.  Measured (one
-    thread, the spread's sample of 512 von Mises-Fisher rows, d = 384): k = 4,
-    1.3 ms against 4.0 ms (3.3 of them forming the matrix); k = 19, 2.8 against
-    4.6 ms; the eigenvalues' mean the same to 2e-16 relatively (the same Krylov
-    spaces from the same start, to rounding)."""
-    def matvec(v):
-        v = np.ravel(v)
-        return Y.T @ (w * (Y @ v)) - mean * (mean @ v)
-
-    d = Y.shape[1]
-    return LinearOperator((d, d), matvec=matvec, rmatvec=matvec, dtype=np.float64)
-
-
-_LANCZOS_SEED = 0x73707264

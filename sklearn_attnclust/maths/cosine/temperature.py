@@ -4,7 +4,7 @@ The relative temperature (``temperature``, 16 by default) is over a unit, the
 typical squared distance between the clusters on the sphere: ``beta = 2
 temperature / spread`` (:meth:`.maths.CosineMaths.set_spread`).  That unit was
 the mean of the ``K - 1`` largest eigenvalues of the covariance ``C`` of a
-sample of the unit rows (:func:`.statistics.cosine_spread`, ARPACK's Lanczos
+sample of the unit rows (until session 26, by ARPACK's Lanczos
 iterations: 12 to 17 % of a fit at K = 5).  :func:`seeds_spread` reads it from
 the heads of the fit's first start instead, on the same sample: the rows'
 partition by their head of largest cosine splits ``C = B + W`` (the law of
