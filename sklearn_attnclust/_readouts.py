@@ -133,8 +133,9 @@ class LayerReadouts(TransformerMixin):
         ``log weights_[h]`` added with ``temperature="learn"`` (the von
         Mises-Fisher mixture's posterior).  ``"direction"``
         (competitive): the competitive weights ``softmax_h(beta <x,
-        mu_h>^2)``, sign-free; its argmax is :meth:`predict`.  Not for the linear layer (``attention="linear"``), whose
-        heads weigh every sample equally: an ``AttributeError``.
+        mu_h>^2)``, sign-free; its argmax is :meth:`predict`.  Not for the
+        linear layer (``attention="linear"``), whose heads weigh every sample
+        equally: an ``AttributeError``.
 
         Parameters
         ----------

@@ -23,6 +23,7 @@ AXIS_EMPTY_CAUSE = ("Possibly due to rows of one axis in X (multiples of one ano
                     "as one; geometry='cosine' tells them apart), or to a few rows far "
                     "beyond the others' norm, which outweigh them.")
 
+
 def unequal(w):
     """The sample weights, or None when they are all equal (the unweighted fit)."""
     return None if w is None or np.all(w == w[0]) else w
