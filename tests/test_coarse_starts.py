@@ -47,10 +47,7 @@ def test_same_optimum_as_starts_to_tol(seed, monkeypatch):
     (which since session 26 reads every ``K``), whose descent from either stop ends
     within the heads' sampling noise of the other (seed 2: 4e-6 relatively)."""
     monkeypatch.setattr(_spacing, "SPACING_RATIO", 0.0)  # (the covariance's temperature)
-    X, _ = _blobs(seed, d=4)
-    coarse = AttentionQuantizer(5, random_state=seed).fit(X)
-    monkeypatch.setattr(PointMaths, "coarse_starts", False)
-    full = AttentionQuantizer(5, random_state=seed).fit(X)
+    coarse, full = _coarse_and_full(seed, monkeypatch)
     assert adjusted_rand_score(coarse.labels_, full.labels_) == 1.0
     np.testing.assert_allclose(coarse.inertia_, full.inertia_, rtol=1e-6)
 
@@ -59,12 +56,18 @@ def test_same_optimum_as_starts_to_tol(seed, monkeypatch):
 def test_same_optimum_as_starts_to_tol_at_the_default_temperature(seed, monkeypatch):
     """The same on the default path (the spacing rule on): the same labels, the
     inertia within the heads' sampling noise (1e-4 relatively; seed 2: 4e-6)."""
+    coarse, full = _coarse_and_full(seed, monkeypatch)
+    assert adjusted_rand_score(coarse.labels_, full.labels_) == 1.0
+    np.testing.assert_allclose(coarse.inertia_, full.inertia_, rtol=1e-4)
+
+
+def _coarse_and_full(seed, monkeypatch):
+    """The fits of 4-D blobs with the starts descended to the coarse tolerance and,
+    ``coarse_starts`` off, to ``tol``."""
     X, _ = _blobs(seed, d=4)
     coarse = AttentionQuantizer(5, random_state=seed).fit(X)
     monkeypatch.setattr(PointMaths, "coarse_starts", False)
-    full = AttentionQuantizer(5, random_state=seed).fit(X)
-    assert adjusted_rand_score(coarse.labels_, full.labels_) == 1.0
-    np.testing.assert_allclose(coarse.inertia_, full.inertia_, rtol=1e-4)
+    return coarse, AttentionQuantizer(5, random_state=seed).fit(X)
 
 
 def test_given_heads_descended_to_tol(monkeypatch):
