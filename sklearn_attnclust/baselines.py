@@ -6,19 +6,17 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array
 
 from ._assign import nearest_point
 from ._base import BaseQuantizer, check_sample_weight, power_of_two_scale, unit_weights
 from .maths.point.moments import DENSE_FEATURES
+from .maths.principal import canonical_signs
+from .layers.common import warn_distinct
 from .maths.spectrum import RowSpectrum
 
 __all__ = ["KMeansQuantizer", "OptimalQuantizer", "PCAQuantizer"]
-
-#: Entries of the rows scaled at a time for :class:`PCAQuantizer`'s signs (2 MiB
-#: of float64: a block in the cache, its pages reused; the size of the swap
-#: stage's blocks, :data:`._swap.TWO_NEAREST_ENTRIES`, measured there).
-SCALED_BLOCK_ENTRIES = 2**18
 
 #: The scales of :class:`KMeansQuantizer`'s data (``power_of_two_scale(X)``,
 #: largest magnitudes from 2**-16 to 2**16) that KMeans reads as they are: a
@@ -44,6 +42,9 @@ class _CenterQuantizer(BaseQuantizer):
     ``transform`` is wrapped by ``set_output``.
     """
 
+    #: Whether :meth:`fit` warns when fewer than ``n_clusters`` centroids hold a row.
+    _warns_empty = False
+
     @staticmethod
     def _assign(X, centers):
         """Index of the nearest center (Euclidean) of each row of ``X``."""
@@ -68,6 +69,8 @@ class _CenterQuantizer(BaseQuantizer):
         """
         X = self._fit_centers(X, y)
         self.labels_ = self._assign(X, self.cluster_centers_)
+        if self._warns_empty:  # as the other estimators with n_clusters
+            warn_distinct(np.unique(self.labels_).size, self.n_clusters, stacklevel=4)
         return self
 
     def predict(self, X):
@@ -177,6 +180,7 @@ class OptimalQuantizer(_CenterQuantizer):
                     f"or set centers."
                 )
             X, y = self._validate_input(X, reset=True, y=y)
+            check_classification_targets(y)  # a continuous y is not labels
             self.classes_, inverse = np.unique(y, return_inverse=True)
             inverse = inverse.ravel()
             counts = np.bincount(inverse, minlength=len(self.classes_))
@@ -257,6 +261,7 @@ class PCAQuantizer(_CenterQuantizer):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
     }
+    _warns_empty = True
 
     @staticmethod
     def _assign(X, centers):
@@ -285,32 +290,10 @@ class PCAQuantizer(_CenterQuantizer):
             eigenvalues, V = RowSpectrum(X, factor=two).largest(self.n_clusters, vectors=True)
             U = V.T
         U = U.astype(X.dtype, copy=True)
-        # Sign canonicalisation: mean projection >= 0; if it is (numerically)
-        # zero, make the largest-magnitude coordinate positive instead.
-        mean_projection, scale = _scaled_projections(X, two, U)
-        scale += np.finfo(X.dtype).tiny
-        tie = np.abs(mean_projection) <= 1e3 * np.finfo(X.dtype).eps * scale
-        largest = U[np.arange(U.shape[0]), np.argmax(np.abs(U), axis=1)]
-        signs = np.where(tie, np.sign(largest), np.sign(mean_projection))
-        signs[signs == 0] = 1
-        self.cluster_centers_ = U * signs[:, None].astype(X.dtype)
+        self.cluster_centers_ = U * canonical_signs(X, two, U)[:, None].astype(X.dtype)
         with np.errstate(over="ignore"):  # beyond float64's range at scales above 1e154
             self.explained_variance_ = eigenvalues / two / two
         return X
-
-
-def _scaled_projections(X, two, U):
-    """The mean projection ``mean_i <x_i two, u_h>`` on each row of ``U`` and the
-    rows' root mean square norm, of the rows times ``two`` (a power of two near
-    their scale: no square overflows), a block of rows at a time (no scaled copy)."""
-    step = max(1, SCALED_BLOCK_ENTRIES // max(X.shape[1], 1))
-    total, sq = np.zeros(U.shape[0]), 0.0
-    for a in range(0, X.shape[0], step):
-        B = X[a:a + step] * X.dtype.type(two)
-        total += (B @ U.T).sum(axis=0, dtype=np.float64)
-        sq += float(np.einsum("ij,ij->", B, B, dtype=np.float64))
-    n = max(X.shape[0], 1)
-    return total / n, np.sqrt(sq / n)
 
 
 class KMeansQuantizer(_CenterQuantizer):
