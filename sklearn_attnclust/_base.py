@@ -25,6 +25,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ._blocks import one_blas_thread
 from ._init import largest_magnitude
 from .metrics import quantization_risk
+from .rows.dask import is_dask_array
 
 __all__ = ["BaseEmbedding", "BaseQuantizer"]
 
@@ -365,12 +366,15 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             )
 
     # -- shared interface ---------------------------------------------------
-    def score(self, X, y=None):
-        """Minus the quantization risk of ``transform(X)``.
+    def score(self, X, y=None, sample_weight=None):
+        """Minus the (weighted) quantization risk of ``transform(X)``.
 
-        ``-mean_i ||x_i - transform(X)_i||^2``; higher is better.  An estimator
-        that takes a dask array ``X`` computes it in one reduction over its
-        blocks.
+        ``-sum_i w_i ||x_i - transform(X)_i||^2 / sum_i w_i`` (all ``w_i = 1``
+        by default); higher is better, so that ``GridSearchCV`` works without
+        labels.  It is not a mean log-likelihood (GaussianMixture's ``score``):
+        for a layer that has one, that is ``score_samples(X).mean()``.  An
+        estimator that takes a dask array ``X`` computes it in one reduction
+        over its blocks.
 
         Parameters
         ----------
@@ -378,6 +382,9 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Data (or a dask array, for the estimators that take one).
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples (not with a dask array ``X``); a row of
+            weight 0 counts 0 whatever its size.
 
         Returns
         -------
@@ -387,7 +394,21 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             above), never NaN.
         """
         check_is_fitted(self)
-        return -self._quantization_risk(X)
+        if sample_weight is None:
+            return -self._quantization_risk(X)
+        if is_dask_array(X):
+            raise ValueError("sample_weight is not supported with a dask array X.")
+        Xv = self._validate_input(X, reset=False)
+        w = check_sample_weight(sample_weight, Xv)
+        if np.any(w == 0):  # a row of weight 0 counts 0 whatever its size (0 inf is NaN)
+            keep = np.flatnonzero(w)
+            Xv, w = Xv[keep], w[keep]
+        return -self._weighted_risk(Xv, w)
+
+    def _weighted_risk(self, X, w):
+        """The ``w``-weighted mean squared distance of the validated rows ``X`` to
+        ``transform(X)`` (a subclass may read its layer's own risk)."""
+        return quantization_risk(X, self.transform(X), sample_weight=w)
 
     def _quantization_risk(self, X):
         """The mean squared distance of the rows of ``X`` to ``transform(X)``

@@ -16,7 +16,6 @@ from scipy.sparse import issparse
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import check_sample_weight
 from .metrics import quantization_risk
 from .rows.dask import is_dask_array
 
@@ -249,42 +248,13 @@ class LayerReadouts(TransformerMixin):
         """
         return self._information(X, lambda n: 2.0)
 
-    def score(self, X, y=None, sample_weight=None):
-        """Minus the (weighted) mean squared error of :meth:`transform`.
-
-        ``-sum_i w_i ||x_i - transform(X)_i||^2 / sum_i w_i``; higher is
-        better, so that ``GridSearchCV`` works without labels.  It is not
-        the mean log-likelihood (GaussianMixture's ``score``): that is
-        ``score_samples(X).mean()``.  A dask array ``X`` is reduced over its
-        blocks.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features) or dask array
-        y : None
-            Ignored.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the samples (not with a dask array ``X``).
-
-        Returns
-        -------
-        score : float
-        """
-        if sample_weight is None:
-            return super().score(X)
-        if is_dask_array(X):
-            raise ValueError("sample_weight is not supported with a dask array X.")
-        Xv = self._fitted_input(X)
-        w = check_sample_weight(sample_weight, Xv)
-        if np.any(w == 0):  # a row of weight 0 counts 0 whatever its size (0 inf is NaN)
-            keep = np.flatnonzero(w)
-            Xv, w = Xv[keep], w[keep]
-        own = _own_risk(self.layer_, Xv)
-        if own is not None:  # the cosine layer's, of the unit rows (also sparse)
-            return -own(Xv, w)
-        R = Xv.astype(np.float64) - self.transform(Xv).astype(np.float64)
-        with np.errstate(over="ignore"):
-            return -float(np.average(np.einsum("ij,ij->i", R, R), weights=w))
+    def _weighted_risk(self, X, w):
+        """:meth:`score`'s weighted risk: the layer's own where it has one (the
+        cosine layer's, of the unit rows; the point layer's of sparse rows)."""
+        own = _own_risk(self.layer_, X)
+        if own is not None:
+            return own(X, w)
+        return super()._weighted_risk(X, w)
 
     def _quantization_risk(self, X):
         """:meth:`score`'s risk; for a dask array ``X``, one reduction over its blocks."""

@@ -119,7 +119,7 @@ def _check_paired(a, b, name_a, name_b):
     return _check_finite(a, name_a), _check_finite(b, name_b)
 
 
-def quantization_risk(X, X_hat):
+def quantization_risk(X, X_hat, sample_weight=None):
     """Mean squared reconstruction error ``mean_i ||x_i - xhat_i||^2``.
 
     Parameters
@@ -128,6 +128,9 @@ def quantization_risk(X, X_hat):
         The data.
     X_hat : array-like of shape (n_samples, n_features)
         Their reconstructions, e.g. ``quantizer.transform(X)``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weights of the samples: the mean is ``sum_i w_i ||x_i - xhat_i||^2 /
+        sum_i w_i``.  Finite, non-negative, one at least positive.
 
     Returns
     -------
@@ -140,6 +143,9 @@ def quantization_risk(X, X_hat):
     >>> from sklearn_attnclust.metrics import quantization_risk
     >>> quantization_risk([[1.0, 0.0], [0.0, 2.0]], [[1.0, 1.0], [0.0, 0.0]])
     2.5
+    >>> quantization_risk([[1.0, 0.0], [0.0, 2.0]], [[1.0, 1.0], [0.0, 0.0]],
+    ...                   sample_weight=[3.0, 1.0])
+    1.75
     """
     a, b = _check_paired(X, X_hat, "X", "X_hat")
     # at unit scale (both times a power of two, exact), scaled back once: inf only
@@ -148,7 +154,14 @@ def quantization_risk(X, X_hat):
     e = -int(np.frexp(top)[1]) if 0 < top < np.inf else 0
     with np.errstate(under="ignore"):
         diff = np.ldexp(a, e) - np.ldexp(b, e) if e else a - b
-    risk = np.einsum("ij,ij->", diff, diff) / a.shape[0]
+    if sample_weight is None:
+        risk = np.einsum("ij,ij->", diff, diff) / a.shape[0]
+    else:
+        from ._base import check_sample_weight  # (the estimators' base imports this module)
+
+        w = check_sample_weight(sample_weight, a)
+        w /= np.max(w)  # relative weights: their sum neither over- nor underflows
+        risk = np.dot(np.einsum("ij,ij->i", diff, diff), w) / np.sum(w)
     with np.errstate(over="ignore", under="ignore"):
         return float(np.ldexp(np.float64(risk), -2 * e))
 

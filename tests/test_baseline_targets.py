@@ -40,3 +40,37 @@ def test_pca_quantizer_silent_when_every_direction_holds_rows():
         warnings.simplefilter("error", ConvergenceWarning)
         labels = PCAQuantizer(3).fit(X).labels_
     assert np.unique(labels).size == 3
+
+
+def test_weighted_score_is_the_score_of_repeated_rows():
+    # every estimator's score takes sample_weight (as KMeans.score does): integer
+    # weights give the score of the rows repeated, to rounding
+    from sklearn.datasets import make_blobs
+
+    from sklearn_attnclust import InContextQuantizer, KMeansQuantizer
+
+    X, y = make_blobs(300, 4, centers=3, random_state=0)
+    w = np.random.default_rng(0).integers(1, 4, 300).astype(float)
+    repeated = np.repeat(X, w.astype(int), axis=0)
+    for estimator in (KMeansQuantizer(3, n_init=1, random_state=0), PCAQuantizer(3),
+                      OptimalQuantizer(), InContextQuantizer(3),
+                      AttentionQuantizer(3, random_state=0),
+                      AttentionQuantizer(3, geometry="cosine", random_state=0)):
+        estimator.fit(X, y)
+        weighted, plain = estimator.score(X, sample_weight=w), estimator.score(X)
+        np.testing.assert_allclose(weighted, estimator.score(repeated), rtol=1e-10)
+        assert abs(weighted - plain) > 1e-4 * abs(plain)  # the weights are read
+        with pytest.raises(ValueError, match="sample_weight"):
+            estimator.score(X, sample_weight=-w)
+
+
+def test_quantization_risk_weighted_closed_form():
+    from sklearn_attnclust.metrics import quantization_risk
+
+    X = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
+    X_hat = np.zeros_like(X)
+    # (1 * 1 + 2 * 4 + 0 * 18) / 3; a weight 0 row counts 0, also far out of range
+    assert quantization_risk(X, X_hat, sample_weight=[1.0, 2.0, 0.0]) == pytest.approx(3.0)
+    # relative weights: their scale changes nothing, even near float64's largest
+    w = np.array([1.0, 2.0, 0.0])
+    assert quantization_risk(X, X_hat, sample_weight=w * 1e307) == pytest.approx(3.0)

@@ -60,6 +60,14 @@ def test_figure_scripts_run():
     assert "one thread: compiled kernel (all steps)" in out
 
 
+def test_bic_spreads_runs():
+    # the user guide's figures on the shared variance's limits (one seed, small K)
+    out = _run("bic_spreads.py", "--seeds", "1", "--ratios", "1", "--max-k", "3")
+    assert "ratio r = 1: learn [" in out and "GaussianMixture(spherical) [" in out
+    assert "demo (make_blobs cluster_std=[1.0, 2.5, 0.5]" in out
+    assert "bias seed 0 (truth 0 and 5" in out
+
+
 def test_bench_learn_runs():
     # (the package of this checkout, also where another one is installed)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(

@@ -18,7 +18,7 @@ case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
 mkdir -p "$OUT"
 export OUT SMOKE
 DEFAULT="cli fit pass grid step risk wide direction dask cosine_vmf cosine_text \
-cosine_memory cosine_dense sparse_point learn learn_cosine in_context \
+cosine_memory cosine_dense sparse_point learn learn_cosine bic_spreads in_context \
 direction_table usage accepts local_optima h2h hard_one hard_many hard_overlap examples"
 LONGS="learn_1t hard_one4 hard_more"
 EXTRAS="grid_vq wide_wall dask_large"

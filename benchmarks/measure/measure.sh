@@ -77,6 +77,8 @@ learn smoke python benchmarks/bench_learn.py --n 2000 --seeds 1 --sizes 1e3 --re
 learn_1t full $ONE python benchmarks/bench_learn.py --sizes 1e3 1e4 --repeat 9
 learn_1t smoke $ONE python benchmarks/bench_learn.py --n 2000 --seeds 1 --sizes 1e3 \
 --repeat 1
+bic_spreads full python benchmarks/bic_spreads.py
+bic_spreads smoke python benchmarks/bic_spreads.py --seeds 1 --ratios 1 2 --max-k 3
 learn_cosine full python benchmarks/bench_learn_cosine.py
 learn_cosine smoke python benchmarks/bench_learn_cosine.py --n 2000 --seeds 1 --dims 16
 in_context full python benchmarks/in_context_table.py
