@@ -34,6 +34,7 @@ log_of() {  # log_of SOURCE: the log of the job that wrote SOURCE (a log: itself
         results/wide_wall/*) echo "$OUT/wide_wall.log" ;;
         results/bench_wide.md) echo "$OUT/wide.log" ;;
         results/bench_risk.md) echo "$OUT/risk.log" ;;
+        results/bench_direction.md) echo "$OUT/direction.log" ;;
         results/memory_table.md) echo "$OUT/cosine_memory.log" ;;
         results/vmf_table.md) echo "$OUT/cosine_vmf.log" ;;
         *) echo "$OUT/(no job known for ${1#"$OUT"/}).log" ;;
@@ -117,8 +118,9 @@ for f in bench_fit.md bench_fit.png bench_risk.md bench_wide.md; do
 done
 # benchmarks/results/bench_direction.md is a history (the latest run, then the runs
 # before it): not copied over, edited by hand.
-[ -f "$R/bench_direction.md" ] && echo "HAND: benchmarks/results/bench_direction.md:" \
-    "put ${R#"$OUT"/}/bench_direction.md's table under a new '## Latest' section," \
-    "the old one renamed '## Before'"
+H=benchmarks/results/bench_direction.md
+[ -f "$R/bench_direction.md" ] && ! refused "$R/bench_direction.md" "HAND $H" \
+    && echo "HAND: $H: put ${R#"$OUT"/}/bench_direction.md's table under a new" \
+    "'## Latest' section, the old one renamed '## Before'"
 echo "apply.sh: $fails table(s) or file(s) refused"
 [ "$fails" = 0 ]
