@@ -19,7 +19,8 @@ mkdir -p "$OUT"
 export OUT SMOKE
 DEFAULT="cli fit pass grid step risk wide direction dask cosine_vmf cosine_text \
 cosine_memory cosine_dense sparse_point learn learn_cosine bic_spreads in_context \
-direction_table usage accepts local_optima h2h hard_one hard_many hard_overlap examples"
+direction_table usage accepts local_optima h2h hard_one hard_many hard_overlap examples \
+cosine_temperature"
 LONGS="learn_1t hard_one4 hard_more"
 EXTRAS="grid_vq wide_wall dask_large"
 if [ "$SMOKE" = 1 ]; then DEFAULT="$DEFAULT $LONGS"; fi   # the smoke checks every job

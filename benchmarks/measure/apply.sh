@@ -5,7 +5,10 @@
 #   checkout holding this script), and copy the files the documents include
 #   (head_to_head.md, the examples' figures, benchmarks/results).  Each table
 #   replacement prints its diff; a refused one (header differs) prints FAILED, a job
-#   not run prints SKIPPED, and the rest go on.  Prose is not touched: FIGURES.md lists
+#   not run prints SKIPPED, and the rest go on.  A table or file whose job's log
+#   (OUT/JOB.log) is unfinished (no '# end' line after its last '# exit' line: the
+#   job still running, or killed) or records a failed command ('# exit' not 0) is
+#   refused too, naming the log: REFUSED.  Prose is not touched: FIGURES.md lists
 #   the numbers to edit by hand with the log line that gives them.  Not done here:
 #   `python docs/tools/accepts_table.py --write` (run it in DOC: it regenerates the
 #   user guide's "What each estimator accepts" itself).
@@ -21,15 +24,52 @@ done
 DOC=$(cd "$DOC" && pwd) || exit 2
 PY=${PYTHON:-python}
 fails=0
+log_of() {  # log_of SOURCE: the log of the job that wrote SOURCE (a log: itself)
+    case ${1#"$OUT"/} in
+        *.log) echo "$1" ;;
+        h2h/*) echo "$OUT/h2h.log" ;;
+        examples/*) echo "$OUT/examples.log" ;;
+        results/bench_fit*) echo "$OUT/fit.log" ;;
+        results/grid_table.md) echo "$OUT/grid.log" ;;
+        results/wide_wall/*) echo "$OUT/wide_wall.log" ;;
+        results/bench_wide.md) echo "$OUT/wide.log" ;;
+        results/bench_risk.md) echo "$OUT/risk.log" ;;
+        results/bench_direction.md) echo "$OUT/direction.log" ;;
+        results/memory_table.md) echo "$OUT/cosine_memory.log" ;;
+        results/vmf_table.md) echo "$OUT/cosine_vmf.log" ;;
+        *) echo "$OUT/(no job known for ${1#"$OUT"/}).log" ;;
+    esac
+}
+unfinished() {  # unfinished LOG: why LOG's table must not be taken (nothing: it may)
+    # measure.sh writes '# exit N' after each command and '# end ...' after the last
+    local last_exit end
+    [ -f "$1" ] || { echo "no log $1"; return; }
+    last_exit=$(grep -n '^# exit ' "$1" | tail -1 | cut -d: -f1)
+    end=$(grep -n '^# end ' "$1" | tail -1 | cut -d: -f1)
+    if [ -z "$last_exit" ] || [ -z "$end" ] || [ "$end" -lt "$last_exit" ]; then
+        echo "$1 is unfinished (no '# end' line after its last '# exit' line:" \
+             "the job still running, or stopped)"
+    elif grep -q '^# exit [^0]' "$1"; then
+        echo "$1 records a failed command ($(grep -m1 '^# exit [^0]' "$1"))"
+    fi
+}
+refused() {  # refused SOURCE WHAT: prints REFUSED and counts it if SOURCE's log is not done
+    local why
+    why=$(unfinished "$(log_of "$1")")
+    [ -z "$why" ] && return 1
+    echo "REFUSED $2: $why"; fails=$((fails + 1))
+}
 put() {  # put FILE ANCHOR SOURCE [put_table options]
     local f=$1 anchor=$2 src=$3; shift 3
     if [ ! -f "$src" ]; then echo "SKIPPED $f '$anchor': no $src"; return; fi
+    refused "$src" "$f '$anchor'" && return
     echo "== $f '$anchor' <- ${src#"$OUT"/} $*"
     $PY "$HERE/put_table.py" "$DOC/$f" "$anchor" "$src" "$@" $DRY 2>&1 \
         || { echo "FAILED"; fails=$((fails + 1)); }
 }
 cp_() {  # cp_ SOURCE DEST (DEST relative to DOC)
     if [ ! -f "$1" ]; then echo "SKIPPED copy to $2: no $1"; return; fi
+    refused "$1" "copy to $2" && return
     if [ -n "$DRY" ]; then echo "would copy ${1#"$OUT"/} -> $2"
     elif [ "${2%.md}" != "$2" ]; then  # (a table: its command without the run's OUT)
         sed -E 's/ --output-dir [^ `]+//' "$1" > "$DOC/$2" && echo "copied ${1#"$OUT"/} -> $2"
@@ -37,9 +77,10 @@ cp_() {  # cp_ SOURCE DEST (DEST relative to DOC)
 }
 R=$OUT/results
 fit=$R/bench_fit.md; [ -f "$fit" ] || fit=$R/bench_fit_smoke.md
-for case in vmf memory; do
-    [ -f "$OUT/cosine_$case.log" ] && $PY "$HERE/cosine_readme.py" $case \
-        "$OUT/cosine_$case.log" --out "$R/${case}_table.md" > /dev/null
+for case in vmf memory; do  # (a log not done: its table is refused below)
+    log=$OUT/cosine_$case.log
+    [ -f "$log" ] && [ -z "$(unfinished "$log")" ] && $PY "$HERE/cosine_readme.py" $case \
+        "$log" --out "$R/${case}_table.md" > /dev/null
 done
 
 # README.md
@@ -77,8 +118,9 @@ for f in bench_fit.md bench_fit.png bench_risk.md bench_wide.md; do
 done
 # benchmarks/results/bench_direction.md is a history (the latest run, then the runs
 # before it): not copied over, edited by hand.
-[ -f "$R/bench_direction.md" ] && echo "HAND: benchmarks/results/bench_direction.md:" \
-    "put ${R#"$OUT"/}/bench_direction.md's table under a new '## Latest' section," \
-    "the old one renamed '## Before'"
-echo "apply.sh: $fails table(s) refused"
+H=benchmarks/results/bench_direction.md
+[ -f "$R/bench_direction.md" ] && ! refused "$R/bench_direction.md" "HAND $H" \
+    && echo "HAND: $H: put ${R#"$OUT"/}/bench_direction.md's table under a new" \
+    "'## Latest' section, the old one renamed '## Before'"
+echo "apply.sh: $fails table(s) or file(s) refused"
 [ "$fails" = 0 ]

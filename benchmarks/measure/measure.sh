@@ -80,6 +80,8 @@ learn_1t smoke $ONE python benchmarks/bench_learn.py --n 2000 --seeds 1 --sizes 
 bic_spreads full python benchmarks/bic_spreads.py
 bic_spreads smoke python benchmarks/bic_spreads.py --seeds 1 --ratios 1 2 --max-k 3
 learn_cosine full python benchmarks/bench_learn_cosine.py
+cosine_temperature full python benchmarks/cosine_temperature.py
+cosine_temperature smoke python benchmarks/cosine_temperature.py --small
 learn_cosine smoke python benchmarks/bench_learn_cosine.py --n 2000 --seeds 1 --dims 16
 in_context full python benchmarks/in_context_table.py
 in_context smoke python benchmarks/in_context_table.py --n 1000 --seeds 1
