@@ -31,10 +31,10 @@ SPREAD_SAMPLE = (512, 2048)
 #: the rows times the heads are at most ``SPREAD_ALL[1]``: no direction keys are
 #: then taken (each row's sum, largest and smallest entry, hashed), a cost by
 #: the row, for the spread's two products on up to twice the rows, a cost by
-#: the number.  Measured (one thread, CPU, interleaved, the von Mises-Fisher
-#: cells of ``benchmarks/bench_cosine.py --case vmf`` at K = 5, 1000 rows; see
-#: ``CHANGELOG.md``): d = 64, the fit 0.90-0.93 of its time; d = 384 (not
-#: taken), 1.055.
+#: the number.  Measured (one thread, CPU, the two rules alternated fit by fit,
+#: the von Mises-Fisher cells of ``benchmarks/bench_cosine.py --case vmf`` at K =
+#: 5, 1000 rows; see ``CHANGELOG.md``): d = 64, the fit 0.90 of its time; d =
+#: 384 no faster (the keys there cost less than the spread's extra rows).
 SPREAD_ALL = (2**17, 2**15)
 
 #: The smallest spread (rows all of one direction, or one row): the temperature
