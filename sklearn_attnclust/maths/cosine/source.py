@@ -49,7 +49,7 @@ def source_sample(rows, n_heads):
     same rows): the ``m`` rows of smallest direction key over the blocks (ties
     by position), in the rows' order; one pass."""
     n = rows.shape[0]
-    m = spread_sample_size(n, n_heads)
+    m = spread_sample_size(n, n_heads, rows.shape[1])
     parts = rows.map(_sample_block, m)
     start, keys, where, sample = 0, [], [], []
     for size, k, idx, block_rows in parts:

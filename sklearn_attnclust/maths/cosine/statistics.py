@@ -26,6 +26,17 @@ __all__ = ["CosineStatistics", "cosine_norms", "cosine_scores", "cosine_weights"
 #: eigenvalues, 20 to 300 ms, set the unit, before session 26).
 SPREAD_SAMPLE = (512, 2048)
 
+#: The spread reads all the rows, not a sample of them, where the sample would
+#: hold half of them or more, the rows hold at most ``SPREAD_ALL[0]`` numbers and
+#: the rows times the heads are at most ``SPREAD_ALL[1]``: no direction keys are
+#: then taken (each row's sum, largest and smallest entry, hashed), a cost by
+#: the row, for the spread's two products on up to twice the rows, a cost by
+#: the number.  Measured (one thread, CPU, the two rules alternated fit by fit,
+#: the von Mises-Fisher cells of ``benchmarks/bench_cosine.py --case vmf`` at K =
+#: 5, 1000 rows; see ``CHANGELOG.md``): d = 64, the fit 0.90 of its time; d =
+#: 384 no faster (the keys there cost less than the spread's extra rows).
+SPREAD_ALL = (2**17, 2**15)
+
 #: The smallest spread (rows all of one direction, or one row): the temperature
 #: then at most ``2 * 16 / 1e-6``, far beyond hard weights, and finite.
 SPREAD_FLOOR = 1e-6
@@ -164,9 +175,13 @@ def cosine_weights(X, M, beta, inv=None):
     return P, A
 
 
-def spread_sample_size(n, n_heads):
-    """Rows of the spread's sample of ``n`` rows (:func:`spread_sample`'s)."""
-    return min(n, max(SPREAD_SAMPLE[0], min(4 * int(n_heads), SPREAD_SAMPLE[1])))
+def spread_sample_size(n, n_heads, n_features):
+    """Rows of the spread's sample of ``n`` rows of ``n_features`` features
+    (:func:`spread_sample`'s): all of them where :data:`SPREAD_ALL` allows."""
+    m = min(n, max(SPREAD_SAMPLE[0], min(4 * int(n_heads), SPREAD_SAMPLE[1])))
+    if n <= 2 * m and n * int(n_features) <= SPREAD_ALL[0] and n * int(n_heads) <= SPREAD_ALL[1]:
+        return n
+    return m
 
 
 def _spread_rows(weights):
@@ -186,7 +201,8 @@ def cosine_norms(X, weights, n_heads):
     over an ndarray's rows (:func:`.rows.exponents_and_keys`)."""
     rows = _spread_rows(weights)
     n_rows = X.shape[0] if rows is None else rows.size
-    if _is_sparse(X) or (rows is None and spread_sample_size(n_rows, n_heads) >= n_rows):
+    if _is_sparse(X) or (rows is None and
+                         spread_sample_size(n_rows, n_heads, X.shape[1]) >= n_rows):
         return _row_exponents(X), None
     return exponents_and_keys(X)
 
@@ -199,7 +215,7 @@ def spread_sample(X, weights, n_heads, keys=None):
     n = X.shape[0]
     rows = _spread_rows(weights)
     n_rows = n if rows is None else rows.size
-    m = spread_sample_size(n_rows, n_heads)
+    m = spread_sample_size(n_rows, n_heads, X.shape[1])
     if rows is not None or m < n:
         keys = _direction_keys(X) if keys is None else keys
     if rows is not None:
