@@ -151,7 +151,8 @@ def escape_saddles(descent, stage, best, trial, Y, w, norms=None):
     K, n = maths.n_clusters, Y.shape[0]
     if _n_rows(stage) < _n_rows(descent.stats):  # (a coarse sample's stage: all the rows')
         n = _n_rows(descent.stats)
-    if K < 2 or K * Y.shape[1] > SADDLE_DIMS or n * K * Y.shape[1] > SADDLE_WORK:
+    if K < 2 or K * Y.shape[1] > SADDLE_DIMS or n * K * Y.shape[1] > SADDLE_WORK or \
+            not maths.saddle_check:  # (the point maths' switch: the learned layer's start)
         return best, kept, steps
     # ``beta`` in the swap space's units (the layer's is in lengths over the
     # chart's spread; sparse rows are scaled by its power of two instead)

@@ -74,6 +74,7 @@ class PointLayer(FreeEnergyLayer):
     stream_type = CosineStream  # its reservoir keeps sparse chunks sparse
 
     no_learn = None  # (temperature="learn" is the learned layer's: from_params)
+    saddle_check = True  # (the swap stage's saddle check: PointMaths.saddle_check)
     #: Why a cluster can be left empty (the estimator's warning).  Measured: 8 and 20
     #: distinct rows of make_blobs with n_clusters equal to their number kept 7 and
     #: 14 clusters at the default temperature (3 seeds each), all at temperature=64,
@@ -124,6 +125,7 @@ class PointLayer(FreeEnergyLayer):
         maths = (SparsePointMaths if sparse else PointMaths)(self.n_clusters, self.temperature,
                                                              chart, cov)
         maths.spacing_rule = self.temperature_auto  # (a user's temperature is kept)
+        maths.saddle_check = self.saddle_check
         tracked = stats is None
         if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))

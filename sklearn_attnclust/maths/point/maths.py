@@ -294,6 +294,9 @@ class PointMaths(LayerMaths):
     coarse_starts = True
     #: Whether :func:`.._spacing.spaced` may raise ``beta`` (``temperature="auto"``).
     spacing_rule = True
+    #: Whether the swap stage runs its saddle check (:func:`.._saddle.escape_saddles`;
+    #: not the learned layer's start: ``LearnedPointLayer.saddle_check``).
+    saddle_check = True
 
     def __init__(self, n_clusters, temperature, chart, cov):
         self.n_clusters, self.chart = int(n_clusters), chart
