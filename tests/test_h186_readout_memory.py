@@ -10,7 +10,7 @@ import pytest
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust import _blocks
-from sklearn_attnclust.layers import axis
+from sklearn_attnclust.layers.heads import signed_by_rows, signed_own_scores
 from sklearn_attnclust.maths.direction.axis_readouts import (held_score_sums, largest_score,
                                                              pass_chunk)
 
@@ -42,18 +42,24 @@ def test_readouts_do_not_depend_on_the_threads(monkeypatch, dtype):
             monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
         else:
             monkeypatch.setenv("OMP_NUM_THREADS", threads)
-        out.append((axis._held_sums(X, C, w, 1.0), largest_score(X, C)))
-    (h1, (l1, s1)), (h2, (l2, s2)) = out
-    np.testing.assert_array_equal(h1, h2)
+        out.append(largest_score(X, C))
+    (l1, s1), (l2, s2) = out
     np.testing.assert_array_equal(l1, l2)
     np.testing.assert_array_equal(s1, s2)
-    # the sums are those of all the rows at once (float64, over 2**1: the power of
-    # two nearest the scale 1 is read as frexp's, 2), up to rounding
-    ref = held_score_sums(X.astype(np.float64) / 2, w, C)[0]
-    np.testing.assert_allclose(h1, ref, rtol=1e-9)
     A = X.astype(np.float64) @ C.T  # (the labels up to sign: the largest |score|)
     np.testing.assert_array_equal(l1, np.abs(A).argmax(axis=1))
     np.testing.assert_allclose(s1, A[np.arange(len(l1)), l1], rtol=1e-12, atol=1e-13)
+    # the heads signed by their own rows from the read-out (the fit's one pass): as by
+    # the sums of all the rows at once (float64), and the scores signed with them
+    ref = held_score_sums(X.astype(np.float64), w, C)[0]
+    mean = np.ones(C.shape[1])
+    heads, own = signed_own_scores(C, l1, s1, w, lambda: mean)
+    np.testing.assert_array_equal(heads, signed_by_rows(C, ref, mean))
+    # the same numbers as a read-out on the signed heads (a sign flip is exact)
+    labels, scores = largest_score(X, heads)
+    np.testing.assert_array_equal(labels, l1)
+    np.testing.assert_array_equal(own, scores)
+    assert np.any(heads != C)  # (a head flipped: its rows' sum was < 0)
 
 
 def test_float32_readouts_hold_a_chunk_not_the_rows():
@@ -62,17 +68,12 @@ def test_float32_readouts_hold_a_chunk_not_the_rows():
     try:
         tracemalloc.reset_peak()
         base = tracemalloc.get_traced_memory()[0]
-        axis._held_sums(X, C, None, 1.0)
-        held = tracemalloc.get_traced_memory()[1] - base
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
         largest_score(X, C)
         largest = tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()
     # chunks of 256 rows (4 MiB of float64) on at most N_THREADS threads, and the
     # labels and scores (n numbers each): before, 8192 rows (128 MiB) a thread
-    assert held < 0.15 * X.nbytes
     assert largest < 0.15 * X.nbytes
 
 

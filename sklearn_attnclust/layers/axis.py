@@ -6,10 +6,8 @@ import numpy as np
 
 from .._strategy import in_squared_units
 from ..maths import sizes
-from .._blocks import one_blas_thread, sum_row_blocks
 from ..maths.direction.axes import AxisMaths, axis_moments_top, axis_weights, source_moments
-from ..maths.direction.axis_readouts import (READOUT_BLOCK_ROWS, held_score_sums,
-                                             largest_score, pass_chunk, score_sums)
+from ..maths.direction.axis_readouts import held_score_sums, largest_score, score_sums
 from ..maths.shared import zero_weights
 from ..maths.point.moments import DENSE_FEATURES
 from ..rows.statistics import KernelStatistics
@@ -17,38 +15,10 @@ from .base import LayerState, register_layer
 from .common import at_full_precision, over_squared
 from .free_energy import FreeEnergyLayer
 from .heads import (AXIS_EMPTY_CAUSE, check_seed_count, check_seeds, fitted_assignment,
-                    mean_direction, nearer_distances, score_centres, signed_by_rows)
+                    mean_direction, nearer_distances, score_centres, signed_by_rows,
+                    signed_own_scores)
 
 __all__ = ["AxisLayer", "signed_by_rows"]
-
-
-def _held_sums(X, heads, w, scale):
-    """:func:`held_score_sums` over the rows ``X`` (weights ``w`` or None), over the
-    power of two nearest the rows' ``scale`` (exact: the sums of rows near the
-    largest float do not overflow, as on a row source), in threads: blocks of rows
-    that depend on their number only (sums reproducible whatever the threads), in
-    float64 chunks of :func:`pass_chunk` rows (at 8192 x 1e4 float32 rows a copy of
-    8192 rows was 626 MiB, twice the input; now 256 rows, 20 MiB, a thread)."""
-    e = int(np.frexp(scale)[1]) if scale > 0 else 0
-    chunk = pass_chunk(X.shape[1], heads.shape[0])
-    with one_blas_thread():
-        return sum_row_blocks(_held_block, X.shape[0], READOUT_BLOCK_ROWS, X, heads, w, e,
-                              chunk)[0]
-
-
-def _held_block(lo, hi, X, heads, w, e, chunk):
-    """The held sums of the rows ``lo:hi``, ``chunk`` rows at a time, each chunk
-    copied to float64 times ``2**-e`` in one buffer; zeros for no rows."""
-    out = np.zeros(heads.shape[0])
-    buf = np.empty((min(chunk, max(hi - lo, 0)), X.shape[1]))
-    for a in range(lo, hi, chunk):
-        part = buf[:min(a + chunk, hi) - a]
-        part[...] = X[a:a + part.shape[0]]
-        np.ldexp(part, -e, out=part)
-        with np.errstate(over="ignore", invalid="ignore"):
-            out += held_score_sums(part, None if w is None else w[a:a + part.shape[0]],
-                                   heads)[0]
-    return (out,)
 
 
 @register_layer("direction", "free-energy")
@@ -111,11 +81,15 @@ class AxisLayer(FreeEnergyLayer):
         maths.forget_rows()
         if not isinstance(maths.second, np.ndarray):  # wide rows: an operator on X (its
             maths.second = None  # eigenvalues read by the fit), not kept by the fitted model
-        mean = mean_direction(X, w, top=top if zero_weights(w) is None else None)
         self.fit_, self.maths = fit, maths
-        held = _held_sums(X, fit.heads, w, maths.scale)
-        self.heads = signed_by_rows(fit.heads, held, mean)
-        labels, scores = largest_score(X, self.heads)
+        # the rows' labels and scores in one pass, each head then signed by its own rows
+        # from them (a flip is exact: the labels stay, the scores follow), the mean read
+        # only for a head of no rows: in place of a pass for the signs and one for the
+        # mean before the read-out's (held_score_sums, mean_direction)
+        labels, scores = largest_score(X, fit.heads)
+        self.heads, scores = signed_own_scores(
+            fit.heads, labels, scores, w,
+            lambda: mean_direction(X, w, top=top if zero_weights(w) is None else None))
         self.centers = score_centres(self.heads, labels, scores, w)
         return labels, scores
 

@@ -12,7 +12,7 @@ from .common import inertia_of
 
 __all__ = ["AXIS_EMPTY_CAUSE", "SEED_CHECK_NUMBERS", "check_seed_count", "check_seeds",
            "fitted_assignment", "mean_direction", "nearer_distances", "own_signs", "score_centres",
-           "signed", "signed_by_rows", "signed_scores", "unequal"]
+           "signed", "signed_by_rows", "signed_own_scores", "signed_scores", "unequal"]
 
 
 #: Why a direction layer can leave a cluster empty (its ConvergenceWarning): rows
@@ -74,6 +74,24 @@ def signed_by_rows(heads, sums, mean):
     draws of 10, one head then empty, ARI 0.93)."""
     signs = own_signs(sums)[:, None]
     return np.where(signs != 0, heads * signs, signed(heads, mean))
+
+
+def signed_own_scores(heads, labels, own, w, mean):
+    """The ``heads`` signed by their own rows as :func:`signed_by_rows`, from the rows'
+    ``labels`` (their largest ``|score|``, which no sign moves) and their scores ``own``
+    on them, and those scores signed likewise (a flip is exact): no pass over the rows.
+    The rows' weights ``w`` or None; ``mean()`` the data's mean, called only for a head
+    of no rows (or a sum 0 or NaN), signed by it as :func:`signed`."""
+    # the scores times the weights at unit scale (a power of two, exact: sums of
+    # scores near the largest float do not overflow), as signed_scores
+    two = power_of_two_scale(own)
+    w = np.full(own.shape[0], two) if w is None else unit_weights(w) * two
+    with np.errstate(over="ignore", invalid="ignore"):
+        signs = own_signs(np.bincount(labels, weights=own * w, minlength=heads.shape[0]))
+    if not np.all(signs):
+        by_mean = np.sign(mean() @ heads.T)
+        signs = np.where(signs != 0, signs, np.where(by_mean == 0, 1.0, by_mean))
+    return heads * signs[:, None], own * signs[labels]
 
 
 def signed_scores(heads, scores, labels, w):
