@@ -10,6 +10,7 @@ import numpy as np
 from .._blocks import N_THREADS
 
 __all__ = [
+    "COARSE_CAP_PER_HEAD",
     "COARSE_CAP_ROWS",
     "COARSE_FACTOR",
     "FLOAT32_TOL",
@@ -104,6 +105,17 @@ COARSE_FACTOR = 4
 #: t(1.5) rows, 5e4 x 8, K = 64, 0.975 against 0.976 x KMeans's inertia.
 COARSE_CAP_ROWS = 32768
 
+#: Rows per head of a cut coarse sample (:data:`COARSE_CAP_ROWS`) at most, from
+#: ``max(8 d, 4096)`` rows: faiss's k-means trains on 256 rows per centroid.  The
+#: fixed stages on the sample (k-means++ seeding, the swap trials, the coarse
+#: descents) then scale with the heads, not with ``n / 5``; the full-data stage
+#: reads the sample's resolution (:func:`sklearn_attnclust._strategy._polish`), so
+#: its steps barely change.  Measured (issue 30; one thread, CPU time, interleaved
+#: with ``n / 5``, 3 seeds): uniform 1e5 x 32, K = 32, 8192 rows against 20000,
+#: 0.68 to 0.76 x the time, 19 to 22 full-data steps against 24 to 28, inertia
+#: +0.02 to +0.03 % (0.992 x faiss's both).
+COARSE_CAP_PER_HEAD = 256
+
 
 def coarse_sample_size(n_samples, n_heads, n_features):
     """Rows of the random sample of the coarse stage of
@@ -117,12 +129,15 @@ def coarse_sample_size(n_samples, n_heads, n_features):
     rows: the coarse optimum is noisier, and the full-data stage, which
     starts from it, still ends at the full-data optimum.  Measured at
     n = 100000, d = 64, K = 32: fits 1.1 to 1.9 s instead of 1.9 to 2.9 s,
-    the same centroid distances (three seeds).
+    the same centroid distances (three seeds).  A cut sample holds at most
+    :data:`COARSE_CAP_PER_HEAD` rows per head (at least ``max(8 d, 4096)``).
     """
-    m = int(max(2048 * max(int(n_heads), 1), 8 * int(n_features), 4096))
+    floor = max(8 * int(n_features), 4096)
+    m = int(max(2048 * max(int(n_heads), 1), floor))
     n = int(n_samples)
     if n >= COARSE_CAP_ROWS and n <= COARSE_FACTOR * m:
-        m = max(n // (COARSE_FACTOR + 1), 4096)
+        cap = max(COARSE_CAP_PER_HEAD * max(int(n_heads), 1), floor)
+        m = min(max(n // (COARSE_FACTOR + 1), 4096), cap)
     return m
 
 
