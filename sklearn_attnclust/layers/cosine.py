@@ -119,7 +119,15 @@ SPLIT_MERGE_ROUNDS = 3
 # -- the layer -----------------------------------------------------------------
 @register_layer("cosine", "free-energy")
 class CosineLayer(FreeEnergyLayer):
-    """Clusters as unit directions compared by cosine: the layer of :mod:`sklearn_attnclust.maths.cosine`."""
+    """Clusters as unit directions compared by cosine: the layer of :mod:`sklearn_attnclust.maths.cosine`.
+
+    Integer ``sample_weight`` is the rows repeated as many times in the temperature's
+    sample (counted in distinct directions: :mod:`..maths.cosine.spread_keys`), the
+    ``"random"`` draw and the descents, to rounding; where the k-means++ seeds read a
+    sample of the rows (more than ``max(1024, 16 K)`` rows of positive weight, the
+    repeated rows counted) or the fit a coarse sample, those are drawn by weight: as of
+    the repeated rows in distribution, not draw for draw (the fits then differ as two
+    seeds' may)."""
 
     geometry = "cosine"
     #: ``temperature="auto"``: 16 relative to the spread of the unit rows (read
