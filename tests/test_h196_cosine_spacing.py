@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust.maths.cosine.spacing import split_twins
+from sklearn_attnclust.maths.cosine.spacing import nearest_gaps, split_twins
 
 
 def _pairs(gap_degrees, seed, n=2000, d=16):
@@ -96,3 +96,16 @@ def test_fewer_directions_than_heads_raise_nothing():
     with pytest.warns(Warning):
         b.fit(X)
     assert a.temperature_ == b.temperature_
+
+
+def test_nearest_gaps_by_blocks_are_the_full_products():
+    # more heads than a block (SPACING_BLOCK = 1024), twins among them
+    rng = np.random.default_rng(3)
+    M = rng.standard_normal((1500, 4))
+    M[1400] = M[7]
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    G = 2.0 * (1.0 - M @ M.T)
+    np.fill_diagonal(G, np.inf)
+    got = nearest_gaps(M)
+    np.testing.assert_allclose(got, np.maximum(G.min(axis=1), 0.0), atol=1e-12)
+    assert got[7] < 1e-12 and got[1400] < 1e-12

@@ -40,11 +40,11 @@ from dataclasses import replace
 import numpy as np
 from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
-from ..._spacing import SPACING_RATIO, SPACING_ROUNDS
+from ..._spacing import SPACING_BLOCK, SPACING_RATIO, SPACING_ROUNDS
 from .rows import _is_sparse, unit_rows
 from .statistics import cosine_scores
 
-__all__ = ["spaced_fit", "split_twins"]
+__all__ = ["nearest_gaps", "spaced_fit", "split_twins"]
 
 #: Features up to which a group's principal axis comes from its dense
 #: ``d x d`` covariance (``eigh``); above, Lanczos on products with the rows.
@@ -80,7 +80,20 @@ def _top_axis(Y, p):
     return vecs[:, 0], float(vals[0]), mean
 
 
-def split_twins(X, w, M, labels, floor):
+def nearest_gaps(M):
+    """Each unit head's squared chord distance ``2 (1 - cos)`` to its nearest other
+    head (K,), of the products of :data:`.._spacing.SPACING_BLOCK` heads at a time
+    with all (not a K x K array at any K)."""
+    K = M.shape[0]
+    gaps = np.empty(K)
+    for a in range(0, K, SPACING_BLOCK):
+        G = M[a:a + SPACING_BLOCK] @ M.T
+        G[np.arange(G.shape[0]), np.arange(a, a + G.shape[0])] = -np.inf  # (not itself)
+        gaps[a:a + G.shape[0]] = 2.0 * (1.0 - G.max(axis=1))
+    return np.maximum(gaps, 0.0)
+
+
+def split_twins(X, w, M, labels, floor, gaps=None):
     """The heads ``M`` (K, d, unit) with each group of heads within the squared
     chord distance ``floor`` of each other spread along the principal axis of
     the unit rows of ``X`` (weights ``w`` or None) labelled to the group,
@@ -89,19 +102,18 @@ def split_twins(X, w, M, labels, floor):
 
     A group is a head and the heads within ``floor`` of it (the first such head
     in order); its heads go to ``mean + t sigma axis``, ``t`` evenly in ``[-1,
-    1]``, normalised."""
+    1]``, normalised.  ``gaps``: :func:`nearest_gaps` of ``M``, if known."""
     M = np.array(M, dtype=np.float64, copy=True)
-    K = M.shape[0]
-    g2 = 2.0 * (1.0 - M @ M.T)
-    done = np.zeros(K, dtype=bool)
-    stuck = np.zeros(K, dtype=bool)
-    for h in range(K):
-        if done[h]:
+    gaps = nearest_gaps(M) if gaps is None else gaps
+    near = np.flatnonzero(gaps < floor)  # (the heads of some group)
+    done = np.zeros(near.size, dtype=bool)
+    stuck = np.zeros(M.shape[0], dtype=bool)
+    for i, h in enumerate(near):
+        if done[i]:
             continue
-        group = np.flatnonzero((g2[h] < floor) & ~done)
-        done[group] = True
-        if group.size < 2:
-            continue
+        mine = (2.0 * (1.0 - M[near] @ M[h]) < floor) & ~done
+        done |= mine
+        group = near[mine]
         rows = np.flatnonzero(np.isin(labels, group))
         found = None
         if rows.size >= 2:
@@ -117,15 +129,13 @@ def split_twins(X, w, M, labels, floor):
     return M, stuck
 
 
-def _spacing_factor(M, masses, beta, temperature, stuck):
+def _spacing_factor(gaps, masses, beta, temperature, stuck):
     """How many times ``beta`` the spacing rule asks (module docstring), at
     least 1: the bar over the mass-weighted median of the heads' squared chord
-    gaps to their nearest other head, each at least ``2 / beta`` (heads of
+    ``gaps`` to their nearest other head, each at least ``2 / beta`` (heads of
     ``stuck`` groups counted as meeting the bar)."""
     bar = SPACING_RATIO * 2.0 * temperature / beta
-    g2 = 2.0 * (1.0 - M @ M.T)
-    np.fill_diagonal(g2, np.inf)
-    gaps = np.maximum(g2.min(axis=1), 2.0 / beta)
+    gaps = np.maximum(gaps, 2.0 / beta)
     gaps[stuck] = np.maximum(gaps[stuck], bar)
     order = np.argsort(gaps, kind="stable")
     cum = np.cumsum(masses[order])
@@ -142,25 +152,23 @@ def spaced_fit(layer, fit, maths, stats, w, rng, precision):
     converged fit with steps left of ``max_iter``."""
     from ..._strategy import fit_layer  # (the strategy imports the layers' maths)
 
-    if not getattr(layer, "temperature_auto", False) or maths.n_clusters < 2:
+    if not layer.temperature_auto or maths.n_clusters < 2:
         return fit
     for _ in range(SPACING_ROUNDS):
         if not fit.converged or layer.max_iter - fit.n_iter <= 0:
             return fit
         M = np.asarray(fit.heads, dtype=np.float64)
-        bar = SPACING_RATIO * 2.0 * maths.temperature / maths.beta
-        g2 = 2.0 * (1.0 - M @ M.T)
-        np.fill_diagonal(g2, np.inf)
-        if g2.min() >= bar:
-            return fit  # (every gap, so their median, meets it: no pass over the rows)
+        gaps = nearest_gaps(M)
+        if gaps.min() >= SPACING_RATIO * 2.0 * maths.temperature / maths.beta:
+            return fit  # (every gap, so their median, meets the bar: no pass over the rows)
         A = cosine_scores(stats.X, M, np.asarray(stats.inv, dtype=np.float64))
         labels = np.argmax(A, axis=1)
         P = np.exp(maths.beta * (A - A.max(axis=1, keepdims=True)))
         P /= P.sum(axis=1, keepdims=True)
         masses = P.sum(axis=0) if w is None else np.asarray(w, dtype=np.float64) @ P
         A = P = None
-        start, stuck = split_twins(stats.X, w, M, labels, 2.0 / maths.beta)
-        factor = _spacing_factor(M, masses, maths.beta, maths.temperature, stuck)
+        start, stuck = split_twins(stats.X, w, M, labels, 2.0 / maths.beta, gaps)
+        factor = _spacing_factor(gaps, masses, maths.beta, maths.temperature, stuck)
         if not factor > 1.0:
             return fit
         maths.beta *= 2.0 ** np.ceil(np.log2(factor))
