@@ -109,3 +109,13 @@ def test_nearest_gaps_by_blocks_are_the_full_products():
     got = nearest_gaps(M)
     np.testing.assert_allclose(got, np.maximum(G.min(axis=1), 0.0), atol=1e-12)
     assert got[7] < 1e-12 and got[1400] < 1e-12
+
+
+def test_twins_on_repeated_rows_leave_the_fit_as_it_is():
+    # (scikit-learn's check_sample_weights_shape: 4 directions of 16 rows, 8 heads;
+    # twins that cannot part make no start: the fit kept, no error)
+    X = np.repeat([[1.0, 3.0], [2.0, 1.0], [3.0, 3.0], [4.0, 1.0]], 4, axis=0)
+    aq = AttentionQuantizer(geometry="cosine", random_state=0)
+    with pytest.warns(Warning):  # (4 distinct clusters of 8: the estimator says so)
+        aq.fit(X, sample_weight=np.ones(len(X)))
+    assert aq.inertia_ < 1e-9

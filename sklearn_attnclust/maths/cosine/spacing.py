@@ -27,7 +27,8 @@ descent stopped at once); each group of heads within ``2 / beta`` of each other
 is therefore spread along the principal axis of its rows (those of largest
 cosine with one of them: the start of a 2-means split) before the descent.
 A group whose rows have no spread (copies of one direction) cannot part:
-its heads count as spaced, and raise nothing.
+its heads count as spaced, and raise nothing; where such twins remain in the
+start, it is not descended (the fit kept as it is).
 
 Only with ``temperature="auto"`` (a temperature the user set is kept), and not
 on a dask array's rows (:meth:`..layers.cosine.CosineLayer.source_maths`: no
@@ -51,8 +52,15 @@ __all__ = ["nearest_gaps", "spaced_fit", "split_twins"]
 DENSE_AXIS_FEATURES = 256
 
 #: The spread of a group's rows along their principal axis (its variance)
-#: below which they are taken as one direction: no split.
-NO_SPREAD = 1e-12
+#: below which they are taken as one direction: no split (a standard deviation
+#: of 1e-4 radians).
+NO_SPREAD = 1e-8
+
+#: Heads closer than this squared chord distance are one direction to
+#: :func:`.seeding.check_unit_heads` (``1 - cos < 1e-10``), which refuses them as
+#: a start: a start holding such twins (a group whose rows are one direction) is
+#: not descended, the fit kept as it is.
+REPEATED = 2e-10
 
 
 def _top_axis(Y, p):
@@ -169,7 +177,7 @@ def spaced_fit(layer, fit, maths, stats, w, rng, precision):
         A = P = None
         start, stuck = split_twins(stats.X, w, M, labels, 2.0 / maths.beta, gaps)
         factor = _spacing_factor(gaps, masses, maths.beta, maths.temperature, stuck)
-        if not factor > 1.0:
+        if not factor > 1.0 or nearest_gaps(start).min() < REPEATED:
             return fit
         maths.beta *= 2.0 ** np.ceil(np.log2(factor))
         trial = fit_layer(maths, stats.X, w, stats, random_state=rng, coarse=False,
