@@ -32,8 +32,7 @@ start, it is not descended (the fit kept as it is).
 
 Only with ``temperature="auto"`` (a temperature the user set is kept), and not
 on a dask array's rows (:meth:`..layers.cosine.CosineLayer.source_maths`: no
-rows in memory to split).  Figures: ``CHANGELOG.md`` and
-``/work/notes/s27/h196/README.md``.
+rows in memory to split).  Figures: ``CHANGELOG.md`` and ``docs/theory.md``.
 """
 
 from dataclasses import replace
