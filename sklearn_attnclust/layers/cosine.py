@@ -17,6 +17,7 @@ from ..maths.cosine.temperature import SeedsSpread, fit_unit_rows
 from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
 from ..maths.cosine.repair import split_merge_start
 from ..maths.cosine.seeding import check_unit_heads
+from ..maths.cosine.spacing import spaced_fit
 from ..maths import sizes
 from ..maths.shared import positive_magnitude, zero_weights
 from ..maths.sizes import FLOAT32_TOL
@@ -118,7 +119,15 @@ SPLIT_MERGE_ROUNDS = 3
 # -- the layer -----------------------------------------------------------------
 @register_layer("cosine", "free-energy")
 class CosineLayer(FreeEnergyLayer):
-    """Clusters as unit directions compared by cosine: the layer of :mod:`sklearn_attnclust.maths.cosine`."""
+    """Clusters as unit directions compared by cosine: the layer of :mod:`sklearn_attnclust.maths.cosine`.
+
+    Integer ``sample_weight`` is the rows repeated as many times in the temperature's
+    sample (counted in distinct directions: :mod:`..maths.cosine.spread_keys`), the
+    ``"random"`` draw and the descents, to rounding; where the k-means++ seeds read a
+    sample of the rows (more than ``max(1024, 16 K)`` rows of positive weight, the
+    repeated rows counted) or the fit a coarse sample, those are drawn by weight: as of
+    the repeated rows in distribution, not draw for draw (the fits then differ as two
+    seeds' may)."""
 
     geometry = "cosine"
     #: ``temperature="auto"``: 16 relative to the spread of the unit rows (read
@@ -192,9 +201,10 @@ class CosineLayer(FreeEnergyLayer):
             mixed = (not _is_sparse(stats.X) and stats.X.dtype == np.float64
                      and n * d >= sizes.cosine_mixed_min_size(self.n_clusters)
                      and self.max_iter > 0)
-            fit = fit_layer(maths, stats.X, w, stats, random_state=rng,
-                            precision=maths.low_precision if mixed else None,
+            low = maths.low_precision if mixed else None
+            fit = fit_layer(maths, stats.X, w, stats, random_state=rng, precision=low,
                             **self.descent_options(init, n_init, stats.X))
+            fit = spaced_fit(self, fit, maths, stats, w, rng, low)  # (heads merged: colder)
             own = assign and type(self).fit is CosineLayer.fit
             # (the swap stage's cosines at the fit's heads, if it kept them: one pass fewer)
             cosines = maths.held_cosines(X, np.asarray(fit.heads, dtype=np.float64))

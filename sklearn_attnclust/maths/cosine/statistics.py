@@ -9,12 +9,12 @@ first start's heads set the temperature's unit (:mod:`.temperature`).
 
 import numpy as np
 
-from ..._blocks import (add_blocks_into_first, chunk_rows, map_row_blocks, one_blas_thread,
-                        smallest_keys)
+from ..._blocks import add_blocks_into_first, chunk_rows, map_row_blocks, one_blas_thread
 from ..free_energy import exp_shifted
 from .kernel import ColumnParts, range_sums, row_scores, split_products, sums_by_columns
 from .rows import _direction_keys, _is_sparse, _row_exponents, _scaled_rows_ok, as_rows, \
     exponents_and_keys, row_inverse_norms, unit_rows
+from .spread_keys import distinct_sample
 from ...layers.base import Statistics
 
 __all__ = ["CosineStatistics", "cosine_norms", "cosine_scores", "cosine_weights",
@@ -211,23 +211,24 @@ def spread_sample(X, weights, n_heads, keys=None):
     """The rows (indices, in the rows' order) of the sample of the unit rows that
     sets the temperature's unit, and their weights (summing to 1):
     :data:`SPREAD_SAMPLE` rows of positive weight drawn by their keys (not their
-    order; ``keys``: the rows' :func:`.rows._direction_keys`, if known)."""
+    order; ``keys``: the rows' :func:`.rows._direction_keys`, if known), counted in
+    distinct directions (:func:`.spread_keys.distinct_sample`)."""
     n = X.shape[0]
     rows = _spread_rows(weights)
     n_rows = n if rows is None else rows.size
     m = spread_sample_size(n_rows, n_heads, X.shape[1])
     if rows is not None or m < n:
         keys = _direction_keys(X) if keys is None else keys
-    if rows is not None:
-        keys = keys[rows]  # (a key is its row's own: no copy of the rows)
-        idx = rows if m == rows.size else rows[np.sort(smallest_keys(keys, m))]
-    elif m < n:
-        idx = np.sort(smallest_keys(keys, m))
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if m < n_rows:  # m distinct directions, each of its rows' summed weight (as repeated rows)
+        on = slice(None) if rows is None else rows  # (a key is its row's own: no copy)
+        idx, w = distinct_sample(keys[on], m, None if w is None else w[on])
+        idx = idx if rows is None else rows[idx]
     else:
-        idx = np.arange(n)
-    w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)[idx]
+        idx = np.arange(n) if rows is None else rows
+        w = np.ones(idx.size) if w is None else w[idx]
     if not w.sum() > 0:
-        w = np.ones(m)
+        w = np.ones(idx.size)
     return idx, w / w.sum()
 
 
