@@ -48,8 +48,10 @@ def test_a_heavy_weight_fits_as_repeated_rows_from_random_starts():
 
 @pytest.mark.parametrize("n", [600, 3000])
 def test_spread_sample_of_weights_is_that_of_repeated_rows(n):
+    # wide enough rows that neither side reads all its rows (SPREAD_ALL: a small fit
+    # reads all of them, counted as rows, and its repeated twin may sample them)
     rng = np.random.default_rng(2)
-    X = rng.standard_normal((n, 6))
+    X = rng.standard_normal((n, 256))
     w = rng.integers(1, 5, n)
     idx, p = statistics.spread_sample(X, w.astype(float), 5)
     rep = np.repeat(np.arange(n), w)
@@ -57,7 +59,7 @@ def test_spread_sample_of_weights_is_that_of_repeated_rows(n):
     # the same rows (the first copy of each), the same weights to rounding
     np.testing.assert_array_equal(rep[idx_d], idx)
     np.testing.assert_allclose(p_d, p, rtol=1e-12)
-    assert idx.size == min(n, statistics.spread_sample_size(n, 5))
+    assert idx.size == min(n, statistics.spread_sample_size(n, 5, X.shape[1]))
 
 
 def test_distinct_sample_counts_keys_not_rows():
