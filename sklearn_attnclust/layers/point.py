@@ -13,6 +13,7 @@ from ..maths.point.sparse import (assigned_sq_distances, sparse_chart,
 from ..maths.point.sparse_maths import SparsePointMaths
 from ..maths.cosine.rows import as_rows
 from ..maths.shared import check_points
+from .._warm_heads import in_start_order, merges_start
 from .._strategy import fit_layer, in_squared_units
 from ..maths import sizes
 from .base import Assignment, LayerState, register_layer
@@ -97,7 +98,7 @@ class PointLayer(FreeEnergyLayer):
         return getattr(self, "centers", None)
 
     def fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None,
-            made=None):
+            made=None, warm=False):
         """Fit to the rows ``X`` (weights ``w`` or None): the chart of the rows,
         then :func:`.._strategy.fit_layer` on its maths.  Returns the
         :class:`.base.Assignment` of the fit's last pass over large data, else None.
@@ -107,7 +108,9 @@ class PointLayer(FreeEnergyLayer):
         covariance where computed already (a dask fit's first pass); ``made``: a
         list the statistics this fit made of ``X`` are appended to, or None (the
         learned layer's descent reads them, their cached scaled rows, instead of
-        making them again).
+        making them again); ``warm``: ``init`` is ``partial_fit``'s heads so far,
+        replaced by the layer's own starts where the rows' temperature would
+        merge them (:mod:`.._warm_heads`).
         """
         if init is None and not isinstance(self.init, str) and not callable(self.init):
             check_points(self.init, self.n_clusters, X.shape[1])
@@ -128,6 +131,9 @@ class PointLayer(FreeEnergyLayer):
         if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
             stats.track_assignment()
+        start = init if warm and merges_start(maths, stats, init) else None
+        if start is not None:  # (fitted as fit does, the heads in their order: _warm_heads)
+            init = n_init = None
         options = self.descent_options(init, n_init)
         maths.starts_left = options["n_init"]  # (its seeds' rows kept between them)
         # dense rows of sizes.MIXED_MIN_SIZE entries on whose passes are float64, fitted
@@ -147,6 +153,8 @@ class PointLayer(FreeEnergyLayer):
         self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
                                     precision=maths.low_precision if mixed else None,
                                     **options)
+        if start is not None:
+            fit.heads = fit.heads[in_start_order(start, chart.points(fit.heads))]
         if mixed:  # the risk (and the tracked labels) at full precision
             stats.track_assignment(cached=True)  # (cached rows too: this pass labels them)
             risk = maths.risk(fit.heads, stats, return_grad=True)[0]
@@ -184,8 +192,9 @@ class PointLayer(FreeEnergyLayer):
         return Assignment(hard[0], inertia, hard[2])
 
     def _fit(self, X, w, rng, **options):
-        """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`)."""
-        return self.fit(X, w, rng, **options)
+        """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`),
+        a start of its heads so far ``warm``."""
+        return self.fit(X, w, rng, warm=options.get("init") is not None, **options)
 
     def fit_dask(self, X, rng):
         stats = DaskPointStatistics.from_dask(X)
