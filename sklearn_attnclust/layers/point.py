@@ -98,7 +98,7 @@ class PointLayer(FreeEnergyLayer):
         return getattr(self, "centers", None)
 
     def fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None,
-            made=None, warm=False):
+            made=None):
         """Fit to the rows ``X`` (weights ``w`` or None): the chart of the rows,
         then :func:`.._strategy.fit_layer` on its maths.  Returns the
         :class:`.base.Assignment` of the fit's last pass over large data, else None.
@@ -108,9 +108,9 @@ class PointLayer(FreeEnergyLayer):
         covariance where computed already (a dask fit's first pass); ``made``: a
         list the statistics this fit made of ``X`` are appended to, or None (the
         learned layer's descent reads them, their cached scaled rows, instead of
-        making them again); ``warm``: ``init`` is ``partial_fit``'s heads so far,
-        replaced by the layer's own starts where the rows' temperature would
-        merge them (:mod:`.._warm_heads`).
+        making them again).  An ``init`` that is the layer's own heads (``partial_fit``'s
+        warm start) is replaced by the layer's own starts where the rows'
+        temperature would merge them (:mod:`.._warm_heads`).
         """
         if init is None and not isinstance(self.init, str) and not callable(self.init):
             check_points(self.init, self.n_clusters, X.shape[1])
@@ -131,6 +131,7 @@ class PointLayer(FreeEnergyLayer):
         if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
             stats.track_assignment()
+        warm = init is not None and init is self._warm_start()  # (partial_fit's heads)
         start = init if warm and merges_start(maths, stats, init) else None
         if start is not None:  # (fitted as fit does, the heads in their order: _warm_heads)
             init = n_init = None
@@ -192,9 +193,8 @@ class PointLayer(FreeEnergyLayer):
         return Assignment(hard[0], inertia, hard[2])
 
     def _fit(self, X, w, rng, **options):
-        """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`),
-        a start of its heads so far ``warm``."""
-        return self.fit(X, w, rng, warm=options.get("init") is not None, **options)
+        """:meth:`fit` (what ``partial_fit`` calls: :class:`.free_energy.FreeEnergyLayer`)."""
+        return self.fit(X, w, rng, **options)
 
     def fit_dask(self, X, rng):
         stats = DaskPointStatistics.from_dask(X)
