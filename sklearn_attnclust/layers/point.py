@@ -13,6 +13,7 @@ from ..maths.point.sparse import (assigned_sq_distances, sparse_chart,
 from ..maths.point.sparse_maths import SparsePointMaths
 from ..maths.cosine.rows import as_rows
 from ..maths.shared import check_points
+from .._warm_heads import in_start_order, merges_start
 from .._strategy import fit_layer, in_squared_units
 from ..maths import sizes
 from .base import Assignment, LayerState, register_layer
@@ -108,7 +109,9 @@ class PointLayer(FreeEnergyLayer):
         covariance where computed already (a dask fit's first pass); ``made``: a
         list the statistics this fit made of ``X`` are appended to, or None (the
         learned layer's descent reads them, their cached scaled rows, instead of
-        making them again).
+        making them again).  An ``init`` that is the layer's own heads (``partial_fit``'s
+        warm start) is replaced by the layer's own starts where the rows'
+        temperature would merge them (:mod:`.._warm_heads`).
         """
         if init is None and not isinstance(self.init, str) and not callable(self.init):
             check_points(self.init, self.n_clusters, X.shape[1])
@@ -130,6 +133,10 @@ class PointLayer(FreeEnergyLayer):
         if tracked:  # the chart's rows: their scaled squared norms sum to their weight
             stats = maths.statistics(X, w, sq_total=float(X.shape[0] if w is None else w.sum()))
             stats.track_assignment()
+        warm = init is not None and init is self._warm_start()  # (partial_fit's heads)
+        start = init if warm and merges_start(maths, stats, init) else None
+        if start is not None:  # (fitted as fit does, the heads in their order: _warm_heads)
+            init = n_init = None
         options = self.descent_options(init, n_init)
         maths.starts_left = options["n_init"]  # (its seeds' rows kept between them)
         # dense rows of sizes.MIXED_MIN_SIZE entries on whose passes are float64, fitted
@@ -149,6 +156,8 @@ class PointLayer(FreeEnergyLayer):
         self.fit_ = fit = fit_layer(maths, X, w, stats, random_state=rng,
                                     precision=maths.low_precision if mixed else None,
                                     **options)
+        if start is not None:
+            fit.heads = fit.heads[in_start_order(start, chart.points(fit.heads))]
         if mixed:  # the risk (and the tracked labels) at full precision
             stats.track_assignment(cached=True)  # (cached rows too: this pass labels them)
             risk = maths.risk(fit.heads, stats, return_grad=True)[0]
