@@ -74,3 +74,16 @@ def test_quantization_risk_weighted_closed_form():
     # relative weights: their scale changes nothing, even near float64's largest
     w = np.array([1.0, 2.0, 0.0])
     assert quantization_risk(X, X_hat, sample_weight=w * 1e307) == pytest.approx(3.0)
+
+
+def test_pca_quantizer_warning_names_uncentred_rows():
+    # raw rows far from the origin (iris-like) all project most on the first
+    # direction, along their mean: one cluster of distinct rows, not duplicates
+    X = 100.0 + np.random.default_rng(0).normal(size=(300, 3))
+    with pytest.warns(ConvergenceWarning, match="uncentred rows") as caught:
+        labels = PCAQuantizer(3).fit(X).labels_
+    assert np.unique(labels).size == 1 and np.unique(X, axis=0).shape[0] == 300
+    assert "StandardScaler" in str(caught[0].message)
+    with warnings.catch_warnings():  # centred, every direction holds rows
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert np.unique(PCAQuantizer(3).fit(X - X.mean(axis=0)).labels_).size == 3
