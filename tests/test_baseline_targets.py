@@ -87,3 +87,27 @@ def test_pca_quantizer_warning_names_uncentred_rows():
     with warnings.catch_warnings():  # centred, every direction holds rows
         warnings.simplefilter("error", ConvergenceWarning)
         assert np.unique(PCAQuantizer(3).fit(X - X.mean(axis=0)).labels_).size == 3
+
+
+def test_weighted_score_of_a_data_frame_keeps_its_feature_names():
+    # score(frame, sample_weight) as score(frame): no "X does not have valid
+    # feature names" warning (transform saw the validated array), zeros included
+    pd = pytest.importorskip("pandas")
+    from sklearn.datasets import make_blobs
+
+    from sklearn_attnclust import KMeansQuantizer
+
+    X, y = make_blobs(200, 3, centers=3, random_state=1)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    w = np.random.default_rng(1).integers(0, 3, 200).astype(float)
+    for estimator in (KMeansQuantizer(3, n_init=1, random_state=0), PCAQuantizer(3),
+                      AttentionQuantizer(3, random_state=0)):
+        estimator.fit(frame)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            weighted = estimator.score(frame, sample_weight=w)
+            unit = estimator.score(frame, sample_weight=np.ones(200))
+        keep = w > 0
+        np.testing.assert_allclose(
+            weighted, estimator.score(X[keep], sample_weight=w[keep]), rtol=1e-12)
+        np.testing.assert_allclose(unit, estimator.score(X), rtol=1e-12)
