@@ -401,14 +401,16 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Xv = self._validate_input(X, reset=False)
         w = check_sample_weight(sample_weight, Xv)
         if np.any(w == 0):  # a row of weight 0 counts 0 whatever its size (0 inf is NaN)
-            keep = np.flatnonzero(w)
-            Xv, w = Xv[keep], w[keep]
-        return -self._weighted_risk(Xv, w)
+            keep = np.flatnonzero(w)  # (a data frame keeps its feature names)
+            X, w = (X.iloc[keep] if hasattr(X, "iloc") else Xv[keep]), w[keep]
+        return -self._weighted_risk(X, w)
 
     def _weighted_risk(self, X, w):
-        """The ``w``-weighted mean squared distance of the validated rows ``X`` to
-        ``transform(X)`` (a subclass may read its layer's own risk)."""
-        return quantization_risk(X, self.transform(X), sample_weight=w)
+        """The ``w``-weighted mean squared distance of the rows ``X`` to
+        ``transform(X)``, ``X`` as given (``transform`` then sees the feature
+        names it was fitted with; a subclass may read its layer's own risk)."""
+        Xv = self._validate_input(X, reset=False)
+        return quantization_risk(Xv, self.transform(X), sample_weight=w)
 
     def _quantization_risk(self, X):
         """The mean squared distance of the rows of ``X`` to ``transform(X)``

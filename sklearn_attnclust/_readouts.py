@@ -251,9 +251,10 @@ class LayerReadouts(TransformerMixin):
     def _weighted_risk(self, X, w):
         """:meth:`score`'s weighted risk: the layer's own where it has one (the
         cosine layer's, of the unit rows; the point layer's of sparse rows)."""
-        own = _own_risk(self.layer_, X)
+        Xv = self._validate_input(X, reset=False)
+        own = _own_risk(self.layer_, Xv)
         if own is not None:
-            return own(X, w)
+            return own(Xv, w)
         return super()._weighted_risk(X, w)
 
     def _quantization_risk(self, X):

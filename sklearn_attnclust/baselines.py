@@ -42,8 +42,9 @@ class _CenterQuantizer(BaseQuantizer):
     ``transform`` is wrapped by ``set_output``.
     """
 
-    #: Whether :meth:`fit` warns when fewer than ``n_clusters`` centroids hold a row.
-    _warns_empty = False
+    #: The cause :meth:`fit`'s warning names when fewer than ``n_clusters``
+    #: centroids hold a row (None: no warning).
+    _empty_cause = None
 
     @staticmethod
     def _assign(X, centers):
@@ -69,8 +70,9 @@ class _CenterQuantizer(BaseQuantizer):
         """
         X = self._fit_centers(X, y)
         self.labels_ = self._assign(X, self.cluster_centers_)
-        if self._warns_empty:  # as the other estimators with n_clusters
-            warn_distinct(np.unique(self.labels_).size, self.n_clusters, stacklevel=4)
+        if self._empty_cause is not None:  # as the other estimators with n_clusters
+            warn_distinct(np.unique(self.labels_).size, self.n_clusters, stacklevel=4,
+                          cause=self._empty_cause)
         return self
 
     def predict(self, X):
@@ -261,7 +263,12 @@ class PCAQuantizer(_CenterQuantizer):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
     }
-    _warns_empty = True
+    #: Raw data (iris, wine, digits: rows far from the origin) all project most
+    #: on the first direction, along their mean: one cluster, not duplicates.
+    _empty_cause = ("Possibly due to duplicate points in X, or to rows far from the "
+                    "origin: each row takes the direction of its largest signed "
+                    "projection, and uncentred rows all project most on the first one, "
+                    "along their mean (centre X first, e.g. with StandardScaler).")
 
     @staticmethod
     def _assign(X, centers):

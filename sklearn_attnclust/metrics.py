@@ -160,7 +160,9 @@ def quantization_risk(X, X_hat, sample_weight=None):
         from ._base import check_sample_weight  # (the estimators' base imports this module)
 
         w = check_sample_weight(sample_weight, a)
-        w /= np.max(w)  # relative weights: their sum neither over- nor underflows
+        # relative weights at unit scale (a power of two: exact, no rounding added),
+        # so that their sum neither over- nor underflows
+        w = np.ldexp(w, -int(np.frexp(np.max(w))[1]))
         risk = np.dot(np.einsum("ij,ij->i", diff, diff), w) / np.sum(w)
     with np.errstate(over="ignore", under="ignore"):
         return float(np.ldexp(np.float64(risk), -2 * e))

@@ -74,3 +74,40 @@ def test_quantization_risk_weighted_closed_form():
     # relative weights: their scale changes nothing, even near float64's largest
     w = np.array([1.0, 2.0, 0.0])
     assert quantization_risk(X, X_hat, sample_weight=w * 1e307) == pytest.approx(3.0)
+
+
+def test_pca_quantizer_warning_names_uncentred_rows():
+    # raw rows far from the origin (iris-like) all project most on the first
+    # direction, along their mean: one cluster of distinct rows, not duplicates
+    X = 100.0 + np.random.default_rng(0).normal(size=(300, 3))
+    with pytest.warns(ConvergenceWarning, match="uncentred rows") as caught:
+        labels = PCAQuantizer(3).fit(X).labels_
+    assert np.unique(labels).size == 1 and np.unique(X, axis=0).shape[0] == 300
+    assert "StandardScaler" in str(caught[0].message)
+    with warnings.catch_warnings():  # centred, every direction holds rows
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert np.unique(PCAQuantizer(3).fit(X - X.mean(axis=0)).labels_).size == 3
+
+
+def test_weighted_score_of_a_data_frame_keeps_its_feature_names():
+    # score(frame, sample_weight) as score(frame): no "X does not have valid
+    # feature names" warning (transform saw the validated array), zeros included
+    pd = pytest.importorskip("pandas")
+    from sklearn.datasets import make_blobs
+
+    from sklearn_attnclust import KMeansQuantizer
+
+    X, y = make_blobs(200, 3, centers=3, random_state=1)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    w = np.random.default_rng(1).integers(0, 3, 200).astype(float)
+    for estimator in (KMeansQuantizer(3, n_init=1, random_state=0), PCAQuantizer(3),
+                      AttentionQuantizer(3, random_state=0)):
+        estimator.fit(frame)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            weighted = estimator.score(frame, sample_weight=w)
+            unit = estimator.score(frame, sample_weight=np.ones(200))
+        keep = w > 0
+        np.testing.assert_allclose(
+            weighted, estimator.score(X[keep], sample_weight=w[keep]), rtol=1e-12)
+        np.testing.assert_allclose(unit, estimator.score(X), rtol=1e-12)
