@@ -144,11 +144,17 @@ def on_rows(chart, M, Z, rows, floor):
     within ``floor`` of each other, where every row of ``rows`` lies within
     :data:`SETTLED` of its nearest head: fewer distinct rows than heads, each
     fitted, the merged heads twins on a repeated row, which no raise parts.
-    A pass over the rows only where heads merge."""
+    A pass over the rows only where heads merge, in the chart's units (dense
+    rows): no square under- or overflows at any scale (1e-200: every distance 0,
+    the rows read as settled; 1e200: ``spread ** 2`` an OverflowError)."""
     if not np.min(two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2], initial=np.inf) < floor:
         return False
-    dist = nearest_point(rows, chart.points(M), with_labels=False)[1]
-    return float(np.max(dist, initial=0.0)) <= SETTLED * float(chart.spread) ** 2
+    if hasattr(rows, "tocsr"):  # (sparse: input units, read over the spread twice)
+        dist = nearest_point(rows, chart.points(M), with_labels=False)[1]
+        with np.errstate(over="ignore", under="ignore"):
+            return float(np.max(dist, initial=0.0) / chart.spread / chart.spread) <= SETTLED
+    dist = nearest_point(chart.scaled(rows), Z, with_labels=False)[1]
+    return float(np.max(dist, initial=0.0)) <= SETTLED
 
 
 def merged_spacing(gaps, beta, median):

@@ -143,8 +143,8 @@ def quantization_risk(X, X_hat, sample_weight=None):
     >>> from sklearn_attnclust.metrics import quantization_risk
     >>> quantization_risk([[1.0, 0.0], [0.0, 2.0]], [[1.0, 1.0], [0.0, 0.0]])
     2.5
-    >>> quantization_risk([[1.0, 0.0], [0.0, 2.0]], [[1.0, 1.0], [0.0, 0.0]],
-    ...                   sample_weight=[3.0, 1.0])
+    >>> round(quantization_risk([[1.0, 0.0], [0.0, 2.0]], [[1.0, 1.0], [0.0, 0.0]],
+    ...                         sample_weight=[3.0, 1.0]), 12)
     1.75
     """
     a, b = _check_paired(X, X_hat, "X", "X_hat")

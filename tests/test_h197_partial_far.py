@@ -74,13 +74,22 @@ def test_ordinary_streams_keep_their_warm_start(monkeypatch):
     assert len(calls) == 27 and not any(calls)
 
 
-def test_a_temperature_the_user_set_is_not_read():
+def test_a_temperature_the_user_set_is_not_read(monkeypatch):
     X, _ = make_blobs(300, 4, centers=3, random_state=3)
     X = np.vstack([X + 20, [[1e5, 0, 0, 0]]])
     est = AttentionQuantizer(4, temperature=16.0, random_state=0).partial_fit(X[:150])
     maths = point.PointMaths(4, 16.0, *point.chart_from_data(X, None))
     maths.spacing_rule = False
     assert not _warm_heads.merges_start(maths, None, est.cluster_centers_)
+
+    # the stream itself (review C of session 27): at the user's temperature the
+    # heads so far are kept, though the test without its guard would restart here
+    def no_restart(start, points):
+        raise AssertionError("partial_fit restarted at a temperature the user set")
+
+    monkeypatch.setattr(point, "in_start_order", no_restart)
+    est.partial_fit(X[150:])
+    assert np.isfinite(est.cluster_centers_).all()
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
