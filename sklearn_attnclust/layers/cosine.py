@@ -127,10 +127,7 @@ class CosineLayer(FreeEnergyLayer):
     sample of the rows (more than ``max(1024, 16 K)`` rows of positive weight, the
     repeated rows counted) or the fit a coarse sample, those are drawn by weight: as of
     the repeated rows in distribution, not draw for draw (the fits then differ as two
-    seeds' may).  Likewise where the temperature's sample reads every weighted row
-    (:data:`..maths.cosine.statistics.SPREAD_ALL`, which counts rows) and samples the
-    repeated ones (600 to 1000 rows of weights 1 to 4, d = 6 to 32: ``temperature_``
-    within 1.1 %)."""
+    seeds' may)."""
 
     geometry = "cosine"
     #: ``temperature="auto"``: 16 relative to the spread of the unit rows (read
