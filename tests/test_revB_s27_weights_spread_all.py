@@ -50,3 +50,16 @@ def test_distinct_sample_whole():
     idx, sums = distinct_sample(keys, 2, whole=4)  # more than 4: the 2 smallest keys
     np.testing.assert_array_equal(idx, [1, 4])
     np.testing.assert_array_equal(sums, [2, 2])
+
+
+@pytest.mark.parametrize("n, d, K", [(600, 6, 5), (3000, 6, 5)])
+def test_dask_fit_of_repeated_rows_reads_the_sample_in_memory_reads(n, d, K):
+    # (6aeda89: a dask array's sample counted rows, the fit in memory distinct
+    # directions: temperature_ 0.975 to 1.017 x apart on these rows, 1.0 on main)
+    da = pytest.importorskip("dask.array")
+    X, w = _rows(n, d, K, 3)
+    R = np.repeat(X, w, axis=0)
+    a = AttentionQuantizer(K, geometry="cosine", init="random", random_state=0).fit(R)
+    b = AttentionQuantizer(K, geometry="cosine", init="random", random_state=0)
+    b.fit(da.from_array(R, chunks=700))
+    assert a.temperature_ == pytest.approx(b.temperature_, rel=1e-12)
