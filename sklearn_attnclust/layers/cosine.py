@@ -281,7 +281,7 @@ class CosineLayer(FreeEnergyLayer):
             raise ValueError(
                 f"X has {rows.shape[0] - n_nonzero} row(s) of zero norm: geometry='cosine' "
                 "compares the rows' directions, and a zero row has none.")
-        spread = SeedsSpread(source_sample(rows, self.n_clusters), None, self.n_clusters)
+        spread = SeedsSpread(*source_sample(rows, self.n_clusters), self.n_clusters)
         maths = CosineMaths(self.n_clusters, self.temperature, spread, rows.shape[1])
         maths.kernel = unit_block_sums
         return maths

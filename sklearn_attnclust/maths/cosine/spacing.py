@@ -40,11 +40,12 @@ from dataclasses import replace
 import numpy as np
 from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
+from ..._blocks import chunk_rows
 from ..._spacing import SPACING_BLOCK, SPACING_RATIO, SPACING_ROUNDS
 from .rows import _is_sparse, unit_rows
 from .statistics import cosine_scores
 
-__all__ = ["nearest_gaps", "spaced_fit", "split_twins"]
+__all__ = ["labels_and_masses", "nearest_gaps", "spaced_fit", "split_twins"]
 
 #: Features up to which a group's principal axis comes from its dense
 #: ``d x d`` covariance (``eigh``); above, Lanczos on products with the rows.
@@ -136,6 +137,26 @@ def split_twins(X, w, M, labels, floor, gaps=None):
     return M, stuck
 
 
+def labels_and_masses(X, M, inv, beta, w):
+    """The rows' labels (their largest cosine with the unit heads ``M``) and the
+    heads' soft masses at ``beta`` (the attention weights' sums, times the weights
+    ``w`` or None), :func:`.._blocks.chunk_rows` rows at a time: no (n, K) array."""
+    n, K = X.shape[0], M.shape[0]
+    inv = np.asarray(inv, dtype=np.float64)
+    w = None if w is None else np.asarray(w, dtype=np.float64)
+    labels, masses = np.empty(n, dtype=np.intp), np.zeros(K)
+    step = chunk_rows(X.shape[1], K)
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        A = cosine_scores(X[a:b], M, inv[a:b])
+        labels[a:b] = np.argmax(A, axis=1)
+        A -= A.max(axis=1, keepdims=True)
+        P = np.exp(beta * A)
+        P /= P.sum(axis=1, keepdims=True)
+        masses += P.sum(axis=0) if w is None else w[a:b] @ P
+    return labels, masses
+
+
 def _spacing_factor(gaps, masses, beta, temperature, stuck):
     """How many times ``beta`` the spacing rule asks (module docstring), at
     least 1: the bar over the mass-weighted median of the heads' squared chord
@@ -168,12 +189,7 @@ def spaced_fit(layer, fit, maths, stats, w, rng, precision):
         gaps = nearest_gaps(M)
         if gaps.min() >= SPACING_RATIO * 2.0 * maths.temperature / maths.beta:
             return fit  # (every gap, so their median, meets the bar: no pass over the rows)
-        A = cosine_scores(stats.X, M, np.asarray(stats.inv, dtype=np.float64))
-        labels = np.argmax(A, axis=1)
-        P = np.exp(maths.beta * (A - A.max(axis=1, keepdims=True)))
-        P /= P.sum(axis=1, keepdims=True)
-        masses = P.sum(axis=0) if w is None else np.asarray(w, dtype=np.float64) @ P
-        A = P = None
+        labels, masses = labels_and_masses(stats.X, M, stats.inv, maths.beta, w)
         start, stuck = split_twins(stats.X, w, M, labels, 2.0 / maths.beta, gaps)
         factor = _spacing_factor(gaps, masses, maths.beta, maths.temperature, stuck)
         if not factor > 1.0 or nearest_gaps(start).min() < REPEATED:

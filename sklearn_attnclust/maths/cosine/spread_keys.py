@@ -21,25 +21,28 @@ from ..._blocks import smallest_keys
 __all__ = ["distinct_sample"]
 
 
-def distinct_sample(keys, m, weights=None):
-    """The rows of the ``m`` smallest distinct ``keys`` (all of them where fewer),
-    one row each (the first of its key), in the rows' order, and each one's
-    weight: the summed ``weights`` of its key's rows (their count where None).
+def distinct_sample(keys, m, weights=None, whole=0):
+    """The rows of the ``m`` smallest distinct ``keys`` (all of them where fewer,
+    or where at most ``whole``), one row each (the first of its key), in the rows'
+    order, and each one's weight: the summed ``weights`` of its key's rows (their
+    count where None).  ``whole``: as many distinct keys as the spread reads all of
+    (:data:`.statistics.SPREAD_ALL` counted in directions, so that rows repeated
+    read what the same rows weighted do).
 
     Every row of a key below the largest selected by :func:`._blocks.smallest_keys`
     is selected with it, so that the first ``m`` distinct keys of its selection of
-    ``m + 1`` rows or more are whole; the selection is doubled until it holds
-    ``m + 1`` distinct keys or all the rows."""
-    n = keys.shape[0]
-    c = min(int(m) + 1, n)
+    ``max(m, whole) + 1`` rows or more are whole; the selection is doubled until it
+    holds that many distinct keys or all the rows."""
+    n, top = keys.shape[0], max(int(m), int(whole))
+    c = min(top + 1, n)
     while True:
         idx = smallest_keys(keys, c)  # (in key order, ties in the rows' order)
         k = keys[idx]
         first = np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]]))
-        if first.size > m or c == n:
+        if first.size > top or c == n:
             break
         c = min(2 * c, n)
-    if first.size > m:
+    if first.size > top:
         idx, first = idx[:first[m]], first[:m]
     w = np.ones(idx.size) if weights is None else np.asarray(weights, np.float64)[idx]
     sums = np.add.reduceat(w, first)

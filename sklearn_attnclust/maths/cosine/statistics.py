@@ -222,7 +222,9 @@ def spread_sample(X, weights, n_heads, keys=None):
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     if m < n_rows:  # m distinct directions, each of its rows' summed weight (as repeated rows)
         on = slice(None) if rows is None else rows  # (a key is its row's own: no copy)
-        idx, w = distinct_sample(keys[on], m, None if w is None else w[on])
+        # (all the distinct directions where SPREAD_ALL, counted in them, reads them all)
+        whole = min(2 * m, SPREAD_ALL[0] // max(X.shape[1], 1), SPREAD_ALL[1] // max(n_heads, 1))
+        idx, w = distinct_sample(keys[on], m, None if w is None else w[on], whole)
         idx = idx if rows is None else rows[idx]
     else:
         idx = np.arange(n) if rows is None else rows
