@@ -139,15 +139,18 @@ def spacing(Z, masses, floor):
     return float(gaps[order[np.searchsorted(cum, 0.5 * cum[-1])]])
 
 
-def on_rows(chart, M, Z, rows, floor):
+def on_rows(chart, M, Z, rows, floor, gaps=None):
     """Whether heads ``M`` (their scaled points ``Z``) merge, two of them
     within ``floor`` of each other, where every row of ``rows`` lies within
     :data:`SETTLED` of its nearest head: fewer distinct rows than heads, each
     fitted, the merged heads twins on a repeated row, which no raise parts.
     A pass over the rows only where heads merge, in the chart's units (dense
     rows): no square under- or overflows at any scale (1e-200: every distance 0,
-    the rows read as settled; 1e200: ``spread ** 2`` an OverflowError)."""
-    if not np.min(two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2], initial=np.inf) < floor:
+    the rows read as settled; 1e200: ``spread ** 2`` an OverflowError).  ``gaps``:
+    the heads' squared gaps to their nearest other head where already read."""
+    if gaps is None:
+        gaps = two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2]
+    if not np.min(gaps, initial=np.inf) < floor:
         return False
     if hasattr(rows, "tocsr"):  # (sparse: input units, read over the spread twice)
         dist = nearest_point(rows, chart.points(M), with_labels=False)[1]
@@ -195,7 +198,7 @@ def spaced(descent, stage, best, tol, memory, rows, row_w, again=None):
         gaps = two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2]
         if np.min(gaps, initial=np.inf) >= bar:
             return best  # (every gap, so their median, meets it: no pass for the masses)
-        if on_rows(stage.chart, best.heads, Z, rows, 1.0 / maths.beta):
+        if on_rows(stage.chart, best.heads, Z, rows, 1.0 / maths.beta, gaps):
             return best  # (heads merged where every row has a head: no raise parts them)
         factor = bar / merged_spacing(gaps, maths.beta, lambda: spacing(
             Z, maths.risk(best.heads, stage, return_grad=True)[2], 1.0 / maths.beta))
