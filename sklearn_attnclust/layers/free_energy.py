@@ -5,6 +5,7 @@ from sklearn.utils import check_random_state
 from .._base import unit_weights
 from .._init import n_starts
 from .._strategy import fit_layer
+from .._warm_order import order_like
 from .base import Layer
 from .common import warm_start_copy, warn_if_not_converged
 
@@ -24,8 +25,13 @@ class FreeEnergyLayer(Layer):
     Subclasses set ``auto_temperature``, ``n_random`` (the starts of
     ``n_init="auto"`` for random or callable starts), ``_fit`` (the fit, with
     ``init`` and ``n_init`` keywords in place of the layer's own: the warm
-    start of ``partial_fit``) and ``_warm_start`` (the current fit as an ``init``).
+    start of ``partial_fit``) and ``_warm_start`` (the current fit as an ``init``), and ``per_head``
+    where their fitted attributes with a row per head are others.
     """
+
+    #: The fitted attributes with a row per head (put in the order of the heads
+    #: so far by :meth:`partial_fit`).
+    per_head = ("heads", "centers")
 
     #: Starts of ``n_init="auto"`` for a named seeding (k-means++).
     n_seeded = 1
@@ -99,11 +105,19 @@ class FreeEnergyLayer(Layer):
         return warm_start_copy(self, other)
 
     def partial_fit(self, stream, rng):
-        """Refit on the stream's reservoir, from the current fit after the first call."""
+        """Refit on the stream's reservoir.  While it holds every row seen (and no
+        fit's summary precedes them: :attr:`.stream.Stream.exact`) as :meth:`fit`
+        does, from the layer's own starts, the heads then in the order of the
+        current ones (:mod:`.._warm_order`); afterwards, or with ``max_iter=0``
+        (the current heads evaluated as they are), from the current fit."""
         start, (rows, w) = self._warm_start(), stream.sample()
         w = unit_weights(w)
-        if start is None:
-            self._fit(rows, w, rng)
-        else:
+        if start is not None and (not stream.exact or self.max_iter == 0):
             self._fit(rows, w, rng, init=start, n_init=1)
+            return self
+        self._fit(rows, w, rng)
+        if start is not None:  # (the stream's clusters keep their labels)
+            order = order_like(start, self._warm_start(), self.up_to_sign)
+            for name in self.per_head:
+                setattr(self, name, getattr(self, name)[order])
         return self

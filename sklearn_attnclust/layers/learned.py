@@ -42,6 +42,8 @@ class LearnedPointLayer(PointLayer):
     """``temperature="learn"``: the point layer's heads, temperature and log
     mixing weights trained together on its normalised likelihood."""
 
+    per_head = PointLayer.per_head + ("bias",)  # (the log mixing weights too)
+
     #: Why a cluster can be left empty (the estimator's warning says it)
     empty_cause = ("With temperature='learn' a head whose mixing weight shrank is the "
                    "most probable component of no sample: n_clusters is likely above "
@@ -262,6 +264,8 @@ class LearnedCosineLayer(CosineLayer):
     mixture with one concentration, its unit heads, concentration and log mixing
     weights trained together on its normalised likelihood
     (:mod:`..maths.cosine.likelihood`)."""
+
+    per_head = CosineLayer.per_head + ("bias",)  # (the log mixing weights too)
 
     empty_cause = LearnedPointLayer.empty_cause
     stream_summary = LearnedPointLayer.stream_summary

@@ -101,6 +101,12 @@ class Stream:
                 np.asarray(m, dtype=np.float64) * W for m in (second, fourth))
         return stream
 
+    @property
+    def exact(self):
+        """Whether the reservoir holds every row seen, with no fit's summary
+        before them: a refit on it is a fit on the stream's rows."""
+        return self.summary is None and self.n <= self.size
+
     def sample(self):
         """The rows the layers refit on and their weights: the reservoir, after
         the fit's summary if there is one (the reservoir's weights then scaled
