@@ -409,11 +409,11 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         The estimator keeps a uniform reservoir sample of at most 50000 rows
         of the stream (with their weights) and, for ``"direction"``, the
         exact streamed moments of all the rows.  Each call adds the chunk and
-        re-minimises the layer's risk on the reservoir (and the moments),
-        warm-started from the current fit (the first call seeds it as
-        :meth:`fit` does).  While fewer rows than the reservoir holds have
-        been seen this is :meth:`fit` on the rows so far; afterwards the
-        heads match the batch fit to the statistical accuracy of the sample.
+        re-minimises the layer's risk on the reservoir (and the moments).  While
+        it holds every row seen this is :meth:`fit` on the rows so far, its
+        clusters numbered as the nearest ones before; afterwards warm-started
+        from the current fit, the heads match the batch fit to the statistical
+        accuracy of the sample (a stream sorted by cluster may not reach it).
 
         After :meth:`fit`, the stream continues from the fit, as
         MiniBatchKMeans's does: it starts with a summary of the fit's rows,
