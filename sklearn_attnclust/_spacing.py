@@ -139,19 +139,23 @@ def spacing(Z, masses, floor):
     return float(gaps[order[np.searchsorted(cum, 0.5 * cum[-1])]])
 
 
-def on_rows(chart, M, Z, rows, floor, gaps=None):
+def on_rows(chart, M, Z, rows, floor, gaps=None, row_w=None):
     """Whether heads ``M`` (their scaled points ``Z``) merge, two of them
-    within ``floor`` of each other, where every row of ``rows`` lies within
-    :data:`SETTLED` of its nearest head: fewer distinct rows than heads, each
-    fitted, the merged heads twins on a repeated row, which no raise parts.
-    A pass over the rows only where heads merge, in the chart's units (dense
-    rows): no square under- or overflows at any scale (1e-200: every distance 0,
-    the rows read as settled; 1e200: ``spread ** 2`` an OverflowError).  ``gaps``:
-    the heads' squared gaps to their nearest other head where already read."""
+    within ``floor`` of each other, where every row of ``rows`` of a weight
+    above 0 (``row_w``, None: all) lies within :data:`SETTLED` of its nearest
+    head: fewer distinct rows than heads, each fitted, the merged heads twins
+    on a repeated row, which no raise parts (a row of weight 0 counts for
+    nothing in the risk, and one off the twins ran the rounds to their cap).
+    A pass over the rows only where heads merge, in the chart's units: no
+    square under- or overflows at any scale (1e-200: every distance 0, the rows
+    read as settled; 1e200: ``spread ** 2`` an OverflowError).  ``gaps``: the
+    heads' squared gaps to their nearest other head where already read."""
     if gaps is None:
         gaps = two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2]
     if not np.min(gaps, initial=np.inf) < floor:
         return False
+    if row_w is not None and not np.all(np.asarray(row_w) > 0):
+        rows = rows[np.asarray(row_w) > 0]
     if hasattr(rows, "tocsr"):  # (sparse: input units, read over the spread twice)
         dist = nearest_point(rows, chart.points(M), with_labels=False)[1]
         with np.errstate(over="ignore", under="ignore"):
@@ -174,7 +178,7 @@ def merged_spacing(gaps, beta, median):
     return median()
 
 
-def spaced(descent, stage, best, tol, memory, rows, row_w, again=None):
+def spaced(descent, stage, best, tol, memory, rows, row_w, again=None, merged_once=False):
     """``best`` (a descent's result on ``stage``) descended again at the
     temperature of the heads' spacing where that is colder (module docstring),
     the maths' ``beta`` set to it; else ``best`` as it was.  Point maths with
@@ -198,8 +202,9 @@ def spaced(descent, stage, best, tol, memory, rows, row_w, again=None):
         gaps = two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2]
         if np.min(gaps, initial=np.inf) >= bar:
             return best  # (every gap, so their median, meets it: no pass for the masses)
-        if on_rows(stage.chart, best.heads, Z, rows, 1.0 / maths.beta, gaps):
+        if on_rows(stage.chart, best.heads, Z, rows, 1.0 / maths.beta, gaps, row_w):
             return best  # (heads merged where every row has a head: no raise parts them)
+        merged = np.min(gaps, initial=np.inf) * maths.beta < 1.0  # (merged_spacing's test)
         factor = bar / merged_spacing(gaps, maths.beta, lambda: spacing(
             Z, maths.risk(best.heads, stage, return_grad=True)[2], 1.0 / maths.beta))
         if not factor > 1.0:
@@ -210,5 +215,7 @@ def spaced(descent, stage, best, tol, memory, rows, row_w, again=None):
         res = descent.run(stage, best.heads, tol, memory=memory, min_steps=1, steps=steps)
         res = descent.relocated(stage, res, tol, memory, rows, row_w)
         res.n_iter += best.n_iter
-        best = res if again is None else again(res)
+        if again is not None and (merged or not merged_once):
+            res, again = again(res), None if merged_once else again
+        best = res
     return best

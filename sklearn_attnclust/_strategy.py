@@ -257,7 +257,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
                                staged=plan.staged, sampled=plan.staged)
         # the temperature of the heads' spacing, where colder: the swap stage again at it
         best = spaced(descent, stage, swapped(best), stage_tol, memory, rows, row_w,
-                      again=None if plan.staged else swapped)  # (on a sample: no; _spacing)
+                      again=swapped, merged_once=plan.staged)  # (a sample: _spacing)
         rows = row_w = stage = None  # (a coarse sample: freed for the full-data stage, _full_data)
         return _full_data(descent, plan, best, tol, n_init)
 
