@@ -169,7 +169,8 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     entries, an incumbent a trial beat first races it: :func:`._swap._raced`).
     The point layer then reads its temperature from the heads' spacing where
     that is colder, and runs the swap stage again at it, while the heads
-    crowd (not on a coarse sample: :mod:`._spacing`).  After a staged fit's full-data stage, rows out of
+    crowd (on a coarse sample once, where heads merged: :mod:`._spacing`).  After a staged
+    fit's full-data stage, rows out of
     the coarse sample's box far from every head that hold a share of the risk
     (:func:`._coarse_points.missed_rows`) run the swap stage on all the rows.  BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
