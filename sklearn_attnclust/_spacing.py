@@ -27,8 +27,8 @@ where the heads are instead of assumed from the covariance, the soft
 temperature's smooth landscape kept for the starts' descents and a first swap
 stage (:func:`._strategy.fit_layer` runs the swap stage at the covariance's
 temperature, then this, then the swap stage again where ``beta`` rose: the
-allocation of heads to blobs that the colder risk prefers; not on a coarse
-sample: below).  Measured on 40
+allocation of heads to blobs that the colder risk prefers; on a coarse sample
+once, where heads merged: below).  Measured on 40
 development sets (4 and 5 blobs in 2-D and 3-D, unequal sizes and spreads,
 ``n_clusters`` natural + 3 to 16, 4 estimator seeds): one start within 1 % of
 the best inertia known in 159 of 160 fits, worst 1.011, against 139, worst
@@ -61,15 +61,23 @@ covariance's, inertia the same to 2e-6; review B of session 26); 4 blobs in
 3-D at K = 4 and iris at K = 3 get ``beta`` 2 and 4 times the covariance's,
 the same inertia (iris 78.870 -> 78.859, k-means's 78.851).
 
-A staged fit (the starts descended on a coarse sample) does not run the second
-swap stage on its sample.  There it kept a trial in 1 of 12 fits of 2-D
-``make_blobs``, n = 5e4, K = 20 (seeds 0 to 11; a gain of 0.05 % on the sample,
-the same inertia to 5 digits after the full-data stage), at 5 to 8 ms of a fit
-of about 60 (one thread, CPU).  Without it: the same inertia (5 digits) on that
-cell, on 2-D blobs at K = 64 and 16-D blobs at K = 20 (6 seeds); 3 blobs of
-1e5 rows at ``n_clusters`` 8 and 12 (8 seeds) -0.17 to +0.28 % per fit, the
-medians the same to 4 digits.  The sets the stage was measured for (above)
-are small: fitted on all their rows, they keep it.
+A staged fit (the starts descended on a coarse sample) runs the second swap
+stage on its sample once, after the first raise that merged heads set (a gap
+below ``1 / beta``, :func:`merged_spacing`), not after a raise the median
+set.  There the stage kept a trial in 1 of 12 fits of 2-D ``make_blobs``, n =
+5e4, K = 20 (seeds 0 to 11; a gain of 0.05 % on the sample, the same inertia
+to 5 digits after the full-data stage), at 5 to 8 ms of a fit of about 60 (one
+thread, CPU), and without it: the same inertia (5 digits) on that cell, on 2-D
+blobs at K = 64 and 16-D blobs at K = 20 (6 seeds); 3 blobs of 1e5 rows at
+``n_clusters`` 8 and 12 (8 seeds) -0.17 to +0.28 % per fit, the medians the
+same to 4 digits.  But a merged pair parts on its blob, and without the stage a
+small cluster beside it stayed without a head (review C of session 27: 3 blobs
+of 16000 or 40000 rows and 3 % of that 10 from one of them, 1.369 to 1.380
+times the best inertia in 6 of 12 fits, seeds 0 to 2 and estimator seeds 0 and
+1; now 1.0000 to 1.0006, dask arrays alike).  Measured (5 seeds each, one
+thread): fits of blobs 1e6 x 2 at K = 3, 3e5 x 2 at K = 8 and 12, 1e5 x 16 at
+K = 20 and 5e4 rows at K = 20 and 64 are bit-identical to those without the
+stage (no merged raise there).
 
 Two heads merged on one blob (a squared gap below the softmax's width ``1 /
 beta``) read as that width whatever their share of the mass
@@ -139,19 +147,23 @@ def spacing(Z, masses, floor):
     return float(gaps[order[np.searchsorted(cum, 0.5 * cum[-1])]])
 
 
-def on_rows(chart, M, Z, rows, floor, gaps=None):
+def on_rows(chart, M, Z, rows, floor, gaps=None, row_w=None):
     """Whether heads ``M`` (their scaled points ``Z``) merge, two of them
-    within ``floor`` of each other, where every row of ``rows`` lies within
-    :data:`SETTLED` of its nearest head: fewer distinct rows than heads, each
-    fitted, the merged heads twins on a repeated row, which no raise parts.
-    A pass over the rows only where heads merge, in the chart's units (dense
-    rows): no square under- or overflows at any scale (1e-200: every distance 0,
-    the rows read as settled; 1e200: ``spread ** 2`` an OverflowError).  ``gaps``:
-    the heads' squared gaps to their nearest other head where already read."""
+    within ``floor`` of each other, where every row of ``rows`` of a weight
+    above 0 (``row_w``, None: all) lies within :data:`SETTLED` of its nearest
+    head: fewer distinct rows than heads, each fitted, the merged heads twins
+    on a repeated row, which no raise parts (a row of weight 0 counts for
+    nothing in the risk, and one off the twins ran the rounds to their cap).
+    A pass over the rows only where heads merge, in the chart's units: no
+    square under- or overflows at any scale (1e-200: every distance 0, the rows
+    read as settled; 1e200: ``spread ** 2`` an OverflowError).  ``gaps``: the
+    heads' squared gaps to their nearest other head where already read."""
     if gaps is None:
         gaps = two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2]
     if not np.min(gaps, initial=np.inf) < floor:
         return False
+    if row_w is not None and not np.all(np.asarray(row_w) > 0):
+        rows = rows[np.asarray(row_w) > 0]
     if hasattr(rows, "tocsr"):  # (sparse: input units, read over the spread twice)
         dist = nearest_point(rows, chart.points(M), with_labels=False)[1]
         with np.errstate(over="ignore", under="ignore"):
@@ -174,7 +186,7 @@ def merged_spacing(gaps, beta, median):
     return median()
 
 
-def spaced(descent, stage, best, tol, memory, rows, row_w, again=None):
+def spaced(descent, stage, best, tol, memory, rows, row_w, again=None, merged_once=False):
     """``best`` (a descent's result on ``stage``) descended again at the
     temperature of the heads' spacing where that is colder (module docstring),
     the maths' ``beta`` set to it; else ``best`` as it was.  Point maths with
@@ -183,9 +195,11 @@ def spaced(descent, stage, best, tol, memory, rows, row_w, again=None):
     by a power of two, the least that meets :data:`SPACING_RATIO`, so that heads
     stopped at a tolerance or on a sample a little apart (``g2`` within a factor
     of two) get the same temperature; ``again(result)`` (the swap stage, or
-    None) is run after each raise, and the spacing measured again, at most
-    :data:`SPACING_ROUNDS` times: merged heads show a gap of the softmax's width
-    only, below what the rows' clusters may need."""
+    None) is run after each raise (``merged_once``: only after the first raise
+    that merged heads set, on a staged fit's sample: module docstring), and the
+    spacing measured again, at most :data:`SPACING_ROUNDS` times: merged heads
+    show a gap of the softmax's width only, below what the rows' clusters may
+    need.  ``row_w``: the rows' weights (None: 1), read by :func:`on_rows`."""
     maths = descent.maths
     if not isinstance(maths, PointMaths) or not maths.spacing_rule:
         return best
@@ -198,8 +212,9 @@ def spaced(descent, stage, best, tol, memory, rows, row_w, again=None):
         gaps = two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2]
         if np.min(gaps, initial=np.inf) >= bar:
             return best  # (every gap, so their median, meets it: no pass for the masses)
-        if on_rows(stage.chart, best.heads, Z, rows, 1.0 / maths.beta, gaps):
+        if on_rows(stage.chart, best.heads, Z, rows, 1.0 / maths.beta, gaps, row_w):
             return best  # (heads merged where every row has a head: no raise parts them)
+        merged = np.min(gaps, initial=np.inf) * maths.beta < 1.0  # (merged_spacing's test)
         factor = bar / merged_spacing(gaps, maths.beta, lambda: spacing(
             Z, maths.risk(best.heads, stage, return_grad=True)[2], 1.0 / maths.beta))
         if not factor > 1.0:
@@ -210,5 +225,7 @@ def spaced(descent, stage, best, tol, memory, rows, row_w, again=None):
         res = descent.run(stage, best.heads, tol, memory=memory, min_steps=1, steps=steps)
         res = descent.relocated(stage, res, tol, memory, rows, row_w)
         res.n_iter += best.n_iter
-        best = res if again is None else again(res)
+        if again is not None and (merged or not merged_once):
+            res, again = again(res), None if merged_once else again
+        best = res
     return best

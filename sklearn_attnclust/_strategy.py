@@ -169,7 +169,8 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     entries, an incumbent a trial beat first races it: :func:`._swap._raced`).
     The point layer then reads its temperature from the heads' spacing where
     that is colder, and runs the swap stage again at it, while the heads
-    crowd (not on a coarse sample: :mod:`._spacing`).  After a staged fit's full-data stage, rows out of
+    crowd (on a coarse sample once, where heads merged: :mod:`._spacing`).  After a staged
+    fit's full-data stage, rows out of
     the coarse sample's box far from every head that hold a share of the risk
     (:func:`._coarse_points.missed_rows`) run the swap stage on all the rows.  BLAS runs on one
     thread meanwhile (the skinny products of the passes, and the small ``d x
@@ -257,7 +258,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
                                staged=plan.staged, sampled=plan.staged)
         # the temperature of the heads' spacing, where colder: the swap stage again at it
         best = spaced(descent, stage, swapped(best), stage_tol, memory, rows, row_w,
-                      again=None if plan.staged else swapped)  # (on a sample: no; _spacing)
+                      again=swapped, merged_once=plan.staged)  # (a sample: _spacing)
         rows = row_w = stage = None  # (a coarse sample: freed for the full-data stage, _full_data)
         return _full_data(descent, plan, best, tol, n_init)
 
