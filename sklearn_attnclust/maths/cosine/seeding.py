@@ -13,7 +13,7 @@ from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_uni
     sparse_row_keys
 
 __all__ = ["check_unit_heads", "ordered_unit_starts", "sampled_unit_kmeans_plusplus",
-           "seeded_from_rows", "unit_kmeans_plusplus", "unit_order_distinct",
+           "seed_parts", "seeded_from_rows", "unit_kmeans_plusplus", "unit_order_distinct",
            "wide_unit_order"]
 
 
@@ -162,7 +162,7 @@ def seeded_from_rows(rows, kept):
 
 
 def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, trials=None,
-                         float32=None):
+                         float32=None, labels=False):
     """Greedy k-means++ on the unit rows ``Y`` (an ndarray or a CSR matrix; weights
     ``w`` or None): the seeds, rows of ``Y``, and their indices.  With ``order``
     (indices), on the rows ``Y[order]`` (``w`` theirs, the indices returned
@@ -196,6 +196,10 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
     ``float32``: whether to take those float32 products (None: by the size of
     ``Y``, :func:`_float32_seeding`; a sampled draw passes the decision made
     on all the rows, :func:`sampled_unit_kmeans_plusplus`).
+    ``labels``: also return each row's seed of least distance (the first of
+    them; an index of the seeds, in the rows' order of ``Y[order]``), read
+    from the distances the draw takes anyway (a comparison a round): the
+    parts :func:`.temperature.seeds_spread` reads (:func:`seed_parts`).
     """
     state = check_random_state(random_state)
     n = Y.shape[0] if order is None else len(order)
@@ -237,6 +241,7 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
     picked = [int(state.choice(n, p=w / w.sum()))]
     closest = distances(picked)[0]
     total = closest @ w
+    near = np.zeros(n, dtype=np.intp) if labels else None
     for _ in range(1, n_seeds):
         draws = state.uniform(size=trials) * total
         ids = np.minimum(np.searchsorted(np.cumsum(w * closest), draws), n - 1)
@@ -244,8 +249,12 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
         np.minimum(closest, D, out=D)
         totals = D @ w
         best = int(np.argmin(totals))
+        if labels:  # (strictly nearer the new seed: ties keep the first seed, as argmax)
+            near[D[best] < closest] = len(picked)
         total, closest = totals[best], D[best]
         picked.append(int(ids[best]))
+    if labels:
+        return unit(np.array(picked)), np.array(picked), near
     return unit(np.array(picked)), np.array(picked)
 
 
@@ -296,7 +305,8 @@ def sample_positions(n, m, state, w):
     return drawn_by_weight(w, m, state)
 
 
-def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None):
+def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None,
+                                 labels=False):
     """k-means++ seeds of the unit rows ``Y[order]`` (an ndarray or a CSR
     matrix; weights ``w`` in that order, or None): :func:`unit_kmeans_plusplus`'s
     where the rows are no more than the sample, else each a local mean
@@ -316,12 +326,17 @@ def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None)
     made, and the check scales the products by the rows' inverse norms.  The
     sample (dense or CSR rows alike) is drawn by
     :func:`.local_seeding.local_kmeans_plusplus`: each seed the mean direction
-    of the sample's rows nearest to a row drawn so."""
+    of the sample's rows nearest to a row drawn so.
+
+    ``labels``: return the seeds and their :func:`seed_parts` where the draw
+    read all the rows (else None: a sampled draw's seeds are local means)."""
     n = len(order) if w is None else int(np.count_nonzero(np.asarray(w) > 0))
     m = max(SEED_SAMPLE_MIN_ROWS, SEED_ROWS_PER_CENTRE * int(n_seeds))
     trials = SEED_LOCAL_TRIALS
     if m >= n:
-        return unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms, trials)[0]
+        out = unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms, trials,
+                                   labels=labels)
+        return (out[0], seed_parts(out[0], out[2], order)) if labels else out[0]
     # (float32 products on the sample where the fit of all the rows runs float32
     # passes: decided on all the rows, not on the sample's size)
     float32 = _float32_seeding(Y, n_seeds, norms)
@@ -334,8 +349,28 @@ def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None)
     inverse = None if norms is None else np.ldexp(norms[1], norms[0])
     d2 = _nearest_sq_distances(Y, Z.toarray() if _is_sparse(Z) else Z, inverse)[order]
     if sample_missed_rows(d2, w, positions, counts):
-        return unit_kmeans_plusplus(Y, n_seeds, w, state, order, norms, trials)[0]
-    return Z
+        out = unit_kmeans_plusplus(Y, n_seeds, w, state, order, norms, trials, labels=labels)
+        return (out[0], seed_parts(out[0], out[2], order)) if labels else out[0]
+    return (Z, None) if labels else Z
+
+
+def seed_parts(Z, near, order):
+    """Each row's seed of least distance in the rows' own order (``near``:
+    :func:`unit_kmeans_plusplus`'s labels, in that of ``Y[order]``), the
+    partition :func:`.temperature.seeds_spread` reads of the first start's
+    heads (the seeds ``Z`` made unit: :meth:`.maths.CosineMaths._seeds`), or
+    None where two seeds are one direction (the start's heads are then
+    repaired, :func:`_repair`: other than the seeds).  The distances are the
+    draw's (float32 products where :func:`_float32_products`): a row whose two
+    nearest seeds tie to their rounding may take the other of the two."""
+    try:
+        _check_distinct(_unit(np.asarray(Z.toarray() if _is_sparse(Z) else Z,
+                                         dtype=np.float64)))
+    except ValueError:
+        return None
+    parts = np.empty_like(near)
+    parts[order] = near
+    return parts
 
 
 #: The most entries of the ``(K, rows)`` temporary of :func:`_nearest_sq_distances`

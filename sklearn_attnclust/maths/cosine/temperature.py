@@ -36,15 +36,17 @@ from ..sizes import takes_coarse_sample
 __all__ = ["SeedsSpread", "fit_unit_rows", "seeds_spread"]
 
 
-def seeds_spread(Y, w, M):
+def seeds_spread(Y, w, M, labels=None):
     """``trace(B) / (K - 1) + trace(W) / (d - 1)`` (module docstring) of the
     unit rows ``Y`` (m, d: an ndarray or a CSR matrix; weights ``w`` summing to
-    1) parted by their head of largest cosine among the unit heads ``M`` (K, d),
+    1) parted by their head of largest cosine among the unit heads ``M`` (K, d)
+    (``labels``, if known: no product of the rows with the heads),
     at least :data:`.statistics.SPREAD_FLOOR`."""
     M = np.asarray(M, dtype=np.float64)
     K, d = M.shape
     Y = Y.astype(np.float64) if _is_sparse(Y) else np.asarray(Y, dtype=np.float64)
-    labels = np.argmax(np.asarray(Y @ M.T), axis=1)
+    if labels is None:
+        labels = np.argmax(np.asarray(Y @ M.T), axis=1)
     mass = np.bincount(labels, weights=w, minlength=K)
     if _is_sparse(Y):
         parts = sp.csr_matrix((w, (labels, np.arange(w.size))), shape=(K, w.size))
@@ -74,8 +76,12 @@ class SeedsSpread:
         self.X, self.unit = X, unit
         self.idx, self.w = spread_sample(X, weights, n_heads, keys)
 
-    def __call__(self, M):
-        out = seeds_spread(sample_unit_rows(self.X, self.idx, self.unit), self.w, M)
+    def __call__(self, M, parts=(None, None)):
+        """The unit at the heads ``M``; ``parts``: the rows the heads were drawn
+        from and each one's head (:func:`.seeding.seed_parts`), or None: read
+        where those rows are ``X``."""
+        labels = parts[1][self.idx] if parts[0] is self.X and parts[1] is not None else None
+        out = seeds_spread(sample_unit_rows(self.X, self.idx, self.unit), self.w, M, labels)
         self.X = self.unit = None  # (read once: the maths keep no rows through it)
         return out
 
