@@ -31,9 +31,14 @@ def order_like(start, heads, up_to_sign=False):
     the clusters' sizes, choose its partner and move the labels of clusters
     that stayed); with ``up_to_sign`` (directions up to sign) by the distance to
     the nearer of ``+-`` each head."""
-    start = np.asarray(start, dtype=np.float64)
-    heads = np.asarray(heads, dtype=np.float64)
     K = len(start)
+    if K == 1:
+        return np.zeros(1, dtype=np.intp)
+    # (in units of a power of two near the largest entry: no overflow at 1e300)
+    top = max(float(np.max(np.abs(start))), float(np.max(np.abs(heads))))
+    e = int(np.frexp(top)[1]) if 0.0 < top < np.inf else 0
+    start = np.ldexp(np.asarray(start, dtype=np.float64), -e)
+    heads = np.ldexp(np.asarray(heads, dtype=np.float64), -e)
     inner = start @ heads.T
     cost = (np.einsum("ij,ij->i", start, start)[:, None]
             + np.einsum("ij,ij->i", heads, heads)[None, :]

@@ -122,3 +122,13 @@ def test_order_like_a_far_head_takes_the_head_left_over():
     heads = np.array([[10.8, 18.9], [1e5, 0.0], [27.7, 28.2], [21.1, 24.1]])
     order = order_like(start, heads)
     np.testing.assert_array_equal(order, [2, 0, 1, 3])
+
+
+def test_order_like_at_extreme_scales():
+    rng = np.random.default_rng(4)
+    start = rng.normal(size=(5, 3))
+    perm = rng.permutation(5)
+    for scale in (1e-300, 1e300):
+        with np.errstate(all="raise"):
+            order = order_like(start * scale, start[perm] * scale)
+        np.testing.assert_array_equal(perm[order], np.arange(5))

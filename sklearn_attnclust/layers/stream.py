@@ -103,9 +103,10 @@ class Stream:
 
     @property
     def exact(self):
-        """Whether the reservoir holds every row seen, with no fit's summary
-        before them: a refit on it is a fit on the stream's rows."""
-        return self.summary is None and self.n <= self.size
+        """Whether the reservoir holds every row streamed (after the fit's
+        summary, if any): a refit on :meth:`sample` is then a fit on the
+        stream's rows (the fit's rows as its summary has them)."""
+        return self.n - self.start <= self.size
 
     def sample(self):
         """The rows the layers refit on and their weights: the reservoir, after
