@@ -209,9 +209,7 @@ class _RawKernel:
             self.r = origin.astype(self.dtype) if np.any(origin) else None
         # the largest distances' parts, a list per pass (:meth:`far_bound`; None:
         # not kept, and never with a bias: a logit's bias is not a distance's)
-        self.far_parts, self.bias = None, bias
-        self.far_v = np.ascontiguousarray(np.broadcast_to(self.shift, Z.shape[1:]),
-                                          dtype=self.dtype)
+        self.far_parts, self.bias, self.d = None, bias, Z.shape[1]
         if bias is not None:  # the logits' per-head bias (log mixing weights)
             c = c - np.asarray(bias, dtype=np.float64)
         self.A, c = A.astype(self.dtype, copy=False), c.astype(self.dtype, copy=False)
@@ -267,7 +265,14 @@ class _RawKernel:
             return None
         out = np.full(2, -np.inf)
         self.far_parts.append(out)  # (list.append: the row blocks' threads each add theirs)
-        return self.far_v, float(g), out
+        return self.far_shift(), float(g), out
+
+    def far_shift(self):
+        """The folded shift as the compiled pass's ``far`` reads it: (d,), C order, in
+        the kernel's dtype; built where a pass keeps its largest distance only (an
+        evaluation without labels, every step of a descent on small data, none:
+        ``broadcast_to`` and its copy cost some 10 us an evaluation)."""
+        return np.ascontiguousarray(np.broadcast_to(self.shift, (self.d,)), dtype=self.dtype)
 
     def keep_far(self, kept, Z):
         """Keep the rows' largest distance in this pass where the bound ``kept``
@@ -298,7 +303,7 @@ class _RawKernel:
             return None
         size = max(top[1], np.max(self.zz), float(np.sum(np.square(self.shift))
                                                 / self.chart.spread**2))
-        d = self.far_v.shape[0]
+        d = self.d
         return float(top[0] + FAR_ULPS * (d + 2) * np.finfo(self.dtype).eps * size)
 
     def sums(self, X, lo, hi, w, need_grad, labels=None, chunk=4096):
