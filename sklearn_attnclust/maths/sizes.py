@@ -111,10 +111,10 @@ COARSE_CAP_ROWS = 32768
 #: fixed stages on the sample (k-means++ seeding, the swap trials, the coarse
 #: descents) then scale with the heads, not with ``n / 5``; the full-data stage
 #: reads the sample's resolution (:func:`sklearn_attnclust._strategy._polish`,
-#: :data:`STALL_ROWS_SHARE`), so its steps barely change.  Measured (issue 30; one thread, CPU time, interleaved
-#: with ``n / 5``, 3 seeds): uniform 1e5 x 32, K = 32, 8192 rows against 20000,
-#: 0.68 to 0.76 x the time, 19 to 22 full-data steps against 24 to 28, inertia
-#: +0.02 to +0.03 % (0.992 x faiss's both).
+#: :data:`STALL_ROWS_SHARE`), so its steps barely change.  Measured (issue 30; one
+#: thread, CPU time, interleaved with ``n / 5``, 3 seeds): uniform 1e5 x 32, K =
+#: 32, 8192 rows against 20000, 0.68 to 0.76 x the time, 19 to 22 full-data steps
+#: against 24 to 28, inertia +0.02 to +0.03 % (0.992 x faiss's both).
 COARSE_CAP_PER_HEAD = 256
 
 #: The full-data stage after a coarse sample of ``m`` rows reads the risk's
