@@ -42,6 +42,7 @@ from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys
 from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from ._finish import NOT_FINITE, _finish, _finisher
 from ._coarse_points import fewer_points, missed_rows, sample_reach, swap_missed
+from .maths import sizes
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
                           takes_coarse_sample)
 from ._spacing import spaced
@@ -434,9 +435,10 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
 
     ``sampled``: the rows of the sample ``best`` was solved on.  Where the maths
     has a ``stall_rows`` (the point layer's), the stage's stall test reads the
-    risk's resolution at that sample's rows: the start is within that sample's
-    noise of the full-data optimum, and the stage moves it on while its steps
-    lower the risk by more than that sample's resolution (by its Lloyd shift to
+    risk's resolution at :data:`.maths.sizes.STALL_ROWS_SHARE` of that sample's
+    rows: the start is within that sample's noise of the full-data optimum, and
+    the stage moves it on while its steps lower the risk by more than that
+    sample's resolution (at the default ``tol``; by its Lloyd shift to
     ``tol`` where the clusters are separated), not for as long as they lower it
     by more than all the rows resolve (on unstructured data, a crawl of 20 to 50
     steps over all the rows, whatever the start: see
@@ -460,7 +462,7 @@ def _polish(descent, stats, best, tol, rows, precision, row_w=None, sampled=None
     """
     maths = descent.maths
     if hasattr(maths, "stall_rows"):
-        maths.stall_rows = sampled
+        maths.stall_rows = None if sampled is None else sampled * sizes.STALL_ROWS_SHARE
     try:
         M1, state, first = best.heads, handed_state(best), None
         if precision is not None:

@@ -394,13 +394,14 @@ def _coarse_fit(X, maths, stats):
 
 def test_full_data_stage_reads_the_stall_resolution_of_its_coarse_sample(monkeypatch):
     # after a coarse sample of m rows, the full-data stage's stall test reads the
-    # risk's resolution D K / m (D the distortion), while the heads' sampling noise
-    # d D K^2 / n stays that of all n rows; the fit leaves no sample size behind
-    from sklearn_attnclust.maths.sizes import coarse_sample_size
+    # risk's resolution D K / (share m) (D the distortion, share STALL_ROWS_SHARE),
+    # while the heads' sampling noise d D K^2 / n stays that of all n rows; the fit
+    # leaves no sample size behind
+    from sklearn_attnclust.maths.sizes import STALL_ROWS_SHARE, coarse_sample_size
 
     X, maths, stats = _uniform_layer(0)
     (n, d), K = X.shape, maths.n_clusters
-    m, seen, risk = coarse_sample_size(n, K, d), [], PointMaths.risk
+    m, seen, risk = coarse_sample_size(n, K, d) * STALL_ROWS_SHARE, [], PointMaths.risk
 
     def recorded(self, M, st, return_grad=False):
         out = risk(self, M, st, return_grad)

@@ -15,6 +15,7 @@ __all__ = [
     "COARSE_FACTOR",
     "FLOAT32_TOL",
     "LARGE_FIT_MEMORY",
+    "STALL_ROWS_SHARE",
     "COSINE_MIXED_MIN_SIZE",
     "COSINE_MIXED_MIN_WORK",
     "MIXED_MIN_SIZE",
@@ -109,12 +110,30 @@ COARSE_CAP_ROWS = 32768
 #: ``max(8 d, 4096)`` rows: faiss's k-means trains on 256 rows per centroid.  The
 #: fixed stages on the sample (k-means++ seeding, the swap trials, the coarse
 #: descents) then scale with the heads, not with ``n / 5``; the full-data stage
-#: reads the sample's resolution (:func:`sklearn_attnclust._strategy._polish`), so
-#: its steps barely change.  Measured (issue 30; one thread, CPU time, interleaved
-#: with ``n / 5``, 3 seeds): uniform 1e5 x 32, K = 32, 8192 rows against 20000,
-#: 0.68 to 0.76 x the time, 19 to 22 full-data steps against 24 to 28, inertia
-#: +0.02 to +0.03 % (0.992 x faiss's both).
+#: reads the sample's resolution (:func:`sklearn_attnclust._strategy._polish`,
+#: :data:`STALL_ROWS_SHARE`), so its steps barely change.  Measured (issue 30; one
+#: thread, CPU time, interleaved with ``n / 5``, 3 seeds): uniform 1e5 x 32, K =
+#: 32, 8192 rows against 20000, 0.68 to 0.76 x the time, 19 to 22 full-data steps
+#: against 24 to 28, inertia +0.02 to +0.03 % (0.992 x faiss's both).
 COARSE_CAP_PER_HEAD = 256
+
+#: The full-data stage after a coarse sample of ``m`` rows reads the risk's
+#: resolution (its stall test, :meth:`.point.maths.PointMaths.stationarity`) at
+#: this share of them, ``D K / (share m)``: at the default ``tol`` and
+#: ``STALL_SCALE`` (3e3 x 1e-4 = 0.3) its ten steps stop once they lower the risk
+#: by less than the sample's own resolution ``D K / m``, the excess risk of a start
+#: within the sample's noise (at 1: three tenths of it, a crawl of 20 to 25
+#: full-data passes on uniform rows).  Read at fit time (``sizes.STALL_ROWS_SHARE``).
+#: Measured (issue 30; one thread, CPU time, interleaved with 1, 3 seeds; the
+#: faiss ratios bench_grid's medians): uniform 5e4 x 16, K = 64, 15 to 17
+#: full-data steps against 20 to 25, 4.79 against 5.94 x faiss's time, inertia
+#: +0.06 to +0.19 % (0.988 x faiss's); 1e5 x 32, K = 32, 12 to 13 against 19 to
+#: 22, 8.2 against 11.7 x, +0.06 to +0.14 % (0.993 x); 5e4 x 64, K = 256, 11
+#: against 13, 1.58 against 1.73 x, +0.04 to +0.05 % (0.999 x).  Separated blobs
+#: stop by their Lloyd shift first (16-D K = 20 to 256, 2-D K = 20 and 256: the
+#: same fits); 2-D blobs K = 64 moved in 2 of 3 seeds (+0.42 %, 1.001 and 0.998
+#: x KMeans's inertia).
+STALL_ROWS_SHARE = 0.3
 
 
 def coarse_sample_size(n_samples, n_heads, n_features):
