@@ -7,8 +7,8 @@ This module knows nothing of scikit-learn.
 
 import numpy as np
 
-from ..._base import power_of_two_scale
 from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread
+from ..._init import largest_magnitude, unit_exponent
 from .products import row_scores
 
 __all__ = ["CHUNK_BYTES", "MIN_CHUNK_ROWS", "READOUT_BLOCK_ROWS", "SAFE_SCORES",
@@ -116,7 +116,8 @@ def largest_score(X, M, scale=1.0):
 def rescaled(Y, M, scale):
     """:func:`largest_score`'s scores (times ``scale``) and labels of the float64 rows
     ``Y`` brought to unit scale first (a power of two of their largest magnitude)."""
-    two = power_of_two_scale(Y)
+    exponent = unit_exponent(largest_magnitude(Y))  # (None: all zero)
+    two = 1.0 if exponent is None else float(np.ldexp(1.0, exponent))
     A = row_scores(Y * two, M)
     lab = np.argmax(np.abs(A), axis=1)
     with np.errstate(over="ignore", under="ignore"):
