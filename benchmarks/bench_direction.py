@@ -25,7 +25,8 @@ centres after the fit), with the starts' parts (the seed sample, k-means++ on it
 Lloyd steps, the step on all the rows), the rest's read-outs after the fit (the labels,
 scores and distances) and the steps, medians of ``--repeat`` more fits (one per repeat,
 on its rows with its ``random_state``, after the timed fits; process time, nothing else
-patched).
+patched), written to ``bench_direction_phases.md`` (the tracked ``bench_direction.md`` left
+as it is).
 
 Usage::
 
@@ -340,9 +341,17 @@ def main(argv=None):
          f"{args.repeat} (repeat r: rows drawn from seed r, random_state 1000 + r), "
          f"interleaved; `*`: a ConvergenceWarning.", ""] + lines) + "\n"
     os.makedirs(args.output_dir, exist_ok=True)
-    name = "bench_direction_smoke.md" if args.smoke else "bench_direction.md"
-    with open(os.path.join(args.output_dir, name), "w") as fh:
+    with open(os.path.join(args.output_dir, result_name(args)), "w") as fh:
         fh.write(text)
+
+
+def result_name(args):
+    """The file of the run's tables in ``--output-dir``: ``bench_direction.md`` (the
+    tracked table) for the whole table alone; a ``--smoke`` run's and a ``--phases``
+    run's (a few cells, fits patched with clocks) to files of their own."""
+    if args.smoke:
+        return "bench_direction_smoke.md"
+    return "bench_direction_phases.md" if args.phases else "bench_direction.md"
 
 
 def run_all(args, dtype):

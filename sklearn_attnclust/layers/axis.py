@@ -4,6 +4,7 @@
 
 import numpy as np
 
+from .._base import power_of_two_scale
 from .._strategy import in_squared_units
 from ..maths import sizes
 from ..maths.direction.axes import AxisMaths, axis_moments_top, axis_weights, source_moments
@@ -86,12 +87,16 @@ class AxisLayer(FreeEnergyLayer):
         # from them (a flip is exact: the labels stay, the scores follow), the mean read
         # only for a head of no rows: in place of a pass for the signs and one for the
         # mean before the read-out's (held_score_sums, mean_direction)
-        labels, scores = largest_score(X, fit.heads)
+        # (the scores times the rows' power of two, exact: their sums and the labels of
+        # rows near the largest float neither overflow nor tie, the centres scaled back)
+        two = power_of_two_scale(top)
+        labels, scores = largest_score(X, fit.heads, two)
         self.heads, scores = signed_own_scores(
             fit.heads, labels, scores, w,
             lambda: mean_direction(X, w, top=top if zero_weights(w) is None else None))
-        self.centers = score_centres(self.heads, labels, scores, w)
-        return labels, scores
+        with np.errstate(over="ignore"):  # (centres and scores past the largest float)
+            self.centers = score_centres(self.heads, labels, scores, w) / two
+            return labels, scores / two
 
     # -- the generic fit on a row source (a dask array's: Layer.fit_dask) --------
     def source_maths(self, rows):

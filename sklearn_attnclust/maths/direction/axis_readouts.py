@@ -8,10 +8,12 @@ This module knows nothing of scikit-learn.
 import numpy as np
 
 from ..._blocks import chunk_rows, map_row_blocks, one_blas_thread
+from ..._init import largest_magnitude, unit_exponent
 from .products import row_scores
 
-__all__ = ["CHUNK_BYTES", "MIN_CHUNK_ROWS", "READOUT_BLOCK_ROWS", "held_score_sums",
-           "held_sums_of", "largest_score", "pass_chunk", "score_sums"]
+__all__ = ["CHUNK_BYTES", "MIN_CHUNK_ROWS", "READOUT_BLOCK_ROWS", "SAFE_SCORES",
+           "held_score_sums", "held_sums_of", "largest_score", "pass_chunk", "rescaled",
+           "score_sums"]
 
 #: Bytes of float64 rows a chunk of a risk pass holds at most (at least
 #: :data:`MIN_CHUNK_ROWS` rows), below :func:`.._blocks.chunk_rows`'s 2 MiB: the
@@ -31,6 +33,11 @@ MIN_CHUNK_ROWS = 256
 #: Fewest rows of a block of the read-outs' passes (:func:`largest_score`, the
 #: held sums of :mod:`sklearn_attnclust.layers.axis`): a thread each from twice as many.
 READOUT_BLOCK_ROWS = 16384
+
+#: The range of a chunk's largest ``|score|`` :func:`largest_score` reads as it is
+#: (the products of rows near the largest float overflow, of subnormal rows lose
+#: their digits or tie at 0); outside it the chunk is read again at unit scale.
+SAFE_SCORES = (2.0 ** -900, 2.0 ** 900)
 
 
 def pass_chunk(n_features, n_heads):
@@ -68,13 +75,19 @@ def held_sums_of(A, w):
     return np.bincount(labels, weights=own if w is None else own * w, minlength=A.shape[1])
 
 
-def largest_score(X, M):
-    """The head of largest ``|<x, mu_h>|`` of each row, and that (signed) score.
+def largest_score(X, M, scale=1.0):
+    """The head of largest ``|<x, mu_h>|`` of each row, and that (signed) score times
+    ``scale`` (a power of two: exact).
 
     The clusters are directions up to sign, as the free energy reads them: a
     sample belongs to the head of its largest attention weight
     (``softmax_h(beta <x, mu_h>^2)``), whichever side of the origin it is on, as
-    for the reconstruction layers (:func:`.products.head_scores`)."""
+    for the reconstruction layers (:func:`.products.head_scores`).  A chunk whose
+    scores would over- or underflow (:data:`SAFE_SCORES`: rows of entries near the
+    largest float, or subnormal ones) is read again brought to unit scale by a power
+    of two (exact), so that its labels are its rows' and its scores times ``scale``
+    overflow only where they pass the largest float (``scale`` the rows' own power of
+    two keeps them in range)."""
     M = np.asarray(M, dtype=np.float64)
     labels = np.empty(X.shape[0], dtype=np.intp)
     scores = np.empty(X.shape[0])
@@ -83,11 +96,29 @@ def largest_score(X, M):
     def block(lo, hi):
         for a in range(lo, hi, chunk):
             b = min(a + chunk, hi)
-            A = row_scores(np.asarray(X[a:b], dtype=np.float64), M)  # (.products)
-            lab = np.argmax(np.abs(A), axis=1)
-            labels[a:b] = lab
-            scores[a:b] = np.take_along_axis(A, lab[:, None], axis=1)[:, 0]
+            Y = np.asarray(X[a:b], dtype=np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                A = row_scores(Y, M)  # (.products)
+                lab = np.argmax(np.abs(A), axis=1)
+                own = np.take_along_axis(A, lab[:, None], axis=1)[:, 0]
+                top = np.max(np.abs(own))  # (NaN or inf where the products overflowed)
+                if not SAFE_SCORES[0] <= top <= SAFE_SCORES[1]:
+                    own, lab = rescaled(Y, M, scale)
+                elif scale != 1.0:
+                    own = own * scale
+            labels[a:b], scores[a:b] = lab, own
 
     with one_blas_thread():
         map_row_blocks(block, X.shape[0], READOUT_BLOCK_ROWS)
     return labels, scores
+
+
+def rescaled(Y, M, scale):
+    """:func:`largest_score`'s scores (times ``scale``) and labels of the float64 rows
+    ``Y`` brought to unit scale first (a power of two of their largest magnitude)."""
+    exponent = unit_exponent(largest_magnitude(Y))  # (None: all zero)
+    two = 1.0 if exponent is None else float(np.ldexp(1.0, exponent))
+    A = row_scores(Y * two, M)
+    lab = np.argmax(np.abs(A), axis=1)
+    with np.errstate(over="ignore", under="ignore"):
+        return np.take_along_axis(A, lab[:, None], axis=1)[:, 0] * (scale / two), lab

@@ -110,18 +110,23 @@ def unit_second(second, a):
 
 def unit_scale(tr, a):
     """``s = a sqrt(tr)``, ``tr`` the rows' mean squared norm in units of ``a``
-    (a ValueError where it is 0)."""
+    (a ValueError where it is 0 or overflows)."""
     if not tr > 0:  # the non-zero rows all of weight 0
         raise ValueError(
             "Every row of positive sample_weight is zero: the direction layers have no "
             "direction to fit (geometry='point' clusters around points, the origin "
             "included).")
-    scale = a * np.sqrt(tr)
+    with np.errstate(over="ignore"):
+        scale = a * np.sqrt(tr)
     if not scale > 0:  # a subnormal root mean squared norm rounded to 0
         raise ValueError(
             f"X's root mean squared norm underflows to 0 (its largest |x| is {a:.3g}, "
             "subnormal): the direction layers cannot scale the rows to unit norm; "
             "rescale X.")
+    if not scale < np.inf:  # rows' norms past the largest float: the layer's unit rows
+        raise ValueError(  # x / s would all be 0 (a silent wrong fit before)
+            f"X's root mean squared norm overflows (its largest |x| is {a:.3g}): the "
+            "direction free energy cannot scale the rows to unit norm; rescale X.")
     return scale
 
 
