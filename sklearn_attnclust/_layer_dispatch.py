@@ -90,7 +90,10 @@ class LayerDispatch:
             setattr(self, name, value)
         self.labels_, self.inertia_, counts = training_assignment(
             layer, X, sample_weight, assignment, weight_scale)
-        if warn:
+        if warn:  # (clusters that hold a row of positive weight: rows of weight 0 count 0)
+            if sample_weight is not None and not np.all(sample_weight > 0):
+                counts = np.bincount(self.labels_[sample_weight > 0],
+                                     minlength=self.n_clusters)
             warn_distinct(np.count_nonzero(counts), self.n_clusters, stacklevel=5,
                           cause=layer.empty_cause)
         return self

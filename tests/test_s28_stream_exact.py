@@ -132,3 +132,4 @@ def test_order_like_at_extreme_scales():
         with np.errstate(all="raise"):
             order = order_like(start * scale, start[perm] * scale)
         np.testing.assert_array_equal(perm[order], np.arange(5))
+
