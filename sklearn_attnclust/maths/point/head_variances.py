@@ -350,9 +350,15 @@ def descend_heads(stats, Z, beta, bias, *, max_iter, tol, floor):
         return f, _scaled(grad, bx, sz, sv, sb)
 
     x0 = np.concatenate([(Z * sz[:, None]).ravel(), np.log(beta) * sv, bias * sb])
+    # the variance at least ``floor`` whatever the head's weight (the penalty alone
+    # fades with the weight: a head of weight 1e-11 on one row ran to beta 1e15);
+    # the start is within (head_start's variances are at least the floor)
+    top = np.log(0.5 / floor) * sv
+    x0[K * d:K * d + K] = np.minimum(x0[K * d:K * d + K], top)
     curve.append(fun(x0)[0])
+    bounds = [(None, None)] * (K * d) + [(None, t) for t in top] + [(None, None)] * K
     with one_blas_thread():
-        res = minimize(fun, x0, jac=True, method="L-BFGS-B",
+        res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
                        callback=lambda intermediate_result: curve.append(
                            float(intermediate_result.fun)),
                        options={"maxiter": max_iter, "ftol": max(tol, 1e-15) ** 2,
