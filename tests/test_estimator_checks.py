@@ -36,7 +36,7 @@ _HEAD_AT_THE_FLOOR = (
     "temperature='learn' (a variance per head) on the check's 15 rows in 30 dimensions "
     "puts a head of weight 0.009 (0.14 rows, with a UserWarning) at the variance floor: "
     "the weighted and the repeated fits reach the same optimum (predict_proba to 2e-11, "
-    "mean log-likelihood to 4e-9, /work/notes/s28/h201/sw_check.py) but their centres "
+    "mean log-likelihood to 4e-9; the session notes' sw_check.py) but their centres "
     "differ at the descent's tol (7.5e-8 relative), above the check's rtol=1e-7 "
     "(tests/test_likelihood.py tests weights as repeats on blobs)."
 )

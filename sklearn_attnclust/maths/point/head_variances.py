@@ -286,13 +286,17 @@ def head_assign(X, chart, Z, beta, bias):
     labels, d2 = np.empty(n, dtype=np.intp), np.empty(n)
     step = max(1, BLOCK_NUMBERS // max(d, 1))
     for lo in range(0, n, step):
-        G, yy = _block(X[lo:lo + step], chart).products(Zs)
+        rows = _block(X[lo:lo + step], chart)
+        G, yy = rows.products(Zs)
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             L = _logits(G, yy, Zs, beta, bias)[0]
             lab = np.argmax(L, axis=1)
-            r = np.arange(lab.size)
-            d2[lo:lo + step] = np.maximum(yy - 2.0 * G[r, lab] + zz[lab], 0.0) * \
-                chart.spread * chart.spread
+            if rows.chart is None:  # (dense: the differences, no cancellation)
+                D = rows.X - Zs[lab]
+                near = np.einsum("ij,ij->i", D, D)
+            else:
+                near = np.maximum(yy - 2.0 * G[np.arange(lab.size), lab] + zz[lab], 0.0)
+            d2[lo:lo + step] = near * chart.spread * chart.spread
         labels[lo:lo + step] = lab
         bad = ~np.all(np.isfinite(L), axis=1)
         if bad.any():
