@@ -1,11 +1,12 @@
-"""Where ``temperature="learn"``'s one shared variance is the wrong model: unequal spreads.
+"""Clusters of unequal spreads: ``temperature="learn"``'s BIC, centres and weights.
 
-The point layer's learned fit is an isotropic Gaussian mixture with **one variance
-shared by every cluster**; GaussianMixture(covariance_type="spherical") has one per
-component.  Where the clusters' spreads differ, a wide cluster is better explained
-by several heads of the shared variance: the BIC over ``n_clusters`` picks too many,
-and the learned centres and weights are biased.  This script measures how soon
-(the user guide's "Soft assignments and choosing K" quotes it):
+The point layer's learned fit is an isotropic Gaussian mixture with one variance
+per head (since 0.28), as GaussianMixture(covariance_type="spherical"); with one
+variance shared by every cluster (before) a wide cluster was better explained by
+several heads of the shared variance: the BIC over ``n_clusters`` picked too many,
+and the learned centres and weights were biased.  This script measures both
+against GaussianMixture(spherical) (the user guide's "Soft assignments and
+choosing K" quotes it):
 
 - ``ratio``: three clusters 10 apart in 3-D (centres 0, 10 e1, 10 e2) with standard
   deviations 1, sqrt(r) and r, 500 rows each; for each r and seed the K (1 to 6)

@@ -2,16 +2,16 @@
 =========================================================================
 
 With ``temperature="learn"`` the point layer is a fitted isotropic Gaussian
-mixture: its heads are the centres, ``temperature_`` sets the variance
-(``1 / (2 temperature_)`` per feature) and ``weights_`` the mixing weights.
-Its ``bic(X)`` is ``-2 log L + p log n`` with ``p = K d + K`` parameters (the
-centres, one variance, ``K - 1`` weights), as ``GaussianMixture``'s.  The
-recipe: fit ``AttentionQuantizer(K, temperature="learn")`` over a range of
-``K`` and keep the ``K`` of lowest BIC.
+mixture with a variance per head: its heads are the centres, ``temperature_[h]``
+sets head h's variance (``1 / (2 temperature_[h])`` per feature) and ``weights_``
+the mixing weights.  Its ``bic(X)`` is ``-2 log L + p log n`` with ``p = K d + 2K
+- 1`` parameters (the centres, ``K`` variances, ``K - 1`` weights), as
+``GaussianMixture(covariance_type="spherical")``'s.  The recipe: fit
+``AttentionQuantizer(K, temperature="learn")`` over a range of ``K`` and keep the
+``K`` of lowest BIC.
 
 1. BIC over ``K`` on isotropic blobs with 4 clusters, for the layer and for
-   ``GaussianMixture(covariance_type="spherical")`` (one variance per
-   component: ``K - 1`` more parameters);
+   ``GaussianMixture(covariance_type="spherical")`` (the same model, fitted by EM);
 2. the soft assignments of the chosen model: each sample coloured by its
    ``predict_proba`` (mixed colours where the clusters overlap);
 3. how often each BIC picks the true ``K`` on isotropic blobs with 2 to 8

@@ -98,8 +98,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         ``"auto"``, the heads, ``beta`` and a bias per head (the log mixing
         weights ``log weights_``) are trained together by gradient descent
         (L-BFGS, no EM loop) on the layer's normalised likelihood: for
-        ``"point"`` an isotropic Gaussian mixture with variance ``1 / (2
-        temperature_)``, for ``"cosine"`` a von Mises-Fisher mixture of the
+        ``"point"`` an isotropic Gaussian mixture with a variance per head
+        ``1 / (2 temperature_[h])``, for ``"cosine"`` a von Mises-Fisher mixture of the
         unit rows with one concentration ``temperature_``.  The
         maximum-likelihood centres, unbiased where clusters overlap (see the
         user guide's "Soft assignments and choosing K").  With
@@ -204,12 +204,12 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
     scale_ : float
         Output scale of the direction layer (1 for ``"point"``).
 
-    temperature_ : float
-        Absolute temperature ``beta`` used (0 for the linear layer; in
-        inverse squared input units for ``"point"``, and 0 when all the rows
-        are equal, where no head competes).  For ``"point"`` the mixture's
-        variance per feature is ``1 / (2 temperature_)``; for ``"cosine"`` it is
-        the von Mises-Fisher concentration; learned with ``temperature="learn"``.
+    temperature_ : float or ndarray of shape (n_clusters,)
+        Absolute temperature ``beta`` (0 for the linear layer; inverse squared
+        input units for ``"point"``, 0 when all the rows are equal).  ``"point"``:
+        the variance per feature is ``1 / (2 temperature_)``; ``"cosine"``: the
+        von Mises-Fisher concentration.  Learned with ``temperature="learn"``, for
+        ``"point"`` one per head (an array: GaussianMixture's ``covariances_``).
 
     weights_ : ndarray of shape (n_clusters,) or None
         ``"point"``: the mixing weights of the layer's mixture, the softmax of

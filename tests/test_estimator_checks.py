@@ -32,12 +32,27 @@ _PROBA_OF_A_CLUSTERER = (
 )
 
 
+_HEAD_AT_THE_FLOOR = (
+    "temperature='learn' (a variance per head) on the check's 15 rows in 30 dimensions "
+    "puts a head of weight 0.009 (0.14 rows, with a UserWarning) at the variance floor: "
+    "the weighted and the repeated fits reach the same optimum (predict_proba to 2e-11, "
+    "mean log-likelihood to 4e-9; the session notes' sw_check.py) but their centres "
+    "differ at the descent's tol (7.5e-8 relative), above the check's rtol=1e-7 "
+    "(tests/test_likelihood.py tests weights as repeats on blobs)."
+)
+
+
 def _expected_failed_checks(estimator):
     if not isinstance(estimator, AttentionQuantizer):
         return {}
     if estimator.geometry == "point":
-        return {name: _PROBA_OF_A_CLUSTERER for name in (
+        failed = {name: _PROBA_OF_A_CLUSTERER for name in (
             "check_estimator_sparse_array", "check_estimator_sparse_matrix")}
+        if estimator.temperature == "learn":
+            failed.update({name: _HEAD_AT_THE_FLOOR for name in (
+                "check_sample_weight_equivalence_on_dense_data",
+                "check_sample_weight_equivalence_on_sparse_data")})
+        return failed
     if estimator.geometry == "cosine":
         return {name: _ZERO_ROWS for name in (
             "check_estimators_dtypes", "check_estimator_sparse_tag",

@@ -125,18 +125,13 @@ def test_wide_direction_keeps_no_reference_to_x():
 def test_large_learned_fit_starts_on_a_sample(monkeypatch):
     # above SAMPLED_FACTOR samples the point fit and a first descent run on a sample;
     # the descent ends on all the rows at their optimum (the all-rows fit's), and
-    # its last pass labels them as predict does, with the same inertia
-    # (5 features: rows beyond the cached size, whose passes track the labels)
+    # the rows are labelled as predict does (a pass of their own since the variance
+    # per head: the per-head passes track no labels), with the same inertia
     rng = np.random.default_rng(0)
     C = 2.5 * np.eye(3, 5)
     n = 4 * 65536 + 5000
     X = C[rng.integers(0, 3, n)] + rng.normal(size=(n, 5))
-    calls, original = [], learned.posterior_assign
-    monkeypatch.setattr(learned, "posterior_assign",
-                        lambda *a, **k: calls.append(1) or original(*a, **k))
     sampled = AttentionQuantizer(3, temperature="learn", random_state=0).fit(X)
-    assert calls == []  # (the labels came with the last pass)
-    monkeypatch.setattr(learned, "posterior_assign", original)
     assert sampled.n_iter_ > 0
     labels = sampled.predict(X)
     np.testing.assert_array_equal(sampled.labels_, labels)
@@ -148,7 +143,7 @@ def test_large_learned_fit_starts_on_a_sample(monkeypatch):
              for c in sampled.cluster_centers_]
     np.testing.assert_allclose(sampled.cluster_centers_, full.cluster_centers_[order],
                                atol=2e-3)
-    assert sampled.temperature_ == pytest.approx(full.temperature_, rel=1e-3)
+    assert np.sort(sampled.temperature_) == pytest.approx(np.sort(full.temperature_), rel=1e-3)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -1,18 +1,23 @@
 """``temperature="learn"``: the point and cosine layers trained on their normalised
-likelihoods (an isotropic Gaussian mixture, a von Mises-Fisher mixture).
+likelihoods (an isotropic Gaussian mixture with a variance per head, a von Mises-Fisher
+mixture with one concentration).
 
 The maths (the likelihood, its gradient, the descent and the posterior
 assignment) are :mod:`..maths.point.likelihood`'s and
 :mod:`..maths.cosine.likelihood`'s; this module is the layers.
 """
 
+import warnings
+
 import numpy as np
 from scipy.sparse import issparse
 
 from ..maths.cosine.likelihood import (SourceVmfStatistics, VmfStatistics, descend_vmf,
                                        vmf_posterior, vmf_start)
-from ..maths.point.likelihood import descend_likelihood, posterior_assign, soft_start
-from ..maths.point.sparse import SparsePointStatistics, sparse_posterior_assign
+from ..maths.point.head_variances import (descend_heads, head_assign, head_log_density,
+                                          head_posterior, head_start)
+from ..maths.point.likelihood import VARIANCE_FLOOR
+from ..maths.point.sparse import SparsePointStatistics
 from ..maths.point.statistics import PointStatistics
 from .._blocks import one_blas_thread
 from .._dask_point import DaskPointStatistics
@@ -21,7 +26,7 @@ from ..maths.point.moments import chart_from_data
 from ..maths.sizes import coarse_sample_size, takes_coarse_sample
 from .._strategy import LayerFit, _sample, sample_seed
 from .base import Layer
-from .common import over_squared, warn_learned
+from .common import warn_learned
 from .cosine import CosineLayer
 from .point import PointLayer
 
@@ -36,6 +41,25 @@ def sampled_size(n_samples, n_heads, n_features):
     """Rows of the sample that a large ``temperature="learn"`` fit starts on:
     eight coarse samples (:func:`..maths.sizes.coarse_sample_size`), at least 65536."""
     return max(8 * coarse_sample_size(n_samples, n_heads, n_features), 65536)
+
+
+def warn_light_heads(weights, n_rows, n_features):
+    """A UserWarning naming the heads whose learned mixing weight holds fewer than
+    ``n_features + 1`` rows' worth of the weight (``weights_[h] n < d + 1``) and is
+    below a tenth of an even share (``weights_[h] < 0.1 / K``: not the heads of
+    wide rows, n < K (d + 1), that share them evenly): too few rows to fix a centre
+    and a variance, the mixture's likelihood paying a head to sit on a few outlying
+    rows (heavy-tailed clusters), or more heads than clusters."""
+    light = np.flatnonzero((weights * n_rows < n_features + 1)
+                           & (weights < 0.1 / weights.size))
+    if light.size:
+        warnings.warn(
+            f"temperature='learn': the heads {light.tolist()} hold fewer than "
+            f"n_features + 1 = {n_features + 1} rows' weight (weights_ "
+            f"{np.round(weights[light], 6).tolist()}): the mixture's maximum likelihood "
+            "spends them on a few rows, likely outliers of heavy-tailed clusters or "
+            "n_clusters above the clusters in X; compare bic(X) over n_clusters, or fit "
+            "with the default temperature.", UserWarning, stacklevel=2)
 
 
 class LearnedPointLayer(PointLayer):
@@ -124,9 +148,9 @@ class LearnedPointLayer(PointLayer):
         return options
 
     def fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
-        """The point layer's fit, then its likelihood's descent from it.  Returns
-        the :class:`.base.Assignment` of the rows by the posterior from the
-        descent's last pass over large data, else None (:meth:`assign`).
+        """The point layer's fit, then its likelihood's descent from it (a variance
+        per head, :mod:`..maths.point.head_variances`).  Returns None: the rows are
+        labelled by :meth:`assign` (the per-head passes track no labels).
 
         On many rows in memory (over :data:`SAMPLED_FACTOR` times
         :func:`sampled_size`), both first run on a sample of them under the
@@ -189,8 +213,7 @@ class LearnedPointLayer(PointLayer):
         """The likelihood's descent from the point layer's fit, on the statistics
         of ``sample`` first where given, then on all the rows' (``stats``, a
         dask array's, or the point stage's of rows in memory when it cached
-        their scaled rows, else made here); the rows' :class:`.base.Assignment`
-        where the descent's last pass tracked it at its result, else None."""
+        their scaled rows, else made here).  Returns None."""
         chart, K = self.chart, self.n_clusters
         if self.heads is None:  # every row the same point: no variance to learn
             self.bias = np.full(K, -np.log(K))
@@ -200,19 +223,22 @@ class LearnedPointLayer(PointLayer):
         elif not (type(stats) is PointStatistics and stats.cached and stats.X is X
                   and stats.chart is chart):
             stats = self._stats(X, w, chart, float(X.shape[0] if w is None else np.sum(w)))
-            if not issparse(X):  # (large data: the passes label the rows)
-                stats.track_assignment()
         # (else the point stage's statistics of these rows, made as these would be,
         # their passes in float64: their scaled rows are not made again, 0.8 MB and
         # a pass at 1e4 x 10)
         Z = chart.scaled_points(self.heads)
-        beta, bias = soft_start(stats if sample is None else sample, Z, self.beta)
+        beta, bias = head_start(stats if sample is None else sample, Z, self.beta,
+                                VARIANCE_FLOOR)
         n_iter, curve = 0, None
         for st in ([] if sample is None else [sample]) + [stats]:
-            Z, beta, bias, curve, steps, converged = descend_likelihood(
-                st, Z, beta, bias, max_iter=self.max_iter - n_iter, tol=self.tol)
+            Z, beta, bias, curve, steps, converged = descend_heads(
+                st, Z, beta, bias, max_iter=self.max_iter - n_iter, tol=self.tol,
+                floor=VARIANCE_FLOOR)
             n_iter += steps
-        self.beta, self.bias = beta, bias
+        # (beta: the pooled inverse temperature, of the weights' mean variance, that
+        # the point layer's code reads; head_beta: each head's)
+        self.head_beta, self.bias = beta, bias
+        self.beta = float(1.0 / np.sum(np.exp(bias) / beta))
         self.centers = chart.unscaled(Z)  # (saturated beyond float64's range)
         self.heads = chart.heads(self.centers)
         log_s = X.shape[1] * np.log(chart.spread)
@@ -221,10 +247,8 @@ class LearnedPointLayer(PointLayer):
                              line_search_failed=False, grad_norm=0.0, tol=self.tol)
         if self.max_iter > 0 and not converged:
             warn_learned(self.max_iter)
-        hard = getattr(stats, "assignment_at", lambda Z: None)(Z)
-        if hard is None:  # (small data, or the last pass was not at the result)
-            return None
-        return self._assignment(X, w, hard, False, False, stats)  # (the point layer's)
+        warn_light_heads(np.exp(bias), X.shape[0], X.shape[1])
+        return None
 
     # fit_dask: the point layer's (its statistics' sums take the biases, and add
     # over a dask array's blocks); the labels are the posterior's, block by block
@@ -239,23 +263,35 @@ class LearnedPointLayer(PointLayer):
         the squared distance to its point."""
         if self.heads is None:
             return super().assign(X)
-        if issparse(X):
-            return sparse_posterior_assign(X, self.chart, self.centers, self.beta, self.bias)
-        return posterior_assign(X, self.chart, self.centers, self.beta, self.bias)
+        return head_assign(X, self.chart, self.centers, self.head_beta, self.bias)
+
+    def predict_proba(self, X):
+        """The posterior of the mixture (its variances and weights per head)."""
+        if self.heads is None:
+            return super().predict_proba(X)
+        return head_posterior(X, self.chart, self.centers, self.head_beta, self.bias)
+
+    def log_likelihood(self, X):
+        """``log p(x)`` (n,) in input units of the spherical mixture."""
+        if self.heads is None:
+            return super().log_likelihood(X)
+        return head_log_density(X, self.chart, self.centers, self.head_beta, self.bias)
 
     def predict(self, X):
         return self.assign(X)[0]
 
     def n_parameters(self):
-        """The centres, one variance and ``K - 1`` mixing weights."""
+        """The centres, a variance per head and ``K - 1`` mixing weights (as
+        GaussianMixture(covariance_type="spherical")'s)."""
         K, d = self.centers.shape
-        return K * d + 1 + (K - 1)
+        return K * d + K + (K - 1)
 
     def state(self, dtype):
         out = super().state(dtype)
         out.weights_ = np.exp(self.bias)
         if self.heads is not None:
-            out.temperature_ = over_squared(self.beta, self.chart.spread)
+            with np.errstate(over="ignore", under="ignore", divide="ignore"):
+                out.temperature_ = self.head_beta / np.float64(self.chart.spread) ** 2
         return out
 
 

@@ -19,23 +19,22 @@ y_i`` at the posterior ``p_ih = softmax_h(b_h - beta ||y_i - z_h||^2)``:
 
 so the stationary points are the maximum-likelihood centres, variance and
 weights of the spherical mixture with one variance.  The learned layer
-(:class:`.layers.learned.LearnedPointLayer`) descends ``f`` in all of them at
-once by L-BFGS (``scipy.optimize``), with no EM loop, from the point layer's
-fit at its default temperature.  In input
+(:class:`.layers.learned.LearnedPointLayer`) learns one variance per head
+(:mod:`.head_variances`, whose ``f`` is this one where the ``beta_h`` are equal);
+this module keeps the shared-variance density of the point layer at a fixed
+temperature and the constants of the learned descent.  In input
 units the density carries the chart's Jacobian: ``log p(x) = log p_Y(y) - d
 log s``, ``s`` the chart's spread.  This module knows nothing of the estimator.
 """
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import logsumexp
 
 from ..._assign import first_minimum, nearest_point
 from ..._blocks import map_row_blocks, one_blas_thread
 from .maths import _logits
 
-__all__ = ["descend_likelihood", "mixture_log_density", "negative_log_likelihood",
-           "posterior_assign", "soft_start"]
+__all__ = ["mixture_log_density", "negative_log_likelihood", "posterior_assign"]
 
 #: Smallest share of the weight a head's step scale assumes (an emptying head
 #: keeps a bounded step).
@@ -107,91 +106,12 @@ def negative_log_likelihood(stats, Z, beta, bias, need_grad=True):
     return f, (gZ, gbeta, gb), m / W
 
 
-def soft_start(stats, Z, beta):
-    """The temperature and biases at which the likelihood's descent starts: the
-    soft assignment at ``beta`` (the layer's fit) gives each head's share
-    ``m_h / W`` (the biases' logarithms) and the rows' mean squared distance to
-    the heads, weighted by it: ``1 / (2 beta)`` per coordinate."""
-    W, d = stats.total_weight, Z.shape[1]
-    out = stats.sums(Z, beta, True)
-    m, S = out[1], out[2]
-    within = stats.sq_total - 2.0 * float(np.sum(S * Z)) + float(m @ np.einsum("ij,ij->i", Z, Z))
-    within = max(within / W, 1e-12)
-    share = np.maximum(m / W, 1e-12)
-    return 0.5 * d / within, np.log(share)
-
-
 #: Added to the learned variance per coordinate, in the chart's units (where the
 #: rows' total variance is 1): GaussianMixture's ``reg_covar`` made relative to
 #: the data's spread.  Without it, heads on distinct points (n_clusters at least
 #: the number of distinct rows) drive the temperature and the likelihood to
 #: overflow (a temperature of 1e30 and a positive BIC of 1e16 on 9 points).
 VARIANCE_FLOOR = 1e-6
-
-
-def descend_likelihood(stats, Z, beta, bias, *, max_iter, tol):
-    """L-BFGS on ``f`` in the heads' points, ``log beta`` and the biases, together.
-
-    The variables are scaled by the square roots of their curvatures at the
-    start (a head's point by ``2 beta m_h / W``, ``log beta`` by ``d / 2``, a
-    bias by its weight), so that one step size suits them all.  Returns the
-    points, ``beta``, the biases (normalised: ``logsumexp(b) = 0``), the value
-    curve, the number of steps and whether it converged.
-    """
-    K, d = Z.shape
-    first = negative_log_likelihood(stats, Z, beta, bias)
-    share = first[2]
-    sz = np.sqrt(2.0 * beta * np.maximum(share, MASS_FLOOR))
-    sv = np.sqrt(0.5 * d)
-    sb = np.sqrt(np.maximum(np.exp(bias - log_sum_exp(bias)), MASS_FLOOR))
-    # one more factor for all: the gradient at the start is unit (if below it),
-    # so that L-BFGS's first step (of unit length) is the step the curvature
-    # scaling above gives, not a longer one (a start near the optimum: the
-    # sample's, large data) that the line search would cut back by a pass
-    g0 = _scaled_gradient(first[1], beta, sz, sv, sb)
-    scale = 1.0 / min(max(np.linalg.norm(g0), 1e-12), 1.0)
-    sz, sv, sb = sz * scale, sv * scale, sb * scale
-    curve, best = [first[0]], {}
-
-    def unpack(x):
-        return (x[:K * d].reshape(K, d) / sz[:, None], np.exp(x[K * d] / sv),
-                x[K * d + 1:] / sb)
-
-    def fun(x):
-        Zx, bx, cx = unpack(x)
-        if not np.isfinite(bx) or bx <= 0:
-            return np.inf, np.zeros_like(x)
-        # (the start's value and gradient are the evaluation above's)
-        f, grad, _ = first if not best and np.array_equal(x, x0) else \
-            negative_log_likelihood(stats, Zx, bx, cx)
-        # the variance floor (as GaussianMixture's reg_covar): its stationary
-        # variance is the within-cluster one plus VARIANCE_FLOOR, so that the
-        # likelihood stays bounded where heads sit on single points
-        f, grad = f + bx * d * VARIANCE_FLOOR, (grad[0], grad[1] + d * VARIANCE_FLOOR, grad[2])
-        if not np.isfinite(f):
-            return np.inf, np.zeros_like(x)
-        if not best or f < best["f"]:
-            best.update(f=f, x=x.copy())
-        return f, _scaled_gradient(grad, bx, sz, sv, sb)
-
-    x0 = np.concatenate([(Z * sz[:, None]).ravel(), [np.log(beta) * sv], bias * sb])
-    with one_blas_thread():  # (tiny vectors: BLAS threads only contend)
-        res = minimize(fun, x0, jac=True, method="L-BFGS-B",
-                       callback=lambda intermediate_result: curve.append(
-                           float(intermediate_result.fun)),
-                       options={"maxiter": max_iter, "ftol": max(tol, 1e-15) ** 2,
-                                "gtol": 1e-3 * max(tol, 1e-12) / scale, "maxls": 40})
-    x = best.get("x", x0)
-    Zx, bx, cx = unpack(x)
-    converged = bool(res.success) or (res.status == 2 and res.nit > 0)
-    return Zx, float(bx), cx - log_sum_exp(cx), np.asarray(curve), int(res.nit), converged
-
-
-def _scaled_gradient(grad, beta, sz, sv, sb):
-    """The gradient ``(df/dZ, df/dbeta, df/db)`` in the scaled variables of
-    :func:`descend_likelihood` (``log beta`` for ``beta``)."""
-    gZ, gbeta, gb = grad
-    return np.concatenate([(gZ / sz[:, None]).ravel(), [gbeta * beta / sv], gb / sb])
 
 
 def posterior_assign(X, chart, Z, beta, bias, chunk=8192):
