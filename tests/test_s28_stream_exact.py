@@ -133,3 +133,21 @@ def test_order_like_at_extreme_scales():
             order = order_like(start * scale, start[perm] * scale)
         np.testing.assert_array_equal(perm[order], np.arange(5))
 
+
+
+def test_learned_stream_keeps_each_heads_variance():
+    # temperature="learn": each head's variance and weight follow its head when
+    # partial_fit renumbers the heads (per_head)
+    rng = np.random.default_rng(41)
+    C = np.array([[0.0, 0.0], [12.0, 0.0], [0.0, 12.0]])
+    y = np.repeat(np.arange(3), 600)
+    X = C[y] + rng.normal(size=(1800, 2)) * np.array([0.5, 1.0, 2.0])[y][:, None]
+    chunks = np.array_split(rng.permutation(1800), 3)
+    est = AttentionQuantizer(3, temperature="learn", random_state=0)
+    for chunk in chunks:
+        est.partial_fit(X[chunk])
+        near = np.argmin(((est.cluster_centers_[:, None] - C[None]) ** 2).sum(-1), axis=1)
+        variance = 1.0 / (2.0 * np.asarray(est.temperature_))
+        np.testing.assert_allclose(np.sqrt(variance), np.array([0.5, 1.0, 2.0])[near],
+                                   rtol=0.15)
+        np.testing.assert_allclose(est.weights_, 1 / 3, atol=0.05)

@@ -66,7 +66,7 @@ class LearnedPointLayer(PointLayer):
     """``temperature="learn"``: the point layer's heads, temperature and log
     mixing weights trained together on its normalised likelihood."""
 
-    per_head = PointLayer.per_head + ("bias",)  # (the log mixing weights too)
+    per_head = PointLayer.per_head + ("bias", "head_beta")  # (weights, variances too)
 
     #: Why a cluster can be left empty (the estimator's warning says it)
     empty_cause = ("With temperature='learn' a head whose mixing weight shrank is the "
