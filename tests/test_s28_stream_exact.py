@@ -151,3 +151,18 @@ def test_learned_stream_keeps_each_heads_variance():
         np.testing.assert_allclose(np.sqrt(variance), np.array([0.5, 1.0, 2.0])[near],
                                    rtol=0.15)
         np.testing.assert_allclose(est.weights_, 1 / 3, atol=0.05)
+
+
+@pytest.mark.parametrize("params", [{}, {"temperature": "learn"}, {"geometry": "cosine"},
+                                    {"geometry": "cosine", "temperature": "learn"},
+                                    {"geometry": "direction", "risk": "free-energy"}])
+def test_every_per_head_attribute_is_renumbered(params):
+    # a fitted attribute with a row per head that per_head does not name would
+    # keep the old numbering when partial_fit renumbers the heads
+    K = 5
+    X, _ = _blobs(40, K, 7, 6.0, 3, unit=params.get("geometry") == "cosine")
+    est = AttentionQuantizer(K, random_state=0, **params).partial_fit(X)
+    layer = est._stream_layer
+    rowed = {name for name, value in vars(layer).items()
+             if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == K}
+    assert rowed <= set(layer.per_head)
