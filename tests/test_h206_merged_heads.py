@@ -95,15 +95,17 @@ def test_dask_cosine_fit_runs_the_spacing_rule(case):
     assert est.temperature_ == pytest.approx(ref.temperature_, rel=1e-6)
 
 
-def test_dask_cosine_spacing_reads_a_sample_of_many_rows(monkeypatch):
+@pytest.mark.parametrize("scale", [1.0, 1e200])
+def test_dask_cosine_spacing_reads_a_sample_of_many_rows(monkeypatch, scale):
     # more rows than the rule's sample: the labels and twins' axes from the sample
+    # (its rows' norms each at their own scale)
     da = pytest.importorskip("dask.array")
     dask = pytest.importorskip("dask")
     monkeypatch.setattr(spacing, "SOURCE_SAMPLE", 500)
     X, labels = _f4c(5.0, 1)
     with dask.config.set(scheduler="synchronous"):
         est = AttentionQuantizer(4, geometry="cosine", random_state=1).fit(
-            da.from_array(X, chunks=1000))
+            da.from_array(X * scale, chunks=1000))
     best = _true_means(X, labels)
     assert _cosine_objective(X, est.cluster_centers_) <= 1.01 * _cosine_objective(X, best)
 

@@ -50,7 +50,7 @@ from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
 from ..._blocks import chunk_rows
 from ..._spacing import SPACING_BLOCK, SPACING_RATIO, SPACING_ROUNDS, merged_spacing
-from .rows import _is_sparse, unit_rows
+from .rows import _is_sparse, row_inverse_norms, unit_rows
 from .statistics import cosine_scores
 
 __all__ = ["labels_and_masses", "nearest_gaps", "spaced_fit", "spaced_source_fit",
@@ -251,7 +251,7 @@ def spaced_source_fit(layer, fit, maths, rows, stats, rng):
 
     def sample():
         X = np.asarray(rows.sample(min(SOURCE_SAMPLE, rows.shape[0]), SOURCE_SEED))
-        return X, 1.0 / np.linalg.norm(X.astype(np.float64), axis=1), None
+        return X, row_inverse_norms(X), None  # (each norm at its row's scale)
 
     return _spaced(layer, fit, maths, sample, lambda start: fit_layer(
         maths, rows, None, stats, random_state=rng, coarse=False,
