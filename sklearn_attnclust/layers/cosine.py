@@ -17,13 +17,13 @@ from ..maths.cosine.temperature import SeedsSpread, fit_unit_rows
 from ..maths.cosine.rows import _is_sparse, _row_exponents, as_rows, rows_known
 from ..maths.cosine.repair import split_merge_start
 from ..maths.cosine.seeding import check_unit_heads
-from ..maths.cosine.spacing import spaced_fit
+from ..maths.cosine.spacing import spaced_fit, spaced_source_fit
 from ..maths import sizes
 from ..maths.shared import positive_magnitude, zero_weights
 from ..maths.sizes import FLOAT32_TOL
 from ..maths.cosine.source import source_sample, unit_block_sums
 from ..maths.free_energy import free_energy_sums
-from ..rows.statistics import row_extent
+from ..rows.statistics import KernelStatistics, row_extent
 from .._blocks import one_blas_thread
 from .._strategy import fit_layer
 from .base import Assignment, LayerState, register_layer, swap_of
@@ -271,6 +271,15 @@ class CosineLayer(FreeEnergyLayer):
         return max(self.tol, FLOAT32_TOL) if X.dtype == np.float32 else self.tol
 
     # -- the generic fit on a row source (a dask array's: Layer.fit_dask) --------
+    def fit_source(self, rows, rng):
+        """:meth:`.base.Layer.fit_source`'s fit, then the spacing rule's
+        (:func:`..maths.cosine.spacing.spaced_source_fit`) before the read-outs."""
+        maths = self.source_maths(rows)
+        stats = KernelStatistics.of_maths(rows, maths)
+        fit = self._descend(maths, rows, None, stats, rng, None, None)
+        self.source_readouts(spaced_source_fit(self, fit, maths, rows, stats, rng), maths, rows)
+        return self
+
     def source_maths(self, rows):
         """:class:`sklearn_attnclust.maths.cosine.maths.CosineMaths` whose spread is read from
         the first start's heads on a sample of the rows (a pass for the rows of zero
