@@ -40,3 +40,16 @@ def test_order_like_pairs_every_head_once(K):
     cost = ((start[:, None] - heads[None]) ** 2).sum(-1)
     h, j = np.unravel_index(np.argmin(cost), cost.shape)
     assert order[h] == j
+
+
+@pytest.mark.parametrize("params", [{}, {"temperature": "learn"}])
+@pytest.mark.parametrize("after_fit", [False, True])
+def test_stream_of_one_point(params, after_fit):
+    # rows all one point: the point layer keeps no scaled heads (heads None); the
+    # renumbering of 1c594e9 indexed them (a TypeError on the second call)
+    X = np.full((10, 3), 2.5)
+    est = AttentionQuantizer(2, random_state=0, **params)
+    est.fit(X) if after_fit else est.partial_fit(X)
+    est.partial_fit(X).partial_fit(X)
+    np.testing.assert_array_equal(est.cluster_centers_, np.full((2, 3), 2.5))
+    np.testing.assert_array_equal(est.predict(X), np.zeros(10, dtype=np.intp))

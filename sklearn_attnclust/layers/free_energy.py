@@ -118,6 +118,7 @@ class FreeEnergyLayer(Layer):
         self._fit(rows, w, rng)
         if start is not None:  # (the stream's clusters keep their labels)
             order = order_like(start, self._warm_start(), self.up_to_sign)
-            for name in self.per_head:
-                setattr(self, name, getattr(self, name)[order])
+            for name in self.per_head:  # (None: no such state, e.g. rows all one point)
+                if getattr(self, name, None) is not None:
+                    setattr(self, name, getattr(self, name)[order])
         return self
