@@ -11,8 +11,9 @@ same rows, ``temperature="learn"`` 8 of 12 (a head with no row), the cosine
 layer 8 of 12 and, on cluster-sorted chunks, merged heads and then a
 ValueError about an ``init`` the user never passed; the direction layer's
 reconstruction risk every head 57 to 60 degrees from its axis.  While the
-reservoir holds every row (no fit's summary before them) the layers now fit
-it as :meth:`fit` does, from their own starts, and :func:`order_like`
+reservoir holds every row streamed (after the fit's summary, if any:
+:attr:`.layers.stream.Stream.exact`) the layers now fit it as :meth:`fit`
+does, from their own starts, and :func:`order_like`
 pairs the new heads with the old ones so that the stream's clusters keep
 their labels.  Once rows are sampled the warm start stays: a stream sorted
 by cluster then behaves as MiniBatchKMeans's does.
@@ -45,8 +46,12 @@ def order_like(start, heads, up_to_sign=False):
             - 2.0 * (np.abs(inner) if up_to_sign else inner))
     order = np.full(K, -1, dtype=np.intp)
     taken = np.zeros(K, dtype=bool)
+    paired = 0
     for flat in np.argsort(cost, axis=None, kind="stable"):
         h, j = divmod(int(flat), K)
         if order[h] < 0 and not taken[j]:
             order[h], taken[j] = j, True
+            paired += 1
+            if paired == K:  # (all paired: the other K^2 - K pairs need no look)
+                break
     return order

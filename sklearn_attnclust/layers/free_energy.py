@@ -105,8 +105,8 @@ class FreeEnergyLayer(Layer):
         return warm_start_copy(self, other)
 
     def partial_fit(self, stream, rng):
-        """Refit on the stream's reservoir.  While it holds every row seen (and no
-        fit's summary precedes them: :attr:`.stream.Stream.exact`) as :meth:`fit`
+        """Refit on the stream's reservoir.  While it holds every row streamed
+        (after the fit's summary, if any: :attr:`.stream.Stream.exact`) as :meth:`fit`
         does, from the layer's own starts, the heads then in the order of the
         current ones (:mod:`.._warm_order`); afterwards, or with ``max_iter=0``
         (the current heads evaluated as they are), from the current fit."""
@@ -118,6 +118,7 @@ class FreeEnergyLayer(Layer):
         self._fit(rows, w, rng)
         if start is not None:  # (the stream's clusters keep their labels)
             order = order_like(start, self._warm_start(), self.up_to_sign)
-            for name in self.per_head:
-                setattr(self, name, getattr(self, name)[order])
+            for name in self.per_head:  # (None: no such state, e.g. rows all one point)
+                if getattr(self, name, None) is not None:
+                    setattr(self, name, getattr(self, name)[order])
         return self
