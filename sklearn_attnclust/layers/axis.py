@@ -89,7 +89,7 @@ class AxisLayer(FreeEnergyLayer):
         # mean before the read-out's (held_score_sums, mean_direction)
         # (the scores times the rows' power of two, exact: their sums and the labels of
         # rows near the largest float neither overflow nor tie, the centres scaled back)
-        two = power_of_two_scale(top)
+        two = power_of_two_scale(np.float64(top))  # (float64: a Python float reads as float32)
         labels, scores = largest_score(X, fit.heads, two)
         self.heads, scores = signed_own_scores(
             fit.heads, labels, scores, w,
