@@ -33,6 +33,12 @@ def order_like(start, heads, up_to_sign=False):
     the nearer of ``+-`` each head."""
     start = np.asarray(start, dtype=np.float64)
     heads = np.asarray(heads, dtype=np.float64)
+    # one power of two for both (the order does not change): no overflow of the
+    # products at rows near the float range's ends, no underflow to equal costs
+    top = max(np.max(np.abs(start), initial=0.0), np.max(np.abs(heads), initial=0.0))
+    if 0.0 < top < np.inf:
+        e = np.frexp(top)[1]
+        start, heads = np.ldexp(start, -e), np.ldexp(heads, -e)
     K = len(start)
     inner = start @ heads.T
     cost = (np.einsum("ij,ij->i", start, start)[:, None]
