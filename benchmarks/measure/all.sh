@@ -17,7 +17,7 @@ if [ "$SMOKE" = 1 ]; then OUT=${OUT:-$HERE/out/smoke}; else OUT=${OUT:-$HERE/out
 case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
 mkdir -p "$OUT"
 export OUT SMOKE
-DEFAULT="cli fit pass grid step risk wide direction dask cosine_vmf cosine_text \
+DEFAULT="cli fit pass grid step risk wide direction dask stream cosine_vmf cosine_text \
 cosine_memory cosine_dense sparse_point learn learn_cosine bic_spreads in_context \
 direction_table usage accepts local_optima h2h hard_one hard_many hard_overlap examples \
 cosine_temperature"

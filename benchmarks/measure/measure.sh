@@ -56,6 +56,8 @@ direction full python benchmarks/bench_direction.py --output-dir $RES
 direction smoke python benchmarks/bench_direction.py --smoke --output-dir $RES
 dask full python benchmarks/bench_dask.py
 dask smoke python benchmarks/bench_dask.py --smoke
+stream full $ONE python benchmarks/bench_stream.py --seeds 3 --out $RES/bench_stream.md
+stream smoke $ONE python benchmarks/bench_stream.py --smoke --out $RES/bench_stream.md
 cosine_vmf full python benchmarks/bench_cosine.py --case vmf --threads 1 --repeats 5
 cosine_vmf smoke python benchmarks/bench_cosine.py --case vmf --threads 1 --repeats 1 \
 --seeds 1 --n-per 50
