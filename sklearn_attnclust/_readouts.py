@@ -127,7 +127,10 @@ class LayerReadouts(TransformerMixin):
         ``"point"``: ``softmax_h(log weights_[h] - temperature_ ||x -
         cluster_centers_[h]||^2)``, the posterior probability of each
         component of the layer's isotropic mixture, as GaussianMixture's
-        ``predict_proba``; its argmax is :meth:`predict`.  ``"cosine"``:
+        ``predict_proba``; its argmax is :meth:`predict`.  With
+        ``temperature="learn"`` a temperature per head, ``temperature_[h]``,
+        and ``+ (d/2) log temperature_[h]`` in the softmax (each component's
+        normaliser, GaussianMixture(covariance_type="spherical")'s).  ``"cosine"``:
         ``softmax_h(temperature_ <x / |x|, cluster_centers_[h]>)``, with
         ``log weights_[h]`` added with ``temperature="learn"`` (the von
         Mises-Fisher mixture's posterior).  ``"direction"``
@@ -174,7 +177,8 @@ class LayerReadouts(TransformerMixin):
         ||x - cluster_centers_[h]||^2)``: the isotropic Gaussian mixture of
         variance ``1 / (2 temperature_)`` whose minus log-likelihood is the
         layer's free energy, in input units (as GaussianMixture's
-        ``score_samples``).  For ``"cosine"``, the density of the unit row
+        ``score_samples``); with ``temperature="learn"``, ``temperature_[h]``
+        in head ``h``'s term (a variance per head).  For ``"cosine"``, the density of the unit row
         ``x / |x|`` under a mixture of von Mises-Fisher distributions with the
         heads as mean directions, concentration ``temperature_`` (and mixing
         weights ``weights_`` with ``temperature="learn"``, else equal).  The

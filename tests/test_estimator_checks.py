@@ -34,10 +34,11 @@ _PROBA_OF_A_CLUSTERER = (
 
 _HEAD_AT_THE_FLOOR = (
     "temperature='learn' (a variance per head) on the check's 15 rows in 30 dimensions "
-    "puts a head of weight 0.009 (0.14 rows, with a UserWarning) at the variance floor: "
-    "the weighted and the repeated fits reach the same optimum (predict_proba to 2e-11, "
-    "mean log-likelihood to 4e-9; the session notes' sw_check.py) but their centres "
-    "differ at the descent's tol (7.5e-8 relative), above the check's rtol=1e-7 "
+    "puts a head on one row (weight 4) at the variance floor; the weighted and the "
+    "repeated fits stop at the descent's tol=1e-4 at different points of one optimum "
+    "(centres 1.9e-4 apart, mean log-likelihood 2e-7 relative; at tol=1e-8 4e-9, "
+    "predict_proba 2e-13: "
+    "review B of session 28, swdig.py), above the check's rtol=1e-7 "
     "(tests/test_likelihood.py tests weights as repeats on blobs)."
 )
 

@@ -292,6 +292,8 @@ class LearnedPointLayer(PointLayer):
         if self.heads is not None:
             with np.errstate(over="ignore", under="ignore", divide="ignore"):
                 out.temperature_ = self.head_beta / np.float64(self.chart.spread) ** 2
+        else:  # (every row the same point: 0, one per head as in every learned fit)
+            out.temperature_ = np.zeros(self.n_clusters)
         return out
 
 

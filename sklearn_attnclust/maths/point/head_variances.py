@@ -310,9 +310,9 @@ def descend_heads(stats, Z, beta, bias, *, max_iter, tol, floor):
     together, as :func:`.likelihood.descend_likelihood` with one ``beta``: the
     variables scaled by the square roots of their curvatures at the start (a
     head's point by ``2 beta_h m_h / W``, its ``log beta_h`` by ``d m_h / (2 W)``,
-    a bias by its weight), the variance ``floor`` added as GaussianMixture's
-    ``reg_covar`` (the penalty ``d floor sum_h pi_h beta_h``, whose stationary
-    variances are ``V_h / (d m_h) + floor``).  Returns the points, ``beta`` (K,),
+    a bias by its weight), each variance at least ``floor`` (an L-BFGS-B bound on
+    ``log beta_h``; no penalty: one in ``pi_h beta_h`` moved a floored head's weight
+    off its posterior mass by ``1 + d/2``).  Returns the points, ``beta`` (K,),
     the biases (normalised), the value curve, the number of steps and whether it
     converged."""
     from scipy.optimize import minimize
@@ -325,13 +325,7 @@ def descend_heads(stats, Z, beta, bias, *, max_iter, tol, floor):
     share = np.maximum(first[2], MASS_FLOOR)
     sz, sv, sb = np.sqrt(2.0 * beta * share), np.sqrt(0.5 * d * share), np.sqrt(share)
 
-    def penalised(f, grad, bx, cx):
-        pi = np.exp(cx - log_sum_exp(cx))
-        pen = d * floor * bx * pi
-        gb = grad[2] + pen - pi * pen.sum()
-        return f + pen.sum(), (grad[0], grad[1] + d * floor * pi, gb)
-
-    g0 = _scaled(penalised(first[0], first[1], beta, bias)[1], beta, sz, sv, sb)
+    g0 = _scaled(first[1], beta, sz, sv, sb)
     scale = 1.0 / min(max(np.linalg.norm(g0), 1e-12), 1.0)
     sz, sv, sb = sz * scale, sv * scale, sb * scale
     curve, best = [], {}
@@ -346,7 +340,6 @@ def descend_heads(stats, Z, beta, bias, *, max_iter, tol, floor):
             return np.inf, np.zeros_like(x)
         f, grad, _ = first if not best and np.array_equal(x, x0) else \
             head_nll(stats, Zx, bx, cx)
-        f, grad = penalised(f, grad, bx, cx)
         if not np.isfinite(f):
             return np.inf, np.zeros_like(x)
         if not best or f < best["f"]:
@@ -354,9 +347,9 @@ def descend_heads(stats, Z, beta, bias, *, max_iter, tol, floor):
         return f, _scaled(grad, bx, sz, sv, sb)
 
     x0 = np.concatenate([(Z * sz[:, None]).ravel(), np.log(beta) * sv, bias * sb])
-    # the variance at least ``floor`` whatever the head's weight (the penalty alone
-    # fades with the weight: a head of weight 1e-11 on one row ran to beta 1e15);
-    # the start is within (head_start's variances are at least the floor)
+    # the variance at least ``floor`` whatever the head's weight (a head of weight
+    # 1e-11 on one row ran to beta 1e15); the start is within (head_start's variances
+    # are at least the floor)
     top = np.log(0.5 / floor) * sv
     x0[K * d:K * d + K] = np.minimum(x0[K * d:K * d + K], top)
     curve.append(fun(x0)[0])
