@@ -72,8 +72,9 @@ def bic_curves(X, ks, seed):
     """BIC of the learned layer and of the spherical GaussianMixture for each K."""
     layer, mixture = [], []
     for k in ks:
-        with warnings.catch_warnings():  # (too many heads leave some empty: expected)
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        with warnings.catch_warnings():  # (too many heads leave some empty or light:
+            warnings.simplefilter("ignore", ConvergenceWarning)  # expected in a sweep)
+            warnings.filterwarnings("ignore", message="temperature='learn': the heads")
             aq = AttentionQuantizer(k, temperature="learn", random_state=seed).fit(X)
             gm = GaussianMixture(k, covariance_type="spherical", random_state=seed).fit(X)
         layer.append(aq.bic(X))
