@@ -33,6 +33,11 @@ from .likelihood import log_sum_exp
 
 #: Numbers of a block of rows densified at a time (sparse rows, large data)
 BLOCK_NUMBERS = 2**18
+#: Numbers (``n (d + 1)``) up to which the augmented rows ``[y_i, ||y_i||^2]`` of
+#: dense rows whose statistics cache no scaled rows are kept on the statistics after
+#: the first pass (float64: 128 MB): the descent's passes then read them, not the
+#: rows scaled and augmented again each pass
+AUGMENTED_ENTRIES = 2**24
 
 
 def _log_norm(beta, d):
@@ -61,12 +66,18 @@ class _Rows:
     the products (never densified); rows of weight 0 count nothing."""
 
     def __init__(self, X, w, chart, aug=None):
-        self.X, self.w, self.chart = X, w, chart
+        self.X, self.w, self.chart, self._aug = X, w, chart, aug
         self.zero = None if w is None else (w == 0)
-        if chart is None:  # (dense rows: read augmented)
-            self.aug = augmented(X) if aug is None else aug
+
+    @property
+    def aug(self):
+        """Dense rows read augmented, ``[y_i, ||y_i||^2]`` (made at the first read:
+        the labelling passes read the rows' own products)."""
+        if self._aug is None:
+            self._aug = augmented(self.X)
             if self.zero is not None and self.zero.any():
-                self.aug[self.zero] = 0.0
+                self._aug[self.zero] = 0.0
+        return self._aug
 
     def products(self, Z):
         """``(G, yy)``: ``<y_i, z_h>`` (b, K) and ``||y_i||^2`` (b,)."""
@@ -147,6 +158,12 @@ def _row_blocks(stats):
         return
     n, d = X.shape
     step = max(1, BLOCK_NUMBERS // max(d, 1))
+    keep = not issparse(X) and n * (d + 1) <= AUGMENTED_ENTRIES
+    blocks = getattr(stats, "head_blocks", None) if keep else None
+    if blocks is not None and blocks[0] is chart:  # (made at the first pass)
+        yield from blocks[1]
+        return
+    made = []
     for lo in range(0, n, step):
         rows, wb = X[lo:lo + step], None if w is None else w[lo:lo + step]
         if issparse(rows):
@@ -155,7 +172,12 @@ def _row_blocks(stats):
             Y = chart.scaled(np.asarray(rows))
             if wb is not None:
                 Y[wb == 0] = 0.0
-            yield _Rows(Y, wb, None)
+            made.append(_Rows(Y, wb, None))
+            if keep:  # (the augmented rows only: the scaled ones are not read again)
+                made[-1]._aug, made[-1].X = made[-1].aug, None
+            yield made[-1]
+    if keep:
+        stats.head_blocks = (chart, made)
 
 
 def _dask_sums(stats, Z, beta, bias, need_grad):
