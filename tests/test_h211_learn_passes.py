@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from sklearn_attnclust.maths.point.head_variances import head_assign, head_sums
+from sklearn_attnclust.maths.point.head_variances import first_largest, head_assign, head_sums
 from sklearn_attnclust.maths.point.moments import chart_from_data
 from sklearn_attnclust.maths.point.statistics import PointStatistics
 
@@ -62,3 +62,14 @@ def test_labelling_pass_sends_overflowing_rows_to_the_nearest_point():
     Z = np.array([[0.0, 0.0], [1.0, 1.0]])
     labels, d2 = head_assign(X, chart, Z, np.array([1.0, 3.0]), np.log([0.5, 0.5]))
     assert labels.tolist() == [0, 0, 0, 1, 0]
+
+
+@pytest.mark.parametrize("K", [1, 2, 5, 300])
+def test_first_largest_is_argmax_with_ties_and_non_finite_rows(K):
+    rng = np.random.default_rng(K)
+    L = rng.integers(0, 3, size=(K, 400)).astype(float)  # (many ties)
+    L[:, 0], L[0, 1], L[-1, 2] = -np.inf, np.nan, np.inf
+    lab = first_largest(L, L.max(axis=0))
+    expected = np.argmax(L, axis=0)
+    expected[:3] = -1
+    assert np.array_equal(lab, expected)
