@@ -14,8 +14,8 @@ from scipy.sparse import issparse
 
 from ..maths.cosine.likelihood import (SourceVmfStatistics, VmfStatistics, descend_vmf,
                                        vmf_posterior, vmf_start)
-from ..maths.point.head_variances import (descend_heads, head_assign, head_log_density,
-                                          head_posterior, head_start)
+from ..maths.point.head_variances import (descend_heads, head_assign, head_distances,
+                                          head_log_density, head_posterior, head_start)
 from ..maths.point.likelihood import VARIANCE_FLOOR
 from ..maths.point.sparse import SparsePointStatistics
 from ..maths.point.statistics import PointStatistics
@@ -25,7 +25,7 @@ from ..maths.point.maths import COARSE_TOL
 from ..maths.point.moments import chart_from_data
 from ..maths.sizes import coarse_sample_size, takes_coarse_sample
 from .._strategy import LayerFit, _sample, sample_seed
-from .base import Layer
+from .base import Assignment, Layer
 from .common import warn_learned
 from .cosine import CosineLayer
 from .point import PointLayer
@@ -149,8 +149,10 @@ class LearnedPointLayer(PointLayer):
 
     def fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None):
         """The point layer's fit, then its likelihood's descent from it (a variance
-        per head, :mod:`..maths.point.head_variances`).  Returns None: the rows are
-        labelled by :meth:`assign` (the per-head passes track no labels).
+        per head, :mod:`..maths.point.head_variances`).  Returns the
+        :class:`.base.Assignment` of dense rows in memory, none of weight 0, from
+        the descent's pass at its result (else None: the rows are labelled by
+        :meth:`assign`, one pass more).
 
         On many rows in memory (over :data:`SAMPLED_FACTOR` times
         :func:`sampled_size`), both first run on a sample of them under the
@@ -213,7 +215,7 @@ class LearnedPointLayer(PointLayer):
         """The likelihood's descent from the point layer's fit, on the statistics
         of ``sample`` first where given, then on all the rows' (``stats``, a
         dask array's, or the point stage's of rows in memory when it cached
-        their scaled rows, else made here).  Returns None."""
+        their scaled rows, else made here).  Returns :meth:`fit`'s."""
         chart, K = self.chart, self.n_clusters
         if self.heads is None:  # every row the same point: no variance to learn
             self.bias = np.full(K, -np.log(K))
@@ -230,10 +232,15 @@ class LearnedPointLayer(PointLayer):
         beta, bias = head_start(stats if sample is None else sample, Z, self.beta,
                                 VARIANCE_FLOOR)
         n_iter, curve = 0, None
+        # (the labels of rows in memory from the last pass, where every row counts:
+        # a row of weight 0 counts nothing in it)
+        labels = np.empty(X.shape[0], dtype=np.intp) if (
+            type(stats) is PointStatistics and isinstance(X, np.ndarray)
+            and (w is None or np.all(w > 0))) else None
         for st in ([] if sample is None else [sample]) + [stats]:
-            Z, beta, bias, curve, steps, converged = descend_heads(
+            Z, beta, bias, curve, steps, converged, labelled = descend_heads(
                 st, Z, beta, bias, max_iter=self.max_iter - n_iter, tol=self.tol,
-                floor=VARIANCE_FLOOR)
+                floor=VARIANCE_FLOOR, labels=labels if st is stats else None)
             n_iter += steps
         # (beta: the pooled inverse temperature, of the weights' mean variance, that
         # the point layer's code reads; head_beta: each head's)
@@ -248,7 +255,11 @@ class LearnedPointLayer(PointLayer):
         if self.max_iter > 0 and not converged:
             warn_learned(self.max_iter)
         warn_light_heads(np.exp(bias), X.shape[0], X.shape[1])
-        return None
+        if labels is None or not labelled:
+            return None
+        d2 = head_distances(X, chart, self.centers, labels)
+        return Assignment(labels, float(d2.sum() if w is None else w @ d2),
+                          np.bincount(labels, minlength=K))
 
     # fit_dask: the point layer's (its statistics' sums take the biases, and add
     # over a dask array's blocks); the labels are the posterior's, block by block
