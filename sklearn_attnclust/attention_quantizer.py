@@ -265,8 +265,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
     a sample of queries).
 
     ``fit`` also accepts a ``dask.array.Array`` (rows in dense chunks), for
-    every geometry and risk (not ``temperature="learn"``, nor
-    ``sample_weight``): every pass is a sum over the chunks computed by dask
+    every geometry and risk, ``temperature="learn"`` included (not with
+    ``sample_weight``: a clear error): every pass is a sum over the chunks computed by dask
     (on the cluster of an active ``distributed.Client``), so the data are
     never gathered.
 
