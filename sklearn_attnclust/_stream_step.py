@@ -24,7 +24,8 @@ point, at the cost of one pass over the chunk.  A refit of the reservoir
   steps (a number of refits logarithmic in the stream's length), or
 - the chunk does not fit the heads: its rows' mean squared distance to their
   nearest head over the reservoir's at the last refit exceeds
-  :data:`REFIT_MISFIT` (a cluster the heads have not seen, as on a stream
+  :data:`REFIT_MISFIT`, and the reservoir's by :data:`MISFIT_SIGMAS` standard
+  errors of a chunk's mean (a cluster the heads have not seen, as on a stream
   sorted by cluster: the refit, with its merged-heads restart of
   :mod:`._warm_heads`, moves heads to it; while they do not fit, every call
   refits, as before).
@@ -43,39 +44,51 @@ from ._blocks import one_blas_thread
 from .maths.point.maths import point_weights
 from .maths.shared import counted
 
-__all__ = ["REFIT_GROWTH", "REFIT_MISFIT", "OnlineState", "online_state", "online_step"]
+__all__ = ["MISFIT_SIGMAS", "REFIT_GROWTH", "REFIT_MISFIT", "OnlineState", "online_state",
+           "online_step"]
 
 #: The growth of the rows seen since the last refit of the reservoir that makes
 #: one due.
 REFIT_GROWTH = 0.5
 
 #: The chunk's mean squared distance to the nearest head over the reservoir's at
-#: the last refit beyond which a refit is due.
+#: the last refit beyond which a refit is due ...
 REFIT_MISFIT = 1.5
+
+#: ... and beyond the reservoir's mean by this many standard errors of a chunk's
+#: mean (the reservoir's standard deviation over the root of the chunk's effective
+#: number of rows): a chunk of a few rows is not refitted for its noise (one row
+#: in 2-D is beyond 1.5 times the mean squared distance in 22 % of chunks).
+MISFIT_SIGMAS = 4.0
 
 
 class OnlineState(NamedTuple):
     """What the online steps keep between calls: the soft counts of the heads
-    (in units of ``2**weight_exp``, the stream's weights'), the reservoir's mean
-    squared distance to the nearest head at the last refit (the chart's units)
-    and the rows seen then."""
+    (in units of ``2**weight_exp``, the stream's weights'), the mean and standard
+    deviation of the reservoir's squared distances to the nearest head at the
+    last refit (the chart's units) and the rows seen then."""
 
     counts: np.ndarray
     weight_exp: int
     reference: float
+    spread: float
     refit_n: int
 
 
 def _mean(values, w):
-    """The mean of ``values`` weighted by ``w`` (None: equal), nan for no weight
-    (the weights over their largest: no overflow at any scale)."""
+    """The mean and standard deviation of ``values`` weighted by ``w`` (None:
+    equal) and the rows' effective number ``(sum w)^2 / sum w^2``; nan for no
+    weight (the weights over their largest: no overflow at any scale)."""
     if w is None:
-        return float(values.mean())
+        return float(values.mean()), float(values.std()), float(values.size)
     top = float(np.max(w, initial=0.0))
     if not top > 0:
-        return np.nan
+        return np.nan, np.nan, 0.0
     w = w / top
-    return float(counted(values, w) @ w / w.sum())
+    total = float(w.sum())
+    mean = float(counted(values, w) @ w / total)
+    spread = float(np.sqrt(max((values - mean) ** 2 @ w / total, 0.0)))
+    return mean, spread, total * total / float(w @ w)
 
 
 def online_state(layer, stream):
@@ -91,8 +104,8 @@ def online_state(layer, stream):
     counts *= stream.total_weight / w.sum()
     Zs = layer.chart.scaled_points(layer.heads)
     d2 = nearest_point(layer.chart.scaled(stream.rows), Zs, with_labels=False)[1]
-    reference = _mean(d2, stream.weights)
-    return OnlineState(counts, stream.weight_exp, reference, stream.n)
+    reference, spread, _ = _mean(d2, stream.weights)
+    return OnlineState(counts, stream.weight_exp, reference, spread, stream.n)
 
 
 def online_step(layer, state, stream):
@@ -112,8 +125,9 @@ def _step(layer, state, stream):
     chart = layer.chart
     Ys, Zs = chart.scaled(X), chart.scaled_points(layer.heads)
     wu = None if w is None or np.all(w == 1.0) else np.asarray(w, dtype=np.float64)
-    misfit = _mean(nearest_point(Ys, Zs, with_labels=False)[1], wu)
-    if misfit > REFIT_MISFIT * state.reference:
+    misfit, _, m = _mean(nearest_point(Ys, Zs, with_labels=False)[1], wu)
+    if misfit > max(REFIT_MISFIT * state.reference,
+                    state.reference + MISFIT_SIGMAS * state.spread / np.sqrt(max(m, 1.0))):
         return None, True
     ws = np.ones(X.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
     with np.errstate(under="ignore"):
@@ -128,4 +142,4 @@ def _step(layer, state, stream):
     Zs = Zs + A.T @ counted(Ys, ws) - A.sum(axis=0)[:, None] * Zs
     layer.centers = chart.unscaled(Zs)
     layer.heads = chart.heads(layer.centers)
-    return OnlineState(counts, stream.weight_exp, state.reference, state.refit_n), False
+    return state._replace(counts=counts, weight_exp=stream.weight_exp), False

@@ -170,3 +170,23 @@ def test_an_init_array_keeps_its_order_as_fit_does(geometry, d, seed):
     np.testing.assert_allclose(stream.cluster_centers_, fit.cluster_centers_,
                                rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(stream.predict(both), fit.labels_)
+
+
+def test_small_chunks_are_not_refitted_for_their_noise(monkeypatch):
+    # chunks of 5 rows of a stationary 2-D stream: their mean squared distance
+    # is beyond 1.5 times the reservoir's in about one chunk of eight; the
+    # standard errors of MISFIT_SIGMAS keep those an online step
+    X, _ = make_blobs(4000, 2, centers=4, random_state=0)
+    anew, calls = {}, _refits(monkeypatch)
+    for sigmas in (0.0, _stream_step.MISFIT_SIGMAS):
+        monkeypatch.setattr(_stream_step, "MISFIT_SIGMAS", sigmas)
+        est = AttentionQuantizer(4, random_state=0)
+        est._partial_fit_reservoir = 1000
+        for start in range(0, 1000, 100):
+            est.partial_fit(X[start:start + 100])
+        first = len(calls)
+        for start in range(1000, 4000, 5):
+            est.partial_fit(X[start:start + 5])
+        anew[sigmas] = sum(1 for n in calls[first:] if n < 0)
+    assert anew[0.0] >= 30  # (of 600 calls) the rule without the standard errors
+    assert anew[_stream_step.MISFIT_SIGMAS] <= 6
