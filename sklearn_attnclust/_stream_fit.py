@@ -95,6 +95,7 @@ class StreamFitMixin:
         stream = self._stream
         self._stream_layer.check_chunk(X)  # (a refused chunk must not enter the stream)
         stream.add(X, np.ones(X.shape[0]) if w is None else w)
+        stream.chunk = (X, w)
         if stream.n < self.n_clusters:
             raise ValueError(
                 f"n_samples = {stream.n} should be >= n_clusters = {self.n_clusters}."

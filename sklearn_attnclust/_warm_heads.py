@@ -20,9 +20,11 @@ pair on one of three big blobs beside a 60-row cluster 10 away, K = 5, with a
 row 1e3 or 1e4 away first or last in batches of 500 or 2000, 3 seeds: 7 of 24
 streams at 1.36 to 8232 times the best inertia; now all within 1.002).  The
 point layer then fits the reservoir from its own starts, as :meth:`fit` does
-(k-means++, the swap stage, the spacing rule), and :func:`in_start_order`
-gives its heads the labels of the nearest heads so far (the stream's clusters
-keep their numbers).  Raising ``beta`` over the warm heads instead (until their
+(k-means++, the swap stage, the spacing rule), and
+:func:`._warm_order.order_like` gives its heads the labels of the nearest heads
+so far, closest pairs first (the stream's clusters keep their numbers; a
+least total squared distance, used here until session 29, let the head of a
+far row choose its partner and renumber clusters that stayed).  Raising ``beta`` over the warm heads instead (until their
 median gap meets the softmax's width) kept them apart but left far rows that
 arrive late without a head (no swap stage): two far rows in the last of 20
 batches, 6.8 times the best inertia in every seed; a raise to the spacing
@@ -34,13 +36,12 @@ with a far row refits so at every call while that row is in the reservoir.
 """
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ._nearest import two_nearest
 from ._spacing import SPACING_BLOCK, merged_spacing
 from .maths.point.maths import PointMaths
 
-__all__ = ["in_start_order", "merges_start"]
+__all__ = ["merges_start"]
 
 
 def merges_start(maths, stats, start):
@@ -57,15 +58,3 @@ def merges_start(maths, stats, start):
     # (the median is not read: every gap at least the width, so is their median)
     return merged_spacing(gaps, maths.beta, lambda: np.inf) <= 1.0 / maths.beta
 
-
-def in_start_order(start, points):
-    """The order of the rows of ``points`` (K, d) that pairs each with a row of
-    ``start`` (K, d), at the least sum of squared distances: ``points[order]``
-    has the labels of ``start``."""
-    start, points = np.asarray(start, np.float64), np.asarray(points, np.float64)
-    cost = (np.einsum("ij,ij->i", start, start)[:, None] - 2.0 * start @ points.T
-            + np.einsum("ij,ij->i", points, points)[None, :])
-    order = np.empty(len(start), dtype=np.intp)
-    rows, cols = linear_sum_assignment(np.maximum(cost, 0.0))
-    order[rows] = cols
-    return order

@@ -17,11 +17,19 @@ does, from their own starts, and :func:`order_like`
 pairs the new heads with the old ones so that the stream's clusters keep
 their labels.  Once rows are sampled the warm start stays: a stream sorted
 by cluster then behaves as MiniBatchKMeans's does.
+
+:func:`refit_stream` is that decision, shared by the layers' ``partial_fit``.
+With an ``init`` array the fit anew starts from the array's rows, as
+:meth:`fit` does, and its heads keep the array's order (fit's labels: row
+``h`` of ``init`` seeds cluster ``h``), not the nearest heads so far (review
+A of session 28, F-A5: a stream whose early heads wandered from their rows
+of ``init`` would carry that label swap on, where :meth:`fit` on the same
+rows would not).
 """
 
 import numpy as np
 
-__all__ = ["order_like"]
+__all__ = ["order_like", "refit_stream"]
 
 
 def order_like(start, heads, up_to_sign=False):
@@ -55,3 +63,29 @@ def order_like(start, heads, up_to_sign=False):
             if paired == K:  # (all paired: the other K^2 - K pairs need no look)
                 break
     return order
+
+
+def refit_stream(layer, stream, start, fit, names, anew=None):
+    """``partial_fit``'s refit of ``layer`` on ``stream`` (a
+    :class:`.layers.stream.Stream`) from the heads so far ``start`` (None: no
+    fit yet): ``fit(init)`` fits the layer, from its own starts for ``init``
+    None, else warm from ``init`` (one start), and returns its heads as
+    ``start`` holds them.  Anew where ``anew`` (None: while the reservoir holds
+    every row streamed, :attr:`.layers.stream.Stream.exact`), with ``max_iter >
+    0``: :meth:`fit`'s answer (on the reservoir), the fitted arrays of ``names`` (a row per head; None: absent)
+    then put in the order of ``start`` (:func:`order_like`, up to sign for
+    ``layer.up_to_sign``), unless the layer's ``init`` is an array (the
+    array's order, as :meth:`fit`'s); else warm."""
+    anew = stream.exact if anew is None else anew
+    if start is not None and (not anew or layer.max_iter == 0):
+        fit(start)
+        return
+    heads = fit(None)
+    init = layer.init
+    if start is None or not (isinstance(init, str) or callable(init)):
+        return
+    order = order_like(start, heads, layer.up_to_sign)
+    for name in names:
+        value = getattr(layer, name, None)
+        if value is not None:
+            setattr(layer, name, value[order])

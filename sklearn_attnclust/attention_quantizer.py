@@ -408,12 +408,12 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
 
         The estimator keeps a uniform reservoir sample of at most 50000 rows
         of the stream (with their weights) and, for ``"direction"``, the
-        exact streamed moments of all the rows.  Each call adds the chunk and
-        re-minimises the layer's risk on the reservoir (and the moments).  While
-        it holds every row seen this is :meth:`fit` on the rows so far, its
-        clusters numbered as the nearest ones before; afterwards warm-started
-        from the current fit, the heads match the batch fit to the statistical
-        accuracy of the sample (a stream sorted by cluster may not reach it).
+        exact streamed moments of all the rows.  Each call adds the chunk.  While
+        the reservoir holds every row seen it is :meth:`fit` on the rows so far,
+        its clusters numbered as the nearest ones before (an ``init`` array's as
+        its rows); afterwards a warm refit of the reservoir (``"point"``: an online
+        step on the chunk, a refit as the rows seen grow by half, and anew where
+        a chunk does not fit the heads), to the statistical accuracy of the sample.
 
         After :meth:`fit`, the stream continues from the fit, as
         MiniBatchKMeans's does: it starts with a summary of the fit's rows,

@@ -8,7 +8,7 @@ from ..maths.direction.attention import ContextStatistics, attention_from_moment
 from ..maths.direction.axis_readouts import held_score_sums
 from .._base import unit_weights
 from .._blocks import one_blas_thread
-from .._warm_order import order_like
+from .._warm_order import refit_stream
 from .._dask import DaskContextStatistics
 from ..maths.direction.maths import WarmStart, fit_directions
 from ..maths.shared import zero_weights
@@ -143,15 +143,14 @@ class DirectionLayer(Layer):
             fourth = None if fourth is None else np.ldexp(fourth, -4 * k).astype(dtype)
         stats = ContextStatistics.from_moments(second, fourth=fourth, n_samples=stream.n,
                                                X=rows, weights=w)
-        heads, mean = getattr(self, "heads", None), stream.total / W
-        anew = heads is None or (stream.exact and self.max_iter > 0)  # (.._warm_order)
-        if anew:  # fit's answer
-            self._fit(rows, w, rng, mean, stats=stats, coarse=False, rms=rms)
-        if heads is not None and anew:  # (the stream's clusters keep their labels)
-            self.heads = self.heads[order_like(heads, self.heads, up_to_sign=True)]
-        elif heads is not None:
-            self._fit(rows, w, rng, mean, stats=stats, coarse=False, rms=rms,
-                      init=WarmStart(heads), n_init=1)
+        mean = stream.total / W
+
+        def fit(init):  # (.._warm_order.refit_stream: anew, or warm from the heads)
+            warm = {} if init is None else {"init": WarmStart(init), "n_init": 1}
+            self._fit(rows, w, rng, mean, stats=stats, coarse=False, rms=rms, **warm)
+            return self.heads
+
+        refit_stream(self, stream, getattr(self, "heads", None), fit, ("heads",))
         self.centers = self._centers(*self._labels(queries, w, sign=True), w)
         return self
 

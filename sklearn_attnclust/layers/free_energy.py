@@ -5,7 +5,7 @@ from sklearn.utils import check_random_state
 from .._base import unit_weights
 from .._init import n_starts
 from .._strategy import fit_layer
-from .._warm_order import order_like
+from .._warm_order import refit_stream
 from .base import Layer
 from .common import warm_start_copy, warn_if_not_converged
 
@@ -105,20 +105,26 @@ class FreeEnergyLayer(Layer):
         return warm_start_copy(self, other)
 
     def partial_fit(self, stream, rng):
-        """Refit on the stream's reservoir.  While it holds every row streamed
-        (after the fit's summary, if any: :attr:`.stream.Stream.exact`) as :meth:`fit`
-        does, from the layer's own starts, the heads then in the order of the
-        current ones (:mod:`.._warm_order`); afterwards, or with ``max_iter=0``
-        (the current heads evaluated as they are), from the current fit."""
-        start, (rows, w) = self._warm_start(), stream.sample()
+        """Refit on the stream's reservoir (:meth:`refit`), anew while it holds
+        every row streamed (after the fit's summary, if any:
+        :attr:`.stream.Stream.exact`)."""
+        return self.refit(stream, rng, stream.exact)
+
+    def refit(self, stream, rng, anew):
+        """Refit on the stream's reservoir: with ``anew`` as :meth:`fit` does,
+        from the layer's own starts, the heads then in the order of the current
+        ones, or of an ``init`` array (:func:`.._warm_order.refit_stream`); else,
+        or with ``max_iter=0`` (the current heads evaluated as they are), from
+        the current fit.  Returns self."""
+        rows, w = stream.sample()
         w = unit_weights(w)
-        if start is not None and (not stream.exact or self.max_iter == 0):
-            self._fit(rows, w, rng, init=start, n_init=1)
-            return self
-        self._fit(rows, w, rng)
-        if start is not None:  # (the stream's clusters keep their labels)
-            order = order_like(start, self._warm_start(), self.up_to_sign)
-            for name in self.per_head:  # (None: no such state, e.g. rows all one point)
-                if getattr(self, name, None) is not None:
-                    setattr(self, name, getattr(self, name)[order])
+
+        def fit(init):
+            if init is None:
+                self._fit(rows, w, rng)
+            else:
+                self._fit(rows, w, rng, init=init, n_init=1)
+            return self._warm_start()
+
+        refit_stream(self, stream, self._warm_start(), fit, self.per_head, anew)
         return self

@@ -13,7 +13,9 @@ from ..maths.point.sparse import (assigned_sq_distances, sparse_chart,
 from ..maths.point.sparse_maths import SparsePointMaths
 from ..maths.cosine.rows import as_rows
 from ..maths.shared import check_points
-from .._warm_heads import in_start_order, merges_start
+from .._stream_step import online_state, online_step
+from .._warm_heads import merges_start
+from .._warm_order import order_like
 from .._strategy import fit_layer, in_squared_units
 from ..maths import sizes
 from .base import Assignment, LayerState, register_layer
@@ -95,8 +97,47 @@ class PointLayer(FreeEnergyLayer):
             return LearnedPointLayer.from_params(params)
         return super().from_params(params)
 
+    #: The online steps' state (:mod:`.._stream_step`): None before the
+    #: reservoir of ``partial_fit`` fills, and for layers refitted at every call
+    online = None
+
     def _warm_start(self):
         return getattr(self, "centers", None)
+
+    @property
+    def online_steps(self):
+        """Whether ``partial_fit`` after the reservoir fills may take an online
+        step (:mod:`.._stream_step`): the heads' points are all the layer's
+        state per head (the learned layer's weights and variances are not
+        stepped: it refits)."""
+        return self.per_head == PointLayer.per_head
+
+    def warm_start_from(self, other):
+        """Continue from the heads of ``other`` (a fitted layer of the same kind),
+        and, for :attr:`online_steps`, from its chart, temperature, fit and
+        :attr:`online` state.  Returns self."""
+        super().warm_start_from(other)
+        if type(other) is type(self) and self.online_steps:
+            for name in ("chart", "beta", "fit_", "online"):
+                if hasattr(other, name):
+                    setattr(self, name, getattr(other, name))
+        return self
+
+    def partial_fit(self, stream, rng):
+        """As :meth:`.free_energy.FreeEnergyLayer.partial_fit` while the
+        reservoir holds every row streamed; afterwards one online step on the
+        chunk unless a refit of the reservoir is due (:mod:`.._stream_step`):
+        warm as the stream grows, anew (:meth:`refit`) where the chunk does not
+        fit the heads."""
+        if stream.exact or self.max_iter == 0 or not self.online_steps:
+            self.online = None
+            return super().partial_fit(stream, rng)
+        state, anew = online_step(self, self.online, stream)
+        if state is None:  # a refit is due: anew where the chunk does not fit the heads
+            self.refit(stream, rng, anew)
+            state = online_state(self, stream) if self.heads is not None else None
+        self.online = state
+        return self
 
     def fit(self, X, w, rng, *, init=None, n_init=None, stats=None, chart=None, cov=None,
             made=None):
@@ -157,7 +198,7 @@ class PointLayer(FreeEnergyLayer):
                                     precision=maths.low_precision if mixed else None,
                                     **options)
         if start is not None:
-            fit.heads = fit.heads[in_start_order(start, chart.points(fit.heads))]
+            fit.heads = fit.heads[order_like(start, chart.points(fit.heads))]
         if mixed:  # the risk (and the tracked labels) at full precision
             stats.track_assignment(cached=True)  # (cached rows too: this pass labels them)
             risk = maths.risk(fit.heads, stats, return_grad=True)[0]
