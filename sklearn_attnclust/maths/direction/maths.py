@@ -30,7 +30,7 @@ import weakref
 import numpy as np
 
 from ..._blocks import one_blas_thread
-from ..._init import check_start, init_heads, squared_norms, unit_start
+from ..._init import check_start, init_heads, unit_start
 from ..._strategy import fit_layer
 from .. import sizes
 from ..held import HeldLabels, tail_decrease
@@ -40,7 +40,7 @@ from .attention import ContextStatistics, attention_risk, typical_head_score
 from .counting import unit_scale, unit_scale_tops
 from .deferred import DeferredStatistics, float32_value_suffices
 from .starts import lloyd_step, refine_heads, seed_sample
-from .wide import RowMoment
+from .wide import RowMoment, row_squared_norms
 from ...layers.base import LayerMaths
 
 __all__ = ["COARSE_TOL", "FLOAT32_ROW_TOP", "HELD_FACTOR", "NARROW_FEATURES", "NARROW_ROWS",
@@ -276,7 +276,8 @@ class DirectionMaths(LayerMaths):
         seeded = init == "k-means++"
         all_rows, all_w = rows, weights
         if seeded:  # drawn and refined on a sample of the rows (starts.seed_sample)
-            rows, weights = seed_sample(rows, weights, K, rng, lambda: squared_norms(rows))
+            rows, weights = seed_sample(rows, weights, K, rng,
+                                         lambda: row_squared_norms(self.stats, rows))
         # (the rows' largest magnitude where fit_directions knows it: not read again)
         known, top = getattr(self, "rows_top", (None, None))
         M = init_heads(rows, K, init, rng, second=second, sample_weight=weights,
