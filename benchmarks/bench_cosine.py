@@ -6,7 +6,11 @@ Cases (``--case``):
   of two rows of a cluster 0.3 and 0.6, ``--n-per`` rows per cluster; the median
   adjusted Rand index and fit time (wall and CPU) over ``--seeds`` seeds, each
   seed's times the medians of ``--repeats`` fits of each method run alternately,
-  and the median of the seeds' CPU ratios (cosine over KMeans).
+  and the median of the seeds' CPU ratios (cosine over KMeans).  ``--unequal``:
+  cluster ``h``'s rows (``h = 0 .. K - 1``) each kept with probability ``(h + 1)
+  / K`` (sizes about 1 : 2 : ... : K), where a k-means++ draw that misses a small
+  cluster shows (8 candidates a round at K <= 8 against 16: a least ARI of 0.86
+  to 0.89 where 16 gave 1.0, h303's notes of session 29).
 - ``dense``: ``--n`` unit rows of d = 384, float32, K = 100 (clusters of mean
   cosine 0.6 to their centre); fit time (wall and CPU) and ``sum (1 - cosine)``
   to the (normalised) centres of each method.
@@ -93,6 +97,13 @@ def vmf_mixture(n, d, K, within, seed):
     return w[:, None] * mus[y] + np.sqrt(1 - w**2)[:, None] * V, y
 
 
+def unequal_sizes(X, y, K, seed):
+    """The rows of ``X`` (labels ``y``) of cluster ``h`` each kept with probability
+    ``(h + 1) / K`` (``--unequal``), drawn from ``seed``."""
+    keep = np.random.default_rng(1000 + seed).uniform(size=len(y)) < (y + 1) / K
+    return X[keep], y[keep]
+
+
 def timed_cpu(fun):
     """``fun()``, its wall time and its CPU time (all the process's threads)."""
     start, cpu = time.perf_counter(), time.process_time()
@@ -132,6 +143,8 @@ def case_vmf(args):
                 res = []
                 for seed in range(args.seeds):
                     X, y = vmf_mixture(args.n_per * K, d, K, within, seed)
+                    if args.unequal:
+                        X, y = unequal_sizes(X, y, K, seed)
                     aq, km, (ta, ca), (tk, ck) = _timed_pair(
                         lambda: AttentionQuantizer(K, geometry="cosine",
                                                    random_state=seed).fit(X),
@@ -318,6 +331,8 @@ def main():
     parser.add_argument("--n-per", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=1,
                         help="vmf: fits of each method per seed, alternating (median times)")
+    parser.add_argument("--unequal", action="store_true",
+                        help="--case vmf: cluster sizes about 1 : 2 : ... : K")
     parser.add_argument("--n", type=int, default=None,
                         help="rows: --case dense 200000, --case memory 100000")
     parser.add_argument("--threads", type=int, default=None)
