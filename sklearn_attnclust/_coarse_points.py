@@ -131,9 +131,9 @@ def risk_floor(value):
     heads (its free energy, in the swap space's units: below the hard risk,
     :mod:`.maths.point.maths`): half of it, below the hard risk also where the
     risk was summed from float32 passes (their rounding is some ``1e-6`` of
-    it), or None where it is not positive."""
+    it), or None where it is not positive and finite."""
     value = float(value)
-    return 0.5 * value if value > 0 else None
+    return 0.5 * value if 0 < value < np.inf else None
 
 
 def _far_distances(maths, X, weights, lo, hi, Z):

@@ -46,7 +46,7 @@ def _no_probe(monkeypatch):
 def test_risk_floor_is_half_a_positive_risk():
     assert risk_floor(0.8) == 0.4
     assert risk_floor(0.0) is None and risk_floor(-1.0) is None
-    assert risk_floor(np.nan) is None
+    assert risk_floor(np.nan) is None and risk_floor(np.inf) is None
 
 
 def test_the_free_energy_is_below_the_hard_risk():
