@@ -12,7 +12,7 @@ from ._nearest import BLOCK_ROWS, squared_distances
 from ._swap import swap_rounds
 
 __all__ = ["MISSED_FACTOR", "MISSED_SHARE", "PROBE_ROWS", "fewer_points", "missed_rows",
-           "sample_reach", "swap_missed"]
+           "risk_floor", "sample_reach", "swap_missed"]
 
 #: Share of the full data's risk that the far rows beyond the coarse sample's box
 #: (:func:`missed_rows`) must hold for the swap stage to run again on all the rows.
@@ -76,7 +76,7 @@ def sample_reach(rows, weights=None):
             None if weights is None else np.asarray(weights[:PROBE_ROWS], np.float64))
 
 
-def missed_rows(maths, X, weights, heads, reach, stats=None):
+def missed_rows(maths, X, weights, heads, reach, stats=None, floor=None):
     """Whether the rows of ``X`` (weights or None) out of the coarse sample's box
     (``reach``, :func:`sample_reach`) and over :data:`MISSED_FACTOR` times the
     hard risk from the nearest of ``heads`` hold :data:`MISSED_SHARE` of it or
@@ -96,14 +96,51 @@ def missed_rows(maths, X, weights, heads, reach, stats=None):
     pass is not run: the check then costs the probe's distances only (on
     light tails the largest distance is a few to 20 times the risk: nearly
     every fit).  Without it (no such pass: a fit whose last passes were at a
-    lower precision, or the numpy reference) the pass runs as above."""
+    lower precision, or the numpy reference) the pass runs as above.
+
+    ``floor``: a lower bound of all the rows' hard risk per unit of weight in
+    the swap space, or None (:func:`risk_floor`).  Where the bound, or the far
+    rows over :data:`MISSED_FACTOR` times the floor, already fall short of the
+    test at the floor, the answer is False without the probe's ``K m`` distances
+    (the test at the rows' own hard risk, which is at least the floor, is False
+    then too: fewer rows count, against a larger share); otherwise the probe
+    decides as above."""
     lo, hi, probe, probe_w = reach
-    Z, risk, missed = maths.swap_points(heads), None, 0.0
+    Z, risk = maths.swap_points(heads), None
+    floor = floor if floor is not None and floor > 0 else None  # (NaN, <= 0: none)
     bound = None if stats is None else stats.farthest_at(Z)
     if bound is not None:
+        if floor is not None and bound <= MISSED_FACTOR * floor:
+            return False
         risk = _probe_risk(maths, probe, probe_w, Z)
         if bound <= MISSED_FACTOR * risk:
             return False
+    d1, dw = _far_distances(maths, X, weights, lo, hi, Z)
+    if d1.size == 0:
+        return False
+    total = X.shape[0] if weights is None else float(np.sum(weights))
+    if floor is not None and not _missed_share(d1, dw, floor, total):
+        return False
+    if risk is None:  # (taken once, where a row is out of the box)
+        risk = _probe_risk(maths, probe, probe_w, Z)
+    return _missed_share(d1, dw, risk, total)
+
+
+def risk_floor(value):
+    """:func:`missed_rows`'s ``floor`` from the point layer's risk ``value`` at the
+    heads (its free energy, in the swap space's units: below the hard risk,
+    :mod:`.maths.point.maths`): half of it, below the hard risk also where the
+    risk was summed from float32 passes (their rounding is some ``1e-6`` of
+    it), or None where it is not positive and finite."""
+    value = float(value)
+    return 0.5 * value if 0 < value < np.inf else None
+
+
+def _far_distances(maths, X, weights, lo, hi, Z):
+    """The squared distances to the nearest of ``Z`` (in the swap space) of the rows of
+    ``X`` out of the box ``lo``, ``hi`` and of positive weight, and their weights (None:
+    all one): one O(n d) pass of comparisons, the distances a block at a time."""
+    parts, wparts = [], []
     for a in range(0, X.shape[0], BLOCK_ROWS):
         block = X[a:a + BLOCK_ROWS]
         far = ((block < lo) | (block > hi)).any(axis=1)
@@ -111,16 +148,20 @@ def missed_rows(maths, X, weights, heads, reach, stats=None):
         if w is not None:  # (a row of weight 0 counts 0 whatever its distance: 0 inf is NaN)
             far &= w > 0
         far = np.flatnonzero(far)
-        if far.size == 0:
-            continue
-        if risk is None:  # (taken once, where a row is out of the box)
-            risk = _probe_risk(maths, probe, probe_w, Z)
-        d1 = _nearest(maths, block[far], Z)
-        count = d1 > MISSED_FACTOR * risk
-        missed += np.sum(d1[count] if w is None else w[far][count] * d1[count])
-    if risk is None:
-        return False
-    total = X.shape[0] if weights is None else float(np.sum(weights))
+        if far.size:
+            parts.append(_nearest(maths, block[far], Z))
+            wparts.append(None if w is None else w[far])
+    if not parts:
+        return np.zeros(0), None
+    return np.concatenate(parts), None if weights is None else np.concatenate(wparts)
+
+
+def _missed_share(d1, dw, risk, total):
+    """Whether the distances ``d1`` (weights ``dw``, None: all one) over
+    :data:`MISSED_FACTOR` times ``risk`` sum to :data:`MISSED_SHARE` of the risk of
+    ``total`` weight or more."""
+    count = d1 > MISSED_FACTOR * risk
+    missed = np.sum(d1[count] if dw is None else dw[count] * d1[count])
     return bool(missed > MISSED_SHARE * risk * total)
 
 

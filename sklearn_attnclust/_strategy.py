@@ -41,7 +41,7 @@ from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys
                       smallest_keys)
 from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from ._finish import NOT_FINITE, _finish, _finisher
-from ._coarse_points import fewer_points, missed_rows, sample_reach, swap_missed
+from ._coarse_points import fewer_points, missed_rows, risk_floor, sample_reach, swap_missed
 from .maths import sizes
 from .maths.sizes import (COARSE_FACTOR, LARGE_FIT_MEMORY, coarse_sample_size,
                           takes_coarse_sample)
@@ -329,7 +329,8 @@ def _full_data(descent, plan, best, tol, n_init):
         best = _polish(descent, stats, best, tol, rows, plan.precision, row_w, sampled,
                        redraw=lambda: plan.sampler(plan.m))
         if plan.reach is not None and best.converged and missed_rows(
-                maths, plan.X, plan.weights, best.heads, plan.reach, stats):
+                maths, plan.X, plan.weights, best.heads, plan.reach, stats,
+                risk_floor(best.value)):
             best = swap_missed(descent, stats, best, tol, LARGE_FIT_MEMORY, plan.X,
                                plan.weights, plan.rng)
     if best.converged:

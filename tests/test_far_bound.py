@@ -135,9 +135,9 @@ def _spy(monkeypatch):
     seen = {"bounds": [], "rows": 0}
     check, nearest = _coarse_points.missed_rows, _coarse_points._nearest
 
-    def missed_rows(maths, X, weights, heads, reach, stats=None):
+    def missed_rows(maths, X, weights, heads, reach, stats=None, floor=None):
         seen["bounds"].append(stats.farthest_at(maths.swap_points(heads)))
-        return check(maths, X, weights, heads, reach, stats)
+        return check(maths, X, weights, heads, reach, stats, floor)
 
     def counted(maths, rows, Z):
         seen["rows"] += rows.shape[0]
