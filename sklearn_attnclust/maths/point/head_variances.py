@@ -20,15 +20,18 @@ moments ``S_h = sum_i w_i p_ih y_i`` and the within sums ``V_h = sum_i w_i p_ih
 
 so that the stationary points are GaussianMixture(covariance_type="spherical")'s
 (``1 / (2 beta_h) = V_h / (d m_h)``).  With one ``beta`` for all heads this is
-:mod:`.likelihood`'s ``f``.  The passes here are numpy's, over row blocks of
-the rows in memory (dense or sparse, a block densified at a time) or over a
-dask array's blocks; this module knows nothing of the estimator.
+:mod:`.likelihood`'s ``f``.  The passes run over row blocks of the rows in
+memory (dense or sparse, a block densified at a time) or over a dask array's
+blocks: dense rows by the compiled pass where it is built (:mod:`.head_kernel`),
+sparse rows by numpy's; this module knows nothing of the estimator.
 """
 
 import numpy as np
 from scipy.sparse import issparse
 from scipy.special import logsumexp
 
+from ..._blocks import map_row_blocks
+from .head_kernel import compiled_heads, compiled_sums, kept_blocks, row_units, unit_sums
 from .likelihood import MASS_FLOOR, log_sum_exp
 
 #: Numbers of a block of rows densified at a time (sparse rows, large data)
@@ -102,14 +105,20 @@ class _Rows:
         return np.asarray((self.X.T @ P).T) / s - np.outer(P.sum(axis=0), o / s)
 
 
-def _block_sums(rows, Z, beta, bias, need_grad, labels=None):
+def _block_sums(rows, Z, beta, bias, need_grad, labels=None, heads=None):
     """``(sum_i w_i lse_h l_ih, m, S, Q)`` of one block of rows (``Q_h = sum_i w_i
     p_ih ||y_i||^2``).  Dense rows are read as ``[y_i, ||y_i||^2]`` (:func:`augmented`):
     the logits, laid out heads by rows, are then one product, and ``S`` and ``Q`` one
     more (at n = 1e4, d = 2, K = 3: 0.4 ms a pass against 1.9 with the rows' own
     products, one thread).  ``labels`` (b,): filled with each row's head of largest
-    logit (-1 where that logit is not finite), read off the logits' maximum."""
+    logit (-1 where that logit is not finite), read off the logits' maximum.
+    ``heads``: :func:`compiled_heads`'s, where dense rows are summed by the compiled
+    pass (:func:`.head_kernel.compiled_sums`)."""
     w, d = rows.w, Z.shape[1]
+    if rows.chart is None and heads is not None and rows.aug.shape[0]:
+        out = compiled_sums(rows.aug, rows.w, heads, need_grad, labels)
+        if out is not None:
+            return out
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         if rows.chart is None:
             A = np.empty((Z.shape[0], d + 1))
@@ -202,11 +211,11 @@ def _dask_sums(stats, Z, beta, bias, need_grad):
     """:func:`head_sums` over a dask array's blocks, one graph."""
     import dask
 
-    chart = stats.chart
+    chart, heads = stats.chart, compiled_heads(Z, beta, bias)
 
     def block(rows):
         return _block_sums(_Rows(chart.scaled(np.asarray(rows)), None, None), Z, beta, bias,
-                           need_grad)
+                           need_grad, heads=heads)
 
     parts = dask.compute(*[dask.delayed(block)(b) for b in stats.array.to_delayed().ravel()])
     return _add(parts, need_grad)
@@ -230,11 +239,19 @@ def head_sums(stats, Z, beta, bias, need_grad=True, labels=None):
     Z = np.asarray(Z, dtype=np.float64)
     if hasattr(stats, "array") and not hasattr(stats, "weights"):
         return _dask_sums(stats, Z, beta, bias, need_grad)
+    heads = compiled_heads(Z, beta, bias)
+    kept = kept_blocks(stats) if heads is not None else None
+    if kept is not None:  # (the first pass made them: the compiled pass in threads)
+        units = row_units(kept, labels)
+        parts = [p for group in map_row_blocks(unit_sums, len(units), 1, units, heads,
+                                               need_grad) for p in group]
+        return _add([_block_sums(u[0], Z, beta, bias, need_grad, u[1]) if p is None else p
+                     for p, u in zip(parts, units)], need_grad)
     parts, lo = [], 0
     for rows in _row_blocks(stats):
         b = (rows.X if rows._aug is None else rows._aug).shape[0]
         parts.append(_block_sums(rows, Z, beta, bias, need_grad,
-                                 None if labels is None else labels[lo:lo + b]))
+                                 None if labels is None else labels[lo:lo + b], heads))
         lo += b
     return _add(parts, need_grad)
 
