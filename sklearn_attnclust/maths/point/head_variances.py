@@ -20,15 +20,19 @@ moments ``S_h = sum_i w_i p_ih y_i`` and the within sums ``V_h = sum_i w_i p_ih
 
 so that the stationary points are GaussianMixture(covariance_type="spherical")'s
 (``1 / (2 beta_h) = V_h / (d m_h)``).  With one ``beta`` for all heads this is
-:mod:`.likelihood`'s ``f``.  The passes here are numpy's, over row blocks of
-the rows in memory (dense or sparse, a block densified at a time) or over a
-dask array's blocks; this module knows nothing of the estimator.
+:mod:`.likelihood`'s ``f``.  The passes run over row blocks of the rows in
+memory (dense or sparse, a block densified at a time) or over a dask array's
+blocks: dense rows by the compiled pass where it is built (:mod:`.head_kernel`),
+sparse rows by numpy's; this module knows nothing of the estimator.
 """
 
 import numpy as np
 from scipy.sparse import issparse
 from scipy.special import logsumexp
 
+from ..._blocks import map_row_blocks
+from .head_kernel import (compiled_heads, compiled_sums, first_largest, kept_blocks,
+                          row_units, unit_sums)
 from .likelihood import MASS_FLOOR, log_sum_exp
 
 #: Numbers of a block of rows densified at a time (sparse rows, large data)
@@ -102,14 +106,20 @@ class _Rows:
         return np.asarray((self.X.T @ P).T) / s - np.outer(P.sum(axis=0), o / s)
 
 
-def _block_sums(rows, Z, beta, bias, need_grad, labels=None):
+def _block_sums(rows, Z, beta, bias, need_grad, labels=None, heads=None):
     """``(sum_i w_i lse_h l_ih, m, S, Q)`` of one block of rows (``Q_h = sum_i w_i
     p_ih ||y_i||^2``).  Dense rows are read as ``[y_i, ||y_i||^2]`` (:func:`augmented`):
     the logits, laid out heads by rows, are then one product, and ``S`` and ``Q`` one
     more (at n = 1e4, d = 2, K = 3: 0.4 ms a pass against 1.9 with the rows' own
     products, one thread).  ``labels`` (b,): filled with each row's head of largest
-    logit (-1 where that logit is not finite), read off the logits' maximum."""
+    logit (-1 where that logit is not finite), read off the logits' maximum.
+    ``heads``: :func:`compiled_heads`'s, where dense rows are summed by the compiled
+    pass (:func:`.head_kernel.compiled_sums`)."""
     w, d = rows.w, Z.shape[1]
+    if rows.chart is None and heads is not None and rows.aug.shape[0]:
+        out = compiled_sums(rows.aug, rows.w, heads, need_grad, labels)
+        if out is not None:
+            return out
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         if rows.chart is None:
             A = np.empty((Z.shape[0], d + 1))
@@ -140,21 +150,6 @@ def _block_sums(rows, Z, beta, bias, need_grad, labels=None):
     return value, L.sum(axis=1), rows.moments(L.T), L @ rows.products(Z)[1]
 
 
-def first_largest(L, top):
-    """The first head of largest logit of each row (logits ``L`` (K, b) laid out
-    heads by rows, ``top`` their maxima), -1 where that is not finite: numpy's
-    argmax over ``L``'s axis 0, in ``K - 1`` comparisons (that argmax copies its
-    axis: 20 times a maximum's time at K = 3, b = 131072)."""
-    K = L.shape[0]
-    kind = np.min_scalar_type(K)
-    back = np.zeros(L.shape[1], dtype=kind)  # (K - 1 - the first head at the top)
-    for h in range(K - 1):
-        np.maximum(back, (L[h] == top) * kind.type(K - 1 - h), out=back)
-    lab = (K - 1) - back.astype(np.intp)
-    lab[~np.isfinite(top)] = -1
-    return lab
-
-
 def augmented(Y):
     """``[Y, ||y_i||^2]`` (b, d + 1) of scaled rows ``Y``."""
     out = np.empty((Y.shape[0], Y.shape[1] + 1))
@@ -176,37 +171,55 @@ def _row_blocks(stats):
         return
     n, d = X.shape
     step = max(1, BLOCK_NUMBERS // max(d, 1))
-    keep = not issparse(X) and n * (d + 1) <= AUGMENTED_ENTRIES
-    blocks = getattr(stats, "head_blocks", None) if keep else None
-    if blocks is not None and blocks[0] is chart:  # (made at the first pass)
+    if not issparse(X) and n * (d + 1) <= AUGMENTED_ENTRIES:
+        blocks = getattr(stats, "head_blocks", None)
+        if blocks is None or blocks[0] is not chart:  # (made at the first pass, in threads)
+            blocks = stats.head_blocks = (chart, [r for part in map_row_blocks(
+                _kept_blocks, -(-n // step), 1, X, w, chart, step) for r in part])
         yield from blocks[1]
         return
-    made = []
     for lo in range(0, n, step):
         rows, wb = X[lo:lo + step], None if w is None else w[lo:lo + step]
         if issparse(rows):
             yield _Rows(rows.tocsr(), wb, chart)
         else:
-            Y = chart.scaled(np.asarray(rows))
-            if wb is not None:
-                Y[wb == 0] = 0.0
-            made.append(_Rows(Y, wb, None))
-            if keep:  # (the augmented rows only: the scaled ones are not read again)
-                made[-1]._aug, made[-1].X = made[-1].aug, None
-            yield made[-1]
-    if keep:
-        stats.head_blocks = (chart, made)
+            yield _scaled_block(rows, wb, chart)
+
+
+def _keeps(stats):
+    """Whether :func:`_row_blocks` keeps the statistics' augmented rows."""
+    X, scaled = stats.X, getattr(stats, "scaled_rows", None)
+    return not issparse(X) and (scaled is not None and scaled.dtype == np.float64
+                                or X.shape[0] * (X.shape[1] + 1) <= AUGMENTED_ENTRIES)
+
+
+def _scaled_block(rows, w, chart):
+    """A block of dense input rows scaled by the chart (rows of weight 0 zero)."""
+    Y = chart.scaled(np.asarray(rows))
+    if w is not None:
+        Y[w == 0] = 0.0
+    return _Rows(Y, w, None)
+
+
+def _kept_blocks(lo, hi, X, w, chart, step):
+    """The blocks ``lo`` to ``hi`` (of ``step`` rows) of dense rows, their augmented
+    rows made and kept, the scaled ones dropped (not read again)."""
+    out = []
+    for a in range(lo * step, min(hi * step, X.shape[0]), step):
+        out.append(_scaled_block(X[a:a + step], None if w is None else w[a:a + step], chart))
+        out[-1]._aug, out[-1].X = out[-1].aug, None
+    return out
 
 
 def _dask_sums(stats, Z, beta, bias, need_grad):
     """:func:`head_sums` over a dask array's blocks, one graph."""
     import dask
 
-    chart = stats.chart
+    chart, heads = stats.chart, compiled_heads(Z, beta, bias)
 
     def block(rows):
         return _block_sums(_Rows(chart.scaled(np.asarray(rows)), None, None), Z, beta, bias,
-                           need_grad)
+                           need_grad, heads=heads)
 
     parts = dask.compute(*[dask.delayed(block)(b) for b in stats.array.to_delayed().ravel()])
     return _add(parts, need_grad)
@@ -230,11 +243,21 @@ def head_sums(stats, Z, beta, bias, need_grad=True, labels=None):
     Z = np.asarray(Z, dtype=np.float64)
     if hasattr(stats, "array") and not hasattr(stats, "weights"):
         return _dask_sums(stats, Z, beta, bias, need_grad)
+    heads = compiled_heads(Z, beta, bias)
+    if heads is not None and kept_blocks(stats) is None and _keeps(stats):
+        next(_row_blocks(stats))  # (the kept rows made at the first pass)
+    kept = kept_blocks(stats) if heads is not None else None
+    if kept is not None:  # (the compiled pass, in threads)
+        units = row_units(kept, labels)
+        parts = [p for group in map_row_blocks(unit_sums, len(units), 1, units, heads,
+                                               need_grad) for p in group]
+        return _add([_block_sums(u[0], Z, beta, bias, need_grad, u[1]) if p is None else p
+                     for p, u in zip(parts, units)], need_grad)
     parts, lo = [], 0
     for rows in _row_blocks(stats):
         b = (rows.X if rows._aug is None else rows._aug).shape[0]
         parts.append(_block_sums(rows, Z, beta, bias, need_grad,
-                                 None if labels is None else labels[lo:lo + b]))
+                                 None if labels is None else labels[lo:lo + b], heads))
         lo += b
     return _add(parts, need_grad)
 
