@@ -44,6 +44,7 @@ __all__ = [
     "map_row_blocks",
     "merge_candidates",
     "one_blas_thread",
+    "one_block",
     "pool_width",
     "race_keys",
     "row_keys",
@@ -205,7 +206,7 @@ def map_row_blocks(fun, n, min_rows, *args):
     """
     global _POOL
     n_blocks = min(N_THREADS, n // max(int(min_rows), 1))
-    if n_blocks < 2:
+    if n_blocks < 2:  # (one_block)
         return [fun(0, n, *args)]
     edges = np.linspace(0, n, n_blocks + 1).astype(int)
     width = pool_width()
@@ -222,6 +223,14 @@ def map_row_blocks(fun, n, min_rows, *args):
     futures = [_POOL[2].submit(fun, lo, hi, *args) for lo, hi in spans[1:]]
     first = fun(*spans[0], *args)
     return [first] + [f.result() for f in futures]
+
+
+def one_block(n, min_rows):
+    """Whether :func:`map_row_blocks` makes one block of ``n`` rows of blocks of at
+    least ``min_rows`` (then its one call ``fun(0, n, *args)``, which a caller on
+    a hot path may make itself: the risk's passes over small data, a list and a
+    call fewer, a dozen times per fit)."""
+    return min(N_THREADS, n // max(int(min_rows), 1)) < 2
 
 
 def rows_block(lo, hi, X, fun, args):

@@ -7,6 +7,8 @@ and step, or None.  Any object with that :meth:`ArmijoBacktracking.search`
 method can be injected in an optimiser in place of the default.
 """
 
+import math
+
 import numpy as np
 
 from .manifold import _einsum, block_rows, row_norms
@@ -69,7 +71,7 @@ class ArmijoBacktracking:
                     new_value, new_grad = problem.cost_and_gradient(cand)
                 else:
                     new_value, new_grad = problem.cost(cand), None
-                if np.isfinite(new_value) and new_value <= value - self.armijo * trial * slope:
+                if _finite(new_value) and new_value <= value - self.armijo * trial * slope:
                     if new_grad is None:
                         new_value, new_grad = problem.cost_and_gradient(cand)
                     return cand, new_value, new_grad, trial
@@ -80,12 +82,18 @@ class ArmijoBacktracking:
     def backtrack(trial, value, slope, new_value):
         """Next trial step after a rejected one: the minimiser of the quadratic through
         the value and slope at 0 and the value at ``trial``, kept in [0.1, 0.5] x trial."""
-        if np.isfinite(new_value):
+        if _finite(new_value):
             curvature = new_value - value + slope * trial
             if curvature > 0:
                 return min(max(slope * trial * trial / (2.0 * curvature), 0.1 * trial),
                            0.5 * trial)
         return 0.5 * trial
+
+
+def _finite(value):
+    """``np.isfinite(value)`` of a cost: ``math.isfinite`` for a float (numpy's
+    float64 is one), without a ufunc call on a scalar (every trial's test)."""
+    return math.isfinite(value) if isinstance(value, float) else bool(np.isfinite(value))
 
 
 def along_great_circles(M, cand, ratio):

@@ -7,6 +7,8 @@ operations of :class:`Spheres`: the projection on the tangent space, the
 retraction, the vector transport and the inner product.
 """
 
+import math
+
 import numpy as np
 
 try:  # numpy's compiled einsum, which ``np.einsum`` calls when not asked to optimise
@@ -49,6 +51,8 @@ def frobenius(V):
     if x.dtype.kind != "f":
         return float(np.linalg.norm(x))
     x = x.ravel(order="K")
+    if x.dtype == np.float64:  # (IEEE's correctly rounded root: np.sqrt's, without a ufunc)
+        return math.sqrt(x.dot(x))
     return float(np.sqrt(x.dot(x)))
 
 
@@ -214,12 +218,15 @@ class Spheres:
     def retract(M, V, t):
         """The rows of ``M - t V`` renormalised, or None if one is zero or not finite
         (a trial step the line search then steps back from)."""
-        step = V.times(t) if isinstance(V, RowScaled) else t * V
-        # M - t V, written over the step where it holds the result (one temporary,
-        # two arrays read instead of three: on 10 x 13885 the retraction took 290
-        # us against 370, one thread)
-        cand = np.subtract(M, step, out=step) if step.dtype == np.result_type(M, step) \
-            else M - step
+        if t == 1.0 and not isinstance(V, RowScaled):  # (L-BFGS's first trial: 1 V is V)
+            cand = M - V
+        else:
+            step = V.times(t) if isinstance(V, RowScaled) else t * V
+            # M - t V, written over the step where it holds the result (one temporary,
+            # two arrays read instead of three: on 10 x 13885 the retraction took 290
+            # us against 370, one thread)
+            cand = np.subtract(M, step, out=step) if step.dtype == np.result_type(M, step) \
+                else M - step
         norms = row_norms(cand)
         # (every norm positive and finite: a NaN fails both tests)
         if 0.0 < np.minimum.reduce(norms, None) and np.maximum.reduce(norms, None) < np.inf:

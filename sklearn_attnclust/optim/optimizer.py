@@ -196,10 +196,14 @@ class Optimizer:
         (a start from seeds, which are rows: KMeans makes one update whatever its
         tolerance); where such a step finds no decrease, the run ends converged.
         Returns a :class:`SphereResult`.
+
+        (Each point's squared norms are computed once, for its projections and
+        transports; :meth:`_reads_step` is asked once a run: every iterate has
+        the start's size.)
         """
         manifold, tol, memory = problem.manifold, self.tol, self._memory(state)
         M, M0 = normalize_rows(np.asarray(M0.pop() if take_start else M0)), None  # (not written)
-        norms = manifold.sq_norms(M)  # (each point's, for its projections and transports)
+        norms, reads = manifold.sq_norms(M), self._reads_step(memory, M.size)  # (docstring)
         value, grad = problem.cost_and_gradient(M)
         rgrad, gnorm = _start_stationarity(problem, M, value, grad, norms)
         result = SphereResult(heads=M, value=value, values=[value], grad_norms=[gnorm])
@@ -216,7 +220,7 @@ class Optimizer:
                 _ended(result, stationary, False)
                 break
             grad = found = new_grad = new_rgrad = None  # (freed for the search: no _update
-            rgrad = rgrad if self._reads_step(memory, M.size) else None  # reads them: K x d)
+            rgrad = rgrad if reads else None  # reads them: K x d)
             found = self.line_search.search(problem, M, direction, value, slope, trial)
             if found is None:
                 # no test of a decrease can pass when the first trial's predicted
@@ -226,7 +230,7 @@ class Optimizer:
             (cand, new_value, new_grad, trial), found = found, None
             decrease = value - new_value
             stalled = decrease <= 0 and frobenius(cand - M) <= 1e-12  # (only if no decrease)
-            if not self._reads_step(memory, cand.size):  # (freed for the projection: _reads_step)
+            if not reads:  # (freed for the projection: _reads_step)
                 M = direction = result.heads = None
             new_norms = manifold.sq_norms(cand)
             new_rgrad = manifold.project(cand, new_grad, new_norms)

@@ -135,7 +135,13 @@ class LayerProblem(Problem):
 
     def preconditioner(self, M):
         pre = self.maths.preconditioner
-        return None if pre is None else pre(M, self.masses(M))
+        if pre is None:
+            return None
+        # (:meth:`masses`, its test inline: asked at the last point every step)
+        return pre(M, self._masses if self._at is not None and self._at() is M
+                   else self.masses(M))
 
     def stationarity(self, M, rgrad):
-        return self.maths.stationarity(M, rgrad, self.masses(M))
+        return self.maths.stationarity(
+            M, rgrad, self._masses if self._at is not None and self._at() is M
+            else self.masses(M))

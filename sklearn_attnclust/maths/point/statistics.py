@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._assign import nearest_point, row_norms2
-from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread,
+from ..._blocks import (add_blocks, chunk_rows, map_row_blocks, one_blas_thread, one_block,
                         sum_row_blocks)
 from ..shared import CACHE_ENTRIES, counted, zero_weights
 from .chart import PointChart
@@ -189,7 +189,10 @@ class PointStatistics(Statistics):
         # (BLAS on one thread: the compiled pass's products of 256-row tiles, and
         # the numpy reference's chunks, run in the row blocks' threads)
         with one_blas_thread():
-            out = add_blocks(map_row_blocks(*self._blocks(kernel, rows, need_grad, labels)))
+            fun, n, min_rows, *args = self._blocks(kernel, rows, need_grad, labels)
+            # (one block, small data: the pass called here, map_row_blocks's one call)
+            out = fun(0, n, *args) if one_block(n, min_rows) else \
+                add_blocks(map_row_blocks(fun, n, min_rows, *args))
         if labels is not None:  # the hard assignment at these heads, in the chart's units
             out, hard, counts = out[:-2], out[-2], out[-1]
             if self.cached:
