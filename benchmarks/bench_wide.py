@@ -122,7 +122,7 @@ def fresh_pages(nbytes):
     on a VM whose balloon takes freed pages back to its host, the first fit of
     1000 x 10000 blobs in a process took 0.29-0.36 s of one-thread CPU time
     (KMeans and KMeansQuantizer alike), the next 0.17-0.24 s, and after this
-    0.18-0.23 s (``/work/notes/s29/h306/first_fit.py``)."""
+    0.18-0.23 s (h306's notes, session 29)."""
     if nbytes > 0:
         np.ones(int(nbytes) // 8)  # (np.ones writes every page; np.zeros would not)
 
