@@ -18,7 +18,10 @@ for 80 MB): with KMeans always first (just after the data were made) and
 ``KMeansQuantizer`` always last, the latter read 2.77 x KMeans's one-thread
 CPU time at 1000 x 10000 (1.66 x with the order rotated, its neighbours
 kept), though the two run the same steps (the same seeds, 2 iterations each)
-in 1.1 x the user time.
+in 1.1 x the user time.  The shuffle spreads that cost over the methods but does
+not remove it; so before each timed fit the benchmark also touches and frees
+three times the input's size of new memory (:func:`fresh_pages`), so that every
+fit's new pages are pages the kernel has just had back.
 
 ``--cpu`` times each fit by the process's CPU time (``time.process_time``) on
 one thread: the process pinned to one CPU and BLAS limited to one thread (the
@@ -106,9 +109,29 @@ def one_thread():
     threadpool_limits(1)
 
 
+#: Multiple of the input's size touched and freed just before each timed fit
+#: (:func:`fresh_pages`): more than any method's allocations (KMeans's traced peak
+#: is 2.0 x the input).
+FRESH_PAGES = 3
+
+
+def fresh_pages(nbytes):
+    """Touch ``nbytes`` of new memory and free it: the pages the next fit
+    allocates are then pages the kernel has just had back, for every method
+    alike.  Without it a fit's fresh pages cost what the fits before it left:
+    on a VM whose balloon takes freed pages back to its host, the first fit of
+    1000 x 10000 blobs in a process took 0.29-0.36 s of one-thread CPU time
+    (KMeans and KMeansQuantizer alike), the next 0.17-0.24 s, and after this
+    0.18-0.23 s (h306's notes, session 29)."""
+    if nbytes > 0:
+        np.ones(int(nbytes) // 8)  # (np.ones writes every page; np.zeros would not)
+
+
 def fit_time(make, X, traced=False, clock=time.perf_counter):
-    """The fit's time by ``clock``, and with ``traced`` its peak memory by
-    ``tracemalloc`` (else None)."""
+    """The fit's time by ``clock``, after :func:`fresh_pages` of
+    :data:`FRESH_PAGES` times the input's size, and with ``traced`` its peak
+    memory by ``tracemalloc`` (else None)."""
+    fresh_pages(FRESH_PAGES * X.nbytes)
     if traced:
         tracemalloc.start()
     try:

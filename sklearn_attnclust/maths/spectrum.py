@@ -27,6 +27,7 @@ import numpy as np
 
 from .._blocks import one_blas_thread, sum_row_blocks
 from .krylov import largest_eigenpairs, largest_eigenvalues
+from .single_traces import trace_matrix
 
 __all__ = ["DENSE_SIDE", "EXACT_TRACE_SIDE", "LANCZOS_TOL", "RAW_OFFSET", "RowSpectrum",
            "SPARSE_RETRY_NCV", "TRACE_COLUMNS", "TRACE_PROBES", "TRACE_SKETCH",
@@ -436,12 +437,11 @@ class RowSpectrum:
         return tuple(self.estimated_traces(random_state)[:2])
 
     def exact_traces(self):
-        """``(tr S^2, tr S^3)`` from the smaller side (:meth:`power_traces`)."""
-        M, _ = self.small()
-        width = TRACE_COLUMNS
+        """``(tr S^2, tr S^3)`` from the smaller side (:func:`.single_traces.trace_matrix`)."""
+        M = trace_matrix(self)
         cube = 0.0
-        for a in range(0, M.shape[1], width):
-            J = slice(a, a + width)
+        for a in range(0, M.shape[1], TRACE_COLUMNS):
+            J = slice(a, a + TRACE_COLUMNS)
             cube += float(np.vdot(M @ M[:, J], M[:, J]))
         return float(np.vdot(M, M)), cube
 
