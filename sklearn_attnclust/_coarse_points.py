@@ -104,7 +104,11 @@ def missed_rows(maths, X, weights, heads, reach, stats=None, floor=None):
     test at the floor, the answer is False without the probe's ``K m`` distances
     (the test at the rows' own hard risk, which is at least the floor, is False
     then too: fewer rows count, against a larger share); otherwise the probe
-    decides as above."""
+    decides as above.  The answer is the probe's own wherever the probe's
+    estimate of the risk is at least the floor; where rows the probe misses hold
+    over half the risk it can read below it (rare far rows: 0.9 times the floor
+    seen, review B of session 29), and the floor may then say False where the
+    probe alone said True."""
     lo, hi, probe, probe_w = reach
     Z, risk = maths.swap_points(heads), None
     floor = floor if floor is not None and floor > 0 else None  # (NaN, <= 0: none)
