@@ -119,7 +119,10 @@ def inertia_of(X, labels, centers, w, d2, up_to_sign=False):
     """
     pos = None if w is None else w > 0  # (a zero weight times an inf is NaN)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        fast = d2 if np.ndim(d2) == 0 else d2.sum() if w is None else d2[pos] @ w[pos]
+        # (numpy's own pairwise sum, not BLAS's dot: the same number on any count of
+        # BLAS threads)
+        fast = d2 if np.ndim(d2) == 0 else d2.sum() if w is None else \
+            np.add.reduce(d2[pos] * w[pos])
     if np.isfinite(fast) and fast > 2.0**-900:
         return float(fast)
     keep = slice(None) if pos is None else pos

@@ -318,7 +318,7 @@ class CosineLayer(FreeEnergyLayer):
     @staticmethod
     def inertia(d2, w):
         """``sum_i w_i (1 - cos_i)`` of the assigned cosines' ``d2 = 1 - cos``."""
-        return float(np.sum(d2) if w is None else d2 @ w)
+        return float(np.sum(d2) if w is None else np.add.reduce(d2 * w))  # (not BLAS's dot)
 
     def predict(self, X):
         """The head of largest cosine ``<x / |x|, mu_h>`` (rows of any scale)."""

@@ -258,7 +258,7 @@ class LearnedPointLayer(PointLayer):
         if labels is None or not labelled:
             return None
         d2 = head_distances(X, chart, self.centers, labels)
-        return Assignment(labels, float(d2.sum() if w is None else w @ d2),
+        return Assignment(labels, float(d2.sum() if w is None else np.add.reduce(w * d2)),
                           np.bincount(labels, minlength=K))
 
     # fit_dask: the point layer's (its statistics' sums take the biases, and add
