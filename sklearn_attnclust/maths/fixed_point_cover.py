@@ -29,8 +29,9 @@ from sklearn.exceptions import ConvergenceWarning
 #: them above 0.03.
 COVER_SHARE = 0.03
 
-#: Rows per block of the check's two passes (never a (n, K) array of X's rows).
-COVER_ROWS = 4096
+#: Numbers per block of the check's two passes: at most 4096 rows and about 2**20
+#: numbers (8 MB in float64, wide rows too; never an array of X's size).
+COVER_ROWS, COVER_NUMBERS = 4096, 2 ** 20
 
 
 def uncovered_share(X, labels, n_clusters):
@@ -52,22 +53,23 @@ def uncovered_share(X, labels, n_clusters):
         rows by their own means.
     """
     n, d = X.shape
+    step = max(1, min(COVER_ROWS, COVER_NUMBERS // max(d, 1)))
     counts = np.bincount(labels, minlength=n_clusters)
     sums = np.zeros((n_clusters, d))
-    for c in range(0, n, COVER_ROWS):
-        block = labels[c:c + COVER_ROWS]
+    for c in range(0, n, step):
+        block = labels[c:c + step]
         onehot = np.zeros((n_clusters, block.size))
         onehot[block, np.arange(block.size)] = 1.0
-        sums += onehot @ X[c:c + COVER_ROWS].astype(np.float64, copy=False)
+        sums += onehot @ X[c:c + step].astype(np.float64, copy=False)
     kept = np.flatnonzero(counts)
     means = sums[kept] / counts[kept, None]
     half_sq = 0.5 * np.einsum("ij,ij->i", means, means)
     moved = 0
-    for c in range(0, n, COVER_ROWS):
-        rows = X[c:c + COVER_ROWS].astype(np.float64, copy=False)
+    for c in range(0, n, step):
+        rows = X[c:c + step].astype(np.float64, copy=False)
         # |x - m|^2 / 2 - |x|^2 / 2, the same order over the means
         nearest = kept[np.argmin(half_sq[None, :] - rows @ means.T, axis=1)]
-        moved += int(np.count_nonzero(nearest != labels[c:c + COVER_ROWS]))
+        moved += int(np.count_nonzero(nearest != labels[c:c + step]))
     return moved / n
 
 
