@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseEmbedding, power_of_two_scale
 from .maths.context_moments import context_moments, layer_scale
+from .maths.fixed_point_cover import warn_uncovered
 from .maths.in_context import (
     FLOW_CONTEXT,
     context_scores,
@@ -325,9 +326,7 @@ class InContextQuantizer(BaseEmbedding):
         self._second, self._rows = moments.second, moments.rows
         self.second_moment_ = None if moments.second is None else \
             self._in_input_units(moments.second, -2)
-        self.context_ = None
-        self.temperature_ = 0.0
-        self._beta = 0.0
+        self.context_, self.temperature_, self._beta = None, 0.0, 0.0
         for name in ("cluster_centers_", "labels_", "inertia_", "n_fixed_points_"):
             self.__dict__.pop(name, None)  # a refit as linear keeps no labels
         sums = self._fit_clusters(X, Xs, moments) if softmax else None
@@ -396,6 +395,7 @@ class InContextQuantizer(BaseEmbedding):
         labels, cross, square = softmax_pass(Xs, context, self._beta, centers, True, gram,
                                              scores)
         inertia = residual_inertia(Xs, centers, labels)
+        warn_uncovered(Xs, labels, self.n_clusters)  # (a warning: fixed points, not clusters)
         self.labels_ = labels
         self.inertia_ = float(self._in_input_units(np.float64(inertia), -2))
         return cross, square
