@@ -100,7 +100,10 @@ class StreamFitMixin:
             raise ValueError(
                 f"n_samples = {stream.n} should be >= n_clusters = {self.n_clusters}."
             )
-        layer = self._stream_layer.partial_fit(stream, self._stream_rng)
+        try:
+            layer = self._stream_layer.partial_fit(stream, self._stream_rng)
+        finally:  # (read by this call's step only: the model keeps no copy of the chunk)
+            stream.chunk = None
         self.n_steps_ = getattr(self, "n_steps_", 0) + 1
         self._layer_params = self._shaping_params()
         return self._store(layer, X, w)

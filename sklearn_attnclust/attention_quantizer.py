@@ -412,8 +412,8 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         the reservoir holds every row seen it is :meth:`fit` on the rows so far,
         its clusters numbered as the nearest ones before (an ``init`` array's as
         its rows); afterwards a warm refit of the reservoir (``"point"``: an online
-        step on the chunk, a refit as the rows seen grow by half, and anew where
-        a chunk does not fit the heads), to the statistical accuracy of the sample.
+        step on the chunk, a refit as the rows seen grow by half, anew where a chunk
+        does not fit the heads; a new cluster in a small share of each chunk may stay unfound).
 
         After :meth:`fit`, the stream continues from the fit, as
         MiniBatchKMeans's does: it starts with a summary of the fit's rows,

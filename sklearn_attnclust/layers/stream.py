@@ -35,8 +35,8 @@ class Stream:
     exactly), so that they neither under- nor overflow at any scale; the
     reservoir keeps the rows and weights as given.  A stream that continues a
     fit (:meth:`from_summary`) also keeps the fit's summary, weighted rows
-    apart from the reservoir, and the last chunk (:attr:`chunk`, set by
-    ``partial_fit``).
+    apart from the reservoir, and the chunk of a ``partial_fit`` call while it
+    runs (:attr:`chunk`).
     """
 
     def __init__(self, size, n_features, dtype, rng, need_fourth, need_moments=True):
@@ -51,8 +51,8 @@ class Stream:
         self.fourth = np.zeros((n_features, n_features)) \
             if need_fourth and need_moments else None
         self.row_exp = self.weight_exp = None  # set by the first rows
-        # the last chunk and its weights (or None), as partial_fit passed them
-        # (the point layer's online step reads it: .._stream_step)
+        # the chunk of the partial_fit call under way and its weights (or None), None
+        # between calls (the point layer's online step reads it: .._stream_step)
         self.chunk = None
         self._lent = False  # whether sample() gave the reservoir's own arrays out
 
