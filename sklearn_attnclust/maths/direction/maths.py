@@ -39,7 +39,7 @@ from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
 from .counting import unit_scale, unit_scale_tops
 from .deferred import DeferredStatistics, float32_value_suffices
-from .stall import STALL_SCALE, STALL_STEPS, RiskWindows, resolution
+from .stall import STALL_SCALE, STALL_STEPS, RiskWindow, resolution
 from .stall import row_count
 from .starts import lloyd_step, refine_heads, seed_sample
 from .wide import RowMoment
@@ -182,7 +182,7 @@ class DirectionMaths(LayerMaths):
         self._held = HeldLabels()  # (the labels of the last steps: stationarity)
         # the heads of the last gradient (a weak reference), its risk and resolution;
         # the risks of the descent's last steps (the stall test of stationarity)
-        self._stall, self._risks, self._rows = (None, None, 0.0, 0.0), RiskWindows(), (None, 1.0)
+        self._stall, self._risks, self._rows = (None, None, 0.0, 0.0), RiskWindow(), (None, 1.0)
 
     def statistics(self, rows, weights):
         st = ContextStatistics.from_data(rows, need_fourth=self.L is not None, weights=weights)
@@ -357,7 +357,7 @@ class DirectionMaths(LayerMaths):
                 RowMoment(second.X, self.stats.fourth.v, second.weights))
         self._last = self._low = None
         self._held.forget()
-        self._stall, self._risks, self._rows = (None, None, 0.0, 0.0), RiskWindows(), (None, 1.0)
+        self._stall, self._risks, self._rows = (None, None, 0.0, 0.0), RiskWindow(), (None, 1.0)
 
     @property
     def temperature(self):

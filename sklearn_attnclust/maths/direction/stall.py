@@ -5,7 +5,7 @@ import numpy as np
 
 from ..held import tail_decrease
 
-__all__ = ["STALL_SCALE", "STALL_STEPS", "RiskWindows", "resolution",
+__all__ = ["STALL_SCALE", "STALL_STEPS", "RiskWindow", "resolution",
            "row_count"]
 
 
@@ -61,35 +61,32 @@ def row_count(stats):
     return float(np.sum(positive) / positive.min()) if positive.size else 1.0
 
 
-class RiskWindows:
-    """The risks of a descent's last steps on one set of rows, for the stall tests."""
+class RiskWindow:
+    """The risks of a descent's last steps that kept the labels, on one set of rows."""
 
     def __init__(self):
-        self.held, self.moving = [], []
+        self.held = []
 
     def clear(self):
         """Forget the steps (a new descent)."""
-        self.held, self.moving = [], []
+        self.held = []
 
     def measure(self, stats, value, res, labels_held):
-        """The smallest of: the last :data:`STALL_STEPS` held steps' relative decrease
-        of the risk over ``res`` and :data:`STALL_SCALE`; and (``tail``, second) the geometric forecast of
-        the held steps' decrease still to come, relatively (:func:`..held.tail_decrease`),
-        or inf where a window is not full.  ``stats``: the rows of the risk ``value``
-        (another stage's rows start the windows afresh); ``labels_held``: whether the
-        step to it kept every row's head."""
-        for risks in (self.held, self.moving):
-            if risks and risks[0][0] is not stats:
-                risks.clear()
-        if not labels_held:  # the labels moved (or no step yet): the held window afresh
-            self.held.clear()
+        """``(stall, tail)``: the last :data:`STALL_STEPS` held steps' relative decrease
+        of the risk over ``res`` and :data:`STALL_SCALE`; and the decrease still to come
+        that they forecast, relatively (:func:`..held.tail_decrease`); each inf where the
+        window is not full.  ``stats``: the rows of the risk ``value`` (another stage's
+        rows start the window afresh); ``labels_held``: whether the step to ``value``
+        kept every row's head (if not, the window starts afresh)."""
+        risks = self.held
+        if not labels_held or (risks and risks[0][0] is not stats):
+            risks.clear()
+        risks.append((stats, value))
         stall, tail = np.inf, np.inf
-        for risks, steps in ((self.held, STALL_STEPS),):
-            risks.append((stats, value))
-            if len(risks) > steps:
-                del risks[:-steps - 1]
-                if value <= risks[0][1]:  # (a descent's accepted steps never raise it)
-                    stall = min(stall, (risks[0][1] - value) / (STALL_SCALE * res))
-        if len(self.held) > STALL_STEPS and value > 0:  # (held steps: the rest forecast)
-            tail = tail_decrease([v for _, v in self.held]) / value
+        if len(risks) > STALL_STEPS:
+            del risks[:-STALL_STEPS - 1]
+            if value <= risks[0][1]:  # (a descent's accepted steps never raise it)
+                stall = (risks[0][1] - value) / (STALL_SCALE * res)
+            if value > 0:  # (held steps: the rest forecast)
+                tail = tail_decrease([v for _, v in risks]) / value
         return stall, tail
