@@ -19,6 +19,15 @@ __all__ = ["STALL_SCALE", "STALL_STEPS", "RiskWindow", "resolution",
 #: (without the labels' condition) the fits' risks were up to 5.3e-3 relatively
 #: higher and one ARI 0.725 against 0.790; with it those fits are unchanged.
 STALL_STEPS = 3
+#: A second window of ten steps whether or not they kept the labels (the point
+#: layer's), for unclustered rows whose labels move to the end (h309's F2, s29:
+#: centred normalised flower.jpg patches, n = 1e4, d = 192, 300 steps and a
+#: ConvergenceWarning at K = 5 / 10 / 20) was measured and not taken: it stopped
+#: after 158 to 217 steps without the warning, but on a plateau: the risk 0.6, 0.4
+#: and 1.9 % above the 300-step fit's (K = 5 / 10 / 20, seed 4320), alike on 5e4
+#: fresh patches, and at K = 20 max_iter=2000 goes on to 1807 steps and a risk 3.7
+#: times lower (0.0509 -> 0.0139; fresh rows 0.0545 -> 0.0167): the decrease left
+#: there is many resolutions, not the sample's noise.  (/work/notes/s29/h311/.)
 
 #: The last :data:`STALL_STEPS` steps' relative decrease of the risk over its
 #: sampling resolution, divided by this, is a measure of stationarity compared with
