@@ -27,7 +27,7 @@ STALL_STEPS = 3
 #: and 1.9 % above the 300-step fit's (K = 5 / 10 / 20, seed 4320), alike on 5e4
 #: fresh patches, and at K = 20 max_iter=2000 goes on to 1807 steps and a risk 3.7
 #: times lower (0.0509 -> 0.0139; fresh rows 0.0545 -> 0.0167): the decrease left
-#: there is many resolutions, not the sample's noise.  (/work/notes/s29/h311/.)
+#: there is many resolutions, not the sample's noise (h311's notes, s29).
 
 #: The last :data:`STALL_STEPS` steps' relative decrease of the risk over its
 #: sampling resolution, divided by this, is a measure of stationarity compared with
