@@ -5,7 +5,7 @@ import pytest
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.maths import held
-from sklearn_attnclust.maths.direction import maths as direction_maths
+from sklearn_attnclust.maths.direction import stall as direction_stall
 
 
 @pytest.mark.parametrize("r", [0.05, 0.3, 0.9])
@@ -38,7 +38,7 @@ def test_forecast_ends_the_descent_a_step_sooner(monkeypatch):
     # shrink geometrically, and the step the held-labels stop would end on is not taken
     X = _vmf(4000, 64, 5, 1)
     fit = AttentionQuantizer(5, geometry="direction", random_state=0).fit(X)
-    monkeypatch.setattr(direction_maths, "tail_decrease", lambda values: np.inf)
+    monkeypatch.setattr(direction_stall, "tail_decrease", lambda values: np.inf)
     before = AttentionQuantizer(5, geometry="direction", random_state=0).fit(X)
     assert fit.n_iter_ < before.n_iter_
     # that step lowered the risk far below the rows' resolution (K / n relatively)

@@ -33,12 +33,14 @@ from ..._blocks import one_blas_thread
 from ..._init import check_start, init_heads, unit_start
 from ..._strategy import fit_layer
 from .. import sizes
-from ..held import HeldLabels, tail_decrease
+from ..held import HeldLabels
 from ..shared import check_points, positive_magnitude
 from ..sizes import FLOAT32_TOL, default_chunk_size
 from .attention import ContextStatistics, attention_risk, typical_head_score
 from .counting import unit_scale, unit_scale_tops
 from .deferred import DeferredStatistics, float32_value_suffices
+from .stall import STALL_SCALE, STALL_STEPS, RiskWindow, resolution
+from .stall import row_count
 from .starts import lloyd_step, refine_heads, seed_sample
 from .wide import RowMoment, row_squared_norms
 from ...layers.base import LayerMaths
@@ -106,58 +108,6 @@ COARSE_TOL = 1e-3
 #: median CPU time 1.4 to 2.7 times lower; factor 30: steps 15 to 132, risks at
 #: most 1.5e-4 above, CPU time 1.5 to 2.4 times lower.
 HELD_FACTOR = 10.0
-
-#: Steps, each of which kept every row's head of largest ``|<x, mu_h>|`` (the held
-#: labels' test, :mod:`..held`), over which the descent's decrease of the risk is
-#: compared with the risk's sampling resolution (:func:`resolution`,
-#: :meth:`DirectionMaths.stationarity`).  A step that moves a label starts the window
-#: afresh: on the normalised orthonormal mixtures (bench_direction.py --data orth, d =
-#: 64, K = 20 and d = 128, K = 10, seeds 0 to 4) rows trade heads for 30 to 60 steps
-#: while the risk falls by less than the resolution every three steps; stopped there
-#: (without the labels' condition) the fits' risks were up to 5.3e-3 relatively
-#: higher and one ARI 0.725 against 0.790; with it those fits are unchanged.
-STALL_STEPS = 3
-
-#: The last :data:`STALL_STEPS` steps' relative decrease of the risk over its
-#: sampling resolution, divided by this, is a measure of stationarity compared with
-#: ``tol`` (as the point layer's ``STALL_SCALE``, of the same value): at the default
-#: ``tol`` (1e-4) the descent stops once three steps that kept the labels lowered the
-#: risk by less than three tenths of what the rows resolve.  Beyond that the heads walk
-#: the risk's flat valley into the sample's noise.  Measured: heads fitted on
-#: bench_direction.py's vmf rows (n = 1e4), their risk on 2e5 fresh rows of the same
-#: mixture against the optimum there: d = 64, K = 10, 1.13e-3 relatively above it at
-#: tol 1e-8 (120 steps), 1.02e-3 at the default tol before this test (20 steps),
-#: 8.4e-4 after 10 steps; d = 128, K = 20, 2.55e-3 (98 steps), 2.35e-3 (26), 1.82e-3
-#: (10); d = 64, K = 20, 2.36e-3 (49), 2.22e-3 (17), 2.08e-3 (10): the sample's optimum
-#: is 2 to 2.6 times :func:`resolution` above the population's, and the steps after the
-#: first ten lower the rows' risk, not the population's.  With the test (seeds 0 and
-#: 1) the steps 20 -> 9, 17 -> 11, 26 -> 10, the rows' risk 5.9e-4, 1.2e-4, 8.4e-4
-#: relatively higher, the fresh rows' 2.6e-4, 1.5e-4, 4.7e-4 lower.  On tighter
-#: clusters (noise of norm 0.3, d = 64, K = 20) the resolution underestimates the
-#: sample's noise (the optimum 11 resolutions above the population's) and the stop
-#: comes 0.6e-3 further above it (2.35e-3 against 1.74e-3 before), the rows' risk 1.6 %
-#: higher and the k-means inertia 16 % lower.
-STALL_SCALE = 3e3
-
-
-def resolution(risk, n_heads, n_rows):
-    """The risk's sampling resolution: ``risk K / n``, the excess risk of heads
-    displaced by their sampling noise (``K (d - 1)`` coordinates each known to a
-    squared error of about the risk per coordinate over the rows' count; the
-    point layer's ``distortion K / n``)."""
-    return max(float(risk), 0.0) * float(n_heads) / max(float(n_rows), 1.0)
-
-
-def _row_count(stats):
-    """The rows' count of ``stats`` in units of their smallest positive weight (a
-    row of weight ``c`` counts as ``c`` copies; scaling the weights changes nothing)."""
-    w = getattr(stats, "weights", None)
-    if w is None:  # (the queries the risk sums over: partial_fit's reservoir, not the stream)
-        X = getattr(stats, "X", None)
-        return float(X.shape[0] if isinstance(X, np.ndarray) else stats.n_samples)
-    positive = np.asarray(w)[np.asarray(w) > 0]
-    return float(np.sum(positive) / positive.min()) if positive.size else 1.0
-
 
 class WarmStart:
     """Heads to resume from (the current fit, in ``partial_fit``): the one start, as it is."""
@@ -232,7 +182,7 @@ class DirectionMaths(LayerMaths):
         self._held = HeldLabels()  # (the labels of the last steps: stationarity)
         # the heads of the last gradient (a weak reference), its risk and resolution;
         # the risks of the descent's last steps (the stall test of stationarity)
-        self._stall, self._risks, self._rows = (None, None, 0.0, 0.0), [], (None, 1.0)
+        self._stall, self._risks, self._rows = (None, None, 0.0, 0.0), RiskWindow(), (None, 1.0)
 
     def statistics(self, rows, weights):
         st = ContextStatistics.from_data(rows, need_fourth=self.L is not None, weights=weights)
@@ -330,14 +280,14 @@ class DirectionMaths(LayerMaths):
         value = out[0] / self.norm
         self._held.note(M, stats, value, getattr(stats, "labels", None))  # (this pass's)
         if self._rows[0] is not stats:
-            self._rows = (stats, _row_count(stats))
+            self._rows = (stats, row_count(stats))
         self._stall = (weakref.ref(M), stats, value,
                        resolution(value, self.n_clusters, self._rows[1]))
         return value, out[2].astype(np.float64, copy=False) / self.norm, None
 
     def begin_descent(self):
         super().begin_descent()
-        self._risks = []
+        self._risks.clear()
 
     def stationarity(self, M, rgrad, masses):
         """The Riemannian gradient's norm; or, if smaller, once the step to ``M``
@@ -346,7 +296,7 @@ class DirectionMaths(LayerMaths):
         the risk over that step (:class:`..held.HeldLabels`; the optimiser's own
         rule reads the relative decrease against ``tol**2``); or, if smaller still,
         after :data:`STALL_STEPS` such steps in a row, their relative decrease of the
-        risk over its :func:`resolution` and :data:`STALL_SCALE`; or, if smaller
+        risk over its :func:`resolution` and :data:`STALL_SCALE` (:mod:`.stall`); or, if smaller
         still, after :data:`STALL_STEPS` such steps, :data:`HELD_FACTOR` times the
         relative decrease still to come that theirs forecast
         (:func:`..held.tail_decrease`, measured there): the step the held-labels stop
@@ -362,20 +312,8 @@ class DirectionMaths(LayerMaths):
         # 3, stopped after 4 steps, the risk 1.7e-2 relatively above that after 45)
         if at is None or at() is not M or not res > 0 or self.beta == 0:
             return measure
-        if self._risks and self._risks[0][0] is not stats:  # (another stage's rows)
-            self._risks = []
-        risks = self._risks
-        if not held < np.inf:  # the labels moved (or no step yet): the window afresh
-            risks.clear()
-        risks.append((stats, value))
-        if len(risks) > STALL_STEPS:
-            del risks[:-STALL_STEPS - 1]
-            if value <= risks[0][1]:  # (a descent's accepted steps never raise it)
-                measure = min(measure, (risks[0][1] - value) / (STALL_SCALE * res))
-        if len(risks) > STALL_STEPS and value > 0:  # (held steps: the rest forecast)
-            tail = tail_decrease([v for _, v in risks])
-            measure = min(measure, HELD_FACTOR * tail / value)
-        return measure
+        stall, tail = self._risks.measure(stats, value, res, held < np.inf)
+        return min(measure, stall, HELD_FACTOR * tail)
 
     def final(self, M):
         """``(risk, scale)`` at ``M`` in input units, the risk without the penalty: that
@@ -420,7 +358,7 @@ class DirectionMaths(LayerMaths):
                 RowMoment(second.X, self.stats.fourth.v, second.weights))
         self._last = self._low = None
         self._held.forget()
-        self._stall, self._risks, self._rows = (None, None, 0.0, 0.0), [], (None, 1.0)
+        self._stall, self._risks, self._rows = (None, None, 0.0, 0.0), RiskWindow(), (None, 1.0)
 
     @property
     def temperature(self):
