@@ -12,8 +12,10 @@ float64, as :func:`.single_products.single_gram` does for the softmax fit: each
 entry within about ``3e-7 |b_i| |b_j|`` of the float64 product, so the traces
 and the scale ``tr S^2 / tr S^3`` within about 1e-6 relative, whose effect on
 the layer's risk is of the order of its square (the risk is stationary in the
-scale).  A slab whose largest magnitude is outside ``2**+-60`` (where float32's
-squares would leave its range) keeps the float64 product.
+scale).  A slab keeps the float64 product where its largest magnitude ``m``
+is at most ``2**-60`` or ``m sqrt(w)`` at least ``2**60`` (``w`` its columns):
+float32's sums of ``w`` squares would leave its range (an entry ``m`` at
+``2**59.9`` over 1048 columns overflowed to inf).
 """
 
 import numpy as np
@@ -50,7 +52,8 @@ def trace_matrix(spectrum):
         G = np.zeros((n, n))
         for a in range(lo, hi, width):
             B = spectrum.rows(0, n, slice(a, min(a + width, hi)))
-            if 2.0**-60 < largest_magnitude(B) < 2.0**60:
+            top = largest_magnitude(B)  # (a sum of B.shape[1] squares: below 2**120)
+            if 2.0**-60 < top and top * np.sqrt(B.shape[1]) < 2.0**60:
                 B = B.astype(np.float32)
             G += B @ B.T
         return (G,)

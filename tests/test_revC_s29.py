@@ -1,0 +1,30 @@
+"""Review C of session 29: the float32 traces' gate (h306), the cover warning's stack
+level under ``fit_predict`` (h310), no chunk kept by a refused ``partial_fit`` (review A)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.preprocessing import StandardScaler
+
+import sklearn_attnclust.maths.single_traces as single_traces
+from sklearn_attnclust import AttentionQuantizer, InContextQuantizer
+from sklearn_attnclust.maths.spectrum import RowSpectrum
+
+
+def test_float32_traces_gate_counts_the_slabs_sums(monkeypatch):
+    # every entry of B below 2**60 (the first gate) yet 1048-column sums of their
+    # squares beyond float32's range: the float64 products, finite traces
+    monkeypatch.setattr(single_traces, "SINGLE_TRACE_WORK", 0)
+    rng = np.random.default_rng(0)
+    n = 200
+    X = rng.uniform(-1, 1, (n, 5000)) * 2.0**59.9 * np.sqrt(n)  # (B = X / sqrt(n))
+    B = X / np.sqrt(n)
+    assert np.abs(B).max() < 2.0**60
+    G = B @ B.T
+    ref = (np.trace(G @ G), np.trace(G @ G @ G))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # (no overflow in a product)
+        got = RowSpectrum(X).exact_traces()
+    np.testing.assert_allclose(got, ref, rtol=1e-11)
