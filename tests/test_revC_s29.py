@@ -28,3 +28,15 @@ def test_float32_traces_gate_counts_the_slabs_sums(monkeypatch):
         warnings.simplefilter("error", RuntimeWarning)  # (no overflow in a product)
         got = RowSpectrum(X).exact_traces()
     np.testing.assert_allclose(got, ref, rtol=1e-11)
+
+
+def test_cover_warning_names_the_caller_of_fit_predict():
+    X, _ = make_blobs(3000, centers=3, n_features=2, random_state=4203)
+    X = StandardScaler().fit_transform(X)
+    for method in ("fit", "fit_predict"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            getattr(InContextQuantizer(3, attention="softmax", random_state=0), method)(X)
+        cover = [w for w in caught if "do not cover the clusters" in str(w.message)]
+        assert len(cover) == 1, method
+        assert cover[0].filename == __file__, (method, cover[0].filename)
