@@ -95,11 +95,11 @@ class StreamFitMixin:
         stream = self._stream
         self._stream_layer.check_chunk(X)  # (a refused chunk must not enter the stream)
         stream.add(X, np.ones(X.shape[0]) if w is None else w)
-        stream.chunk = (X, w)
         if stream.n < self.n_clusters:
             raise ValueError(
                 f"n_samples = {stream.n} should be >= n_clusters = {self.n_clusters}."
             )
+        stream.chunk = (X, w)  # (after the check: a refused call keeps no chunk either)
         try:
             layer = self._stream_layer.partial_fit(stream, self._stream_rng)
         finally:  # (read by this call's step only: the model keeps no copy of the chunk)

@@ -40,3 +40,13 @@ def test_cover_warning_names_the_caller_of_fit_predict():
         cover = [w for w in caught if "do not cover the clusters" in str(w.message)]
         assert len(cover) == 1, method
         assert cover[0].filename == __file__, (method, cover[0].filename)
+
+
+def test_a_refused_partial_fit_keeps_no_chunk():
+    X, _ = make_blobs(40, 3, centers=4, random_state=0)
+    est = AttentionQuantizer(4, random_state=0)
+    with pytest.raises(ValueError, match="should be >= n_clusters"):
+        est.partial_fit(X[:2])
+    assert est._stream.chunk is None
+    est.partial_fit(X[2:])  # (the stream goes on: 40 rows, a fit)
+    assert est._stream.chunk is None and est.cluster_centers_.shape == (4, 3)
