@@ -50,3 +50,25 @@ def test_a_refused_partial_fit_keeps_no_chunk():
     assert est._stream.chunk is None
     est.partial_fit(X[2:])  # (the stream goes on: 40 rows, a fit)
     assert est._stream.chunk is None and est.cluster_centers_.shape == (4, 3)
+
+
+def test_stall_forecast_rounds_as_before_the_move():
+    # h311 moved the stall window out of DirectionMaths.stationarity, whose forecast
+    # term read HELD_FACTOR * tail / value; HELD_FACTOR * (tail / value) differs in
+    # the last bit for about a third of windows: the window applies the factor first
+    from sklearn_attnclust.maths.direction.maths import HELD_FACTOR
+    from sklearn_attnclust.maths.direction.stall import STALL_STEPS, RiskWindow
+    from sklearn_attnclust.maths.held import tail_decrease
+
+    rng = np.random.default_rng(0)
+    regrouped = 0
+    for _ in range(200):
+        c, a, r = rng.uniform(0.01, 1.0), rng.uniform(1e-4, 1e-1), rng.uniform(0.1, 0.9)
+        values = [c + a * r**k for k in range(STALL_STEPS + 1)]
+        window, rows = RiskWindow(), object()
+        for v in values:
+            _, tail = window.measure(rows, v, 1e-4, True, HELD_FACTOR)
+        old = HELD_FACTOR * tail_decrease(values) / values[-1]
+        assert tail == old
+        regrouped += HELD_FACTOR * (tail_decrease(values) / values[-1]) != old
+    assert regrouped > 0  # (the two groupings do differ: the test can fail)

@@ -312,8 +312,8 @@ class DirectionMaths(LayerMaths):
         # 3, stopped after 4 steps, the risk 1.7e-2 relatively above that after 45)
         if at is None or at() is not M or not res > 0 or self.beta == 0:
             return measure
-        stall, tail = self._risks.measure(stats, value, res, held < np.inf)
-        return min(measure, stall, HELD_FACTOR * tail)
+        stall, tail = self._risks.measure(stats, value, res, held < np.inf, HELD_FACTOR)
+        return min(measure, stall, tail)
 
     def final(self, M):
         """``(risk, scale)`` at ``M`` in input units, the risk without the penalty: that

@@ -80,13 +80,15 @@ class RiskWindow:
         """Forget the steps (a new descent)."""
         self.held = []
 
-    def measure(self, stats, value, res, labels_held):
+    def measure(self, stats, value, res, labels_held, factor=1.0):
         """``(stall, tail)``: the last :data:`STALL_STEPS` held steps' relative decrease
         of the risk over ``res`` and :data:`STALL_SCALE`; and the decrease still to come
         that they forecast, relatively (:func:`..held.tail_decrease`); each inf where the
         window is not full.  ``stats``: the rows of the risk ``value`` (another stage's
         rows start the window afresh); ``labels_held``: whether the step to ``value``
-        kept every row's head (if not, the window starts afresh)."""
+        kept every row's head (if not, the window starts afresh); ``factor`` multiplies
+        the forecast before its division by ``value``, as ``factor * tail / value``
+        did in ``DirectionMaths.stationarity`` (the same rounding: fits bit-identical)."""
         risks = self.held
         if not labels_held or (risks and risks[0][0] is not stats):
             risks.clear()
@@ -97,5 +99,5 @@ class RiskWindow:
             if value <= risks[0][1]:  # (a descent's accepted steps never raise it)
                 stall = (risks[0][1] - value) / (STALL_SCALE * res)
             if value > 0:  # (held steps: the rest forecast)
-                tail = tail_decrease([v for _, v in risks]) / value
+                tail = factor * tail_decrease([v for _, v in risks]) / value
         return stall, tail
