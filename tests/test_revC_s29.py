@@ -72,3 +72,14 @@ def test_stall_forecast_rounds_as_before_the_move():
         assert tail == old
         regrouped += HELD_FACTOR * (tail_decrease(values) / values[-1]) != old
     assert regrouped > 0  # (the two groupings do differ: the test can fail)
+
+
+def test_fixed_point_shortage_warnings_name_the_caller():
+    # the stack's "fewer fixed points" warnings (maths/in_context.py) named fit's own
+    # line in in_context.py (a fixed stack level of 5, one frame short of fit's wrapper)
+    X, _ = make_blobs(2000, centers=3, n_features=10, center_box=(40, 60), random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ic = InContextQuantizer(3, attention="softmax", random_state=0).fit(X)
+    assert ic.n_fixed_points_ < 3 and len(caught) >= 1
+    assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]

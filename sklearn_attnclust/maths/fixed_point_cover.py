@@ -86,7 +86,7 @@ def warn_uncovered(X, labels, n_clusters):
     """A ConvergenceWarning where more than :data:`COVER_SHARE` of the rows are
     nearer another label's mean than their own (:func:`uncovered_share`).  The
     stack level names the first caller outside this package and scikit-learn
-    (:func:`_user_stacklevel`: ``fit``'s or ``fit_predict``'s caller).  Returns
+    (:func:`user_stacklevel`: ``fit``'s or ``fit_predict``'s caller).  Returns
     the share."""
     share = uncovered_share(X, labels, n_clusters)
     if share > COVER_SHARE:
@@ -100,12 +100,12 @@ def warn_uncovered(X, labels, n_clusters):
             f"the labels are likely poor. For clusters around points use "
             f"AttentionQuantizer() (the point layer, translation invariant) or KMeans.",
             ConvergenceWarning,
-            stacklevel=_user_stacklevel(),
+            stacklevel=user_stacklevel(),
         )
     return share
 
 
-def _user_stacklevel():
+def user_stacklevel():
     """The ``stacklevel`` at which a warning of this function's caller names the
     first frame outside :data:`_LIBRARY_DIRS` (a fixed 5 named ``fit_predict``'s
     own line in ``in_context.py``; review C of session 29)."""
