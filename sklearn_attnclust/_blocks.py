@@ -205,7 +205,7 @@ def map_row_blocks(fun, n, min_rows, *args):
     (not a closure): the path from a pass to its kernel then reads top down.
     """
     global _POOL
-    n_blocks = min(N_THREADS, n // max(int(min_rows), 1))
+    n_blocks = _block_count(n, min_rows)
     if n_blocks < 2:  # (one_block)
         return [fun(0, n, *args)]
     edges = np.linspace(0, n, n_blocks + 1).astype(int)
@@ -230,7 +230,13 @@ def one_block(n, min_rows):
     least ``min_rows`` (then its one call ``fun(0, n, *args)``, which a caller on
     a hot path may make itself: the risk's passes over small data, a list and a
     call fewer, a dozen times per fit)."""
-    return min(N_THREADS, n // max(int(min_rows), 1)) < 2
+    return _block_count(n, min_rows) < 2
+
+
+def _block_count(n, min_rows):
+    """The blocks :func:`map_row_blocks` makes of ``n`` rows, of at least
+    ``min_rows`` each, at most :data:`N_THREADS` (fewer than 2: one call)."""
+    return min(N_THREADS, n // max(int(min_rows), 1))
 
 
 def rows_block(lo, hi, X, fun, args):
