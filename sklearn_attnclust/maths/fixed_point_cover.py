@@ -16,18 +16,19 @@ layer's, unchanged.
 """
 
 import os
-import sys
 import warnings
 
 import numpy as np
 import sklearn
 from sklearn.exceptions import ConvergenceWarning
 
+from .._stacklevel import stacklevel_outside
+
 #: The folders whose frames a warning of this module passes over to name the
 #: user's line: this package's and scikit-learn's (``fit``'s wrapper, ``fit_predict``,
 #: a ``Pipeline``).
-_LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
-                 os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep)
+LIBRARY_DIRS = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
+                os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep)
 
 #: The share of the training rows nearer another label's mean than their own
 #: above which the fit warns.  Measured (notes s29/h310, d3_cover.log: 82 fits,
@@ -86,7 +87,8 @@ def warn_uncovered(X, labels, n_clusters):
     """A ConvergenceWarning where more than :data:`COVER_SHARE` of the rows are
     nearer another label's mean than their own (:func:`uncovered_share`).  The
     stack level names the first caller outside this package and scikit-learn
-    (:func:`user_stacklevel`: ``fit``'s or ``fit_predict``'s caller).  Returns
+    (:func:`.._stacklevel.stacklevel_outside` of :data:`LIBRARY_DIRS`: ``fit``'s or
+    ``fit_predict``'s caller).  Returns
     the share."""
     share = uncovered_share(X, labels, n_clusters)
     if share > COVER_SHARE:
@@ -100,18 +102,6 @@ def warn_uncovered(X, labels, n_clusters):
             f"the labels are likely poor. For clusters around points use "
             f"AttentionQuantizer() (the point layer, translation invariant) or KMeans.",
             ConvergenceWarning,
-            stacklevel=user_stacklevel(),
+            stacklevel=stacklevel_outside(LIBRARY_DIRS),
         )
     return share
-
-
-def user_stacklevel():
-    """The ``stacklevel`` at which a warning of this function's caller names the
-    first frame outside :data:`_LIBRARY_DIRS` (a fixed 5 named ``fit_predict``'s
-    own line in ``in_context.py``; review C of session 29)."""
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None:
-        frame, level = frame.f_back, level + 1
-        if not os.path.abspath(frame.f_code.co_filename).startswith(_LIBRARY_DIRS):
-            break
-    return level

@@ -15,7 +15,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._assign import nearest_point
 from .direction.attention import typical_head_score
-from .fixed_point_cover import user_stacklevel
+from .fixed_point_cover import LIBRARY_DIRS
+from .._stacklevel import stacklevel_outside
 from .gram_steps import flow_steps, low_precision_flow
 from .gram_steps import softmax_rows as _softmax_rows
 from .stack_groups import _by_size, _group, _group_mixtures  # noqa: F401 (tests)
@@ -462,7 +463,7 @@ def _best_of_the_scan(best, temperature, n_clusters, min_mass, n_seeds, refine):
     substantial fixed points: the most substantial ones at the best temperature
     (``best``, refined by ``refine``), with a ConvergenceWarning; repeated where
     fewer than ``n_clusters`` of them are distinct.  (The warnings' stack level
-    names the estimator's caller: :func:`.fixed_point_cover.user_stacklevel`.)"""
+    names the estimator's caller: :func:`.._stacklevel.stacklevel_outside`.)"""
     tau, points, sizes, count = best
     if temperature is None:
         warnings.warn(
@@ -471,7 +472,7 @@ def _best_of_the_scan(best, temperature, n_clusters, min_mass, n_seeds, refine):
             f"temperature tried, fewer than n_clusters = {n_clusters}; the "
             f"fixed points of largest mass at temperature {tau:.3g} are kept.",
             ConvergenceWarning,
-            stacklevel=user_stacklevel(),
+            stacklevel=stacklevel_outside(LIBRARY_DIRS),
         )
     centers = refine(tau, points)
     if centers.shape[0] < n_clusters:
@@ -481,7 +482,7 @@ def _best_of_the_scan(best, temperature, n_clusters, min_mass, n_seeds, refine):
             f"{centers.shape[0]} fixed point(s) at temperature {tau:.3g}. Possibly "
             f"due to duplicate points in X, or raise the temperature.",
             ConvergenceWarning,
-            stacklevel=user_stacklevel(),
+            stacklevel=stacklevel_outside(LIBRARY_DIRS),
         )
         centers = centers[np.resize(np.arange(centers.shape[0]), n_clusters)]
     return centers, float(tau), count

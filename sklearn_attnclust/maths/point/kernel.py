@@ -11,7 +11,6 @@ This module knows nothing of scikit-learn.
 """
 
 import os
-import sys
 import warnings
 from importlib.machinery import EXTENSION_SUFFIXES
 
@@ -23,6 +22,7 @@ except ImportError:  # pragma: no cover - (numpy 1: the public function)
     _einsum = np.einsum
 
 from ..._assign import first_minimum
+from ..._stacklevel import stacklevel_outside
 from ..free_energy import free_energy_sums
 from ..shared import weighted_rows
 
@@ -73,24 +73,6 @@ def _not_built_message(error):
         "sklearn_attnclust.show_versions() names the kernel that runs.")
 
 
-def _caller_stacklevel():
-    """The ``stacklevel`` that attributes a warning issued by the caller of this
-    function to the first frame outside this package: the user's import, not
-    the package module that imported this one.  Frames of importlib's bootstrap
-    are skipped, as :func:`warnings.warn` skips them."""
-    package = _PACKAGE + os.sep
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None:
-        frame = frame.f_back
-        name = frame.f_code.co_filename
-        if "importlib" in name and "_bootstrap" in name:
-            continue
-        level += 1
-        if not os.path.abspath(name).startswith(package):
-            break
-    return level
-
-
 try:  # the compiled pass (setup.py builds it; it is optional there)
     from ..._point_kernel import padded_heads, point_sums
 except ImportError as exc:  # pragma: no cover - only where the extension was not built
@@ -98,7 +80,7 @@ except ImportError as exc:  # pragma: no cover - only where the extension was no
     #: Why the compiled kernel cannot be imported (None where it is).
     KERNEL_ERROR = f"{type(exc).__name__}: {exc}"
     warnings.warn(_not_built_message(KERNEL_ERROR), KernelNotBuiltWarning,
-                  stacklevel=_caller_stacklevel())
+                  stacklevel=stacklevel_outside((_PACKAGE + os.sep,)))
     #: The variant of the built kernel (``_point_kernel.VARIANT``), None without
     #: one (or in a build older than it).
     KERNEL_VARIANT = None
