@@ -371,7 +371,9 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
         ``-sum_i w_i ||x_i - transform(X)_i||^2 / sum_i w_i`` (all ``w_i = 1``
         by default); higher is better, so that ``GridSearchCV`` works without
-        labels.  It is not a mean log-likelihood (GaussianMixture's ``score``):
+        labels.  With ``geometry="cosine"`` the rows ``x_i`` are the unit rows
+        ``x_i / |x_i|``, so its score does not scale with the data and is not
+        comparable with another geometry's.  It is not a mean log-likelihood (GaussianMixture's ``score``):
         for a layer that has one, that is ``score_samples(X).mean()``.  An
         estimator that takes a dask array ``X`` computes it in one reduction
         over its blocks.
