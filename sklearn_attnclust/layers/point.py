@@ -126,9 +126,9 @@ class PointLayer(FreeEnergyLayer):
     def partial_fit(self, stream, rng):
         """One online step on the chunk unless a refit of the reservoir is due
         (:mod:`.._stream_step`): as the stream grows, and where the chunk does
-        not fit the heads; the refit anew (:meth:`refit`: :meth:`fit` on the rows
-        so far) while the reservoir holds every row streamed or where the chunk
-        does not fit, else warm."""
+        not fit the heads; the refit anew (:meth:`refit`: :meth:`fit` on the
+        reservoir, the rows so far while it holds them all) while the reservoir
+        holds every row streamed or where the chunk does not fit, else warm."""
         if self.max_iter == 0 or not self.online_steps:
             self.online = None
             return super().partial_fit(stream, rng)
