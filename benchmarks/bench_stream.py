@@ -9,10 +9,11 @@ wall time.  The table reports, per case, the medians over ``--seeds`` streams of
 - the cost per chunk (ms, CPU) of both, and its ratio AttentionQuantizer /
   MiniBatchKMeans (sum of the phase's CPU times of one over the other's, the spread
   min to max over the seeds), separately while the reservoir (50000 rows) holds every
-  row seen (chunks 1 to 50 by default: each call is then ``fit`` on the rows so far)
-  and after it fills (each call an online step on the chunk, the reservoir refitted
-  when due: ``sklearn_attnclust/_stream_step.py``; before session 29 a warm refit of
-  the reservoir at every call);
+  row seen (chunks 1 to 50 by default) and after it fills: each call an online step
+  on the chunk, the reservoir refitted when due (``sklearn_attnclust/_stream_step.py``:
+  as the rows seen grow by half, ``fit`` on the rows so far while the reservoir holds
+  them all, else warm).  Before session 30 each call before the fill was ``fit`` on the
+  rows so far; before session 29 each after it a warm refit of the reservoir;
 - "flat": the cost per chunk of AttentionQuantizer's last tenth of the chunks over
   that of the first tenth after the fill (1.0 when the cost after the fill does not
   grow with the rows seen);

@@ -1,11 +1,11 @@
-"""``partial_fit`` of the point layer after its reservoir fills: one online step
-on the chunk, the reservoir refitted only when due (issue 30).
+"""``partial_fit`` of the point layer: one online step on the chunk, the
+reservoir refitted only when due (issue 30).
 
-While the reservoir holds every row streamed each call is :meth:`fit` on the
-rows so far (:mod:`._warm_order`); that promise is kept.  Afterwards every call
-refitted the whole reservoir (50000 rows, warm-started): 10 to 27 ms a chunk
-of 1000 rows, 16 to 38 times ``MiniBatchKMeans.partial_fit``'s (session 28,
-``benchmarks/bench_stream.py``).  Now a call after the fill is, unless a refit
+After the reservoir fills every call refitted the whole reservoir (50000 rows,
+warm-started): 10 to 27 ms a chunk of 1000 rows, 16 to 38 times
+``MiniBatchKMeans.partial_fit``'s (session 28, ``benchmarks/bench_stream.py``);
+before, every call was :meth:`fit` on the rows so far (:mod:`._warm_order`),
+18 to 76 times (session 29).  Now a call is, unless a refit
 is due, one step of the layer on the chunk: the attention weights ``p_h(x)``
 of the chunk's rows at the current heads and temperature, and each head's
 point moved to the soft mean of all the rows it has been given,
@@ -16,11 +16,14 @@ point moved to the soft mean of all the rows it has been given,
 the reservoir's refit, in proportion to the stream's total weight, plus those
 of each chunk since): the online (MacQueen's) mean of the layer's fixed
 point, at the cost of one pass over the chunk.  A refit of the reservoir
-(warm-started from the heads, as before) is due when
+(anew while it holds every row streamed, :meth:`fit` on them with the heads
+numbered after the current ones, and where the chunk does not fit; else
+warm-started from the heads) is due when
 
 - the rows seen have grown by :data:`REFIT_GROWTH` since the last refit: the
   heads are then always the layer's fit of a uniform sample of at least
-  ``1 / (1 + REFIT_GROWTH)`` of the stream so far, moved since by the online
+  ``1 / (1 + REFIT_GROWTH)`` of the stream so far (while the reservoir holds
+  every row streamed: :meth:`fit` on them), moved since by the online
   steps (a number of refits logarithmic in the stream's length), or
 - the chunk does not fit the heads: its rows' mean squared distance to their
   nearest head over the reservoir's at the last refit exceeds
@@ -28,7 +31,7 @@ point, at the cost of one pass over the chunk.  A refit of the reservoir
   errors of a chunk's mean (a cluster the heads have not seen, as on a stream
   sorted by cluster: the refit, with its merged-heads restart of
   :mod:`._warm_heads`, moves heads to it; while they do not fit, every call
-  refits, as before).
+  refits).
 
 The chart (the rows' centre and spread) and the temperature are the last
 refit's; ``temperature_`` and ``risk_`` of the estimator are that refit's.

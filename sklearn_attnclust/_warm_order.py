@@ -13,7 +13,8 @@ ValueError about an ``init`` the user never passed; the direction layer's
 reconstruction risk every head 57 to 60 degrees from its axis.  While the
 reservoir holds every row streamed (after the fit's summary, if any:
 :attr:`.layers.stream.Stream.exact`) the layers now fit it as :meth:`fit`
-does, from their own starts, and :func:`order_like`
+does (the point layer at each of its refits, online steps between:
+:mod:`._stream_step`), from their own starts, and :func:`order_like`
 pairs the new heads with the old ones so that the stream's clusters keep
 their labels.  Once rows are sampled the warm start stays: a stream sorted
 by cluster then behaves as MiniBatchKMeans's does.

@@ -411,9 +411,9 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         exact streamed moments of all the rows.  Each call adds the chunk.  While
         the reservoir holds every row seen it is :meth:`fit` on the rows so far,
         its clusters numbered as the nearest ones before (an ``init`` array's as
-        its rows); afterwards a warm refit of the reservoir (``"point"``: an online
-        step on the chunk, a refit as the rows seen grow by half, anew where a chunk
-        does not fit the heads; a new cluster in a small share of each chunk may stay unfound).
+        its rows); afterwards a warm refit of the reservoir.  ``"point"``: an online
+        step on the chunk, a refit (as above; after the fill warm) as the rows grow by half,
+        anew where a chunk does not fit (a cluster in a small share of each chunk may go unfound).
 
         After :meth:`fit`, the stream continues from the fit, as
         MiniBatchKMeans's does: it starts with a summary of the fit's rows,

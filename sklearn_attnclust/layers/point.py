@@ -124,17 +124,17 @@ class PointLayer(FreeEnergyLayer):
         return self
 
     def partial_fit(self, stream, rng):
-        """As :meth:`.free_energy.FreeEnergyLayer.partial_fit` while the
-        reservoir holds every row streamed; afterwards one online step on the
-        chunk unless a refit of the reservoir is due (:mod:`.._stream_step`):
-        warm as the stream grows, anew (:meth:`refit`) where the chunk does not
-        fit the heads."""
-        if stream.exact or self.max_iter == 0 or not self.online_steps:
+        """One online step on the chunk unless a refit of the reservoir is due
+        (:mod:`.._stream_step`): as the stream grows, and where the chunk does
+        not fit the heads; the refit anew (:meth:`refit`: :meth:`fit` on the
+        reservoir, the rows so far while it holds them all) while the reservoir
+        holds every row streamed or where the chunk does not fit, else warm."""
+        if self.max_iter == 0 or not self.online_steps:
             self.online = None
             return super().partial_fit(stream, rng)
         state, anew = online_step(self, self.online, stream)
-        if state is None:  # a refit is due: anew where the chunk does not fit the heads
-            self.refit(stream, rng, anew)
+        if state is None:  # a refit is due
+            self.refit(stream, rng, anew or stream.exact)
             state = online_state(self, stream) if self.heads is not None else None
         self.online = state
         return self
