@@ -13,7 +13,7 @@ from ..._assign import NEAREST_OFFSET
 from ..._blocks import chunk_rows, one_blas_thread, sum_row_blocks
 from ..shared import CACHE_ENTRIES, positive_magnitude, weighted_rows, zero_weights
 from ..spectrum import RowSpectrum, operator_rows
-from .chart import PointChart
+from .chart import PointChart, fair_share
 
 __all__ = ["DENSE_FEATURES", "ScaledCovariance", "chart_from_data", "power_near"]
 
@@ -109,7 +109,7 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     # of 0 and 5e-324): the spread at that resolution, the smallest length there is
     with np.errstate(under="ignore"):
         spread = max(float(a * np.sqrt(var)), float(np.finfo(np.float64).smallest_subnormal))
-    return covariance(PointChart(offset, spread), cov / var)
+    return covariance(PointChart(offset, spread, share=fair_share(w)), cov / var)
 
 
 
