@@ -29,7 +29,8 @@ def resolved_inertia(X, w, chart, centers, labels, d2):
     inertia = float(d2.sum() if w is None else np.add.reduce(w * d2))
     total = float(X.shape[0] if w is None else np.sum(w))
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        in_chart = inertia / (float(chart.spread) * float(chart.spread))
+        # (numpy's division, one factor at a time: spreads of 1e-200 square to 0)
+        in_chart = np.float64(inertia) / np.float64(chart.spread) / np.float64(chart.spread)
         heads = chart.scaled(np.asarray(centers, dtype=np.float64))
     # the scaled rows' squared sizes sum to the total weight (the chart's own units)
     if not logits_lost(chart, chart.offset, heads, total, total, in_chart):
