@@ -20,6 +20,7 @@ from ..maths.point.likelihood import VARIANCE_FLOOR
 from ..maths.point.sparse import SparsePointStatistics
 from ..maths.point.statistics import PointStatistics
 from .._blocks import one_blas_thread
+from .._resolved_inertia import resolved_inertia
 from .._dask_point import DaskPointStatistics
 from ..maths.point.maths import COARSE_TOL
 from ..maths.point.moments import chart_from_data
@@ -258,7 +259,7 @@ class LearnedPointLayer(PointLayer):
         if labels is None or not labelled:
             return None
         d2 = head_distances(X, chart, self.centers, labels)
-        return Assignment(labels, float(d2.sum() if w is None else np.add.reduce(w * d2)),
+        return Assignment(labels, resolved_inertia(X, w, chart, self.centers, labels, d2),
                           np.bincount(labels, minlength=K))
 
     # fit_dask: the point layer's (its statistics' sums take the biases, and add

@@ -20,7 +20,7 @@ try:  # the maps of one risk evaluation compiled, with the point kernel (optiona
 except ImportError:  # pragma: no cover - only where the extension was not built
     chart_points = chart_pull_back = None
 
-__all__ = ["LIFT_HEIGHT", "MIN_POLE", "PointChart"]
+__all__ = ["LIFT_HEIGHT", "MIN_POLE", "PointChart", "fair_share"]
 
 
 #: Height of the chart's plane above the data's centre, in units of the data's
@@ -45,6 +45,26 @@ COMPILED_MAPS = chart_points is not None
 MIN_POLE = 1e-9
 
 
+def fair_share(weights):
+    """The weight share of ``n / K`` typical rows, in units of ``1 / K``: ``min(1, 2
+    n_+ q / W)``, ``n_+`` the rows of positive weight, ``q`` the median of their
+    weights and ``W`` their sum; 1 for no weights (or weights within a factor two
+    of their median on the whole).  Below 1 only where the weights are so uneven
+    that the typical rows hold less than half the weight their count would: one
+    row of weight 1e10 among 1200 of weight 1 gives 2.4e-7.  The point layer's
+    steps assume a head holds at least a tenth of this over ``K``
+    (:attr:`.maths.PointMaths.floor`): at ``0.1 / K`` the light clusters (masses
+    3e-8) moved by 1e-6 of their k-means step and read as stationary."""
+    if weights is None:
+        return 1.0
+    w = np.asarray(weights, dtype=np.float64)
+    w = w[w > 0]
+    total = float(np.sum(w))
+    if not w.size or not np.isfinite(total):
+        return 1.0
+    return float(min(1.0, 2.0 * w.size * float(np.median(w)) / total))
+
+
 @dataclass
 class PointChart:
     """The chart between unit heads in ``R^(d+1)`` and points of ``R^d``.
@@ -57,11 +77,14 @@ class PointChart:
         The data's root mean squared distance to ``offset``, in input units.
     height : float
         The chart's plane above the centre, in units of ``spread``.
+    share : float
+        :func:`fair_share` of the rows' weights (1 for rows of even weights).
     """
 
     offset: np.ndarray
     spread: float
     height: float = LIFT_HEIGHT
+    share: float = 1.0
 
     def scaled(self, X, dtype=np.float64):
         """Rows in the data's units, ``(X - offset) / spread``, in ``dtype``."""

@@ -302,7 +302,7 @@ class PointMaths(LayerMaths):
         self.n_clusters, self.chart = int(n_clusters), chart
         self.temperature = float(temperature)  # (relative: _spacing.spaced reads it)
         self.beta = absolute_temperature(cov, n_clusters, temperature)
-        self.floor = 0.1 / self.n_clusters  # the smallest mass the steps assume
+        self.floor = 0.1 * chart.share / self.n_clusters  # the least mass steps assume
         self.unit_root = chart.spread
         # the heads of the last gradient, their sampling noise, risk and resolution
         self._noise = (None, 0.0, 0.0, 0.0)

@@ -13,7 +13,8 @@ from ..._assign import NEAREST_OFFSET
 from ..._blocks import chunk_rows, one_blas_thread, sum_row_blocks
 from ..shared import CACHE_ENTRIES, positive_magnitude, weighted_rows, zero_weights
 from ..spectrum import RowSpectrum, operator_rows
-from .chart import PointChart
+from .chart import PointChart, fair_share
+from .resolution import warn_unresolved
 
 __all__ = ["DENSE_FEATURES", "ScaledCovariance", "chart_from_data", "power_near"]
 
@@ -42,6 +43,9 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     rows and all of them within :data:`NEAREST_OFFSET` spreads, at a moderate
     scale) are summed as stored, without the shift.  Large float32 data are
     passed in float32 (the moments summed in float64 over the blocks).
+    Where a few far rows set a spread of which the typical rows' is below
+    float64's resolution, a UserWarning names the two
+    (:func:`.resolution.warn_unresolved`).
 
     Returns
     -------
@@ -109,7 +113,9 @@ def chart_from_data(X, sample_weight=None, *, chunk_size=None):
     # of 0 and 5e-324): the spread at that resolution, the smallest length there is
     with np.errstate(under="ignore"):
         spread = max(float(a * np.sqrt(var)), float(np.finfo(np.float64).smallest_subnormal))
-    return covariance(PointChart(offset, spread), cov / var)
+    # typical rows within 2**-26 of a spread that far rows set: not told apart (a warning)
+    warn_unresolved(X, zero, spread)
+    return covariance(PointChart(offset, spread, share=fair_share(w)), cov / var)
 
 
 
