@@ -98,3 +98,15 @@ def test_tight_clusters_of_all_rows_end_at_their_means(seed):
     means /= np.linalg.norm(means, axis=1, keepdims=True)
     assert np.unique(est.labels_).size == 8
     np.testing.assert_allclose(est.cluster_centers_, means, rtol=0, atol=1e-6)
+
+
+def test_the_start_counts_as_an_iteration_and_max_iter_0_keeps_the_seeds():
+    # scikit-learn's check_transformer_n_iter: n_iter_ >= 1 where a step was taken
+    X = _directions(400, 16, 4, 6, spread=0.05)
+    est = AttentionQuantizer(4, geometry="cosine", random_state=0).fit(X)
+    assert est.n_iter_ >= 1
+    # no iterations asked: the heads are the seeds (rows), not their parts' means
+    none = AttentionQuantizer(4, geometry="cosine", random_state=0, max_iter=0).fit(X)
+    assert none.n_iter_ == 0
+    gap = np.min(np.linalg.norm(X[:, None, :] - none.cluster_centers_[None], axis=2), axis=0)
+    assert gap.max() < 1e-12

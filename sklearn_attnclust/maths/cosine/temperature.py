@@ -86,8 +86,8 @@ class SeedsSpread:
     its unit rows gathered only then (from ``unit``, the fit's unit rows, where
     held).  ``keys``: the rows' direction keys, if known."""
 
-    def __init__(self, X, weights, n_heads, keys=None, unit=None):
-        self.X, self.unit = X, unit
+    def __init__(self, X, weights, n_heads, keys=None, unit=None, *, step=True):
+        self.X, self.unit, self.step = X, unit, step
         self.idx, self.w = spread_sample(X, weights, n_heads, keys)
         # (whether the sample is all the rows of positive weight: :meth:`read`'s means exact)
         n = X.shape[0] if weights is None else np.count_nonzero(np.asarray(weights) > 0)
@@ -104,12 +104,13 @@ class SeedsSpread:
         sample's parts by them (:func:`_spread_and_means`: a spherical k-means step
         from ``M``, the parts' sums the unit reads anyway) and whether the sample is
         all the rows of positive weight and those the heads were drawn from (``parts``'
-        rows: the step then that of the start's rows)."""
+        rows: the step then that of the start's rows); without ``step`` (a fit of no
+        iterations) the heads ``M`` themselves and False."""
         own = parts[0] is self.X
         labels = parts[1][self.idx] if own and parts[1] is not None else None
         out = _spread_and_means(sample_unit_rows(self.X, self.idx, self.unit), self.w, M, labels)
         self.X = self.unit = None  # (read once: the maths keep no rows through it)
-        return (*out, self.whole and own)
+        return (*out, self.whole and own) if self.step else (out[0], M, False)
 
 
 def fit_unit_rows(rows, init, n_clusters):
