@@ -243,8 +243,10 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         results = []
         for k in range(n_init):
             descent.say(f"Initialization {k}")
-            res = descent.run(stage, maths.starts(rows, row_w, init, random_state), stage_tol,
-                              memory=memory, min_steps=int(not hasattr(init, "shape")))
+            heads = maths.starts(rows, row_w, init, random_state)  # (then its start_steps)
+            steps = 0 if hasattr(init, "shape") else maths.start_steps
+            res = descent.run(stage, heads, stage_tol, memory=memory, min_steps=steps)
+            res.n_iter += int(steps < 1 and not hasattr(init, "shape"))  # (a start that is a step)
             if np.isfinite(res.value):
                 results.append(descent.relocated(stage, res, stage_tol, memory, rows, row_w))
         if not results:

@@ -80,6 +80,8 @@ def test_a_cosine_fit_builds_no_pair_of_its_first_step(monkeypatch):
         return res
 
     monkeypatch.setattr(LBFGS, "run", spy)
-    AttentionQuantizer(3, geometry="cosine", random_state=0).fit(X)
+    # (n_init 3: the first start is its seeds' k-means step, here at the optimum, no step
+    # taken (h324); the later starts are seeds, whose runs take steps)
+    AttentionQuantizer(3, geometry="cosine", random_state=0, n_init=3).fit(X)
     fresh = [(n, p) for new, n, p in runs if new and n > 0]
     assert fresh and all(p <= n - 1 for n, p in fresh)

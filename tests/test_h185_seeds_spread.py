@@ -89,8 +89,10 @@ def test_the_maths_set_beta_at_the_first_start_only():
     X, _ = vmf_mixture(400, 16, 4, 0.5, 0)
     maths = CosineMaths(4, 16.0, SeedsSpread(X, None, 4), 16)
     assert maths.beta is None  # (no temperature before a start's heads)
-    first = maths.starts(X, None, "k-means++", np.random.RandomState(0))
-    want = 2.0 * 16.0 / SeedsSpread(X, None, 4)(first)
+    maths.starts(X, None, "k-means++", np.random.RandomState(0))
+    # (the unit at the seeds; the start itself their parts' means since h324)
+    seeds = CosineMaths(4, 16.0, 1.0, 16)._seeds(X, None, "k-means++", np.random.RandomState(0))
+    want = 2.0 * 16.0 / SeedsSpread(X, None, 4)(seeds)
     assert maths.beta == pytest.approx(want, rel=1e-12)
     maths.starts(X, None, "k-means++", np.random.RandomState(5))  # another start
     assert maths.beta == pytest.approx(want, rel=1e-12)

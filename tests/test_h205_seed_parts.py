@@ -100,19 +100,20 @@ def test_all_rows_at_d_384_and_1000_rows():
 def test_a_fit_reads_the_draws_parts(monkeypatch, d):
     X, y = _directions(1000, d, 5, 4, scale=1.0)
     seen = []
-    spread = temperature.seeds_spread
+    spread = temperature._spread_and_means  # (the unit and the parts' means: h324)
 
     def spy(Y, w, M, labels=None):
         seen.append((labels, spread(Y, w, M, labels), spread(Y, w, M)))
         return seen[-1][1]
 
-    monkeypatch.setattr(temperature, "seeds_spread", spy)
+    monkeypatch.setattr(temperature, "_spread_and_means", spy)
     model = AttentionQuantizer(5, geometry="cosine", random_state=0).fit(X)
     assert len(seen) == 1
     labels, got, product = seen[0]
     assert labels is not None and labels.shape == (1000,)
     # the draw's float32 distances against the float64 cosines: the same parts here
-    np.testing.assert_allclose(got, product, rtol=1e-12)
+    np.testing.assert_allclose(got[0], product[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], product[1], rtol=1e-12)
     assert np.unique(model.labels_).size == 5
 
 

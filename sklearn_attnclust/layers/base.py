@@ -80,6 +80,7 @@ class LayerMaths(ABC):
     n_clusters: int
     unit_root: float = 1.0
     coarse_tol: float
+    start_steps: int = 1  # (steps forced from starts()' start; 0: it is a step, in n_iter_)
     kernel = None
     kernel_scale: float = 1.0
     kernel_offset = None

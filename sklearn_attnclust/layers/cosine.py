@@ -188,8 +188,8 @@ class CosineLayer(FreeEnergyLayer):
             # (the unit rows the seeds keep, built first: the spread's sample reads them)
             unit = fit_unit_rows(stats.X, start, self.n_clusters)
             # the temperature's unit read from the first start's heads, on a sample
-            spread = SeedsSpread(stats.X, w, self.n_clusters,
-                                 keys if stats.X is X else None, unit)
+            spread = SeedsSpread(stats.X, w, self.n_clusters, keys if stats.X is X else None,
+                                 unit, step=self.max_iter > 0)  # (no step where max_iter 0)
             maths = cosine_maths(self.n_clusters, self.temperature, spread, d, stats)
             maths.hold_unit_rows(stats.X, unit)
             unit = None  # (the maths' to hold and forget)
@@ -290,7 +290,8 @@ class CosineLayer(FreeEnergyLayer):
             raise ValueError(
                 f"X has {rows.shape[0] - n_nonzero} row(s) of zero norm: geometry='cosine' "
                 "compares the rows' directions, and a zero row has none.")
-        spread = SeedsSpread(*source_sample(rows, self.n_clusters), self.n_clusters)
+        spread = SeedsSpread(*source_sample(rows, self.n_clusters), self.n_clusters,
+                             step=self.max_iter > 0)
         maths = CosineMaths(self.n_clusters, self.temperature, spread, rows.shape[1])
         maths.kernel = unit_block_sums
         return maths

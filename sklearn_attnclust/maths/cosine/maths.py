@@ -221,12 +221,16 @@ class CosineMaths(LayerMaths):
         return stats if low is None else low
 
     def starts(self, rows, weights, init, rng):
-        """:meth:`_seeds`; the first sets the temperature where its unit is read
-        from the heads (``spread`` a callable: :class:`.temperature.SeedsSpread`)."""
+        """:meth:`_seeds`; the first sets the temperature where its unit is read from
+        the heads (``spread``: :class:`.temperature.SeedsSpread`), and drawn seeds then
+        move to their parts' normalised means on its sample (a spherical k-means step,
+        whose sums the unit reads: no step forced where it is all the rows; CHANGELOG)."""
         self._parts = None  # (the k-means++ draw's parts of the rows: .seeding.seed_parts)
-        M = self._seeds(rows, weights, init, rng)
+        M, self.start_steps = self._seeds(rows, weights, init, rng), 1
         if self._pending is not None:
-            self.set_spread(self._pending(M, (rows, self._parts)))
+            spread, means, whole = self._pending.read(M, (rows, self._parts))
+            self.set_spread(spread)
+            M, self.start_steps = (M, 1) if hasattr(init, "shape") else (means, int(not whole))
         self._parts = None
         return M
 

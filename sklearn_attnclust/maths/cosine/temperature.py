@@ -42,6 +42,13 @@ def seeds_spread(Y, w, M, labels=None):
     1) parted by their head of largest cosine among the unit heads ``M`` (K, d)
     (``labels``, if known: no product of the rows with the heads),
     at least :data:`.statistics.SPREAD_FLOOR`."""
+    return _spread_and_means(Y, w, M, labels)[0]
+
+
+def _spread_and_means(Y, w, M, labels=None):
+    """:func:`seeds_spread` and the parts' normalised means (K, d): one
+    spherical k-means step from ``M`` on these rows (a head whose part is empty
+    or sums to zero kept)."""
     M = np.asarray(M, dtype=np.float64)
     K, d = M.shape
     Y = Y.astype(np.float64) if _is_sparse(Y) else np.asarray(Y, dtype=np.float64)
@@ -62,7 +69,14 @@ def seeds_spread(Y, w, M, labels=None):
     between = max(q - float(mean @ mean), 0.0)  # trace(B)
     within = max(1.0 - q, 0.0)  # trace(W): the unit rows' weighted |y|^2 is 1
     spread = between / max(K - 1, 1) + within / max(d - 1, 1)
-    return max(spread, SPREAD_FLOOR)
+    return max(spread, SPREAD_FLOOR), _unit_sums(S, np.sqrt(sq), M)
+
+
+def _unit_sums(S, norms, M):
+    """The rows of ``S`` (K, d; CSR or dense) over their ``norms``, ``M``'s where 0."""
+    S = S.toarray() if _is_sparse(S) else S
+    held = norms > 0
+    return np.where(held[:, None], S / np.where(held, norms, 1.0)[:, None], M)
 
 
 class SeedsSpread:
@@ -72,18 +86,31 @@ class SeedsSpread:
     its unit rows gathered only then (from ``unit``, the fit's unit rows, where
     held).  ``keys``: the rows' direction keys, if known."""
 
-    def __init__(self, X, weights, n_heads, keys=None, unit=None):
-        self.X, self.unit = X, unit
+    def __init__(self, X, weights, n_heads, keys=None, unit=None, *, step=True):
+        self.X, self.unit, self.step = X, unit, step
         self.idx, self.w = spread_sample(X, weights, n_heads, keys)
+        # (whether the sample is all the rows of positive weight: :meth:`read`'s means exact)
+        n = X.shape[0] if weights is None else np.count_nonzero(np.asarray(weights) > 0)
+        self.whole = self.idx.size == n
 
     def __call__(self, M, parts=(None, None)):
         """The unit at the heads ``M``; ``parts``: the rows the heads were drawn
         from and each one's head (:func:`.seeding.seed_parts`), or None: read
         where those rows are ``X``."""
-        labels = parts[1][self.idx] if parts[0] is self.X and parts[1] is not None else None
-        out = seeds_spread(sample_unit_rows(self.X, self.idx, self.unit), self.w, M, labels)
+        return self.read(M, parts)[0]
+
+    def read(self, M, parts=(None, None)):
+        """The unit at the heads ``M`` (as a call), the normalised means of the
+        sample's parts by them (:func:`_spread_and_means`: a spherical k-means step
+        from ``M``, the parts' sums the unit reads anyway) and whether the sample is
+        all the rows of positive weight and those the heads were drawn from (``parts``'
+        rows: the step then that of the start's rows); without ``step`` (a fit of no
+        iterations) the heads ``M`` themselves and False."""
+        own = parts[0] is self.X
+        labels = parts[1][self.idx] if own and parts[1] is not None else None
+        out = _spread_and_means(sample_unit_rows(self.X, self.idx, self.unit), self.w, M, labels)
         self.X = self.unit = None  # (read once: the maths keep no rows through it)
-        return out
+        return (*out, self.whole and own) if self.step else (out[0], M, False)
 
 
 def fit_unit_rows(rows, init, n_clusters):
