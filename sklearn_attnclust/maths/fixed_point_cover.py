@@ -95,7 +95,7 @@ def gram_uncovered_share(gram, labels, n_clusters):
     n)): ``<x_i, m_k>`` is the mean of ``gram[i, j]`` over the rows ``j`` of label
     ``k`` and ``|m_k|^2`` their mean over the label's rows ``i`` (``O(n^2 K)``,
     no pass over the ``n d`` numbers of X: at 1000 x 1e4, one thread, 27.6 ->
-    3 ms).  From the wide softmax fit's float32 products (each entry within about
+    2 ms).  From the wide softmax fit's float32 products (each entry within about
     ``3e-7 |x_i| |x_j|``: :mod:`.single_products`) a row within that of two
     means' half-way point may count otherwise than from X itself: the share then
     moves by such rows only (none in the tests' fits)."""
