@@ -353,7 +353,8 @@ class InContextQuantizer(BaseEmbedding):
         4.0 x the input before), on wide rows from the context's Gram matrix,
         which the stack's flow reads too.  Where the context is all of X, or the
         rows are few (:data:`GRAM_ROWS_PER_TOKEN`), ``X X^T`` is formed: it stands
-        for the scores and the Gram matrix, and gives the temperature's unit."""
+        for the scores and the Gram matrix, gives the temperature's unit and the
+        cover check's means (no pass over X: 1000 x 1e4, 27.6 -> 2 ms)."""
         n = X.shape[0]
         rng = check_random_state(self.random_state)
         context = Xs
@@ -387,7 +388,6 @@ class InContextQuantizer(BaseEmbedding):
             Xs, context, moments, self.n_clusters,
             None if self.temperature == "auto" else self.temperature, rng, gram, scores,
             rows_gram)
-        del rows_gram
         self.temperature_ = float(self._in_input_units(self._beta, 2))
         self.cluster_centers_ = self._in_input_units(centers, -1)
         # (the rows' scores on the context where kept, read once: the pass multiplies
@@ -395,7 +395,7 @@ class InContextQuantizer(BaseEmbedding):
         labels, cross, square = softmax_pass(Xs, context, self._beta, centers, True, gram,
                                              scores)
         inertia = residual_inertia(Xs, centers, labels)
-        warn_uncovered(Xs, labels, self.n_clusters)  # (a warning: fixed points, not clusters)
+        warn_uncovered(Xs, labels, self.n_clusters, rows_gram)  # (a warning: not the fit)
         self.labels_ = labels
         self.inertia_ = float(self._in_input_units(np.float64(inertia), -2))
         return cross, square

@@ -37,24 +37,30 @@ def token_scores(rows, tokens):
     return (rows @ tokens.T).astype(np.float64)
 
 
-#: Rows per block of the softmax fit's residuals (the inertia): a (256, d)
+#: Rows per block of the softmax fit's residuals (the inertia) at most: a (256, d)
 #: temporary at a time, the blocks (and so the sums) the fit had when they were
-#: read within each block of :data:`CHUNK` rows of the layer's output (the
-#: residuals now read after the last pass, not chosen by a measurement of their
-#: own).  (Moved from the estimator's module, at its 500 lines.)
+#: read within each block of :data:`CHUNK` rows of the layer's output.  (Moved
+#: from the estimator's module, at its 500 lines.)
 RESIDUAL_ROWS = 256
+#: Numbers per block of the residuals at most (1 MiB in float64): wide rows in
+#: blocks that stay in cache between the gather, the difference and the sum
+#: (1000 x 1e4, one thread, medians of 7: 25.1 ms by 256 rows, 18.0 by 64, 13.1
+#: by 32, 11.9 by 16, 12.8 by 8; 13 rows here); rows of at most 512 features keep
+#: :data:`RESIDUAL_ROWS` (their sums unchanged).
+RESIDUAL_NUMBERS = 2**17
 
 
 def residual_inertia(X, centers, labels):
     """``sum_i |x_i - centers[labels_i]|^2`` in float64, :data:`RESIDUAL_ROWS` rows
-    at a time (never a residual of X's size), each block's difference written over
-    its gathered centres (the same numbers, one block fewer: 1000 x 1e4, one
-    thread, 28 -> 21 ms)."""
+    (:data:`RESIDUAL_NUMBERS` numbers) at a time (never a residual of X's size),
+    each block's difference written over its gathered centres (the same numbers,
+    one block fewer: 1000 x 1e4, one thread, 28 -> 21 ms)."""
     inertia = 0.0
     dtype = np.result_type(X, centers)
-    for c in range(0, X.shape[0], RESIDUAL_ROWS):
-        resid = centers[labels[c:c + RESIDUAL_ROWS]].astype(dtype, copy=False)
-        np.subtract(X[c:c + RESIDUAL_ROWS], resid, out=resid)
+    step = max(1, min(RESIDUAL_ROWS, RESIDUAL_NUMBERS // max(X.shape[1], 1)))
+    for c in range(0, X.shape[0], step):
+        resid = centers[labels[c:c + step]].astype(dtype, copy=False)
+        np.subtract(X[c:c + step], resid, out=resid)
         inertia += float(np.einsum("ij,ij->", resid, resid, dtype=np.float64))
     return inertia
 
