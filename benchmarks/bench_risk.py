@@ -14,6 +14,13 @@ O(K d^2), whatever n.  This script times, for n up to 10^6 at d = 64:
     python benchmarks/bench_risk.py            # n = 1e4 .. 1e6, d = 64, K = 8
     python benchmarks/bench_risk.py --smoke    # small sizes, a few seconds
 
+Every pass and evaluation runs inside :class:`sklearn_attnclust._blocks.one_blas_thread`,
+as a fit runs them (the passes split the rows over the package's own threads): without
+it OpenBLAS's own threads ran the chunks' skinny float64 products of the competitive
+evaluation beside the package's, and at n = 1e4 an evaluation took 35 to 280 ms of CPU
+and 0.2 to 1.7 s of wall time on a loaded machine (two cores, load 12 to 15), against 7
+to 10 ms CPU with BLAS on one thread (session 29's final run read 266 ms there).
+
 It prints a Markdown table and writes it to ``benchmarks/results/bench_risk.md``
 (or ``--output-dir``).
 """
@@ -24,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sklearn_attnclust._blocks import one_blas_thread
 from sklearn_attnclust.maths.direction.attention import ContextStatistics, attention_risk
 
 
@@ -82,7 +90,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     d, K = 64, 8
     sizes = [2000, 20000] if args.smoke else [10**4, 10**5, 10**6]
-    rows = run(sizes, d, K, 10 if args.smoke else args.repeat)
+    with one_blas_thread():  # (as a fit runs its passes: the module docstring)
+        rows = run(sizes, d, K, 10 if args.smoke else args.repeat)
     table = format_table(rows, d, K)
     print(table)
     out = Path(args.output_dir)

@@ -145,7 +145,7 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
 
     learning_rate : float, default=1.0
         First trial step of the line search, for the risk relative to the
-        data's scale.
+        data's scale (times ``n_clusters`` for the competitive direction layer).
 
     max_iter : int, default=300
         Maximum number of steps per start (and stage).  ``0`` evaluates the

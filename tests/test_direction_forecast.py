@@ -36,10 +36,12 @@ def _vmf(n, d, K, seed):
 def test_forecast_ends_the_descent_a_step_sooner(monkeypatch):
     # bench_direction.py's rows (noise of the centres' norm): the held steps' decreases
     # shrink geometrically, and the step the held-labels stop would end on is not taken
+    # (learning_rate 1 / K: a first trial step of 1, the descent these figures are of)
     X = _vmf(4000, 64, 5, 1)
-    fit = AttentionQuantizer(5, geometry="direction", random_state=0).fit(X)
+    fit = AttentionQuantizer(5, geometry="direction", learning_rate=0.2, random_state=0).fit(X)
     monkeypatch.setattr(direction_stall, "tail_decrease", lambda values: np.inf)
-    before = AttentionQuantizer(5, geometry="direction", random_state=0).fit(X)
+    before = AttentionQuantizer(5, geometry="direction", learning_rate=0.2,
+                                random_state=0).fit(X)
     assert fit.n_iter_ < before.n_iter_
     # that step lowered the risk far below the rows' resolution (K / n relatively)
     assert 0 <= fit.risk_ / before.risk_ - 1 < 0.05 * 5 / X.shape[0]

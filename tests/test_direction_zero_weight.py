@@ -84,7 +84,8 @@ def test_on_large_rows(risk, dtype, far):
     np.testing.assert_array_equal(est.cluster_centers_, near.cluster_centers_)
     assert est.risk_ == near.risk_
     np.testing.assert_array_equal(est.labels_[rest], ref.labels_)
-    assert np.isclose(est.risk_, ref.risk_, rtol=1e-8)
+    # (float32 passes sum the risk to about 1e-8 relatively: .reconstruction's Notes)
+    assert np.isclose(est.risk_, ref.risk_, rtol=1e-8 if dtype == np.float64 else 1e-7)
     np.testing.assert_allclose(est.cluster_centers_, ref.cluster_centers_,
                                atol=1e-4 * np.abs(ref.cluster_centers_).max())
 
