@@ -94,11 +94,12 @@ class StreamFitMixin:
             self._stream_layer = layer.warm_start_from(self._stream_layer)
         stream = self._stream
         self._stream_layer.check_chunk(X)  # (a refused chunk must not enter the stream)
-        stream.add(X, np.ones(X.shape[0]) if w is None else w)
-        if stream.n < self.n_clusters:
+        if stream.n + X.shape[0] < self.n_clusters:  # (before the add: it keeps nothing)
             raise ValueError(
-                f"n_samples = {stream.n} should be >= n_clusters = {self.n_clusters}."
+                f"n_samples = {stream.n + X.shape[0]} should be >= n_clusters = "
+                f"{self.n_clusters}."
             )
+        stream.add(X, np.ones(X.shape[0]) if w is None else w)
         stream.chunk = (X, w)  # (after the check: a refused call keeps no chunk either)
         try:
             layer = self._stream_layer.partial_fit(stream, self._stream_rng)

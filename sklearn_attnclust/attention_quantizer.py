@@ -6,8 +6,9 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._refused_calls import fit_unchanged_when_refused, unchanged_when_refused
 from ._base import BaseQuantizer, power_of_two_scale, seeded, small_fit, unit_weights
-from .rows.dask import is_dask_array
+from .rows.dask import DaskRows, is_dask_array, persist_rows
 from ._layer_dispatch import LayerDispatch
 from ._readouts import LayerReadouts
 from ._stream_fit import StreamFitMixin
@@ -386,23 +387,24 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         self : AttentionQuantizer
             The fitted estimator.
         """
-        self._reset_stream()
-        if is_dask_array(X):  # before the numpy validation, which would load it
-            return self._fit_dask(X, sample_weight)
-        X = self._validate_input(X, reset=True)
-        with small_fit(X), seeded(self.random_state) as seed:  # (one BLAS limit: small fits)
-            w = self._weights(sample_weight, X)
-            layer = self._new_layer(*X.shape)
-            # the weights' ratios only, times a power of two (exact): no sum overflows
-            wu = unit_weights(w)
-            assignment = layer.fit(X, wu, layer.make_rng(seed.state))
-            self._layer_params = self._shaping_params()
-            weight_scale = 1.0 if w is None else power_of_two_scale(w)
-            self._store(layer, X, w, warn=True, weight_scale=weight_scale, assignment=assignment)
-            self._stream_from_fit(layer, X, w, wu, weight_scale)
+        with unchanged_when_refused(self):  # (not the decorator: no frame more to the kernel)
+            self._reset_stream()
+            if is_dask_array(X):  # before the numpy validation, which would load it
+                return self._fit_dask(X, sample_weight)
+            X = self._validate_input(X, reset=True)
+            with small_fit(X), seeded(self.random_state) as seed:  # (one BLAS limit: small fits)
+                w = self._weights(sample_weight, X)
+                layer = self._new_layer(*X.shape)
+                wu = unit_weights(w)  # the weights' ratios times a power of two: no sum overflows
+                assignment = layer.fit(X, wu, layer.make_rng(seed.state))
+                self._layer_params = self._shaping_params()
+                weight_scale = 1.0 if w is None else power_of_two_scale(w)
+                self._store(layer, X, w, warn=True, weight_scale=weight_scale,
+                            assignment=assignment)
+                self._stream_from_fit(layer, X, w, wu, weight_scale)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_unchanged_when_refused
     def partial_fit(self, X, y=None, sample_weight=None):
         """Update the heads with a chunk of data (for data that arrive in chunks).
 
@@ -457,9 +459,7 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         ``inertia_`` comes from the fit's last pass.
         """
         from ._dask import assignment_totals, check_rows
-        from .rows.dask import persist_rows
         from ._strategy import sample_plan
-        from .rows.dask import DaskRows
 
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported with a dask array X.")

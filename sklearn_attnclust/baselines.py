@@ -3,12 +3,12 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
 from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array
 
+from ._refused_calls import fit_unchanged_when_refused
 from ._assign import nearest_point
 from ._base import BaseQuantizer, check_sample_weight, power_of_two_scale, unit_weights
 from .maths.point.moments import DENSE_FEATURES
@@ -51,7 +51,7 @@ class _CenterQuantizer(BaseQuantizer):
         """Index of the nearest center (Euclidean) of each row of ``X``."""
         return nearest_point(X, centers)[0]
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_unchanged_when_refused
     def fit(self, X, y=None):
         """Set the centroids (see the class) and assign the training samples to them.
 
@@ -401,7 +401,7 @@ class KMeansQuantizer(_CenterQuantizer):
         self.copy_x = copy_x
         self.algorithm = algorithm
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_unchanged_when_refused
     def fit(self, X, y=None, sample_weight=None):
         """Run k-means.
 

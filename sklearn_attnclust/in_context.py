@@ -3,11 +3,11 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._refused_calls import fit_unchanged_when_refused
 from ._base import BaseEmbedding, power_of_two_scale
 from .maths.context_moments import context_moments, layer_scale
 from .maths.fixed_point_cover import warn_uncovered
@@ -292,7 +292,7 @@ class InContextQuantizer(BaseEmbedding):
             tags.estimator_type = "clusterer"
         return tags
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_unchanged_when_refused
     def fit(self, X, y=None):
         """Keep the context, choose the scale and, for softmax, find the clusters.
 

@@ -47,8 +47,8 @@ def test_a_refused_partial_fit_keeps_no_chunk():
     est = AttentionQuantizer(4, random_state=0)
     with pytest.raises(ValueError, match="should be >= n_clusters"):
         est.partial_fit(X[:2])
-    assert est._stream.chunk is None
-    est.partial_fit(X[2:])  # (the stream goes on: 40 rows, a fit)
+    assert not hasattr(est, "_stream")  # (a refused first chunk keeps nothing: h329)
+    est.partial_fit(X[2:])  # (the stream starts: 38 rows, a fit)
     assert est._stream.chunk is None and est.cluster_centers_.shape == (4, 3)
 
 
