@@ -431,7 +431,10 @@ def descend_heads(stats, Z, beta, bias, *, max_iter, tol, floor, labels=None):
     head's point by ``2 beta_h m_h / W``, its ``log beta_h`` by ``d m_h / (2 W)``,
     a bias by its weight), each variance at least ``floor`` (an L-BFGS-B bound on
     ``log beta_h``; no penalty: one in ``pi_h beta_h`` moved a floored head's weight
-    off its posterior mass by ``1 + d/2``).  Returns the points, ``beta`` (K,),
+    off its posterior mass by ``1 + d/2``); no scale beyond (L-BFGS-B's first step
+    with bounds is ``-g``, near Newton's in these variables: a scale ``1 / |g|`` made
+    it ``|g|`` times shorter, a pass spent on 1 % of the decrease), and the start's
+    pass read once.  Returns the points, ``beta`` (K,),
     the biases (normalised), the value curve, the number of steps, whether it
     converged and whether ``labels`` (n,) holds :func:`head_sums`'s at the result."""
     from scipy.optimize import minimize
