@@ -24,8 +24,8 @@ from . import kernel as _kernel
 #: Rows of a unit of the passes over kept augmented rows (:func:`row_units`)
 UNIT_ROWS = 2**15
 #: Rows of a unit whose differences :func:`unit_distances` makes at a time (their
-#: copies stay in the cache: at 1e6 x 10, one thread, 14 ms against 60 for the
-#: differences of a whole unit at once)
+#: copies stay in the cache: at 1e6 x 10, one thread, a loaded machine, 41-48 ms
+#: against 61-71 for the differences of a whole unit at once)
 DISTANCE_ROWS = 2**11
 
 
