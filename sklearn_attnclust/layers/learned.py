@@ -258,7 +258,7 @@ class LearnedPointLayer(PointLayer):
         warn_light_heads(np.exp(bias), X.shape[0], X.shape[1])
         if labels is None or not labelled:
             return None
-        d2 = head_distances(X, chart, self.centers, labels)
+        d2 = head_distances(X, chart, self.centers, labels, stats)
         return Assignment(labels, resolved_inertia(X, w, chart, self.centers, labels, d2),
                           np.bincount(labels, minlength=K))
 
