@@ -373,10 +373,10 @@ class BaseEmbedding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         by default); higher is better, so that ``GridSearchCV`` works without
         labels.  With ``geometry="cosine"`` the rows ``x_i`` are the unit rows
         ``x_i / |x_i|``, so its score does not scale with the data and is not
-        comparable with another geometry's.  It is not a mean log-likelihood (GaussianMixture's ``score``):
-        for a layer that has one, that is ``score_samples(X).mean()``.  An
-        estimator that takes a dask array ``X`` computes it in one reduction
-        over its blocks.
+        comparable with another geometry's.  It is not a mean log-likelihood
+        (GaussianMixture's ``score``): for a layer that has one, that is
+        ``score_samples(X).mean()``.  An estimator that takes a dask array
+        ``X`` computes it in one reduction over its blocks.
 
         Parameters
         ----------

@@ -410,12 +410,12 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
 
         The estimator keeps a uniform reservoir sample of at most 50000 rows
         of the stream (with their weights) and, for ``"direction"``, the
-        exact streamed moments of all the rows.  Each call adds the chunk.  While
-        the reservoir holds every row seen it is :meth:`fit` on the rows so far,
-        its clusters numbered as the nearest ones before (an ``init`` array's as
-        its rows); afterwards a warm refit of the reservoir.  ``"point"``: an online
-        step on the chunk, a refit (as above; after the fill warm) as the rows grow by half,
-        anew where a chunk does not fit (a cluster in a small share of each chunk may go unfound).
+        exact streamed moments of all the rows.  Each call adds the chunk and refits:
+        while the reservoir holds every row seen, :meth:`fit` on the rows so far (the
+        clusters numbered as the nearest ones before, an ``init`` array's as its rows),
+        afterwards warm.  ``"point"`` (not ``temperature="learn"``): an online step on the
+        chunk, that refit only as the rows seen grow by half or (anew) where a chunk does not
+        fit: a cluster in a small share of the chunks since may go unfound until the next.
 
         After :meth:`fit`, the stream continues from the fit, as
         MiniBatchKMeans's does: it starts with a summary of the fit's rows,

@@ -97,8 +97,8 @@ class PointLayer(FreeEnergyLayer):
             return LearnedPointLayer.from_params(params)
         return super().from_params(params)
 
-    #: The online steps' state (:mod:`.._stream_step`): None before the
-    #: reservoir of ``partial_fit`` fills, and for layers refitted at every call
+    #: The online steps' state (:mod:`.._stream_step`): None before the first
+    #: refit of ``partial_fit``'s stream, and for layers refitted at every call
     online = None
 
     def _warm_start(self):
@@ -106,8 +106,8 @@ class PointLayer(FreeEnergyLayer):
 
     @property
     def online_steps(self):
-        """Whether ``partial_fit`` after the reservoir fills may take an online
-        step (:mod:`.._stream_step`): the heads' points are all the layer's
+        """Whether ``partial_fit`` may take an online step between refits
+        (:mod:`.._stream_step`): the heads' points are all the layer's
         state per head (the learned layer's weights and variances are not
         stepped: it refits)."""
         return self.per_head == PointLayer.per_head
