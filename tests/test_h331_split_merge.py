@@ -52,6 +52,21 @@ def test_split_and_merged_labels_of_blobs():
     assert split_merge_gain(X, y, 10) < 0
 
 
+def test_split_from_a_sample_of_each_label(monkeypatch):
+    # wide rows: the split from evenly spaced rows of each label (forced here)
+    X, y = make_blobs(600, centers=10, n_features=6, random_state=3, center_box=(-30, 30))
+    bad = y.copy()
+    bad[bad == 1] = 0
+    bad[(y == 2) & (X[:, 0] > np.median(X[y == 2, 0]))] = 1
+    full_bad, full_good = split_merge_gain(X, bad, 10), split_merge_gain(X, y, 10)
+    monkeypatch.setattr(fixed_point_cover, "SPLIT_ROWS", 16)
+    monkeypatch.setattr(fixed_point_cover, "SPLIT_NUMBERS", 16)
+    sampled_bad = split_merge_gain(X, bad, 10)
+    assert sampled_bad != full_bad                      # the sample was taken
+    assert sampled_bad == pytest.approx(full_bad, rel=0.2)
+    assert split_merge_gain(X, y, 10) < 0 and full_good < 0
+
+
 def _fit_messages(X, K):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
