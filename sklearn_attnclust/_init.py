@@ -12,10 +12,9 @@ import numpy as np
 from ._extremes import largest_magnitude  # (re-exported: its callers import it here)
 from ._key_order import in_key_order_of, order_by_key, ordered_by, squared_norms  # (re-exported)
 
-__all__ = ["DISTINCT_STEP", "canonical_order", "centred_rows", "check_distinct_points",
-           "check_start", "draw_distinct_rows", "generator_from", "init_heads", "n_starts",
-           "order_by_key", "ordered_distinct_starts", "squared_norms", "largest_magnitude",
-           "unit_exponent", "unit_start"]
+__all__ = ["DISTINCT_STEP", "canonical_order", "centred_rows", "check_start", "draw_distinct_rows",
+           "generator_from", "init_heads", "n_starts", "order_by_key", "ordered_distinct_starts",
+           "squared_norms", "largest_magnitude", "unit_exponent", "unit_start"]
 
 
 def n_starts(init, n_init, n_random, n_seeded=1, n_callable=None, what="centres"):
@@ -405,32 +404,6 @@ def init_heads(X, n_heads, method, rng, *, second=None, sample_weight=None, top=
             M = np.vstack([M, _random_heads(n_heads - M.shape[0], d, rng)])
         return M
     raise ValueError(f"Unknown init {method!r}.")
-
-
-def check_distinct_points(Z):
-    """Reject a start of points with two equal rows.
-
-    Equal heads take the same share of every row, receive identical gradients
-    and never separate: the fit ends with a head empty (on three blobs, 2.0 to
-    4.7 times the inertia KMeans reaches from the same array, which relocates the
-    empty cluster).  Rows that differ at all, even by 1e-14, separate.
-
-    Raises
-    ------
-    ValueError
-        Naming the first two equal rows.
-    """
-    Z = np.asarray(Z)
-    if Z.shape[0] < 2:
-        return
-    first, inverse = np.unique(Z, axis=0, return_index=True, return_inverse=True)[1:]
-    first = first[np.reshape(inverse, -1)]
-    repeated = np.flatnonzero(first != np.arange(Z.shape[0]))
-    if repeated.size:
-        j = int(repeated[0])
-        raise ValueError(
-            f"init has identical heads (rows {int(first[j])} and {j} are equal); they would "
-            "receive identical gradients and never separate: give distinct rows.")
 
 
 def check_start(M, X):

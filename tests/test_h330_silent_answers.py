@@ -1,5 +1,5 @@
-"""A dominant weight in the cosine layer (its curvature floor scaled by the weights'
-fair share) and a point-layer init with two equal rows (refused)."""
+"""A dominant weight in the cosine layer: its curvature floor scaled by the weights'
+fair share."""
 import warnings
 
 import numpy as np
@@ -8,7 +8,6 @@ from sklearn.cluster import kmeans_plusplus
 from sklearn.datasets import make_blobs
 
 from sklearn_attnclust import AttentionQuantizer
-from sklearn_attnclust._init import check_distinct_points
 from sklearn_attnclust.maths.cosine.maths import CosineMaths, cosine_maths
 from sklearn_attnclust.maths.cosine.statistics import CosineStatistics
 
@@ -82,44 +81,3 @@ def test_cosine_integer_weight_equals_its_repetitions():
     np.testing.assert_allclose(Ca, Cb[match], atol=1e-6)
     U = _unit(X)
     assert _inertia(U, w, Ca) == pytest.approx(_inertia(U, w, Cb[match]), rel=1e-6)
-
-
-def _three_blobs(seed):
-    X, y = make_blobs(600, centers=3, n_features=4, random_state=seed)
-    C = np.array([X[y == k].mean(0) for k in range(3)])
-    return X, C
-
-
-@pytest.mark.parametrize("temperature", ["auto", "learn", 0.5])
-@pytest.mark.parametrize("seed", [3001, 3002])
-def test_point_init_with_equal_rows_is_refused(temperature, seed):
-    X, C = _three_blobs(seed)
-    twins = np.vstack([C[:2], C[:1]])
-    with pytest.raises(ValueError, match=r"identical heads \(rows 0 and 2 are equal\)"):
-        AttentionQuantizer(3, init=twins, temperature=temperature).fit(X)
-    with pytest.raises(ValueError, match=r"rows 0 and 2 are equal"):  # a callable's too
-        AttentionQuantizer(3, init=lambda X, k, rng: twins, temperature=temperature).fit(X)
-
-
-def test_point_init_with_equal_rows_is_refused_on_sparse_rows():
-    sp = pytest.importorskip("scipy.sparse")
-    X, C = _three_blobs(3003)
-    with pytest.raises(ValueError, match=r"rows 1 and 2 are equal"):
-        AttentionQuantizer(3, init=np.vstack([C[:2], C[1:2]])).fit(sp.csr_matrix(X))
-
-
-def test_point_init_with_near_rows_is_kept():
-    X, C = _three_blobs(3001)
-    near = np.vstack([C[:2], C[:1] + 1e-9])
-    est = AttentionQuantizer(3, init=near, random_state=0).fit(X)
-    assert np.bincount(est.labels_, minlength=3).min() > 100
-
-
-def test_check_distinct_points_closed_cases():
-    check_distinct_points(np.zeros((1, 3)))
-    check_distinct_points(np.eye(3))
-    check_distinct_points(np.array([[1.0, 2.0], [2.0, 1.0], [-1.0, -2.0]]))
-    with pytest.raises(ValueError, match=r"rows 1 and 3 are equal"):
-        check_distinct_points(np.array([[0.0, 1.0], [2.0, 1.0], [3.0, 3.0], [2.0, 1.0]]))
-    with pytest.raises(ValueError, match=r"rows 0 and 1 are equal"):
-        check_distinct_points(np.zeros((4, 2)))

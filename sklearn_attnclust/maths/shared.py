@@ -5,7 +5,7 @@ points."""
 
 import numpy as np
 
-from .._init import check_distinct_points, largest_magnitude
+from .._init import largest_magnitude
 
 __all__ = ["CACHE_ENTRIES", "MAGNITUDE_CHUNK", "check_points", "counted", "no_lone_blocks",
            "positive_magnitude", "row_view", "weighted_rows", "zero_weights"]
@@ -53,7 +53,7 @@ def weighted_rows(P, Y):
 
 
 def check_points(Z, n_clusters, n_features):
-    """An array of starting points, checked: shape (K, d), finite, no two rows equal."""
+    """An array of starting points, checked: shape (K, d), finite."""
     Z = np.array(Z, dtype=np.float64)
     if Z.shape != (n_clusters, n_features):
         raise ValueError(
@@ -62,7 +62,6 @@ def check_points(Z, n_clusters, n_features):
         )
     if not np.all(np.isfinite(Z)):
         raise ValueError("init array contains NaN or infinity.")
-    check_distinct_points(Z)
     return Z
 
 
