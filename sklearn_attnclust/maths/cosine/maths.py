@@ -38,13 +38,13 @@ from .rows import (_SEED, UnitRowBlocks, _is_sparse, _row_exponents, as_rows, de
 from .seeding import (_draw_distinct, _key_starts, _repair, _unit, check_unit_heads,
                       ordered_unit_starts, sampled_unit_kmeans_plusplus, seeded_from_rows,
                       unit_order_distinct, wide_unit_order)
-from .pairs import (SPARSE_MIN_PAIRS, SPARSE_PAIRS_MIN_DENSITY,  # noqa: F401
-                    WIDE_HEADS, pair_limit)
+from .pairs import SPARSE_MIN_PAIRS, SPARSE_PAIRS_MIN_DENSITY, WIDE_HEADS, pair_limit  # noqa: F401
 from .normaliser import log_bessel_iv, log_bessel_iv_debye, vmf_log_normaliser  # noqa: F401
 from .statistics import CosineStatistics, cosine_scores
 from .steps import FIRST_STEP_PAIR, landing_curvatures, turns
 from .swap import HELD_COSINES_SHARE, heads_needed, two_nearest_of_cosines
 from ..held import HeldLabels
+from ..point.chart import fair_share
 from ...layers.base import LayerMaths, swap_of
 from ...optim.manifold import row_norms
 
@@ -123,13 +123,13 @@ class CosineMaths(LayerMaths):
     first_step_pair = FIRST_STEP_PAIR  # (L-BFGS: no pair of a start's first step)
     # unit_root: the default 1 (the risk is dimensionless: a mean 1 - cosine)
 
-    def __init__(self, n_clusters, temperature, spread, n_features):
+    def __init__(self, n_clusters, temperature, spread, n_features, share=1.0):
         self.n_clusters, self.d = int(n_clusters), int(n_features)
         # the temperature's unit: a number, or read at the first start's heads (a
         # callable of them: .temperature.SeedsSpread, the layers' fits; starts)
         self.temperature, self.spread, self.beta = float(temperature), None, None
         self._pending = spread if callable(spread) else self.set_spread(spread)
-        self.floor = 0.01 / self.n_clusters  # the smallest curvature the steps assume
+        self.floor = 0.01 * share / self.n_clusters  # least curvature (share: chart.fair_share)
         # (a weak reference to the heads of the last gradient, which it keeps from no
         # trial the line search left, its rows' norms, whether it keeps no L-BFGS pairs,
         # the heads' curvatures for the preconditioner: :func:`.steps.landing_curvatures`)
@@ -497,4 +497,4 @@ def cosine_maths(n_clusters, temperature, spread, n_features, stats):
     :class:`CosineMaths`."""
     pairless = pair_limit(n_clusters, n_features, stats) == 0
     return (PairlessCosineMaths if pairless else CosineMaths)(
-        n_clusters, temperature, spread, n_features)
+        n_clusters, temperature, spread, n_features, fair_share(stats.weights))
