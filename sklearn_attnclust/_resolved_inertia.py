@@ -26,7 +26,8 @@ def resolved_inertia(X, w, chart, centers, labels, d2):
     where the chart's rounding may exceed :data:`.._assign.EXPANSION_LOSS`'s share
     of it, the same sum from the rows' differences to their centres in input units
     (an ``O(n d)`` pass, beyond float64's range +inf or 0 only where the inertia is)."""
-    inertia = float(d2.sum() if w is None else np.add.reduce(w * d2))
+    pos = None if w is None else w > 0  # (a row of weight 0 may be at inf: 0 inf is NaN)
+    inertia = float(d2.sum() if w is None else np.add.reduce(w[pos] * d2[pos]))
     total = float(X.shape[0] if w is None else np.sum(w))
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         # (numpy's division, one factor at a time: spreads of 1e-200 square to 0)

@@ -171,11 +171,10 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
     The point layer then reads its temperature from the heads' spacing where
     that is colder, and runs the swap stage again at it, while the heads
     crowd (on a coarse sample once, where heads merged: :mod:`._spacing`).  After a staged
-    fit's full-data stage, rows out of
-    the coarse sample's box far from every head that hold a share of the risk
-    (:func:`._coarse_points.missed_rows`) run the swap stage on all the rows.  BLAS runs on one
-    thread meanwhile (the skinny products of the passes, and the small ``d x
-    d`` ones, run faster so; the passes split the rows over threads themselves).
+    fit's full-data stage, rows out of the coarse sample's box far from every head that
+    hold a share of the risk (:func:`._coarse_points.missed_rows`) run the swap stage on
+    all the rows.  BLAS runs on one thread meanwhile (the skinny products of the passes,
+    and the small ``d x d`` ones, run faster so; the passes split the rows over threads).
 
     Parameters
     ----------
@@ -245,8 +244,10 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
             descent.say(f"Initialization {k}")
             heads = maths.starts(rows, row_w, init, random_state)  # (then its start_steps)
             steps = 0 if hasattr(init, "shape") else maths.start_steps
-            res = descent.run(stage, heads, stage_tol, memory=memory, min_steps=steps)
-            res.n_iter += int(steps < 1 and not hasattr(init, "shape"))  # (a start that is a step)
+            took = int(steps < 1 and not hasattr(init, "shape"))  # (a start that is a step:
+            res = descent.run(stage, heads, stage_tol, memory=memory, min_steps=steps,
+                              steps=descent.max_iter - took)  # n_iter_ within max_iter)
+            res.n_iter += took
             if np.isfinite(res.value):
                 results.append(descent.relocated(stage, res, stage_tol, memory, rows, row_w))
         if not results:

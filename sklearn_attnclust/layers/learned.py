@@ -273,9 +273,12 @@ class LearnedPointLayer(PointLayer):
         if self.max_iter > 0 and not converged:
             warn_learned(self.max_iter)
         warn_light_heads(np.exp(bias), X.shape[0], X.shape[1])
-        if labels is None or not labelled:
+        if (labels is None or not labelled) and not isinstance(X, np.ndarray):
             return None
-        d2 = head_distances(X, chart, self.centers, labels, stats)
+        if labels is None or not labelled:  # (rows of weight 0: the posterior's pass here,
+            labels, d2 = self.assign(X)  # its inertia resolved too: review B of session 30)
+        else:
+            d2 = head_distances(X, chart, self.centers, labels, stats)
         return Assignment(labels, resolved_inertia(X, w, chart, self.centers, labels, d2),
                           np.bincount(labels, minlength=K))
 
