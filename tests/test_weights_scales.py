@@ -547,5 +547,10 @@ def test_far_rows_of_tiny_weight_keep_the_direction_passes_in_float64(context_le
         est = AttentionQuantizer(2, **params).fit(Xw, sample_weight=w)
     ref = AttentionQuantizer(2, **params).fit(X[100:])
     _same_centres(est.cluster_centers_, ref.cluster_centers_, 1e-3)
-    # (float64 passes against the reference's float32 ones: a row on the boundary may flip)
+    # (float64 passes against the reference's float32 ones: a row on the boundary may flip;
+    # at 1e7 one does, its two heads' probabilities 3.5e-4 apart: review C of session 30)
     assert adjusted_rand_score(ref.labels_, est.labels_[100:]) > 0.999
+    flip = ref.labels_ != est.labels_[100:]
+    flip = ~flip if flip.mean() > 0.5 else flip
+    P = ref.predict_proba(X[100:])[flip]
+    assert np.all(np.abs(P[:, 0] - P[:, 1]) < 1e-2), P
