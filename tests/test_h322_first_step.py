@@ -62,7 +62,9 @@ class _Counting:
 def test_fits_as_good_in_fewer_passes(monkeypatch):
     """Against the old first trial (``learning_rate`` 1, i.e. ``1 / K`` now): over six
     mixtures the same labels (ARI to the truth), risks within 1e-3 relatively (their
-    resolution K / n is 1.3e-3 to 3.3e-3) and fewer risk evaluations in all."""
+    resolution K / n is 1.3e-3 to 3.3e-3) and no more risk evaluations in all (64 against
+    67 here: four of the six fits take as many, so the margin is thin and "fewer" could
+    flip on another BLAS; review C of session 30)."""
     counter = _Counting(monkeypatch)
     passes = {"old": 0, "new": 0}
     for K, seed in [(4, 0), (4, 1), (8, 2), (8, 3), (10, 4), (10, 5)]:
@@ -76,4 +78,4 @@ def test_fits_as_good_in_fewer_passes(monkeypatch):
         old, new = fits["old"], fits["new"]
         assert adjusted_rand_score(y, new.labels_) >= adjusted_rand_score(y, old.labels_) - 0.01
         assert new.risk_ <= old.risk_ * (1 + 1e-3)
-    assert passes["new"] < passes["old"], passes
+    assert passes["new"] <= passes["old"], passes
