@@ -37,8 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse import issparse
 
-from ._blocks import (gather_rows, keyed_sample_rows, one_blas_thread, race_keys, row_keys,
-                      smallest_keys)
+from ._blocks import (gather_rows, key_bucket_counts, keyed_sample_rows, one_blas_thread,
+                      race_keys, row_keys, smallest_keys)
 from ._descent import MAX_RELOCATIONS, _Descent, in_squared_units
 from ._finish import NOT_FINITE, _finish, _finisher
 from ._coarse_points import fewer_points, missed_rows, risk_floor, sample_reach, swap_missed
@@ -111,7 +111,7 @@ def sample_plan(rng, n_samples, n_features, n_clusters):
     return coarse_sample_size(n_samples, n_clusters, n_features), sample_seed(rng)
 
 
-def _sample(X, weights, m, seed, draw, keys=None):
+def _sample(X, weights, m, seed, draw, keys=None, counts=None):
     """The coarse sample (or a rung of the ladder): its rows, their weights (None:
     unweighted) and the keys it was drawn by (None for a row source).
 
@@ -122,13 +122,13 @@ def _sample(X, weights, m, seed, draw, keys=None):
     gets one key per copy (:func:`._blocks.keyed_rows`), so that it enters the
     sample as often as a uniform draw would take it; weighted rows (identical
     rows of equal weights share their key) are drawn by their weights.
-    ``draw="bootstrap"``:
-    ``m`` rows (``m << n``), with weights by exponential races
-    (:func:`._blocks.race_keys`: drawn with probability growing with their
-    weight), so that the sample is unweighted.  ``draw="subset"``: ``min(m,
-    n)`` rows drawn uniformly, each keeping its weight.  ``keys``: the keys of
-    an earlier draw from the same rows (the rungs of one fit are nested).
-    One O(n) pass over the rows for their keys.
+    ``draw="bootstrap"``: ``m`` rows (``m << n``), with weights by exponential
+    races (:func:`._blocks.race_keys`: drawn with probability growing with
+    their weight), so that the sample is unweighted.  ``draw="subset"``:
+    ``min(m, n)`` rows drawn uniformly, each keeping its weight.  ``keys``, ``counts``:
+    the keys of an earlier draw from the same rows (the rungs of one fit are
+    nested) and their :func:`._blocks.key_bucket_counts` (unweighted rows in
+    memory).  One O(n) pass over the rows for their keys.
     """
     n = X.shape[0]
     m = min(int(m), n)
@@ -147,7 +147,7 @@ def _sample(X, weights, m, seed, draw, keys=None):
         if weights is not None and draw == "bootstrap":
             keys = race_keys(keys, weights)
     if weights is None:
-        return keyed_sample_rows(X, keys, m, seed), None, keys
+        return keyed_sample_rows(X, keys, m, seed, counts), None, keys
     idx = smallest_keys(keys, m)
     if draw == "subset":
         return gather_rows(X, idx), weights[idx], keys
@@ -385,21 +385,22 @@ def _select(results, maths, stats, select):
 
 class _Sampler:
     """The samples of one fit (:func:`_sample`): the coarse sample and the rungs of
-    the ladder, drawn by the same keys of the rows (computed once).
-
-    Their seed is the row source's ``sample_seed`` where it holds one (drawn by
-    :func:`sample_plan` before its first pass), else drawn from
-    ``random_state`` here: once per fit, either way.
-    """
+    the ladder, drawn by the same keys of the rows and bucket counts (computed once),
+    of seed the row source's ``sample_seed`` where it holds one (drawn by
+    :func:`sample_plan` before its first pass), else drawn from ``random_state``
+    here: once per fit, either way."""
 
     def __init__(self, X, weights, random_state, draw):
         seed = getattr(X, "sample_seed", None)
         self.seed = sample_seed(random_state) if seed is None else seed
-        self.X, self.weights, self.draw, self.keys = X, weights, draw, None
+        self.X, self.weights, self.draw, self.keys, self.counts = X, weights, draw, None, None
 
     def __call__(self, m):
-        rows, row_w, self.keys = _sample(self.X, self.weights, m, self.seed, self.draw,
-                                         self.keys)
+        X, w = self.X, self.weights
+        if self.counts is None and w is None and isinstance(X, np.ndarray):
+            self.keys = row_keys(X, self.seed)
+            self.counts = key_bucket_counts(self.keys)
+        rows, row_w, self.keys = _sample(X, w, m, self.seed, self.draw, self.keys, self.counts)
         return rows, row_w
 
 
