@@ -126,9 +126,8 @@ def _sample(X, weights, m, seed, draw, keys=None, counts=None):
     races (:func:`._blocks.race_keys`: drawn with probability growing with
     their weight), so that the sample is unweighted.  ``draw="subset"``:
     ``min(m, n)`` rows drawn uniformly, each keeping its weight.  ``keys``, ``counts``:
-    the keys of an earlier draw from the same rows (the rungs of one fit are
-    nested) and their :func:`._blocks.key_bucket_counts` (unweighted rows in
-    memory).  One O(n) pass over the rows for their keys.
+    an earlier draw's keys (one fit's rungs are nested) and their bucket counts
+    (:func:`._blocks.key_bucket_counts`, rows in memory); one O(n) pass for the keys.
     """
     n = X.shape[0]
     m = min(int(m), n)
