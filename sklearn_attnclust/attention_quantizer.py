@@ -133,11 +133,11 @@ class AttentionQuantizer(LayerDispatch, StreamFitMixin, LayerReadouts, BaseQuant
         (rows are normalised for ``"direction"``).
 
     n_init : "auto" or int, default="auto"
-        Number of starts; the one of lowest risk is kept.  ``"auto"``: 1,
-        but 10 (``"point"``) or 5 (``"direction"``) for ``init="random"`` or a
-        callable, as KMeans's, and 3 for ``"k-means++"`` with ``"cosine"`` and
-        ``temperature="learn"`` (one start, swap stage or not, stops at a poor optimum
-        of its likelihood more often than the point layer's or GaussianMixture's).
+        Number of starts; the one of lowest risk is kept (``temperature="learn"``:
+        ``"point"`` descends every start's likelihood and keeps the lowest ``risk_``, N
+        starts costing about N fits; ``"cosine"`` descends its start of lowest free energy
+        only).  ``"auto"``: 1, but 10 (``"point"``) or 5 (``"direction"``) for ``"random"``
+        or a callable, as KMeans's, and 3 for ``"k-means++"`` with ``"cosine"`` and learn.
 
     solver : {"riemannian", "projected"}, default="riemannian"
         Direction of the steps: the Riemannian gradient (radial part

@@ -79,3 +79,27 @@ def test_start_seeds_nested_and_rng_unmoved():
     assert len(three) == 2 and five[:2] == three and len(set(five)) == 4
     np.testing.assert_array_equal(rng.get_state()[1], before)
     assert start_seeds(np.random.RandomState(8), 3) != three
+
+
+def test_kept_start_warnings_obey_module_filters():
+    # the kept start's warnings, re-issued, are filtered as at n_init=1: a user's filter
+    # on the library's module applies (review D of session 30: read from the file's
+    # path before, "/.../learned" matched no module pattern)
+    from sklearn.datasets import make_blobs
+    X, _ = make_blobs(2000, 10, centers=5, random_state=0)
+
+    def rows(X, k, rs):
+        return X[rs.choice(len(X), k, replace=False)]
+
+    shown = {}
+    for module_filter in [False, True]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if module_filter:
+                warnings.filterwarnings("ignore", category=UserWarning,
+                                        module=r"sklearn_attnclust\.layers\.learned")
+            AttentionQuantizer(5, temperature="learn", init=rows, n_init=3,
+                               random_state=1).fit(X)
+        shown[module_filter] = [w for w in caught if "hold fewer" in str(w.message)]
+    assert len(shown[False]) == 1  # (the kept start's light head)
+    assert shown[True] == []

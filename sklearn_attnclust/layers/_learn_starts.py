@@ -9,6 +9,7 @@ standardised digits at K = 10 the mean negative log-likelihood rose with one mor
 start in 6 of 32 steps, by up to 1.0 nat a row (session 30's audit, F2).
 """
 
+import sys
 import warnings
 
 import numpy as np
@@ -52,6 +53,20 @@ def fit_best_start(layer, fit_start, first, seeds):
     _, state, out, caught = best
     vars(layer).clear()
     vars(layer).update(state)
-    for w in caught:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for w in caught:  # (as warnings.warn would: the module of its file and its registry)
+        module = _module_of(w.filename)
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                               module=None if module is None else module.__name__,
+                               registry=None if module is None else
+                               vars(module).setdefault("__warningregistry__", {}))
     return out
+
+
+def _module_of(filename):
+    """The imported module of the file ``filename``, or None: a user's filter on the
+    module (``filterwarnings(module=...)``) and the once-per-place rule of the default
+    filters then read a re-issued warning as the first issue (review D of session 30)."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == filename:
+            return module
+    return None
