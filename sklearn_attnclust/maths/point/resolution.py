@@ -80,7 +80,7 @@ def typical_spread(X, zero=None, rows=SAMPLE_ROWS):
 
 
 def warn_unresolved(X, zero, spread):
-    """A UserWarning where the rows' :func:`typical_spread` is positive and below
+    """A ConvergenceWarning (a UserWarning) where the rows' :func:`typical_spread` is positive and below
     :data:`RESOLUTION` times the chart's ``spread`` (``zero``: the mask of the
     rows of weight 0, or None).  Returns the ratio (inf where the typical
     spread is 0 or the chart's is not positive)."""
@@ -89,6 +89,8 @@ def warn_unresolved(X, zero, spread):
     typical = typical_spread(X, zero)
     ratio = typical / spread if typical > 0 else np.inf
     if ratio < RESOLUTION:
+        from sklearn.exceptions import ConvergenceWarning  # (only here: see above)
+
         warnings.warn(
             f"X spans more scales than one fit resolves: its typical rows spread "
             f"{typical:.3g} (median absolute deviation), {ratio:.2g} times the spread "
@@ -97,7 +99,7 @@ def warn_unresolved(X, zero, spread):
             f"float64's resolution at that spread (2**-26 of it) and cannot be told "
             f"apart: their centres may all sit at their mean. Remove the far rows or "
             f"fit them apart.",
-            UserWarning,
+            ConvergenceWarning,
             stacklevel=stacklevel_outside(_library_dirs()),
         )
     return ratio
