@@ -87,8 +87,9 @@ def duplicate_init_rows():
         return True
     km = KMeans(3, init=init, n_init=1).fit(X)
     ratio = est.inertia_ / km.inertia_
+    sizes = np.bincount(est.labels_, minlength=3).tolist()
     print(f"  inertia {est.inertia_:.1f} against KMeans from the same init {km.inertia_:.1f}"
-          f" ({ratio:.3f} x); rows per head {np.bincount(est.labels_, minlength=3).tolist()}")
+          f" ({ratio:.3f} x); rows per head {sizes}")
     return ratio < 1.01
 
 
