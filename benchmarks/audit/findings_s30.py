@@ -76,7 +76,7 @@ def learn_more_starts_not_worse():
 
 
 def duplicate_init_rows():
-    """F3: an init array with two equal rows is refused (as cosine does) or the head is relocated."""
+    """F3: an init array with two equal rows: refused (as cosine does) or the head relocated."""
     X, y = make_blobs(600, centers=3, n_features=4, random_state=3001)
     C = np.array([X[y == k].mean(0) for k in range(3)])
     init = np.vstack([C[:2], C[:1]])
