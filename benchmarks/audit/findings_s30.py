@@ -5,8 +5,9 @@ behaviour a scikit-learn user should get.  Run from the tree to check:
 
 Each check prints PASS or FAIL with its figures; the exit status is the number of failures.
 On main 8988ede: refused_chunk_leaves_no_rows, refused_chunk_does_not_wedge,
-learn_more_starts_not_worse, duplicate_init_rows and in_context_many_clusters fail
-(notes: /work/notes/s30/h328/README.md, F1-F3 and F5); the held checks pass.
+learn_more_starts_not_worse, duplicate_init_rows, in_context_many_clusters and
+failed_fit_keeps_stream fail (notes: /work/notes/s30/h328/README.md, F1-F3, F5, F6);
+the held checks pass.
 """
 import sys
 import warnings
@@ -107,6 +108,27 @@ def in_context_many_clusters():
     return ours >= theirs - 0.05 or warned
 
 
+def failed_fit_keeps_stream():
+    """F6: a fit refused for NaN leaves the model and its stream as they were."""
+    X, y = make_blobs(3000, centers=4, n_features=3, random_state=6701)
+    bad = X.copy()
+    bad[5, 1] = np.nan
+    chunk = X[y == 0][:60] + 0.5
+    ref = AttentionQuantizer(4, random_state=0).fit(X)
+    ests = [AttentionQuantizer(4, random_state=0).fit(X) for _ in range(2)]
+    try:
+        ests[1].fit(bad)
+    except ValueError:
+        pass
+    ratios = []
+    for est in ests:
+        est.partial_fit(chunk)
+        ratios.append(est.score(X) / ref.score(X))
+    print(f"  inertia on X after a 60-row chunk / the fit's: {ratios[0]:.3f} without the failed"
+          f" fit, {ratios[1]:.3f} after it")
+    return abs(ratios[1] - ratios[0]) < 0.01
+
+
 def held_row_permutation():
     """Held: permuting the rows permutes the labels (every geometry, learn included)."""
     configs = {"point": {}, "learn": {"temperature": "learn"}, "cosine": {"geometry": "cosine"},
@@ -154,6 +176,7 @@ def held_vmf_closed_form():
 
 CHECKS = [refused_chunk_leaves_no_rows, refused_chunk_does_not_wedge,
           learn_more_starts_not_worse, duplicate_init_rows, in_context_many_clusters,
+          failed_fit_keeps_stream,
           held_row_permutation, held_sparse_formats, held_vmf_closed_form]
 
 
