@@ -6,8 +6,8 @@ behaviour a scikit-learn user should get.  Run from the tree to check:
 Each check prints PASS or FAIL with its figures; the exit status is the number of failures.
 On main 8988ede: refused_chunk_leaves_no_rows, refused_chunk_does_not_wedge,
 learn_more_starts_not_worse, duplicate_init_rows, in_context_many_clusters and
-failed_fit_keeps_stream fail (notes: /work/notes/s30/h328/README.md, F1-F3, F5, F6);
-the held checks pass.
+failed_fit_keeps_stream fail (the session 30 audit's findings F1-F3, F5, F6); the held
+checks pass.  On 467691c (session 30's fixes) only duplicate_init_rows fails.
 """
 import sys
 import warnings
