@@ -8,7 +8,7 @@ import pytest
 
 from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.maths import sizes
-from sklearn_attnclust.maths.point import maths as point_maths
+from sklearn_attnclust.maths.point import kernel, maths as point_maths
 from sklearn_attnclust.maths.point.moments import chart_from_data
 from sklearn_attnclust.maths.point.statistics import PointStatistics
 from sklearn_attnclust.maths.shared import CACHE_ENTRIES
@@ -20,9 +20,13 @@ def _maths_and_stats(X, w, K):
     return maths, [maths.statistics(X, w) for _ in range(2)]
 
 
+@pytest.mark.parametrize("compiled", [True, False])  # (the kernel, the numpy reference)
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n, d", [(3000, 5), (120000, 9)])  # (cached rows, rows as stored)
-def test_labelled_risk_without_the_gradient(n, d, weighted):
+def test_labelled_risk_without_the_gradient(n, d, weighted, compiled, monkeypatch):
+    if compiled and not kernel.COMPILED:
+        pytest.skip("the compiled kernel is not built")
+    monkeypatch.setattr(kernel, "COMPILED", compiled)
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(n, d))
     w = rng.uniform(0.5, 2.0, n) if weighted else None
