@@ -114,7 +114,8 @@ AQ_INLINE void AQ_NAME(aq_far)(
      *out_top   += sum_i w_i top_i
      mass[k]    += sum_i w_i p_ik                      (need_grad)
      first[k,j] += sum_i w_i p_ik (x_ij - r_j)         (need_grad)
-     counts[k]  += rows whose first largest logit is k; labels[i] = that k.
+     counts[k]  += rows whose first largest logit is k; labels[i] = that k
+                   (labels not NULL: a pass that does not label leaves counts)
      far[0] = max(far[0], max_i g ||x_i - r - v||^2 - top_i)   (far not NULL)
      far[1] = max(far[1], max_i g ||x_i - r - v||^2)
    (with logits b (||y||^2 - ||y - z_h||^2), y = (x - r - v) / s and g = b / s^2,
@@ -202,47 +203,55 @@ static AQ_CLONES void AQ_NAME(aq_point_sums)(
         } else {  /* L (t x K, column-major, ld AQ_TILE) = S At[:, :K] */
             gt = (int)t;
             gemm(&tr, &tr, &gt, &gK, &gd, &one, (FLT *)S, &gd, (FLT *)At, &gKp, &zero, L, &gT);
-            for (k = 0; k < K; k++) {
+            /* less the offsets, the rows' largest logit taken in the same read */
+            for (i = 0; i < t; i++) top[i] = L[i] -= c[0];
+            for (k = 1; k < K; k++) {
                 FLT *l = L + k * AQ_TILE;
                 const FLT ck = c[k];
-                for (i = 0; i < t; i++) l[i] -= ck;
+                for (i = 0; i < t; i++) {
+                    l[i] -= ck;
+                    top[i] = l[i] > top[i] ? l[i] : top[i];
+                }
             }
         }
-        /* the largest logit of each row, and its first head */
-        for (i = 0; i < t; i++) top[i] = L[i];
-        for (k = 1; k < K; k++) {
-            const FLT *l = L + k * AQ_TILE;
-            for (i = 0; i < t; i++) top[i] = l[i] > top[i] ? l[i] : top[i];
-        }
-        for (i = 0; i < t; i++) lab[i] = (int32_t)(K - 1);
-        for (k = K - 2; k >= 0; k--) {
-            const FLT *l = L + k * AQ_TILE;
-            for (i = 0; i < t; i++) lab[i] = l[i] == top[i] ? (int32_t)k : lab[i];
-        }
-        if (K <= AQ_COUNT_HEADS) {  /* a compare per head: no chain through memory */
-            for (k = 0; k < K; k++) {
-                int32_t m8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-                for (i = 0; i + 8 <= t; i += 8)
-                    for (q = 0; q < 8; q++) m8[q] += lab[i + q] == (int32_t)k;
-                for (; i < t; i++) m8[0] += lab[i] == (int32_t)k;
-                counts[k] += ((m8[0] + m8[1]) + (m8[2] + m8[3])) + ((m8[4] + m8[5]) + (m8[6] + m8[7]));
+        /* the largest logit of each row (the BLAS product's: above) */
+        if (Xt || K < (sizeof(FLT) == 8 ? AQ_ROW_HEADS : AQ_ROW_HEADS_F32)) {
+            for (i = 0; i < t; i++) top[i] = L[i];
+            for (k = 1; k < K; k++) {
+                const FLT *l = L + k * AQ_TILE;
+                for (i = 0; i < t; i++) top[i] = l[i] > top[i] ? l[i] : top[i];
             }
-        } else {
-            for (i = 0; i < t; i++) counts[lab[i]]++;
         }
-        if (labels)
+        if (labels) {  /* the first head of each row's largest logit, and the counts */
+            for (i = 0; i < t; i++) lab[i] = (int32_t)(K - 1);
+            for (k = K - 2; k >= 0; k--) {
+                const FLT *l = L + k * AQ_TILE;
+                for (i = 0; i < t; i++) lab[i] = l[i] == top[i] ? (int32_t)k : lab[i];
+            }
+            if (K <= AQ_COUNT_HEADS) {  /* a compare per head: no chain through memory */
+                for (k = 0; k < K; k++) {
+                    int32_t m8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                    for (i = 0; i + 8 <= t; i += 8)
+                        for (q = 0; q < 8; q++) m8[q] += lab[i + q] == (int32_t)k;
+                    for (; i < t; i++) m8[0] += lab[i] == (int32_t)k;
+                    counts[k] += ((m8[0] + m8[1]) + (m8[2] + m8[3]))
+                               + ((m8[4] + m8[5]) + (m8[6] + m8[7]));
+                }
+            } else {
+                for (i = 0; i < t; i++) counts[lab[i]]++;
+            }
             for (i = 0; i < t; i++) labels[i0 + i] = lab[i];
+        }
         if (far)
             AQ_NAME(aq_far)(t, d, Xt ? NULL : S, v, g, top, ss, far);
-        /* the softmax's exponentials and normalisers */
-        for (k = 0; k < K; k++) {
-            FLT *l = L + k * AQ_TILE;
-            for (i = 0; i < t; i++) l[i] = AQ_EXP(l[i] - top[i]);
-        }
-        for (i = 0; i < t; i++) scale[i] = L[i];
+        /* the softmax's exponentials and normalisers (summed as they are taken) */
+        for (i = 0; i < t; i++) scale[i] = L[i] = AQ_EXP(L[i] - top[i]);
         for (k = 1; k < K; k++) {
-            const FLT *l = L + k * AQ_TILE;
-            for (i = 0; i < t; i++) scale[i] += l[i];
+            FLT *l = L + k * AQ_TILE;
+            for (i = 0; i < t; i++) {
+                l[i] = AQ_EXP(l[i] - top[i]);
+                scale[i] += l[i];
+            }
         }
         if (w || K > AQ_PRODUCT_HEADS) {
             for (i = 0; i < t; i++) {

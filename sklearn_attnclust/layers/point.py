@@ -199,9 +199,9 @@ class PointLayer(FreeEnergyLayer):
                                     **options)
         if start is not None:
             fit.heads = fit.heads[order_like(start, chart.points(fit.heads))]
-        if mixed:  # the risk (and the tracked labels) at full precision
-            stats.track_assignment(cached=True)  # (cached rows too: this pass labels them)
-            risk = maths.risk(fit.heads, stats, return_grad=True)[0]
+        if mixed:  # the risk (and the tracked labels) at full precision: no gradient
+            stats.track_assignment(cached=True, next_pass=True)  # (cached rows too: this pass
+            risk = maths.risk(fit.heads, stats)  # labels them)
             self.fit_ = fit = at_full_precision(fit, in_squared_units(risk, maths.unit_root))
         warn_if_not_converged(fit, self.max_iter)
         self.beta, self.heads = maths.beta, fit.heads

@@ -137,6 +137,7 @@ class PointStatistics(Statistics):
     labels: object = None
     last: object = None
     far: object = None
+    label_next: bool = False
 
     @classmethod
     def from_data(cls, X, weights, chart, chunk_size=None, sq_total=None, n_heads=1):
@@ -183,7 +184,8 @@ class PointStatistics(Statistics):
         """
         kernel, rows = self._kernel(Z, beta, bias)
         self.heads_sq = (Z, kernel.zz)  # (read by the risk's distortion: one einsum fewer)
-        labels = self.labels if need_grad else None
+        labels = self.labels if need_grad or self.label_next else None
+        self.label_next = False
         if labels is not None:  # (the rows' largest distance, where the last kept is stale)
             kernel.keep_far(self.far, Z)
         # (BLAS on one thread: the compiled pass's products of 256-row tiles, and
@@ -278,7 +280,7 @@ class PointStatistics(Statistics):
             chunk_size=self.chunk_size if self.cached else 2 * self.chunk_size,
             scaled_rows=Y, cached=True, dtype=np.float32, origin=self.origin)
 
-    def track_assignment(self, cached=False):
+    def track_assignment(self, cached=False, next_pass=False):
         """Keep, from now on, the hard assignment of each risk evaluation with its
         gradient over large data (:attr:`labels`, and :attr:`last`: the scaled
         points, the sum of squared distances to the nearest, in the chart's
@@ -287,9 +289,13 @@ class PointStatistics(Statistics):
         labelled by :func:`nearest_point`, unless ``cached``: the point layer's
         one full-precision pass after a descent on float32 passes labels them
         (a pass of :func:`nearest_point` fewer: 5e4 x 16 rows, one thread, K = 64,
-        about 20 ms of a 0.25 s fit; K = 1024, 0.3 s of 6 s)."""
+        about 20 ms of a 0.25 s fit; K = 1024, 0.3 s of 6 s).  ``next_pass``: the
+        next evaluation keeps it also without its gradient (that one pass of the
+        point layer needs the risk and the labels only: the same numbers, without
+        the moments' half of a pass)."""
         if cached or not self.cached:
             self.labels = np.empty(self.X.shape[0], dtype=np.intp)
+        self.label_next = next_pass and self.labels is not None
 
     def assignment_at(self, Z):
         """``(labels, sum of squared distances in the chart's units, count per
