@@ -38,11 +38,11 @@ def distinct_rows_at_least(X, k, weights=None):
     """Whether the rows of ``X`` (dense or ``scipy.sparse``) of a weight above 0
     (``weights``, None: all) hold at least ``k`` distinct rows; read by blocks of
     :data:`DISTINCT_BLOCK` rows, stopping once ``k`` are found."""
+    sparse = hasattr(X, "tocsr")
+    if sparse:  # (COO and CSC rows read as CSR)
+        X = X.tocsr()
     if weights is not None:
         X = X[np.flatnonzero(np.asarray(weights) > 0)]
-    sparse = hasattr(X, "tocsr")
-    if sparse:
-        X = X.tocsr()
     seen = set()
     for lo in range(0, X.shape[0], DISTINCT_BLOCK):
         block = X[lo:lo + DISTINCT_BLOCK]

@@ -121,14 +121,13 @@ SPACING_BLOCK = 1024
 #: blobs (22 times KMeans's inertia).  Only fits whose heads stay merged reach the
 #: cap (twins on repeated rows stop at once: :func:`on_rows`); beyond about
 #: ``2**-26`` of the chart's spread the rows are not resolved at all
-#: (:mod:`.maths.point.resolution` warns).  Fewer distinct rows than heads: no raise on 3 sets (5
-#: seeds); but heads that sit as twins on one repeated row keep a gap of 0
+#: (:mod:`.maths.point.resolution` warns).  Fewer distinct rows than heads: no
+#: raise on 3 sets (5 seeds); but heads that sit as twins on one repeated row keep a gap of 0
 #: whatever ``beta``, as merged heads do, and the rounds ran to this cap (5
 #: rows of ``make_blobs(5, 3, random_state=1)`` 40 times each, K = 8: ``beta``
 #: 2**30 times the first, 3 to 4 times the CPU time): they stop where every row
 #: has a head (:func:`on_rows`; there one raise, 12 against 40 ms).
 SPACING_ROUNDS = 12
-
 
 
 def spacing(Z, masses, floor):

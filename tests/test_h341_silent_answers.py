@@ -171,6 +171,8 @@ def test_equal_init_helpers_closed_cases():
     assert distinct_rows_at_least(X, 5) and not distinct_rows_at_least(X, 6)
     assert distinct_rows_at_least(sp.csr_matrix(X), 5)
     assert not distinct_rows_at_least(sp.csr_matrix(X), 6)
+    assert distinct_rows_at_least(sp.coo_matrix(X), 5)
+    assert not distinct_rows_at_least(sp.coo_matrix(X), 5, weights=np.array([1, 1, 1, 1, 0.0]))
     assert not distinct_rows_at_least(X, 5, weights=np.array([1, 1, 1, 1, 0.0]))
     big = np.tile(X, (2000, 1))  # (copies across the blocks read)
     assert not distinct_rows_at_least(big, 6)
