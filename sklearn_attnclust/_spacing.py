@@ -95,7 +95,7 @@ sets of ``benchmarks/hard_cases.py --part more-heads`` (estimator seeds 0 to
 
 import numpy as np
 
-from ._assign import nearest_point
+from ._far_row_rounds import merged_groups, rows_on_heads
 from ._nearest import two_nearest
 from .maths.point.maths import PointMaths
 
@@ -113,25 +113,21 @@ SPACING_RATIO = 3.0
 SPACING_BLOCK = 1024
 
 #: Raises of ``beta`` at most (:func:`spaced`), each a descent (and a swap stage):
-#: merged heads raise it by 64 at the default temperature, so six by up to
-#: ``2**36``.  Measured (module docstring's far rows, seed 0): one row 1e3 times
+#: merged heads raise it by 64 at the default temperature, so twelve by up to
+#: ``2**72``.  Measured (module docstring's far rows, seed 0): one row 1e3 times
 #: the clusters' spread away took 1 raise, 1e4 and 1e5 times 2 to 3, 1e6 times 5
-#: (``beta`` 48 to 1.6e9); rows farther still keep a hotter ``beta`` than their
-#: clusters need.  Fewer distinct rows than heads: no raise on 3 sets (5
-#: seeds); but heads that sit as twins on one repeated row keep a gap of 0
+#: (``beta`` 48 to 1.6e9); three rows at 3e8 and 1e9 among ``make_blobs`` of 5000
+#: rows (review B of session 30, F1) need 7 and 8: six left heads merged over two
+#: blobs (22 times KMeans's inertia).  Only fits whose heads stay merged reach the
+#: cap (twins on repeated rows stop at once: :func:`on_rows`); beyond about
+#: ``2**-26`` of the chart's spread the rows are not resolved at all
+#: (:mod:`.maths.point.resolution` warns).  Fewer distinct rows than heads: no
+#: raise on 3 sets (5 seeds); but heads that sit as twins on one repeated row keep a gap of 0
 #: whatever ``beta``, as merged heads do, and the rounds ran to this cap (5
 #: rows of ``make_blobs(5, 3, random_state=1)`` 40 times each, K = 8: ``beta``
 #: 2**30 times the first, 3 to 4 times the CPU time): they stop where every row
 #: has a head (:func:`on_rows`; there one raise, 12 against 40 ms).
-SPACING_ROUNDS = 6
-
-#: The squared distance, in the chart's squared spreads, within which every
-#: row must lie of its nearest head for merged heads to stop the rounds
-#: (:func:`on_rows`): a millionth of the data's spread, above the rounding of
-#: heads on repeated rows (5e-13 after one raise, 2.6e-17 after three: 5 rows
-#: of ``make_blobs(5, 3, random_state=1)`` 40 times each, K = 8) and below the
-#: spread of clusters whose heads a row 1e6 times away merges (6e-8).
-SETTLED = 1e-12
+SPACING_ROUNDS = 12
 
 
 def spacing(Z, masses, floor):
@@ -150,26 +146,21 @@ def spacing(Z, masses, floor):
 def on_rows(chart, M, Z, rows, floor, gaps=None, row_w=None):
     """Whether heads ``M`` (their scaled points ``Z``) merge, two of them
     within ``floor`` of each other, where every row of ``rows`` of a weight
-    above 0 (``row_w``, None: all) lies within :data:`SETTLED` of its nearest
-    head: fewer distinct rows than heads, each fitted, the merged heads twins
-    on a repeated row, which no raise parts (a row of weight 0 counts for
-    nothing in the risk, and one off the twins ran the rounds to their cap).
-    A pass over the rows only where heads merge, in the chart's units: no
-    square under- or overflows at any scale (1e-200: every distance 0, the rows
-    read as settled; 1e200: ``spread ** 2`` an OverflowError).  ``gaps``: the
-    heads' squared gaps to their nearest other head where already read."""
+    above 0 (``row_w``, None: all) is a copy of the other rows of its nearest
+    head (:func:`._far_row_rounds.rows_on_heads`): fewer distinct rows than
+    heads, each fitted, the merged heads twins on a repeated row, which no raise
+    parts (a row of weight 0 counts for nothing in the risk, and one off the
+    twins ran the rounds to their cap).  A pass over the rows only where heads
+    merge, in input units: exact at any scale (a distance in the chart's units,
+    ``1e-12`` squared spreads, read the blobs beside three rows at 3e8 as
+    settled: review B of session 30, F1).  ``gaps``: the heads' squared gaps to
+    their nearest other head where already read."""
     if gaps is None:
         gaps = two_nearest(Z, Z, block_rows=SPACING_BLOCK)[2]
     if not np.min(gaps, initial=np.inf) < floor:
         return False
-    if row_w is not None and not np.all(np.asarray(row_w) > 0):
-        rows = rows[np.asarray(row_w) > 0]
-    if hasattr(rows, "tocsr"):  # (sparse: input units, read over the spread twice)
-        dist = nearest_point(rows, chart.points(M), with_labels=False)[1]
-        with np.errstate(over="ignore", under="ignore"):
-            return float(np.max(dist, initial=0.0) / chart.spread / chart.spread) <= SETTLED
-    dist = nearest_point(chart.scaled(rows), Z, with_labels=False)[1]
-    return float(np.max(dist, initial=0.0)) <= SETTLED
+    # (each group of merged heads holds copies of one row: input units)
+    return rows_on_heads(chart, M, rows, row_w, merged_groups(Z, gaps, floor))
 
 
 def merged_spacing(gaps, beta, median):

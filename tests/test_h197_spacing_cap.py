@@ -18,7 +18,7 @@ def test_fewer_distinct_rows_than_heads_stop_the_rounds(monkeypatch):
     X = _repeated(5, 40)
     with pytest.warns(ConvergenceWarning, match="duplicate points"):  # (the cause named)
         new = AttentionQuantizer(8, random_state=0).fit(X)
-    monkeypatch.setattr(_spacing, "SETTLED", 0.0)  # the rounds to their cap
+    monkeypatch.setattr(_spacing, "on_rows", lambda *a, **k: False)  # the rounds to their cap
     with pytest.warns(ConvergenceWarning):
         capped = AttentionQuantizer(8, random_state=0).fit(X)
     assert new.temperature_ * 2.0**20 < capped.temperature_

@@ -14,7 +14,18 @@ import warnings
 
 import numpy as np
 
-__all__ = ["fit_best_start", "start_seeds"]
+__all__ = ["RISK_TIE", "fit_best_start", "lower", "start_seeds"]
+
+#: The relative difference of two starts' risks (mean negative log-likelihoods)
+#: below which they are one optimum, and the first start is kept: starts that
+#: reach one optimum differ in their risk by the sum's rounding (``n`` terms:
+#: ``n eps`` of their magnitudes at most, 2e-12 at 1e4 rows) and by the
+#: descent's stop; a later start kept for such a difference (review D of session
+#: 30, F4: three starts at one optimum, the later kept) makes the kept start, and
+#: its cluster numbering, hang on the rounding of a BLAS or a thread count, where
+#: scikit-learn's KMeans keeps the first of equal clusterings
+#: (``_is_same_clustering``).
+RISK_TIE = 1e-9
 
 
 def start_seeds(rng, n_starts):
@@ -35,9 +46,10 @@ def fit_best_start(layer, fit_start, first, seeds):
     (:func:`start_seeds`), by ``fit_start(rng)`` (a fit of one start and
     its likelihood's descent, setting the layer's state and returning its
     :class:`.base.Assignment` or None), and keep the state of the start of lowest
-    ``layer.fit_.risk`` (the first of equal ones).  The warnings of the kept
-    start are issued (those of the others are dropped: a light head of a start
-    that is not kept says nothing of the fit).  Returns the kept start's
+    ``layer.fit_.risk`` (the first of those equal to :data:`RISK_TIE`:
+    :func:`lower`).  The warnings of the kept start are issued (those of the
+    others are dropped: a light head of a start that is not kept says nothing of
+    the fit).  Returns the kept start's
     assignment."""
     best = None
     for rng in [first] + [np.random.RandomState(seed) for seed in seeds]:
@@ -46,7 +58,7 @@ def fit_best_start(layer, fit_start, first, seeds):
             out = fit_start(rng)
         fit = layer.fit_
         risk = np.inf if fit is None else fit.risk  # (None: every row the same point)
-        if best is None or risk < best[0]:
+        if best is None or lower(risk, best[0]):
             best = (risk, dict(vars(layer)), out, caught)
         if fit is None:  # (every start fits the same point)
             break
@@ -60,6 +72,17 @@ def fit_best_start(layer, fit_start, first, seeds):
                                registry=None if module is None else
                                vars(module).setdefault("__warningregistry__", {}))
     return out
+
+
+def lower(risk, best):
+    """Whether ``risk`` is below ``best`` by more than :data:`RISK_TIE` of their
+    magnitude (the larger of ``|risk|``, ``|best|`` and 1: a mean log-likelihood
+    near 0 compares absolutely); an infinite ``best`` (no fit) is above any finite
+    risk."""
+    if not np.isfinite(best):
+        return bool(risk < best)
+    scale = max(abs(float(risk)), abs(float(best)), 1.0)
+    return bool(risk < best - RISK_TIE * scale)
 
 
 def _module_of(filename):

@@ -155,7 +155,7 @@ class PointLayer(FreeEnergyLayer):
         temperature would merge them (:mod:`.._warm_heads`).
         """
         if init is None and not isinstance(self.init, str) and not callable(self.init):
-            check_points(self.init, self.n_clusters, X.shape[1])
+            check_points(self.init, self.n_clusters, X.shape[1], rows=X, weights=w)
         sparse = issparse(X)
         if sparse:  # (CSC rows as CSR, once: the passes read rows)
             X = as_rows(X)

@@ -5,6 +5,7 @@ points."""
 
 import numpy as np
 
+from .._equal_init import refuse_equal_points
 from .._init import largest_magnitude
 
 __all__ = ["CACHE_ENTRIES", "MAGNITUDE_CHUNK", "check_points", "counted", "no_lone_blocks",
@@ -52,8 +53,10 @@ def weighted_rows(P, Y):
     return (P @ Y).astype(np.float64, copy=False)
 
 
-def check_points(Z, n_clusters, n_features):
-    """An array of starting points, checked: shape (K, d), finite."""
+def check_points(Z, n_clusters, n_features, rows=None, weights=None):
+    """An array of starting points, checked: shape (K, d), finite; given the
+    ``rows`` (and their ``weights``), no two points equal where the rows hold
+    ``K`` distinct ones (:func:`.._equal_init.refuse_equal_points`)."""
     Z = np.array(Z, dtype=np.float64)
     if Z.shape != (n_clusters, n_features):
         raise ValueError(
@@ -62,6 +65,8 @@ def check_points(Z, n_clusters, n_features):
         )
     if not np.all(np.isfinite(Z)):
         raise ValueError("init array contains NaN or infinity.")
+    if rows is not None:
+        refuse_equal_points(Z, rows, weights)
     return Z
 
 

@@ -447,4 +447,4 @@ def seed_points(X, weights, init, rng, chart, n_clusters, orders=None, kept=None
     if isinstance(init, str) and init == "random":
         return draw_distinct_rows(X, K, rng, weights, chart.offset).astype(np.float64)
     Z = init(X, K, rng) if callable(init) else init
-    return check_points(Z, K, X.shape[1])
+    return check_points(Z, K, X.shape[1], rows=X if callable(init) else None, weights=weights)

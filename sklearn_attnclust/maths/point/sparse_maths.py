@@ -118,7 +118,7 @@ def sparse_seed_points(X, weights, init, rng, chart, n_clusters):
     if isinstance(init, str) and init == "random":
         return _draw_distinct(X, K, rng, weights, chart.offset, chart.unit_power())
     Z = init(X, K, rng) if callable(init) else init
-    return check_points(Z, K, X.shape[1])
+    return check_points(Z, K, X.shape[1], rows=X if callable(init) else None, weights=weights)
 
 
 class SparsePointMaths(PointMaths):
