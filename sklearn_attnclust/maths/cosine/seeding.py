@@ -8,6 +8,7 @@ from ..._init import distinct_starts, generator_from, ordered_distinct_starts
 from ..point.seeding import SEED_ROWS_PER_CENTRE, drawn_by_weight, sample_missed_rows
 from ..sizes import cosine_mixed_min_size
 from .local_seeding import local_kmeans_plusplus, unit_distances
+from .screen import kept_candidate, screen_size
 from .unit_order import dense_order as _dense_order, projected_order
 from .rows import _SEED, _is_sparse, _row_exponents, dense_block_rows, dense_unit_rows, \
     sparse_row_keys
@@ -180,9 +181,9 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
     fit's CPU time, one thread).
 
     The draws of :func:`sklearn.cluster.kmeans_plusplus` (a first row by weight,
-    then ``2 + log K`` candidates, or ``trials``, by the weighted squared
-    distance to the seeds,
-    the one that lowers the weighted sum the most kept), from the same random
+    then ``2 + log K`` candidates by the weighted squared distance to the seeds,
+    the one that lowers the weighted sum the most kept; ``trials`` of them judged on a
+    sample of the rows where many, :mod:`.screen`), from the same random
     numbers, so the seeds are its seeds (up to a tie in the rounding of the
     distances); each step's distances ``|c|^2 + 1 - 2 <y, c>`` come from one
     product of the rows with the dense candidates in the rows' precision, where
@@ -204,6 +205,7 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
     state = check_random_state(random_state)
     n = Y.shape[0] if order is None else len(order)
     w = np.ones(n, dtype=Y.dtype) if w is None else np.asarray(w, dtype=Y.dtype)
+    screened = trials is not None  # (scikit-learn's 2 + log K candidates: its seeds)
     trials = 2 + int(np.log(n_seeds)) if trials is None else int(trials)
     at = (lambda ids: ids) if order is None else (lambda ids: order[ids])
     # (a float32 copy of the unit rows, or None)
@@ -242,16 +244,14 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
     closest = distances(picked)[0]
     total = closest @ w
     near = np.zeros(n, dtype=np.intp) if labels else None
+    screen = screen_size(n, n_seeds) if screened and low is None else None  # (.screen)
     for _ in range(1, n_seeds):
-        draws = state.uniform(size=trials) * total
-        ids = np.minimum(np.searchsorted(np.cumsum(w * closest), draws), n - 1)
-        D = distances(ids)
-        np.minimum(closest, D, out=D)
-        totals = D @ w
-        best = int(np.argmin(totals))
+        mass = np.cumsum(w * closest)
+        ids = np.minimum(np.searchsorted(mass, state.uniform(size=trials) * total), n - 1)
+        best, D, total = kept_candidate(ids, closest, w, distances, unit, screen, mass)
         if labels:  # (strictly nearer the new seed: ties keep the first seed, as argmax)
-            near[D[best] < closest] = len(picked)
-        total, closest = totals[best], D[best]
+            near[D < closest] = len(picked)
+        closest = D
         picked.append(int(ids[best]))
     if labels:
         return unit(np.array(picked)), np.array(picked), near
@@ -320,7 +320,7 @@ def sampled_unit_kmeans_plusplus(Y, n_seeds, w, random_state, order, norms=None,
     sample's (:func:`..point.seeding.sample_missed_rows`: the sample missed
     rows far from every seed), the seeds are drawn again from all the rows.
     No more rows of positive weight than the sample: the draw from all the
-    rows.  Each round's :data:`SEED_LOCAL_TRIALS` candidates (not ``2 + ln K``).
+    rows.  Each round's :data:`SEED_LOCAL_TRIALS` candidates (not ``2 + ln K``: :mod:`.screen`).
     With ``norms`` (:func:`unit_kmeans_plusplus`'s), ``Y`` is the dense rows
     themselves (of which the fit keeps no unit copy): the sample's unit rows are
     made, and the check scales the products by the rows' inverse norms.  The
