@@ -61,13 +61,26 @@ def resolution(risk, n_heads, n_rows):
 
 def row_count(stats):
     """The rows' count of ``stats`` in units of their smallest positive weight (a
-    row of weight ``c`` counts as ``c`` copies; scaling the weights changes nothing)."""
+    row of weight ``c`` counts as ``c`` copies; scaling the weights changes nothing).
+
+    Weights whose sum overflows (near 1e308) are counted relative to the largest
+    first; where the count itself is beyond float64's range (weights spanning more
+    than it, as 1 beside 1e-320) it is ``inf``, without a warning: the risk's
+    :func:`resolution` is then 0 and the stall test does not fire."""
     w = getattr(stats, "weights", None)
     if w is None:  # (the queries the risk sums over: partial_fit's reservoir, not the stream)
         X = getattr(stats, "X", None)
         return float(X.shape[0] if isinstance(X, np.ndarray) else stats.n_samples)
     positive = np.asarray(w)[np.asarray(w) > 0]
-    return float(np.sum(positive) / positive.min()) if positive.size else 1.0
+    if not positive.size:
+        return 1.0
+    with np.errstate(over="ignore", under="ignore"):
+        count = np.sum(positive) / positive.min()
+        if not np.isfinite(count):  # (the sum overflowed, or the count is that large)
+            positive = positive.astype(np.float64)
+            top = positive.max()
+            count = np.sum(positive / top) * (top / positive.min())
+    return float(count)
 
 
 class RiskWindow:
