@@ -85,3 +85,28 @@ def test_warn_uncovered_gathers_no_label_with_the_inertia(monkeypatch):
         split = [w for w in caught if issubclass(w.category, ConvergenceWarning)
                  and "split a cluster" in str(w.message)]
         assert len(split) == 1
+
+
+def test_the_draw_copies_no_wide_rows(monkeypatch):
+    # k-means++'s C-order copy of X.T only for rows of at most SEED_COPY_FEATURES
+    # features (h323's); wider rows (the wide fit's seed sample) are read as the
+    # transposed view: the same draws as scikit-learn's
+    from sklearn_attnclust.maths.point import seeding
+
+    private = getattr(pytest.importorskip("sklearn.cluster._kmeans"), "_kmeans_plusplus", None)
+    copies = []
+    real = np.ascontiguousarray
+    monkeypatch.setattr(seeding.np, "ascontiguousarray",
+                        lambda a, *args, **kw: copies.append(a.shape) or real(a, *args, **kw))
+    rng = np.random.default_rng(0)
+    for d, copied in ((seeding.SEED_COPY_FEATURES, True), (seeding.SEED_COPY_FEATURES + 1, False),
+                      (300, False)):
+        X = np.ascontiguousarray(rng.normal(size=(400, d)))
+        sq, w = np.einsum("ij,ij->i", X, X), np.ones(400)
+        copies.clear()
+        got = seeding._dense_kmeans_plusplus(X, 6, sq, w, np.random.RandomState(1))
+        assert ((d, 400) in copies) == copied
+        if private is not None:
+            want = private(X, 6, x_squared_norms=sq, sample_weight=w,
+                           random_state=np.random.RandomState(1))
+            np.testing.assert_array_equal(got[1], want[1])
