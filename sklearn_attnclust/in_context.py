@@ -395,7 +395,7 @@ class InContextQuantizer(BaseEmbedding):
         labels, cross, square = softmax_pass(Xs, context, self._beta, centers, True, gram,
                                              scores)
         inertia = residual_inertia(Xs, centers, labels)
-        warn_uncovered(Xs, labels, self.n_clusters, rows_gram)  # (a warning: not the fit)
+        warn_uncovered(Xs, labels, self.n_clusters, rows_gram, inertia, centers)  # (a warning)
         self.labels_ = labels
         self.inertia_ = float(self._in_input_units(np.float64(inertia), -2))
         return cross, square

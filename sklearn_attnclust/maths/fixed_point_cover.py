@@ -44,7 +44,23 @@ COVER_SHARE = 0.03
 COVER_ROWS, COVER_NUMBERS = 4096, 2 ** 20
 
 
-def uncovered_share(X, labels, n_clusters, gram=None):
+def label_sums(X, labels, n_clusters):
+    """Each label's count of rows and sum of rows (float64, ``(n_clusters, d)``):
+    one pass over ``X`` in blocks of :data:`COVER_ROWS` rows and about
+    :data:`COVER_NUMBERS` numbers (a label's block sums by one product)."""
+    n, d = X.shape
+    step = max(1, min(COVER_ROWS, COVER_NUMBERS // max(d, 1)))
+    counts = np.bincount(labels, minlength=n_clusters)
+    sums = np.zeros((n_clusters, d))
+    for c in range(0, n, step):
+        block = labels[c:c + step]
+        onehot = np.zeros((n_clusters, block.size))
+        onehot[block, np.arange(block.size)] = 1.0
+        sums += onehot @ X[c:c + step].astype(np.float64, copy=False)
+    return counts, sums
+
+
+def uncovered_share(X, labels, n_clusters, gram=None, sums=None):
     """The share of the rows of ``X`` nearer another label's mean than their own.
 
     Parameters
@@ -58,6 +74,8 @@ def uncovered_share(X, labels, n_clusters, gram=None):
     gram : ndarray of shape (n_samples, n_samples) or None, default=None
         ``X X^T`` (float64), if known (the wide softmax fit's): the share from
         it (:func:`gram_uncovered_share`), no pass over ``X``.
+    sums : tuple or None, default=None
+        :func:`label_sums` of the rows, if known: one pass over ``X`` fewer.
 
     Returns
     -------
@@ -69,13 +87,7 @@ def uncovered_share(X, labels, n_clusters, gram=None):
         return gram_uncovered_share(gram, labels, n_clusters)
     n, d = X.shape
     step = max(1, min(COVER_ROWS, COVER_NUMBERS // max(d, 1)))
-    counts = np.bincount(labels, minlength=n_clusters)
-    sums = np.zeros((n_clusters, d))
-    for c in range(0, n, step):
-        block = labels[c:c + step]
-        onehot = np.zeros((n_clusters, block.size))
-        onehot[block, np.arange(block.size)] = 1.0
-        sums += onehot @ X[c:c + step].astype(np.float64, copy=False)
+    counts, sums = label_sums(X, labels, n_clusters) if sums is None else sums
     kept = np.flatnonzero(counts)
     means = sums[kept] / counts[kept, None]
     half_sq = 0.5 * np.einsum("ij,ij->i", means, means)
@@ -111,17 +123,27 @@ def gram_uncovered_share(gram, labels, n_clusters):
     return int(np.count_nonzero(nearest != labels)) / n
 
 
-def warn_uncovered(X, labels, n_clusters, gram=None):
+def warn_uncovered(X, labels, n_clusters, gram=None, inertia=None, centers=None):
     """A ConvergenceWarning where more than :data:`COVER_SHARE` of the rows are
     nearer another label's mean than their own (:func:`uncovered_share`).  The
     stack level names the first caller outside this package and scikit-learn
     (:func:`.._stacklevel.stacklevel_outside` of :data:`LIBRARY_DIRS`: ``fit``'s or
     ``fit_predict``'s caller).  ``gram``: ``X X^T``, if known
     (:func:`uncovered_share`).  Where the share is under the threshold, the
-    split-and-merged check (:func:`warn_split_merged`).  Returns the share."""
-    share = uncovered_share(X, labels, n_clusters, gram)
+    split-and-merged check (:func:`warn_split_merged`), without ``gram`` from the
+    labels' sums of the share's pass and, given the fit's ``inertia`` to its
+    ``centers`` (the rows' labels' centres), the within-label sum of squares
+    from it (:func:`within_from_inertia`): no pass over ``X`` for the labels'
+    means or that sum.  Returns the share."""
+    if gram is None:
+        sums = label_sums(X, labels, n_clusters)
+        share = uncovered_share(X, labels, n_clusters, sums=sums)
+    else:
+        sums, share = None, uncovered_share(X, labels, n_clusters, gram)
     if share <= COVER_SHARE:
-        warn_split_merged(X, labels, n_clusters, gram)
+        moments = None if sums is None or inertia is None else \
+            within_from_inertia(*sums, inertia, centers)
+        warn_split_merged(X, labels, n_clusters, gram, moments)
     if share > COVER_SHARE:
         warnings.warn(
             f"The stacked in-context layer's fixed points do not cover the clusters "
@@ -205,7 +227,45 @@ def _split_gram(G):
     return n_a * (len(G) - n_a) / len(G) * max(float(aa + bb - 2 * ab), 0.0)
 
 
-def split_merge_gain(X, labels, n_clusters, gram=None):
+def within_from_inertia(counts, sums, inertia, centers):
+    """The labels' means (``(K, d)``, float64; 0 for a label of no row) from their
+    :func:`label_sums` and the within-label sum of squares ``W = sum_i |x_i -
+    m_(l_i)|^2`` from ``inertia = sum_i |x_i - c_(l_i)|^2`` to the labels'
+    ``centers``: ``W = inertia - sum_k n_k |m_k - c_k|^2`` (exact in exact
+    arithmetic).  None where that difference keeps less than 1e-6 of the inertia
+    (centres far from their labels' means: the caller sums ``W`` from the rows)."""
+    kept = np.flatnonzero(counts)
+    means = np.zeros(sums.shape)
+    means[kept] = sums[kept] / counts[kept, None]
+    shift = means[kept] - np.asarray(centers, dtype=np.float64)[kept]
+    within = float(inertia) - float(counts[kept] @ np.einsum("ij,ij->i", shift, shift))
+    return (means, within) if within > 1e-6 * float(inertia) else None
+
+
+def _label_moments(X, members):
+    """The labels' means (float64) and the within-label sum of squares, from the
+    rows of each label (``members``: their indices) gathered in ``X``'s float type."""
+    means, W = [], 0.0
+    for rows in members:
+        S = X[rows]
+        means.append(S.mean(0, dtype=np.float64))
+        W += float(np.einsum("ij,ij->", S, S, dtype=np.float64)
+                   - len(rows) * means[-1] @ means[-1])
+    return np.array(means), W
+
+
+def _label_split(X, rows, mean):
+    """:func:`_split_rows` of a label's ``rows`` of ``X`` about their ``mean``, from at most
+    the larger of :data:`SPLIT_ROWS` rows and :data:`SPLIT_NUMBERS` numbers of them (evenly
+    spaced among them, about their own mean), the gain scaled to the label's size."""
+    kept_rows = max(SPLIT_ROWS, SPLIT_NUMBERS // max(X.shape[1], 1))
+    if len(rows) > kept_rows:
+        S = X[rows[np.linspace(0, len(rows) - 1, kept_rows).astype(np.intp)]]
+        return _split_rows(S, S.mean(0, dtype=np.float64)) * len(rows) / len(S)
+    return _split_rows(X[rows], mean)
+
+
+def split_merge_gain(X, labels, n_clusters, gram=None, moments=None):
     """The largest decrease of the within-label sum of squares ``W`` by one swap:
     one label's rows split in two (:func:`_split_rows`), two other labels merged
     (their cost ``n_i n_j / (n_i + n_j) |m_i - m_j|^2``), as a share of ``W``.
@@ -213,38 +273,28 @@ def split_merge_gain(X, labels, n_clusters, gram=None):
     Negative where no swap helps (a partition of separated clusters into them);
     of the order of a cluster's share of ``W`` times its separation where one label
     holds two clusters and two labels one.  ``gram``: ``X X^T`` (float64), if
-    known: from it, no pass over ``X``.  ``-inf`` with fewer than 3 labels used.
+    known: from it, no pass over ``X``.  ``moments``: the labels' means (``(K, d)``)
+    and ``W``, if known (:func:`within_from_inertia`): the splits then read their
+    sampled rows of ``X`` only.  ``-inf`` with fewer than 3 labels used.
     """
     counts = np.bincount(labels, minlength=n_clusters)
     kept = np.flatnonzero(counts)
     if kept.size < 3:
         return -np.inf
-    n, W = counts[kept].astype(np.float64), 0.0
-    gains, means = np.zeros(kept.size), []
+    n = counts[kept].astype(np.float64)
     members = [np.flatnonzero(labels == h) for h in kept]
-    for i, rows in enumerate(members):
-        if gram is None:
-            # (X's own float type: the rows' passes are the check's cost)
-            S = X[rows]
-            means.append(S.mean(0, dtype=np.float64))
-            W += float(np.einsum("ij,ij->", S, S, dtype=np.float64)
-                       - len(rows) * means[-1] @ means[-1])
-            # the split from at most SPLIT_NUMBERS numbers of the label's rows (evenly
-            # spaced among them), its gain scaled to the label's size
-            kept_rows = max(SPLIT_ROWS, SPLIT_NUMBERS // max(X.shape[1], 1))
-            if len(rows) > kept_rows:
-                S = S[np.linspace(0, len(rows) - 1, kept_rows).astype(np.intp)]
-                gains[i] = _split_rows(S, S.mean(0, dtype=np.float64)) * len(rows) / len(S)
-            else:
-                gains[i] = _split_rows(S, means[-1])
-        else:
+    if gram is None:
+        # (X's own float type: the rows' passes are the check's cost)
+        means, W = _label_moments(X, members) if moments is None else \
+            (moments[0][kept], float(moments[1]))
+        gains = np.array([_label_split(X, rows, m) for rows, m in zip(members, means)])
+        grams = means @ means.T
+    else:  # <m_i, m_j>: the mean of the labels' block of X X^T
+        gains, W = np.zeros(kept.size), 0.0
+        for i, rows in enumerate(members):
             G = np.asarray(gram[np.ix_(rows, rows)], dtype=np.float64)
             W += float(np.trace(G) - G.mean() * len(rows))
             gains[i] = _split_gram(G)
-    if gram is None:
-        means = np.array(means)
-        grams = means @ means.T
-    else:  # <m_i, m_j>: the mean of the labels' block of X X^T
         onehot = np.zeros((len(labels), kept.size))
         onehot[np.arange(len(labels)), np.searchsorted(kept, labels)] = 1.0
         grams = onehot.T @ (np.asarray(gram, dtype=np.float64) @ onehot) / np.outer(n, n)
@@ -258,12 +308,12 @@ def split_merge_gain(X, labels, n_clusters, gram=None):
     return best / max(W, np.finfo(np.float64).tiny)
 
 
-def warn_split_merged(X, labels, n_clusters, gram=None):
+def warn_split_merged(X, labels, n_clusters, gram=None, moments=None):
     """A ConvergenceWarning where one swap (a label's rows split in two, two other
     labels merged) lowers the within-label sum of squares by more than
-    :data:`SPLIT_GAIN` of it (:func:`split_merge_gain`): a cluster split over two
-    labels while one label holds two.  Returns the gain."""
-    gain = split_merge_gain(X, labels, n_clusters, gram)
+    :data:`SPLIT_GAIN` of it (:func:`split_merge_gain`, ``gram`` and ``moments``
+    its): a cluster split over two labels while one label holds two.  Returns the gain."""
+    gain = split_merge_gain(X, labels, n_clusters, gram, moments)
     if gain > SPLIT_GAIN:
         warnings.warn(
             f"The stacked in-context layer's labels split a cluster of X and merge two: "

@@ -13,7 +13,7 @@ from ..shared import check_points, counted
 
 __all__ = ["DRAW_BLOCK", "DRAW_CHUNK", "DRAW_WIDE_FEATURES", "MISSED_ROWS_PER_CENTRE",
            "SAMPLE_DISTANCE_FACTOR", "SEED_DRAW_BUDGET", "SEED_DRAW_FEATURES", "SEED_MIN_ROWS",
-           "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE",
+           "SEED_COPY_FEATURES", "SEED_MIN_NUMBERS", "SEED_ROWS_PER_CENTRE",
            "counted_rows", "drawn_by_weight", "sample_missed_rows", "seed_points",
            "seeding_positions",
            "seeding_size", "widened_sample"]
@@ -84,6 +84,15 @@ SEED_DRAW_FEATURES = 16
 #: in distribution only, so on wide rows from 2**22 / d rows on.
 SEED_MIN_NUMBERS = 2**22
 
+#: The most features of the rows whose transpose :func:`_dense_kmeans_plusplus`
+#: copies: on wider rows the transposed view is faster and the copy (as large as
+#: the wide seed sample, 32 MiB at 1000 x 1e4) raised the default fit's traced peak
+#: from 0.47 to 0.85 x the input.  Measured (``kpp_wide.py`` in the notes of
+#: session 31, h335; K = 8, rows of 2**22 numbers, one thread, CPU, medians of 5):
+#: copy / view 36 / 26 ms at 419 x 1e4, 50 / 30 at 1024 x 4096, 61 / 34 at 4096 x
+#: 1024, 57 / 32 at 16384 x 256; h323's measured rows (16 to 64 features) keep it.
+SEED_COPY_FEATURES = 64
+
 
 def _private_kmeans_plusplus():
     """``sklearn.cluster._kmeans._kmeans_plusplus`` if it exists with the
@@ -145,8 +154,9 @@ def _dense_kmeans_plusplus(X, n_clusters, x_squared_norms, sample_weight, random
     64, K = 10, one thread), 93 against 76 us a step, 1.42 ms a draw.
 
     The products read a C-order copy of ``X.T`` where ``X`` holds at most
-    :data:`SEED_MIN_NUMBERS` numbers (OpenBLAS's product of a few rows by a
-    transposed view is 1.5 to 2 x slower), the ``-2`` folded into the few rows
+    :data:`SEED_MIN_NUMBERS` numbers of :data:`SEED_COPY_FEATURES` features or
+    fewer (OpenBLAS's product of a few rows by a transposed view is 1.5 to 2 x
+    slower there), the ``-2`` folded into the few rows
     (a power of two: the same numbers); the products' last bits may then differ
     from scikit-learn's, not its draws (a test compares them).  Measured (one
     thread, CPU time, medians of 3 draws; ``kpp.py`` in the notes of session 30,
@@ -157,7 +167,8 @@ def _dense_kmeans_plusplus(X, n_clusters, x_squared_norms, sample_weight, random
     indices = np.full(n_clusters, -1, dtype=int)
     indices[0] = random_state.choice(n, p=sample_weight / sample_weight.sum())
     row_sq, column = x_squared_norms[None, :], sample_weight.reshape(-1, 1)
-    XT = np.ascontiguousarray(X.T) if X.size <= SEED_MIN_NUMBERS else X.T
+    copied = X.size <= SEED_MIN_NUMBERS and X.shape[1] <= SEED_COPY_FEATURES
+    XT = np.ascontiguousarray(X.T) if copied else X.T
 
     def distances(ids):  # (len(ids), n) squared distances of the rows ids to X
         C = X[ids]
