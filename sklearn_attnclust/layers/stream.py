@@ -54,6 +54,9 @@ class Stream:
         # the chunk of the partial_fit call under way and its weights (or None), None
         # between calls (the point layer's online step reads it: .._stream_step)
         self.chunk = None
+        # the chunk's Assignment at the heads after the call's step, where the step
+        # computed it (the point layer's online step), else None
+        self.chunk_assignment = None
         self._lent = False  # whether sample() gave the reservoir's own arrays out
 
     @classmethod
@@ -162,6 +165,11 @@ class Stream:
             return np.ldexp(X, -row_exp), np.ldexp(w, -weight_exp)
 
     def _add_moments(self, X, w):
+        if self.second is None:  # (no moments: the total weight alone, in the stream's
+            # units, without the passes over the rows that the moments need)
+            _, ws = self._rescale(np.empty((0, 0)), np.asarray(w, dtype=np.float64), 0.0)
+            self.total_weight += float(ws.sum())
+            return
         if hasattr(self.second, "dense"):  # a wide fit's moments, formed now
             self.second, self.fourth = (None if m is None else m.dense()
                                         for m in (self.second, self.fourth))
