@@ -1,7 +1,11 @@
 """``partial_fit``'s call after the reservoir fills (issue 30, session 31): the online
 step's one product of the chunk with the heads (the misfit and the attention weights,
 :mod:`sklearn_attnclust._stream_step`), the stream's total weight without a pass over
-the rows, and the chunk's labels and inertia from the step (no pass more)."""
+the rows, and the chunk's labels and inertia from the step (no pass more); a call
+whose layer step raises leaves the stream as it was
+(:meth:`sklearn_attnclust.layers.stream.Stream.undone_if_raised`)."""
+
+import pickle
 
 import numpy as np
 import pytest
@@ -84,3 +88,46 @@ def test_a_steps_labels_and_inertia_are_those_at_the_moved_heads(monkeypatch, we
     np.testing.assert_array_equal(est.labels_, est.predict(chunk))
     want = d2.min(axis=1) @ (np.ones(150) if w is None else w)
     assert est.inertia_ == pytest.approx(want, rel=1e-9)
+
+
+def _failing(monkeypatch, est):
+    def failing(self, stream, rng):
+        raise RuntimeError("the layer's step failed")
+
+    monkeypatch.setattr(type(est._stream_layer), "partial_fit", failing)
+
+
+@pytest.mark.parametrize("geometry", ["point", "direction"])
+def test_a_call_whose_step_raises_after_the_fill_changes_nothing(monkeypatch, geometry):
+    # the reservoir full: the chunk's rows replace slots in place, the generator moves
+    est, rest = _filled(K=3, reservoir=400, geometry=geometry)
+    twin = pickle.loads(pickle.dumps(est))
+    stream = est._stream
+    before = pickle.dumps(stream.__dict__)
+    with monkeypatch.context() as patch:
+        _failing(patch, est)
+        for start in range(0, 9000, 300):  # (past the generator's block of draws)
+            with pytest.raises(RuntimeError, match="step failed"):
+                est.partial_fit(np.resize(rest, (9000, 3))[start:start + 300])
+    assert pickle.dumps(stream.__dict__) == before  # rows, weights, moments, generator
+    # the failed calls left no trace: the next calls end where the twin's end
+    for start in range(300, 900, 150):
+        est.partial_fit(rest[start:start + 150])
+        twin.partial_fit(rest[start:start + 150])
+    np.testing.assert_array_equal(est.cluster_centers_, twin.cluster_centers_)
+    np.testing.assert_array_equal(est._stream.rows, twin._stream.rows)
+
+
+def test_the_reservoir_draws_are_the_generators_in_its_order():
+    # (drawn ahead in blocks: the same numbers as one draw per chunk)
+    X = np.random.default_rng(1).normal(size=(30000, 2))
+    stream = Stream(500, 2, X.dtype, np.random.RandomState(7), False, need_moments=False)
+    for start in range(0, 30000, 700):
+        stream.add(X[start:start + 700], np.ones(len(X[start:start + 700])))
+    rng, rows = np.random.RandomState(7), X[:500].copy()
+    seen = np.arange(500, 30000)
+    j = (rng.random_sample(seen.size) * (seen + 1)).astype(np.int64)
+    for i, slot in zip(seen, j):
+        if slot < 500:
+            rows[slot] = X[i]
+    np.testing.assert_array_equal(stream.rows, rows)
