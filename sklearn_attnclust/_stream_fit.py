@@ -99,15 +99,18 @@ class StreamFitMixin:
                 f"n_samples = {stream.n + X.shape[0]} should be >= n_clusters = "
                 f"{self.n_clusters}."
             )
-        stream.add(X, np.ones(X.shape[0]) if w is None else w)
-        stream.chunk = (X, w)  # (after the check: a refused call keeps no chunk either)
-        try:
-            layer = self._stream_layer.partial_fit(stream, self._stream_rng)
-        finally:  # (read by this call's step only: the model keeps no copy of the chunk)
-            stream.chunk = None
-        self.n_steps_ = getattr(self, "n_steps_", 0) + 1
-        self._layer_params = self._shaping_params()
-        return self._store(layer, X, w)
+        with stream.undone_if_raised():  # (a layer step that raises: the stream as it was)
+            stream.add(X, np.ones(X.shape[0]) if w is None else w)
+            # (after the check: a refused call keeps no chunk either)
+            stream.chunk, stream.chunk_assignment = (X, w), None
+            try:
+                layer = self._stream_layer.partial_fit(stream, self._stream_rng)
+                assignment = stream.chunk_assignment  # (the online step's labels of X)
+            finally:  # (read by this call's step only: the model keeps no copy of X)
+                stream.chunk = stream.chunk_assignment = None
+            self.n_steps_ = getattr(self, "n_steps_", 0) + 1
+            self._layer_params = self._shaping_params()
+            return self._store(layer, X, w, assignment=assignment)
 
     #: The parameters that shape the layer's heads and risk: changed after
     #: :meth:`fit` or mid-stream, :meth:`partial_fit` refuses to continue.

@@ -15,7 +15,10 @@ point moved to the soft mean of all the rows it has been given,
 ``n_h`` the weight of the rows given to head ``h`` so far (the soft counts of
 the reservoir's refit, in proportion to the stream's total weight, plus those
 of each chunk since): the online (MacQueen's) mean of the layer's fixed
-point, at the cost of one pass over the chunk.  A refit of the reservoir
+point, at the cost of two products of the chunk's rows with the heads: one
+gives the misfit below and the attention weights, the other (at the moved
+heads) the chunk's labels and inertia (session 31; before, three passes over
+the chunk, one of them the estimator's).  A refit of the reservoir
 (anew while it holds every row streamed, :meth:`fit` on them with the heads
 numbered after the current ones, and where the chunk does not fit; else
 warm-started from the heads) is due when
@@ -42,8 +45,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse import issparse
 
-from ._assign import nearest_point
 from ._blocks import one_blas_thread
+from .layers.base import Assignment
+from .maths.free_energy import exp_shifted
 from .maths.point.maths import point_weights
 from .maths.shared import counted
 
@@ -102,12 +106,13 @@ def online_state(layer, stream):
     if issparse(rows) or not np.max(w, initial=0.0) > 0:
         return None
     w = w / np.max(w)  # (only their ratios count: the shares below)
-    counts = w @ counted(point_weights(rows, layer.chart, layer.centers, layer.beta), w)
+    # (one product of the sample with the heads: the weights, and the reservoir's
+    # distances, its rows the sample's last: :meth:`.layers.stream.Stream.sample`)
+    D, near, _ = _distances(layer.chart.scaled(rows), layer.chart.scaled_points(layer.heads))
+    reference, spread, _ = _mean(near[near.size - stream.rows.shape[0]:], stream.weights)
+    counts = w @ counted(_attention(D, layer.beta, rows, layer), w)
     # (in the stream's units: the rows seen so far spread as the sample's weights)
     counts *= stream.total_weight / w.sum()
-    Zs = layer.chart.scaled_points(layer.heads)
-    d2 = nearest_point(layer.chart.scaled(stream.rows), Zs, with_labels=False)[1]
-    reference, spread, _ = _mean(d2, stream.weights)
     return OnlineState(counts, stream.weight_exp, reference, spread, stream.n)
 
 
@@ -128,7 +133,8 @@ def _step(layer, state, stream):
     chart = layer.chart
     Ys, Zs = chart.scaled(X), chart.scaled_points(layer.heads)
     wu = None if w is None or np.all(w == 1.0) else np.asarray(w, dtype=np.float64)
-    misfit, _, m = _mean(nearest_point(Ys, Zs, with_labels=False)[1], wu)
+    D, near, _ = _distances(Ys, Zs)
+    misfit, _, m = _mean(near, wu)
     if misfit > max(REFIT_MISFIT * state.reference,
                     state.reference + MISFIT_SIGMAS * state.spread / np.sqrt(max(m, 1.0))):
         return None, True
@@ -136,7 +142,7 @@ def _step(layer, state, stream):
     with np.errstate(under="ignore"):
         ws = np.ldexp(ws, -stream.weight_exp)
         counts = np.ldexp(state.counts, state.weight_exp - stream.weight_exp)
-    A = counted(point_weights(X, chart, layer.centers, layer.beta), ws) * ws[:, None]
+    A = counted(_attention(D, layer.beta, X, layer), ws) * ws[:, None]
     counts = counts + A.sum(axis=0)
     given = counts > 0
     A[:, given] /= counts[given]
@@ -145,4 +151,42 @@ def _step(layer, state, stream):
     Zs = Zs + A.T @ counted(Ys, ws) - A.sum(axis=0)[:, None] * Zs
     layer.centers = chart.unscaled(Zs)
     layer.heads = chart.heads(layer.centers)
+    # the chunk's labels at the moved heads, and their inertia (the estimator's
+    # labels_ and inertia_, no pass more; a row beyond the chart's reach, of weight
+    # 0, leaves them to the layer's assign, which reads it at its own scale)
+    _, near, labels = _distances(Ys, Zs)
+    if np.all(np.isfinite(near)):
+        with np.errstate(over="ignore", under="ignore"):  # (beyond: the estimator's sum)
+            inertia = float(near @ w if w is not None else near.sum()) \
+                * np.float64(chart.spread) ** 2
+        stream.chunk_assignment = Assignment(labels, inertia,
+                                             np.bincount(labels, minlength=Zs.shape[0]))
     return state._replace(counts=counts, weight_exp=stream.weight_exp), False
+
+
+def _distances(Ys, Zs):
+    """The squared distances ``D`` (n, K) of the scaled rows ``Ys`` to the scaled
+    points ``Zs``, expanded (one product: the misfit's and the attention weights'),
+    each row's to its nearest point from the difference (tight clusters lose
+    no digits to the expansion), and the index of that point."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        D = Ys @ (-2.0 * Zs.T)
+        D += np.einsum("ij,ij->i", Ys, Ys)[:, None]
+        D += np.einsum("ij,ij->i", Zs, Zs)
+        labels = np.argmin(D, axis=1)
+        diff = Ys - Zs[labels]
+        return D, np.einsum("ij,ij->i", diff, diff), labels
+
+
+def _attention(D, beta, X, layer):
+    """The attention weights ``softmax_h(-beta D_h)`` (n, K) of the rows ``X`` from
+    their squared distances ``D`` (overwritten); :func:`point_weights` where a
+    row's distances are not all finite (beyond the chart's reach)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        D -= D.min(axis=1, keepdims=True)
+        D *= -beta
+        exp_shifted(D)
+        D /= D.sum(axis=1, keepdims=True)
+    if not np.all(np.isfinite(D)):
+        return point_weights(X, layer.chart, layer.centers, layer.beta)
+    return D

@@ -8,8 +8,6 @@ from sklearn_attnclust import AttentionQuantizer
 from sklearn_attnclust.datasets import make_orthogonal_mixture
 
 
-@pytest.mark.xfail(strict=True, reason="the chunk enters the reservoir in place before "
-                   "the layer's step; an error in that step leaves it there (h329 notes)")
 @pytest.mark.parametrize("geometry", ["point", "direction"])
 def test_an_error_in_the_layer_step_leaves_the_stream_as_it_was(monkeypatch, geometry):
     # (an error raised by the layer's own step, not by a check: e.g. a RuntimeWarning of

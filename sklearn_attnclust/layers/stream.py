@@ -1,16 +1,26 @@
 """What ``partial_fit`` keeps of a stream of rows: :class:`Stream`."""
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..maths.shared import counted, positive_magnitude, zero_weights
 
-__all__ = ["STREAM_RANGE", "Stream", "stream_exponent"]
+__all__ = ["DRAW_BLOCK", "STREAM_RANGE", "Stream", "stream_exponent"]
 
 
 #: Rows and weights of a :class:`Stream` whose largest magnitude is within
 #: ``2**+-STREAM_RANGE`` are summed as they are; beyond, in units of a power of
 #: two, so that the fourth moments times the weights never overflow.
 STREAM_RANGE = 60
+
+
+#: The uniform numbers a :class:`Stream` draws from its generator at a time for
+#: algorithm R (at least those a chunk needs), used in the generator's order: the
+#: draws of a call undone by :meth:`Stream.undone_if_raised` are the buffer's
+#: position, the generator's state saved only where a block is drawn (0.06 ms,
+#: once in about eight chunks of 1000 rows).
+DRAW_BLOCK = 8192
 
 
 def stream_exponent(a):
@@ -54,7 +64,13 @@ class Stream:
         # the chunk of the partial_fit call under way and its weights (or None), None
         # between calls (the point layer's online step reads it: .._stream_step)
         self.chunk = None
+        # the chunk's Assignment at the heads after the call's step, where the step
+        # computed it (the point layer's online step), else None
+        self.chunk_assignment = None
         self._lent = False  # whether sample() gave the reservoir's own arrays out
+        # the generator's numbers drawn ahead and the next one's index (_uniforms), and
+        # what add changed in place since undone_if_raised was entered (None: outside it)
+        self._draws, self._drawn, self._undo = np.empty(0), 0, None
 
     @classmethod
     def moments_of(cls, X, w, need_fourth, chunk_rows=65536):
@@ -162,6 +178,11 @@ class Stream:
             return np.ldexp(X, -row_exp), np.ldexp(w, -weight_exp)
 
     def _add_moments(self, X, w):
+        if self.second is None:  # (no moments: the total weight alone, in the stream's
+            # units, without the passes over the rows that the moments need)
+            _, ws = self._rescale(np.empty((0, 0)), np.asarray(w, dtype=np.float64), 0.0)
+            self.total_weight += float(ws.sum())
+            return
         if hasattr(self.second, "dense"):  # a wide fit's moments, formed now
             self.second, self.fourth = (None if m is None else m.dense()
                                         for m in (self.second, self.fourth))
@@ -171,20 +192,38 @@ class Stream:
         X64 = counted(X64, ws)
         self.total_weight += float(ws.sum())
         if self.second is not None:
+            # (new arrays, not sums in place: undone_if_raised puts the old ones back)
             Xw = X64 * ws[:, None]
-            self.total += Xw.sum(axis=0)
-            self.second += Xw.T @ X64
+            self.total = self.total + Xw.sum(axis=0)
+            self.second = self.second + Xw.T @ X64
             if self.fourth is not None:
-                self.fourth += (Xw * np.einsum("ij,ij->i", X64, X64)[:, None]).T @ X64
+                self.fourth = self.fourth + \
+                    (Xw * np.einsum("ij,ij->i", X64, X64)[:, None]).T @ X64
 
     def _replace(self, rows, weights, X, w):
         """Algorithm R on the full reservoir ``rows, weights`` (in place) for the
         rows ``X`` that come after the ``self.n`` seen."""
         seen = self.n - self.start + np.arange(X.shape[0])  # reservoir index of each row
-        j = (self.rng.random_sample(seen.size) * (seen + 1)).astype(np.int64)
+        j = (self._uniforms(seen.size) * (seen + 1)).astype(np.int64)
         keep = j < self.size
+        if self._undo is not None and rows is self.rows:  # (the slots replaced in place,
+            # as they were: a slot replaced twice saved twice, the same numbers)
+            slots = j[keep]
+            self._undo.append(("slots", (slots, rows[slots], weights[slots])))
         rows[j[keep]] = X[keep]  # later rows win, as in the sequential algorithm
         weights[j[keep]] = w[keep]
+
+    def _uniforms(self, m):
+        """The generator's next ``m`` uniform numbers in [0, 1) (those of
+        ``rng.random_sample(m)``), drawn ahead :data:`DRAW_BLOCK` at a time."""
+        if self._drawn + m > self._draws.size:
+            if self._undo is not None:  # (the generator as it was: a new state object)
+                self._undo.append(("rng", self.rng.get_state()))
+            self._draws = np.concatenate([self._draws[self._drawn:],
+                                          self.rng.random_sample(max(DRAW_BLOCK, m))])
+            self._drawn = 0
+        self._drawn += m
+        return self._draws[self._drawn - m:self._drawn]
 
     def add(self, X, w):
         """Add the rows ``X`` (n, d) with weights ``w`` (n,)."""
@@ -203,3 +242,32 @@ class Stream:
             self._replace(rows, weights, X[room:], w[room:])
             self.n += X.shape[0] - room
         self.rows, self.weights = rows, weights
+
+    @contextmanager
+    def undone_if_raised(self):
+        """A context in which :meth:`add` is undone if an exception is raised (then
+        propagated): the stream's attributes, the reservoir's slots replaced in
+        place and its generator as they were when it was entered (a
+        ``partial_fit`` whose layer step raises keeps nothing of its chunk).
+
+        Yields
+        ------
+        stream : Stream
+            This stream.
+        """
+        self._undo = []
+        before = dict(self.__dict__)
+        try:
+            yield self
+        except BaseException:
+            for kind, saved in reversed(self._undo):
+                if kind == "rng":
+                    self.rng.set_state(saved)
+                else:  # (the arrays replaced in place: the same objects as before)
+                    slots, rows, weights = saved
+                    before["rows"][slots], before["weights"][slots] = rows, weights
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+        finally:
+            self._undo = None
