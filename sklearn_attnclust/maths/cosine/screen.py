@@ -27,10 +27,12 @@ of the rows' values and weights in the draw's order, not of the rows' order;
 a row of integer weight ``c`` drawn as its ``c`` adjacent copies are).  Only
 where the draw has many candidates (scikit-learn's ``2 + ln K``,
 :func:`.seeding.unit_kmeans_plusplus` without ``trials``, keep its seeds) and
-takes float64 products: where it takes float32 ones (rows of a fit with float32
-passes, :func:`.seeding._float32_products`) the 16 candidates' product with all
-the rows cost about what the screen's does with its gather and the kept one's
-pass (one thread, 1000 x 384: 212 us against 109 + 36 + 57 us).
+takes float64 products: where it takes float32 ones (float32 rows, dense or CSR, or
+rows of a fit with float32 passes, :func:`.seeding._float32_products`) the 16
+candidates' product with all the rows cost about what the screen's does with its
+gather and the kept one's pass (one thread, 1000 x 384: 212 us against 109 + 36 +
+57 us; not measured on float32 rows, which the screen leaves alone since session 31's
+review B).
 """
 
 import numpy as np
@@ -83,7 +85,8 @@ def kept_candidate(ids, closest, w, distances, unit, m, mass):
     S = np.asarray(unit(positions) @ (-2.0 * C.T))  # (m, k): -2 <y, c>, -2 x exact
     S += np.einsum("ij,ij->i", C, C) + 1.0
     c = closest[positions][:, None]
-    np.minimum(c, S, out=S)  # (clipped at 0 by c's floor: no maximum)
+    np.maximum(S, 0.0, out=S)  # (|y - c|^2 >= 0: a row that is the candidate rounds to
+    np.minimum(c, S, out=S)    # -4e-16, which over a small c would count as many rows)
     S /= c  # (1 - f: the share of each drawn row's distance kept)
     best = int(np.argmin(S.sum(axis=0)))
     D = np.minimum(closest, distances(ids[best:best + 1])[0])

@@ -205,7 +205,7 @@ def unit_kmeans_plusplus(Y, n_seeds, w, random_state, order=None, norms=None, tr
     state = check_random_state(random_state)
     n = Y.shape[0] if order is None else len(order)
     w = np.ones(n, dtype=Y.dtype) if w is None else np.asarray(w, dtype=Y.dtype)
-    screened = trials is not None  # (scikit-learn's 2 + log K candidates: its seeds)
+    screened = trials is not None and Y.dtype == np.float64  # (2 + log K: sklearn's; .screen)
     trials = 2 + int(np.log(n_seeds)) if trials is None else int(trials)
     at = (lambda ids: ids) if order is None else (lambda ids: order[ids])
     # (a float32 copy of the unit rows, or None)

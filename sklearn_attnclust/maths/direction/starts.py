@@ -80,16 +80,11 @@ SHARED_COSINE = 0.5
 #: energy's 1 in every fit (1 to 3 before), ARI 1.000 throughout; without that
 #: step, the free energy took 2 steps everywhere and the reconstruction risk 4
 #: to 39 (d = 384, K = 20: 30 to 39 against 7; d = 128, K = 10: 17 to 19
-#: against 8).  128 rows per head in place of 256 (s31; the seeds' k-means++ and
-#: Lloyd steps, with their moves, about half of the starts at K = 20, on half the
-#: rows; the same vmf rows, reconstruction risk, data seeds 0 to 4, one thread):
-#: d = 64 / 128 / 384, K = 20 and d = 128 / 384, K = 10, the same steps in every fit,
-#: the risks within 1.2e-7 relatively, ARI 1.000 throughout (noise 0.3 too); 64 rows
-#: per head ended a fit at d = 64, K = 20 in a worse minimum (ARI 0.953, risk 3.6 %
-#: higher).  On the orthonormal mixtures (``--data orth``, d = 64 / 128, K = 10 / 20,
-#: seeds 3 to 8), whose descents walk a plateau for 11 to 101 steps, 692 steps against
-#: 693, the risks within 3.3e-5 either way.
-SEED_ROWS_PER_HEAD = 128
+#: against 8).  Sizes not tuned further: the sample is most of the rows below
+#: n = 1e4 at K = 20 (5120 of them).  128 rows per head (session 31) halved the
+#: starts' k-means++ and refine but missed a cluster of 12 rows among 1e4 (d = 64,
+#: K = 20, vmf rows, 128 data seeds) in 24 fits against 8: not taken.
+SEED_ROWS_PER_HEAD = 256
 SEED_MIN_ROWS = 2048
 
 
