@@ -12,6 +12,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ._subset_draw import uniform_subset
 from .layers.stream import Stream
 
 __all__ = ["StreamFitMixin"]
@@ -49,7 +50,8 @@ class StreamFitMixin:
         m = max(min(n, self._stream_queries, self._stream_query_values // d),
                 min(n, 4 * self.n_clusters))
         W = float(n if w is None else w.sum())
-        pick = np.sort(check_random_state(self.random_state).choice(n, m, replace=False)) \
+        # (not choice(n, m, replace=False): a permutation of all n, 30-40 ms at 1e6)
+        pick = uniform_subset(check_random_state(self.random_state), n, m) \
             if m < n else np.arange(n)
         weights = np.ones(m) if w is None else np.asarray(w, dtype=np.float64)[pick]
         total = weights.sum()
