@@ -23,16 +23,17 @@ def _maths_and_stats(X, w, K):
 @pytest.mark.parametrize("compiled", [True, False])  # (the kernel, the numpy reference)
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n, d", [(3000, 5), (120000, 9)])  # (cached rows, rows as stored)
-def test_labelled_risk_without_the_gradient(n, d, weighted, compiled, monkeypatch):
+@pytest.mark.parametrize("K", [7, 16])  # (16 at d = 9: the kernel's fused "T,T" product path)
+def test_labelled_risk_without_the_gradient(n, d, K, weighted, compiled, monkeypatch):
     if compiled and not kernel.COMPILED:
         pytest.skip("the compiled kernel is not built")
     monkeypatch.setattr(kernel, "COMPILED", compiled)
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(n, d))
     w = rng.uniform(0.5, 2.0, n) if weighted else None
-    maths, (plain, graded) = _maths_and_stats(X, w, 7)
+    maths, (plain, graded) = _maths_and_stats(X, w, K)
     assert plain.cached == (n * d <= CACHE_ENTRIES)
-    M = maths.chart.heads(X[rng.choice(n, 7, replace=False)])
+    M = maths.chart.heads(X[rng.choice(n, K, replace=False)])
     plain.track_assignment(cached=True, next_pass=True)
     graded.track_assignment(cached=True)
     risk = maths.risk(M, plain)
@@ -49,7 +50,7 @@ def test_labelled_risk_without_the_gradient(n, d, weighted, compiled, monkeypatc
     nearest = np.argmin(np.stack([((X - c) ** 2).sum(axis=1) for c in C], axis=1), axis=1)
     assert np.array_equal(got[0], nearest)
     # one pass only: an evaluation without the gradient after it keeps no assignment
-    M2 = maths.chart.heads(X[rng.choice(n, 7, replace=False)])
+    M2 = maths.chart.heads(X[rng.choice(n, K, replace=False)])
     maths.risk(M2, plain)
     assert plain.assignment_at(maths.chart.scaled_points(M2)) is None
     assert plain.assignment_at(Z) is not None
