@@ -1,0 +1,67 @@
+"""Review C of session 31: a failed ``partial_fit`` of the cosine layer on sparse
+chunks leaves the reservoir's generator as it was (h334's ``Stream.undone_if_raised``
+rewinds the numbers drawn through ``Stream._uniforms``; the sparse chunks' algorithm R
+drew from the generator directly)."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_attnclust import AttentionQuantizer
+
+
+def _sparse_rows(n=3000, d=30, seed=1):
+    X = sp.random(n, d, density=0.3, random_state=seed, format="csr")
+    X.data = np.abs(X.data) + 0.1
+    return X
+
+
+def _stream(X, monkeypatch=None):
+    """Sparse chunks of ``X`` into a cosine estimator, its reservoir full after the
+    second; with ``monkeypatch``, a call whose layer step raises after it."""
+    est = AttentionQuantizer(4, geometry="cosine", random_state=0)
+    est._partial_fit_reservoir = 300
+    est.partial_fit(X[:200]).partial_fit(X[200:500])
+    if monkeypatch is not None:
+        state = pickle.dumps(est._stream.rng.get_state())
+
+        def failing(self, stream, rng):
+            raise RuntimeError("the layer's step failed")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(type(est._stream_layer), "partial_fit", failing)
+            with pytest.raises(RuntimeError, match="step failed"):
+                est.partial_fit(X[500:800])
+        assert pickle.dumps(est._stream.rng.get_state()) == state
+    for a in range(800, 2000, 300):
+        est.partial_fit(X[a:a + 300])
+    return est
+
+
+def test_a_failed_sparse_cosine_call_after_the_fill_leaves_no_trace(monkeypatch):
+    # (a twin run without the failed call, not a pickled copy: the cosine layer's
+    # partial_fit continues differently after a pickle, on 467691c already)
+    X = _sparse_rows()
+    est, twin = _stream(X, monkeypatch), _stream(X)
+    assert (est._stream.rows != twin._stream.rows).nnz == 0
+    np.testing.assert_array_equal(est.cluster_centers_, twin.cluster_centers_)
+
+
+def test_the_sparse_reservoir_is_the_sequential_algorithm_r():
+    # (drawn ahead in blocks: the numbers of one draw a row, in the generator's order)
+    X = _sparse_rows(4000, 8, seed=2)
+    X = sp.hstack([X, sp.csr_matrix(np.ones((4000, 1)))], format="csr")  # (no zero row)
+    est = AttentionQuantizer(3, geometry="cosine", random_state=7)
+    est._partial_fit_reservoir = 250
+    for a in range(0, 4000, 700):
+        est.partial_fit(X[a:a + 700])
+    rng, dense = np.random.RandomState(7), X.toarray()
+    rows = dense[:250].copy()
+    seen = np.arange(250, 4000)
+    j = (rng.random_sample(seen.size) * (seen + 1)).astype(np.int64)
+    for i, slot in zip(seen, j):
+        if slot < 250:
+            rows[slot] = dense[i]
+    np.testing.assert_array_equal(est._stream.rows.toarray(), rows)
