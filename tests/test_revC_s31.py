@@ -65,3 +65,34 @@ def test_the_sparse_reservoir_is_the_sequential_algorithm_r():
         if slot < 250:
             rows[slot] = dense[i]
     np.testing.assert_array_equal(est._stream.rows.toarray(), rows)
+
+
+@pytest.mark.parametrize("tiny", [0.0, 1e-300])
+def test_an_online_steps_labels_of_rows_of_weight_0_are_their_nearest(monkeypatch, tiny):
+    # (h334's step set the rows of weight 0 to the chart's origin in place before
+    # labelling them: their labels_ were the origin's nearest head; 1e-300 among
+    # weights of 1e30 underflows to 0 in the stream's units)
+    from sklearn.datasets import make_blobs
+
+    from sklearn_attnclust._assign import nearest_point
+
+    X, _ = make_blobs(3000, 3, centers=4, cluster_std=0.5, random_state=3)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, 3000) * (1e30 if tiny else 1.0)
+    w[np.random.default_rng(1).random(3000) < 0.3] = tiny
+    est = AttentionQuantizer(4, random_state=0)
+    est._partial_fit_reservoir = 400
+    est.partial_fit(X[:300], sample_weight=w[:300])
+    est.partial_fit(X[300:600], sample_weight=w[300:600])
+    assigned = []
+    monkeypatch.setattr(type(est.layer_), "assign",
+                        lambda self, X: assigned.append(1) or nearest_point(X, self.centers))
+    steps = 0
+    for a in range(600, 1500, 150):
+        chunk, sw = X[a:a + 150], w[a:a + 150]
+        before = len(assigned)
+        est.partial_fit(chunk, sample_weight=sw)
+        steps += len(assigned) == before  # (an online step: no assign pass)
+        d2 = ((chunk[:, None, :] - est.cluster_centers_[None]) ** 2).sum(-1)
+        np.testing.assert_array_equal(est.labels_, d2.argmin(axis=1))
+        np.testing.assert_array_equal(est.labels_, est.predict(chunk))
+    assert steps >= 3
