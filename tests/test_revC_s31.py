@@ -96,3 +96,21 @@ def test_an_online_steps_labels_of_rows_of_weight_0_are_their_nearest(monkeypatc
         np.testing.assert_array_equal(est.labels_, d2.argmin(axis=1))
         np.testing.assert_array_equal(est.labels_, est.predict(chunk))
     assert steps >= 3
+
+
+def test_partial_fit_after_a_weighted_fit_starts_from_rows_of_positive_weight():
+    # (the fit's query sample was uniform over all rows: with 6 rows of positive weight
+    # among 20006, seed 0's 2048 rows held none of them, each then given W / m, and a
+    # 2-row partial_fit put a head at the rows of weight 0)
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(20000, 2)) + [50.0, 50.0]
+    B = np.vstack([rng.normal(size=(3, 2)), rng.normal(size=(3, 2)) + [0.0, 10.0]])
+    X, w = np.vstack([A, B]), np.r_[np.zeros(20000), np.ones(6)]
+    for seed in range(3):
+        est = AttentionQuantizer(2, temperature="learn", random_state=seed)
+        est.fit(X, sample_weight=w)
+        rows, weights = est._query_sample(X, w)
+        assert rows.shape[0] == 6 and np.all(rows[:, 0] < 25.0)
+        assert weights.sum() == pytest.approx(6.0, rel=1e-12)
+        est.partial_fit(B[[0, 3]])
+        assert np.all(np.linalg.norm(est.cluster_centers_ - [50.0, 50.0], axis=1) > 20.0)
