@@ -50,9 +50,15 @@ class StreamFitMixin:
         m = max(min(n, self._stream_queries, self._stream_query_values // d),
                 min(n, 4 * self.n_clusters))
         W = float(n if w is None else w.sum())
+        # among the rows of positive weight (a sample of rows of weight 0 alone, each
+        # given W / m, led partial_fit to heads at rows the fit did not count)
+        rows = None if w is None or np.all(w > 0) else np.flatnonzero(np.asarray(w) > 0)
+        k = n if rows is None else rows.size
+        m = min(m, k)
         # (not choice(n, m, replace=False): a permutation of all n, 30-40 ms at 1e6)
-        pick = uniform_subset(check_random_state(self.random_state), n, m) \
-            if m < n else np.arange(n)
+        pick = uniform_subset(check_random_state(self.random_state), k, m) \
+            if m < k else np.arange(k)
+        pick = pick if rows is None else rows[pick]
         weights = np.ones(m) if w is None else np.asarray(w, dtype=np.float64)[pick]
         total = weights.sum()
         return X[pick], weights * (W / total) if total > 0 else np.full(m, W / m)

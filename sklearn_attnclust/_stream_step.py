@@ -49,7 +49,7 @@ from ._blocks import one_blas_thread
 from .layers.base import Assignment
 from .maths.free_energy import exp_shifted
 from .maths.point.maths import point_weights
-from .maths.shared import counted
+from .maths.shared import counted, zero_weights
 
 __all__ = ["MISFIT_SIGMAS", "REFIT_GROWTH", "REFIT_MISFIT", "OnlineState", "online_state",
            "online_step"]
@@ -147,8 +147,10 @@ def _step(layer, state, stream):
     given = counts > 0
     A[:, given] /= counts[given]
     A[:, ~given] = 0.0
-    # (each column of A sums to at most 1: no overflow in the chart's units)
-    Zs = Zs + A.T @ counted(Ys, ws) - A.sum(axis=0)[:, None] * Zs
+    # (each column of A sums to at most 1: no overflow in the chart's units; the rows
+    # of weight 0 set to 0 in a copy: Ys labels them below)
+    Yw = Ys if zero_weights(ws) is None else counted(Ys.copy(), ws)
+    Zs = Zs + A.T @ Yw - A.sum(axis=0)[:, None] * Zs
     layer.centers = chart.unscaled(Zs)
     layer.heads = chart.heads(layer.centers)
     # the chunk's labels at the moved heads, and their inertia (the estimator's

@@ -66,7 +66,8 @@ class CosineStream(Stream):
         if m > room:  # algorithm R on the slots (as Stream._replace)
             rest = np.arange(room, m)
             seen = self.n - self.start + np.arange(rest.size)
-            j = (self.rng.random_sample(seen.size) * (seen + 1)).astype(np.int64)
+            # (the stream's drawn-ahead uniforms: undone with the call, as Stream's)
+            j = (self._uniforms(seen.size) * (seen + 1)).astype(np.int64)
             keep = j < self.size
             src[j[keep]] = n_old + rest[keep]
             weights[j[keep]] = w[rest[keep]]
