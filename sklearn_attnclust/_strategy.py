@@ -241,7 +241,7 @@ def fit_layer(maths, X, weights, stats, *, init, n_init, max_iter, tol, random_s
         results = []
         for k in range(n_init):
             descent.say(f"Initialization {k}")
-            heads = maths.starts(rows, row_w, init, random_state)  # (then its start_steps)
+            heads = [maths.starts(rows, row_w, init, random_state)]  # (run takes it: K x d)
             steps = 0 if hasattr(init, "shape") else maths.start_steps
             took = int(steps < 1 and not hasattr(init, "shape"))  # (a start that is a step:
             res = descent.run(stage, heads, stage_tol, memory=memory, min_steps=steps,

@@ -73,10 +73,14 @@ def _spread_and_means(Y, w, M, labels=None):
 
 
 def _unit_sums(S, norms, M):
-    """The rows of ``S`` (K, d; CSR or dense) over their ``norms``, ``M``'s where 0."""
+    """The rows of ``S`` (K, d; CSR, or a dense array written over) over their
+    ``norms``, ``M``'s where 0: in place, no K x d array beside ``S``'s dense one
+    and ``M`` (the memory case at K = 100 held four at the first start's peak)."""
     S = S.toarray() if _is_sparse(S) else S
     held = norms > 0
-    return np.where(held[:, None], S / np.where(held, norms, 1.0)[:, None], M)
+    S /= np.where(held, norms, 1.0)[:, None]
+    S[~held] = M[~held]
+    return S
 
 
 class SeedsSpread:
