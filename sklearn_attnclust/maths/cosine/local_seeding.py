@@ -125,7 +125,12 @@ def local_kmeans_plusplus(Y, n_seeds, w, random_state, trials, float32=False):
         ids = np.minimum(np.searchsorted(mass, state.uniform(size=trials) * mass[-1]), n - 1)
         D = row_distances(ids)
         best = int(np.argmin(np.minimum(closest, D) @ w))
-        seed, d2 = local(int(ids[best]))
+        i = int(ids[best])
+        seed, d2 = local(i)
+        if not d2[i] < closest[i]:
+            # (a local mean no nearer its drawn row than the seeds were: the row itself,
+            # else a far row's mean can be a seed already, and the row drawn again)
+            seed, d2 = dense([i])[0].astype(np.float64), D[best]
         np.minimum(closest, d2, out=closest)
         seeds.append(seed)
     return np.array(seeds)
