@@ -19,7 +19,11 @@ lowers their weighted sum most kept), but the kept row is replaced by the mean d
 :data:`LOCAL_MEAN_SHARE` of a head's share of the rows nearest to it (the
 rows' own weights), and the rows' distances to the seeds are those to that
 mean: a covered cluster's rows are then about 0.95 from it, the rows of an
-uncovered one still 1.5 to 2, and the draws and the choice find it.
+uncovered one still 1.5 to 2, and the draws and the choice find it.  A mean no
+nearer its drawn row than the seeds already are (an isolated row, whose nearest
+rows lie in a covered cluster: its mean can be a seed already) gives way to the
+row itself: else the row stays far, is drawn again and the seed repeats (session
+31, audit F1: 184-198 of 256 seeds on pixel colours, d = 3).
 
 A sample of CSR rows draws alike, from the same numbers as its dense twin to
 rounding (issue 26: a sparse matrix and its dense copy give the same fit,
