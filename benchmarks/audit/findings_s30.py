@@ -21,6 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 from sklearn.preprocessing import StandardScaler
 
+from _checklist import run  # (benchmarks/audit/_checklist.py, beside this script)
 from sklearn_attnclust import AttentionQuantizer, InContextQuantizer
 
 
@@ -180,17 +181,5 @@ CHECKS = [refused_chunk_leaves_no_rows, refused_chunk_does_not_wedge,
           held_row_permutation, held_sparse_formats, held_vmf_closed_form]
 
 
-def main(names):
-    failures = 0
-    for check in CHECKS:
-        if names and check.__name__ not in names:
-            continue
-        print(f"{check.__name__}: {check.__doc__}")
-        ok = check()
-        failures += not ok
-        print(f"  -> {'PASS' if ok else 'FAIL'}")
-    return failures
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run(CHECKS, sys.argv[1:]))

@@ -17,6 +17,7 @@ from sklearn.datasets import load_sample_image, make_blobs
 from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import normalize
 
+from _checklist import run  # (benchmarks/audit/_checklist.py, beside this script)
 from sklearn_attnclust import AttentionQuantizer
 
 
@@ -149,17 +150,5 @@ CHECKS = [cosine_many_heads, linear_direction_labels, held_weights_are_repeats,
           held_zero_weights_drop_rows, held_stream_pickled_midway, held_learn_is_spherical_gm]
 
 
-def main(names):
-    failures = 0
-    for check in CHECKS:
-        if names and check.__name__ not in names:
-            continue
-        print(f"{check.__name__}: {check.__doc__}")
-        ok = check()
-        failures += not ok
-        print(f"  -> {'PASS' if ok else 'FAIL'}")
-    return failures
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run(CHECKS, sys.argv[1:]))
