@@ -68,11 +68,8 @@ def rows_on_heads(chart, M, rows, row_w=None, groups=None):
     labels = np.asarray(nearest_point(rows, chart.points(M))[0])
     if groups is not None:
         labels = np.asarray(groups)[labels]
-    order = np.argsort(labels, kind="stable")
-    sorted_labels = labels[order]
-    first = order[np.searchsorted(sorted_labels, sorted_labels, side="left")]
-    reference = np.empty_like(order)
-    reference[order] = first  # (each row's first row of the same head)
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    reference = first[np.reshape(inverse, -1)]  # (each row's first row of the same head)
     if hasattr(rows, "tocsr"):
         rows = rows.tocsr()
         diff = rows - rows[reference]
