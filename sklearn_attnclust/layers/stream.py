@@ -4,7 +4,6 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .._refused_calls import unchanged_when_refused
 from ..maths.shared import counted, positive_magnitude, zero_weights
 
 __all__ = ["DRAW_BLOCK", "STREAM_RANGE", "Stream", "stream_exponent"]
@@ -210,7 +209,7 @@ class Stream:
         if self._undo is not None and rows is self.rows:  # (the slots replaced in place,
             # as they were: a slot replaced twice saved twice, the same numbers)
             slots = j[keep]
-            self._undo.append(("slots", (rows, weights, slots, rows[slots], weights[slots])))
+            self._undo.append(("slots", (slots, rows[slots], weights[slots])))
         rows[j[keep]] = X[keep]  # later rows win, as in the sequential algorithm
         weights[j[keep]] = w[keep]
 
@@ -257,17 +256,18 @@ class Stream:
             This stream.
         """
         self._undo = []
+        before = dict(self.__dict__)
         try:
-            with unchanged_when_refused(self):  # (then the attributes as they were)
-                try:
-                    yield self
-                except BaseException:
-                    for kind, saved in reversed(self._undo):
-                        if kind == "rng":
-                            self.rng.set_state(saved)
-                        else:  # (the arrays replaced in place, put back in place)
-                            rows, weights, slots, old_rows, old_weights = saved
-                            rows[slots], weights[slots] = old_rows, old_weights
-                    raise
+            yield self
+        except BaseException:
+            for kind, saved in reversed(self._undo):
+                if kind == "rng":
+                    self.rng.set_state(saved)
+                else:  # (the arrays replaced in place: the same objects as before)
+                    slots, rows, weights = saved
+                    before["rows"][slots], before["weights"][slots] = rows, weights
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
         finally:
             self._undo = None
